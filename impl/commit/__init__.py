@@ -1,0 +1,17 @@
+"""The commit protocol: CommitMessage, conflict rules, FileStoreCommit."""
+
+from impl.commit.conflicts import check_conflicts
+from impl.commit.file_store_commit import CommitStats, FileStoreCommit
+from impl.commit.messages import (
+    BATCH_COMMIT_IDENTIFIER,
+    CollectedChanges,
+    CommitMessage,
+    ManifestCommittable,
+    collect_changes,
+)
+from impl.commit.options import CommitOptions
+
+__all__ = [
+    "check_conflicts", "CommitStats", "FileStoreCommit", "BATCH_COMMIT_IDENTIFIER", "CollectedChanges",
+    "CommitMessage", "ManifestCommittable", "collect_changes", "CommitOptions",
+]

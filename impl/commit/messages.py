@@ -1,0 +1,122 @@
+"""What writers hand to the committer, and how it becomes manifest entries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry
+
+# Batch jobs commit once per commit user; Paimon uses Long.MAX_VALUE as their identifier.
+BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class CommitMessage:
+    """The file changes of one (partition, bucket) produced by one writer's prepare_commit.
+
+    ``new_files`` / ``deleted_files`` / ``changelog_files`` and the ``new_index_files`` /
+    ``deleted_index_files`` go into the APPEND snapshot; ``compact_before`` /
+    ``compact_after`` / ``compact_changelog`` and the ``compact_*_index_files`` into the
+    COMPACT snapshot.
+    """
+
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    new_files: tuple[DataFileMeta, ...] = ()
+    deleted_files: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
+    compact_before: tuple[DataFileMeta, ...] = ()
+    compact_after: tuple[DataFileMeta, ...] = ()
+    compact_changelog: tuple[DataFileMeta, ...] = ()
+    new_index_files: tuple[IndexFileMeta, ...] = ()
+    deleted_index_files: tuple[IndexFileMeta, ...] = ()
+    compact_new_index_files: tuple[IndexFileMeta, ...] = ()
+    compact_deleted_index_files: tuple[IndexFileMeta, ...] = ()
+
+    def __post_init__(self):
+        for name in ("new_files", "deleted_files", "changelog_files", "compact_before", "compact_after",
+                     "compact_changelog", "new_index_files", "deleted_index_files",
+                     "compact_new_index_files", "compact_deleted_index_files"):
+            v = getattr(self, name)
+            if not isinstance(v, tuple):
+                object.__setattr__(self, name, tuple(v))
+
+    def has_append_part(self) -> bool:
+        return bool(self.new_files or self.deleted_files or self.changelog_files
+                    or self.new_index_files or self.deleted_index_files)
+
+    def has_compact_part(self) -> bool:
+        return bool(self.compact_before or self.compact_after or self.compact_changelog
+                    or self.compact_new_index_files or self.compact_deleted_index_files)
+
+    def is_empty(self) -> bool:
+        return not (self.has_append_part() or self.has_compact_part())
+
+    def without_append_part(self) -> "CommitMessage":
+        return replace(self, new_files=(), deleted_files=(), changelog_files=(),
+                       new_index_files=(), deleted_index_files=())
+
+    def without_compact_part(self) -> "CommitMessage":
+        return replace(self, compact_before=(), compact_after=(), compact_changelog=(),
+                       compact_new_index_files=(), compact_deleted_index_files=())
+
+    def written_files(self) -> list[DataFileMeta]:
+        """Files this message's writer created (what an abort deletes)."""
+        return [*self.new_files, *self.changelog_files, *self.compact_after, *self.compact_changelog]
+
+
+@dataclass(frozen=True)
+class ManifestCommittable:
+    """Everything one commit publishes, under one commit identifier."""
+
+    identifier: int
+    messages: tuple[CommitMessage, ...]
+    watermark: int | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.messages, tuple):
+            object.__setattr__(self, "messages", tuple(self.messages))
+
+
+@dataclass(frozen=True)
+class CollectedChanges:
+    append_table: list[ManifestEntry]
+    append_changelog: list[ManifestEntry]
+    append_index: list[IndexManifestEntry]
+    compact_table: list[ManifestEntry]
+    compact_changelog: list[ManifestEntry]
+    compact_index: list[IndexManifestEntry]
+
+    @property
+    def has_append(self) -> bool:
+        return bool(self.append_table or self.append_changelog or self.append_index)
+
+    @property
+    def has_compact(self) -> bool:
+        return bool(self.compact_table or self.compact_changelog or self.compact_index)
+
+
+def collect_changes(messages: Sequence[CommitMessage]) -> CollectedChanges:
+    """Turn messages into entries: ADD new files, DELETE deleted ones; DELETE compact-before, ADD compact-after."""
+    c = CollectedChanges([], [], [], [], [], [])
+    for m in messages:
+        def entry(kind, f, m=m):
+            return ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
+
+        def index(kind, f, m=m):
+            return IndexManifestEntry(kind, m.partition, m.bucket, f)
+
+        c.append_table.extend(entry(FileKind.ADD, f) for f in m.new_files)
+        c.append_table.extend(entry(FileKind.DELETE, f) for f in m.deleted_files)
+        c.append_changelog.extend(entry(FileKind.ADD, f) for f in m.changelog_files)
+        c.append_index.extend(index(FileKind.ADD, f) for f in m.new_index_files)
+        c.append_index.extend(index(FileKind.DELETE, f) for f in m.deleted_index_files)
+        c.compact_table.extend(entry(FileKind.DELETE, f) for f in m.compact_before)
+        c.compact_table.extend(entry(FileKind.ADD, f) for f in m.compact_after)
+        c.compact_changelog.extend(entry(FileKind.ADD, f) for f in m.compact_changelog)
+        c.compact_index.extend(index(FileKind.ADD, f) for f in m.compact_new_index_files)
+        c.compact_index.extend(index(FileKind.DELETE, f) for f in m.compact_deleted_index_files)
+    return c

@@ -1,0 +1,122 @@
+"""Typed errors raised by impl.
+
+Every error a caller can cause or observe is a subclass of :class:`PaimonError`, and its
+message names the table, file or value that was wrong. Conflict errors carry the files
+involved so a caller (or a test) can tell exactly what collided.
+"""
+
+from __future__ import annotations
+
+
+class PaimonError(Exception):
+    """Base class of every error impl raises on purpose."""
+
+
+# --------------------------------------------------------------------------- storage
+
+
+class FileIOError(PaimonError):
+    """A storage operation failed in a way the caller should see (wraps OSError)."""
+
+
+class UnsupportedFileSystemError(PaimonError):
+    """The file system offers no atomic create-if-absent, so snapshots cannot be published safely."""
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+class CorruptMetadataError(PaimonError):
+    """A metadata file (snapshot, schema, manifest, manifest list, hint) is truncated,
+    garbage, misses a required key or has a wrong type. ``path`` names the file."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"corrupt metadata file {path}: {reason}")
+
+
+class UnsupportedVersionError(CorruptMetadataError):
+    """A metadata file declares a format version this library does not read."""
+
+
+class SnapshotNotFoundError(PaimonError):
+    """The requested snapshot id does not exist (never written, or expired)."""
+
+    def __init__(self, table_path: str, snapshot_id: int):
+        self.table_path = table_path
+        self.snapshot_id = snapshot_id
+        super().__init__(f"snapshot {snapshot_id} of table {table_path} does not exist")
+
+
+class DuplicateFileError(PaimonError):
+    """A stream of manifest entries adds the same file identity twice."""
+
+    def __init__(self, file_name: str, detail: str = ""):
+        self.file_name = file_name
+        super().__init__(f"file {file_name} is added twice{': ' + detail if detail else ''}")
+
+
+# --------------------------------------------------------------------------- commit
+
+
+class CommitError(PaimonError):
+    """A commit did not complete."""
+
+
+class CommitConflictError(CommitError):
+    """The commit's changes contradict the latest snapshot; it is aborted, not retried.
+
+    ``files`` lists the data file names involved.
+    """
+
+    def __init__(self, message: str, files: tuple[str, ...] = ()):
+        self.files = tuple(files)
+        super().__init__(message)
+
+
+class BucketCountChangedError(CommitConflictError):
+    """A partition's total bucket count would change without an overwrite."""
+
+
+class FileAlreadyLiveError(CommitConflictError):
+    """The commit adds a file that is already live in the table."""
+
+
+class FileNotLiveError(CommitConflictError):
+    """The commit deletes a file that is not live (already deleted by another commit, or never added)."""
+
+
+class KeyRangeOverlapError(CommitConflictError):
+    """On a primary-key table, two files of one (partition, bucket, level >= 1) would overlap in key range."""
+
+
+class CommitRetriesExhaustedError(CommitError):
+    """Every attempt lost the race for the next snapshot id (``commit.max-retries`` or ``commit.timeout``)."""
+
+
+class CommitOutcomeUnknownError(CommitError):
+    """Publishing the snapshot failed in a way that leaves unknown whether it landed.
+
+    Nothing the attempt wrote was deleted. Retrying the same commit (same commit user and
+    identifier) is safe: it first looks for its own snapshot.
+    """
+
+
+# --------------------------------------------------------------------------- tables
+
+
+class TableError(PaimonError):
+    """Base class for catalog and table misuse."""
+
+
+class InvalidOptionError(TableError, ValueError):
+    """A table option has a value of the wrong form."""
+
+
+class SchemaMismatchError(TableError, ValueError):
+    """Written data does not match the table schema."""
+
+
+class OverwritePartitionError(CommitError, ValueError):
+    """An overwrite of some partitions carries files that belong to other partitions."""

@@ -1,0 +1,274 @@
+"""FileIO: the only door between impl and storage.
+
+Everything impl reads or writes goes through a :class:`FileIO` built on an fsspec file
+system, so any fsspec implementation (local disk, memory, object stores, or the
+fault-injecting wrappers in ``fault_injection``) plugs in without monkeypatching.
+
+The one primitive that is not plain fsspec is :func:`link_if_absent`: publishing a snapshot
+needs a create-if-absent that never replaces an existing file and is atomic across OS
+processes. See :meth:`FileIO.try_write_atomic` for why a rename is not enough.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Iterable
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.memory import MemoryFileSystem
+
+from impl.errors import FileIOError, UnsupportedFileSystemError
+
+# MemoryFileSystem keeps one store per process (a class attribute), so one process-wide lock
+# makes its check-then-write create-if-absent atomic for every thread that can see the store.
+_MEMORY_LINK_LOCK = threading.Lock()
+
+
+def link_if_absent(fs: fsspec.AbstractFileSystem, src: str, dst: str) -> bool:
+    """Make ``dst`` a copy of the finished file ``src`` unless ``dst`` exists; True if created.
+
+    Dispatch, in order:
+    - a file system that defines ``link_if_absent(src, dst)`` itself (the fault-injection
+      wrappers, or an object-store adapter with a conditional put) decides on its own;
+    - local disk: ``os.link``, which fails with EEXIST instead of replacing, atomically in
+      the kernel, whichever process races us;
+    - memory: a process-wide lock around check-then-copy.
+    Anything else has no safe primitive and raises :class:`UnsupportedFileSystemError`.
+    """
+    own = getattr(fs, "link_if_absent", None)
+    if own is not None:
+        return bool(own(src, dst))
+    if isinstance(fs, LocalFileSystem):
+        try:
+            os.link(fs._strip_protocol(src), fs._strip_protocol(dst))
+            return True
+        except FileExistsError:
+            return False
+    if isinstance(fs, MemoryFileSystem):
+        with _MEMORY_LINK_LOCK:
+            if fs.exists(dst):
+                return False
+            fs.pipe_file(dst, fs.cat_file(src))
+            return True
+    raise UnsupportedFileSystemError(
+        f"file system {type(fs).__name__} has no atomic create-if-absent; "
+        "implement link_if_absent(src, dst) on it to publish snapshots safely"
+    )
+
+
+def supports_atomic_create(fs: fsspec.AbstractFileSystem) -> bool:
+    return (
+        getattr(fs, "link_if_absent", None) is not None
+        or isinstance(fs, (LocalFileSystem, MemoryFileSystem))
+    )
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    path: str
+    size_bytes: int
+    modified_millis: int | None
+
+
+class FileIO:
+    """Byte-level storage access over one fsspec file system.
+
+    Paths are plain strings in the file system's own form (``/tmp/wh/db.db/t`` for local
+    disk, ``/wh/...`` for memory). Every OSError surfaces as :class:`FileIOError` naming
+    the path, except FileNotFoundError, which callers often handle and is passed through.
+
+    >>> io = FileIO(fsspec.filesystem("memory"))
+    >>> io.try_write_atomic("/t/snapshot/snapshot-1", b"{}")
+    True
+    >>> io.try_write_atomic("/t/snapshot/snapshot-1", b"{}")
+    False
+    """
+
+    def __init__(self, fs: fsspec.AbstractFileSystem | None = None, *, sync_on_write: bool = False):
+        self.fs = fs if fs is not None else LocalFileSystem()
+        # fsync only matters on a real disk: it orders data before the snapshot that names it.
+        self.sync_on_write = sync_on_write and isinstance(self.fs, LocalFileSystem)
+
+    @classmethod
+    def for_path(cls, path: str, fs: fsspec.AbstractFileSystem | None = None) -> tuple["FileIO", str]:
+        """A FileIO for ``path`` (local path or fsspec URL) and the path in that file system's form."""
+        if fs is not None:
+            return cls(fs), fs._strip_protocol(path)
+        fs, stripped = fsspec.core.url_to_fs(path)
+        return cls(fs), stripped
+
+    # ------------------------------------------------------------------ reads
+
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            return self.fs.cat_file(path)
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            raise FileIOError(f"cannot read {path}: {e}") from e
+
+    def exists(self, path: str) -> bool:
+        try:
+            return bool(self.fs.exists(path))
+        except OSError as e:
+            raise FileIOError(f"cannot stat {path}: {e}") from e
+
+    def list_names(self, directory: str) -> list[str]:
+        """Base names of the entries of ``directory``; empty if it does not exist."""
+        try:
+            entries = self.fs.ls(directory, detail=False)
+        except FileNotFoundError:
+            return []
+        except OSError as e:
+            raise FileIOError(f"cannot list {directory}: {e}") from e
+        return [posixpath.basename(str(p).rstrip("/")) for p in entries]
+
+    def list_status(self, directory: str) -> list[FileStatus]:
+        """Files (not directories) directly in ``directory``, with size and modification time."""
+        try:
+            entries = self.fs.ls(directory, detail=True)
+        except FileNotFoundError:
+            return []
+        except OSError as e:
+            raise FileIOError(f"cannot list {directory}: {e}") from e
+        out = []
+        for info in entries:
+            if info.get("type") != "file":
+                continue
+            out.append(FileStatus(info["name"], int(info.get("size") or 0), _mtime_millis(info)))
+        return out
+
+    def walk_files(self, directory: str) -> list[FileStatus]:
+        """Every file under ``directory``, recursively."""
+        try:
+            found = self.fs.find(directory, detail=True)
+        except FileNotFoundError:
+            return []
+        except OSError as e:
+            raise FileIOError(f"cannot walk {directory}: {e}") from e
+        return [
+            FileStatus(name, int(info.get("size") or 0), _mtime_millis(info))
+            for name, info in found.items()
+            if info.get("type") == "file"
+        ]
+
+    def file_size(self, path: str) -> int:
+        try:
+            return int(self.fs.size(path))
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            raise FileIOError(f"cannot stat {path}: {e}") from e
+
+    # ------------------------------------------------------------------ writes
+
+    def mkdirs(self, directory: str) -> None:
+        try:
+            self.fs.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise FileIOError(f"cannot create directory {directory}: {e}") from e
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Write a new immutable file (data file, manifest, manifest list).
+
+        Not atomic: a crash can leave a prefix. That is harmless because nothing references
+        such a file until a snapshot naming it is published, which happens strictly later.
+        """
+        try:
+            if self.sync_on_write:
+                _write_local_synced(self.fs._strip_protocol(path), data)
+            else:
+                self._ensure_parent(path)
+                self.fs.pipe_file(path, data)
+        except OSError as e:
+            raise FileIOError(f"cannot write {path}: {e}") from e
+
+    def overwrite_hint(self, path: str, text: str) -> None:
+        """Plain overwrite for LATEST / EARLIEST hints: readers never trust them blindly."""
+        self.write_bytes(path, text.encode("ascii"))
+
+    def delete(self, path: str, *, missing_ok: bool = True) -> None:
+        try:
+            self.fs.rm_file(path)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+        except OSError as e:
+            raise FileIOError(f"cannot delete {path}: {e}") from e
+
+    def delete_quietly(self, paths: Iterable[str]) -> None:
+        """Best-effort cleanup: never raises (a leftover is an orphan, not an error)."""
+        for p in paths:
+            try:
+                self.fs.rm_file(p)
+            except Exception:  # noqa: BLE001 - cleanup must not mask the original failure
+                pass
+
+    def try_write_atomic(self, path: str, data: bytes) -> bool:
+        """Create ``path`` with ``data`` if it does not exist; False if it already exists.
+
+        Readers see either no file or the whole file, and two writers (threads or OS
+        processes) racing for one path never both win. Why not rename: POSIX ``rename``
+        silently replaces an existing target, so two committers could both "publish"
+        snapshot N, and on object stores a rename is copy-then-delete. Why not plain O_EXCL
+        on the target: a reader could then observe a half-written snapshot. So: write a
+        temp file in the same directory (dot-prefixed, so listings skip it), make it durable,
+        then hard-link it to the target (``link`` fails with EEXIST, never replaces), then
+        drop the temp name.
+        """
+        directory, name = posixpath.split(path)
+        tmp = posixpath.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+        self.write_bytes(tmp, data)
+        try:
+            return link_if_absent(self.fs, tmp, path)
+        except (FileExistsError,) as e:  # some file systems report the race this way
+            del e
+            return False
+        except OSError as e:
+            if e.errno == errno.EEXIST:
+                return False
+            raise FileIOError(f"cannot publish {path}: {e}") from e
+        finally:
+            self.delete_quietly([tmp])
+
+    # ------------------------------------------------------------------ helpers
+
+    def _ensure_parent(self, path: str) -> None:
+        if isinstance(self.fs, LocalFileSystem):
+            os.makedirs(posixpath.dirname(self.fs._strip_protocol(path)), exist_ok=True)
+
+    def supports_atomic_create(self) -> bool:
+        return supports_atomic_create(self.fs)
+
+
+def _write_local_synced(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _mtime_millis(info: dict) -> int | None:
+    for key in ("mtime", "modified", "created", "LastModified"):
+        v = info.get(key)
+        if v is None:
+            continue
+        if hasattr(v, "timestamp"):
+            return int(v.timestamp() * 1000)
+        try:
+            return int(float(v) * 1000)
+        except (TypeError, ValueError):
+            continue
+    return None

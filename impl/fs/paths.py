@@ -1,0 +1,124 @@
+"""Where each file of a table lives (Paimon's FileStorePathFactory).
+
+```
+<table>/schema/schema-<id>
+<table>/snapshot/snapshot-<id>, LATEST, EARLIEST
+<table>/manifest/manifest-<uuid>-<n>, manifest-list-<uuid>-<n>, index-manifest-<uuid>-<n>
+<table>/<k1>=<v1>/.../bucket-<b>/data-<uuid>-<n>.parquet, changelog-<uuid>-<n>.parquet
+<table>/index/index-<uuid>-<n>
+```
+"""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+import threading
+import uuid
+
+SNAPSHOT_PREFIX = "snapshot-"
+SCHEMA_PREFIX = "schema-"
+LATEST_HINT = "LATEST"
+EARLIEST_HINT = "EARLIEST"
+
+
+class _Namer:
+    """``<prefix><uuid>-<n><suffix>``: one uuid per namer, a counter per file, as Paimon does."""
+
+    def __init__(self, prefix: str, suffix: str = ""):
+        self._prefix = prefix
+        self._suffix = suffix
+        self._uuid = str(uuid.uuid4())
+        self._counter = itertools.count()
+        self._lock = threading.Lock()
+
+    def next(self) -> str:
+        with self._lock:
+            n = next(self._counter)
+        return f"{self._prefix}{self._uuid}-{n}{self._suffix}"
+
+
+class TablePaths:
+    def __init__(self, table_path: str):
+        self.table_path = table_path.rstrip("/")
+        self.snapshot_dir = posixpath.join(self.table_path, "snapshot")
+        self.schema_dir = posixpath.join(self.table_path, "schema")
+        self.manifest_dir = posixpath.join(self.table_path, "manifest")
+        self.index_dir = posixpath.join(self.table_path, "index")
+        self._manifest = _Namer("manifest-")
+        self._manifest_list = _Namer("manifest-list-")
+        self._index_manifest = _Namer("index-manifest-")
+
+    # metadata -------------------------------------------------------------------
+    def snapshot_path(self, snapshot_id: int) -> str:
+        return posixpath.join(self.snapshot_dir, f"{SNAPSHOT_PREFIX}{snapshot_id}")
+
+    def hint_path(self, name: str) -> str:
+        return posixpath.join(self.snapshot_dir, name)
+
+    def schema_path(self, schema_id: int) -> str:
+        return posixpath.join(self.schema_dir, f"{SCHEMA_PREFIX}{schema_id}")
+
+    def manifest_path(self, file_name: str) -> str:
+        return posixpath.join(self.manifest_dir, file_name)
+
+    def new_manifest_name(self) -> str:
+        return self._manifest.next()
+
+    def new_manifest_list_name(self) -> str:
+        return self._manifest_list.next()
+
+    def new_index_manifest_name(self) -> str:
+        return self._index_manifest.next()
+
+    def index_file_path(self, file_name: str) -> str:
+        return posixpath.join(self.index_dir, file_name)
+
+    # data -------------------------------------------------------------------------
+    def bucket_dir(self, partition_path: str, bucket: int) -> str:
+        """``partition_path`` is ``k1=v1/k2=v2`` (empty for unpartitioned tables)."""
+        if partition_path:
+            return posixpath.join(self.table_path, partition_path, f"bucket-{bucket}")
+        return posixpath.join(self.table_path, f"bucket-{bucket}")
+
+    def data_file_path(self, partition_path: str, bucket: int, file_name: str, external_path: str | None = None) -> str:
+        if external_path:
+            return external_path
+        return posixpath.join(self.bucket_dir(partition_path, bucket), file_name)
+
+
+DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+
+# Characters Paimon (like Hive) percent-escapes in partition directory names.
+_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^')
+
+
+def escape_path_name(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in _ESCAPED or ord(ch) < 0x20:
+            out.append(f"%{ord(ch):02X}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def partition_value_to_string(value) -> str:
+    """How a partition value is spelled in a directory name."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if hasattr(value, "isoformat"):
+        text = value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
+        return text
+    return str(value)
+
+
+def partition_path(names, values, default_name: str = DEFAULT_PARTITION_NAME) -> str:
+    """``k1=v1/k2=v2`` for one partition (empty string for an unpartitioned table)."""
+    parts = []
+    for name, value in zip(names, values):
+        text = default_name if value is None or value == "" else partition_value_to_string(value)
+        parts.append(f"{escape_path_name(name)}={escape_path_name(text)}")
+    return "/".join(parts)

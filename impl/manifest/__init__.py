@@ -1,0 +1,23 @@
+"""Manifest entries, their merging rules, manifest files and lists, and the manifest merger."""
+
+from impl.format.records import (
+    DataFileMeta,
+    FileIdentity,
+    FileKind,
+    FileSource,
+    IndexFileMeta,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+    SimpleStats,
+)
+from impl.manifest.entries import live_entries, merge_entries
+from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
+from impl.manifest.merger import ManifestFileMerger, MergeOptions, MergeResult
+
+__all__ = [
+    "DataFileMeta", "FileIdentity", "FileKind", "FileSource", "IndexFileMeta", "IndexManifestEntry",
+    "ManifestEntry", "ManifestFileMeta", "SimpleStats", "live_entries", "merge_entries",
+    "IndexManifestFile", "ManifestFile", "ManifestList", "fold_index_entries", "ManifestFileMerger",
+    "MergeOptions", "MergeResult",
+]

@@ -1,0 +1,223 @@
+"""Reading and writing manifests, manifest lists and index manifests.
+
+Manifests are immutable once written, so entries read from one are cached by file name
+(an LRU bounded in entries), which keeps per-commit metadata cost flat as history grows.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Iterable, Sequence
+
+from impl.format import avro
+from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
+from impl.format.records import (
+    FileKind,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+    SimpleStats,
+)
+from impl.format.types import DataType
+from impl.fs.file_io import FileIO
+from impl.fs.paths import TablePaths
+
+DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
+
+
+class _EntryCache:
+    def __init__(self, max_entries: int):
+        self.max_entries = max_entries
+        self._data: OrderedDict[str, list] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str):
+        with self._lock:
+            v = self._data.get(key)
+            if v is not None:
+                self._data.move_to_end(key)
+            return v
+
+    def put(self, key: str, value: list) -> None:
+        if len(value) > self.max_entries:
+            return
+        with self._lock:
+            if key in self._data:
+                return
+            self._data[key] = value
+            self._size += len(value)
+            while self._size > self.max_entries and self._data:
+                _, old = self._data.popitem(last=False)
+                self._size -= len(old)
+
+
+def compute_partition_stats(partitions: Iterable[bytes], partition_type: Sequence[DataType]) -> SimpleStats:
+    """Per-field min / max / null count over the given serialized partitions."""
+    if not partition_type:
+        return SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
+    n = len(partition_type)
+    mins: list = [None] * n
+    maxs: list = [None] * n
+    nulls = [0] * n
+    for p in set(partitions):
+        values = decode_row(p, partition_type)
+        for i, v in enumerate(values):
+            if v is None:
+                nulls[i] += 1
+                continue
+            if mins[i] is None or v < mins[i]:
+                mins[i] = v
+            if maxs[i] is None or v > maxs[i]:
+                maxs[i] = v
+    return SimpleStats(encode_row(mins, partition_type), encode_row(maxs, partition_type), tuple(nulls))
+
+
+class ManifestFile:
+    """Manifests of one table: rolling writes at ``target_file_size_bytes``, cached reads."""
+
+    def __init__(
+        self,
+        file_io: FileIO,
+        paths: TablePaths,
+        partition_type: Sequence[DataType] = (),
+        *,
+        schema_id: int = 0,
+        target_file_size_bytes: int = DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES,
+        cache_max_entries: int = 1_000_000,
+    ):
+        self.file_io = file_io
+        self.paths = paths
+        self.partition_type = tuple(partition_type)
+        self.schema_id = schema_id
+        self.target_file_size_bytes = target_file_size_bytes
+        self._cache = _EntryCache(cache_max_entries)
+
+    # ------------------------------------------------------------------ write
+
+    def write(self, entries: Iterable[ManifestEntry], *, name_suffix: str = "") -> list[ManifestFileMeta]:
+        """Write entries into as many manifests as the target size asks for.
+
+        If any write fails, the manifests this call already wrote are deleted before the
+        error propagates, so a failed call leaves nothing behind.
+        """
+        written: list[ManifestFileMeta] = []
+        batch: list[ManifestEntry] = []
+        writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
+        try:
+            for e in entries:
+                writer.write(e.to_avro())
+                batch.append(e)
+                if writer.size_bytes >= self.target_file_size_bytes:
+                    written.append(self._flush(writer, batch, name_suffix))
+                    writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
+                    batch = []
+            if batch:
+                written.append(self._flush(writer, batch, name_suffix))
+        except BaseException:
+            self.delete_quietly(m.file_name for m in written)
+            raise
+        return written
+
+    def _flush(self, writer: avro.AvroBufferWriter, batch: list[ManifestEntry], name_suffix: str) -> ManifestFileMeta:
+        data = writer.finish()
+        name = self.paths.new_manifest_name()
+        if name_suffix:
+            # changelog manifests are named manifest-<uuid>-changelog-<n>, as pypaimon does
+            head, _, n = name.rpartition("-")
+            name = f"{head}-{name_suffix}-{n}"
+        self.file_io.write_bytes(self.paths.manifest_path(name), data)
+        self._cache.put(name, list(batch))
+        return self._meta(name, len(data), batch)
+
+    def _meta(self, name: str, size: int, batch: list[ManifestEntry]) -> ManifestFileMeta:
+        added = sum(1 for e in batch if e.kind is FileKind.ADD)
+        buckets = [e.bucket for e in batch]
+        levels = [e.file.level for e in batch]
+        totals = {e.total_buckets for e in batch}
+        total = next(iter(totals)) if len(totals) == 1 else None
+        return ManifestFileMeta(
+            file_name=name,
+            file_size=size,
+            num_added_files=added,
+            num_deleted_files=len(batch) - added,
+            partition_stats=compute_partition_stats((e.partition for e in batch), self.partition_type),
+            schema_id=self.schema_id,
+            min_bucket=min(buckets),
+            max_bucket=max(buckets),
+            min_level=min(levels),
+            max_level=max(levels),
+            total_buckets=total if total is not None and total > 0 else None,
+        )
+
+    # ------------------------------------------------------------------ read
+
+    def read(self, file_name: str) -> list[ManifestEntry]:
+        cached = self._cache.get(file_name)
+        if cached is not None:
+            return cached
+        path = self.paths.manifest_path(file_name)
+        records = avro.read_avro(self.file_io.read_bytes(path), path, "ManifestEntry", ("_KIND", "_FILE"))
+        entries = [ManifestEntry.from_avro(r, path) for r in records]
+        self._cache.put(file_name, entries)
+        return entries
+
+    def read_all(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
+        out: list[ManifestEntry] = []
+        for m in metas:
+            out.extend(self.read(m.file_name))
+        return out
+
+    def delete_quietly(self, file_names: Iterable[str]) -> None:
+        self.file_io.delete_quietly(self.paths.manifest_path(n) for n in file_names)
+
+
+class ManifestList:
+    """Manifest lists: one Avro file of ManifestFileMeta records."""
+
+    def __init__(self, file_io: FileIO, paths: TablePaths):
+        self.file_io = file_io
+        self.paths = paths
+
+    def write(self, metas: Sequence[ManifestFileMeta], *, name: str | None = None) -> tuple[str, int]:
+        """Write a new list; returns (file name, size in bytes)."""
+        data = avro.write_avro(avro.MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas))
+        name = name or self.paths.new_manifest_list_name()
+        self.file_io.write_bytes(self.paths.manifest_path(name), data)
+        return name, len(data)
+
+    def read(self, file_name: str) -> list[ManifestFileMeta]:
+        path = self.paths.manifest_path(file_name)
+        records = avro.read_avro(self.file_io.read_bytes(path), path, "ManifestFileMeta", ("_FILE_NAME", "_FILE_SIZE"))
+        return [ManifestFileMeta.from_avro(r, path) for r in records]
+
+
+class IndexManifestFile:
+    """The index manifest of a snapshot: every live index file, in one Avro file."""
+
+    def __init__(self, file_io: FileIO, paths: TablePaths):
+        self.file_io = file_io
+        self.paths = paths
+
+    def write(self, entries: Sequence[IndexManifestEntry]) -> str:
+        data = avro.write_avro(avro.INDEX_MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in entries))
+        name = self.paths.new_index_manifest_name()
+        self.file_io.write_bytes(self.paths.manifest_path(name), data)
+        return name
+
+    def read(self, file_name: str) -> list[IndexManifestEntry]:
+        path = self.paths.manifest_path(file_name)
+        records = avro.read_avro(self.file_io.read_bytes(path), path, "IndexManifestEntry", ("_INDEX_TYPE", "_FILE_NAME"))
+        return [IndexManifestEntry.from_avro(r, path) for r in records]
+
+
+def fold_index_entries(previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry]) -> list[IndexManifestEntry]:
+    """Live index files after applying ``changes`` (ADD adds, DELETE removes) to ``previous``."""
+    live: dict[tuple, IndexManifestEntry] = {e.identity: e for e in previous if e.kind is FileKind.ADD}
+    for c in changes:
+        if c.kind is FileKind.ADD:
+            live[c.identity] = c
+        else:
+            live.pop(c.identity, None)
+    return list(live.values())

@@ -1,0 +1,162 @@
+"""ManifestFileMerger: keeps a snapshot's base manifest list small (Paimon's algorithm).
+
+Each commit merges the previous base + delta manifests before writing the new base list:
+
+- Full merge, tried first: leading manifests with no DELETE entries and at least the
+  target size are "base" and kept; the rest are "delta". If the delta manifests add up to
+  the full-compaction threshold, their entries are folded, DELETEs are applied to the base
+  manifests that hold the deleted files (only those are rewritten), and the survivors are
+  written as new manifests. DELETE entries disappear: every older manifest took part.
+- Minor merge otherwise: walk the manifests in order, gathering small ones; each time the
+  gathered size reaches the target, fold them into new manifests. A trailing group is
+  folded only if it has at least ``merge_min_count`` files. A minor merge keeps DELETEs
+  whose ADD is not in its group.
+
+Merging never changes the live file set. If a merge fails, the manifests it wrote are
+deleted and the error propagates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from impl.format.binary_row import decode_row
+from impl.format.records import FileIdentity, FileKind, ManifestEntry, ManifestFileMeta
+from impl.manifest.entries import merge_entries
+from impl.manifest.manifest_file import ManifestFile
+
+DEFAULT_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
+DEFAULT_FULL_COMPACTION_THRESHOLD_BYTES = 16 * 1024 * 1024
+DEFAULT_MERGE_MIN_COUNT = 30
+
+
+@dataclass(frozen=True)
+class MergeOptions:
+    target_file_size_bytes: int = DEFAULT_TARGET_FILE_SIZE_BYTES
+    full_compaction_threshold_bytes: int = DEFAULT_FULL_COMPACTION_THRESHOLD_BYTES
+    merge_min_count: int = DEFAULT_MERGE_MIN_COUNT
+
+
+@dataclass
+class MergeResult:
+    manifests: list[ManifestFileMeta]  # the new base, in order
+    written: list[ManifestFileMeta]  # manifests this merge created (to delete if the commit fails)
+    kind: str  # "full", "minor" or "none"
+
+
+class ManifestFileMerger:
+    def __init__(self, manifest_file: ManifestFile, options: MergeOptions = MergeOptions()):
+        self.manifest_file = manifest_file
+        self.options = options
+
+    def merge(self, manifests: Sequence[ManifestFileMeta]) -> MergeResult:
+        written: list[ManifestFileMeta] = []
+        try:
+            full = self._try_full(list(manifests), written)
+            if full is not None:
+                return MergeResult(full, written, "full")
+            result = self._minor(list(manifests), written)
+            return MergeResult(result, written, "minor" if written else "none")
+        except BaseException:
+            self.manifest_file.delete_quietly(m.file_name for m in written)
+            raise
+
+    # ------------------------------------------------------------------ minor
+
+    def _minor(self, manifests: list[ManifestFileMeta], written: list[ManifestFileMeta]) -> list[ManifestFileMeta]:
+        result: list[ManifestFileMeta] = []
+        candidates: list[ManifestFileMeta] = []
+        total = 0
+        for m in manifests:
+            total += m.file_size
+            candidates.append(m)
+            if total >= self.options.target_file_size_bytes:
+                self._merge_candidates(candidates, result, written)
+                candidates, total = [], 0
+        if len(candidates) >= self.options.merge_min_count:
+            self._merge_candidates(candidates, result, written)
+        else:
+            result.extend(candidates)
+        return result
+
+    def _merge_candidates(self, candidates, result, written) -> None:
+        if len(candidates) == 1:
+            result.append(candidates[0])
+            return
+        merged = merge_entries(self.manifest_file.read_all(candidates))
+        new = self.manifest_file.write(merged.values())
+        written.extend(new)
+        result.extend(new)
+
+    # ------------------------------------------------------------------ full
+
+    def _try_full(self, manifests: list[ManifestFileMeta], written: list[ManifestFileMeta]):
+        target = self.options.target_file_size_bytes
+        i = 0
+        while i < len(manifests) and manifests[i].num_deleted_files == 0 and manifests[i].file_size >= target:
+            i += 1
+        base, delta = manifests[:i], manifests[i:]
+        if sum(m.file_size for m in delta) < self.options.full_compaction_threshold_bytes:
+            return None
+
+        delta_merged = merge_entries(self.manifest_file.read_all(delta))
+        deleted: set[FileIdentity] = {k for k, e in delta_merged.items() if e.kind is FileKind.DELETE}
+        result: list[ManifestFileMeta] = []
+        j = 0
+        if not deleted:
+            # nothing in the delta deletes: every base manifest stays as it is
+            result.extend(base)
+            j = len(base)
+        else:
+            # skip base manifests whose partitions cannot hold a deleted file, without reading them
+            pt = self.manifest_file.partition_type
+            if pt:
+                del_parts = [decode_row(p, pt) for p in {k.partition for k in deleted}]
+                while j < len(base) and not _may_contain_any(base[j], del_parts, pt):
+                    result.append(base[j])
+                    j += 1
+        kept_from_read: list[ManifestEntry] = []
+        while j < len(base):
+            entries = self.manifest_file.read(base[j].file_name)
+            survivors = [e for e in entries if e.identity not in deleted]
+            j += 1
+            if len(survivors) != len(entries):
+                kept_from_read = survivors
+                break
+            result.append(base[j - 1])
+        rest = self.manifest_file.read_all(base[j:])
+
+        def surviving():
+            yield from kept_from_read
+            for e in rest:
+                if e.identity not in deleted:
+                    yield e
+            for e in delta_merged.values():
+                if e.kind is FileKind.ADD:
+                    yield e
+
+        new = self.manifest_file.write(surviving())
+        written.extend(new)
+        result.extend(new)
+        return result
+
+
+def _may_contain_any(meta: ManifestFileMeta, partitions: list[tuple], partition_type) -> bool:
+    lo = decode_row(meta.partition_stats.min_values, partition_type)
+    hi = decode_row(meta.partition_stats.max_values, partition_type)
+    nulls = meta.partition_stats.null_counts or ()
+    for p in partitions:
+        ok = True
+        for k, v in enumerate(p):
+            if v is None:
+                if k < len(nulls) and nulls[k] == 0:
+                    ok = False
+                    break
+                continue
+            if lo[k] is None or hi[k] is None or not (lo[k] <= v <= hi[k]):
+                ok = False
+                break
+        if ok:
+            return True
+    return False

@@ -1,0 +1,151 @@
+"""SnapshotManager: finding and publishing snapshots.
+
+Snapshot ids are contiguous from EARLIEST to LATEST. The ``LATEST`` / ``EARLIEST`` hint
+files only speed up the search: a hint is used when the snapshot it names exists and its
+neighbour beyond does not; otherwise (stale, empty, torn, garbage or missing) the snapshot
+directory is listed. A hint is never trusted over the snapshot files themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterator
+
+from impl.errors import CorruptMetadataError, SnapshotNotFoundError
+from impl.format.json_records import Snapshot
+from impl.fs.file_io import FileIO
+from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
+
+log = logging.getLogger(__name__)
+
+
+class SnapshotManager:
+    def __init__(self, file_io: FileIO, table_path: str | TablePaths):
+        self.file_io = file_io
+        self.paths = table_path if isinstance(table_path, TablePaths) else TablePaths(table_path)
+
+    @property
+    def table_path(self) -> str:
+        return self.paths.table_path
+
+    # ------------------------------------------------------------------ by id
+
+    def snapshot_path(self, snapshot_id: int) -> str:
+        return self.paths.snapshot_path(snapshot_id)
+
+    def snapshot_exists(self, snapshot_id: int) -> bool:
+        return self.file_io.exists(self.snapshot_path(snapshot_id))
+
+    def try_snapshot(self, snapshot_id: int) -> Snapshot | None:
+        """The snapshot, or None if its file does not exist (never written, or expired)."""
+        path = self.snapshot_path(snapshot_id)
+        try:
+            data = self.file_io.read_bytes(path)
+        except FileNotFoundError:
+            return None
+        snap = Snapshot.from_json_bytes(data, path)
+        if snap.id != snapshot_id:
+            raise CorruptMetadataError(path, f"file holds snapshot id {snap.id}")
+        return snap
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        snap = self.try_snapshot(snapshot_id)
+        if snap is None:
+            raise SnapshotNotFoundError(self.table_path, snapshot_id)
+        return snap
+
+    # ------------------------------------------------------------------ listing
+
+    def snapshot_ids(self) -> list[int]:
+        """Ids of the snapshot files present, ascending (temp files are skipped)."""
+        ids = []
+        for name in self.file_io.list_names(self.paths.snapshot_dir):
+            if name.startswith(SNAPSHOT_PREFIX):
+                tail = name[len(SNAPSHOT_PREFIX):]
+                if tail.isdigit():
+                    ids.append(int(tail))
+        return sorted(ids)
+
+    def snapshots(self) -> Iterator[Snapshot]:
+        for i in self.snapshot_ids():
+            snap = self.try_snapshot(i)
+            if snap is not None:  # expired while we listed
+                yield snap
+
+    def _read_hint(self, name: str) -> int | None:
+        try:
+            text = self.file_io.read_bytes(self.paths.hint_path(name)).decode("ascii", "replace").strip()
+        except FileNotFoundError:
+            return None
+        return int(text) if text.isdigit() and int(text) > 0 else None
+
+    def latest_snapshot_id(self) -> int | None:
+        hint = self._read_hint(LATEST_HINT)
+        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint + 1):
+            return hint
+        ids = self.snapshot_ids()
+        return ids[-1] if ids else None
+
+    def earliest_snapshot_id(self) -> int | None:
+        hint = self._read_hint(EARLIEST_HINT)
+        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint - 1):
+            return hint
+        ids = self.snapshot_ids()
+        return ids[0] if ids else None
+
+    def latest_snapshot(self) -> Snapshot | None:
+        # A concurrent expiration can delete what we just found; look again then.
+        for _ in range(3):
+            sid = self.latest_snapshot_id()
+            if sid is None:
+                return None
+            snap = self.try_snapshot(sid)
+            if snap is not None:
+                return snap
+        raise SnapshotNotFoundError(self.table_path, sid)
+
+    def earliest_snapshot(self) -> Snapshot | None:
+        for _ in range(3):
+            sid = self.earliest_snapshot_id()
+            if sid is None:
+                return None
+            snap = self.try_snapshot(sid)
+            if snap is not None:
+                return snap
+        raise SnapshotNotFoundError(self.table_path, sid)
+
+    def earlier_or_equal_time_millis(self, time_millis: int) -> Snapshot | None:
+        """The newest snapshot committed at or before ``time_millis`` (time travel by time)."""
+        best = None
+        for i in reversed(self.snapshot_ids()):
+            snap = self.try_snapshot(i)
+            if snap is not None and snap.time_millis <= time_millis:
+                best = snap
+                break
+        return best
+
+    def latest_snapshot_of_user(self, commit_user: str) -> Snapshot | None:
+        for i in reversed(self.snapshot_ids()):
+            snap = self.try_snapshot(i)
+            if snap is not None and snap.commit_user == commit_user:
+                return snap
+        return None
+
+    # ------------------------------------------------------------------ publishing
+
+    def try_publish(self, snapshot: Snapshot) -> bool:
+        """Atomically create ``snapshot-<id>``; False if another writer holds that id.
+
+        On success the LATEST hint is updated; a failure to write the hint is logged and
+        ignored, since the snapshot is already published and hints are never trusted.
+        """
+        published = self.file_io.try_write_atomic(self.snapshot_path(snapshot.id), snapshot.to_json_bytes())
+        if published:
+            self.commit_hint(LATEST_HINT, snapshot.id)
+        return published
+
+    def commit_hint(self, name: str, snapshot_id: int) -> None:
+        try:
+            self.file_io.overwrite_hint(self.paths.hint_path(name), str(snapshot_id))
+        except Exception as e:  # noqa: BLE001 - a stale hint is tolerated by every reader
+            log.warning("could not write %s hint of %s: %s", name, self.table_path, e)

@@ -1,0 +1,170 @@
+"""The model table: a list of retained snapshots, and the operations commit, overwrite, expire, read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Hashable, Iterable, Mapping
+
+from model.errors import SnapshotNotFoundError
+from model.rules import (
+    ADD,
+    APPEND,
+    COMPACT,
+    DELETE,
+    OVERWRITE,
+    Entry,
+    FileFacts,
+    Identity,
+    check_conflicts,
+)
+
+_EMPTY: Mapping[Identity, FileFacts] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    id: int
+    kind: str  # APPEND, COMPACT or OVERWRITE
+    commit_user: str
+    commit_identifier: int
+    live: Mapping[Identity, FileFacts]  # the fold of every entry published up to this snapshot
+    changes: tuple[Entry, ...]  # the entries this snapshot published (its delta), in order
+    total_record_count: int  # sum of row_count over live
+    delta_record_count: int  # sum of ADD row counts - sum of DELETE row counts over changes
+
+
+class Model:
+    """Reference table. ``snapshots`` holds the retained snapshots, ids contiguous and ascending."""
+
+    def __init__(self, primary_key: bool):
+        self.primary_key = primary_key
+        self.snapshots: list[Snapshot] = []
+
+    # ------------------------------------------------------------------ reading
+
+    def latest(self) -> Snapshot | None:
+        return self.snapshots[-1] if self.snapshots else None
+
+    def earliest(self) -> Snapshot | None:
+        return self.snapshots[0] if self.snapshots else None
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        first = self.snapshots[0].id if self.snapshots else 1
+        index = snapshot_id - first
+        if not 0 <= index < len(self.snapshots):  # never published, or expired
+            raise SnapshotNotFoundError(snapshot_id)
+        return self.snapshots[index]
+
+    def read(self, snapshot_id: int) -> Mapping[Identity, FileFacts]:
+        return self.snapshot(snapshot_id).live
+
+    def live(self) -> Mapping[Identity, FileFacts]:
+        """Live files of the latest snapshot (empty before the first commit)."""
+        latest = self.latest()
+        return latest.live if latest else _EMPTY
+
+    def files_needed(self) -> frozenset[Identity]:
+        """Identities live in any retained snapshot: what storage must still hold."""
+        return frozenset(key for s in self.snapshots for key in s.live)
+
+    def committed_kinds(self, user: str, identifier: int) -> set[str]:
+        """Kinds of the retained snapshots published by (user, identifier)."""
+        return {
+            s.kind
+            for s in self.snapshots
+            if s.commit_user == user and s.commit_identifier == identifier
+        }
+
+    # ------------------------------------------------------------------ writing
+
+    def commit(
+        self,
+        user: str,
+        identifier: int,
+        new_files: Iterable[FileFacts] = (),
+        deleted_files: Iterable[FileFacts] = (),
+        compact_before: Iterable[FileFacts] = (),
+        compact_after: Iterable[FileFacts] = (),
+        *,
+        skip_committed: bool = False,
+    ) -> list[int]:
+        """Commit one committable: an APPEND snapshot, then a COMPACT snapshot; return the new ids.
+
+        Each part is checked against the LATEST snapshot at its own publication (a committer's
+        stale view only shows up as conflicts). Empty parts publish nothing. The two snapshots are
+        two publications: a conflict in the COMPACT part raises but leaves the APPEND published.
+        With ``skip_committed``, a part whose (user, identifier, kind) is already in a retained
+        snapshot is skipped, so re-running a commit completes it exactly once.
+        """
+        append = [Entry(ADD, f) for f in new_files] + [Entry(DELETE, f) for f in deleted_files]
+        compact = [Entry(DELETE, f) for f in compact_before] + [Entry(ADD, f) for f in compact_after]
+        done = self.committed_kinds(user, identifier) if skip_committed else set()
+        published = []
+        if append and APPEND not in done:
+            published.append(self._publish(APPEND, user, identifier, append))
+        if compact and COMPACT not in done:
+            published.append(self._publish(COMPACT, user, identifier, compact))  # may raise: APPEND stays
+        return published
+
+    def overwrite(
+        self,
+        user: str,
+        identifier: int,
+        partitions: Iterable[Hashable] | None = None,
+        new_files: Iterable[FileFacts] = (),
+        *,
+        skip_committed: bool = False,
+    ) -> list[int]:
+        """Replace the live files of ``partitions`` (None: the whole table) by ``new_files``.
+
+        Always publishes one OVERWRITE snapshot, even with no changes (unless skipped as already
+        committed). A new file outside ``partitions`` is bad input (ValueError), as in Paimon.
+        """
+        new_files = list(new_files)
+        if partitions is not None:
+            partitions = set(partitions)
+            outside = [f.file_name for f in new_files if f.partition not in partitions]
+            if outside:
+                raise ValueError(f"overwrite of partitions {partitions}: files {outside} lie outside")
+        if skip_committed and OVERWRITE in self.committed_kinds(user, identifier):
+            return []
+        changes = [
+            Entry(DELETE, f)
+            for f in self.live().values()
+            if partitions is None or f.partition in partitions
+        ] + [Entry(ADD, f) for f in new_files]
+        return [self._publish(OVERWRITE, user, identifier, changes)]
+
+    def _publish(self, kind: str, user: str, identifier: int, changes: list[Entry]) -> int:
+        """Check ``changes`` against the latest snapshot and append the next snapshot (or raise)."""
+        live = check_conflicts(self.live(), changes, kind, self.primary_key)
+        latest = self.latest()
+        snapshot = Snapshot(
+            id=latest.id + 1 if latest else 1,
+            kind=kind,
+            commit_user=user,
+            commit_identifier=identifier,
+            live=MappingProxyType(live),
+            changes=tuple(changes),
+            total_record_count=sum(f.row_count for f in live.values()),
+            delta_record_count=sum(
+                e.file.row_count if e.kind == ADD else -e.file.row_count for e in changes
+            ),
+        )
+        self.snapshots.append(snapshot)
+        return snapshot.id
+
+    # ------------------------------------------------------------------ expiring
+
+    def expire(self, retain_min: int, retain_max: int) -> list[int]:
+        """Remove the oldest snapshots so that at most ``retain_max`` and at least ``retain_min``
+        remain (the latest always remains). Requires 1 <= retain_min <= retain_max, as Paimon does.
+        Returns the removed ids, oldest first.
+        """
+        if not 1 <= retain_min <= retain_max:
+            raise ValueError(f"need 1 <= retain_min <= retain_max, got {retain_min}, {retain_max}")
+        keep = max(retain_min, min(retain_max, len(self.snapshots)))
+        removed = self.snapshots[: max(0, len(self.snapshots) - keep)]
+        del self.snapshots[: len(removed)]
+        return [s.id for s in removed]
