@@ -123,7 +123,6 @@ import errno
 import hashlib
 import io
 import os
-import posixpath
 import threading
 import time
 from dataclasses import dataclass

@@ -1,86 +1,121 @@
 """Commit conflict rules, as one pure function (``model.check_conflicts`` mirrors it).
 
-Evaluated against the live files of the latest snapshot in the partitions the commit
-touches, in this order:
+Evaluated against the live files of the latest snapshot, in this order:
 
 1. unless OVERWRITE, a partition's total bucket count never changes;
-2. the fold of live files + changes must not ADD a file that is already there;
+2. folding the changes onto the live files must not ADD a file that is already there;
 3. no DELETE may survive the fold (it names a file that is not live);
 4. on primary-key tables, files of one (partition, bucket, level >= 1) must not overlap in
    key range. Level 0 holds freshly flushed, overlapping sorted runs by design.
+
+The fold is computed as an overlay on the indexed live files, so the cost is proportional
+to the changes, not to the table. Rules 1 and 4 look only at partitions and LSM groups the
+changes touch: on any state these rules produced, untouched ones are already consistent.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from impl.errors import (
-    BucketCountChangedError,
-    DuplicateFileError,
-    FileAlreadyLiveError,
-    FileNotLiveError,
-    KeyRangeOverlapError,
-)
+from impl.commit.live_files import LiveFiles
+from impl.errors import BucketCountChangedError, FileAlreadyLiveError, FileNotLiveError, KeyRangeOverlapError
 from impl.format.json_records import CommitKind
-from impl.format.records import FileKind, ManifestEntry
-from impl.manifest.entries import merge_entries
+from impl.format.records import FileIdentity, FileKind, ManifestEntry
 
 KeySortKey = Callable[[bytes], Any]  # serialized key BinaryRow -> comparable value
 
 
+@dataclass
+class Fold:
+    """The effect of a change list on the live files: what it removes and what it adds."""
+
+    removed: set[FileIdentity] = field(default_factory=set)
+    added: dict[FileIdentity, ManifestEntry] = field(default_factory=dict)
+
+
 def check_conflicts(
-    live: Iterable[ManifestEntry],
+    live: LiveFiles | Iterable[ManifestEntry],
     changes: Sequence[ManifestEntry],
     kind: CommitKind,
     key_sort_key: KeySortKey | None,
     *,
     describe_partition: Callable[[bytes], str] = lambda p: p.hex(),
-) -> None:
-    """Raise a CommitConflictError subclass if ``changes`` cannot be applied to ``live``."""
-    all_entries = [*live, *changes]
+) -> Fold:
+    """Raise a CommitConflictError subclass if ``changes`` cannot be applied to ``live``;
+    otherwise return the fold of the changes."""
+    if not isinstance(live, LiveFiles):
+        live = LiveFiles.of(live)
 
     if kind is not CommitKind.OVERWRITE:
-        total_buckets: dict[bytes, tuple[int, str]] = {}
-        for e in all_entries:
-            if e.total_buckets <= 0:
-                continue
-            seen = total_buckets.setdefault(e.partition, (e.total_buckets, e.file.file_name))
-            if seen[0] != e.total_buckets:
-                raise BucketCountChangedError(
-                    f"total buckets of partition {describe_partition(e.partition)} changed from {seen[0]} "
-                    f"(file {seen[1]}) to {e.total_buckets} (file {e.file.file_name}) without overwrite",
-                    files=(seen[1], e.file.file_name),
-                )
+        _check_bucket_counts(live, changes, describe_partition)
 
-    try:
-        merged = merge_entries(all_entries)
-    except DuplicateFileError as e:
-        raise FileAlreadyLiveError(
-            f"file {e.file_name} is already live; another commit added it, or this commit adds it twice",
-            files=(e.file_name,),
-        ) from e
-
-    not_live = [e.file.file_name for e in merged.values() if e.kind is FileKind.DELETE]
-    if not_live:
+    fold = Fold()
+    pending_deletes: dict[FileIdentity, ManifestEntry] = {}
+    for e in changes:
+        ident = e.identity
+        is_live = ident in fold.added or (ident in live and ident not in fold.removed)
+        if e.kind is FileKind.ADD:
+            if is_live or ident in pending_deletes:
+                raise FileAlreadyLiveError(
+                    f"file {e.file.file_name} is already live; another commit added it, or this commit adds it twice",
+                    files=(e.file.file_name,))
+            fold.added[ident] = e
+        elif ident in fold.added:
+            del fold.added[ident]  # added earlier in this very change list: they cancel
+        elif is_live:
+            fold.removed.add(ident)
+        else:
+            pending_deletes.setdefault(ident, e)  # its ADD must be older: it is not live
+    if pending_deletes:
+        names = [e.file.file_name for e in pending_deletes.values()]
         raise FileNotLiveError(
-            f"commit deletes files that are not live (deleted by another commit, or never added): "
-            f"{', '.join(not_live)}",
-            files=tuple(not_live),
-        )
+            f"commit deletes files that are not live (deleted by another commit, or never added): {', '.join(names)}",
+            files=tuple(names))
 
-    if key_sort_key is None:
-        return
-    levels: dict[tuple[bytes, int, int], list[ManifestEntry]] = defaultdict(list)
-    for e in merged.values():
-        if e.file.level >= 1:
-            levels[(e.partition, e.bucket, e.file.level)].append(e)
-    for (partition, bucket, level), files in levels.items():
-        files.sort(key=lambda e: key_sort_key(e.file.min_key))
+    if key_sort_key is not None:
+        _check_key_ranges(live, fold, key_sort_key, describe_partition)
+    return fold
+
+
+def _check_bucket_counts(live: LiveFiles, changes, describe_partition) -> None:
+    established: dict[bytes, tuple[int, str]] = {}
+    for e in changes:
+        if e.total_buckets <= 0:
+            continue
+        if e.partition not in established:
+            counts = live.bucket_counts(e.partition)
+            if counts:
+                (total, idents), *others = sorted(counts.items())
+                first = next(iter(idents)).file_name
+                if others:
+                    other_total, other_idents = others[0]
+                    _bucket_error(e.partition, total, first, other_total, next(iter(other_idents)).file_name,
+                                  describe_partition)
+                established[e.partition] = (total, first)
+            else:
+                established[e.partition] = (e.total_buckets, e.file.file_name)
+        total, first = established[e.partition]
+        if total != e.total_buckets:
+            _bucket_error(e.partition, total, first, e.total_buckets, e.file.file_name, describe_partition)
+
+
+def _bucket_error(partition, old, old_file, new, new_file, describe_partition):
+    raise BucketCountChangedError(
+        f"total buckets of partition {describe_partition(partition)} changed from {old} (file {old_file}) "
+        f"to {new} (file {new_file}) without overwrite",
+        files=(old_file, new_file))
+
+
+def _check_key_ranges(live: LiveFiles, fold: Fold, key_sort_key: KeySortKey, describe_partition) -> None:
+    touched = {(e.partition, e.bucket, e.file.level) for e in fold.added.values() if e.file.level >= 1}
+    for partition, bucket, level in sorted(touched, key=lambda g: (g[0], g[1], g[2])):
+        files = [live.by_identity[i] for i in live.group(partition, bucket, level) if i not in fold.removed]
+        files += [e for e in fold.added.values() if (e.partition, e.bucket, e.file.level) == (partition, bucket, level)]
+        files.sort(key=lambda e: (key_sort_key(e.file.min_key), e.file.file_name))
         for a, b in zip(files, files[1:]):
             if key_sort_key(a.file.max_key) >= key_sort_key(b.file.min_key):
                 raise KeyRangeOverlapError(
                     f"key ranges of {a.file.file_name} and {b.file.file_name} overlap in partition "
                     f"{describe_partition(partition)}, bucket {bucket}, level {level}",
-                    files=(a.file.file_name, b.file.file_name),
-                )
+                    files=(a.file.file_name, b.file.file_name))

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 import uuid as uuid_mod
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from impl.commit.conflicts import check_conflicts
+from impl.commit.conflicts import Fold, check_conflicts
+from impl.commit.live_files import LiveFiles
 from impl.commit.messages import (
     BATCH_COMMIT_IDENTIFIER,
     CollectedChanges,
@@ -71,8 +73,6 @@ class CommitStats:
 class _Attempt:
     """State carried from one attempt of a snapshot to the next."""
 
-    base_snapshot_id: int | None = None  # latest snapshot the conflict base was read from
-    base_entries: list[ManifestEntry] | None = None  # live entries of the changed partitions there
     outcome_unknown: bool = False  # the last publish call raised
     unknown_snapshot_id: int = 0  # the id that call tried to take
     written_files: list[str] = field(default_factory=list)  # manifests/lists of the last attempt
@@ -80,14 +80,12 @@ class _Attempt:
 
 @dataclass(frozen=True)
 class _Checked:
-    """Conflicts of this part were checked against ``snapshot_id`` with ``base_entries``."""
+    """This part's conflicts were checked against snapshot ``snapshot_id`` (``tag`` tells which
+    snapshot of that id), giving ``fold``: reused as long as that snapshot is still the latest."""
 
     snapshot_id: int | None
-    base_entries: list[ManifestEntry]
-
-
-class _PublishOutcomeUnknown(Exception):
-    pass
+    tag: str | None
+    fold: Fold
 
 
 class FileStoreCommit:
@@ -134,6 +132,8 @@ class FileStoreCommit:
         self.index_manifest_file = IndexManifestFile(file_io, self.paths)
         self.merger = ManifestFileMerger(self.manifest_file, self.options.merge)
         self._key_cache: dict[bytes, Any] = {}
+        self._live: LiveFiles | None = None  # live files of the newest snapshot this committer knows
+        self._lock = threading.RLock()
 
     # ================================================================== public API
 
@@ -148,30 +148,31 @@ class FileStoreCommit:
         committable = self._as_committable(committable, identifier)
         changes = collect_changes(committable.messages)
         stats = CommitStats()
-        try:
-            checked: _Checked | None = None
-            if changes.has_append:
-                latest = self.snapshot_manager.latest_snapshot()
-                # optimistic path: check once against the latest now; skip re-checking inside
-                # _try_commit if nobody else commits in between
-                base = self._read_live(latest, self._changed_partitions(changes.append_table + changes.compact_table))
-                check_conflicts(base, changes.append_table, CommitKind.APPEND, self._key_sort_key,
-                                describe_partition=self.describe_partition)
-                checked = _Checked(latest.id if latest else None, base)
-                sid = self._try_commit(CommitKind.APPEND, changes.append_table, changes.append_changelog,
-                                       changes.append_index, committable, stats, checked)
-                # assume the COMPACT snapshot follows this one directly; re-checked if not
-                checked = _Checked(sid, live_entries([*checked.base_entries, *changes.append_table]))
-            if changes.has_compact:
-                if checked is not None:
-                    check_conflicts(checked.base_entries, changes.compact_table, CommitKind.COMPACT,
-                                    self._key_sort_key, describe_partition=self.describe_partition)
-                self._try_commit(CommitKind.COMPACT, changes.compact_table, changes.compact_changelog,
-                                 changes.compact_index, committable, stats, checked)
-        except PaimonError as e:
-            e.published_snapshot_ids = list(stats.snapshot_ids)
-            raise
+        with self._lock:
+            try:
+                checked: _Checked | None = None
+                if changes.has_append:
+                    # optimistic path: check once against the latest now; _try_commit skips
+                    # re-checking if nobody else commits in between
+                    checked = self._check_now(self.snapshot_manager.latest_snapshot(), changes.append_table,
+                                              CommitKind.APPEND)
+                    sid = self._try_commit(CommitKind.APPEND, changes.append_table, changes.append_changelog,
+                                           changes.append_index, committable, stats, checked)
+                    # assume the COMPACT snapshot follows ours directly; re-checked if not
+                    checked = self._check_now(self.snapshot_manager.snapshot(sid), changes.compact_table,
+                                              CommitKind.COMPACT) if changes.has_compact else None
+                if changes.has_compact:
+                    self._try_commit(CommitKind.COMPACT, changes.compact_table, changes.compact_changelog,
+                                     changes.compact_index, committable, stats, checked)
+            except PaimonError as e:
+                e.published_snapshot_ids = list(stats.snapshot_ids)
+                raise
         return stats
+
+    def _check_now(self, snapshot: Snapshot | None, changes: list[ManifestEntry], kind: CommitKind) -> _Checked:
+        fold = check_conflicts(self._live_at(snapshot), changes, kind, self._key_sort_key,
+                               describe_partition=self.describe_partition)
+        return _Checked(snapshot.id if snapshot else None, snapshot.delta_manifest_list if snapshot else None, fold)
 
     def overwrite(
         self,
@@ -192,6 +193,10 @@ class FileStoreCommit:
         changes = collect_changes(committable.messages)
         stats = CommitStats()
         matches = self._overwrite_matcher(partition, changes, dynamic)
+        with self._lock:
+            return self._overwrite_locked(partition, changes, committable, stats, matches)
+
+    def _overwrite_locked(self, partition, changes: CollectedChanges, committable, stats, matches) -> CommitStats:
         try:
             if matches is not None:
                 if partition:
@@ -294,10 +299,6 @@ class FileStoreCommit:
     def _key_sort_key(self):
         return self._key_sort_key_impl if self.key_type is not None else None
 
-    @staticmethod
-    def _changed_partitions(entries: Sequence[ManifestEntry]) -> set[bytes]:
-        return {e.partition for e in entries}
-
     def _read_live(self, snapshot: Snapshot | None, partitions: set[bytes] | None) -> list[ManifestEntry]:
         """Live entries of ``snapshot``, restricted to ``partitions`` (None = all)."""
         if snapshot is None:
@@ -314,19 +315,36 @@ class FileStoreCommit:
         return [*self.manifest_list.read(snapshot.base_manifest_list),
                 *self.manifest_list.read(snapshot.delta_manifest_list)]
 
-    def _incremental_base(self, attempt: _Attempt, latest: Snapshot, partitions: set[bytes]) -> list[ManifestEntry]:
-        """Live entries of ``latest`` in ``partitions``, from the previous attempt's base plus the
-        deltas of the snapshots in between (a full read if those were expired meanwhile)."""
-        if attempt.base_entries is None or attempt.base_snapshot_id is None:
-            return self._read_live(latest, partitions)
-        entries = list(attempt.base_entries)
-        for sid in range(attempt.base_snapshot_id + 1, latest.id + 1):
-            snap = latest if sid == latest.id else self.snapshot_manager.try_snapshot(sid)
-            if snap is None:
-                return self._read_live(latest, partitions)
-            for m in self.manifest_list.read(snap.delta_manifest_list):
-                entries.extend(e for e in self.manifest_file.read(m.file_name) if e.partition in partitions)
-        return live_entries(entries)
+    def _live_at(self, latest: Snapshot | None) -> LiveFiles:
+        """The live files of ``latest``: the cached index moved forward by the deltas of the
+        snapshots in between, or read in full when that is not possible (cold start, expired
+        snapshots in between, or a rollback that reused snapshot ids)."""
+        if latest is None:
+            self._live = LiveFiles()
+            return self._live
+        cached = self._live
+        try:
+            if cached is not None and cached.snapshot_id is not None and cached.snapshot_id <= latest.id:
+                if cached.snapshot_id == latest.id and cached.snapshot_tag == latest.delta_manifest_list:
+                    return cached
+                if cached.snapshot_id < latest.id:
+                    base = self.snapshot_manager.try_snapshot(cached.snapshot_id)
+                    between = [latest if i == latest.id else self.snapshot_manager.try_snapshot(i)
+                               for i in range(cached.snapshot_id + 1, latest.id + 1)]
+                    if (base is not None and base.delta_manifest_list == cached.snapshot_tag
+                            and all(s is not None for s in between)):
+                        for snap in between:
+                            cached.advance(snap.id, snap.delta_manifest_list, self._delta_entries(snap))
+                        return cached
+            self._live = None
+            self._live = LiveFiles(latest.id, latest.delta_manifest_list, self._read_live(latest, None))
+            return self._live
+        except BaseException:
+            self._live = None  # a half-advanced index must never be used
+            raise
+
+    def _delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        return self.manifest_file.read_all(self.manifest_list.read(snapshot.delta_manifest_list))
 
     def _overwrite_matcher(self, partition, changes: CollectedChanges, dynamic: bool):
         """Predicate over serialized partitions to replace, or None when nothing is to be replaced."""
@@ -364,8 +382,6 @@ class FileStoreCommit:
         overwrite_matches: Callable[[bytes], bool] | None = None,
     ) -> int:
         attempt = _Attempt()
-        if checked is not None:
-            attempt.base_snapshot_id, attempt.base_entries = checked.snapshot_id, checked.base_entries
         started = time.monotonic()
         retries = 0
         while True:
@@ -428,19 +444,19 @@ class FileStoreCommit:
             attempt.outcome_unknown = False
             attempt.written_files = []
 
+        live = self._live_at(latest)
         if overwrite_matches is not None:
-            live_now = self._read_live(latest, None)
-            deletes = [e.with_kind(FileKind.DELETE) for e in live_now if overwrite_matches(e.partition)]
+            deletes = [e.with_kind(FileKind.DELETE) for e in live.entries() if overwrite_matches(e.partition)]
             changes = deletes + table_changes
-            check_conflicts(live_now, changes, kind, self._key_sort_key, describe_partition=self.describe_partition)
+            fold = check_conflicts(live, changes, kind, self._key_sort_key, describe_partition=self.describe_partition)
         else:
             changes = table_changes
-            latest_id = latest.id if latest else None
-            if checked is None or checked.snapshot_id != latest_id:
-                partitions = self._changed_partitions(changes)
-                base = (self._incremental_base(attempt, latest, partitions) if latest is not None else [])
-                check_conflicts(base, changes, kind, self._key_sort_key, describe_partition=self.describe_partition)
-                attempt.base_snapshot_id, attempt.base_entries = latest_id, base
+            latest_tag = latest.delta_manifest_list if latest else None
+            if checked is not None and (checked.snapshot_id, checked.tag) == (live.snapshot_id, latest_tag):
+                fold = checked.fold  # nobody committed since the check: skip it (seed 003)
+            else:
+                fold = check_conflicts(live, changes, kind, self._key_sort_key,
+                                       describe_partition=self.describe_partition)
 
         written: list[str] = []
         try:
@@ -459,6 +475,7 @@ class FileStoreCommit:
             attempt.written_files = written
             return None
         if published:
+            live.advance(snapshot.id, snapshot.delta_manifest_list, _fold_as_delta(live, fold))
             return snapshot.id
         # Lost the race for this id: nothing references what we wrote.
         self.file_io.delete_quietly(self.paths.manifest_path(n) for n in written)
@@ -548,6 +565,11 @@ class FileStoreCommit:
             delta_manifest_list_size=delta_size,
             changelog_manifest_list_size=changelog_size,
         )
+
+
+def _fold_as_delta(live: LiveFiles, fold: Fold) -> list[ManifestEntry]:
+    deletes = [live.by_identity[i].with_kind(FileKind.DELETE) for i in fold.removed if i in live.by_identity]
+    return deletes + list(fold.added.values())
 
 
 def _same_partition_value(actual: Any, wanted: Any) -> bool:
