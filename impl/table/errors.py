@@ -1,0 +1,86 @@
+"""Typed errors of the catalog and table layer (all subclasses of :class:`impl.errors.TableError`)."""
+
+from __future__ import annotations
+
+from impl.errors import SchemaMismatchError, TableError
+
+
+class DatabaseNotExistError(TableError):
+    """The named database does not exist in the catalog."""
+
+    def __init__(self, database: str):
+        self.database = database
+        super().__init__(f"database {database!r} does not exist")
+
+
+class DatabaseAlreadyExistError(TableError):
+    """``create_database`` of a database that exists (without ``ignore_if_exists``)."""
+
+    def __init__(self, database: str):
+        self.database = database
+        super().__init__(f"database {database!r} already exists")
+
+
+class DatabaseNotEmptyError(TableError):
+    """``drop_database`` of a database that still holds tables (without ``cascade``)."""
+
+    def __init__(self, database: str, tables: list[str]):
+        self.database = database
+        self.tables = list(tables)
+        super().__init__(f"database {database!r} is not empty (tables: {', '.join(tables)}); use cascade=True")
+
+
+class TableNotExistError(TableError):
+    """The named table does not exist."""
+
+    def __init__(self, identifier: str):
+        self.identifier = identifier
+        super().__init__(f"table {identifier!r} does not exist")
+
+
+class TableAlreadyExistError(TableError):
+    """``create_table`` of a table that exists (without ``ignore_if_exists``)."""
+
+    def __init__(self, identifier: str):
+        self.identifier = identifier
+        super().__init__(f"table {identifier!r} already exists")
+
+
+class InvalidIdentifierError(TableError, ValueError):
+    """A database or table name is malformed (empty, contains '/', wrong 'db.table' form)."""
+
+
+class InvalidSchemaError(TableError, ValueError):
+    """A table definition is inconsistent: unknown key fields, duplicate names, bad bucket key, ..."""
+
+
+class NullKeyError(SchemaMismatchError):
+    """Written data holds nulls in a NOT NULL column (primary-key, partition or declared NOT NULL)."""
+
+
+class InvalidPredicateError(TableError, ValueError):
+    """A predicate names an unknown field or carries a literal of the wrong type."""
+
+
+class UnsupportedTableFeatureError(TableError, NotImplementedError):
+    """The table asks for something this library does not implement (e.g. dynamic bucket mode)."""
+
+
+class WriterClosedError(TableError):
+    """A writer or committer was used after ``close()`` or after its one-shot ``prepare_commit`` / ``commit``."""
+
+
+class DataFileError(TableError):
+    """A data file a snapshot references is missing or unreadable. ``path`` names the file."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"data file {path}: {reason}")
+
+
+__all__ = [
+    "DatabaseNotExistError", "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "TableNotExistError",
+    "TableAlreadyExistError", "InvalidIdentifierError", "InvalidSchemaError", "NullKeyError",
+    "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "DataFileError",
+]
