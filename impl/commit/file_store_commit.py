@@ -44,6 +44,7 @@ from impl.errors import (
     CommitRetriesExhaustedError,
     OverwritePartitionError,
     PaimonError,
+    UnsupportedFileSystemError,
 )
 from impl.format.binary_row import decode_row, sort_key
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
@@ -145,6 +146,7 @@ class FileStoreCommit:
         lists what this call had already published (the APPEND snapshot stays when only the
         COMPACT part conflicts).
         """
+        self._require_atomic_create()
         committable = self._as_committable(committable, identifier)
         changes = collect_changes(committable.messages)
         stats = CommitStats()
@@ -189,6 +191,7 @@ class FileStoreCommit:
         that receive new files are replaced, and nothing is published if there are none.
         Compaction changes in the messages follow in a COMPACT snapshot.
         """
+        self._require_atomic_create()
         committable = self._as_committable(committable, identifier)
         changes = collect_changes(committable.messages)
         stats = CommitStats()
@@ -281,6 +284,12 @@ class FileStoreCommit:
 
     # ================================================================== internals
 
+    def _require_atomic_create(self) -> None:
+        if not self.file_io.supports_atomic_create():
+            raise UnsupportedFileSystemError(
+                f"cannot commit to {self.table_name}: file system {type(self.file_io.fs).__name__} has no atomic "
+                "create-if-absent, so two writers could both publish the same snapshot id")
+
     def _as_committable(self, c, identifier: int) -> ManifestCommittable:
         if isinstance(c, ManifestCommittable):
             return c
@@ -306,14 +315,13 @@ class FileStoreCommit:
         metas = self._data_manifests(snapshot)
         entries = []
         for m in metas:
-            for e in self.manifest_file.read(m.file_name):
+            for e in self.manifest_file.read(m.file_name, m.file_size, m.num_added_files + m.num_deleted_files):
                 if partitions is None or e.partition in partitions:
                     entries.append(e)
         return live_entries(entries)
 
     def _data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
-        return [*self.manifest_list.read(snapshot.base_manifest_list),
-                *self.manifest_list.read(snapshot.delta_manifest_list)]
+        return self.manifest_list.read_data_manifests(snapshot)
 
     def _live_at(self, latest: Snapshot | None) -> LiveFiles:
         """The live files of ``latest``: the cached index moved forward by the deltas of the
@@ -344,7 +352,7 @@ class FileStoreCommit:
             raise
 
     def _delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        return self.manifest_file.read_all(self.manifest_list.read(snapshot.delta_manifest_list))
+        return self.manifest_file.read_all(self.manifest_list.read_delta_manifests(snapshot))
 
     def _overwrite_matcher(self, partition, changes: CollectedChanges, dynamic: bool):
         """Predicate over serialized partitions to replace, or None when nothing is to be replaced."""
@@ -468,6 +476,9 @@ class FileStoreCommit:
 
         try:
             published = self.snapshot_manager.try_publish(snapshot)
+        except UnsupportedFileSystemError:
+            self.file_io.delete_quietly(self.paths.manifest_path(n) for n in written)
+            raise
         except Exception as e:  # noqa: BLE001 - any failure here leaves the outcome unknown
             log.warning("publishing snapshot %s of %s failed, outcome unknown: %s", snapshot.id, self.table_name, e)
             attempt.outcome_unknown = True

@@ -70,15 +70,20 @@ def millis_nanos_to_timestamp(millis: int, nanos: int = 0) -> _dt.datetime:
     return _EPOCH + _dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
 
 
+# Python's default context keeps 28 digits; DECIMAL goes to 38, so convert in a wider one.
+_DECIMAL_CONTEXT = decimal.Context(prec=80)
+
+
 def decimal_to_unscaled(v: Any, scale: int) -> int:
     if isinstance(v, int):
         return v * (10 ** scale)
     d = v if isinstance(v, decimal.Decimal) else decimal.Decimal(str(v))
-    return int(d.scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_UP))
+    return int(d.scaleb(scale, _DECIMAL_CONTEXT).to_integral_value(rounding=decimal.ROUND_HALF_UP,
+                                                                     context=_DECIMAL_CONTEXT))
 
 
 def unscaled_to_decimal(unscaled: int, scale: int) -> decimal.Decimal:
-    return decimal.Decimal(unscaled).scaleb(-scale)
+    return decimal.Decimal(unscaled).scaleb(-scale, _DECIMAL_CONTEXT)
 
 
 # -------------------------------------------------------------------- encoding
@@ -183,7 +188,9 @@ def _write_field(w: _RowWriter, pos: int, v: Any, t: DataType) -> None:
         if t.is_fixed_in_binary_row():
             w.put_slot(pos, "<q", unscaled)
         else:
-            data = unscaled.to_bytes(max(1, (unscaled.bit_length() + 8) // 8), "big", signed=True)
+            # minimal two's complement, as Java's BigInteger.toByteArray()
+            n = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
+            data = unscaled.to_bytes(n, "big", signed=True)
             offset = w.append_var(data, reserve=16)
             w.put_slot(pos, "<q", (offset << 32) | len(data))
     else:

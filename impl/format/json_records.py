@@ -67,6 +67,14 @@ def _typed(v, key: str, kind: type, path: str):
     return v
 
 
+def _key_list(obj: dict, key: str, names: list[str], path: str) -> tuple[str, ...]:
+    keys = _opt(obj, key, list, path) or []
+    for k in keys:
+        if not isinstance(k, str) or k not in names:
+            raise CorruptMetadataError(path, f"{key} entry {k!r} does not name a field of {names}")
+    return tuple(keys)
+
+
 def _dump(obj: dict) -> bytes:
     return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
 
@@ -217,11 +225,22 @@ class TableSchema:
         except (KeyError, TypeError, ValueError) as e:
             raise CorruptMetadataError(path, f"bad field definition ({type(e).__name__}: {e})") from e
         options = _opt(o, "options", dict, path) or {}
+        names = [f.name for f in fields]
+        if len(set(names)) != len(names):
+            raise CorruptMetadataError(path, f"duplicate field names in {names}")
+        ids = [f.id for f in fields]
+        if len(set(ids)) != len(ids):
+            raise CorruptMetadataError(path, f"duplicate field ids in {ids}")
+        partition_keys = _key_list(o, "partitionKeys", names, path)
+        primary_keys = _key_list(o, "primaryKeys", names, path)
+        bad_options = [k for k, v in options.items() if v is None or isinstance(v, (dict, list))]
+        if bad_options:
+            raise CorruptMetadataError(path, f"options {bad_options} must have string values")
         return TableSchema(
             id=_req(o, "id", int, path),
             fields=fields,
-            partition_keys=tuple(_opt(o, "partitionKeys", list, path) or ()),
-            primary_keys=tuple(_opt(o, "primaryKeys", list, path) or ()),
+            partition_keys=partition_keys,
+            primary_keys=primary_keys,
             options={str(k): str(v) for k, v in options.items()},
             comment=o.get("comment"),
             time_millis=_opt(o, "timeMillis", int, path) or 0,

@@ -230,8 +230,8 @@ class FileIO:
         """
         directory, name = posixpath.split(path)
         tmp = posixpath.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
-        self.write_bytes(tmp, data)
         try:
+            self.write_bytes(tmp, data)
             return link_if_absent(self.fs, tmp, path)
         except (FileExistsError,) as e:  # some file systems report the race this way
             del e

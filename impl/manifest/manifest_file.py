@@ -10,6 +10,7 @@ import threading
 from collections import OrderedDict
 from typing import Iterable, Sequence
 
+from impl.errors import CorruptMetadataError
 from impl.format import avro
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.records import (
@@ -153,20 +154,28 @@ class ManifestFile:
 
     # ------------------------------------------------------------------ read
 
-    def read(self, file_name: str) -> list[ManifestEntry]:
+    def read(self, file_name: str, expected_size: int | None = None,
+             expected_count: int | None = None) -> list[ManifestEntry]:
+        """Entries of one manifest. ``expected_size`` / ``expected_count`` (from its
+        ManifestFileMeta) catch a file cut exactly at an Avro block boundary, which would
+        otherwise read as a valid, shorter manifest and silently drop files."""
         cached = self._cache.get(file_name)
         if cached is not None:
             return cached
         path = self.paths.manifest_path(file_name)
-        records = avro.read_avro(self.file_io.read_bytes(path), path, "ManifestEntry", ("_KIND", "_FILE"))
+        data = self.file_io.read_bytes(path)
+        _check_size(path, data, expected_size)
+        records = avro.read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
         entries = [ManifestEntry.from_avro(r, path) for r in records]
+        if expected_count is not None and len(entries) != expected_count:
+            raise CorruptMetadataError(path, f"holds {len(entries)} entries, its manifest list says {expected_count}")
         self._cache.put(file_name, entries)
         return entries
 
     def read_all(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
         out: list[ManifestEntry] = []
         for m in metas:
-            out.extend(self.read(m.file_name))
+            out.extend(self.read(m.file_name, m.file_size, m.num_added_files + m.num_deleted_files))
         return out
 
     def delete_quietly(self, file_names: Iterable[str]) -> None:
@@ -187,10 +196,27 @@ class ManifestList:
         self.file_io.write_bytes(self.paths.manifest_path(name), data)
         return name, len(data)
 
-    def read(self, file_name: str) -> list[ManifestFileMeta]:
+    def read(self, file_name: str, expected_size: int | None = None) -> list[ManifestFileMeta]:
+        """Metas of one manifest list; ``expected_size`` (a snapshot's ``*ManifestListSize``)
+        detects a list cut at an Avro block boundary."""
         path = self.paths.manifest_path(file_name)
-        records = avro.read_avro(self.file_io.read_bytes(path), path, "ManifestFileMeta", ("_FILE_NAME", "_FILE_SIZE"))
+        data = self.file_io.read_bytes(path)
+        _check_size(path, data, expected_size)
+        records = avro.read_avro(data, path, "ManifestFileMeta", ("_FILE_NAME", "_FILE_SIZE"))
         return [ManifestFileMeta.from_avro(r, path) for r in records]
+
+    def read_data_manifests(self, snapshot) -> list[ManifestFileMeta]:
+        """Base + delta manifests of a snapshot, sizes checked when the snapshot records them."""
+        return [*self.read(snapshot.base_manifest_list, snapshot.base_manifest_list_size),
+                *self.read(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size)]
+
+    def read_delta_manifests(self, snapshot) -> list[ManifestFileMeta]:
+        return self.read(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size)
+
+    def read_changelog_manifests(self, snapshot) -> list[ManifestFileMeta]:
+        if not snapshot.changelog_manifest_list:
+            return []
+        return self.read(snapshot.changelog_manifest_list, snapshot.changelog_manifest_list_size)
 
 
 class IndexManifestFile:
@@ -210,6 +236,11 @@ class IndexManifestFile:
         path = self.paths.manifest_path(file_name)
         records = avro.read_avro(self.file_io.read_bytes(path), path, "IndexManifestEntry", ("_INDEX_TYPE", "_FILE_NAME"))
         return [IndexManifestEntry.from_avro(r, path) for r in records]
+
+
+def _check_size(path: str, data: bytes, expected_size: int | None) -> None:
+    if expected_size is not None and len(data) != expected_size:
+        raise CorruptMetadataError(path, f"is {len(data)} bytes, its reference records {expected_size} (truncated?)")
 
 
 def fold_index_entries(previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry]) -> list[IndexManifestEntry]:

@@ -118,7 +118,8 @@ class ManifestFileMerger:
                     j += 1
         kept_from_read: list[ManifestEntry] = []
         while j < len(base):
-            entries = self.manifest_file.read(base[j].file_name)
+            m = base[j]
+            entries = self.manifest_file.read(m.file_name, m.file_size, m.num_added_files + m.num_deleted_files)
             survivors = [e for e in entries if e.identity not in deleted]
             j += 1
             if len(survivors) != len(entries):

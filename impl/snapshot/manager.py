@@ -62,7 +62,7 @@ class SnapshotManager:
         for name in self.file_io.list_names(self.paths.snapshot_dir):
             if name.startswith(SNAPSHOT_PREFIX):
                 tail = name[len(SNAPSHOT_PREFIX):]
-                if tail.isdigit():
+                if tail.isascii() and tail.isdigit():
                     ids.append(int(tail))
         return sorted(ids)
 
@@ -77,7 +77,7 @@ class SnapshotManager:
             text = self.file_io.read_bytes(self.paths.hint_path(name)).decode("ascii", "replace").strip()
         except FileNotFoundError:
             return None
-        return int(text) if text.isdigit() and int(text) > 0 else None
+        return int(text) if text.isascii() and text.isdigit() and int(text) > 0 else None
 
     def latest_snapshot_id(self) -> int | None:
         hint = self._read_hint(LATEST_HINT)
