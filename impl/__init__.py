@@ -1,0 +1,43 @@
+"""impl: a Python implementation of Apache Paimon's table storage core.
+
+>>> import impl
+>>> cat = impl.Catalog("/tmp/warehouse")            # doctest: +SKIP
+"""
+
+from impl.errors import (
+    BucketCountChangedError,
+    CommitConflictError,
+    CommitError,
+    CorruptMetadataError,
+    InvalidOptionError,
+    PaimonError,
+    SchemaMismatchError,
+    SnapshotNotFoundError,
+    TableError,
+)
+from impl.table import (
+    Catalog,
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
+    DataFileError,
+    DataSplit,
+    FileStoreTable,
+    InvalidSchemaError,
+    NullKeyError,
+    Predicate,
+    PredicateBuilder,
+    Schema,
+    TableAlreadyExistError,
+    TableNotExistError,
+    UnsupportedTableFeatureError,
+)
+
+__all__ = [
+    "Catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
+    "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
+    "CorruptMetadataError", "InvalidOptionError", "SchemaMismatchError", "SnapshotNotFoundError",
+    "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
+    "InvalidSchemaError", "NullKeyError", "TableAlreadyExistError", "TableNotExistError",
+    "UnsupportedTableFeatureError",
+]

@@ -70,6 +70,10 @@ class WriterClosedError(TableError):
     """A writer or committer was used after ``close()`` or after its one-shot ``prepare_commit`` / ``commit``."""
 
 
+class CommitUsageError(TableError, ValueError):
+    """A commit call is malformed: not CommitMessages, or a stream commit without an identifier."""
+
+
 class DataFileError(TableError):
     """A data file a snapshot references is missing or unreadable. ``path`` names the file."""
 
@@ -82,5 +86,5 @@ class DataFileError(TableError):
 __all__ = [
     "DatabaseNotExistError", "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "TableNotExistError",
     "TableAlreadyExistError", "InvalidIdentifierError", "InvalidSchemaError", "NullKeyError",
-    "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "DataFileError",
+    "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "CommitUsageError", "DataFileError",
 ]

@@ -1,0 +1,252 @@
+"""Snapshot expiration (Paimon's ExpireSnapshotsImpl rules).
+
+Which snapshots: with ``earliest`` .. ``latest`` present, snapshots below
+``latest - retain_max + 1`` always go; snapshots up to ``latest - retain_min`` go if they are
+older than ``older_than_millis``, stopping at the first that is not; at most ``max_deletes``
+per call; the latest snapshot never goes (``retain_min`` >= 1).
+
+What is deleted, in this order (so a crash leaves at worst unreferenced files, never a
+retained snapshot that points at something missing):
+
+1. data files deleted by the deltas of snapshots ``begin+1 .. end`` (``end`` being the first
+   retained snapshot): they were live only in expired snapshots. A DELETE followed by an ADD
+   of the same file in one delta is a level upgrade and keeps the file; as a safety net,
+   nothing live in snapshot ``end`` is ever deleted;
+2. changelog files of the expired snapshots;
+3. manifests, manifest lists and index manifests / index files of expired snapshots that
+   snapshot ``end`` does not reference (every later snapshot's base derives from ``end``'s
+   base + delta, so what ``end`` does not reference no later snapshot does);
+4. the snapshot files, oldest first, then the EARLIEST hint.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from dataclasses import dataclass
+from typing import Callable
+
+from impl.errors import PaimonError
+from impl.format.json_records import Snapshot
+from impl.format.records import FileKind, ManifestEntry
+from impl.fs.file_io import FileIO
+from impl.fs.paths import EARLIEST_HINT, TablePaths
+from impl.manifest.entries import live_entries
+from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.snapshot.manager import SnapshotManager
+
+log = logging.getLogger(__name__)
+
+MAX_RETAINED = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class ExpireConfig:
+    """Retention rules of one expiration run (Paimon's ExpireConfig)."""
+
+    retain_min: int = 10
+    retain_max: int = MAX_RETAINED
+    older_than_millis: int = 0  # snapshots committed before this instant may expire
+    max_deletes: int = 10
+    clean_empty_directories: bool = False
+
+    def __post_init__(self):
+        if self.retain_min < 1:
+            raise ValueError(f"retain_min must be >= 1 (the latest snapshot is never expired), got {self.retain_min}")
+        if self.retain_max < self.retain_min:
+            raise ValueError(f"retain_max {self.retain_max} is below retain_min {self.retain_min}")
+        if self.max_deletes < 1:
+            raise ValueError(f"max_deletes must be >= 1, got {self.max_deletes}")
+
+
+@dataclass(frozen=True)
+class ExpireResult:
+    """What one expiration run removed (paths are in the file system's form)."""
+
+    expired_snapshot_ids: tuple[int, ...] = ()
+    deleted_data_files: tuple[str, ...] = ()
+    deleted_changelog_files: tuple[str, ...] = ()
+    deleted_metadata_files: tuple[str, ...] = ()
+
+
+class SnapshotExpiration:
+    """Expires snapshots of one table.
+
+    ``partition_path_of`` maps a serialized partition to its directory (``dt=2024-01-01``).
+    """
+
+    def __init__(self, file_io: FileIO, paths: TablePaths, manifest_file: ManifestFile,
+                 partition_path_of: Callable[[bytes], str]):
+        self.file_io = file_io
+        self.paths = paths
+        self.manifest_file = manifest_file
+        self.manifest_list = ManifestList(file_io, paths)
+        self.index_manifest_file = IndexManifestFile(file_io, paths)
+        self.snapshot_manager = SnapshotManager(file_io, paths)
+        self.partition_path_of = partition_path_of
+
+    # ------------------------------------------------------------------ choosing
+
+    def expire(self, config: ExpireConfig) -> ExpireResult:
+        sm = self.snapshot_manager
+        latest = sm.latest_snapshot_id()
+        earliest = sm.earliest_snapshot_id()
+        if latest is None or earliest is None:
+            return ExpireResult()
+        lowest_kept_by_max = max(latest - config.retain_max + 1, earliest)
+        max_exclusive = latest - config.retain_min + 1
+        max_exclusive = min(max_exclusive, earliest + config.max_deletes)
+        end = max_exclusive
+        for sid in range(lowest_kept_by_max, max_exclusive):
+            snap = sm.try_snapshot(sid)
+            if snap is not None and config.older_than_millis <= snap.time_millis:
+                end = sid
+                break
+        return self.expire_until(earliest, end, config)
+
+    # ------------------------------------------------------------------ deleting
+
+    def expire_until(self, earliest: int, end_exclusive: int, config: ExpireConfig = ExpireConfig()) -> ExpireResult:
+        """Expire snapshots ``earliest .. end_exclusive - 1``; snapshot ``end_exclusive`` must exist."""
+        sm = self.snapshot_manager
+        if end_exclusive <= earliest:
+            return ExpireResult()
+        begin = earliest
+        for sid in range(end_exclusive - 1, earliest - 1, -1):
+            if not sm.snapshot_exists(sid):
+                begin = sid + 1  # an interrupted run already removed the ones below
+                break
+        end_snapshot = sm.snapshot(end_exclusive)
+        expired = [s for s in (sm.try_snapshot(i) for i in range(begin, end_exclusive)) if s is not None]
+
+        # what the first retained snapshot needs
+        keep_data = {self._data_key(e) for e in self._live(end_snapshot)}
+        keep_meta = self._metadata_names(end_snapshot)
+        keep_index = self._index_file_names(end_snapshot)
+
+        # 1. data files deleted by the deltas of begin+1 .. end
+        data_paths: dict[tuple, str] = {}
+        for sid in range(begin + 1, end_exclusive + 1):
+            snap = end_snapshot if sid == end_exclusive else sm.try_snapshot(sid)
+            if snap is None:
+                continue
+            pending: dict[tuple, ManifestEntry] = {}
+            for e in self._entries_of_list(snap.delta_manifest_list):
+                key = self._data_key(e)
+                if e.kind is FileKind.DELETE:
+                    pending[key] = e
+                else:
+                    pending.pop(key, None)  # DELETE + ADD in one delta: a level upgrade
+            for key, e in pending.items():
+                if key not in keep_data:
+                    for p in self._file_paths(e):
+                        data_paths[(key, p)] = p
+        deleted_data = sorted(set(data_paths.values()))
+        self.file_io.delete_quietly(deleted_data)
+
+        # 2. changelog files of the expired snapshots
+        changelog_paths: list[str] = []
+        for snap in expired:
+            if snap.changelog_manifest_list:
+                for e in self._entries_of_list(snap.changelog_manifest_list):
+                    if e.kind is FileKind.ADD and self._data_key(e) not in keep_data:
+                        changelog_paths.extend(self._file_paths(e))
+        self.file_io.delete_quietly(changelog_paths)
+
+        # 3. manifests, lists, index manifests and index files only expired snapshots use
+        meta_deleted: list[str] = []
+        for snap in expired:
+            for name in sorted(self._metadata_names(snap) - keep_meta):
+                meta_deleted.append(self.paths.manifest_path(name))
+            for name in sorted(self._index_file_names(snap) - keep_index):
+                meta_deleted.append(self.paths.index_file_path(name))
+        meta_deleted = list(dict.fromkeys(meta_deleted))
+        self.file_io.delete_quietly(meta_deleted)
+
+        # 4. snapshot files, oldest first, then the hint
+        ids = []
+        for snap in expired:
+            self.file_io.delete(self.paths.snapshot_path(snap.id))
+            ids.append(snap.id)
+        sm.commit_hint(EARLIEST_HINT, end_exclusive)
+
+        if config.clean_empty_directories:
+            self._clean_empty_dirs(deleted_data + changelog_paths)
+        return ExpireResult(tuple(ids), tuple(deleted_data), tuple(changelog_paths), tuple(meta_deleted))
+
+    # ------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _data_key(e: ManifestEntry) -> tuple:
+        return (e.partition, e.bucket, e.file.file_name)
+
+    def _file_paths(self, e: ManifestEntry) -> list[str]:
+        ppath = self.partition_path_of(e.partition)
+        f = e.file
+        out = [self.paths.data_file_path(ppath, e.bucket, f.file_name, f.external_path)]
+        bucket_dir = self.paths.bucket_dir(ppath, e.bucket)
+        out.extend(posixpath.join(bucket_dir, x) for x in f.extra_files)
+        return out
+
+    def _read_list(self, name: str | None):
+        if not name:
+            return []
+        try:
+            return self.manifest_list.read(name)
+        except FileNotFoundError:
+            return []  # removed by an interrupted earlier run
+
+    def _entries_of_list(self, list_name: str | None) -> list[ManifestEntry]:
+        out: list[ManifestEntry] = []
+        for m in self._read_list(list_name):
+            try:
+                out.extend(self.manifest_file.read(m.file_name))
+            except FileNotFoundError:
+                continue  # removed by an interrupted earlier run (its data files went first)
+        return out
+
+    def _live(self, snap: Snapshot) -> list[ManifestEntry]:
+        entries: list[ManifestEntry] = []
+        for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
+            for m in self.manifest_list.read(list_name):  # a retained snapshot must be complete
+                entries.extend(self.manifest_file.read(m.file_name))
+        return live_entries(entries)
+
+    def _metadata_names(self, snap: Snapshot) -> set[str]:
+        """Names (in the manifest directory) of the lists, manifests and index manifest ``snap`` uses."""
+        names: set[str] = set()
+        for list_name in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list):
+            if list_name:
+                names.add(list_name)
+                names.update(m.file_name for m in self._read_list(list_name))
+        if snap.index_manifest:
+            names.add(snap.index_manifest)
+        return names
+
+    def _index_file_names(self, snap: Snapshot) -> set[str]:
+        if not snap.index_manifest:
+            return set()
+        try:
+            entries = self.index_manifest_file.read(snap.index_manifest)
+        except FileNotFoundError:
+            return set()
+        return {e.index_file.file_name for e in entries if e.kind is FileKind.ADD}
+
+    def _clean_empty_dirs(self, files: list[str]) -> None:
+        fs = self.file_io.fs
+        dirs = sorted({posixpath.dirname(p) for p in files}, key=len, reverse=True)
+        root = self.paths.table_path
+        seen: set[str] = set()
+        for d in dirs:
+            while d and d != root and d.startswith(root) and d not in seen:
+                seen.add(d)
+                try:
+                    if fs.ls(d, detail=False):
+                        break
+                    fs.rmdir(d)
+                except (OSError, PaimonError):
+                    break
+                d = posixpath.dirname(d)
+
+
+__all__ = ["ExpireConfig", "ExpireResult", "SnapshotExpiration"]

@@ -1,0 +1,37 @@
+"""Tables: schema, filesystem catalog, write / read builders, scans, splits and maintenance."""
+
+from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
+from impl.table.catalog import Catalog
+from impl.table.commit import TableCommit
+from impl.table.errors import (
+    CommitUsageError,
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
+    DataFileError,
+    InvalidIdentifierError,
+    InvalidPredicateError,
+    InvalidSchemaError,
+    NullKeyError,
+    TableAlreadyExistError,
+    TableNotExistError,
+    UnsupportedTableFeatureError,
+    WriterClosedError,
+)
+from impl.table.options import TableOptions
+from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, PredicateBuilder
+from impl.table.read import TableRead
+from impl.table.scan import DataSplit, Plan, TableScan
+from impl.table.schema import Schema
+from impl.table.table import FileStoreTable
+from impl.table.write import TableWrite
+
+__all__ = [
+    "BatchWriteBuilder", "ReadBuilder", "StreamWriteBuilder", "Catalog", "TableCommit",
+    "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
+    "InvalidIdentifierError", "InvalidPredicateError", "InvalidSchemaError", "NullKeyError",
+    "TableAlreadyExistError", "TableNotExistError", "UnsupportedTableFeatureError", "WriterClosedError",
+    "CommitUsageError",
+    "TableOptions", "CompoundPredicate", "LeafPredicate", "Predicate", "PredicateBuilder", "TableRead",
+    "DataSplit", "Plan", "TableScan", "Schema", "FileStoreTable", "TableWrite",
+]

@@ -1,0 +1,155 @@
+"""Writing append-table data files: Parquet (zstd by default), rolling at ``target-file-size``.
+
+One :class:`RollingFileWriter` per (partition, bucket). Rows are buffered as Arrow batches;
+once the buffer reaches ``buffer_bytes`` it is written as a row group into the current file,
+and a file is closed (and a new one begun) once its size reaches the target. Each closed file
+becomes a :class:`DataFileMeta` with its value statistics. Files go through ``FileIO`` only
+when finished, so an abandoned writer leaves at most files nobody references.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
+from impl.format.types import DataField
+from impl.fs.file_io import FileIO
+from impl.table.options import StatsMode
+from impl.table.stats import StatsCollector
+
+DATA_FILE_PREFIX = "data-"
+PARQUET_SUFFIX = ".parquet"
+# rows per Parquet row group (and how much is buffered before a row group is cut)
+ROW_GROUP_ROWS = 1 << 20
+
+
+class _OpenFile:
+    def __init__(self, name: str, schema: pa.Schema, compression: str, level: int | None,
+                 fields: Sequence[DataField], stats_mode: StatsMode):
+        self.name = name
+        self.sink = pa.BufferOutputStream()
+        kwargs = {"compression": compression}
+        if compression == "zstd" and level is not None:
+            kwargs["compression_level"] = level
+        self.writer = pq.ParquetWriter(self.sink, schema, **kwargs)
+        self.rows = 0
+        self.stats = StatsCollector(fields, stats_mode)
+
+    def write(self, table: pa.Table) -> None:
+        self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+        self.stats.update(table)
+        self.rows += table.num_rows
+
+    def size(self) -> int:
+        return self.sink.tell()
+
+
+class RollingFileWriter:
+    """Writes the rows of one (partition, bucket) into data files of about ``target_file_size`` bytes."""
+
+    def __init__(self, file_io: FileIO, bucket_dir: str, schema: pa.Schema, fields: Sequence[DataField], *,
+                 schema_id: int, target_file_size: int, compression: str = "zstd", zstd_level: int | None = 1,
+                 stats_mode: StatsMode = StatsMode(), file_source: FileSource = FileSource.APPEND,
+                 name_factory=None, buffer_rows: int = ROW_GROUP_ROWS):
+        self.file_io = file_io
+        self.bucket_dir = bucket_dir.rstrip("/")
+        self.schema = schema
+        self.fields = list(fields)
+        self.schema_id = schema_id
+        self.target_file_size = target_file_size
+        self.compression = compression
+        self.zstd_level = zstd_level
+        self.stats_mode = stats_mode
+        self.file_source = file_source
+        self._names = name_factory
+        self.buffer_rows = buffer_rows
+        self._buffer: list[pa.Table] = []
+        self._buffered_rows = 0
+        self._current: _OpenFile | None = None
+        self._finished: list[DataFileMeta] = []
+        self._written_paths: list[str] = []
+
+    def write(self, table: pa.Table) -> None:
+        """Buffer rows (already in the file schema's column order and types)."""
+        if table.num_rows == 0:
+            return
+        self._buffer.append(table)
+        self._buffered_rows += table.num_rows
+        if self._buffered_rows >= self.buffer_rows:
+            self._flush_buffer()
+
+    def _flush_buffer(self) -> None:
+        if not self._buffer:
+            return
+        data = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
+        self._buffer, self._buffered_rows = [], 0
+        # cut the rows so no file overshoots its target by much: estimate bytes per row from
+        # the current file, else from the in-memory size with a conservative compression guess
+        offset = 0
+        while offset < data.num_rows:
+            if self._current is None:
+                self._current = _OpenFile(self._names(), self.schema, self.compression, self.zstd_level,
+                                          self.fields, self.stats_mode)
+            cur = self._current
+            remaining_bytes = max(self.target_file_size - cur.size(), 1)
+            if cur.rows > 0 and cur.size() > 0:
+                per_row = cur.size() / cur.rows
+            else:
+                per_row = max(data.nbytes / max(data.num_rows, 1) / 4, 1e-3)
+            take = max(1, min(data.num_rows - offset, int(remaining_bytes / per_row) + 1))
+            cur.write(data.slice(offset, take))
+            offset += take
+            if cur.size() >= self.target_file_size:
+                self._close_current()
+
+    def _close_current(self) -> None:
+        cur = self._current
+        if cur is None:
+            return
+        self._current = None
+        cur.writer.close()
+        payload = cur.sink.getvalue()
+        path = f"{self.bucket_dir}/{cur.name}"
+        self._written_paths.append(path)
+        self.file_io.write_bytes(path, payload.to_pybytes())
+        stats, cols = cur.stats.result()
+        self._finished.append(DataFileMeta(
+            file_name=cur.name,
+            file_size=payload.size,
+            row_count=cur.rows,
+            key_stats=EMPTY_STATS,
+            value_stats=stats,
+            min_sequence_number=0,
+            max_sequence_number=0,
+            schema_id=self.schema_id,
+            level=0,
+            creation_time_millis=int(time.time() * 1000),
+            delete_row_count=0,
+            file_source=self.file_source,
+            value_stats_cols=cols,
+        ))
+
+    def prepare_commit(self) -> list[DataFileMeta]:
+        """Write out everything buffered, close the open file, and hand over the finished files."""
+        self._flush_buffer()
+        self._close_current()
+        out, self._finished = self._finished, []
+        self._written_paths = []
+        return out
+
+    def abort(self) -> None:
+        """Drop buffered rows and delete files written since the last prepare_commit."""
+        self._buffer, self._buffered_rows = [], 0
+        if self._current is not None:
+            try:
+                self._current.writer.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._current = None
+        self.file_io.delete_quietly(self._written_paths)
+        self._written_paths = []
+        self._finished = []

@@ -1,0 +1,123 @@
+"""Write and read builders (Paimon's BatchWriteBuilder, StreamWriteBuilder, ReadBuilder)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from impl.errors import OverwritePartitionError
+from impl.table.commit import NO_OVERWRITE, TableCommit
+from impl.table.errors import InvalidPredicateError
+from impl.table.predicate import Predicate, PredicateBuilder
+from impl.table.read import TableRead
+from impl.table.scan import TableScan
+from impl.table.write import TableWrite
+
+if TYPE_CHECKING:  # pragma: no cover
+    from impl.table.table import FileStoreTable
+
+
+class BatchWriteBuilder:
+    """Builds one batch write and its commit (they share a commit user).
+
+    >>> wb = table.new_batch_write_builder()                   # doctest: +SKIP
+    >>> w, c = wb.new_write(), wb.new_commit()                  # doctest: +SKIP
+    >>> w.write_arrow(data); c.commit(w.prepare_commit())       # doctest: +SKIP
+    """
+
+    def __init__(self, table: "FileStoreTable"):
+        self.table = table
+        self.commit_user = str(uuid.uuid4())
+        self._overwrite = NO_OVERWRITE
+
+    def overwrite(self, static_partition: Mapping[str, object] | None = None) -> "BatchWriteBuilder":
+        """Make the commit an OVERWRITE: of the given partition spec (a prefix of the partition
+        keys), or with None of the whole table (of the partitions receiving rows, on partitioned
+        tables with ``dynamic-partition-overwrite`` = true, Paimon's default)."""
+        spec = dict(static_partition) if static_partition else {}
+        keys = list(self.table.schema.partition_keys)
+        unknown = [k for k in spec if k not in keys]
+        if unknown:
+            raise OverwritePartitionError(
+                f"overwrite of {self.table.identifier}: {unknown} are not partition keys (partition keys: {keys})")
+        self._overwrite = spec
+        return self
+
+    def new_write(self) -> TableWrite:
+        return TableWrite(self.table, self.commit_user, streaming=False,
+                          ignore_previous_files=self._overwrite is not NO_OVERWRITE)
+
+    def new_commit(self) -> TableCommit:
+        return TableCommit(self.table, self.commit_user, streaming=False, overwrite_partition=self._overwrite)
+
+
+class StreamWriteBuilder:
+    """Builds a stream write (many prepare_commit calls) and a commit with explicit identifiers."""
+
+    def __init__(self, table: "FileStoreTable"):
+        self.table = table
+        self.commit_user = str(uuid.uuid4())
+
+    def with_commit_user(self, commit_user: str) -> "StreamWriteBuilder":
+        self.commit_user = commit_user
+        return self
+
+    def new_write(self) -> TableWrite:
+        return TableWrite(self.table, self.commit_user, streaming=True)
+
+    def new_commit(self) -> TableCommit:
+        return TableCommit(self.table, self.commit_user, streaming=True)
+
+
+class ReadBuilder:
+    """Builds scans and reads with a filter, a projection and a row limit."""
+
+    def __init__(self, table: "FileStoreTable"):
+        self.table = table
+        self._predicate: Predicate | None = None
+        self._projection: list[str] | None = None
+        self._limit: int | None = None
+
+    def with_filter(self, predicate: Predicate | None) -> "ReadBuilder":
+        if predicate is not None and not isinstance(predicate, Predicate):
+            raise InvalidPredicateError(f"with_filter takes a Predicate, got {type(predicate).__name__}")
+        self._predicate = predicate
+        return self
+
+    def with_projection(self, projection: Sequence[str | int] | None) -> "ReadBuilder":
+        if projection is None:
+            self._projection = None
+            return self
+        names = self.table.schema.field_names
+        out = []
+        for p in projection:
+            if isinstance(p, int) and not isinstance(p, bool):
+                if not 0 <= p < len(names):
+                    raise InvalidPredicateError(f"projection index {p} is out of range (0..{len(names) - 1})")
+                p = names[p]
+            if p not in names:
+                raise InvalidPredicateError(f"projection: {p!r} is not a column (columns: {names})")
+            out.append(p)
+        if len(set(out)) != len(out):
+            raise InvalidPredicateError(f"projection {out} names a column twice")
+        self._projection = out
+        return self
+
+    def with_limit(self, limit: int | None) -> "ReadBuilder":
+        if limit is not None and limit < 0:
+            raise InvalidPredicateError(f"limit must be >= 0, got {limit}")
+        self._limit = limit
+        return self
+
+    def new_predicate_builder(self) -> PredicateBuilder:
+        return PredicateBuilder(self.table.schema)
+
+    def read_type(self):
+        """The pyarrow schema of what ``new_read()`` returns."""
+        return self.new_read().output_schema()
+
+    def new_scan(self) -> TableScan:
+        return TableScan(self.table, self._predicate)
+
+    def new_read(self) -> TableRead:
+        return TableRead(self.table, self._predicate, self._projection, self._limit)

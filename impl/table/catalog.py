@@ -1,0 +1,183 @@
+"""Filesystem catalog: ``<warehouse>/<db>.db/<table>``, a table existing when it has a schema file.
+
+>>> cat = Catalog("/tmp/warehouse")                                  # doctest: +SKIP
+>>> cat.create_database("db", ignore_if_exists=True)                  # doctest: +SKIP
+>>> t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Mapping, Sequence
+
+import fsspec
+import pyarrow as pa
+
+from impl.errors import FileIOError
+from impl.fs.file_io import FileIO
+from impl.fs.paths import TablePaths
+from impl.table.errors import (
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
+    InvalidIdentifierError,
+    TableAlreadyExistError,
+    TableNotExistError,
+)
+from impl.table.schema import Schema, build_table_schema
+from impl.table.table import FileStoreTable, load_latest_schema, schema_ids
+
+DB_SUFFIX = ".db"
+_BAD_CHARS = set("/\\\x00")
+
+
+def _check_name(kind: str, name) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidIdentifierError(f"{kind} name {name!r} is empty or not a string")
+    if any(c in _BAD_CHARS for c in name) or name in (".", "..") or name.startswith("."):
+        raise InvalidIdentifierError(f"{kind} name {name!r} contains a path separator or starts with '.'")
+    return name
+
+
+def parse_identifier(identifier) -> tuple[str, str]:
+    """``"db.table"`` or ``("db", "table")`` into (database, table)."""
+    if isinstance(identifier, (tuple, list)) and len(identifier) == 2:
+        db, table = identifier
+    elif isinstance(identifier, str) and "." in identifier:
+        db, table = identifier.split(".", 1)
+    else:
+        raise InvalidIdentifierError(f"table identifier {identifier!r} is not 'database.table'")
+    _check_name("database", db)
+    _check_name("table", table)
+    if "." in table:
+        raise InvalidIdentifierError(f"table name {table!r} contains '.'")
+    return db, table
+
+
+class Catalog:
+    """A filesystem catalog over a local path or any fsspec URL / file system instance."""
+
+    def __init__(self, warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
+                 options: Mapping[str, str] | None = None):
+        if not isinstance(warehouse, str) or not warehouse:
+            raise InvalidIdentifierError(f"warehouse {warehouse!r} is not a path")
+        self.file_io, root = FileIO.for_path(warehouse, filesystem)
+        self.warehouse = root.rstrip("/") or "/"
+        self.options = dict(options or {})
+
+    # ------------------------------------------------------------------ paths
+
+    def database_path(self, database: str) -> str:
+        return posixpath.join(self.warehouse, _check_name("database", database) + DB_SUFFIX)
+
+    def table_path(self, identifier) -> str:
+        db, table = parse_identifier(identifier)
+        return posixpath.join(self.database_path(db), table)
+
+    # ------------------------------------------------------------------ databases
+
+    def _database_exists(self, database: str) -> bool:
+        return self.file_io.exists(self.database_path(database))
+
+    def create_database(self, name: str, ignore_if_exists: bool = False, properties: Mapping | None = None) -> None:
+        path = self.database_path(name)
+        if self.file_io.exists(path):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExistError(name)
+        self.file_io.mkdirs(path)
+
+    def list_databases(self) -> list[str]:
+        return sorted(n[: -len(DB_SUFFIX)] for n in self.file_io.list_names(self.warehouse)
+                      if n.endswith(DB_SUFFIX) and len(n) > len(DB_SUFFIX)
+                      and self.file_io.fs.isdir(posixpath.join(self.warehouse, n)))
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        if not self._database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotExistError(name)
+        tables = self.list_tables(name)
+        if tables and not cascade:
+            raise DatabaseNotEmptyError(name, tables)
+        self._remove_tree(self.database_path(name))
+
+    # ------------------------------------------------------------------ tables
+
+    def list_tables(self, database: str) -> list[str]:
+        if not self._database_exists(database):
+            raise DatabaseNotExistError(database)
+        db_path = self.database_path(database)
+        out = []
+        for n in self.file_io.list_names(db_path):
+            if n.startswith("."):
+                continue
+            if schema_ids(self.file_io, TablePaths(posixpath.join(db_path, n))):
+                out.append(n)
+        return sorted(out)
+
+    def table_exists(self, identifier) -> bool:
+        return bool(schema_ids(self.file_io, TablePaths(self.table_path(identifier))))
+
+    def create_table(self, identifier, schema: pa.Schema | Schema, primary_keys: Sequence[str] | None = None,
+                     partition_keys: Sequence[str] | None = None, options: Mapping | None = None,
+                     comment: str | None = None, ignore_if_exists: bool = False) -> FileStoreTable:
+        """Create a table (schema/schema-0) and return it.
+
+        ``schema`` is a pyarrow schema (keys and options as arguments) or an
+        :class:`impl.table.schema.Schema`. The database must exist.
+        """
+        db, name = parse_identifier(identifier)
+        if isinstance(schema, Schema):
+            pa_schema = schema.pa_schema
+            primary_keys = primary_keys if primary_keys is not None else schema.primary_keys
+            partition_keys = partition_keys if partition_keys is not None else schema.partition_keys
+            options = {**schema.options, **(options or {})}
+            comment = comment if comment is not None else schema.comment
+        else:
+            pa_schema = schema
+        table_schema = build_table_schema(pa_schema, primary_keys=primary_keys, partition_keys=partition_keys,
+                                          options=options, comment=comment)
+        if not self._database_exists(db):
+            raise DatabaseNotExistError(db)
+        ident = f"{db}.{name}"
+        paths = TablePaths(self.table_path((db, name)))
+        if schema_ids(self.file_io, paths):
+            if ignore_if_exists:
+                return self.get_table(ident)
+            raise TableAlreadyExistError(ident)
+        self.file_io.mkdirs(paths.schema_dir)
+        if not self.file_io.try_write_atomic(paths.schema_path(0), table_schema.to_json_bytes()):
+            if ignore_if_exists:
+                return self.get_table(ident)
+            raise TableAlreadyExistError(ident)
+        return FileStoreTable(self.file_io, paths.table_path, table_schema, ident)
+
+    def get_table(self, identifier) -> FileStoreTable:
+        db, name = parse_identifier(identifier)
+        ident = f"{db}.{name}"
+        paths = TablePaths(self.table_path((db, name)))
+        if not schema_ids(self.file_io, paths):
+            if not self._database_exists(db):
+                raise DatabaseNotExistError(db)
+            raise TableNotExistError(ident)
+        return FileStoreTable(self.file_io, paths.table_path, load_latest_schema(self.file_io, paths, ident), ident)
+
+    def drop_table(self, identifier, ignore_if_not_exists: bool = False) -> None:
+        db, name = parse_identifier(identifier)
+        path = self.table_path((db, name))
+        if not schema_ids(self.file_io, TablePaths(path)):
+            if ignore_if_not_exists:
+                return
+            if not self._database_exists(db):
+                raise DatabaseNotExistError(db)
+            raise TableNotExistError(f"{db}.{name}")
+        self._remove_tree(path)
+
+    def _remove_tree(self, path: str) -> None:
+        try:
+            self.file_io.fs.rm(path, recursive=True)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise FileIOError(f"cannot delete {path}: {e}") from e

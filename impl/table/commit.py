@@ -1,0 +1,113 @@
+"""TableCommit: publishes CommitMessages through :class:`impl.commit.FileStoreCommit`.
+
+Batch commits (``new_batch_write_builder().new_commit()``) commit once, under Paimon's batch
+identifier (Long.MAX_VALUE); with ``overwrite(...)`` on the builder they publish an OVERWRITE
+snapshot instead. Stream commits take an explicit, growing ``commit_identifier`` per call, and
+``filter_and_commit`` re-commits only what is not yet published (recovery after a crash).
+
+When a commit fails before publishing, the data files of the unpublished part are deleted
+(no snapshot can reference them): for batch commits on any error, for stream commits on
+conflicts only (a stream job may retry the same messages after, say, an I/O error). On
+``CommitOutcomeUnknownError`` nothing is ever deleted: the snapshot may have landed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from impl.commit.file_store_commit import CommitStats, FileStoreCommit
+from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable
+from impl.errors import CommitConflictError, CommitOutcomeUnknownError, OverwritePartitionError
+from impl.table.errors import CommitUsageError, WriterClosedError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from impl.table.table import FileStoreTable
+
+NO_OVERWRITE = object()
+
+
+class TableCommit:
+    """Commits the messages of one commit user to one table."""
+
+    def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
+                 overwrite_partition=NO_OVERWRITE):
+        self.table = table
+        self.commit_user = commit_user
+        self.streaming = streaming
+        self.overwrite_partition = overwrite_partition
+        self.file_store_commit = FileStoreCommit(
+            table.file_io, table.path, table.schema, commit_user=commit_user, options=table.options.commit,
+            table_name=table.identifier, manifest_file=table.manifest_file)
+        self._committed = False
+        self._closed = False
+
+    def commit(self, messages: Sequence[CommitMessage], commit_identifier: int | None = None) -> CommitStats:
+        """Publish the messages (APPEND then COMPACT snapshot, or one OVERWRITE snapshot).
+
+        Batch commits take no identifier and may be called once; stream commits need one.
+        """
+        self._check_open()
+        if self.streaming:
+            if commit_identifier is None:
+                raise CommitUsageError(f"stream commit to {self.table.identifier} needs a commit_identifier")
+        else:
+            if self._committed:
+                raise WriterClosedError(f"batch commit of {self.table.identifier} was already used")
+            if commit_identifier is None:
+                commit_identifier = BATCH_COMMIT_IDENTIFIER
+        messages = list(messages)
+        for m in messages:
+            if not isinstance(m, CommitMessage):
+                raise CommitUsageError(f"commit to {self.table.identifier} takes the CommitMessages of "
+                                       f"prepare_commit, got {type(m).__name__}")
+        self._committed = True
+        committable = ManifestCommittable(commit_identifier, tuple(messages))
+        try:
+            if self.overwrite_partition is not NO_OVERWRITE:
+                spec = self.overwrite_partition
+                dynamic = (not spec and bool(self.table.schema.partition_keys)
+                           and self.table.options.dynamic_partition_overwrite)
+                return self.file_store_commit.overwrite(spec or None, committable, dynamic=dynamic)
+            return self.file_store_commit.commit(committable)
+        except Exception as e:
+            retryable = not isinstance(e, (CommitConflictError, OverwritePartitionError))
+            if (isinstance(e, CommitOutcomeUnknownError) or (self.streaming and retryable)
+                    or not hasattr(e, "published_snapshot_ids")):
+                raise  # the snapshots may have landed, or the caller may retry: keep the files
+            published = e.published_snapshot_ids
+            rejected = [m.without_append_part() for m in messages] if published else messages
+            self.abort(rejected)
+            raise
+
+    def filter_and_commit(self, committables: Mapping[int, Sequence[CommitMessage]]) -> list[CommitStats]:
+        """Commit those of ``{identifier: messages}`` this commit user has not published yet."""
+        self._check_open()
+        pending = [ManifestCommittable(i, tuple(ms)) for i, ms in sorted(committables.items())]
+        todo = self.file_store_commit.filter_committed(pending)
+        return [self.file_store_commit.commit(c) for c in todo]
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the data files the messages' writers created (they will never be committed).
+
+        Files that only changed level (``compact_before`` and ``compact_after`` name the same
+        file) are kept: they are live.
+        """
+        fio = self.table.file_io
+        for m in messages:
+            before = {f.file_name for f in m.compact_before}
+            path = self.table.partition_cache.path(m.partition)
+            fio.delete_quietly(self.table.paths.data_file_path(path, m.bucket, f.file_name, f.external_path)
+                               for f in m.written_files() if f.file_name not in before)
+
+    def close(self) -> None:
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise WriterClosedError(f"commit of {self.table.identifier} is closed")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,118 @@
+"""Dedicated compaction job: every bucket of the latest snapshot, one COMPACT snapshot.
+
+Append tables, per (partition, bucket): the files smaller than ``target-file-size`` are
+rewritten (in their manifest order, so row order is kept) into files of about the target
+size, once at least ``compaction.min.file-num`` of them exist (at most
+``compaction.max.file-num`` per run, if set); ``full=True`` rewrites every file of a bucket
+that has more than one.
+
+Primary-key tables, per (partition, bucket): a merge-tree writer restored from the bucket's
+files compacts them (universal compaction, or everything into one sorted run with ``full``).
+
+Buckets are compacted in parallel; the commit carries compact_before (DELETE) and
+compact_after (ADD). If anything fails before the commit, or the commit is rejected (another
+job removed a file meanwhile), the new files are deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Sequence
+
+from impl.commit.file_store_commit import CommitStats
+from impl.commit.messages import CommitMessage
+from impl.format.records import DataFileMeta, FileSource
+from impl.table.append_writer import RollingFileWriter
+from impl.table.commit import TableCommit
+from impl.table.files import DataFileNamer
+from impl.table.read import read_parquet_bytes
+from impl.table.scan import SnapshotReader
+
+if TYPE_CHECKING:  # pragma: no cover
+    from impl.table.table import FileStoreTable
+
+
+def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: int | None,
+               full: bool) -> list[DataFileMeta]:
+    """The files of one append bucket to rewrite (empty: leave the bucket alone)."""
+    if full:
+        return list(files) if len(files) > 1 else []
+    small = [f for f in files if f.file_size < target]
+    if max_num is not None:
+        small = small[:max_num]
+    return small if len(small) >= max(min_num, 2) else []
+
+
+def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total_buckets: int,
+                   files: Sequence[DataFileMeta], full: bool) -> CommitMessage | None:
+    """Compact one bucket given its live files; its CommitMessage, or None if nothing changed.
+
+    The new files exist on storage once this returns; they become live only when the message
+    is committed (``TableCommit.abort`` removes them otherwise).
+    """
+    path = table.partition_cache.path(partition)
+    if table.is_primary_key_table:
+        from impl.table.pk import PrimaryKeyBucketWriter
+        w = PrimaryKeyBucketWriter(table, partition, path, bucket, list(files), None, total_buckets=total_buckets)
+        try:
+            w.compact(full)
+            m = w.prepare_commit(True)
+        finally:
+            w.close()
+        return None if m.is_empty() else m
+
+    o = table.options
+    target = o.target_file_size_for(False)
+    picked = pick_files(list(files), target, o.compaction_min_file_num, o.compaction_max_file_num, full)
+    if not picked:
+        return None
+    writer = RollingFileWriter(
+        table.file_io, table.paths.bucket_dir(path, bucket), table.arrow_schema, table.schema.fields,
+        schema_id=table.schema.id, target_file_size=target, compression=o.file_compression,
+        zstd_level=o.zstd_level, stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
+        name_factory=DataFileNamer().next)
+    try:
+        for f in picked:
+            fpath = table.paths.data_file_path(path, bucket, f.file_name, f.external_path)
+            data = read_parquet_bytes(table.file_io.read_bytes(fpath), fpath, table.schema.field_names)
+            writer.write(data.select(table.schema.field_names).cast(table.arrow_schema))
+        after = writer.prepare_commit()
+    except BaseException:
+        writer.abort()
+        raise
+    return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(picked), compact_after=tuple(after))
+
+
+def compact_table(table: "FileStoreTable", full: bool = False) -> CommitStats | None:
+    """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None."""
+    latest = table.snapshot_manager.latest_snapshot()
+    if latest is None:
+        return None
+    groups: dict[tuple[bytes, int], list] = {}
+    for e in SnapshotReader(table).live_entries(latest):
+        groups.setdefault((e.partition, e.bucket), []).append(e)
+    if not groups:
+        return None
+    commit = TableCommit(table, f"compact-{uuid.uuid4()}")
+    messages: list[CommitMessage] = []
+    failure: BaseException | None = None
+    workers = max(1, min(len(groups), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paimon-compact-job") as pool:
+        futures = [pool.submit(compact_bucket, table, p, b, es[0].total_buckets, [e.file for e in es], full)
+                   for (p, b), es in groups.items()]
+        for fu in futures:  # wait for all, so nothing is still writing when we clean up
+            try:
+                m = fu.result()
+            except BaseException as e:  # noqa: BLE001 - re-raised below, after cleanup
+                failure = failure or e
+                continue
+            if m is not None:
+                messages.append(m)
+    if failure is not None:
+        commit.abort(messages)  # nothing was committed: the rewritten files are unreferenced
+        raise failure
+    if not messages:
+        return None
+    return commit.commit(messages)  # aborts by itself on a conflict

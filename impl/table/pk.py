@@ -1,0 +1,115 @@
+"""Primary-key tables: the bridge between the table layer and ``impl.mergetree``.
+
+- writes: one :class:`impl.mergetree.MergeTreeWriter` per (partition, bucket), restored from
+  the files that bucket holds in the latest snapshot;
+- reads: merge-on-read of each bucket split (``merge_read``), or the raw change rows of an
+  incremental split (``read_kv_files``, ordered by sequence number);
+- compaction: :class:`PrimaryKeyBucketWriter` restored from a bucket's files (see
+  :mod:`impl.table.compact` for the dedicated compaction job).
+
+``impl.mergetree`` is imported lazily, so append-only use never loads it.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from impl.commit.messages import CommitMessage
+from impl.errors import InvalidOptionError, PaimonError
+from impl.format.json_records import TableSchema
+from impl.format.records import DataFileMeta
+from impl.table.errors import UnsupportedTableFeatureError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from impl.table.read import TableRead
+    from impl.table.scan import DataSplit
+    from impl.table.table import FileStoreTable
+
+
+def mergetree():
+    """The ``impl.mergetree`` module, or UnsupportedTableFeatureError if it cannot be imported."""
+    try:
+        import impl.mergetree as mt
+        return mt
+    except ImportError as e:
+        raise UnsupportedTableFeatureError(
+            f"primary-key tables need impl.mergetree, which is not available ({e})") from e
+
+
+def merge_tree_options(options: dict, schema: TableSchema):
+    """Parse and validate the merge-tree options of a primary-key table (InvalidOptionError if wrong)."""
+    mt = mergetree()
+    try:
+        opts = mt.MergeTreeOptions.from_options(options)
+        mt.MergeSpec.from_schema(schema, opts)
+    except InvalidOptionError:
+        raise
+    except (PaimonError, ValueError) as e:
+        raise InvalidOptionError(str(e)) from e
+    return opts
+
+
+def check_merge_input(table: "FileStoreTable", data: pa.Table, kinds: np.ndarray | None) -> None:
+    """Raise what the merge engine would raise for these rows, before any writer sees them
+    (so a rejected write_arrow buffers nothing in any bucket)."""
+    if kinds is None or data.num_rows == 0:
+        return
+    spec = mergetree().MergeSpec.from_schema(table.schema, table.merge_tree_options)
+    spec.prepare_input(data, pa.array(kinds, type=pa.int8()))
+
+
+class PrimaryKeyBucketWriter:
+    """The merge-tree writer of one (partition, bucket), behind the table write's writer interface."""
+
+    def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int,
+                 restored_files: Sequence[DataFileMeta], executor: Executor | None,
+                 total_buckets: int | None = None):
+        mt = mergetree()
+        self.writer = mt.MergeTreeWriter(
+            table.file_io, table.paths, table.schema, table.merge_tree_options, partition, partition_path,
+            bucket, table.options.bucket if total_buckets is None else total_buckets, list(restored_files),
+            compaction_executor=executor)
+
+    def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
+        self.writer.write(data, None if kinds is None else pa.array(kinds, type=pa.int8()))
+
+    def compact(self, full: bool) -> None:
+        self.writer.compact(full)
+
+    def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
+        return self.writer.prepare_commit(wait_compaction)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+# ============================================================================ reads
+
+
+def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> pa.Table:
+    """Rows of one primary-key split: merged (DATA) or raw changes with ``_VALUE_KIND`` (DELTA / CHANGELOG)."""
+    from impl.table.scan import DATA
+    mt = mergetree()
+    table = reader.table
+    projection = list(reader.projection)
+    pred_fields = [f for f in table.schema.field_names
+                   if reader.predicate is not None and f in reader.predicate.fields() and f not in projection]
+    columns = projection + pred_fields
+    expr = reader.predicate.to_arrow() if reader.predicate is not None else None
+    if split.kind == DATA:
+        out = mt.merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
+                            split.partition_path, split.bucket, list(split.files), projection=columns,
+                            predicate=expr)
+        return out.select(projection)
+    kv = mt.read_kv_files(table.file_io, table.paths, table.schema, split.partition_path, split.bucket,
+                          list(split.files), columns=[mt.SEQUENCE_NUMBER, mt.VALUE_KIND, *columns])
+    if kv.num_rows:
+        kv = kv.take(pc.sort_indices(kv, sort_keys=[(mt.SEQUENCE_NUMBER, "ascending")]))
+    if expr is not None:
+        kv = kv.filter(expr)
+    return kv.select(projection + ([mt.VALUE_KIND] if with_kind else []))

@@ -1,0 +1,275 @@
+"""Predicates over table columns (Paimon's PredicateBuilder), three ways to use them:
+
+- ``to_arrow()``: a pyarrow compute expression, applied to rows after reading;
+- ``test_stats(lookup)``: may any row of a file / manifest / partition match, given per-column
+  min / max / null count? (False only when certainly not: used to skip files);
+- ``fields()``: the columns it reads (to know whether partition values decide it alone).
+
+Predicates are immutable trees of :class:`LeafPredicate` and :class:`CompoundPredicate`.
+SQL semantics: a comparison with null is not true, so nulls never match anything except
+``is_null``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from impl.format.json_records import TableSchema
+from impl.format.types import to_arrow
+from impl.table.errors import InvalidPredicateError
+from impl.table.stats import ColumnStats
+
+StatsLookup = Callable[[str], "ColumnStats | None"]
+
+_COMPARISONS = ("equal", "not_equal", "less_than", "less_or_equal", "greater_than", "greater_or_equal")
+_NO_LITERAL = ("is_null", "is_not_null")
+
+
+class Predicate:
+    """Base class of predicates."""
+
+    def to_arrow(self) -> pc.Expression:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def test_stats(self, lookup: StatsLookup) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def fields(self) -> frozenset[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class LeafPredicate(Predicate):
+    """``method(field, literals)``; method is one of the PredicateBuilder method names."""
+
+    method: str
+    field: str
+    literals: tuple = ()
+
+    def fields(self) -> frozenset[str]:
+        return frozenset((self.field,))
+
+    def to_arrow(self) -> pc.Expression:
+        f = pc.field(self.field)
+        m, lits = self.method, self.literals
+        if m == "equal":
+            return f == lits[0]
+        if m == "not_equal":
+            return f != lits[0]
+        if m == "less_than":
+            return f < lits[0]
+        if m == "less_or_equal":
+            return f <= lits[0]
+        if m == "greater_than":
+            return f > lits[0]
+        if m == "greater_or_equal":
+            return f >= lits[0]
+        if m == "is_null":
+            return f.is_null()
+        if m == "is_not_null":
+            return f.is_valid()
+        if m == "is_in":
+            return f.isin(list(lits))
+        if m == "is_not_in":
+            return f.is_valid() & ~f.isin(list(lits))
+        if m == "between":
+            return (f >= lits[0]) & (f <= lits[1])
+        if m == "startswith":
+            return pc.starts_with(f, pattern=lits[0])
+        raise InvalidPredicateError(f"unknown predicate method {m!r}")
+
+    def test_stats(self, lookup: StatsLookup) -> bool:
+        s = lookup(self.field)
+        if s is None:
+            return True
+        m = self.method
+        all_null = (s.null_count is not None and s.row_count is not None and s.null_count >= s.row_count)
+        if m == "is_null":
+            return s.null_count is None or s.null_count > 0
+        if m == "is_not_null":
+            return not all_null
+        if all_null:
+            return False
+        lo, hi = s.min, s.max
+        try:
+            return _may_match(m, self.literals, lo, hi, s)
+        except TypeError:
+            return True  # incomparable literal / stats types: cannot decide
+
+
+def _may_match(m: str, lits: tuple, lo, hi, s: ColumnStats) -> bool:
+    if m in ("not_equal", "is_not_in"):
+        if lo is None or hi is None:
+            return True
+        if lo == hi:
+            return lo not in lits if m == "is_not_in" else lo != lits[0]
+        return True
+    if m == "startswith":
+        p = lits[0]
+        if lo is None or hi is None or not isinstance(p, (str, bytes)):
+            return True
+        return lo[: len(p)] <= p <= hi[: len(p)]
+    if m == "equal":
+        v = lits[0]
+        return (lo is None or lo <= v) and (hi is None or v <= hi)
+    if m == "is_in":
+        return any((lo is None or lo <= v) and (hi is None or v <= hi) for v in lits if v is not None)
+    if m == "less_than":
+        return lo is None or lo < lits[0]
+    if m == "less_or_equal":
+        return lo is None or lo <= lits[0]
+    if m == "greater_than":
+        return hi is None or hi > lits[0]
+    if m == "greater_or_equal":
+        return hi is None or hi >= lits[0]
+    if m == "between":
+        return (lo is None or lo <= lits[1]) and (hi is None or hi >= lits[0])
+    return True
+
+
+@dataclass(frozen=True)
+class CompoundPredicate(Predicate):
+    """``and`` / ``or`` of child predicates."""
+
+    op: str
+    children: tuple[Predicate, ...]
+
+    def fields(self) -> frozenset[str]:
+        out: frozenset[str] = frozenset()
+        for c in self.children:
+            out |= c.fields()
+        return out
+
+    def to_arrow(self) -> pc.Expression:
+        exprs = [c.to_arrow() for c in self.children]
+        acc = exprs[0]
+        for e in exprs[1:]:
+            acc = (acc & e) if self.op == "and" else (acc | e)
+        return acc
+
+    def test_stats(self, lookup: StatsLookup) -> bool:
+        if self.op == "and":
+            return all(c.test_stats(lookup) for c in self.children)
+        return any(c.test_stats(lookup) for c in self.children)
+
+
+def split_and(p: Predicate | None) -> list[Predicate]:
+    if p is None:
+        return []
+    if isinstance(p, CompoundPredicate) and p.op == "and":
+        out: list[Predicate] = []
+        for c in p.children:
+            out.extend(split_and(c))
+        return out
+    return [p]
+
+
+def and_all(preds: Sequence[Predicate]) -> Predicate | None:
+    preds = list(preds)
+    if not preds:
+        return None
+    if len(preds) == 1:
+        return preds[0]
+    return CompoundPredicate("and", tuple(preds))
+
+
+def only_fields(p: Predicate | None, names: set[str] | frozenset[str]) -> Predicate | None:
+    """The conjuncts of ``p`` that read only ``names`` (a weaker predicate, safe for pruning)."""
+    return and_all([c for c in split_and(p) if c.fields() <= names])
+
+
+class PredicateBuilder:
+    """Builds predicates over the columns of one table, checking names and literal types.
+
+    >>> pb = table.new_read_builder().new_predicate_builder()    # doctest: +SKIP
+    >>> pb.and_(pb.equal("dt", "2024-01-01"), pb.greater_than("v", 10))  # doctest: +SKIP
+    """
+
+    def __init__(self, schema: TableSchema):
+        self._schema = schema
+        self._types = {f.name: f.type for f in schema.fields}
+
+    def _leaf(self, method: str, field: str, literals: Sequence[Any]) -> LeafPredicate:
+        if field not in self._types:
+            raise InvalidPredicateError(
+                f"predicate {method}: {field!r} is not a column of the table (columns: {list(self._types)})")
+        t = self._types[field]
+        arrow_type = to_arrow(t)
+        checked = []
+        for lit in literals:
+            if lit is None:
+                raise InvalidPredicateError(f"predicate {method} on {field!r}: literal is None (use is_null)")
+            try:
+                scalar = pa.scalar(lit, type=arrow_type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
+                raise InvalidPredicateError(
+                    f"predicate {method} on {field!r} ({t}): literal {lit!r} does not fit the column type: {e}") from e
+            checked.append(scalar.as_py())
+        if method == "startswith" and not (t.is_string or t.is_binary):
+            raise InvalidPredicateError(f"predicate startswith on {field!r}: column type {t} is not a string")
+        return LeafPredicate(method, field, tuple(checked))
+
+    def equal(self, field: str, literal) -> Predicate:
+        return self._leaf("equal", field, [literal])
+
+    def not_equal(self, field: str, literal) -> Predicate:
+        return self._leaf("not_equal", field, [literal])
+
+    def less_than(self, field: str, literal) -> Predicate:
+        return self._leaf("less_than", field, [literal])
+
+    def less_or_equal(self, field: str, literal) -> Predicate:
+        return self._leaf("less_or_equal", field, [literal])
+
+    def greater_than(self, field: str, literal) -> Predicate:
+        return self._leaf("greater_than", field, [literal])
+
+    def greater_or_equal(self, field: str, literal) -> Predicate:
+        return self._leaf("greater_or_equal", field, [literal])
+
+    def is_null(self, field: str) -> Predicate:
+        return self._leaf("is_null", field, [])
+
+    def is_not_null(self, field: str) -> Predicate:
+        return self._leaf("is_not_null", field, [])
+
+    def is_in(self, field: str, literals: Sequence) -> Predicate:
+        literals = list(literals)
+        if not literals:
+            raise InvalidPredicateError(f"predicate is_in on {field!r}: empty literal list")
+        return self._leaf("is_in", field, literals)
+
+    def is_not_in(self, field: str, literals: Sequence) -> Predicate:
+        literals = list(literals)
+        if not literals:
+            raise InvalidPredicateError(f"predicate is_not_in on {field!r}: empty literal list")
+        return self._leaf("is_not_in", field, literals)
+
+    def between(self, field: str, included_lower, included_upper) -> Predicate:
+        return self._leaf("between", field, [included_lower, included_upper])
+
+    def startswith(self, field: str, pattern_literal) -> Predicate:
+        return self._leaf("startswith", field, [pattern_literal])
+
+    def and_(self, *predicates) -> Predicate:
+        return self._compound("and", predicates)
+
+    def or_(self, *predicates) -> Predicate:
+        return self._compound("or", predicates)
+
+    @staticmethod
+    def _compound(op: str, predicates) -> Predicate:
+        if len(predicates) == 1 and isinstance(predicates[0], (list, tuple)):
+            predicates = tuple(predicates[0])
+        if not predicates:
+            raise InvalidPredicateError(f"{op}_ needs at least one predicate")
+        for p in predicates:
+            if not isinstance(p, Predicate):
+                raise InvalidPredicateError(f"{op}_: {p!r} is not a Predicate")
+        if len(predicates) == 1:
+            return predicates[0]
+        return CompoundPredicate(op, tuple(predicates))

@@ -1,0 +1,193 @@
+"""Reading splits into Arrow.
+
+Append tables: each data file is read from Parquet (only the needed columns), the filter is
+applied as an Arrow compute expression, then the projection. Files are read concurrently
+(pyarrow decodes without the GIL) and concatenated in split order.
+
+Primary-key tables: each split (one bucket) is merged on read by ``impl.mergetree.merge_read``
+(deduplicate / partial-update / aggregation / first-row). Incremental splits of primary-key
+tables (DELTA / CHANGELOG) are returned as raw change rows in sequence order with an extra
+int8 column ``_VALUE_KIND`` (0 +I, 1 -U, 2 +U, 3 -D).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from impl.format.records import DataFileMeta
+from impl.table.errors import DataFileError
+from impl.table.predicate import Predicate
+from impl.table.scan import DATA, DataSplit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from impl.table.table import FileStoreTable
+
+VALUE_KIND = "_VALUE_KIND"
+SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
+_MAX_READ_THREADS = max(2, min(8, (os.cpu_count() or 2) * 2))
+
+
+def read_parquet_bytes(data: bytes, path: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read a Parquet payload; columns the file lacks are skipped (the caller fills them)."""
+    try:
+        pf = pq.ParquetFile(pa.BufferReader(data))
+        if columns is not None:
+            present = set(pf.schema_arrow.names)
+            columns = [c for c in columns if c in present]
+        return pf.read(columns=columns)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise DataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from e
+
+
+class TableRead:
+    """Reads splits planned by :class:`impl.table.scan.TableScan` (``ReadBuilder.new_read()``)."""
+
+    def __init__(self, table: "FileStoreTable", predicate: Predicate | None = None,
+                 projection: Sequence[str] | None = None, limit: int | None = None):
+        self.table = table
+        self.predicate = predicate
+        self.projection = list(projection) if projection is not None else table.schema.field_names
+        self.limit = limit
+        self._full_schema = table.arrow_schema
+        self._lock = threading.Lock()
+        self.files_read = 0  # data files opened by this reader (observability / tests)
+
+    # ------------------------------------------------------------------ schema
+
+    def _read_columns(self) -> list[str]:
+        needed = list(self.projection)
+        if self.predicate is not None:
+            for f in self.table.schema.field_names:
+                if f in self.predicate.fields() and f not in needed:
+                    needed.append(f)
+        return needed
+
+    def output_schema(self, with_value_kind: bool = False) -> pa.Schema:
+        fields = [self._full_schema.field(n) for n in self.projection]
+        if with_value_kind:
+            fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
+        return pa.schema(fields)
+
+    # ------------------------------------------------------------------ public API
+
+    def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:
+        """All rows of ``splits`` as one table (projection and filter applied)."""
+        splits = list(splits)
+        with_kind = self._with_value_kind(splits)
+        tables = list(self._iter_tables(splits))
+        schema = self.output_schema(with_kind)
+        if not tables:
+            return schema.empty_table()
+        out = pa.concat_tables(tables)
+        if self.limit is not None and out.num_rows > self.limit:
+            out = out.slice(0, self.limit)
+        return out
+
+    def to_arrow_batch_reader(self, splits: Sequence[DataSplit]) -> pa.RecordBatchReader:
+        """A streaming reader over the rows of ``splits`` (one split in memory at a time)."""
+        splits = list(splits)
+        schema = self.output_schema(self._with_value_kind(splits))
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for t in self._iter_tables(splits):
+                yield from t.to_batches()
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    def to_pandas(self, splits: Sequence[DataSplit]):
+        return self.to_arrow(splits).to_pandas()
+
+    # ------------------------------------------------------------------ internals
+
+    def _with_value_kind(self, splits: Sequence[DataSplit]) -> bool:
+        return self.table.is_primary_key_table and any(s.kind != DATA for s in splits)
+
+    def _iter_tables(self, splits: list[DataSplit]) -> Iterator[pa.Table]:
+        if not splits:
+            return
+        with_kind = self._with_value_kind(splits)
+        schema = self.output_schema(with_kind)
+        tasks = []
+        for s in splits:
+            if self.table.is_primary_key_table:
+                tasks.append((self._read_pk_split, (s, with_kind)))
+            else:
+                tasks.extend((self._read_append_file, (s, f)) for f in s.files)
+        produced = 0
+        if len(tasks) == 1:
+            results: Iterator[pa.Table] = iter([tasks[0][0](*tasks[0][1])])
+            pool = None
+        else:
+            pool = ThreadPoolExecutor(max_workers=min(_MAX_READ_THREADS, len(tasks)),
+                                      thread_name_prefix="paimon-read")
+            results = pool.map(lambda t: t[0](*t[1]), tasks)
+        try:
+            for t in results:
+                t = self._conform(t, schema)
+                if t.num_rows:
+                    yield t
+                produced += t.num_rows
+                if self.limit is not None and produced >= self.limit:
+                    break
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+    def _conform(self, t: pa.Table, schema: pa.Schema) -> pa.Table:
+        cols = []
+        for f in schema:
+            if f.name in t.column_names:
+                col = t.column(f.name)
+                if not col.type.equals(f.type):
+                    col = col.cast(f.type)
+            else:
+                col = pa.nulls(t.num_rows, f.type)
+            cols.append(col)
+        return pa.Table.from_arrays(cols, schema=schema)
+
+    def _data_file_path(self, split: DataSplit, f: DataFileMeta) -> str:
+        return self.table.paths.data_file_path(split.partition_path, split.bucket, f.file_name, f.external_path)
+
+    def _read_file_bytes(self, path: str) -> bytes:
+        try:
+            data = self.table.file_io.read_bytes(path)
+        except FileNotFoundError as e:
+            raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
+        with self._lock:
+            self.files_read += 1
+        return data
+
+    def _read_append_file(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
+        path = self._data_file_path(split, f)
+        t = read_parquet_bytes(self._read_file_bytes(path), path, self._read_columns())
+        if t.num_rows != f.row_count:
+            raise DataFileError(path, f"holds {t.num_rows} rows, its manifest entry says {f.row_count}")
+        missing = [c for c in self._read_columns() if c not in t.column_names]
+        for c in missing:  # written under an older schema without this column
+            t = t.append_column(self._full_schema.field(c), pa.nulls(t.num_rows, self._full_schema.field(c).type))
+        if self.predicate is not None:
+            t = t.filter(self.predicate.to_arrow())
+        return t.select(self.projection)
+
+    def _read_pk_split(self, split: DataSplit, with_kind: bool) -> pa.Table:
+        from impl.table.pk import mergetree, read_pk_split  # keeps impl.mergetree out of append-only use
+        with self._lock:
+            self.files_read += len(split.files)
+        try:
+            return read_pk_split(self, split, with_kind)
+        except mergetree().CorruptDataFileError as e:
+            raise DataFileError(e.path, e.reason) from e
+
+
+def apply_filter(t: pa.Table, predicate: Predicate | None) -> pa.Table:
+    if predicate is None or t.num_rows == 0:
+        return t
+    return t.filter(predicate.to_arrow())
+
+
+__all__ = ["TableRead", "read_parquet_bytes", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]

@@ -1,0 +1,338 @@
+"""Scan planning: which files of which snapshot a read needs, cut into splits per (partition, bucket).
+
+Pruning, cheapest first:
+
+1. manifest files whose partition statistics / bucket range cannot match are not read;
+2. entries whose partition (decoded once per distinct partition) or bucket cannot match are dropped;
+3. on append tables, data files whose value statistics cannot match are dropped (stats are
+   decoded only for files that survived 1 and 2). Primary-key tables are not pruned by value
+   statistics: a newer file of the same key may hide or change a row.
+
+The snapshot is the latest one, or ``scan.snapshot-id``, or the newest at or before
+``scan.timestamp-millis``. ``incremental-between = "a,b"`` plans the changes of snapshots
+a+1..b instead (see :meth:`TableScan.plan`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from impl.errors import SnapshotNotFoundError
+from impl.format.binary_row import decode_row
+from impl.format.json_records import CommitKind, Snapshot
+from impl.format.records import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
+from impl.format.types import to_arrow
+from impl.fs.paths import partition_path
+from impl.manifest.entries import merge_entries
+from impl.table.bucket import row_hashes
+from impl.table.predicate import LeafPredicate, Predicate, only_fields, split_and
+from impl.table.stats import ColumnStats, FileStats
+
+if TYPE_CHECKING:  # pragma: no cover
+    from impl.table.table import FileStoreTable
+
+# what a split holds
+DATA = "data"  # a snapshot's live files (merge-on-read for primary-key tables)
+DELTA = "delta"  # files added by snapshots of an incremental range
+CHANGELOG = "changelog"  # changelog files of an incremental range
+
+
+@dataclass(frozen=True)
+class DataSplit:
+    """Files of one (partition, bucket) to read together.
+
+    ``kind`` is DATA for a snapshot read, DELTA / CHANGELOG for incremental reads.
+    """
+
+    snapshot_id: int
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    partition_path: str
+    files: tuple[DataFileMeta, ...]
+    kind: str = DATA
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+    @property
+    def file_size(self) -> int:
+        return sum(f.file_size for f in self.files)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The result of planning a scan."""
+
+    snapshot_id: int | None
+    splits_: tuple[DataSplit, ...]
+
+    def splits(self) -> list[DataSplit]:
+        return list(self.splits_)
+
+
+class PartitionCache:
+    """Decoded partition values and path of each serialized partition, computed once."""
+
+    def __init__(self, names: Sequence[str], types, default_name: str):
+        self.names = list(names)
+        self.types = list(types)
+        self.default_name = default_name
+        self._values: dict[bytes, tuple] = {}
+        self._paths: dict[bytes, str] = {}
+
+    def values(self, partition: bytes, path: str = "<manifest>") -> tuple:
+        v = self._values.get(partition)
+        if v is None:
+            v = decode_row(partition, self.types, path=path) if self.types else ()
+            self._values[partition] = v
+        return v
+
+    def path(self, partition: bytes) -> str:
+        p = self._paths.get(partition)
+        if p is None:
+            p = partition_path(self.names, self.values(partition), self.default_name)
+            self._paths[partition] = p
+        return p
+
+    def as_dict(self, partition: bytes) -> dict:
+        return dict(zip(self.names, self.values(partition)))
+
+
+def _exact_lookup(values: dict):
+    def lookup(name: str):
+        if name not in values:
+            return None
+        v = values[name]
+        return ColumnStats(v, v, 1 if v is None else 0, 1)
+    return lookup
+
+
+class SnapshotReader:
+    """Reads the manifests of a snapshot with partition / bucket pruning (shared by scans and maintenance)."""
+
+    def __init__(self, table: "FileStoreTable"):
+        self.table = table
+        self.manifest_file = table.manifest_file
+        self.manifest_list = table.manifest_list
+        self.partitions = table.partition_cache
+
+    def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        return [*self.manifest_list.read(snapshot.base_manifest_list),
+                *self.manifest_list.read(snapshot.delta_manifest_list)]
+
+    def _manifest_may_match(self, m: ManifestFileMeta, partition_pred: Predicate | None) -> bool:
+        if partition_pred is None or not self.partitions.types:
+            return True
+        st = m.partition_stats
+        try:
+            lo = decode_row(st.min_values, self.partitions.types, path=m.file_name)
+            hi = decode_row(st.max_values, self.partitions.types, path=m.file_name)
+        except Exception:  # noqa: BLE001 - unreadable stats only cost pruning
+            return True
+        nulls = st.null_counts or ()
+        stats = {n: ColumnStats(lo[i], hi[i], nulls[i] if i < len(nulls) else None, None)
+                 for i, n in enumerate(self.partitions.names)}
+        return partition_pred.test_stats(stats.get)
+
+    def read_entries(self, metas: Iterable[ManifestFileMeta], partition_pred: Predicate | None = None,
+                     bucket_filter=None) -> list[ManifestEntry]:
+        """Entries of the given manifests that may match the partition predicate and bucket filter."""
+        out: list[ManifestEntry] = []
+        part_ok: dict[bytes, bool] = {}
+        for m in metas:
+            if not self._manifest_may_match(m, partition_pred):
+                continue
+            for e in self.manifest_file.read(m.file_name):
+                if partition_pred is not None and self.partitions.types:
+                    ok = part_ok.get(e.partition)
+                    if ok is None:
+                        values = self.partitions.as_dict(e.partition)
+                        ok = partition_pred.test_stats(_exact_lookup(values))
+                        part_ok[e.partition] = ok
+                    if not ok:
+                        continue
+                if bucket_filter is not None and not bucket_filter(e):
+                    continue
+                out.append(e)
+        return out
+
+    def live_entries(self, snapshot: Snapshot | None, partition_pred: Predicate | None = None,
+                     bucket_filter=None) -> list[ManifestEntry]:
+        """Live ADD entries of ``snapshot`` (in manifest order) after partition / bucket pruning."""
+        if snapshot is None:
+            return []
+        entries = self.read_entries(self.data_manifests(snapshot), partition_pred, bucket_filter)
+        return [e for e in merge_entries(entries).values() if e.kind is FileKind.ADD]
+
+
+class TableScan:
+    """Plans the splits of one read (``ReadBuilder.new_scan()``)."""
+
+    def __init__(self, table: "FileStoreTable", predicate: Predicate | None = None):
+        self.table = table
+        self.predicate = predicate
+        self.reader = SnapshotReader(table)
+        self.partition_names = set(table.schema.partition_keys)
+        self.files_pruned_by_stats = 0
+
+    # ------------------------------------------------------------------ snapshot choice
+
+    def resolve_snapshot(self) -> Snapshot | None:
+        opts = self.table.options
+        sm = self.table.snapshot_manager
+        if opts.scan_snapshot_id is not None:
+            return sm.snapshot(opts.scan_snapshot_id)
+        if opts.scan_timestamp_millis is not None:
+            return sm.earlier_or_equal_time_millis(opts.scan_timestamp_millis)
+        return sm.latest_snapshot()
+
+    # ------------------------------------------------------------------ planning
+
+    def plan(self) -> Plan:
+        """Splits of the snapshot to read, or of the incremental range ``incremental-between``.
+
+        Incremental reads return, for snapshots a+1..b (each must still exist, else
+        SnapshotNotFoundError): on append tables the files added by APPEND snapshots; on
+        primary-key tables the changelog files of every snapshot in the range when
+        ``changelog-producer`` is not ``none``, else the data files added by APPEND snapshots
+        (the raw change rows, see :class:`impl.table.read.TableRead`).
+        """
+        if self.table.options.incremental_between is not None:
+            return self._plan_incremental(*self.table.options.incremental_between)
+        snapshot = self.resolve_snapshot()
+        if snapshot is None:
+            return Plan(None, ())
+        partition_pred = only_fields(self.predicate, self.partition_names)
+        bucket_filter = self._bucket_filter()
+        entries = self.reader.live_entries(snapshot, partition_pred, bucket_filter)
+        entries = self._prune_by_stats(entries)
+        return Plan(snapshot.id, tuple(self._splits(snapshot.id, entries, DATA)))
+
+    def _plan_incremental(self, start: int, end: int) -> Plan:
+        sm = self.table.snapshot_manager
+        latest = sm.latest_snapshot_id()
+        if latest is None or end > latest:
+            raise SnapshotNotFoundError(self.table.path, end)
+        partition_pred = only_fields(self.predicate, self.partition_names)
+        bucket_filter = self._bucket_filter()
+        pk = self.table.is_primary_key_table
+        use_changelog = pk and self.table.options.changelog_producer != "none"
+        entries: list[ManifestEntry] = []
+        for sid in range(start + 1, end + 1):
+            snap = sm.snapshot(sid)  # SnapshotNotFoundError if expired
+            if use_changelog:
+                if snap.changelog_manifest_list is None:
+                    continue
+                metas = self.reader.manifest_list.read(snap.changelog_manifest_list)
+            else:
+                if snap.commit_kind is not CommitKind.APPEND:
+                    continue
+                metas = self.reader.manifest_list.read(snap.delta_manifest_list)
+            entries.extend(e for e in self.reader.read_entries(metas, partition_pred, bucket_filter)
+                           if e.kind is FileKind.ADD)
+        entries = self._prune_by_stats(entries)
+        kind = CHANGELOG if use_changelog else DELTA
+        return Plan(end, tuple(self._splits(end, entries, kind)))
+
+    # ------------------------------------------------------------------ pruning
+
+    def _prune_by_stats(self, entries: list[ManifestEntry]) -> list[ManifestEntry]:
+        """Drop files whose statistics show no row can match.
+
+        Append tables: value statistics against the whole predicate. Primary-key tables: key
+        statistics against the conjuncts on primary-key columns only. That is safe because
+        merging is per key: a file holding no matching key changes no matching row (value
+        statistics are not, since a newer file of the same key may replace the value).
+        """
+        schema = self.table.schema
+        fields = {f.name: f for f in schema.fields}
+        if self.table.is_primary_key_table:
+            keys = list(schema.trimmed_primary_keys)
+            pred = only_fields(self.predicate, set(keys))
+            stats_of = lambda m: FileStats.of_keys(m, fields, keys)  # noqa: E731
+        else:
+            pred = self.predicate
+            stats_of = lambda m: FileStats.of_values(m, fields, schema.field_names)  # noqa: E731
+        if pred is None or pred.fields() <= self.partition_names:
+            return entries
+        kept = []
+        for e in entries:
+            if pred.test_stats(stats_of(e.file).get):
+                kept.append(e)
+            else:
+                self.files_pruned_by_stats += 1
+        return kept
+
+    def _bucket_filter(self):
+        """Entries' buckets that can hold rows matching equality / IN on every bucket-key column."""
+        pred = self.predicate
+        keys = self.table.bucket_keys
+        if pred is None or not keys or self.table.options.bucket <= 0:
+            return None
+        literal_sets: dict[str, tuple] = {}
+        for c in split_and(pred):
+            if isinstance(c, LeafPredicate) and c.field in keys and c.method in ("equal", "is_in"):
+                prev = literal_sets.get(c.field)
+                lits = tuple(dict.fromkeys(c.literals))
+                literal_sets[c.field] = lits if prev is None else tuple(v for v in prev if v in lits)
+        if any(k not in literal_sets for k in keys):
+            return None
+        combos = list(itertools.product(*(literal_sets[k] for k in keys)))
+        if not combos:
+            return lambda e: False
+        if len(combos) > 10_000:
+            return None
+        types = [self.table.schema.field(k).type for k in keys]
+        columns = [pa.array([c[i] for c in combos], type=to_arrow(t)) for i, t in enumerate(types)]
+        hashes = row_hashes(columns, types).astype(np.int64)
+
+        allowed: dict[int, set[int]] = {}
+
+        def accept(e: ManifestEntry) -> bool:
+            n = e.total_buckets
+            if n <= 0:
+                return True
+            ok = allowed.get(n)
+            if ok is None:
+                ok = set(np.abs(np.fmod(hashes, n)).tolist())
+                allowed[n] = ok
+            return e.bucket in ok
+        return accept
+
+    # ------------------------------------------------------------------ splits
+
+    def _splits(self, snapshot_id: int, entries: list[ManifestEntry], kind: str) -> list[DataSplit]:
+        groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for e in entries:
+            groups.setdefault((e.partition, e.bucket), []).append(e)
+        splits = []
+        pk = self.table.is_primary_key_table
+        target = self.table.options.split_target_size
+        open_cost = self.table.options.split_open_file_cost
+        for (partition, bucket), es in groups.items():
+            path = self.reader.partitions.path(partition)
+            total = es[0].total_buckets
+            files = [e.file for e in es]
+            if pk:  # merge-on-read, or change rows ordered by sequence number: one split per bucket
+                splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(files), kind))
+                continue
+            # append files (and raw change files) are independent: pack them into ~target-size splits
+            pack: list[DataFileMeta] = []
+            weight = 0
+            for f in files:
+                w = max(f.file_size, open_cost)
+                if pack and weight + w > target:
+                    splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(pack), kind))
+                    pack, weight = [], 0
+                pack.append(f)
+                weight += w
+            if pack:
+                splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(pack), kind))
+        return splits

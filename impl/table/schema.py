@@ -1,0 +1,226 @@
+"""Table definitions: from a pyarrow schema plus keys and options to a Paimon TableSchema (JSON v3).
+
+Field ids count from 0 in column order; primary-key and partition fields become NOT NULL
+(as Paimon does). Everything that makes a table unusable is rejected here, at creation,
+with :class:`InvalidSchemaError` / :class:`InvalidOptionError` naming what was wrong.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import pyarrow as pa
+
+from impl.errors import InvalidOptionError
+from impl.format.json_records import TableSchema
+from impl.format.types import DataField, DataType, TypeParseError, from_arrow, to_arrow
+from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
+from impl.table.options import TableOptions
+
+# Columns of primary-key data files that user fields must not shadow.
+SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
+VALUE_KIND = "_VALUE_KIND"
+KEY_PREFIX = "_KEY_"
+_NESTED = ("ARRAY", "MAP", "ROW")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A table definition before creation (pypaimon's ``Schema.from_pyarrow_schema``)."""
+
+    pa_schema: pa.Schema
+    partition_keys: tuple[str, ...] = ()
+    primary_keys: tuple[str, ...] = ()
+    options: Mapping[str, str] = field(default_factory=dict)
+    comment: str | None = None
+
+    @staticmethod
+    def from_pyarrow_schema(pa_schema: pa.Schema, partition_keys: Sequence[str] | None = None,
+                            primary_keys: Sequence[str] | None = None, options: Mapping | None = None,
+                            comment: str | None = None) -> "Schema":
+        return Schema(pa_schema, tuple(partition_keys or ()), tuple(primary_keys or ()),
+                      dict(options or {}), comment)
+
+
+def _option_text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _names(kind: str, keys: Iterable[str] | None) -> tuple[str, ...]:
+    if keys is None:
+        return ()
+    if isinstance(keys, str):
+        keys = [k.strip() for k in keys.split(",") if k.strip()]
+    out = tuple(keys)
+    for k in out:
+        if not isinstance(k, str) or not k:
+            raise InvalidSchemaError(f"{kind}: {k!r} is not a field name")
+    if len(set(out)) != len(out):
+        raise InvalidSchemaError(f"{kind} {list(out)} name a field twice")
+    return out
+
+
+def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | None = None,
+                       partition_keys: Sequence[str] | None = None, options: Mapping | None = None,
+                       comment: str | None = None, schema_id: int = 0,
+                       time_millis: int | None = None) -> TableSchema:
+    """Validate a table definition and build its :class:`TableSchema` (schema id 0)."""
+    if not isinstance(pa_schema, pa.Schema):
+        raise InvalidSchemaError(f"schema must be a pyarrow.Schema, got {type(pa_schema).__name__}")
+    if len(pa_schema) == 0:
+        raise InvalidSchemaError("a table needs at least one column")
+    pks = _names("primary keys", primary_keys)
+    parts = _names("partition keys", partition_keys)
+    opts = {str(k): _option_text(v) for k, v in (options or {}).items()}
+
+    names = list(pa_schema.names)
+    seen: set[str] = set()
+    for n in names:
+        if not n:
+            raise InvalidSchemaError("a column has an empty name")
+        if n in seen:
+            raise InvalidSchemaError(f"column {n!r} appears twice")
+        seen.add(n)
+    for k in parts:
+        if k not in seen:
+            raise InvalidSchemaError(f"partition key {k!r} is not a column (columns: {names})")
+    for k in pks:
+        if k not in seen:
+            raise InvalidSchemaError(f"primary key {k!r} is not a column (columns: {names})")
+    if pks:
+        missing = [p for p in parts if p not in pks]
+        if missing:
+            raise InvalidSchemaError(f"primary keys {list(pks)} must include every partition key; missing {missing}")
+        if set(pks) == set(parts):
+            raise InvalidSchemaError(
+                f"primary keys {list(pks)} equal the partition keys: each partition would hold one row")
+        reserved = [n for n in names if n in (SEQUENCE_NUMBER, VALUE_KIND) or n.startswith(KEY_PREFIX)]
+        if reserved:
+            raise InvalidSchemaError(f"columns {reserved} clash with the system columns of primary-key data files")
+
+    not_null = set(pks) | set(parts)
+    fields = []
+    highest = [-1]  # field ids are unique across nesting levels, as Paimon assigns them
+    for f in pa_schema:
+        try:
+            t = from_arrow(f.type, f.nullable)
+        except TypeParseError as e:
+            raise InvalidSchemaError(f"column {f.name!r}: {e}") from e
+        if f.name in not_null:
+            if t.root in _NESTED:
+                role = "primary key" if f.name in pks else "partition key"
+                raise InvalidSchemaError(f"{role} {f.name!r} has nested type {t}, which cannot be a key")
+            t = t.copy(False)
+        highest[0] += 1
+        field_id = highest[0]
+        fields.append(DataField(field_id, f.name, _reassign_ids(t, highest)))
+
+    schema = TableSchema(
+        id=schema_id,
+        fields=tuple(fields),
+        partition_keys=parts,
+        primary_keys=pks,
+        options=opts,
+        comment=comment,
+        time_millis=int(time.time() * 1000) if time_millis is None else time_millis,
+        highest_field_id=highest[0],
+    )
+    validate_for_create(schema)
+    return schema
+
+
+def _reassign_ids(t: DataType, highest: list[int]) -> DataType:
+    """``t`` with the fields of nested ROW types numbered on from ``highest`` (Paimon's ReassignFieldId:
+    a field takes the next id before the fields inside its own type)."""
+    if t.root == "ROW":
+        children = []
+        for child in t.children:
+            highest[0] += 1
+            fid = highest[0]
+            children.append(DataField(fid, child.name, _reassign_ids(child.type, highest), child.description))
+        return DataType(t.root, t.nullable, t.length, t.precision, t.scale, tuple(children))
+    if t.root in ("ARRAY", "MAP"):
+        return DataType(t.root, t.nullable, t.length, t.precision, t.scale,
+                        tuple(_reassign_ids(c, highest) for c in t.children))
+    return t
+
+
+def validate_for_create(schema: TableSchema) -> TableOptions:
+    """Checks a new table must pass (stricter than what reading an existing table needs)."""
+    options = TableOptions.from_options(schema.options)
+    validate_options(schema, options)
+    if schema.primary_keys and options.bucket == -1:
+        raise UnsupportedTableFeatureError(
+            "primary-key tables need a fixed bucket count: set option 'bucket' to a number >= 1 "
+            "(dynamic bucket mode, bucket = -1, is not implemented)")
+    if schema.primary_keys:
+        from impl.table.pk import merge_tree_options, mergetree
+        try:
+            mergetree()
+        except UnsupportedTableFeatureError:
+            return options  # merge tree not installed: checked again on first write
+        merge_tree_options(options.raw, schema)
+    return options
+
+
+def validate_options(schema: TableSchema, options: TableOptions) -> None:
+    """Cross-checks between options and fields, shared by table creation and ``Table.copy``."""
+    names = schema.field_names
+    pk_table = bool(schema.primary_keys)
+    if options.deletion_vectors:
+        raise UnsupportedTableFeatureError("option 'deletion-vectors.enabled' is not supported")
+    if options.bucket_key is not None:
+        for k in options.bucket_key:
+            if k not in names:
+                raise InvalidOptionError(f"option 'bucket-key': {k!r} is not a column (columns: {names})")
+            if k in schema.partition_keys:
+                raise InvalidOptionError(f"option 'bucket-key': {k!r} is a partition key")
+            if pk_table and k not in schema.primary_keys:
+                raise InvalidOptionError(f"option 'bucket-key': {k!r} is not a primary key {list(schema.primary_keys)}")
+        for k in options.bucket_key:
+            if schema.field(k).type.root in _NESTED:
+                raise InvalidOptionError(f"option 'bucket-key': {k!r} has nested type {schema.field(k).type}")
+    if not pk_table:
+        if options.bucket > 0 and options.bucket_key is None:
+            raise InvalidOptionError(
+                f"append table with 'bucket' = {options.bucket} needs option 'bucket-key' (the columns to hash)")
+        if options.bucket == -1 and options.bucket_key is not None:
+            raise InvalidOptionError("option 'bucket-key' needs a fixed 'bucket' count (bucket is -1)")
+        if options.changelog_producer != "none":
+            raise InvalidOptionError("option 'changelog-producer' needs a primary-key table")
+        if "merge-engine" in options.raw:
+            raise InvalidOptionError("option 'merge-engine' needs a primary-key table")
+    if options.rowkind_field is not None and options.rowkind_field not in names:
+        raise InvalidOptionError(f"option 'rowkind.field': {options.rowkind_field!r} is not a column")
+    if options.rowkind_field is not None and not schema.field(options.rowkind_field).type.is_string:
+        raise InvalidOptionError(f"option 'rowkind.field': column {options.rowkind_field!r} must be a string column")
+    for k in options.sequence_field or ():
+        if k not in names:
+            raise InvalidOptionError(f"option 'sequence.field': {k!r} is not a column")
+    for key in options.raw:
+        if key.startswith("fields.") and key.count(".") >= 2:
+            fname = key[len("fields."):].rsplit(".", 1)[0]
+            if fname not in names and fname != "default-aggregate-function":
+                raise InvalidOptionError(f"option {key!r}: {fname!r} is not a column")
+
+
+def arrow_schema(schema: TableSchema) -> pa.Schema:
+    """The pyarrow schema of the table's user columns (NOT NULL fields are non-nullable)."""
+    return pa.schema([pa.field(f.name, to_arrow(f.type), nullable=f.type.nullable) for f in schema.fields])
+
+
+def field_types(schema: TableSchema, names: Sequence[str]) -> list[DataType]:
+    return [schema.field(n).type for n in names]
+
+
+def bucket_key_names(schema: TableSchema, options: TableOptions) -> tuple[str, ...]:
+    """Columns whose BinaryRow is hashed for the bucket: ``bucket-key``, else the trimmed primary key."""
+    if options.bucket_key is not None:
+        return options.bucket_key
+    if schema.primary_keys:
+        return schema.trimmed_primary_keys
+    return ()

@@ -1,0 +1,362 @@
+"""TableWrite: validates Arrow input, routes rows to (partition, bucket) writers, hands out CommitMessages.
+
+Routing is vectorized: partitions by dictionary-encoding the partition columns (each distinct
+partition is encoded to a BinaryRow once), buckets by Paimon's hash of the bucket key
+(:mod:`impl.table.bucket`), then one stable sort by (partition, bucket) and zero-copy slices.
+
+Append tables get a :class:`RollingFileWriter` per (partition, bucket); bucket-unaware
+tables (``bucket`` = -1) write to bucket 0 with total buckets -1. Primary-key tables get an
+``impl.mergetree.MergeTreeWriter`` per (partition, bucket), restored from the files that
+bucket holds in the latest snapshot.
+
+Input is checked completely before any row is routed, so a rejected ``write_arrow`` leaves
+the writer (and storage) exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from impl.commit.messages import CommitMessage
+from impl.errors import SchemaMismatchError
+from impl.format.records import DataFileMeta, FileSource
+from impl.table.append_writer import RollingFileWriter
+from impl.table.bucket import compute_buckets, encode_partition, group_rows, split_by_group
+from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
+from impl.table.files import DataFileNamer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from impl.table.table import FileStoreTable
+
+ROW_KIND_NAMES = ("+I", "-U", "+U", "-D")
+_KIND_COL = "__paimon_row_kind__"
+
+
+# ============================================================================ input checks
+
+
+def _as_table(data) -> pa.Table:
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    if hasattr(data, "to_arrow") and not isinstance(data, (list, dict)):
+        return _as_table(data.to_arrow())
+    try:
+        import pandas as pd  # noqa: F401 - only to recognise DataFrames
+        if isinstance(data, pd.DataFrame):
+            return pa.Table.from_pandas(data, preserve_index=False)
+    except ImportError:  # pragma: no cover
+        pass
+    raise SchemaMismatchError(f"write_arrow expects a pyarrow Table or RecordBatch, got {type(data).__name__}")
+
+
+def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
+    """Types that hold the same values (string views, large offsets, dictionary, nested nullability)."""
+    if actual.equals(expected):
+        return True
+    if pa.types.is_dictionary(actual):
+        return _compatible(actual.value_type, expected)
+    if pa.types.is_null(actual):
+        return True
+    strings = (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view)
+    binaries = (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_binary_view)
+    if any(f(actual) for f in strings) and any(f(expected) for f in strings):
+        return True
+    if any(f(actual) for f in binaries) and any(f(expected) for f in binaries):
+        return True
+    nested = (pa.types.is_list, pa.types.is_large_list, pa.types.is_map, pa.types.is_struct)
+    if any(f(actual) for f in nested) and any(f(expected) for f in nested):
+        try:
+            pa.array([], type=actual).cast(expected)
+            return True
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return False
+    return False
+
+
+def conform_input(data, table: "FileStoreTable") -> pa.Table:
+    """The input as a table in schema column order and types; SchemaMismatchError names what is wrong."""
+    t = _as_table(data)
+    name = table.identifier
+    expected = table.arrow_schema
+    names = t.column_names
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise SchemaMismatchError(f"write to {name}: columns {dups} appear more than once")
+    missing = [n for n in expected.names if n not in names]
+    extra = [n for n in names if n not in expected.names]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing columns {missing}")
+        if extra:
+            parts.append(f"unknown columns {extra}")
+        raise SchemaMismatchError(f"write to {name}: {'; '.join(parts)} (table columns: {expected.names})")
+    cols = []
+    for f in expected:
+        col = t.column(f.name)
+        if not col.type.equals(f.type):
+            if not _compatible(col.type, f.type):
+                ptype = table.schema.field(f.name).type
+                raise SchemaMismatchError(
+                    f"write to {name}: column {f.name!r} has type {col.type}, the table expects {f.type} ({ptype})")
+            col = col.cast(f.type)
+        if not f.nullable and col.null_count:
+            role = ("primary-key" if f.name in table.schema.primary_keys else
+                    "partition" if f.name in table.schema.partition_keys else "NOT NULL")
+            raise NullKeyError(f"write to {name}: {role} column {f.name!r} holds {col.null_count} null value(s)")
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=expected)
+
+
+def row_kinds_of(t: pa.Table, row_kinds, table: "FileStoreTable") -> np.ndarray | None:
+    """Row kinds as int8 (0 +I, 1 -U, 2 +U, 3 -D) from ``row_kinds=`` or the ``rowkind.field`` column."""
+    n = t.num_rows
+    if row_kinds is not None:
+        arr = row_kinds
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        if isinstance(arr, pa.Array):
+            if arr.null_count:
+                raise SchemaMismatchError(f"write to {table.identifier}: row_kinds holds nulls")
+            if not pa.types.is_integer(arr.type):
+                raise SchemaMismatchError(f"write to {table.identifier}: row_kinds must be integers, got {arr.type}")
+            arr = arr.to_numpy(zero_copy_only=False)
+        kinds = np.asarray(arr)
+        if kinds.ndim != 1 or len(kinds) != n:
+            raise SchemaMismatchError(
+                f"write to {table.identifier}: row_kinds has {kinds.size} values for {n} rows")
+        if not np.issubdtype(kinds.dtype, np.integer):
+            raise SchemaMismatchError(f"write to {table.identifier}: row_kinds must be integers, got {kinds.dtype}")
+        if n and (kinds.min() < 0 or kinds.max() > 3):
+            bad = int(kinds[(kinds < 0) | (kinds > 3)][0])
+            raise SchemaMismatchError(f"write to {table.identifier}: row kind {bad} is not one of 0..3")
+        return kinds.astype(np.int8)
+    field = table.options.rowkind_field
+    if field is None or not table.is_primary_key_table:
+        return None
+    col = t.column(field)
+    idx = pc.index_in(col, value_set=pa.array(ROW_KIND_NAMES))
+    if idx.null_count:
+        bad_mask = pc.is_null(idx)
+        bad = pc.filter(col, bad_mask)
+        raise SchemaMismatchError(
+            f"write to {table.identifier}: column {field!r} (rowkind.field) holds {bad[0].as_py()!r}; "
+            f"expected one of {list(ROW_KIND_NAMES)}")
+    return idx.to_numpy(zero_copy_only=False).astype(np.int8)
+
+
+# ============================================================================ writers per bucket
+
+
+class _AppendBucketWriter:
+    def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int):
+        self.partition = partition
+        self.bucket = bucket
+        self.total_buckets = table.options.bucket  # -1 for bucket-unaware tables
+        self.writer = RollingFileWriter(
+            table.file_io, table.paths.bucket_dir(partition_path, bucket), table.arrow_schema,
+            table.schema.fields, schema_id=table.schema.id,
+            target_file_size=table.options.target_file_size_for(False),
+            compression=table.options.file_compression, zstd_level=table.options.zstd_level,
+            stats_mode=table.options.stats_mode, file_source=FileSource.APPEND,
+            name_factory=DataFileNamer().next)
+
+    def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
+        self.writer.write(data)
+
+    def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
+        files = self.writer.prepare_commit()
+        return CommitMessage(self.partition, self.bucket, self.total_buckets, new_files=tuple(files))
+
+    def close(self) -> None:
+        self.writer.abort()
+
+
+class TableWrite:
+    """Writes rows of one table; ``prepare_commit`` returns the CommitMessages for a TableCommit.
+
+    Batch writes (``new_batch_write_builder().new_write()``) prepare once; stream writes
+    (``new_stream_write_builder().new_write()``) may prepare many times, keeping their
+    per-bucket writers (and primary-key LSM state) across commits.
+    """
+
+    def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
+                 ignore_previous_files: bool = False):
+        if table.is_primary_key_table and table.options.bucket < 1:
+            raise UnsupportedTableFeatureError(
+                f"{table.identifier}: writing a primary-key table needs a fixed 'bucket' >= 1 "
+                f"(dynamic bucket mode is not implemented)")
+        self.table = table
+        self.commit_user = commit_user
+        self.streaming = streaming
+        # an overwrite replaces the files of the buckets it writes: do not restore them
+        self.ignore_previous_files = ignore_previous_files
+        self._writers: dict[tuple[bytes, int], object] = {}
+        self._partition_paths: dict[bytes, str] = {}
+        # (snapshot id, live files per (partition, bucket)) for restoring new merge-tree writers
+        self._restored: tuple[int | None, dict[tuple[bytes, int], list[DataFileMeta]]] | None = None
+        self._restored_checked = False
+        self._executor: ThreadPoolExecutor | None = None
+        self._closed = False
+        self._prepared = False
+        self._bucket_key = list(table.bucket_keys)
+        self._bucket_types = [table.schema.field(k).type for k in self._bucket_key]
+        self._partition_types = [table.schema.field(k).type for k in table.schema.partition_keys]
+
+    # ------------------------------------------------------------------ writing
+
+    def write_arrow(self, data: pa.Table | pa.RecordBatch, row_kinds=None) -> None:
+        """Write rows. ``row_kinds`` (int8 per row: 0 +I, 1 -U, 2 +U, 3 -D) is for primary-key
+        tables; without it, the ``rowkind.field`` column (if configured) gives each row's kind."""
+        self._check_open()
+        t = conform_input(data, self.table)
+        kinds = row_kinds_of(t, row_kinds, self.table)
+        if not self.table.is_primary_key_table and kinds is not None and np.any(kinds != 0):
+            raise SchemaMismatchError(
+                f"write to {self.table.identifier}: append tables take only +I rows (row kind 0)")
+        if t.num_rows == 0:
+            return
+        if self.table.is_primary_key_table:
+            from impl.table.pk import check_merge_input
+            check_merge_input(self.table, t, kinds)
+        self._restored_checked = False
+        for (partition, bucket), part, part_kinds in self._route(t, kinds):
+            self._writer(partition, bucket).write(part, part_kinds)
+
+    write_arrow_batch = write_arrow
+
+    def write_pandas(self, df) -> None:
+        self.write_arrow(pa.Table.from_pandas(df, preserve_index=False))
+
+    def _route(self, t: pa.Table, kinds: np.ndarray | None):
+        n = t.num_rows
+        schema = self.table.schema
+        if schema.partition_keys:
+            groups = group_rows([t.column(k) for k in schema.partition_keys])
+            part_ids = groups.ids
+            partitions = [self._partition_bytes(v) for v in groups.values]
+        else:
+            part_ids = np.zeros(n, dtype=np.int64)
+            partitions = [self._partition_bytes(())]
+        num_buckets = self.table.options.bucket
+        if num_buckets > 0:
+            buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets)
+            keys = part_ids * num_buckets + buckets
+        else:
+            num_buckets = 1
+            keys = part_ids
+        if kinds is not None:
+            t = t.append_column(_KIND_COL, pa.array(kinds, type=pa.int8()))
+        for key, part in split_by_group(t, keys):
+            pid, bucket = divmod(key, num_buckets)
+            if self.table.options.bucket <= 0:
+                bucket = 0
+            part_kinds = None
+            if kinds is not None:
+                part_kinds = part.column(_KIND_COL).to_numpy()
+                part = part.drop_columns([_KIND_COL])
+            yield (partitions[pid], int(bucket)), part, part_kinds
+
+    def _partition_bytes(self, values: tuple) -> bytes:
+        b = encode_partition(values, self._partition_types)
+        if b not in self._partition_paths:
+            self._partition_paths[b] = self.table.partition_cache.path(b)
+        return b
+
+    def _writer(self, partition: bytes, bucket: int):
+        key = (partition, bucket)
+        w = self._writers.get(key)
+        if w is None:
+            path = self._partition_paths[partition]
+            if self.table.is_primary_key_table:
+                from impl.table.pk import PrimaryKeyBucketWriter
+                w = PrimaryKeyBucketWriter(self.table, partition, path, bucket, self._restored_files(key),
+                                           self._compaction_executor())
+            else:
+                w = _AppendBucketWriter(self.table, partition, path, bucket)
+            self._writers[key] = w
+        return w
+
+    def _restored_files(self, key: tuple[bytes, int]) -> list[DataFileMeta]:
+        """Live files of a (partition, bucket) in the latest snapshot, for a new merge-tree writer.
+
+        The live-file index is read once per ``write_arrow`` call that creates writers, and
+        re-read only when a newer snapshot exists, so a writer created later in a stream job
+        starts from what other jobs committed meanwhile.
+        """
+        if self.ignore_previous_files:
+            return []
+        if not self._restored_checked:
+            self._restored_checked = True
+            latest = self.table.snapshot_manager.latest_snapshot()
+            latest_id = latest.id if latest is not None else None
+            if self._restored is None or self._restored[0] != latest_id:
+                from impl.table.scan import SnapshotReader
+                index: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+                for e in SnapshotReader(self.table).live_entries(latest):
+                    index.setdefault((e.partition, e.bucket), []).append(e.file)
+                self._restored = (latest_id, index)
+        return list(self._restored[1].get(key, ()))
+
+    def _compaction_executor(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)),
+                                                thread_name_prefix="paimon-compact")
+        return self._executor
+
+    # ------------------------------------------------------------------ committing
+
+    def prepare_commit(self, commit_identifier: int | None = None) -> list[CommitMessage]:
+        """Flush every writer and return one CommitMessage per (partition, bucket) that changed."""
+        self._check_open()
+        if not self.streaming:
+            if self._prepared:
+                raise WriterClosedError(f"batch write of {self.table.identifier} already prepared its commit")
+            self._prepared = True
+        messages = []
+        for w in self._writers.values():
+            m = w.prepare_commit(not self.streaming)
+            if not m.is_empty():
+                messages.append(m)
+        return messages
+
+    def close(self) -> None:
+        """Release writers; rows not yet prepared are dropped and their files deleted."""
+        if self._closed:
+            return
+        self._closed = True
+        errors = []
+        for w in self._writers.values():
+            try:
+                w.close()
+            except Exception as e:  # noqa: BLE001 - close every writer, report the first failure
+                errors.append(e)
+        self._writers.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        if errors:
+            raise errors[0]
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise WriterClosedError(f"write of {self.table.identifier} is closed")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+__all__ = ["TableWrite", "conform_input", "row_kinds_of", "ROW_KIND_NAMES"]

@@ -1,0 +1,205 @@
+"""Bad input: typed errors naming what was wrong, and nothing written or changed."""
+
+from __future__ import annotations
+
+import posixpath
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from table_helpers import data_files, sort_rows, write
+
+from impl.errors import (
+    BucketCountChangedError,
+    CorruptMetadataError,
+    OverwritePartitionError,
+    SchemaMismatchError,
+)
+from impl.table import DataFileError, InvalidPredicateError, NullKeyError, WriterClosedError
+from impl.table.scan import SnapshotReader
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
+
+
+def good(n=5, dt="a") -> pa.Table:
+    return pa.table({"dt": [dt] * n, "id": pa.array(range(n), pa.int64()), "v": [1.0] * n})
+
+
+def table_state(t):
+    snap = t.latest_snapshot()
+    return (snap.id if snap else None, data_files(t), sorted(f.path for f in t.file_io.walk_files(t.path)))
+
+
+@pytest.mark.parametrize("data, match", [
+    (pa.table({"dt": ["a"], "id": pa.array([1], pa.int64())}), r"missing columns \['v'\]"),
+    (pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "v": [1.0], "x": [1]}), r"unknown columns \['x'\]"),
+    (pa.table({"dt": ["a"], "id": pa.array([1], pa.int32()), "v": [1.0]}), "column 'id' has type int32"),
+    (pa.table({"dt": [1], "id": pa.array([1], pa.int64()), "v": [1.0]}), "column 'dt' has type int64"),
+    (pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "v": ["x"]}), "column 'v'"),
+    ({"dt": ["a"]}, "pyarrow Table"),
+])
+def test_schema_mismatch_writes_nothing(catalog, data, match):
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    write(t, good())
+    before = table_state(t)
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(good(3, "b"))
+    with pytest.raises(SchemaMismatchError, match=match):
+        w.write_arrow(data)
+    assert table_state(t) == before
+    # the writer is unharmed: the earlier good rows still commit
+    c.commit(w.prepare_commit())
+    w.close()
+    assert t.to_arrow().num_rows == 8
+
+
+def test_nulls_in_key_and_partition_columns(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    before = table_state(t)
+    with pytest.raises(NullKeyError, match="partition column 'dt'"):
+        write(t, pa.table({"dt": ["a", None], "id": pa.array([1, 2], pa.int64()), "v": [1.0, 2.0]}))
+    assert table_state(t) == before
+    pk = catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                              options={"bucket": "2"})
+    with pytest.raises(NullKeyError, match="primary-key column 'id'"):
+        pk.new_batch_write_builder().new_write().write_arrow(
+            pa.table({"dt": ["a"], "id": pa.array([None], pa.int64()), "v": [1.0]}))
+    assert not data_files(pk)
+
+
+def test_nullable_input_without_nulls_is_fine(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    data = good().cast(pa.schema([pa.field("dt", pa.large_string()), ("id", pa.int64()), ("v", pa.float64())]))
+    write(t, data)
+    assert t.to_arrow().num_rows == 5
+
+
+def test_row_kinds_on_append_table(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA)
+    w = t.new_batch_write_builder().new_write()
+    with pytest.raises(SchemaMismatchError, match="only \\+I"):
+        w.write_arrow(good(2), row_kinds=pa.array([0, 3], pa.int8()))
+    with pytest.raises(SchemaMismatchError, match="2 rows"):
+        w.write_arrow(good(2), row_kinds=np.array([0], np.int8))
+    w.write_arrow(good(2), row_kinds=pa.array([0, 0], pa.int8()))
+    w.close()
+
+
+def test_bucket_count_change_is_rejected(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA, options={"bucket": "2", "bucket-key": "id"})
+    write(t, good(10))
+    before = table_state(t)
+    rows = sort_rows(t.to_arrow())
+    with pytest.raises(BucketCountChangedError):
+        write(t.copy({"bucket": "4"}), good(10))
+    assert table_state(t) == before  # no snapshot, the new data files were removed
+    assert sort_rows(t.to_arrow()) == rows
+    # rescaling through an overwrite is allowed
+    write(t.copy({"bucket": "4"}), good(6), overwrite={})
+    entries = SnapshotReader(t).live_entries(t.latest_snapshot())
+    assert {e.total_buckets for e in entries} == {4}
+    assert t.to_arrow().num_rows == 6
+
+
+def test_overwrite_spec_with_unknown_key(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    with pytest.raises(OverwritePartitionError, match="nope"):
+        t.new_batch_write_builder().overwrite({"nope": "1"})
+
+
+def test_one_shot_batch_objects(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA)
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(good())
+    msgs = w.prepare_commit()
+    with pytest.raises(WriterClosedError):
+        w.prepare_commit()
+    c.commit(msgs)
+    with pytest.raises(WriterClosedError):
+        c.commit(msgs)
+    w.close()
+    with pytest.raises(WriterClosedError):
+        w.write_arrow(good())
+    assert t.latest_snapshot().id == 1
+
+
+def test_bad_predicates_and_projections(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA)
+    rb = t.new_read_builder()
+    pb = rb.new_predicate_builder()
+    with pytest.raises(InvalidPredicateError, match="nope"):
+        pb.equal("nope", 1)
+    with pytest.raises(InvalidPredicateError, match="'id'"):
+        pb.equal("id", "not a number")
+    with pytest.raises(InvalidPredicateError, match="startswith"):
+        pb.startswith("id", "1")
+    with pytest.raises(InvalidPredicateError, match="nope"):
+        rb.with_projection(["id", "nope"])
+    with pytest.raises(InvalidPredicateError):
+        rb.with_filter("id = 1")
+
+
+def test_corrupt_and_missing_data_files(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA)
+    write(t, good())
+    (path,) = data_files(t)
+    t.file_io.write_bytes(path, b"PAR1 this is not parquet")
+    before = table_state(t)
+    with pytest.raises(DataFileError, match=posixpath.basename(path)):
+        t.to_arrow()
+    t.file_io.delete(path)
+    with pytest.raises(DataFileError, match="missing"):
+        t.to_arrow()
+    assert table_state(t)[0] == before[0]
+
+
+def test_corrupt_metadata(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA)
+    write(t, good())
+    snap = t.latest_snapshot()
+    manifest_list = t.paths.manifest_path(snap.delta_manifest_list)
+    t.file_io.write_bytes(manifest_list, b"garbage")
+    with pytest.raises(CorruptMetadataError, match=snap.delta_manifest_list):
+        t.to_arrow()
+    # a write against a table whose metadata is corrupt fails without leaving data files
+    files_before = data_files(t)
+    with pytest.raises(CorruptMetadataError):
+        write(t, good(3))
+    assert data_files(t) == files_before
+    assert t.latest_snapshot().id == 1
+    t.file_io.write_bytes(t.paths.snapshot_path(1), b"{not json")
+    with pytest.raises(CorruptMetadataError, match="snapshot-1"):
+        t.to_arrow()
+
+
+def test_corrupt_schema_file(catalog):
+    t = catalog.create_table("db.t", schema=SCHEMA)
+    t.file_io.write_bytes(t.paths.schema_path(0), b"[]")
+    with pytest.raises(CorruptMetadataError, match="schema-0"):
+        catalog.get_table("db.t")
+
+
+def test_corrupt_and_missing_pk_data_files(catalog):
+    pytest.importorskip("impl.mergetree")
+    from impl.errors import PaimonError
+    t = catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    write(t, good())
+    (path,) = data_files(t)
+    t.file_io.write_bytes(path, b"garbage")
+    with pytest.raises(DataFileError, match=posixpath.basename(path)):
+        t.to_arrow()
+    t.file_io.delete(path)
+    with pytest.raises(PaimonError, match=posixpath.basename(path)):
+        t.to_arrow()
+
+
+def test_commit_usage_errors(catalog):
+    from impl.table import CommitUsageError
+    t = catalog.create_table("db.t", schema=SCHEMA)
+    with pytest.raises(CommitUsageError, match="CommitMessages"):
+        t.new_batch_write_builder().new_commit().commit(["not a message"])
+    with pytest.raises(CommitUsageError, match="commit_identifier"):
+        t.new_stream_write_builder().new_commit().commit([])
+    assert t.latest_snapshot() is None
