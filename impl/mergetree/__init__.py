@@ -1,0 +1,29 @@
+"""The LSM merge tree of primary-key tables (fixed bucket): write buffer, level-0 flushes,
+levels and universal compaction, merge engines, sorted-run merge and merged reads."""
+
+from impl.mergetree.compact_strategy import CompactUnit, UniversalCompaction, pick_full_compaction
+from impl.mergetree.compact_task import CompactResult, plan_compaction
+from impl.mergetree.interval_partition import interval_partition
+from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, RowKind
+from impl.mergetree.levels import Levels, LevelsError, LevelSortedRun, SortedRun
+from impl.mergetree.merge_engine import (
+    FieldAgg,
+    MergeEngineError,
+    MergeSpec,
+    SequenceGroup,
+    merge_kv,
+    merge_runs,
+    merge_sorted,
+    sort_kv,
+)
+from impl.mergetree.options import MergeTreeOptions
+from impl.mergetree.read import CorruptDataFileError, merge_read, read_kv_files
+from impl.mergetree.writer import MergeTreeWriter, WriterClosedError
+
+__all__ = [
+    "CompactUnit", "UniversalCompaction", "pick_full_compaction", "CompactResult", "plan_compaction",
+    "interval_partition", "KEY_PREFIX", "SEQUENCE_NUMBER", "VALUE_KIND", "KeyCodec", "KVLayout", "RowKind",
+    "Levels", "LevelsError", "LevelSortedRun", "SortedRun", "FieldAgg", "MergeEngineError", "MergeSpec",
+    "SequenceGroup", "merge_kv", "merge_runs", "merge_sorted", "sort_kv", "MergeTreeOptions",
+    "CorruptDataFileError", "merge_read", "read_kv_files", "MergeTreeWriter", "WriterClosedError",
+]

@@ -1,0 +1,165 @@
+"""Running one compaction: plan upgrades and rewrites (pure), then execute them (I/O).
+
+Planning follows Paimon's merge-tree compact task. The picked files are split into
+key-disjoint sections (:func:`interval_partition`). A section of several runs must be
+rewritten (merged). A section of one run is made of non-overlapping files: a file smaller
+than the compaction file size is rewritten together with the pending candidates (so small
+files get merged), a larger file is upgraded -- moved to the output level as metadata only --
+after the pending candidates are rewritten (candidates before it must not be skipped, or key
+order across the output would break). An upgrade into the max level of a file holding
+deletes becomes a rewrite of that file, so the max level never keeps retractions.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+from impl.format.records import DataFileMeta, FileSource
+from impl.mergetree.file_writer import DataFileNamer, KVFileContext, RollingKVWriter
+from impl.mergetree.interval_partition import interval_partition
+from impl.mergetree.kv import KeyCodec
+from impl.mergetree.levels import SortedRun
+from impl.mergetree.merge_engine import MergeSpec, merge_kv
+from impl.mergetree.read import read_kv_tables
+
+
+class CompactionCancelled(Exception):
+    """The writer was closed while this compaction ran."""
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    """Files a compaction removed from the levels, and the files it added (same names for upgrades)."""
+
+    before: tuple[DataFileMeta, ...] = ()
+    after: tuple[DataFileMeta, ...] = ()
+    changelog: tuple[DataFileMeta, ...] = ()
+
+    def merge(self, other: "CompactResult") -> "CompactResult":
+        return CompactResult(self.before + other.before, self.after + other.after, self.changelog + other.changelog)
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    file: DataFileMeta
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    sections: tuple[tuple[SortedRun, ...], ...]
+
+    @property
+    def files(self) -> tuple[DataFileMeta, ...]:
+        return tuple(f for sec in self.sections for run in sec for f in run.files)
+
+
+Step = Union[Upgrade, Rewrite]
+
+
+def plan_compaction(files: Sequence[DataFileMeta], output_level: int, max_level: int, min_file_size: int,
+                    codec: KeyCodec) -> list[Step]:
+    """The upgrades and rewrites that compact ``files`` into ``output_level``, in key order."""
+    steps: list[Step] = []
+    candidate: list[tuple[SortedRun, ...]] = []
+
+    def upgrade(f: DataFileMeta) -> None:
+        if f.level == output_level:
+            return
+        if output_level != max_level or f.delete_row_count == 0:
+            steps.append(Upgrade(f))
+        else:
+            steps.append(Rewrite(((SortedRun((f,)),),)))
+
+    def flush() -> None:
+        if not candidate:
+            return
+        if len(candidate) == 1 and len(candidate[0]) == 1:
+            for f in candidate[0][0].files:
+                upgrade(f)
+        else:
+            steps.append(Rewrite(tuple(candidate)))
+        candidate.clear()
+
+    for section in interval_partition(files, codec):
+        if len(section) > 1:
+            candidate.append(tuple(section))
+            continue
+        for f in section[0].files:
+            if f.file_size < min_file_size:
+                candidate.append((SortedRun((f,)),))
+            else:
+                flush()
+                upgrade(f)
+    flush()
+    return steps
+
+
+class CompactionTask:
+    """One compaction, run on a background thread; owns the files it writes until they are handed over.
+
+    If it fails or is cancelled it deletes its own files before re-raising. After a
+    successful run the writer either takes the result or, when it discards it (close),
+    calls :meth:`delete_outputs`.
+    """
+
+    def __init__(self, ctx: KVFileContext, namer: DataFileNamer, spec: MergeSpec, files: Sequence[DataFileMeta],
+                 output_level: int, max_level: int, min_file_size: int, drop_delete: bool):
+        self.ctx = ctx
+        self.namer = namer
+        self.spec = spec
+        self.files = tuple(files)
+        self.output_level = output_level
+        self.max_level = max_level
+        self.min_file_size = min_file_size
+        self.drop_delete = drop_delete
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._written: list[str] = []
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _check(self) -> None:
+        if self._cancel.is_set():
+            raise CompactionCancelled()
+
+    def run(self) -> CompactResult:
+        try:
+            result = CompactResult()
+            for step in plan_compaction(self.files, self.output_level, self.max_level, self.min_file_size,
+                                        self.ctx.key_codec):
+                self._check()
+                if isinstance(step, Upgrade):
+                    result = result.merge(CompactResult((step.file,), (step.file.upgrade(self.output_level),)))
+                else:
+                    result = result.merge(self._rewrite(step))
+            self._check()
+            return result
+        except BaseException:
+            self.delete_outputs()
+            raise
+
+    def _rewrite(self, step: Rewrite) -> CompactResult:
+        writer = RollingKVWriter(self.ctx, self.namer.data_file, self.output_level, FileSource.COMPACT)
+        try:
+            for section in step.sections:
+                self._check()
+                files = [f for run in section for f in run.files]
+                kv = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files)
+                merged = merge_kv(kv, self.spec, self.drop_delete)
+                del kv
+                self._check()
+                writer.write(merged)
+            after = writer.close()
+        finally:
+            with self._lock:
+                self._written.extend(writer.written)
+        return CompactResult(step.files, tuple(after))
+
+    def delete_outputs(self) -> None:
+        """Delete every file this task wrote (never the files it upgraded: those belong to the table)."""
+        with self._lock:
+            names, self._written = list(self._written), []
+        self.ctx.file_io.delete_quietly([self.ctx.path(n) for n in names])

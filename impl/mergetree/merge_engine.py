@@ -1,0 +1,629 @@
+"""Merge engines of primary-key tables, as pure columnar functions over KV tables.
+
+Input: a KV table (see :mod:`impl.mergetree.kv`) sorted by key, then by the ``sequence.field``
+columns (if any), then by ``_SEQUENCE_NUMBER`` -- :func:`sort_kv` produces that order. Output:
+one row per key, in key order, in the same KV layout. Rows of one key are contiguous after the
+sort, so every engine works on group boundaries found with numpy, and picks or reduces values
+with ``take`` / numpy ``reduceat`` / one pyarrow ``group_by``: never a Python loop over rows.
+
+``drop_delete=False`` keeps a retracting result (a -D/-U winner of deduplicate, a removed row
+of partial-update) so that a later merge with older runs still sees the delete; lower LSM
+levels and level-0 flushes merge this way. ``drop_delete=True`` (the highest non-empty level,
+and reads) removes such rows. ``final=True`` marks a read's merge, whose result is not stored.
+
+Semantics per engine (Paimon's, except where noted):
+
+deduplicate
+    The row with the highest order wins; if the winner is -U/-D the key is deleted.
+    ``ignore-delete`` drops -U/-D input rows before merging.
+first-row
+    The row with the lowest order wins. -U/-D rows are ignored (Paimon rejects them unless
+    ``ignore-delete`` is set; we always ignore them).
+partial-update
+    Per column, the last non-null value of the +I/+U rows. -U/-D rows: dropped with
+    ``ignore-delete``; with ``partial-update.remove-record-on-delete`` a -D resets the row
+    (only rows after the last -D count; a key whose last -D has no +I/+U after it is deleted;
+    -U rows are ignored); with ``fields.<g>.sequence-group`` a retraction that wins its group
+    sets the group's fields to null. Otherwise a -U/-D is an error (:class:`MergeEngineError`).
+    A sequence group ``fields.<s>.sequence-group=a,b`` makes the row with the highest ``s``
+    (ties: the later row; rows whose ``s`` is null are skipped) provide ``s``, ``a`` and ``b``,
+    nulls included.
+    Note: remove-record-on-delete is exact only when the merged batch holds every row since the
+    delete; like Paimon, a level-0 flush of ``-D, +I(partial)`` writes a row that a later merge
+    completes with older column values.
+aggregation
+    Per column an aggregate function (``fields.<f>.aggregate-function``, default
+    ``fields.default-aggregate-function``, else last_non_null_value); primary-key and partition
+    columns pass through. A key is never deleted and what a read returns is always +I.
+    Retractions (-U/-D rows): sum subtracts; count subtracts one; last_value becomes null;
+    last_non_null_value becomes null when the retracted value is non-null (as in Paimon this
+    one is not associative: a retraction merged with newer rows before it meets the value it
+    retracts turns into a plain null, which a later merge skips); every other function raises
+    unless ``fields.<f>.ignore-retract=true``, which makes retractions no-ops for that column.
+    Unlike Paimon, a stored (non-``final``) merge of a key whose rows are all retractions is
+    one combined -D row (sum/count: the retracted amount; last_non_null_value: a retracted
+    non-null value, if any) instead of an +I row of nulls and negated sums: that +I would later
+    count as a real first_value / last_value. ``drop_delete`` never drops such rows; the
+    ``final`` merge of a read turns them into Paimon's +I result. Java Paimon and pypaimon read
+    these -D rows as the retractions they are, so they see the same values.
+    ``count`` is compaction-safe here: writers store 1 (non-null input) or 0 (null input) per
+    row (:meth:`MergeSpec.prepare_input`) and merges add these partial counts. Paimon's own
+    count restarted at 1 on every merge, which is why Paimon removed it.
+
+Ordering with ``sequence.field``: (key, sequence fields ascending with nulls first -- or
+descending with ``sequence.field.sort-order=descending`` --, ``_SEQUENCE_NUMBER``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from impl.errors import InvalidOptionError, PaimonError
+from impl.format.json_records import TableSchema
+from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
+from impl.mergetree.options import MergeTreeOptions
+
+
+class MergeEngineError(PaimonError, ValueError):
+    """Rows cannot be merged under the table's merge engine (e.g. a retraction it cannot apply)."""
+
+
+_NUMERIC = {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"}
+_COMPARABLE = _NUMERIC | {"VARCHAR", "CHAR", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"}
+
+# function -> type roots it accepts (None: any type)
+AGG_FUNCTIONS: dict[str, set[str] | None] = {
+    "sum": _NUMERIC,
+    "product": _NUMERIC,
+    "count": {"INT", "BIGINT"},
+    "min": _COMPARABLE,
+    "max": _COMPARABLE,
+    "last_value": None,
+    "last_non_null_value": None,
+    "first_value": None,
+    "first_non_null_value": None,
+    "listagg": {"VARCHAR", "CHAR"},
+    "bool_and": {"BOOLEAN"},
+    "bool_or": {"BOOLEAN"},
+}
+_LEGACY_NAMES = {"first_not_null_value": "first_non_null_value"}
+RETRACTABLE = frozenset({"sum", "count", "last_value", "last_non_null_value"})
+_HASH_AGG = {"sum": "sum", "count": "sum", "product": "product", "min": "min", "max": "max",
+             "bool_and": "all", "bool_or": "any"}
+
+
+@dataclass(frozen=True)
+class FieldAgg:
+    """The aggregate function of one column."""
+
+    function: str
+    ignore_retract: bool = False
+    delimiter: str = ","
+
+    @property
+    def supports_retract(self) -> bool:
+        return self.ignore_retract or self.function in RETRACTABLE
+
+
+@dataclass(frozen=True)
+class SequenceGroup:
+    """``fields.<sequence_fields>.sequence-group = <fields>`` of partial-update."""
+
+    sequence_fields: tuple[str, ...]
+    fields: tuple[str, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.sequence_fields + self.fields
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """Everything a merge needs to know about a table: engine, key columns, ordering, per-column rules."""
+
+    engine: str
+    key_columns: tuple[str, ...]
+    passthrough: tuple[str, ...] = ()  # primary-key and partition user columns: copied, never merged
+    sequence_fields: tuple[str, ...] = ()
+    sequence_descending: bool = False
+    ignore_delete: bool = False
+    aggregators: Mapping[str, FieldAgg] = field(default_factory=dict)
+    sequence_groups: tuple[SequenceGroup, ...] = ()
+    remove_record_on_delete: bool = False
+
+    # ------------------------------------------------------------------ construction
+
+    @staticmethod
+    def from_schema(schema: TableSchema, options: MergeTreeOptions) -> "MergeSpec":
+        """Build and validate the merge rules of a table (raises InvalidOptionError)."""
+        layout = KVLayout(schema)
+        names = schema.field_names
+        name_set = set(names)
+        for f in options.sequence_fields:
+            if f not in name_set:
+                raise InvalidOptionError(f"option 'sequence.field': {f!r} is not a field of the table")
+        if options.rowkind_field is not None and options.rowkind_field not in name_set:
+            raise InvalidOptionError(f"option 'rowkind.field': {options.rowkind_field!r} is not a field of the table")
+        passthrough = tuple(dict.fromkeys((*schema.primary_keys, *schema.partition_keys)))
+        engine = options.merge_engine
+
+        aggregators: dict[str, FieldAgg] = {}
+        if engine == "aggregation":
+            for f in schema.fields:
+                if f.name in passthrough:
+                    continue
+                fn = options.field_aggregate_functions.get(f.name) or options.default_aggregate_function
+                fn = _LEGACY_NAMES.get(fn, fn) if fn else "last_non_null_value"
+                if fn not in AGG_FUNCTIONS:
+                    raise InvalidOptionError(
+                        f"option 'fields.{f.name}.aggregate-function': {fn!r} is not supported "
+                        f"(one of {', '.join(sorted(AGG_FUNCTIONS))})")
+                roots = AGG_FUNCTIONS[fn]
+                if roots is not None and f.type.root not in roots:
+                    raise InvalidOptionError(
+                        f"option 'fields.{f.name}.aggregate-function': {fn} does not accept column type {f.type}")
+                aggregators[f.name] = FieldAgg(fn, f.name in options.field_ignore_retract,
+                                               options.list_agg_delimiter(f.name))
+        elif engine == "partial-update" and options.field_aggregate_functions:
+            raise InvalidOptionError(
+                "aggregate functions with merge-engine=partial-update are not supported "
+                f"(fields {sorted(options.field_aggregate_functions)})")
+
+        groups: list[SequenceGroup] = []
+        if options.field_sequence_groups:
+            if engine != "partial-update":
+                if engine == "aggregation":
+                    raise InvalidOptionError("'fields.<f>.sequence-group' with merge-engine=aggregation is not supported")
+            else:
+                seen: set[str] = set()
+                for seq, members in options.field_sequence_groups:
+                    for c in (*seq, *members):
+                        if c not in name_set:
+                            raise InvalidOptionError(f"sequence-group of {','.join(seq)}: {c!r} is not a field")
+                        if c in passthrough:
+                            raise InvalidOptionError(f"sequence-group of {','.join(seq)}: {c!r} is a primary key")
+                        if c in seen:
+                            raise InvalidOptionError(f"field {c!r} belongs to more than one sequence group")
+                        seen.add(c)
+                    groups.append(SequenceGroup(tuple(seq), tuple(members)))
+                if options.partial_update_remove_record_on_delete:
+                    raise InvalidOptionError(
+                        "sequence-group and partial-update.remove-record-on-delete cannot be used together")
+
+        return MergeSpec(
+            engine=engine,
+            key_columns=layout.key_columns,
+            passthrough=passthrough,
+            sequence_fields=tuple(options.sequence_fields),
+            sequence_descending=options.sequence_field_descending,
+            ignore_delete=options.ignore_delete,
+            aggregators=aggregators,
+            sequence_groups=tuple(groups),
+            remove_record_on_delete=engine == "partial-update" and options.partial_update_remove_record_on_delete,
+        )
+
+    # ------------------------------------------------------------------ writer side
+
+    def required_value_columns(self, projection: Sequence[str], all_columns: Sequence[str]) -> list[str]:
+        """User columns a merge must read to produce ``projection`` correctly (in schema order)."""
+        need = set(projection) | set(self.sequence_fields)
+        for g in self.sequence_groups:
+            if need.intersection(g.columns):
+                need.update(g.sequence_fields)
+        return [c for c in all_columns if c in need]
+
+    def drops_retract_input(self) -> bool:
+        """True when -U/-D input rows are discarded on write (ignore-delete, or first-row)."""
+        return self.ignore_delete or self.engine == "first-row"
+
+    def check_retract_allowed(self, columns: Sequence[str] | None = None) -> None:
+        """Raise MergeEngineError if this engine cannot apply -U/-D rows (to ``columns``)."""
+        if self.drops_retract_input() or self.engine == "deduplicate":
+            return
+        if self.engine == "partial-update":
+            if self.remove_record_on_delete or self.sequence_groups:
+                return
+            raise MergeEngineError(
+                "merge-engine=partial-update cannot apply -U/-D rows; set 'ignore-delete', "
+                "'partial-update.remove-record-on-delete' or a 'fields.<f>.sequence-group'")
+        for name, agg in self.aggregators.items():
+            if columns is not None and name not in columns:
+                continue
+            if not agg.supports_retract:
+                raise MergeEngineError(
+                    f"aggregate function '{agg.function}' of column {name!r} cannot apply -U/-D rows; "
+                    f"set 'fields.{name}.ignore-retract'='true' to ignore them")
+
+    def prepare_input(self, user: pa.Table, kinds: pa.Array) -> tuple[pa.Table, pa.Array]:
+        """Apply the engine's input rules to written rows before they get sequence numbers.
+
+        Drops -U/-D rows when the engine ignores them, raises if it cannot apply them, and
+        stores ``count`` columns as partial counts (1 for a non-null value, 0 for null).
+        """
+        retract = retract_mask(kinds)
+        if retract.any():
+            if self.drops_retract_input():
+                keep = pa.array(~retract)
+                user, kinds = user.filter(keep), kinds.filter(keep)
+            else:
+                self.check_retract_allowed()
+        counts = [n for n, a in self.aggregators.items() if a.function == "count"]
+        for name in counts:
+            i = user.schema.get_field_index(name)
+            col = user.column(i)
+            ones = pc.if_else(pc.is_valid(col), 1, 0).cast(col.type)
+            user = user.set_column(i, user.schema.field(i), ones)
+        return user, kinds
+
+    # ------------------------------------------------------------------ ordering
+
+    def sort_keys(self) -> list[tuple]:
+        keys: list[tuple] = [(c, "ascending") for c in self.key_columns]
+        order = "descending" if self.sequence_descending else "ascending"
+        keys += [(f, order, "at_start") for f in self.sequence_fields]
+        keys.append((SEQUENCE_NUMBER, "ascending"))
+        return keys
+
+
+# ---------------------------------------------------------------------------- groups
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Contiguous runs of equal keys in a sorted KV table."""
+
+    starts: np.ndarray  # first row of each group
+    ends: np.ndarray  # one past the last row of each group
+    gid: np.ndarray  # group number of each row
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+    @property
+    def last(self) -> np.ndarray:
+        return self.ends - 1
+
+    def last_where(self, mask: np.ndarray) -> np.ndarray:
+        """Per group, the last row index where ``mask`` holds, or -1."""
+        if not self.count:
+            return np.zeros(0, dtype=np.int64)
+        idx = np.where(mask, np.arange(len(mask), dtype=np.int64), -1)
+        return np.maximum.reduceat(idx, self.starts)
+
+    def first_where(self, mask: np.ndarray) -> np.ndarray:
+        """Per group, the first row index where ``mask`` holds, or -1."""
+        if not self.count:
+            return np.zeros(0, dtype=np.int64)
+        n = len(mask)
+        idx = np.where(mask, np.arange(n, dtype=np.int64), n)
+        first = np.minimum.reduceat(idx, self.starts)
+        return np.where(first >= self.ends, -1, first)
+
+    def any(self, mask: np.ndarray) -> np.ndarray:
+        if not self.count:
+            return np.zeros(0, dtype=bool)
+        return np.logical_or.reduceat(mask, self.starts)
+
+
+def key_groups(kv: pa.Table, key_columns: Sequence[str]) -> Groups:
+    """Group boundaries of a KV table sorted by ``key_columns`` (null keys equal each other)."""
+    n = kv.num_rows
+    if n == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return Groups(z, z, z)
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    for c in key_columns:
+        col = kv.column(c)
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        a, b = col.slice(1), col.slice(0, n - 1)
+        neq = pc.not_equal(a, b)
+        if col.null_count:
+            neq = pc.fill_null(neq, pc.xor(pc.is_null(a), pc.is_null(b)))
+        new[1:] |= neq.to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(new).astype(np.int64)
+    ends = np.append(starts[1:], n).astype(np.int64)
+    gid = np.cumsum(new, dtype=np.int64) - 1
+    return Groups(starts, ends, gid)
+
+
+# ---------------------------------------------------------------------------- entry points
+
+
+def sort_kv(kv: pa.Table, spec: MergeSpec) -> pa.Table:
+    """Stable sort by (key, sequence fields, sequence number)."""
+    if kv.num_rows <= 1:
+        return kv
+    return kv.take(pc.sort_indices(kv, sort_keys=spec.sort_keys()))
+
+
+def merge_sorted(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False) -> pa.Table:
+    """One row per key of a KV table already sorted by :func:`sort_kv`.
+
+    ``final`` marks the merge whose result is read by users (not stored): only aggregation
+    cares (see the module docstring).
+    """
+    kv = kv.combine_chunks()
+    if spec.drops_retract_input() and kv.num_rows:
+        retract = retract_mask(kv.column(VALUE_KIND))
+        if retract.any():
+            kv = kv.filter(pa.array(~retract))
+    if kv.num_rows == 0:
+        return kv
+    groups = key_groups(kv, spec.key_columns)
+    if spec.engine == "first-row":
+        out = kv.take(pa.array(groups.starts))
+    elif spec.engine == "deduplicate":
+        out = kv.take(pa.array(groups.last))
+    elif spec.engine == "aggregation":
+        out = _merge_aggregation(kv, groups, spec, final)
+    elif spec.engine == "partial-update":
+        out = _merge_partial_update(kv, groups, spec)
+    else:  # pragma: no cover - options validation rejects other engines
+        raise MergeEngineError(f"unknown merge engine {spec.engine!r}")
+    if drop_delete and out.num_rows and spec.engine != "aggregation":  # aggregation never deletes a key
+        retract = retract_mask(out.column(VALUE_KIND))
+        if retract.any():
+            out = out.filter(pa.array(~retract))
+    return out
+
+
+def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False) -> pa.Table:
+    """Sort, then merge: the merged view of any set of KV rows of one bucket."""
+    if spec.engine in ("deduplicate", "first-row"):
+        return _merge_pick(kv, spec, drop_delete)
+    return merge_sorted(sort_kv(kv, spec), spec, drop_delete, final=final)
+
+
+def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
+    """deduplicate / first-row without materializing the sorted table: these engines pick whole
+    rows, so only the key and kind columns are put in order and the chosen rows taken once."""
+    n = kv.num_rows
+    if n == 0:
+        return kv
+    if n == 1:
+        order = np.zeros(1, dtype=np.int64)
+    else:
+        order = pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy()
+    keys = kv.select([*spec.key_columns, VALUE_KIND]).take(pa.array(order))
+    kinds = keys.column(VALUE_KIND).to_numpy()
+    if spec.drops_retract_input():
+        keep = ~retract_mask(kinds)
+        if not keep.all():
+            order, kinds = order[keep], kinds[keep]
+            keys = keys.filter(pa.array(keep))
+    groups = key_groups(keys, spec.key_columns)
+    chosen = groups.starts if spec.engine == "first-row" else groups.last
+    if drop_delete and len(chosen):
+        chosen = chosen[~retract_mask(kinds[chosen])]
+    return kv.take(pa.array(order[chosen])).combine_chunks()
+
+
+def merge_runs(runs: Sequence[pa.Table], spec: MergeSpec, drop_delete: bool, *, final: bool = False) -> pa.Table:
+    """Merge several sorted runs (KV tables with one schema) into one run."""
+    tables = [r for r in runs if r.num_rows]
+    if not tables:
+        return runs[0] if runs else pa.table({})
+    kv = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    return merge_kv(kv, spec, drop_delete, final=final)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _value_columns(kv: pa.Table, spec: MergeSpec) -> list[str]:
+    return [c for c in kv.column_names
+            if c not in SYSTEM_COLUMNS and not c.startswith(KEY_PREFIX) and c not in spec.passthrough]
+
+
+def _take_or_null(values: pa.Array, pick: np.ndarray) -> pa.Array:
+    """``values[pick]`` with null where ``pick`` is -1."""
+    missing = pick < 0
+    indices = pa.array(np.where(missing, 0, pick), mask=missing if missing.any() else None)
+    return pc.take(values, indices)
+
+
+def _column(kv: pa.Table, name: str) -> pa.Array:
+    col = kv.column(name)
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _valid(values: pa.Array) -> np.ndarray:
+    if values.null_count == 0:
+        return np.ones(len(values), dtype=bool)
+    return pc.is_valid(values).to_numpy(zero_copy_only=False)
+
+
+def _null_where(values: pa.Array, mask: np.ndarray) -> pa.Array:
+    if not mask.any():
+        return values
+    return pc.if_else(pa.array(mask), pa.scalar(None, values.type), values)
+
+
+def _replace(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
+    i = table.schema.get_field_index(name)
+    return table.set_column(i, table.schema.field(i), values)
+
+
+def _kind_column(kinds: np.ndarray) -> pa.Array:
+    return pa.array(kinds.astype(np.int8), type=pa.int8())
+
+
+# ---------------------------------------------------------------------------- aggregation
+
+
+def _merge_aggregation(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool) -> pa.Table:
+    n, ng = kv.num_rows, g.count
+    out = kv.take(pa.array(g.last))
+    retract = retract_mask(kv.column(VALUE_KIND))
+    has_retract = bool(retract.any())
+    columns = _value_columns(kv, spec)
+    if has_retract:
+        spec.check_retract_allowed(columns)
+    mask_arr = pa.array(retract) if has_retract else None
+    # A stored merge of a key's retractions alone stays one combined retraction (so that
+    # merging it later with older rows retracts from them); Paimon's +I result is only
+    # materialized for the final read.
+    combined = (~g.any(~retract)) if (has_retract and not final) else np.zeros(ng, dtype=bool)
+    any_combined = bool(combined.any())
+
+    hashed: list[tuple[str, pa.Array, str]] = []
+    for name in columns:
+        agg = spec.aggregators.get(name, FieldAgg("last_non_null_value"))
+        values = _column(kv, name)
+        fn = agg.function
+        if fn in _HASH_AGG:
+            v = values
+            if has_retract:
+                if agg.ignore_retract:
+                    v = _null_where(values, retract)
+                else:  # sum / count: a retraction subtracts
+                    v = pc.if_else(mask_arr, pc.negate(values), values)
+            hashed.append((name, v, _HASH_AGG[fn]))
+            continue
+        skip = retract if (has_retract and agg.ignore_retract) else np.zeros(n, dtype=bool)
+        if fn == "last_value":
+            pick = g.last_where(~skip)
+            null_out = pick >= 0
+            null_out[null_out] = retract[pick[null_out]]
+            res = _null_where(_take_or_null(values, pick), null_out)
+        elif fn == "last_non_null_value":
+            pick = g.last_where(_valid(values) & ~skip)
+            null_out = pick >= 0
+            null_out[null_out] = retract[pick[null_out]]
+            res = _null_where(_take_or_null(values, pick), null_out)
+            if any_combined and not agg.ignore_retract:
+                # the combined retraction carries a non-null value iff one was retracted
+                retracted = _take_or_null(values, g.last_where(_valid(values) & retract))
+                res = pc.if_else(pa.array(combined), retracted, res)
+        elif fn == "first_value":
+            res = _take_or_null(values, g.first_where(~skip))
+        elif fn == "first_non_null_value":
+            res = _take_or_null(values, g.first_where(_valid(values) & ~skip))
+        elif fn == "listagg":
+            res = _listagg(values, g, ~skip, agg.delimiter)
+        else:  # pragma: no cover - validated in MergeSpec.from_schema
+            raise MergeEngineError(f"unknown aggregate function {fn!r}")
+        out = _replace(out, name, res)
+
+    if hashed:
+        arrays = [pa.array(g.gid)] + [v for _, v, _ in hashed]
+        names = ["__g"] + [f"c{i}" for i in range(len(hashed))]
+        opts = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+        aggs = [(f"c{i}", fn, opts) for i, (_, _, fn) in enumerate(hashed)]
+        res = pa.Table.from_arrays(arrays, names=names).group_by("__g", use_threads=False).aggregate(aggs)
+        order = res.column("__g").to_numpy()
+        if len(order) != ng or (ng and not np.array_equal(order, np.arange(ng))):
+            res = res.take(pa.array(np.argsort(order, kind="stable")))
+        for i, (name, v, fn) in enumerate(hashed):
+            col = res.column(f"c{i}_{fn}").combine_chunks()
+            target = kv.schema.field(name).type
+            if col.type != target:
+                col = col.cast(target, safe=False)
+            if any_combined and fn == "sum":
+                # sum / count of a combined retraction: the retracted amount, un-negated
+                col = pc.if_else(pa.array(combined), pc.negate(col), col)
+            out = _replace(out, name, col)
+
+    kinds = np.where(combined, RowKind.DELETE, RowKind.INSERT)
+    return _replace(out, VALUE_KIND, _kind_column(kinds))
+
+
+def _listagg(values: pa.Array, g: Groups, allowed: np.ndarray, delimiter: str) -> pa.Array:
+    """Join the non-blank strings of each group in order (Paimon skips null and blank inputs)."""
+    keep = _valid(values) & allowed
+    if keep.any():
+        blank = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(values), ""), True)
+        keep &= ~blank.to_numpy(zero_copy_only=False)
+    sel = np.flatnonzero(keep)
+    counts = np.bincount(g.gid[sel], minlength=g.count)
+    offsets = np.zeros(g.count + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    items = pc.take(values, pa.array(sel)).cast(pa.large_string())
+    lists = pa.LargeListArray.from_arrays(pa.array(offsets), items)
+    joined = pc.binary_join(lists, pa.scalar(delimiter, pa.large_string())).cast(values.type)
+    return _null_where(joined, counts == 0)
+
+
+# ---------------------------------------------------------------------------- partial update
+
+
+def _merge_partial_update(kv: pa.Table, g: Groups, spec: MergeSpec) -> pa.Table:
+    n, ng = kv.num_rows, g.count
+    out = kv.take(pa.array(g.last))
+    kinds = kv.column(VALUE_KIND).to_numpy(zero_copy_only=False)
+    retract = retract_mask(kinds)
+    if retract.any():
+        spec.check_retract_allowed()
+    active = ~retract
+    result_kind = np.zeros(ng, dtype=np.int8)
+    if spec.remove_record_on_delete:
+        last_delete = g.last_where(kinds == RowKind.DELETE)
+        active &= np.arange(n, dtype=np.int64) > last_delete[g.gid]
+        deleted = ~g.any(active)
+        result_kind[deleted] = RowKind.DELETE
+    else:
+        deleted = None
+
+    grouped = {c for grp in spec.sequence_groups for c in grp.columns}
+    for name in _value_columns(kv, spec):
+        if name in grouped:
+            continue
+        values = _column(kv, name)
+        res = _take_or_null(values, g.last_where(active & _valid(values)))
+        out = _replace(out, name, res)
+
+    for grp in spec.sequence_groups:
+        present = [c for c in grp.columns if c in kv.column_names]
+        if not present:
+            continue
+        missing_seq = [c for c in grp.sequence_fields if c not in kv.column_names]
+        if missing_seq:
+            raise MergeEngineError(f"sequence group fields {missing_seq} were not read but are needed to merge {present}")
+        pick = _sequence_group_winner(kv, g, grp)
+        win_retract = np.zeros(ng, dtype=bool)
+        has = pick >= 0
+        win_retract[has] = retract[pick[has]]
+        for c in present:
+            res = _take_or_null(_column(kv, c), pick)
+            if c not in grp.sequence_fields:
+                res = _null_where(res, win_retract)
+            out = _replace(out, c, res)
+
+    if deleted is not None and deleted.any():
+        for name in _value_columns(kv, spec):
+            out = _replace(out, name, _null_where(_column(out, name), deleted))
+    return _replace(out, VALUE_KIND, _kind_column(result_kind))
+
+
+def _sequence_group_winner(kv: pa.Table, g: Groups, grp: SequenceGroup) -> np.ndarray:
+    """Per key, the row with the highest (group sequence fields, position); -1 if none qualifies.
+
+    Rows whose group sequence fields are all null do not take part (Paimon skips them).
+    """
+    n = kv.num_rows
+    eligible = np.zeros(n, dtype=bool)
+    for c in grp.sequence_fields:
+        eligible |= _valid(_column(kv, c))
+    rows = np.flatnonzero(eligible)
+    pick = np.full(g.count, -1, dtype=np.int64)
+    if len(rows) == 0:
+        return pick
+    sel = pa.array(rows)
+    sub = pa.Table.from_arrays(
+        [pa.array(g.gid[rows])] + [pc.take(_column(kv, c), sel) for c in grp.sequence_fields] + [sel],
+        names=["__g", *[f"s{i}" for i in range(len(grp.sequence_fields))], "__p"])
+    keys = [("__g", "ascending")] + [(f"s{i}", "ascending", "at_start") for i in range(len(grp.sequence_fields))]
+    keys.append(("__p", "ascending"))
+    sub = sub.take(pc.sort_indices(sub, sort_keys=keys))
+    gids = sub.column("__g").to_numpy()
+    last = np.append(gids[1:] != gids[:-1], True)
+    pick[gids[last]] = sub.column("__p").to_numpy()[last]
+    return pick

@@ -1,0 +1,373 @@
+"""MergeTreeWriter: the writer of one (partition, bucket) of a primary-key table.
+
+Rows get increasing sequence numbers and go into a write buffer bounded by
+``write-buffer-size``. A flush (buffer full, ``compact``, ``prepare_commit``) sorts the buffer,
+merges it with the table's merge engine keeping retractions (level 0 is never the highest
+level), and writes level-0 files rolling at ``target-file-size``; with
+``changelog-producer=input`` it also writes the raw rows as changelog files, or, when the
+flush was insert-only with no key written twice, copies each data file as a changelog file.
+("Raw" means after the engine's input rules: rows ``ignore-delete`` drops are not in it, and
+aggregation ``count`` columns hold the stored partial counts, 1 or 0.)
+
+After a flush the universal compaction strategy may pick runs; the compaction then runs on
+the executor (a background thread). While the number of sorted runs exceeds
+``num-sorted-run.stop-trigger`` a flush waits for the running compaction, which bounds the
+number of level-0 files. ``write-only=true`` never starts a compaction by itself (a dedicated
+job calls :meth:`compact`).
+
+``prepare_commit`` drains the changes since the last call into one CommitMessage:
+new_files / changelog_files (flushed level-0 files) for the APPEND snapshot and
+compact_before / compact_after / compact_changelog for the COMPACT snapshot. A compaction
+input that was itself produced by an earlier, not yet drained compaction is an intermediate
+file: it is dropped from compact_after and deleted, unless an upgrade shares its file name
+with a file that is (or becomes) live (Paimon's MergeTreeWriter.updateCompactResult rule).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from concurrent.futures import Executor, Future
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from impl.commit.messages import CommitMessage
+from impl.errors import PaimonError
+from impl.format.json_records import TableSchema
+from impl.format.records import DataFileMeta, FileSource
+from impl.fs.file_io import FileIO
+from impl.fs.paths import TablePaths
+from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
+from impl.mergetree.compact_task import CompactionTask, CompactResult
+from impl.mergetree.file_writer import DataFileNamer, KVFileContext, write_kv_files
+from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
+from impl.mergetree.levels import Levels
+from impl.mergetree.merge_engine import MergeSpec, merge_kv, merge_sorted, sort_kv
+from impl.mergetree.options import MergeTreeOptions
+
+# Bytes per row of the writer's own columns (_SEQUENCE_NUMBER int64 + _VALUE_KIND int8).
+_SYSTEM_BYTES_PER_ROW = 9
+
+
+class WriterClosedError(PaimonError):
+    """The writer was used after close()."""
+
+
+class MergeTreeWriter:
+    """LSM writer of one (partition, bucket): write buffer, level-0 flushes, background compaction."""
+
+    def __init__(self, file_io: FileIO, paths: TablePaths, schema: TableSchema, options: MergeTreeOptions,
+                 partition: bytes, partition_path: str, bucket: int, total_buckets: int,
+                 restored_files: Sequence[DataFileMeta],
+                 compaction_executor: Executor | None = None):
+        if bucket < 0:
+            raise ValueError(f"bucket must be >= 0, got {bucket}")
+        self.file_io = file_io
+        self.paths = paths
+        self.schema = schema
+        self.options = options
+        self.partition = bytes(partition)
+        self.partition_path = partition_path
+        self.bucket = bucket
+        self.total_buckets = total_buckets
+        self._layout = KVLayout(schema)
+        self._spec = MergeSpec.from_schema(schema, options)
+        self._codec = KeyCodec(self._layout.key_types)
+        self._ctx = KVFileContext(
+            file_io=file_io,
+            bucket_dir=paths.bucket_dir(partition_path, bucket),
+            layout=self._layout,
+            key_codec=self._codec,
+            schema_id=schema.id,
+            target_file_size=options.target_file_size,
+            compression=options.file_compression,
+            compression_level=options.file_compression_zstd_level,
+        )
+        self._namer = DataFileNamer()
+        restored = list(restored_files)
+        self._levels = Levels(self._codec, restored, options.num_levels)
+        self._strategy = UniversalCompaction(options.max_size_amplification_percent, options.size_ratio,
+                                             options.num_sorted_run_compaction_trigger)
+        self._next_sequence = max((f.max_sequence_number for f in restored), default=-1) + 1
+
+        self._buffer: list[pa.Table] = []
+        self._buffer_bytes = 0.0
+        self._buffer_rows = 0
+
+        # ordered sets (dict keys) of what the next prepare_commit hands out
+        self._new_files: dict[DataFileMeta, None] = {}
+        self._new_changelog: dict[DataFileMeta, None] = {}
+        self._compact_before: dict[str, DataFileMeta] = {}
+        self._compact_after: dict[DataFileMeta, None] = {}
+        self._compact_changelog: dict[DataFileMeta, None] = {}
+
+        self._task: CompactionTask | None = None
+        self._future: Future | None = None
+        self._executor = compaction_executor
+        self._own_executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ introspection
+
+    @property
+    def levels(self) -> Levels:
+        """The current LSM levels (for inspection; the writer owns and mutates them)."""
+        return self._levels
+
+    @property
+    def next_sequence_number(self) -> int:
+        return self._next_sequence
+
+    @property
+    def buffered_rows(self) -> int:
+        return self._buffer_rows
+
+    @property
+    def is_compacting(self) -> bool:
+        return self._future is not None
+
+    # ------------------------------------------------------------------ writing
+
+    def write(self, data: pa.Table | pa.RecordBatch, row_kinds: pa.Array | None = None) -> None:
+        """Buffer rows (user columns in schema order); ``row_kinds`` int8 0..3, else ``rowkind.field``, else +I.
+
+        Raises SchemaMismatchError for rows that do not fit the schema and MergeEngineError for
+        retractions the merge engine cannot apply; nothing is buffered in either case.
+        """
+        self._check_open()
+        user = self._layout.user_table(data)
+        kinds = self._layout.row_kinds(user, row_kinds, self.options.rowkind_field)
+        user, kinds = self._spec.prepare_input(user, kinds)
+        n = user.num_rows
+        if n == 0:
+            return
+        kv = self._layout.to_kv(user, kinds, self._next_sequence)
+        self._next_sequence += n
+        self._buffer_add(kv, user)
+
+    def _buffer_add(self, kv: pa.Table, user: pa.Table) -> None:
+        n = kv.num_rows
+        limit = float(self.options.write_buffer_size)
+        # The _KEY_ columns share the user key columns' buffers, so count user data once.
+        row_bytes = max((user.nbytes + _SYSTEM_BYTES_PER_ROW * n) / n, 1.0)
+        pos = 0
+        while pos < n:
+            space = limit - self._buffer_bytes
+            rows = int(space // row_bytes)
+            if rows <= 0:
+                if self._buffer:
+                    self._flush(False, False)
+                    continue
+                rows = 1  # a single row larger than the whole buffer still has to go somewhere
+            take = min(rows, n - pos)
+            self._buffer.append(kv.slice(pos, take))
+            self._buffer_bytes += take * row_bytes
+            self._buffer_rows += take
+            pos += take
+            if pos < n or self._buffer_bytes >= limit:
+                self._flush(False, False)
+
+    def _flush(self, wait_for_compaction: bool, full_compaction: bool, explicit: bool = False) -> None:
+        """Flush the buffer (if any), sync a finished compaction, maybe start a new one."""
+        if self._buffer:
+            if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger:
+                wait_for_compaction = True
+            self._flush_buffer()
+        self._try_sync(wait_for_compaction)
+        self._trigger_compaction(full_compaction, explicit)
+
+    def _flush_buffer(self) -> None:
+        buffer, self._buffer = self._buffer, []
+        self._buffer_bytes, self._buffer_rows = 0.0, 0
+        # many small writes leave many chunks; sorting and taking are faster on one
+        kv = buffer[0] if len(buffer) == 1 else pa.concat_tables(buffer).combine_chunks()
+        del buffer
+        produce_changelog = self.options.changelog_producer == "input"
+        if produce_changelog:
+            raw = sort_kv(kv, self._spec)  # the changelog holds every input row, in key order
+            merged = merge_sorted(raw, self._spec, drop_delete=False)
+            kinds = raw.column(VALUE_KIND).to_numpy()
+            copy_as_changelog = (self._lone_row_merges_to_itself() and merged.num_rows == raw.num_rows
+                                 and not np.any(kinds))
+        else:
+            raw, copy_as_changelog = None, False
+            merged = merge_kv(kv, self._spec, drop_delete=False)
+        del kv
+        data = write_kv_files(self._ctx, merged, self._namer.data_file, 0, FileSource.APPEND,
+                              keep_bytes=copy_as_changelog)
+        changelog: list[DataFileMeta] = []
+        try:
+            if copy_as_changelog:
+                # Insert-only and no key twice: the data file holds exactly the input rows.
+                for meta in data.results:
+                    name = self._namer.changelog_file()
+                    changelog.append(meta.rename(name))
+                    self.file_io.write_bytes(self._ctx.path(name), data.file_bytes[meta.file_name])
+            elif produce_changelog:
+                changelog = write_kv_files(self._ctx, raw, self._namer.changelog_file, 0, FileSource.APPEND).results
+        except BaseException:
+            self.file_io.delete_quietly([self._ctx.path(f.file_name) for f in (*data.results, *changelog)])
+            raise
+        for meta in data.results:
+            self._new_files[meta] = None
+            self._levels.add_level0_file(meta)
+        for meta in changelog:
+            self._new_changelog[meta] = None
+
+    def _lone_row_merges_to_itself(self) -> bool:
+        """True if merging a single +I row returns it unchanged (so a data file of unique inserts
+        equals its input). Not for aggregation (listagg drops blanks) nor sequence groups (a row
+        with a null group sequence loses the group's fields)."""
+        engine = self._spec.engine
+        return engine in ("deduplicate", "first-row") or (engine == "partial-update" and not self._spec.sequence_groups)
+
+    # ------------------------------------------------------------------ compaction
+
+    def compact(self, full: bool) -> None:
+        """Flush, wait for the running compaction, then start a full or strategy-picked one.
+
+        Works in write-only mode too (that is how a dedicated compaction job compacts). The
+        new compaction runs in the background; ``prepare_commit(True)`` waits for it.
+        """
+        self._check_open()
+        self._flush(True, full, explicit=True)
+
+    def _executor_for_compaction(self) -> Executor:
+        if self._executor is not None:
+            return self._executor
+        if self._own_executor is None:
+            self._own_executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"compact-bucket-{self.bucket}")
+        return self._own_executor
+
+    def _trigger_compaction(self, full: bool, explicit: bool) -> None:
+        if self.options.write_only and not explicit:
+            return
+        if full:
+            self._try_sync(True)
+            unit = pick_full_compaction(self._levels.num_levels, self._levels.level_sorted_runs())
+        else:
+            if self._future is not None:
+                return
+            unit = self._strategy.pick(self._levels.num_levels, self._levels.level_sorted_runs())
+        if not is_useful(unit):
+            return
+        # Deletes can go only when nothing older than the output lies below it.
+        drop_delete = unit.output_level != 0 and unit.output_level >= self._levels.non_empty_highest_level()
+        task = CompactionTask(self._ctx, self._namer, self._spec, unit.files, unit.output_level,
+                              self._levels.max_level, self.options.compaction_file_size, drop_delete)
+        self._future = self._executor_for_compaction().submit(task.run)
+        self._task = task
+
+    def _try_sync(self, blocking: bool) -> None:
+        """Take the result of the running compaction if it finished (or wait for it if ``blocking``)."""
+        if self._future is None:
+            return
+        if not blocking and not self._future.done():
+            return
+        task, future = self._task, self._future
+        self._task, self._future = None, None
+        result: CompactResult = future.result()  # a failed task already deleted its own files
+        try:
+            self._levels.update(result.before, result.after)
+        except BaseException:
+            task.delete_outputs()
+            raise
+        self._update_compact_result(result)
+
+    def _update_compact_result(self, result: CompactResult) -> None:
+        after_names = {f.file_name for f in result.after}
+        for f in result.before:
+            if f in self._compact_after:
+                # An output of a compaction not yet handed out: an intermediate file nobody will
+                # reference. Keep the physical file if an upgrade shares its name with a file a
+                # snapshot references (upgraded from a live file, or upgraded again now).
+                del self._compact_after[f]
+                if f.file_name not in self._compact_before and f.file_name not in after_names:
+                    self.file_io.delete_quietly([self._ctx.path(f.file_name)])
+            else:
+                self._compact_before[f.file_name] = f
+        for f in result.after:
+            self._compact_after[f] = None
+        for f in result.changelog:
+            self._compact_changelog[f] = None
+
+    # ------------------------------------------------------------------ commit
+
+    def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
+        """Flush, sync compaction (waiting if asked or if too many runs piled up), drain the changes."""
+        self._check_open()
+        self._flush(wait_compaction, False)
+        if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger + 1:
+            wait_compaction = True
+        self._try_sync(wait_compaction)
+        return self._drain()
+
+    def _drain(self) -> CommitMessage:
+        msg = CommitMessage(
+            partition=self.partition,
+            bucket=self.bucket,
+            total_buckets=self.total_buckets,
+            new_files=tuple(self._new_files),
+            changelog_files=tuple(self._new_changelog),
+            compact_before=tuple(self._compact_before.values()),
+            compact_after=tuple(self._compact_after),
+            compact_changelog=tuple(self._compact_changelog),
+        )
+        self._new_files.clear()
+        self._new_changelog.clear()
+        self._compact_before.clear()
+        self._compact_after.clear()
+        self._compact_changelog.clear()
+        return msg
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Stop background work and delete every file not handed out in a CommitMessage.
+
+        A running compaction is cancelled and its outputs deleted; buffered rows are dropped.
+        Files already drained by ``prepare_commit`` are left alone (committing or aborting
+        them is the committer's job). Upgraded files sharing a name with a live file are kept.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        task, future = self._task, self._future
+        self._task, self._future = None, None
+        try:
+            if task is not None:
+                task.cancel()
+                future.cancel()
+                try:
+                    future.result()
+                except BaseException:  # noqa: BLE001 - a cancelled or failed compaction is expected here
+                    pass
+                task.delete_outputs()
+        finally:
+            doomed = [f.file_name for f in self._new_files]
+            doomed += [f.file_name for f in self._new_changelog]
+            doomed += [f.file_name for f in self._compact_after if f.file_name not in self._compact_before]
+            doomed += [f.file_name for f in self._compact_changelog]
+            self.file_io.delete_quietly([self._ctx.path(n) for n in dict.fromkeys(doomed)])
+            self._new_files.clear()
+            self._new_changelog.clear()
+            self._compact_before.clear()
+            self._compact_after.clear()
+            self._compact_changelog.clear()
+            self._buffer, self._buffer_bytes, self._buffer_rows = [], 0.0, 0
+            if self._own_executor is not None:
+                self._own_executor.shutdown(wait=True)
+                self._own_executor = None
+
+    def __enter__(self) -> "MergeTreeWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise WriterClosedError(
+                f"writer of bucket {self.bucket} (partition {self.partition_path or '<none>'}) is closed")

@@ -1,0 +1,92 @@
+import pytest
+
+from impl.errors import InvalidOptionError
+from impl.mergetree import MergeSpec, MergeTreeOptions
+from mergetree_helpers import agg_schema, make_schema
+
+MB = 1024 * 1024
+
+
+def test_defaults_are_paimons():
+    o = MergeTreeOptions.from_options({})
+    assert o.target_file_size == 128 * MB
+    assert o.write_buffer_size == 256 * MB
+    assert o.num_sorted_run_compaction_trigger == 5
+    assert o.num_sorted_run_stop_trigger == 8
+    assert o.num_levels == 6
+    assert o.max_size_amplification_percent == 200
+    assert o.size_ratio == 1
+    assert o.merge_engine == "deduplicate"
+    assert o.changelog_producer == "none"
+    assert o.file_compression == "zstd"
+    assert not o.write_only and not o.ignore_delete
+    assert o.compaction_file_size == 128 * MB // 10 * 7
+
+
+def test_parsed_values_and_derived_defaults():
+    o = MergeTreeOptions.from_options({
+        "bucket": "4", "target-file-size": "8 mb", "write-buffer-size": "64kb",
+        "num-sorted-run.compaction-trigger": "3", "merge-engine": "Partial-Update",
+        "sequence.field": "ts, v", "rowkind.field": "op", "changelog-producer": "input",
+        "write.compaction-skip": "true", "fields.v.aggregate-function": "SUM",
+        "fields.v.ignore-retract": "true", "fields.k.list-agg-delimiter": ";",
+        "fields.ts.sequence-group": "k,v", "partial-update.ignore-delete": "true",
+    })
+    assert o.bucket == 4
+    assert o.target_file_size == 8 * MB and o.write_buffer_size == 64 * 1024
+    assert o.num_sorted_run_stop_trigger == 6  # trigger + 3
+    assert o.num_levels == 4  # trigger + 1 when unset
+    assert o.merge_engine == "partial-update"
+    assert o.sequence_fields == ("ts", "v")
+    assert o.rowkind_field == "op"
+    assert o.changelog_producer == "input"
+    assert o.write_only  # fallback key
+    assert o.ignore_delete  # fallback key
+    assert o.field_aggregate_functions == {"v": "sum"}
+    assert o.field_ignore_retract == frozenset({"v"})
+    assert o.list_agg_delimiter("k") == ";" and o.list_agg_delimiter("v") == ","
+    assert o.field_sequence_groups == ((("ts",), ("k", "v")),)
+
+
+def test_stop_trigger_never_below_compaction_trigger():
+    o = MergeTreeOptions.from_options({"num-sorted-run.compaction-trigger": "7", "num-sorted-run.stop-trigger": "2"})
+    assert o.num_sorted_run_stop_trigger == 7
+
+
+@pytest.mark.parametrize("key,value", [
+    ("target-file-size", "lots"), ("write-buffer-size", "12 parsecs"), ("num-levels", "1"),
+    ("num-sorted-run.compaction-trigger", "0"), ("merge-engine", "last-one-wins"),
+    ("changelog-producer", "lookup"), ("changelog-producer", "sometimes"), ("write-only", "maybe"),
+    ("file.compression", "middle-out"), ("file.format", "orc"), ("bucket", "0"),
+    ("compaction.size-ratio", "-1"), ("ignore-delete", "perhaps"),
+])
+def test_bad_values_raise_invalid_option(key, value):
+    with pytest.raises(InvalidOptionError) as e:
+        MergeTreeOptions.from_options({key: value})
+    assert key in str(e.value)
+
+
+def test_schema_dependent_validation():
+    with pytest.raises(InvalidOptionError, match="sequence.field"):
+        MergeSpec.from_schema(make_schema(), MergeTreeOptions.from_options({"sequence.field": "nope"}))
+    with pytest.raises(InvalidOptionError, match="rowkind.field"):
+        MergeSpec.from_schema(make_schema(), MergeTreeOptions.from_options({"rowkind.field": "nope"}))
+    agg = {"merge-engine": "aggregation"}
+    with pytest.raises(InvalidOptionError, match="median"):
+        MergeSpec.from_schema(agg_schema(), MergeTreeOptions.from_options({**agg, "fields.s.aggregate-function": "median"}))
+    with pytest.raises(InvalidOptionError, match="bool_and"):
+        MergeSpec.from_schema(agg_schema(), MergeTreeOptions.from_options({**agg, "fields.s.aggregate-function": "bool_and"}))
+    with pytest.raises(InvalidOptionError, match="listagg"):
+        MergeSpec.from_schema(agg_schema(), MergeTreeOptions.from_options({**agg, "fields.mn.aggregate-function": "listagg"}))
+    with pytest.raises(InvalidOptionError, match="primary key"):
+        MergeSpec.from_schema(make_schema(), MergeTreeOptions.from_options(
+            {"merge-engine": "partial-update", "fields.ts.sequence-group": "id"}))
+
+
+def test_aggregation_defaults_to_last_non_null_value_and_keeps_keys():
+    spec = MergeSpec.from_schema(agg_schema(), MergeTreeOptions.from_options({"merge-engine": "aggregation"}))
+    assert "id" not in spec.aggregators
+    assert {a.function for a in spec.aggregators.values()} == {"last_non_null_value"}
+    spec = MergeSpec.from_schema(agg_schema(), MergeTreeOptions.from_options(
+        {"merge-engine": "aggregation", "fields.default-aggregate-function": "first_value"}))
+    assert {a.function for a in spec.aggregators.values()} == {"first_value"}

@@ -1,0 +1,129 @@
+"""merge_read / read_kv_files: projection, predicates, schema evolution, corrupt and missing files."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from impl.errors import FileIOError, SchemaMismatchError
+from impl.format.json_records import TableSchema
+from impl.format.types import BIGINT, STRING, DataField
+from impl.mergetree import CorruptDataFileError, merge_read, read_kv_files
+from mergetree_helpers import Table, make_schema
+
+I, D = 0, 3
+
+
+def write(t, *batches):
+    w = t.writer()
+    for data, kinds in batches:
+        w.write(pa.table(data), None if kinds is None else pa.array(kinds, pa.int8()))
+        t.apply(w.prepare_commit(True))
+    w.close()
+
+
+def rows(ids, v, k=None, ts=None):
+    n = len(ids)
+    return {"id": pa.array(ids, pa.int64()), "k": pa.array(k or [None] * n, pa.string()),
+            "v": pa.array(v, pa.float64()), "ts": pa.array(ts or [0] * n, pa.int64())}
+
+
+def test_projection_is_applied_after_the_merge(tmp_path):
+    t = Table(tmp_path, make_schema(), {"merge-engine": "partial-update", "fields.ts.sequence-group": "k"})
+    write(t, (rows([1, 2], [1.0, 2.0], k=["new", "b"], ts=[5, 1]), None),
+          (rows([1], [3.0], k=["stale"], ts=[2]), None))
+    out = t.read(projection=["k", "id"])
+    assert out.column_names == ["k", "id"]
+    # k's winner is decided by ts although ts is not projected
+    assert out.to_pylist() == [{"k": "new", "id": 1}, {"k": "b", "id": 2}]
+    assert t.read(projection=[]).num_rows == 2
+    with pytest.raises(SchemaMismatchError, match="nope"):
+        t.read(projection=["nope"])
+
+
+def test_value_predicate_is_applied_after_the_merge(tmp_path):
+    t = Table(tmp_path, make_schema(), {})
+    write(t, (rows([1, 2], [1.0, 1.0]), None), (rows([1], [5.0]), None))
+    # key 1 now has v=5: filtering raw rows first would resurrect its old v=1 row
+    assert t.read(predicate=pc.field("v") < 3).to_pylist() == [{"id": 2, "k": None, "v": 1.0, "ts": 0}]
+
+
+def test_key_predicate_prefilters_and_gives_the_same_answer(tmp_path):
+    t = Table(tmp_path, make_schema(), {})
+    write(t, (rows(list(range(10)), [float(i) for i in range(10)]), None),
+          (rows([3, 4], [30.0, 40.0]), [I, D]))
+    pred = (pc.field("id") >= 3) & (pc.field("id") < 6)
+    assert [(r["id"], r["v"]) for r in t.read(predicate=pred).to_pylist()] == [(3, 30.0), (5, 5.0)]
+    with pytest.raises(TypeError):
+        t.read(predicate="id > 3")
+
+
+def test_read_kv_files_returns_raw_rows_and_selected_columns(tmp_path):
+    t = Table(tmp_path, make_schema(), {})
+    write(t, (rows([2, 1], [1.0, 2.0]), None), (rows([2], [3.0]), [D]))
+    files = list(t.live.values())
+    raw = read_kv_files(t.io, t.paths, t.schema, "", 0, files)
+    assert raw.column_names == ["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND", "id", "k", "v", "ts"]
+    assert sorted(zip(raw.column("id").to_pylist(), raw.column("_VALUE_KIND").to_pylist())) == [(1, I), (2, I), (2, D)]
+    sel = read_kv_files(t.io, t.paths, t.schema, "", 0, files, columns=["_KEY_id", "v"])
+    assert sel.column_names == ["_KEY_id", "v"] and sel.num_rows == 3
+    empty = read_kv_files(t.io, t.paths, t.schema, "", 0, [])
+    assert empty.num_rows == 0 and empty.column_names == raw.column_names
+
+
+def test_files_of_an_older_schema_read_missing_columns_as_null(tmp_path):
+    old = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "k", STRING())), primary_keys=("id",))
+    t = Table(tmp_path, old, {})
+    write(t, ({"id": [1, 2], "k": ["a", "b"]}, None))
+    new = TableSchema(1, (*old.fields, DataField(2, "extra", BIGINT())), primary_keys=("id",))
+    out = merge_read(t.io, t.paths, new, t.options, "", 0, list(t.live.values()))
+    assert out.to_pylist() == [{"id": 1, "k": "a", "extra": None}, {"id": 2, "k": "b", "extra": None}]
+
+
+def test_corrupt_and_missing_files_are_reported(tmp_path):
+    t = Table(tmp_path, make_schema(), {})
+    write(t, (rows([1], [1.0]), None))
+    [meta] = t.live.values()
+    path = os.path.join(t.bucket_dir(), meta.file_name)
+    with open(path, "r+b") as fh:
+        fh.truncate(meta.file_size // 2)
+    with pytest.raises(CorruptDataFileError, match=meta.file_name):
+        t.read()
+    os.remove(path)
+    with pytest.raises(FileIOError, match=meta.file_name):
+        t.read()
+
+
+def test_row_count_mismatch_is_corruption(tmp_path):
+    t = Table(tmp_path, make_schema(), {})
+    write(t, (rows([1, 2], [1.0, 2.0]), None))
+    [meta] = t.live.values()
+    from dataclasses import replace
+    t.live = {(0, meta.file_name): replace(meta, row_count=5)}
+    with pytest.raises(CorruptDataFileError, match="metadata says 5"):
+        t.read()
+
+
+def test_many_files_read_in_parallel_match(tmp_path):
+    t = Table(tmp_path, make_schema(), {"write-only": "true"})
+    w = t.writer()
+    for i in range(20):
+        w.write(pa.table(rows([i, i + 100], [float(i), float(-i)])))
+        t.apply(w.prepare_commit(False))
+    w.close()
+    out = t.read()
+    assert out.num_rows == 40 and out.column("id").to_pylist() == sorted(out.column("id").to_pylist())
+
+
+def test_disjoint_files_skip_the_merge_but_still_drop_deletes(tmp_path):
+    t = Table(tmp_path, make_schema(), {"write-only": "true"})
+    write(t, (rows([5, 1, 3], [5.0, 1.0, 3.0]), [I, D, I]),  # one file holding a delete
+          (rows([10, 12], [10.0, 12.0]), None))                 # a later file, disjoint keys
+    assert len(t.live) == 2
+    assert [(r["id"], r["v"]) for r in t.read().to_pylist()] == [(3, 3.0), (5, 5.0), (10, 10.0), (12, 12.0)]
+    # files listed newest first still come out in key order
+    t.live = dict(reversed(list(t.live.items())))
+    assert t.read().column("id").to_pylist() == [3, 5, 10, 12]
