@@ -40,6 +40,16 @@ class UnsupportedVersionError(CorruptMetadataError):
     """A metadata file declares a format version this library does not read."""
 
 
+class DataFileError(PaimonError):
+    """A data file a snapshot references is missing, unreadable, or does not hold what its
+    metadata says. ``path`` names the file."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"data file {path}: {reason}")
+
+
 class SnapshotNotFoundError(PaimonError):
     """The requested snapshot id does not exist (never written, or expired)."""
 
@@ -104,6 +114,10 @@ class CommitOutcomeUnknownError(CommitError):
 
 
 # --------------------------------------------------------------------------- tables
+
+
+class WriterClosedError(PaimonError):
+    """A writer or committer was used after ``close()`` or after its one-shot ``prepare_commit`` / ``commit``."""
 
 
 class TableError(PaimonError):

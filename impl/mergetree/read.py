@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from impl.errors import FileIOError, PaimonError, SchemaMismatchError
+from impl.errors import DataFileError, FileIOError, SchemaMismatchError
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta
 from impl.fs.file_io import FileIO
@@ -38,13 +38,8 @@ from impl.mergetree.merge_engine import MergeSpec, merge_kv
 from impl.mergetree.options import MergeTreeOptions
 
 
-class CorruptDataFileError(PaimonError):
-    """A data file cannot be decoded, or does not hold what its metadata says."""
-
-    def __init__(self, path: str, reason: str):
-        self.path = path
-        self.reason = reason
-        super().__init__(f"corrupt data file {path}: {reason}")
+# Kept as a name of this package; it is impl.errors.DataFileError.
+CorruptDataFileError = DataFileError
 
 
 _POOL: ThreadPoolExecutor | None = None

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
-from impl.errors import PaimonError
+from impl.errors import WriterClosedError
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.file_io import FileIO
@@ -50,8 +50,6 @@ from impl.mergetree.options import MergeTreeOptions
 _SYSTEM_BYTES_PER_ROW = 9
 
 
-class WriterClosedError(PaimonError):
-    """The writer was used after close()."""
 
 
 class MergeTreeWriter:

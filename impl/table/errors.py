@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from impl.errors import SchemaMismatchError, TableError
+from impl.errors import DataFileError, SchemaMismatchError, TableError, WriterClosedError
 
 
 class DatabaseNotExistError(TableError):
@@ -66,21 +66,12 @@ class UnsupportedTableFeatureError(TableError, NotImplementedError):
     """The table asks for something this library does not implement (e.g. dynamic bucket mode)."""
 
 
-class WriterClosedError(TableError):
-    """A writer or committer was used after ``close()`` or after its one-shot ``prepare_commit`` / ``commit``."""
 
 
 class CommitUsageError(TableError, ValueError):
     """A commit call is malformed: not CommitMessages, or a stream commit without an identifier."""
 
 
-class DataFileError(TableError):
-    """A data file a snapshot references is missing or unreadable. ``path`` names the file."""
-
-    def __init__(self, path: str, reason: str):
-        self.path = path
-        self.reason = reason
-        super().__init__(f"data file {path}: {reason}")
 
 
 __all__ = [

@@ -175,13 +175,10 @@ class TableRead:
         return t.select(self.projection)
 
     def _read_pk_split(self, split: DataSplit, with_kind: bool) -> pa.Table:
-        from impl.table.pk import mergetree, read_pk_split  # keeps impl.mergetree out of append-only use
+        from impl.table.pk import read_pk_split  # keeps impl.mergetree out of append-only use
         with self._lock:
             self.files_read += len(split.files)
-        try:
-            return read_pk_split(self, split, with_kind)
-        except mergetree().CorruptDataFileError as e:
-            raise DataFileError(e.path, e.reason) from e
+        return read_pk_split(self, split, with_kind)
 
 
 def apply_filter(t: pa.Table, predicate: Predicate | None) -> pa.Table:
