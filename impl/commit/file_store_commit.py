@@ -134,6 +134,9 @@ class FileStoreCommit:
         self.merger = ManifestFileMerger(self.manifest_file, self.options.merge)
         self._key_cache: dict[bytes, Any] = {}
         self._live: LiveFiles | None = None  # live files of the newest snapshot this committer knows
+        # publications whose outcome was unknown when they gave up, by (identifier, kind):
+        # resolved before the same identifier is committed again, so a repeat never doubles it
+        self._unknown_outcomes: dict[tuple[int, CommitKind], _Attempt] = {}
         self._lock = threading.RLock()
 
     # ================================================================== public API
@@ -153,6 +156,10 @@ class FileStoreCommit:
         with self._lock:
             try:
                 checked: _Checked | None = None
+                if changes.has_append and self._resolve_unknown(committable.identifier, CommitKind.APPEND, stats):
+                    changes = replace(changes, append_table=[], append_changelog=[], append_index=[])
+                if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT, stats):
+                    changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
                 if changes.has_append:
                     # optimistic path: check once against the latest now; _try_commit skips
                     # re-checking if nobody else commits in between
@@ -201,6 +208,10 @@ class FileStoreCommit:
 
     def _overwrite_locked(self, partition, changes: CollectedChanges, committable, stats, matches) -> CommitStats:
         try:
+            if matches is not None and self._resolve_unknown(committable.identifier, CommitKind.OVERWRITE, stats):
+                matches = None
+            if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT, stats):
+                changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
             if matches is not None:
                 if partition:
                     strays = [e.file.file_name for e in changes.append_table if not matches(e.partition)]
@@ -283,6 +294,21 @@ class FileStoreCommit:
         return self._read_live(snapshot, None)
 
     # ================================================================== internals
+
+    def _resolve_unknown(self, identifier: int, kind: CommitKind, stats: CommitStats) -> bool:
+        """True if an earlier call's publication of (identifier, kind), whose outcome was
+        unknown, did land; if it did not, its leftover metadata is deleted."""
+        attempt = self._unknown_outcomes.get((identifier, kind))
+        if attempt is None:
+            return False
+        latest = self.snapshot_manager.latest_snapshot()  # if this fails, the outcome stays unknown
+        del self._unknown_outcomes[(identifier, kind)]
+        own = self._find_own_snapshot(attempt.unknown_snapshot_id, latest, identifier, kind)
+        if own is not None:
+            stats.snapshot_ids.append(own)
+            return True
+        self.file_io.delete_quietly(self.paths.manifest_path(n) for n in attempt.written_files)
+        return False
 
     def _require_atomic_create(self) -> None:
         if not self.file_io.supports_atomic_create():
@@ -390,6 +416,15 @@ class FileStoreCommit:
         overwrite_matches: Callable[[bytes], bool] | None = None,
     ) -> int:
         attempt = _Attempt()
+        try:
+            return self._retry_loop(kind, table_changes, changelog, index_changes, committable, stats, checked,
+                                    overwrite_matches, attempt)
+        except CommitOutcomeUnknownError:
+            self._unknown_outcomes[(committable.identifier, kind)] = attempt
+            raise
+
+    def _retry_loop(self, kind, table_changes, changelog, index_changes, committable, stats, checked,
+                    overwrite_matches, attempt: _Attempt) -> int:
         started = time.monotonic()
         retries = 0
         while True:
@@ -407,7 +442,8 @@ class FileStoreCommit:
                     raise CommitOutcomeUnknownError(
                         f"commit {committable.identifier} ({kind.value}) of {self.table_name} by "
                         f"{self.commit_user}: publishing snapshot {attempt.unknown_snapshot_id} failed and "
-                        f"its outcome is still unknown; nothing was deleted, retrying the same commit is safe")
+                        f"its outcome is still unknown; nothing was deleted. Commit the same identifier again "
+                        f"on this committer, or recover through filter_committed: either completes it once")
                 raise CommitRetriesExhaustedError(
                     f"commit {committable.identifier} ({kind.value}) of {self.table_name} gave up after "
                     f"{retries} retries in {elapsed_ms:.0f} ms: other writers kept taking the next snapshot id")
@@ -524,29 +560,35 @@ class FileStoreCommit:
         written.extend(m.file_name for m in merge.written)
         if merge.kind != "none":
             stats.manifest_merges.append(merge.kind)
-        base_list, base_size = self.manifest_list.write(merge.manifests)
+        # names go into `written` before the write: a write can land and still report failure
+        base_list = self.paths.new_manifest_list_name()
         written.append(base_list)
+        _, base_size = self.manifest_list.write(merge.manifests, name=base_list)
 
         delta_manifests = self.manifest_file.write(changes)
         written.extend(m.file_name for m in delta_manifests)
-        delta_list, delta_size = self.manifest_list.write(delta_manifests)
+        delta_list = self.paths.new_manifest_list_name()
         written.append(delta_list)
+        _, delta_size = self.manifest_list.write(delta_manifests, name=delta_list)
 
         changelog_list = changelog_size = changelog_records = None
         if changelog:
             cl_manifests = self.manifest_file.write(changelog, name_suffix="changelog")
             written.extend(m.file_name for m in cl_manifests)
-            changelog_list, changelog_size = self.manifest_list.write(cl_manifests)
+            changelog_list = self.paths.new_manifest_list_name()
             written.append(changelog_list)
+            _, changelog_size = self.manifest_list.write(cl_manifests, name=changelog_list)
             changelog_records = sum(e.file.row_count for e in changelog)
 
         index_manifest = latest.index_manifest if latest is not None else None
         if index_changes:
             previous_index = self.index_manifest_file.read(index_manifest) if index_manifest else []
             live_index = fold_index_entries(previous_index, index_changes)
-            index_manifest = self.index_manifest_file.write(live_index) if live_index else None
-            if index_manifest:
+            index_manifest = None
+            if live_index:
+                index_manifest = self.paths.new_index_manifest_name()
                 written.append(index_manifest)
+                self.index_manifest_file.write(live_index, name=index_manifest)
 
         delta_records = sum(e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in changes)
         previous_total = 0

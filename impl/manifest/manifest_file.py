@@ -128,7 +128,13 @@ class ManifestFile:
             # changelog manifests are named manifest-<uuid>-changelog-<n>, as pypaimon does
             head, _, n = name.rpartition("-")
             name = f"{head}-{name_suffix}-{n}"
-        self.file_io.write_bytes(self.paths.manifest_path(name), data)
+        path = self.paths.manifest_path(name)
+        try:
+            self.file_io.write_bytes(path, data)
+        except BaseException:
+            # the write may have landed before it failed: nothing may stay behind
+            self.file_io.delete_quietly([path])
+            raise
         self._cache.put(name, list(batch))
         return self._meta(name, len(data), batch)
 
@@ -193,7 +199,7 @@ class ManifestList:
         """Write a new list; returns (file name, size in bytes)."""
         data = avro.write_avro(avro.MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas))
         name = name or self.paths.new_manifest_list_name()
-        self.file_io.write_bytes(self.paths.manifest_path(name), data)
+        _write_or_remove(self.file_io, self.paths.manifest_path(name), data)
         return name, len(data)
 
     def read(self, file_name: str, expected_size: int | None = None) -> list[ManifestFileMeta]:
@@ -226,16 +232,25 @@ class IndexManifestFile:
         self.file_io = file_io
         self.paths = paths
 
-    def write(self, entries: Sequence[IndexManifestEntry]) -> str:
+    def write(self, entries: Sequence[IndexManifestEntry], *, name: str | None = None) -> str:
         data = avro.write_avro(avro.INDEX_MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in entries))
-        name = self.paths.new_index_manifest_name()
-        self.file_io.write_bytes(self.paths.manifest_path(name), data)
+        name = name or self.paths.new_index_manifest_name()
+        _write_or_remove(self.file_io, self.paths.manifest_path(name), data)
         return name
 
     def read(self, file_name: str) -> list[IndexManifestEntry]:
         path = self.paths.manifest_path(file_name)
         records = avro.read_avro(self.file_io.read_bytes(path), path, "IndexManifestEntry", ("_INDEX_TYPE", "_FILE_NAME"))
         return [IndexManifestEntry.from_avro(r, path) for r in records]
+
+
+def _write_or_remove(file_io: FileIO, path: str, data: bytes) -> None:
+    """Write, and if the call fails remove whatever may have landed before re-raising."""
+    try:
+        file_io.write_bytes(path, data)
+    except BaseException:
+        file_io.delete_quietly([path])
+        raise
 
 
 def _check_size(path: str, data: bytes, expected_size: int | None) -> None:

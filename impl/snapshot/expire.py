@@ -5,8 +5,12 @@ Which snapshots: with ``earliest`` .. ``latest`` present, snapshots below
 older than ``older_than_millis``, stopping at the first that is not; at most ``max_deletes``
 per call; the latest snapshot never goes (``retain_min`` >= 1).
 
-What is deleted, in this order (so a crash leaves at worst unreferenced files, never a
-retained snapshot that points at something missing):
+What is deleted: first every list below is computed (it needs the expired snapshots'
+metadata), then the expired snapshot files go, oldest first, and the EARLIEST hint is set;
+only then the files below. So a crash at any point leaves every snapshot that is still
+present complete, and at worst some unreferenced files, which orphan removal finds.
+(Paimon deletes data before snapshot files; a crash there leaves a present snapshot whose
+files are gone.)
 
 1. data files deleted by the deltas of snapshots ``begin+1 .. end`` (``end`` being the first
    retained snapshot): they were live only in expired snapshots. A DELETE followed by an ADD
@@ -15,8 +19,9 @@ retained snapshot that points at something missing):
 2. changelog files of the expired snapshots;
 3. manifests, manifest lists and index manifests / index files of expired snapshots that
    snapshot ``end`` does not reference (every later snapshot's base derives from ``end``'s
-   base + delta, so what ``end`` does not reference no later snapshot does);
-4. the snapshot files, oldest first, then the EARLIEST hint.
+   base + delta, so what ``end`` does not reference no later snapshot does).
+
+The result reports the files actually deleted; one whose delete failed stays an orphan.
 """
 
 from __future__ import annotations
@@ -141,38 +146,52 @@ class SnapshotExpiration:
                 if key not in keep_data:
                     for p in self._file_paths(e):
                         data_paths[(key, p)] = p
-        deleted_data = sorted(set(data_paths.values()))
-        self.file_io.delete_quietly(deleted_data)
+        data_candidates = sorted(set(data_paths.values()))
 
         # 2. changelog files of the expired snapshots
-        changelog_paths: list[str] = []
+        changelog_candidates: list[str] = []
         for snap in expired:
             if snap.changelog_manifest_list:
                 for e in self._entries_of_list(snap.changelog_manifest_list):
                     if e.kind is FileKind.ADD and self._data_key(e) not in keep_data:
-                        changelog_paths.extend(self._file_paths(e))
-        self.file_io.delete_quietly(changelog_paths)
+                        changelog_candidates.extend(self._file_paths(e))
 
         # 3. manifests, lists, index manifests and index files only expired snapshots use
-        meta_deleted: list[str] = []
+        meta_candidates: list[str] = []
         for snap in expired:
             for name in sorted(self._metadata_names(snap) - keep_meta):
-                meta_deleted.append(self.paths.manifest_path(name))
+                meta_candidates.append(self.paths.manifest_path(name))
             for name in sorted(self._index_file_names(snap) - keep_index):
-                meta_deleted.append(self.paths.index_file_path(name))
-        meta_deleted = list(dict.fromkeys(meta_deleted))
-        self.file_io.delete_quietly(meta_deleted)
+                meta_candidates.append(self.paths.index_file_path(name))
+        meta_candidates = list(dict.fromkeys(meta_candidates))
 
-        # 4. snapshot files, oldest first, then the hint
+        # the snapshot files, oldest first, then the hint; from here on the files above are
+        # referenced by no present snapshot
         ids = []
         for snap in expired:
             self.file_io.delete(self.paths.snapshot_path(snap.id))
             ids.append(snap.id)
         sm.commit_hint(EARLIEST_HINT, end_exclusive)
 
+        deleted_data = self._delete_each(data_candidates)
+        deleted_changelog = self._delete_each(changelog_candidates)
+        deleted_meta = self._delete_each(meta_candidates)
         if config.clean_empty_directories:
-            self._clean_empty_dirs(deleted_data + changelog_paths)
-        return ExpireResult(tuple(ids), tuple(deleted_data), tuple(changelog_paths), tuple(meta_deleted))
+            self._clean_empty_dirs(deleted_data + deleted_changelog)
+        return ExpireResult(tuple(ids), tuple(deleted_data), tuple(deleted_changelog), tuple(deleted_meta))
+
+    def _delete_each(self, paths: list[str]) -> list[str]:
+        """Delete each path; return those really deleted (a failure leaves an orphan, logged)."""
+        done = []
+        for p in paths:
+            try:
+                self.file_io.delete(p, missing_ok=False)
+                done.append(p)
+            except FileNotFoundError:
+                continue
+            except Exception as e:  # noqa: BLE001 - an orphan is recoverable, a half-expired table is not
+                log.warning("expiration could not delete %s (left for orphan removal): %s", p, e)
+        return done
 
     # ------------------------------------------------------------------ helpers
 

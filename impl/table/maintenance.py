@@ -1,9 +1,11 @@
 """Orphan-file removal and rollback.
 
-Both rest on :func:`used_file_names`: every file name any present snapshot references (its
-manifest lists, the manifests in them, every data / changelog file those manifests name,
-ADD or DELETE, their extra files, the index manifest and its index files). File names carry
-a UUID, so a name identifies a file within the table.
+Both rest on :func:`used_file_names`: every file name any present snapshot needs (its
+manifest lists, the manifests in them, the data files live in it and their extra files, its
+changelog files, the index manifest and its index files). A data file that a snapshot's
+manifests only name in a DELETE entry is not needed by it: counting those would keep
+forever a file whose deletion by an expiration failed. File names carry a UUID, so a name
+identifies a file within the table.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from impl.errors import CorruptMetadataError
 from impl.format.json_records import Snapshot
 from impl.format.records import FileKind
 from impl.fs.paths import LATEST_HINT
+from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import IndexManifestFile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def _snapshot_file_names(table: "FileStoreTable", snap: Snapshot) -> set[str]:
     """Names of every file ``snap`` references; CorruptMetadataError if one of its metadata files is missing."""
     names: set[str] = set()
+    data_entries = []
     for list_name in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list):
         if not list_name:
             continue
@@ -40,9 +44,16 @@ def _snapshot_file_names(table: "FileStoreTable", snap: Snapshot) -> set[str]:
             except FileNotFoundError as e:
                 raise CorruptMetadataError(table.paths.manifest_path(m.file_name),
                                            f"manifest of snapshot {snap.id} is missing") from e
-            for e in entries:
-                names.add(e.file.file_name)
-                names.update(e.file.extra_files)
+            if list_name == snap.changelog_manifest_list:
+                changelog_adds = [e for e in entries if e.kind is FileKind.ADD]
+                for e in changelog_adds:
+                    names.add(e.file.file_name)
+                    names.update(e.file.extra_files)
+            else:
+                data_entries.extend(entries)
+    for e in live_entries(data_entries):
+        names.add(e.file.file_name)
+        names.update(e.file.extra_files)
     if snap.index_manifest:
         names.add(snap.index_manifest)
         try:
