@@ -117,6 +117,20 @@ class FileIO:
         except OSError as e:
             raise FileIOError(f"cannot read {path}: {e}") from e
 
+    def open_input(self, path: str):
+        """A seekable binary file for random-access readers (Parquet): only the parts a reader
+        asks for are fetched, instead of the whole file at once. Use as a context manager."""
+        try:
+            if isinstance(self.fs, LocalFileSystem):
+                import pyarrow as pa  # local: pyarrow's own file, no Python in the read path
+
+                return pa.OSFile(self.fs._strip_protocol(path), "rb")
+            return self.fs.open(path, "rb")
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            raise FileIOError(f"cannot open {path}: {e}") from e
+
     def exists(self, path: str) -> bool:
         try:
             return bool(self.fs.exists(path))

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from impl.errors import DataFileError, FileIOError, SchemaMismatchError
+from impl.errors import DataFileError, SchemaMismatchError
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta
 from impl.fs.file_io import FileIO
@@ -51,7 +51,7 @@ def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) * 2),
+            _POOL = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 2),
                                        thread_name_prefix="mergetree-read")
         return _POOL
 
@@ -72,14 +72,15 @@ def file_path(bucket_dir: str, f: DataFileMeta) -> str:
 
 def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema) -> pa.Table:
     try:
-        data = file_io.read_bytes(path)
+        source = file_io.open_input(path)
     except FileNotFoundError as e:
-        raise FileIOError(f"data file {path} is missing") from e
+        raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
     try:
-        pf = pq.ParquetFile(pa.BufferReader(data))
-        present = set(pf.schema_arrow.names)
-        wanted = [c for c in target.names if c in present]
-        table = pf.read(columns=wanted)
+        with source:
+            pf = pq.ParquetFile(source)
+            present = set(pf.schema_arrow.names)
+            wanted = [c for c in target.names if c in present]
+            table = pf.read(columns=wanted)
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
         raise CorruptDataFileError(path, str(e)) from e
     if table.num_rows != f.row_count:
@@ -176,9 +177,16 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
         raise TypeError(f"predicate must be a pyarrow.compute.Expression, got {type(predicate).__name__}")
     value_cols = spec.required_value_columns(out_cols, layout.value_names)
     disjoint = _disjoint_in_key_order(files, layout, spec)
+    if disjoint is None:
+        columns = [*layout.key_columns, SEQUENCE_NUMBER, VALUE_KIND, *value_cols]
+    else:
+        # nothing to merge: keys and sequence numbers are not needed, nor the row kinds
+        # when no file holds a retraction
+        has_retracts = any(f.delete_row_count is None or f.delete_row_count > 0 for f in disjoint)
+        columns = [*(layout.key_columns if predicate is not None else []),
+                   *([VALUE_KIND] if has_retracts else []), *value_cols]
     kv = read_kv_tables(file_io, paths.bucket_dir(partition_path, bucket), layout,
-                        files if disjoint is None else disjoint,
-                        [*layout.key_columns, SEQUENCE_NUMBER, VALUE_KIND, *value_cols])
+                        files if disjoint is None else disjoint, columns)
     if predicate is not None and kv.num_rows:
         rows = _key_only_indices(kv, layout, predicate)
         if rows is not None:
@@ -186,8 +194,10 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
     if disjoint is not None:
         # Files never overlap: rows are already in key order, one per key; nothing to merge,
         # only retractions to drop.
-        retract = retract_mask(kv.column(VALUE_KIND))
-        merged = kv.filter(pa.array(~retract)) if retract.any() else kv
+        merged = kv
+        if VALUE_KIND in kv.column_names:
+            retract = retract_mask(kv.column(VALUE_KIND))
+            merged = kv.filter(pa.array(~retract)) if retract.any() else kv
     else:
         merged = merge_kv(kv, spec, drop_delete=True, final=True)
     out = merged.select(out_cols)

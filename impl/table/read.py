@@ -30,13 +30,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 VALUE_KIND = "_VALUE_KIND"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
-_MAX_READ_THREADS = max(2, min(8, (os.cpu_count() or 2) * 2))
+# Decoding releases the GIL, so one thread per core keeps the cores busy; more threads only
+# hold more decoded files in memory at once.
+_MAX_READ_THREADS = max(1, os.cpu_count() or 2)
 
 
-def read_parquet_bytes(data: bytes, path: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read a Parquet payload; columns the file lacks are skipped (the caller fills them)."""
+def read_parquet_bytes(data, path: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read a Parquet payload (bytes, or an open seekable file); columns the file lacks are
+    skipped (the caller fills them)."""
     try:
-        pf = pq.ParquetFile(pa.BufferReader(data))
+        pf = pq.ParquetFile(pa.BufferReader(data) if isinstance(data, (bytes, bytearray, memoryview)) else data)
         if columns is not None:
             present = set(pf.schema_arrow.names)
             columns = [c for c in columns if c in present]
@@ -153,18 +156,15 @@ class TableRead:
     def _data_file_path(self, split: DataSplit, f: DataFileMeta) -> str:
         return self.table.paths.data_file_path(split.partition_path, split.bucket, f.file_name, f.external_path)
 
-    def _read_file_bytes(self, path: str) -> bytes:
+    def _read_append_file(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
+        path = self._data_file_path(split, f)
         try:
-            data = self.table.file_io.read_bytes(path)
+            with self.table.file_io.open_input(path) as source:
+                t = read_parquet_bytes(source, path, self._read_columns())
         except FileNotFoundError as e:
             raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
         with self._lock:
             self.files_read += 1
-        return data
-
-    def _read_append_file(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
-        path = self._data_file_path(split, f)
-        t = read_parquet_bytes(self._read_file_bytes(path), path, self._read_columns())
         if t.num_rows != f.row_count:
             raise DataFileError(path, f"holds {t.num_rows} rows, its manifest entry says {f.row_count}")
         missing = [c for c in self._read_columns() if c not in t.column_names]

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from impl.errors import FileIOError, SchemaMismatchError
+from impl.errors import DataFileError, SchemaMismatchError
 from impl.format.json_records import TableSchema
 from impl.format.types import BIGINT, STRING, DataField
 from impl.mergetree import CorruptDataFileError, merge_read, read_kv_files
@@ -93,7 +93,7 @@ def test_corrupt_and_missing_files_are_reported(tmp_path):
     with pytest.raises(CorruptDataFileError, match=meta.file_name):
         t.read()
     os.remove(path)
-    with pytest.raises(FileIOError, match=meta.file_name):
+    with pytest.raises(DataFileError, match=f"{meta.file_name}.*missing"):
         t.read()
 
 
