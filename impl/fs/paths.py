@@ -22,7 +22,7 @@ LATEST_HINT = "LATEST"
 EARLIEST_HINT = "EARLIEST"
 
 
-class _Namer:
+class FileNamer:
     """``<prefix><uuid>-<n><suffix>``: one uuid per namer, a counter per file, as Paimon does."""
 
     def __init__(self, prefix: str, suffix: str = ""):
@@ -45,9 +45,9 @@ class TablePaths:
         self.schema_dir = posixpath.join(self.table_path, "schema")
         self.manifest_dir = posixpath.join(self.table_path, "manifest")
         self.index_dir = posixpath.join(self.table_path, "index")
-        self._manifest = _Namer("manifest-")
-        self._manifest_list = _Namer("manifest-list-")
-        self._index_manifest = _Namer("index-manifest-")
+        self._manifest = FileNamer("manifest-")
+        self._manifest_list = FileNamer("manifest-list-")
+        self._index_manifest = FileNamer("index-manifest-")
 
     # metadata -------------------------------------------------------------------
     def snapshot_path(self, snapshot_id: int) -> str:
