@@ -92,6 +92,12 @@ def check_conflicts(
         merged = merge_entries([Entry(ADD, f) for f in live_files] + changes)
     except DuplicateFileError as e:
         raise FileAlreadyLiveError(f"file {e.file_name} is already live", e.files) from None
+    deleted_here: set = set()
+    for e in changes:  # b'. re-adding a file this commit deletes leaves DELETE+ADD no merge can fold
+        if e.kind == ADD and identity(e.file) in deleted_here:
+            raise FileAlreadyLiveError(f"file {e.file.file_name} is deleted and re-added", (e.file.file_name,))
+        if e.kind == DELETE:
+            deleted_here.add(identity(e.file))
     not_live = tuple(e.file.file_name for e in merged.values() if e.kind == DELETE)
     if not_live:  # c.
         raise FileNotLiveError(f"files {list(not_live)} are deleted but not live", not_live)

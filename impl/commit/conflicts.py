@@ -3,7 +3,9 @@
 Evaluated against the live files of the latest snapshot, in this order:
 
 1. unless OVERWRITE, a partition's total bucket count never changes;
-2. folding the changes onto the live files must not ADD a file that is already there;
+2. folding the changes onto the live files must not ADD a file that is already there, nor
+   re-ADD a file the same change list DELETEs (its manifest would hold a DELETE then an ADD of
+   one identity, which no later manifest merge can fold);
 3. no DELETE may survive the fold (it names a file that is not live);
 4. on primary-key tables, files of one (partition, bucket, level >= 1) must not overlap in
    key range. Level 0 holds freshly flushed, overlapping sorted runs by design.
@@ -56,9 +58,10 @@ def check_conflicts(
         ident = e.identity
         is_live = ident in fold.added or (ident in live and ident not in fold.removed)
         if e.kind is FileKind.ADD:
-            if is_live or ident in pending_deletes:
+            if is_live or ident in pending_deletes or ident in fold.removed:
                 raise FileAlreadyLiveError(
-                    f"file {e.file.file_name} is already live; another commit added it, or this commit adds it twice",
+                    f"file {e.file.file_name} is already live, or deleted and re-added by this commit; "
+                    f"another commit added it, or this commit adds it twice",
                     files=(e.file.file_name,))
             fold.added[ident] = e
         elif ident in fold.added:

@@ -263,7 +263,9 @@ class FileStoreCommit:
             if (c.identifier, CommitKind.COMPACT) in done:
                 messages = [m.without_compact_part() for m in messages]
             messages = [m for m in messages if not m.is_empty()]
-            if messages:
+            # an empty committable can still mean something (an overwrite that truncates):
+            # it is dropped only once its own OVERWRITE snapshot exists (checked above)
+            if messages or not c.messages:
                 out.append(replace(c, messages=tuple(messages)))
         return out
 

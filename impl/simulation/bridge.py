@@ -1,0 +1,201 @@
+"""The bridge between the model's vocabulary and impl's, for one fixed test schema.
+
+The test table has ``p INT NOT NULL`` (the partition), ``k BIGINT NOT NULL`` and ``v BIGINT``.
+As a primary-key table its key is ``(p, k)``, so a data file's min/max keys are BinaryRows of one
+BIGINT (the partition field is trimmed from the key); as an append-only table it has no key and
+the model's ``min_key`` / ``max_key`` are None.
+
+Only metadata moves through here: a :class:`model.FileFacts` becomes a :class:`DataFileMeta`
+without any Parquet file behind it, which is all the commit path needs.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable, Mapping
+
+from impl.commit.messages import CommitMessage, ManifestCommittable
+from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
+from impl.format.json_records import Snapshot, TableSchema
+from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, ManifestEntry, ManifestFileMeta
+from impl.format.types import BIGINT, INT, DataField
+from impl.fs.file_io import FileIO
+from impl.fs.paths import TablePaths
+from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.snapshot.manager import SnapshotManager
+from model.errors import ModelError
+from model.rules import ADD, DELETE, Entry, FileFacts, Identity, merge_entries
+
+PARTITION_TYPE = (INT(False),)
+KEY_TYPE = (BIGINT(False),)
+
+
+def sim_schema(options: Mapping[str, str] | None = None, *, primary_key: bool = True) -> TableSchema:
+    """The test table's schema (id 0) with the given table options."""
+    return TableSchema(
+        id=0,
+        fields=(DataField(0, "p", INT(False)), DataField(1, "k", BIGINT(False)), DataField(2, "v", BIGINT())),
+        partition_keys=("p",),
+        primary_keys=("p", "k") if primary_key else (),
+        options=dict(options or {}),
+    )
+
+
+def partition_bytes(p: int) -> bytes:
+    return encode_row([p], PARTITION_TYPE)
+
+
+def key_bytes(k: int | None) -> bytes:
+    return EMPTY_ROW if k is None else encode_row([k], KEY_TYPE)
+
+
+def file_size_of(f: FileFacts) -> int:
+    """A made-up but deterministic data file size (the commit path only carries it along)."""
+    return 1000 + 10 * f.row_count
+
+
+def to_meta(f: FileFacts) -> DataFileMeta:
+    return DataFileMeta(
+        file_name=f.file_name,
+        file_size=file_size_of(f),
+        row_count=f.row_count,
+        min_key=key_bytes(f.min_key),
+        max_key=key_bytes(f.max_key),
+        level=f.level,
+    )
+
+
+def to_messages(
+    new_files: Iterable[FileFacts] = (),
+    deleted_files: Iterable[FileFacts] = (),
+    compact_before: Iterable[FileFacts] = (),
+    compact_after: Iterable[FileFacts] = (),
+    changelog_files: Iterable[FileFacts] = (),
+    new_index_files: Iterable[tuple] = (),
+    deleted_index_files: Iterable[tuple] = (),
+) -> tuple[CommitMessage, ...]:
+    """One CommitMessage per (partition, bucket, total_buckets), in order of first appearance.
+
+    Within each part the order of files is kept, so the entries impl collects are, per part, the
+    model's entries grouped by message (the conflict outcome does not depend on that order).
+    Index files are given as (partition, bucket, total_buckets, file_name) and go into the
+    APPEND part, as HASH index files.
+    """
+    groups: OrderedDict[tuple, dict[str, list]] = OrderedDict()
+    for part, files in (("new_files", new_files), ("deleted_files", deleted_files),
+                        ("compact_before", compact_before), ("compact_after", compact_after),
+                        ("changelog_files", changelog_files)):
+        for f in files:
+            g = groups.setdefault((f.partition, f.bucket, f.total_buckets), {})
+            g.setdefault(part, []).append(to_meta(f))
+    for part, index_files in (("new_index_files", new_index_files), ("deleted_index_files", deleted_index_files)):
+        for p, b, total, name in index_files:
+            g = groups.setdefault((p, b, total), {})
+            g.setdefault(part, []).append(IndexFileMeta("HASH", name, 100, 10))
+    return tuple(
+        CommitMessage(partition_bytes(p), b, t, **{k: tuple(v) for k, v in parts.items()})
+        for (p, b, t), parts in groups.items()
+    )
+
+
+def to_committable(identifier: int, **parts: Iterable[FileFacts]) -> ManifestCommittable:
+    return ManifestCommittable(identifier, to_messages(**parts))
+
+
+def facts_of(entry: ManifestEntry, primary_key: bool = True) -> FileFacts:
+    f = entry.file
+    (p,) = decode_row(entry.partition, PARTITION_TYPE)
+    lo = hi = None
+    if primary_key:
+        (lo,) = decode_row(f.min_key, KEY_TYPE)
+        (hi,) = decode_row(f.max_key, KEY_TYPE)
+    return FileFacts(p, entry.bucket, entry.total_buckets, f.level, f.file_name, lo, hi, f.row_count)
+
+
+def to_model_entry(entry: ManifestEntry, primary_key: bool = True) -> Entry:
+    return Entry(ADD if entry.kind is FileKind.ADD else DELETE, facts_of(entry, primary_key))
+
+
+class CorruptFoldError(AssertionError):
+    """Folding a snapshot's manifests left a DELETE (or met a second ADD): the history is broken."""
+
+
+class SnapshotReader:
+    """Reads published snapshots straight from storage, with its own (fresh) metadata readers.
+
+    Folding uses the model's ``merge_entries``, not impl's, so a bug in impl's entry merging
+    cannot hide itself from the check.
+    """
+
+    def __init__(self, file_io: FileIO, table_path: str, *, primary_key: bool = True):
+        self.file_io = file_io
+        self.paths = TablePaths(table_path)
+        self.primary_key = primary_key
+        self.snapshots = SnapshotManager(file_io, self.paths)
+        self.manifest_file = ManifestFile(file_io, self.paths, PARTITION_TYPE)
+        self.manifest_list = ManifestList(file_io, self.paths)
+        self._lists: dict[str, list[ManifestFileMeta]] = {}  # lists are immutable: cache by name
+
+    def read_list(self, name: str) -> list[ManifestFileMeta]:
+        metas = self._lists.get(name)
+        if metas is None:
+            metas = self._lists[name] = self.manifest_list.read(name)
+        return metas
+
+    def snapshot_ids(self) -> list[int]:
+        return self.snapshots.snapshot_ids()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshots.snapshot(snapshot_id)
+
+    def base_manifests(self, snap: Snapshot) -> list[ManifestFileMeta]:
+        return self.read_list(snap.base_manifest_list)
+
+    def delta_manifests(self, snap: Snapshot) -> list[ManifestFileMeta]:
+        return self.read_list(snap.delta_manifest_list)
+
+    def entries(self, metas: Iterable[ManifestFileMeta]) -> list[Entry]:
+        return [to_model_entry(e, self.primary_key) for m in metas for e in self.manifest_file.read(m.file_name)]
+
+    def delta_entries(self, snap: Snapshot) -> list[Entry]:
+        return self.entries(self.delta_manifests(snap))
+
+    def referenced_files(self, snap: Snapshot) -> set[str]:
+        """Names (in the manifest directory) of every list and manifest the snapshot needs:
+        base, delta and changelog lists and their manifests, and the index manifest."""
+        names = {snap.base_manifest_list, snap.delta_manifest_list}
+        for m in [*self.base_manifests(snap), *self.delta_manifests(snap), *self.changelog_manifests(snap)]:
+            names.add(m.file_name)
+        if snap.changelog_manifest_list:
+            names.add(snap.changelog_manifest_list)
+        if snap.index_manifest:
+            names.add(snap.index_manifest)
+        return names
+
+    def changelog_manifests(self, snap: Snapshot) -> list[ManifestFileMeta]:
+        return self.read_list(snap.changelog_manifest_list) if snap.changelog_manifest_list else []
+
+    def changelog_names(self, snap: Snapshot) -> list[str]:
+        return sorted(e.file.file_name for m in self.changelog_manifests(snap)
+                      for e in self.manifest_file.read(m.file_name))
+
+    def index_files(self, snap: Snapshot) -> set[tuple]:
+        """The live index files the snapshot's index manifest lists, as (partition, bucket, name)."""
+        if not snap.index_manifest:
+            return set()
+        out = set()
+        for e in IndexManifestFile(self.file_io, self.paths).read(snap.index_manifest):
+            (p,) = decode_row(e.partition, PARTITION_TYPE)
+            out.add((p, e.bucket, e.index_file.file_name))
+        return out
+
+    def live(self, snap: Snapshot) -> dict[Identity, FileFacts]:
+        """The fold of base + delta of ``snap``: its live files, in model terms."""
+        try:
+            merged = merge_entries(self.entries([*self.base_manifests(snap), *self.delta_manifests(snap)]))
+        except ModelError as e:
+            raise CorruptFoldError(f"snapshot {snap.id}: {e}") from e
+        deletes = sorted(e.file.file_name for e in merged.values() if e.kind == DELETE)
+        if deletes:
+            raise CorruptFoldError(f"snapshot {snap.id}: DELETE of files never added survives the fold: {deletes}")
+        return {k: e.file for k, e in merged.items()}

@@ -1,0 +1,454 @@
+"""Concurrent multi-writer simulation on one local table, and its checker.
+
+``run_simulation(SimConfig(...))`` starts N committers, as OS processes (multiprocessing
+``spawn``) or as threads, on one table directory. Each committer is a commit user with its own
+FileStoreCommit and makes M commits. Every commit APPENDs new files with names no one else
+uses; compacting committers (the first ``compactors`` ones) also COMPACT files they read from
+the latest snapshot (and then take up to ``compaction_millis`` to "rewrite" them), picking among the same few (partition, bucket) groups as every other
+compactor, so two of them often compact the same files or produce overlapping level-1 files:
+real conflicts (FileNotLiveError, KeyRangeOverlapError), not staged ones. No data files are
+written: the commit path handles metadata only.
+
+Each committer records every commit call: the plan (in model terms), the latest snapshot id it
+saw just before calling and just after a refusal, and the outcome: the snapshot ids it published,
+and the error class if it raised.
+
+``check_simulation`` then verifies, from storage and those records:
+
+1. Snapshot ids are 1..latest without a gap (nothing expires here).
+2. Every snapshot belongs to exactly one commit call (by commit user + identifier + kind) and
+   its delta entries are exactly that call's entries for that part; the ids each call reported
+   (``CommitStats.snapshot_ids``, or ``error.published_snapshot_ids``) are exactly the snapshots
+   of its user + identifier. So no successful commit is lost and none is applied twice.
+3. Replaying the snapshots in id order through ``model.Model`` raises nothing: every published
+   change was legal against its predecessor. The final live set on storage equals the replay's.
+4. Every reported conflict is real: the committer checked its part against some latest snapshot
+   s with ``seen_before <= s <= seen_after`` (the latest it read right before the call and right
+   after the refusal; for a COMPACT part refused after its APPEND landed as snapshot a, s >= a).
+   The check passes if the model, applied to the replayed state of at least one such s, raises
+   the same conflict class for the same part. Why that window is sound: impl reads the latest
+   snapshot *after* the call starts and before it raises, ids only grow, and each check is
+   against one snapshot it read. It cannot be narrower without instrumenting impl; in practice
+   the window is a handful of snapshots.
+
+Heavy imports (impl, model) happen inside the functions, so spawned children start quickly.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+PARTITIONS = 2
+BUCKETS = 2
+KEY_SPACE = 400
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    table_path: str  # a local directory (created if missing)
+    committers: int = 4
+    commits_per_committer: int = 25
+    mode: str = "thread"  # "thread" or "process"
+    compactors: int | None = None  # how many committers also compact (default: half, at least 2)
+    compact_probability: float = 0.7
+    compaction_millis: float = 20.0  # a compactor waits up to this long between reading and committing
+    seed: int = 0
+    options: tuple[tuple[str, str], ...] = (
+        ("manifest.target-file-size", "5 kb"),
+        ("manifest.full-compaction-threshold-size", "10 kb"),
+        ("manifest.merge-min-count", "3"),
+        ("commit.max-retries", "400"),
+        ("commit.min-retry-wait", "1 ms"),
+        ("commit.max-retry-wait", "50 ms"),
+    )
+
+    @property
+    def compacting(self) -> int:
+        return self.compactors if self.compactors is not None else max(2, self.committers // 2)
+
+
+@dataclass
+class CommitRecord:
+    """One commit call of one committer."""
+
+    user: str
+    identifier: int
+    new_files: tuple = ()  # model FileFacts
+    compact_before: tuple = ()
+    compact_after: tuple = ()
+    seen_before: int = 0  # latest snapshot id read right before the call (0: none)
+    seen_after: int = 0  # latest snapshot id read right after it raised
+    error: str | None = None  # class name of what it raised, None if it succeeded
+    message: str = ""
+    published: tuple[int, ...] = ()  # snapshot ids it published (also when it raised)
+    attempts: int = 0
+    lost_races: int = 0
+
+
+@dataclass
+class SimResult:
+    config: SimConfig
+    records: list[CommitRecord] = field(default_factory=list)
+    snapshots: int = 0
+    elapsed_s: float = 0.0
+    problems: list[str] = field(default_factory=list)  # what the checker found; empty = correct
+    conflicts_checked: int = 0
+
+    @property
+    def commits(self) -> int:
+        return len(self.records)
+
+    @property
+    def succeeded(self) -> int:
+        return sum(1 for r in self.records if r.error is None)
+
+    @property
+    def conflicts(self) -> dict[str, int]:
+        return dict(Counter(r.error for r in self.records if r.error is not None))
+
+    @property
+    def lost_races(self) -> int:
+        return sum(r.lost_races for r in self.records)
+
+    @property
+    def compactions(self) -> int:
+        return sum(1 for r in self.records if r.compact_before)
+
+    def summary(self) -> str:
+        c = self.config
+        return (f"{c.mode}: {c.committers} committers x {c.commits_per_committer} commits -> "
+                f"{self.commits} calls, {self.succeeded} succeeded, {self.snapshots} snapshots, "
+                f"{self.compactions} with compaction, conflicts {self.conflicts or {}}, "
+                f"{self.lost_races} lost races (retried), {self.conflicts_checked} conflicts re-checked, "
+                f"{self.elapsed_s:.1f} s, {len(self.problems)} problems")
+
+
+# ------------------------------------------------------------------------------ the committers
+
+
+def _schema(config: SimConfig):
+    from impl.simulation.bridge import sim_schema
+
+    return sim_schema(dict(config.options))
+
+
+def _plan(rng, commit, index: int, j: int, compact: bool):
+    """New files (unique names) and maybe a compaction of one (partition, bucket) of the latest."""
+    from model import FileFacts
+
+    from impl.simulation.bridge import facts_of
+
+    new = []
+    for k in range(rng.randint(1, 2)):
+        lo = rng.randrange(KEY_SPACE)
+        new.append(FileFacts(rng.randrange(PARTITIONS), rng.randrange(BUCKETS), BUCKETS, 0,
+                             f"w{index}-{j}-{k}", lo, lo + rng.randint(0, 40), rng.randint(1, 100)))
+    before, after = [], []
+    latest = commit.snapshot_manager.latest_snapshot()
+    if compact and latest is not None:
+        live = [facts_of(e) for e in commit.read_live_entries(latest)]
+        groups = sorted({(f.partition, f.bucket) for f in live})
+        if groups:
+            # half the time the group with the most level-0 files, which every compactor then
+            # wants too; otherwise any group
+            level0_count = Counter((f.partition, f.bucket) for f in live if f.level == 0)
+            group = (max(groups, key=lambda g: (level0_count[g], g)) if rng.random() < 0.5
+                     else groups[rng.randrange(len(groups))])
+            files = sorted((f for f in live if (f.partition, f.bucket) == group), key=lambda f: f.file_name)
+            level0 = [f for f in files if f.level == 0]
+            # the oldest level-0 files (what others pick too), or a random few of them (disjoint
+            # inputs whose outputs may still overlap at level 1)
+            picked = (level0[:4] if rng.random() < 0.5 else rng.sample(level0, min(len(level0), 2))) if level0 \
+                else rng.sample(files, 1)
+            chosen = {f.file_name: f for f in picked}
+            lo = min(f.min_key for f in chosen.values())
+            hi = max(f.max_key for f in chosen.values())
+            while True:  # take in every level-1 file the output would overlap, as an LSM does
+                more = [f for f in files if f.level == 1 and f.file_name not in chosen
+                        and f.min_key <= hi and lo <= f.max_key]
+                if not more:
+                    break
+                for f in more:
+                    chosen[f.file_name] = f
+                lo, hi = min(lo, *(f.min_key for f in more)), max(hi, *(f.max_key for f in more))
+            before = list(chosen.values())
+            rows = sum(f.row_count for f in before)
+            p, b = group
+            if hi > lo and rng.random() < 0.5:
+                mid = (lo + hi) // 2
+                after = [FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-0", lo, mid, max(1, rows // 2)),
+                         FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-1", mid + 1, hi, max(1, rows - rows // 2))]
+            else:
+                after = [FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-0", lo, hi, rows)]
+    return new, before, after
+
+
+def run_committer(config: SimConfig, index: int, barrier: Any = None) -> list[CommitRecord]:
+    """Body of one committer (a thread, or the target of a spawned process)."""
+    import random
+
+    from impl.commit import FileStoreCommit
+    from impl.errors import PaimonError
+    from impl.fs.file_io import FileIO
+    from impl.simulation.bridge import to_committable
+
+    rng = random.Random(config.seed * 1000 + index)
+    user = f"sim-{index}"
+    commit = FileStoreCommit(FileIO(), config.table_path, _schema(config), commit_user=user)
+    compactor = index < config.compacting
+    records = []
+    if barrier is not None:
+        barrier.wait()
+    for j in range(1, config.commits_per_committer + 1):
+        new, before, after = _plan(rng, commit, index, j, compactor and rng.random() < config.compact_probability)
+        if before and config.compaction_millis:
+            time.sleep(rng.uniform(0, config.compaction_millis) / 1000)  # rewriting takes a while
+        rec = CommitRecord(user, j, tuple(new), tuple(before), tuple(after))
+        rec.seen_before = commit.snapshot_manager.latest_snapshot_id() or 0
+        try:
+            stats = commit.commit(to_committable(j, new_files=new, compact_before=before, compact_after=after))
+            rec.published, rec.attempts, rec.lost_races = tuple(stats.snapshot_ids), stats.attempts, stats.lost_races
+        except PaimonError as e:
+            rec.error, rec.message = type(e).__name__, str(e)
+            rec.published = tuple(getattr(e, "published_snapshot_ids", ()))
+            rec.seen_after = commit.snapshot_manager.latest_snapshot_id() or 0
+        records.append(rec)
+    return records
+
+
+def _process_main(config: SimConfig, index: int, barrier: Any, queue: Any) -> None:
+    try:
+        queue.put((index, run_committer(config, index, barrier), None))
+    except BaseException as e:  # noqa: BLE001 - report it to the parent instead of dying silently
+        import traceback
+
+        queue.put((index, [], f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+
+
+def run_simulation(config: SimConfig) -> SimResult:
+    """Run the committers concurrently, then check the table (see the module docstring)."""
+    os.makedirs(config.table_path, exist_ok=True)
+    started = time.monotonic()
+    records: list[CommitRecord] = []
+    failures: list[str] = []
+    if config.mode == "thread":
+        import threading
+
+        barrier = threading.Barrier(config.committers)
+        results: dict[int, list[CommitRecord]] = {}
+
+        def body(i: int) -> None:
+            try:
+                results[i] = run_committer(config, i, barrier)
+            except BaseException as e:  # noqa: BLE001
+                failures.append(f"committer {i}: {type(e).__name__}: {e}")
+
+        threads = [threading.Thread(target=body, args=(i,), name=f"sim-committer-{i}") for i in range(config.committers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i in sorted(results):
+            records.extend(results[i])
+    elif config.mode == "process":
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        barrier = ctx.Barrier(config.committers)
+        queue = ctx.Queue()
+        procs = [ctx.Process(target=_process_main, args=(config, i, barrier, queue), name=f"sim-committer-{i}")
+                 for i in range(config.committers)]
+        for p in procs:
+            p.start()
+        got: dict[int, list[CommitRecord]] = {}
+        for _ in procs:
+            index, recs, failure = queue.get()
+            got[index] = recs
+            if failure:
+                failures.append(f"committer {index}: {failure}")
+        for p in procs:
+            p.join()
+            if p.exitcode != 0:
+                failures.append(f"{p.name} exited with {p.exitcode}")
+        for i in sorted(got):
+            records.extend(got[i])
+    else:
+        raise ValueError(f"mode must be 'thread' or 'process', not {config.mode!r}")
+    result = SimResult(config, records, elapsed_s=time.monotonic() - started)
+    result.problems.extend(failures)
+    check_simulation(result)
+    return result
+
+
+# ------------------------------------------------------------------------------ the checker
+
+
+def _part_entries(rec: CommitRecord, kind: str) -> list:
+    from model import ADD, APPEND, DELETE, Entry
+
+    if kind == APPEND:
+        return [Entry(ADD, f) for f in rec.new_files]
+    return [Entry(DELETE, f) for f in rec.compact_before] + [Entry(ADD, f) for f in rec.compact_after]
+
+
+def check_simulation(result: SimResult) -> None:
+    """Append every violation found to ``result.problems`` (see the module docstring)."""
+    from model import APPEND, COMPACT, CommitConflictError, Model, check_conflicts
+
+    from impl.fs.file_io import FileIO
+    from impl.simulation.bridge import SnapshotReader
+
+    problems = result.problems
+    reader = SnapshotReader(FileIO(), result.config.table_path)
+    ids = reader.snapshot_ids()
+    result.snapshots = len(ids)
+    if ids != list(range(1, len(ids) + 1)):
+        problems.append(f"snapshot ids are not 1..{len(ids)} without gaps: {ids}")
+        return
+
+    # 2. each snapshot belongs to exactly one call and part; each call's ids are its snapshots
+    by_call = {(r.user, r.identifier): r for r in result.records}
+    owned: dict[tuple, list[int]] = {}
+    snapshots = {}
+    for sid in ids:
+        snap = reader.snapshot(sid)
+        snapshots[sid] = snap
+        key = (snap.commit_user, snap.commit_identifier)
+        owned.setdefault(key, []).append(sid)
+        rec = by_call.get(key)
+        if rec is None:
+            problems.append(f"snapshot {sid} ({key}, {snap.commit_kind.value}) belongs to no commit call")
+    for key, sids in owned.items():
+        kinds = [snapshots[s].commit_kind.value for s in sids]
+        if len(set(kinds)) != len(kinds):
+            problems.append(f"commit {key} is applied more than once: snapshots {sids} of kinds {kinds}")
+    for rec in result.records:
+        mine = owned.get((rec.user, rec.identifier), [])
+        if tuple(mine) != rec.published:
+            problems.append(f"commit {rec.user}#{rec.identifier} reported snapshots {list(rec.published)} "
+                            f"({rec.error or 'success'}), storage has {mine}")
+        if rec.error is None and not rec.published:
+            problems.append(f"commit {rec.user}#{rec.identifier} succeeded without publishing anything")
+    if problems:
+        return
+
+    # 3. replay in id order; each delta must be the call's part, each change legal
+    model = Model(primary_key=True)
+    for sid in ids:
+        snap = snapshots[sid]
+        kind = snap.commit_kind.value
+        rec = by_call[(snap.commit_user, snap.commit_identifier)]
+        want = _part_entries(rec, kind)
+        got = reader.delta_entries(snap)
+        if sorted(map(repr, got)) != sorted(map(repr, want)):
+            problems.append(f"snapshot {sid} ({kind} of {rec.user}#{rec.identifier}) holds other entries than the call's")
+            return
+        try:
+            if kind == APPEND:
+                model.commit(rec.user, rec.identifier, new_files=rec.new_files)
+            else:
+                model.commit(rec.user, rec.identifier, compact_before=rec.compact_before,
+                             compact_after=rec.compact_after)
+        except CommitConflictError as e:
+            problems.append(f"snapshot {sid} ({kind} of {rec.user}#{rec.identifier}) was published although it "
+                            f"conflicts with snapshot {sid - 1}: {type(e).__name__}: {e}")
+            return
+    if ids:
+        live = reader.live(snapshots[ids[-1]])
+        if live != dict(model.live()):
+            problems.append("the final live files on storage differ from the model replay")
+
+    # 4. every reported conflict is a conflict against some snapshot the call could have read
+    def state(s: int):
+        return model.read(s) if s >= 1 else {}
+
+    for rec in result.records:
+        if rec.error is None:
+            continue
+        if rec.error not in ("BucketCountChangedError", "FileAlreadyLiveError", "FileNotLiveError",
+                             "KeyRangeOverlapError"):
+            if rec.error != "CommitRetriesExhaustedError":
+                problems.append(f"commit {rec.user}#{rec.identifier} raised {rec.error}: {rec.message}")
+            continue
+        if rec.new_files and not rec.published:
+            kind, lo = APPEND, rec.seen_before
+        else:
+            kind, lo = COMPACT, max([rec.seen_before, *rec.published])
+        entries = _part_entries(rec, kind)
+        window = range(lo, rec.seen_after + 1)
+        raised = set()
+        for s in window:
+            try:
+                check_conflicts(state(s), entries, kind, True)
+            except CommitConflictError as e:
+                raised.add(type(e).__name__)
+        result.conflicts_checked += 1
+        if rec.error not in raised:
+            problems.append(f"commit {rec.user}#{rec.identifier} was refused with {rec.error} ({rec.message}), but "
+                            f"its {kind} part conflicts with none of snapshots {lo}..{rec.seen_after} that way "
+                            f"(model raises {sorted(raised) or 'nothing'})")
+
+
+# ------------------------------------------------------------------------------ publish race
+
+
+def _publish_contender(directory: str, rounds: int, index: int, barrier: Any, queue: Any) -> None:
+    """Race for ``snapshot-<r>`` in every round r: try_write_atomic in odd rounds, and
+    SnapshotManager.try_publish (the real publish path) in even ones."""
+    from impl.format.json_records import CommitKind, Snapshot
+    from impl.fs.file_io import FileIO
+    from impl.snapshot.manager import SnapshotManager
+
+    io = FileIO()
+    manager = SnapshotManager(io, directory)
+    wins = []
+    try:
+        for r in range(1, rounds + 1):
+            barrier.wait()
+            if r % 2:
+                won = io.try_write_atomic(manager.snapshot_path(r), f"contender {index} round {r}".encode())
+            else:
+                won = manager.try_publish(Snapshot(r, 0, "base", "delta", f"contender-{index}", r,
+                                                   CommitKind.APPEND, 0))
+            wins.append(bool(won))
+        queue.put((index, wins, None))
+    except BaseException as e:  # noqa: BLE001
+        queue.put((index, wins, f"{type(e).__name__}: {e}"))
+
+
+def race_publish(table_path: str, rounds: int = 200, contenders: int = 2) -> list[list[int]]:
+    """OS processes race to create the same snapshot file, at a barrier, round after round.
+
+    Returns, per round, the indexes of the contenders that were told they won; the caller checks
+    that there is exactly one per round and that the file holds the winner's content.
+    """
+    import multiprocessing
+
+    os.makedirs(os.path.join(table_path, "snapshot"), exist_ok=True)
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(contenders)
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_publish_contender, args=(table_path, rounds, i, barrier, queue))
+             for i in range(contenders)]
+    for p in procs:
+        p.start()
+    wins: dict[int, list[bool]] = {}
+    errors = []
+    for _ in procs:
+        index, w, error = queue.get()
+        wins[index] = w
+        if error:
+            errors.append(f"contender {index}: {error}")
+    for p in procs:
+        p.join()
+    if errors:
+        raise RuntimeError("; ".join(errors))
+    return [[i for i in range(contenders) if wins[i][r]] for r in range(rounds)]
+
+
+__all__ = ["SimConfig", "SimResult", "CommitRecord", "run_simulation", "run_committer", "check_simulation",
+           "race_publish"]
