@@ -178,7 +178,9 @@ class Plan:
             if self.overwrite is None:
                 stats = commit.commit(c)
             elif self.overwrite == "partition":
-                stats = commit.overwrite({"p": self.partition}, c)
+                # partition specs often come as strings ({"dt": "2024-01-01"}): use both forms
+                value = str(self.partition) if self.identifier % 2 else self.partition
+                stats = commit.overwrite({"p": value}, c)
             elif self.overwrite == "dynamic":
                 stats = commit.overwrite(None, c, dynamic=True)
             else:
@@ -298,6 +300,19 @@ file_specs = st.builds(
 
 
 class TableMachine(RuleBasedStateMachine):
+    """A primary-key table (partition p, key k) driven through model and impl.
+
+    Rules: ``refresh`` (a committer catches up with the latest), ``write`` (APPEND new files,
+    maybe a delete, a re-added live file, changelog and index files), ``compact`` (COMPACT files
+    of the committer's view to a higher level, maybe overlapping or as a level upgrade, maybe
+    with an APPEND part), ``race`` (another committer's commits land while one is publishing),
+    ``commit_again`` (the last committable once more, through filter_committed),
+    ``publish_outcome_unknown`` (the publish call raises after or before landing), ``overwrite``
+    (a partition, the whole table, dynamic, or with a stray file), ``change_bucket_count``,
+    ``expire`` and ``reopen``.
+    Invariants: ``storage_matches_model`` and ``data_files_match_retained_snapshots``.
+    """
+
     PRIMARY_KEY = True
     examples = 0  # instances created (= examples run) in this process, per class
     steps = 0
@@ -445,6 +460,21 @@ class TableMachine(RuleBasedStateMachine):
             after = (FileFacts(p, b, total, level, self.new_name(), None, None, rows),)
         return tuple(before), after
 
+    def append_extras(self, c: Committer, new: tuple[FileFacts, ...], changelog: bool, index: int | None) -> dict:
+        """Changelog files for ``new``; an index file for the first new file's bucket and, for odd
+        ``index``, the deletion of one index file of the latest snapshot."""
+        extra: dict = {}
+        if changelog:
+            extra["changelog"] = tuple(replace(f, file_name=f"cl-{f.file_name}", level=0) for f in new)
+        if index is not None:
+            self.next_file += 1
+            extra["new_index"] = ((new[0].partition, new[0].bucket, new[0].total_buckets, f"ix{self.next_file}"),)
+            current = sorted(self.expected_index(self.model.latest().id) if self.model.latest() else ())
+            if index % 2 and current:
+                p, b, name = current[index % len(current)]
+                extra["deleted_index"] = ((p, b, self.view_buckets(c, p), name),)
+        return extra
+
     def record_extras(self, plan: Plan, out: Outcome) -> None:
         """Remember the changelog and index changes of the plan's APPEND snapshot, if it published one."""
         appended = [sid for sid in out.published if self.model.snapshot(sid).kind == APPEND]
@@ -528,27 +558,29 @@ class TableMachine(RuleBasedStateMachine):
             # deleted once, and its manifest merging relies on that; see test_regressions.py.)
             files = sorted(self.model.live().values(), key=lambda f: f.file_name)
             new = new + (files[readd % len(files)],)
-        extra = {}
-        if changelog:
-            extra["changelog"] = tuple(replace(f, file_name=f"cl-{f.file_name}", level=0) for f in new)
-        if index is not None:
-            self.next_file += 1
-            extra["new_index"] = ((new[0].partition, new[0].bucket, new[0].total_buckets, f"ix{self.next_file}"),)
-            current = sorted(self.expected_index(self.model.latest().id) if self.model.latest() else ())
-            if index % 2 and current:
-                p, b, name = current[index % len(current)]
-                extra["deleted_index"] = ((p, b, self.view_buckets(com, p), name),)
+        extra = self.append_extras(com, new, changelog, index)
         self.run(com, self.new_plan(com, new_files=new, deleted_files=deleted, **extra))
 
     @rule(c=committer_ids, pick=st.integers(0, 50), subset=st.lists(st.integers(0, 50), min_size=1, max_size=3),
           bump=st.integers(0, 1), split=st.booleans(), overlap=st.sampled_from([False, False, False, True]),
-          upgrade=st.sampled_from([False] * 5 + [True]), specs=st.lists(file_specs, max_size=2))
-    def compact(self, c, pick, subset, bump, split, overlap, upgrade, specs):
-        """COMPACT files of the view (stale views make FileNotLiveError), with an APPEND part if specs."""
+          upgrade=st.sampled_from([False] * 5 + [True]), specs=st.lists(file_specs, max_size=2),
+          delete=st.sampled_from([None] * 4 + list(range(20))), changelog=st.booleans(),
+          index=st.sampled_from([None] * 3 + list(range(6))))
+    def compact(self, c, pick, subset, bump, split, overlap, upgrade, specs, delete, changelog, index):
+        """COMPACT files of the view (stale views make FileNotLiveError), with an APPEND part if
+        ``specs``: new files, maybe a deleted file of the view, changelog and index files (so a
+        re-commit after a refused COMPACT part must strip all of that APPEND part)."""
         com = self.committer(c)
         before, after = self.plan_compaction(com, pick, subset, bump, split, overlap, upgrade)
-        self.run(com, self.new_plan(com, new_files=self.new_files(com, specs),
-                                    compact_before=before, compact_after=after))
+        new = self.new_files(com, specs)
+        deleted, extra = (), {}
+        if new:
+            picked = self.pick_view_file(com, delete) if delete is not None else None
+            if picked is not None and picked.file_name not in {f.file_name for f in before}:
+                deleted = (picked,)
+            extra = self.append_extras(com, new, changelog, index)
+        self.run(com, self.new_plan(com, new_files=new, deleted_files=deleted, compact_before=before,
+                                    compact_after=after, **extra))
 
     @rule(a=committer_ids, b=committer_ids, part=st.sampled_from([APPEND, COMPACT]),
           pick_a=st.integers(0, 50), subset_a=st.lists(st.integers(0, 50), min_size=1, max_size=3),
@@ -635,6 +667,66 @@ class TableMachine(RuleBasedStateMachine):
         ca.last, ca.last_published = plan_a, model_a.published
         if model_racers:
             cb.last, cb.last_published = racers[len(model_racers) - 1], model_racers[-1].published
+        self.see_latest(ca)
+        self.see_latest(cb)
+
+    @rule(a=committer_ids, b=committer_ids, landed=st.booleans(), specs=st.lists(file_specs, min_size=1, max_size=3),
+          racer_specs=st.lists(file_specs, max_size=2))
+    def publish_outcome_unknown(self, a, b, landed, specs, racer_specs):
+        """Committer a's publish call raises, after its snapshot landed or before; with
+        ``racer_specs``, committer b appends in between. a's retry must find its own snapshot
+        (even when it is no longer the latest) and report it once, or publish it once."""
+        ca, cb = self.committer(a), self.committer(b)
+        if ca is cb:
+            cb = self.committer(a + 1)
+        plan = self.new_plan(ca, new_files=self.new_files(ca, specs))
+        racer = self.new_plan(cb, new_files=self.new_files(cb, racer_specs)) if racer_specs else None
+
+        model_racer: list[Outcome] = []
+
+        def model_side():
+            if not passes(self.model, plan.append_entries, APPEND):
+                plan.run_model(self.model)  # raises: a never reaches its publish call
+            if landed:
+                plan.run_model(self.model)
+            if racer is not None:
+                model_racer.append(model_outcome(self.model, racer, lambda: racer.run_model(self.model)))
+            if not landed:
+                plan.run_model(self.model)
+
+        model_a = model_outcome(self.model, plan, model_side)
+
+        impl_racer: list[Outcome] = []
+        manager = ca.commit.snapshot_manager
+        publish = manager.try_publish
+        calls = []
+
+        def failing_publish(snapshot: ImplSnapshot) -> bool:
+            calls.append(snapshot.id)
+            if len(calls) > 1:
+                return publish(snapshot)
+            if landed:
+                assert publish(snapshot), "nobody else publishes before this call"
+            if racer is not None:
+                impl_racer.append(impl_outcome(lambda: racer.run_impl(cb.commit)))
+            raise OSError("connection reset while publishing (simulated)")
+
+        manager.try_publish = failing_publish
+        try:
+            impl_a = impl_outcome(lambda: plan.run_impl(ca.commit))
+        finally:
+            del manager.try_publish
+        note(f"publish raised ({'after' if landed else 'before'} landing): {ca.user} {plan.describe()} -> "
+             f"model {model_a} | impl {impl_a}; racer {cb.user} {racer.describe() if racer else '-'} -> "
+             f"model {[str(o) for o in model_racer]} | impl {[str(o) for o in impl_racer]}")
+        assert impl_racer == model_racer, f"racer {cb.user}: model {model_racer}, impl {impl_racer}"
+        assert impl_a == model_a, f"{ca.user}: model {model_a}, impl {impl_a}"
+        event(f"publish outcome unknown ({'landed' if landed else 'not landed'}"
+              f"{', racer' if model_racer else ''}): {model_a.error or 'ok'}")
+        self.record_extras(plan, model_a)
+        ca.last, ca.last_published = plan, model_a.published
+        if racer is not None and model_racer:
+            cb.last, cb.last_published = racer, model_racer[0].published
         self.see_latest(ca)
         self.see_latest(cb)
 
@@ -748,6 +840,8 @@ class TableMachine(RuleBasedStateMachine):
         - every retained snapshot folds (base + delta, with the model's merge_entries) to the
           model's live files of that snapshot: identity, bucket count, key range, row count;
           its totalRecordCount / deltaRecordCount, kind, user and identifier are the model's;
+          its changelog list holds its APPEND's changelog files (and changelogRecordCount their
+          rows), its index manifest the fold of all index changes so far;
         - every manifest and list a retained snapshot references exists, unchanged in size, and
           the manifest directory holds nothing else (no leftovers of refused or lost commits);
         - the base manifest list of every snapshot is bounded (``check_base_bound``).

@@ -1,0 +1,25 @@
+"""PySpark integration: the ``paimon_py`` Python data source and pipeline helpers.
+
+>>> import impl.spark
+>>> spark = impl.spark.session()                       # local[2], UI off, 127.0.0.1; registers the source
+>>> impl.spark.register(spark)                          # for a session built elsewhere
+>>> df.write.format("paimon_py").mode("append").save(table_path)
+>>> spark.read.format("paimon_py").load(table_path)
+>>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit
+>>> impl.spark.compact(spark, table_path, full=False)   # dedicated compaction job, one COMPACT commit
+
+``table_path`` is a table directory ``<warehouse>/<database>.db/<table>`` (local path or fsspec URL
+that every Spark process can reach). Requires ``pip install -e ".[spark]"`` (pyspark 4.3).
+"""
+
+from impl.spark.source import FORMAT_NAME, PaimonDataSource, register
+from impl.spark.session import get_or_create_session, session
+from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.writer import WriteRoutingError
+from impl.spark.routing import WriteResult, write_dataframe
+from impl.spark.compaction import CompactResult, compact
+
+__all__ = [
+    "FORMAT_NAME", "PaimonDataSource", "register", "session", "get_or_create_session", "write_dataframe",
+    "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
+]

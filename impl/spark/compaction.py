@@ -1,0 +1,112 @@
+"""``impl.spark.compact``: a dedicated compaction job over Spark.
+
+The driver lists the (partition, bucket) groups of the latest snapshot and spreads them over
+tasks (largest first, so tasks get similar work). Each task compacts its buckets with impl's
+writers (a merge-tree writer per bucket for primary-key tables: universal compaction, or
+everything into one sorted run with ``full``; small-file rewriting for append tables) and
+returns the CommitMessages (compact-before / compact-after). The driver publishes them as one
+COMPACT snapshot. Files are logged in a write intent first, so failed or retried task attempts
+leave nothing behind, and a rejected commit (another job changed the same files) removes
+everything the job wrote.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import uuid
+from dataclasses import dataclass, field
+
+from impl.spark.tables import TableRef
+from impl.spark.tracking import tracking_filesystem
+from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
+from impl.table.compact import compact_bucket
+
+log = logging.getLogger(__name__)
+
+@dataclass
+class CompactResult:
+    snapshot_ids: list[int] = field(default_factory=list)
+    buckets: int = 0  # buckets looked at
+    compacted_buckets: int = 0  # buckets that changed
+    files_before: int = 0
+    files_after: int = 0
+    tasks: int = 0
+    leftovers_removed: int = 0
+    attempts: int = 0
+
+
+def _compact_function(job: WriteJob, full: bool):
+    def run(slices):
+        items = [it for s in slices for it in s]
+        if not items:
+            return
+        key = task_key()
+        base_fs = job.ref.filesystem()
+        intent = job.intent(fs=base_fs)
+        tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p))
+        table = job.ref.table(filesystem=tracked)
+        out = []
+        for partition, bucket, total, files in items:
+            m = compact_bucket(table, partition, bucket, total, files, full)
+            if m is not None:
+                out.append(m)
+        yield pickle.dumps(out)
+
+    return run
+
+
+def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None = None,
+            fs_factory=None) -> CompactResult:
+    """Compact the table at ``table_path`` with a Spark job; one COMPACT snapshot (none if nothing to do)."""
+    from impl.spark.source import activate
+    from impl.table.scan import SnapshotReader
+
+    activate(spark)
+    ref = TableRef.from_path(table_path, fs_factory=fs_factory)
+    table = ref.table()
+    latest = table.snapshot_manager.latest_snapshot()
+    result = CompactResult()
+    if latest is None:
+        return result
+    groups: dict[tuple[bytes, int], list] = {}
+    totals: dict[tuple[bytes, int], int] = {}
+    for e in SnapshotReader(table).live_entries(latest):
+        groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        totals[(e.partition, e.bucket)] = e.total_buckets
+    result.buckets = len(groups)
+    if not groups:
+        return result
+    items = sorted(((p, b, totals[(p, b)], tuple(fs)) for (p, b), fs in groups.items()),
+                   key=lambda it: -sum(f.file_size for f in it[3]))
+    n = max(1, min(len(items), num_tasks or int(spark.sparkContext.defaultParallelism)))
+    slices: list[list] = [[] for _ in range(n)]
+    weights = [0] * n
+    for it in items:  # largest first into the lightest slice
+        i = weights.index(min(weights))
+        slices[i].append(it)
+        weights[i] += sum(f.file_size for f in it[3]) + 1
+    write_id = uuid.uuid4().hex
+    job = WriteJob(ref, write_id, f"spark-compact-{write_id}", latest.id, ())
+    rdd = spark.sparkContext.parallelize(slices, n).mapPartitions(_compact_function(job, full))
+    try:
+        per_task = [pickle.loads(b) for b in rdd.collect()]
+    except BaseException:
+        abort_write(job)
+        raise
+    result.tasks = n
+    messages = [m for ms in per_task for m in ms]
+    if not messages:
+        job.intent(table).discard()
+        return result
+    outcome: CommitOutcome = commit_write(job, per_task)
+    result.snapshot_ids = outcome.snapshot_ids
+    result.compacted_buckets = len(messages)
+    result.files_before = sum(len(m.compact_before) for m in messages)
+    result.files_after = sum(len(m.compact_after) for m in messages)
+    result.leftovers_removed = len(outcome.leftovers_removed)
+    result.attempts = outcome.attempts
+    return result
+
+
+__all__ = ["compact", "compact_bucket", "CompactResult"]

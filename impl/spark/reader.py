@@ -1,0 +1,257 @@
+"""Batch reads: ``spark.read.format("paimon_py").load(table_path)``.
+
+Planning (``partitions()``, in a Python worker on the driver) resolves the snapshot (latest, or
+``snapshot-id`` / ``timestamp-millis`` time travel), plans splits with the pushed filters
+(partition, bucket and statistics pruning by impl's scan), cuts them into units (one bucket for
+primary-key tables, which are merged on read; one data file for append tables) and packs the
+units into input partitions of similar size.
+
+``read()`` runs in the tasks and yields Arrow batches cast exactly to the Spark schema.
+
+Correctness under Spark 4.3's plan caching (see :mod:`impl.spark.claims`): a plan is read as
+planned only by the first SQL execution that runs it. Any other execution re-plans the whole
+table in its tasks, at one snapshot they agree on, and leaves every filter to Spark. Every
+filter is always handed back to Spark, which evaluates it on the rows. Nothing is kept on the
+reader object between queries: what a plan needs travels in its input partitions.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+import os
+import uuid
+from dataclasses import replace
+from typing import Iterator
+
+import pyarrow as pa
+
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+
+from impl.spark.filters import translate_filters
+from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.types import conform_to_spark, spark_arrow_schema
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TARGET_BYTES = 64 * 1024 * 1024
+BATCH_ROWS = 65536
+TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.timestamp-millis")
+
+
+class SharedPlanError(SparkConnectorError):
+    """One query scans the same loaded DataFrame / view twice while Spark 4.3 hands all those
+    scans the same pruned plan: reading it could return wrong rows, so the query fails."""
+
+
+class PaimonInputPartition(InputPartition):
+    """One read task: its slot (``index`` of ``count``), the plan it belongs to, and its splits."""
+
+    def __init__(self, index: int, count: int, plan_id: str, snapshot_id: int | None, splits: list):
+        super().__init__(index)
+        self.index = index
+        self.count = count
+        self.plan_id = plan_id
+        self.snapshot_id = snapshot_id
+        self.splits = splits
+
+    def __repr__(self) -> str:
+        return (f"PaimonInputPartition({self.index}/{self.count}, plan={self.plan_id[:8]}, "
+                f"snapshot={self.snapshot_id}, splits={len(self.splits)})")
+
+
+def read_units(table, splits) -> list:
+    """Independently readable pieces: a primary-key bucket whole, an append file alone."""
+    if table.is_primary_key_table:
+        return list(splits)
+    out = []
+    for s in splits:
+        if len(s.files) == 1:
+            out.append(s)
+        else:
+            out.extend(replace(s, files=(f,)) for f in s.files)
+    return out
+
+
+def partition_count(units, slots: int, target_bytes: int) -> int:
+    if not units:
+        return 1
+    total = sum(u.file_size for u in units)
+    return max(1, min(len(units), max(slots, math.ceil(total / max(target_bytes, 1)))))
+
+
+def pack_units(units, count: int) -> list[list]:
+    """Largest-first into the lightest of ``count`` bins; each bin keeps plan order. Deterministic."""
+    bins: list[list[tuple[int, object]]] = [[] for _ in range(count)]
+    heap = [(0, i) for i in range(count)]
+    order = sorted(range(len(units)), key=lambda i: (-units[i].file_size, i))
+    for i in order:
+        weight, b = heapq.heappop(heap)
+        bins[b].append((i, units[i]))
+        heapq.heappush(heap, (weight + max(units[i].file_size, 1), b))
+    return [[u for _, u in sorted(b, key=lambda x: x[0])] for b in bins]
+
+
+class PaimonReader(DataSourceReader):
+    """Batch reads of one table (see the module docstring)."""
+
+    def __init__(self, ref: TableRef, schema, slots: int | None = None, target_bytes: int = DEFAULT_TARGET_BYTES,
+                 pushdown: bool = True):
+        self.ref = ref
+        self.schema = schema
+        self.slots = slots
+        self.target_bytes = target_bytes
+        self.pushdown = pushdown
+        self.predicate = None  # impl Predicate of the translatable pushed filters (pruning only)
+
+    # ------------------------------------------------------------------ planning (driver)
+
+    def pushFilters(self, filters):
+        filters = list(filters)
+        if self.pushdown:
+            table = self.ref.table()
+            self.predicate = translate_filters(filters, table.schema)
+        # Spark evaluates every filter itself: a cached plan can be reused by another query.
+        return filters
+
+    def _slots(self) -> int:
+        return self.slots or max(2, os.cpu_count() or 2)
+
+    def partitions(self):
+        table = self.ref.table()
+        rb = table.new_read_builder().with_filter(self.predicate)
+        plan = rb.new_scan().plan()
+        units = read_units(table, plan.splits())
+        count = partition_count(units, self._slots(), self.target_bytes)
+        plan_id = uuid.uuid4().hex
+        return [PaimonInputPartition(i, count, plan_id, plan.snapshot_id, b)
+                for i, b in enumerate(pack_units(units, count))]
+
+    # ------------------------------------------------------------------ reading (tasks)
+
+    def _execution(self):
+        """(key of the running SQL execution, key of this scan's task, ledger), or Nones
+        outside a Spark task."""
+        try:
+            from pyspark import TaskContext
+        except ImportError:  # pragma: no cover
+            return None, None, None
+        tc = TaskContext.get()
+        if tc is None:
+            return None, None, None
+        app = tc.getLocalProperty("spark.app.id") or "app"
+        execution = tc.getLocalProperty("spark.sql.execution.id")
+        key = f"{app}/sql-{execution}" if execution is not None else f"{app}/stage-{tc.stageId()}"
+        master = tc.getLocalProperty("spark.master") or ""
+        from impl.spark.claims import ClaimLedger
+
+        fs = self.ref.fs_factory() if self.ref.fs_factory is not None else None
+        ledger = ClaimLedger.for_task(app, master.startswith("local"), self.ref.warehouse, fs)
+        return key, (f"stage-{tc.stageId()}", str(tc.partitionId())), ledger
+
+    def _splits_for(self, partition: PaimonInputPartition, table):
+        """(splits, predicate) this task reads: the plan's own, or a fresh full plan's share."""
+        key, scan, ledger = self._execution()
+        if key is None:
+            return partition.splits, self.predicate
+        if ledger.claim(f"plan/{partition.plan_id}", key) == key:
+            if self.predicate is not None:
+                # Two scans of this plan in one stage (a union of one DataFrame with a filtered
+                # copy of itself): Spark gave both the plan pruned for one of them. Refuse
+                # rather than guess. (A scan read again by another stage of the query, e.g. the
+                # sampling job of a sort, is the same scan and fine.)
+                stage, task_partition = scan
+                holder = ledger.claim(f"scan/{partition.plan_id}/{stage}/{partition.index}", task_partition)
+                if holder != task_partition:
+                    raise SharedPlanError(
+                        f"{self.ref.identifier}: this query reads one loaded DataFrame/view of the table in two "
+                        f"places with pushed filters, and Spark 4.3 gives every such place the same planned "
+                        f"read (pruned for one of them), which can return wrong rows. Load the table once per "
+                        f"use (spark.read.format('paimon_py').load(path) for each side), or read with "
+                        f".option('pushdown', 'false').")
+            return partition.splits, self.predicate
+        # Someone else's plan (Spark reused a cached read): re-plan the whole table.
+        pinned = any(k in dict(self.ref.dynamic_options) for k in TIME_TRAVEL_KEYS)
+        if pinned:
+            snapshot_id = partition.snapshot_id
+        else:
+            latest = table.snapshot_manager.latest_snapshot_id()
+            snapshot_id = int(ledger.claim(f"snapshot/{partition.plan_id}/{key}", str(latest or 0))) or None
+        if snapshot_id is None:
+            return [], None
+        base = {k: v for k, v in self.ref.dynamic_options if k not in TIME_TRAVEL_KEYS}
+        base["scan.snapshot-id"] = str(snapshot_id)
+        view = self.ref.catalog().get_table(self.ref.identifier).copy(base)
+        units = read_units(view, view.new_read_builder().new_scan().plan().splits())
+        bins = pack_units(units, partition.count)
+        return bins[partition.index] if partition.index < len(bins) else [], None
+
+    def read(self, partition) -> Iterator[pa.RecordBatch]:
+        table = self.ref.table()
+        splits, predicate = self._splits_for(partition, table)
+        if not splits:
+            return
+        target = spark_arrow_schema(self.schema)
+        read = table.new_read_builder().with_filter(predicate).new_read()
+        reader = read.to_arrow_batch_reader(splits)
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            for b in conform_to_spark(batch, target).to_batches(max_chunksize=BATCH_ROWS):
+                yield b
+
+
+__all__ = ["PaimonReader", "PaimonStreamReader", "PaimonInputPartition", "read_units", "pack_units", "partition_count"]
+
+
+# ====================================================================== streaming (append tables)
+
+
+class PaimonStreamReader(DataSourceStreamReader):
+    """``spark.readStream.format("paimon_py")`` on an append table.
+
+    Offsets are ``{"snapshot": N}``: everything up to snapshot N has been emitted. The first
+    micro-batch emits the whole latest snapshot (Paimon's ``latest-full`` start), later ones the
+    files added by the APPEND snapshots in between (compaction and expiration add no rows).
+    Primary-key tables are refused: their change stream needs a changelog producer.
+    """
+
+    def __init__(self, ref: TableRef, schema, slots: int | None = None, target_bytes: int = DEFAULT_TARGET_BYTES):
+        self.ref = ref
+        self.schema = schema
+        self.slots = slots
+        self.target_bytes = target_bytes
+
+    def initialOffset(self) -> dict:
+        return {"snapshot": -1}
+
+    def latestOffset(self, start: dict | None = None, limit=None) -> dict:
+        latest = self.ref.table().snapshot_manager.latest_snapshot_id()
+        return {"snapshot": latest if latest is not None else -1}
+
+    def partitions(self, start: dict, end: dict):
+        s, e = int(start["snapshot"]), int(end["snapshot"])
+        if e < 0 or e <= s:
+            return []
+        table = self.ref.table()
+        if s < 0:
+            view = table.copy({"scan.snapshot-id": str(e)})
+        else:
+            view = table.copy({"incremental-between": f"{s},{e}"})
+        units = read_units(view, view.new_read_builder().new_scan().plan().splits())
+        if not units:
+            return []
+        count = partition_count(units, self.slots or max(2, os.cpu_count() or 2), self.target_bytes)
+        return [PaimonInputPartition(i, count, "stream", e, b) for i, b in enumerate(pack_units(units, count)) if b]
+
+    def read(self, partition) -> Iterator[pa.RecordBatch]:
+        table = self.ref.table()
+        target = spark_arrow_schema(self.schema)
+        reader = table.new_read_builder().new_read().to_arrow_batch_reader(partition.splits)
+        for batch in reader:
+            if batch.num_rows:
+                yield from conform_to_spark(batch, target).to_batches(max_chunksize=BATCH_ROWS)
+
+    def commit(self, end: dict) -> None:
+        pass

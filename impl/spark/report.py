@@ -1,0 +1,107 @@
+"""The simulation report: a Markdown file with PNG plots (matplotlib, headless)."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Sequence
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_snapshots_per_writer(events: Sequence[tuple[float, str, str]], path: str) -> None:
+    """``events``: (seconds since start, series name, snapshot kind) per published snapshot."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    series: dict[str, list[float]] = {}
+    for t, name, _ in sorted(events):
+        series.setdefault(name, []).append(t)
+    for name, times in sorted(series.items()):
+        ax.step([0.0] + times, list(range(len(times) + 1)), where="post", label=f"{name} ({len(times)})")
+    ax.set_xlabel("seconds since start")
+    ax.set_ylabel("snapshots published")
+    ax.set_title("Snapshots over time, per committer")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_latency_histogram(series: Mapping[str, Sequence[float]], path: str) -> None:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, values in series.items():
+        if values:
+            ax.hist([v * 1000 for v in values], bins=min(30, max(5, len(values) // 2)), alpha=0.6,
+                    label=f"{name} (n={len(values)})")
+    ax.set_xlabel("milliseconds")
+    ax.set_ylabel("commits")
+    ax.set_title("Latency per writer commit")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_files_per_level(points: Sequence[tuple[float, Mapping[int, int]]], path: str) -> None:
+    """``points``: (seconds since start, {level: live file count}) per snapshot."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    levels = sorted({lvl for _, per in points for lvl in per})
+    xs = [t for t, _ in points]
+    for lvl in levels:
+        ax.step(xs, [per.get(lvl, 0) for _, per in points], where="post", label=f"level {lvl}")
+    ax.set_xlabel("seconds since start")
+    ax.set_ylabel("live data files")
+    ax.set_title("Live files per LSM level over time")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_report(directory: str, *, title: str, config: Mapping[str, object], summary: Mapping[str, object],
+                 checks: Sequence[tuple[str, bool, str]], snapshot_events, latencies, level_points,
+                 notes: Sequence[str] = ()) -> str:
+    """Write ``report.md`` and its plots into ``directory``; return the Markdown path."""
+    os.makedirs(directory, exist_ok=True)
+    images = []
+    for name, fn, data in (("snapshots_per_writer.png", plot_snapshots_per_writer, snapshot_events),
+                           ("commit_latency.png", plot_latency_histogram, latencies),
+                           ("files_per_level.png", plot_files_per_level, level_points)):
+        try:
+            fn(data, os.path.join(directory, name))
+            images.append(name)
+        except Exception as e:  # noqa: BLE001 - a plot must not hide the verification result
+            notes = [*notes, f"plot {name} failed: {e}"]
+    ok = all(passed for _, passed, _ in checks)
+    lines = [f"# {title}", "", f"**Verification: {'PASSED' if ok else 'FAILED'}**", "", "## Configuration", "",
+             "| setting | value |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in config.items()]
+    lines += ["", "## Summary", "", "| metric | value |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in summary.items()]
+    lines += ["", "## Checks", "", "| check | result | detail |", "|---|---|---|"]
+    for name, passed, detail in checks:
+        detail = str(detail).replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {name} | {'pass' if passed else '**FAIL**'} | {detail} |")
+    lines += ["", "## Plots", ""]
+    for img in images:
+        lines += [f"![{img[:-4].replace('_', ' ')}]({img})", ""]
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    path = os.path.join(directory, "report.md")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return path
+
+
+__all__ = ["write_report", "plot_snapshots_per_writer", "plot_latency_histogram", "plot_files_per_level"]

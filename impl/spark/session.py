@@ -1,0 +1,82 @@
+"""A SparkSession with defaults for a small machine and for CI.
+
+``session()`` (alias ``get_or_create_session()``) returns the active session, or builds one:
+
+- ``local[2]`` master, Spark UI off, console progress bar off;
+- driver host / bind address and ``SPARK_LOCAL_IP`` on 127.0.0.1 (no DNS, no public interface);
+- ``PYSPARK_PYTHON`` / ``PYSPARK_DRIVER_PYTHON`` set to the running interpreter, so workers
+  import the same ``impl`` (and pyarrow) as the driver;
+- quiet logs (``ERROR``), 4 shuffle partitions, Arrow batches of 64k rows;
+- Python data source filter pushdown enabled (Spark refuses a reader that implements
+  ``pushFilters`` while it is off);
+- the ``paimon_py`` data source registered.
+
+Everything can be overridden with ``conf`` (or a ``PAIMON_PY_SPARK_MASTER`` environment variable
+for the master).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Mapping
+
+DEFAULT_CONF: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.memory": "2g",
+    "spark.log.level": "ERROR",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
+    "spark.sql.python.filterPushdown.enabled": "true",
+    "spark.python.worker.reuse": "true",
+    "spark.sql.adaptive.enabled": "true",
+}
+
+_lock = threading.Lock()
+
+
+def _prepare_environment() -> None:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Workers must run this interpreter: it has impl, pyarrow and numpy in the same versions.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
+
+
+def session(app_name: str = "paimon-py", master: str | None = None,
+            conf: Mapping[str, str] | None = None, *, register_source: bool = True):
+    """The active SparkSession, or a new one with the defaults above (then ``conf`` applies)."""
+    _prepare_environment()
+    from pyspark.sql import SparkSession
+
+    with _lock:
+        active = SparkSession.getActiveSession()
+        if active is None:
+            builder = SparkSession.builder.appName(app_name).master(
+                master or os.environ.get("PAIMON_PY_SPARK_MASTER", "local[2]"))
+            for k, v in {**DEFAULT_CONF, **dict(conf or {})}.items():
+                builder = builder.config(k, v)
+            active = builder.getOrCreate()
+            active.sparkContext.setLogLevel("ERROR")
+        elif conf:
+            for k, v in conf.items():
+                try:
+                    active.conf.set(k, v)
+                except Exception:  # noqa: BLE001 - static confs cannot change on a running session
+                    pass
+    if register_source:
+        from impl.spark.source import register
+        register(active)
+    return active
+
+
+get_or_create_session = session
+
+__all__ = ["session", "get_or_create_session", "DEFAULT_CONF"]

@@ -1,0 +1,584 @@
+"""``python -m impl.spark.simulate``: concurrent writers, compaction and expiration on one table, verified.
+
+What runs (all in one local Spark session, on a local warehouse, ``./warehouse`` by default):
+
+- K writer threads. Each owns the keys ``id % K == w`` of a partitioned primary-key table and
+  upserts a generated change stream into it: per batch a set of distinct keys, each inserted
+  (if absent), updated or deleted (if present). A batch is one Spark job through
+  :func:`impl.spark.write_dataframe` with ``write-only`` writers (no compaction in the writers),
+  then one commit on the driver under the writer's own commit user and a growing commit
+  identifier (a streaming commit, so a crashed commit can be recovered exactly once).
+- One compaction thread running :func:`impl.spark.compact` (a dedicated Spark job; one
+  COMPACT snapshot per run), and one thread expiring snapshots.
+- With ``--faults``: some writer commits go through fault_injection's ``FaultyFileSystem``
+  with an injected I/O error, crash, or crash-after-success at a random storage operation.
+  The writer then recovers through ``filter_committed`` on a healthy file system (what is not
+  yet published gets published, what is gets skipped).
+- A monitor thread replays every new snapshot through the executable model (``model.Model``),
+  comparing live file sets and record counts after each one.
+
+At the end (after a final full compaction): a fresh model replay of all retained snapshots, a
+storage audit (fault_injection.table_audit), an orphan scan, and the table's rows (read through
+Spark and through impl) against the rows recomputed from the change stream in plain pyarrow.
+Prints a summary, writes ``reports/<run>/report.md`` with plots, exits 1 on any failed check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import shutil
+import sys
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+log = logging.getLogger("impl.spark.simulate")
+
+TABLE = "sim.events"
+KEYS = ["dt", "id"]
+
+
+@dataclass
+class SimConfig:
+    warehouse: str = "./warehouse"
+    reports: str = "./reports"
+    writers: int = 3
+    commits: int = 8  # per writer
+    seconds: float | None = None  # if set: run until then (commits is then an upper bound)
+    keys: int = 20000
+    partitions: int = 3
+    buckets: int = 2
+    batch_rows: int = 2000
+    compact_interval: float = 4.0
+    compactors: int = 1  # concurrent compaction jobs (2 or more make them conflict now and then)
+    expire_interval: float = 3.0
+    retain_min: int = 6
+    retain_max: int = 12
+    faults: bool = False
+    fault_rate: float = 0.35
+    seed: int = 7
+    progress: bool = True
+    keep_table: bool = False
+
+
+@dataclass
+class SimStats:
+    started: float = field(default_factory=time.time)
+    writer_commits: int = 0
+    writer_snapshots: list[int] = field(default_factory=list)
+    rows_written: int = 0
+    batches_failed: int = 0
+    conflicts: int = 0
+    lost_races: int = 0  # commit attempts that lost the race for a snapshot id and retried
+    commit_attempts: int = 0
+    faults_injected: int = 0
+    faults_hit: int = 0
+    recoveries: int = 0
+    recovered_already_published: int = 0
+    compactions: int = 0
+    compaction_failures: int = 0
+    compaction_buckets: int = 0
+    expired_snapshots: int = 0
+    expire_runs: int = 0
+    leftovers_removed: int = 0
+    commit_latency: list[float] = field(default_factory=list)
+    write_latency: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, **kw) -> None:
+        with self.lock:
+            for k, v in kw.items():
+                cur = getattr(self, k)
+                if isinstance(cur, list):
+                    cur.append(v)
+                else:
+                    setattr(self, k, cur + v)
+
+
+class Simulation:
+    def __init__(self, cfg: SimConfig, spark=None):
+        self.cfg = cfg
+        self.run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        self.warehouse = os.path.abspath(cfg.warehouse)
+        self.table_path = os.path.join(self.warehouse, "sim.db", "events")
+        self.stats = SimStats()
+        self.spark = spark
+        self._stream: list[pa.Table] = []  # committed change batches, with __order
+        self._committed: set[tuple[str, int]] = set()  # (writer user, commit identifier)
+        self._order = 0
+        self._stream_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._writers_done = threading.Event()
+        self._progress_lock = threading.Lock()
+        self._progress_done = 0
+        self.replayer = None
+        self.final_compaction = None
+
+    # ================================================================== setup
+
+    def setup(self):
+        import impl
+        import impl.spark
+
+        if self.spark is None:
+            self.spark = impl.spark.session(app_name="paimon-py-simulate")
+        impl.spark.register(self.spark)
+        cat = impl.Catalog(self.warehouse)
+        if cat.table_exists(TABLE) and not self.cfg.keep_table:
+            cat.drop_table(TABLE)
+        shutil.rmtree(os.path.join(self.warehouse, ".paimon_py_spark", "writes", TABLE), ignore_errors=True)
+        cat.create_database("sim", ignore_if_exists=True)
+        schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()),
+                            ("writer", pa.int32()), ("batch", pa.int32())])
+        cat.create_table(TABLE, schema=schema, primary_keys=KEYS, partition_keys=["dt"],
+                         options={"bucket": str(self.cfg.buckets), "file.compression": "zstd",
+                                  "num-sorted-run.compaction-trigger": "4"},
+                         ignore_if_exists=True)
+        self.table = cat.get_table(TABLE)
+        from impl.spark.verify import ModelReplayer
+
+        self.replayer = ModelReplayer(self.table)
+
+    # ================================================================== writers
+
+    def _gen_batch(self, rng, owned: np.ndarray, present: np.ndarray, w: int, i: int):
+        n = min(self.cfg.batch_rows, len(owned))
+        idx = rng.choice(len(owned), size=n, replace=False)
+        ids = owned[idx]
+        was = present[idx]
+        r = rng.random(n)
+        ops = np.where(~was, "+I", np.where(r < 0.25, "-D", "+U"))
+        names = np.array([f"p{j}" for j in range(self.cfg.partitions)])
+        dt = names[(ids // self.cfg.writers) % self.cfg.partitions]
+        t = pa.table({
+            "dt": pa.array(dt, pa.string()),
+            "id": pa.array(ids, pa.int64()),
+            "v": pa.array(rng.integers(0, 1_000_000_000, n), pa.int64()),
+            "writer": pa.array(np.full(n, w, np.int32)),
+            "batch": pa.array(np.full(n, i, np.int32)),
+            "op": pa.array(ops, pa.string()),
+        })
+        return t, idx, ops
+
+    def _fault(self, rng: random.Random):
+        from fault_injection import Crash, CrashAfter, IOErrorAt
+
+        kind = rng.choice(["io", "crash", "crash-after"])
+        at = rng.randrange(0, 40)
+        return {"io": IOErrorAt, "crash": Crash, "crash-after": CrashAfter}[kind](at)
+
+    def _commit(self, user: str, identifier: int, messages, rng: random.Random) -> tuple[bool, list[int]]:
+        """Commit one batch as ``user``; with faults, maybe through a failing file system, then
+        recover. Returns (published, snapshot ids this call saw published)."""
+        import impl
+        from fault_injection import FaultyFileSystem, SimulatedCrash
+        from fsspec.implementations.local import LocalFileSystem
+
+        from impl.errors import CommitConflictError
+
+        faulty = None
+        if self.cfg.faults and rng.random() < self.cfg.fault_rate:
+            faulty = FaultyFileSystem(LocalFileSystem(), [self._fault(rng)])
+            self.stats.add(faults_injected=1)
+        try:
+            table = self.table if faulty is None else impl.Catalog(self.warehouse, filesystem=faulty).get_table(TABLE)
+            c = table.new_stream_write_builder().with_commit_user(user).new_commit()
+            st = c.commit(messages, commit_identifier=identifier)
+            self.stats.add(lost_races=st.lost_races, commit_attempts=st.attempts)
+            return True, list(st.snapshot_ids)
+        except CommitConflictError as e:
+            self.stats.add(conflicts=1, errors=f"{user}#{identifier}: conflict: {e}")
+            return False, []
+        except (Exception, SimulatedCrash) as e:  # noqa: BLE001 - injected (or real) failure: recover
+            if faulty is None:
+                raise
+            self.stats.add(faults_hit=1)
+            log.info("%s#%s: commit failed (%s: %s), recovering", user, identifier, type(e).__name__, e)
+        # recovery: a healthy file system, the same commit user and identifier
+        rc = self.table.new_stream_write_builder().with_commit_user(user).new_commit()
+        done = rc.filter_and_commit({identifier: messages})
+        self.stats.add(recoveries=1)
+        if not done:
+            self.stats.add(recovered_already_published=1)
+        ids = [sid for st in done for sid in st.snapshot_ids]
+        return True, ids
+
+    def _writer(self, w: int, deadline: float | None) -> None:
+        import impl.spark
+
+        cfg = self.cfg
+        rng = np.random.default_rng(cfg.seed * 1000 + w)
+        frng = random.Random(cfg.seed * 7919 + w)
+        owned = np.arange(w, cfg.keys, cfg.writers, dtype=np.int64)
+        present = np.zeros(len(owned), dtype=bool)
+        user = f"writer-{w}"
+        for i in range(1, cfg.commits + 1):
+            if self._stop.is_set() or (deadline is not None and time.time() >= deadline):
+                break
+            batch, idx, ops = self._gen_batch(rng, owned, present, w, i)
+            t0 = time.time()
+            try:
+                df = self.spark.createDataFrame(batch)
+                res = impl.spark.write_dataframe(df, self.table_path, options={"write-only": "true"},
+                                                 row_kind_column="op", commit=False,
+                                                 num_tasks=min(4, cfg.buckets * cfg.partitions))
+            except Exception as e:  # noqa: BLE001 - the job failed: nothing committed, files removed
+                self.stats.add(batches_failed=1, errors=f"{user}#{i}: write job failed: {e}")
+                continue
+            t1 = time.time()
+            try:
+                ok, sids = self._commit(user, i, res.messages, frng)
+            except Exception as e:  # noqa: BLE001
+                ok, sids = False, []
+                self.stats.add(batches_failed=1, errors=f"{user}#{i}: commit failed: {e!r}")
+            t2 = time.time()
+            try:
+                removed = res.finish(ok, commit_user=user)
+                self.stats.add(leftovers_removed=len(removed))
+            except Exception as e:  # noqa: BLE001
+                self.stats.add(errors=f"{user}#{i}: cleanup failed: {e!r}")
+            if ok:
+                present[idx[ops != "-D"]] = True
+                present[idx[ops == "-D"]] = False
+                with self._stream_lock:
+                    self._committed.add((user, i))
+                    self._order += 1
+                    self._stream.append(batch.append_column("__order", pa.array(
+                        np.full(batch.num_rows, self._order, np.int64))))
+                self.stats.add(writer_commits=1, rows_written=batch.num_rows, commit_latency=t2 - t1,
+                               write_latency=t1 - t0)
+                for sid in sids:
+                    self.stats.add(writer_snapshots=sid)
+            else:
+                self.stats.add(batches_failed=1)
+            with self._progress_lock:
+                self._progress_done += 1
+
+    # ================================================================== maintenance
+
+    def _compactor(self) -> None:
+        import impl.spark
+
+        while not self._writers_done.wait(self.cfg.compact_interval):
+            try:
+                r = impl.spark.compact(self.spark, self.table_path, full=False)
+                self.stats.add(compactions=1 if r.snapshot_ids else 0, compaction_buckets=r.compacted_buckets,
+                               leftovers_removed=r.leftovers_removed)
+            except Exception as e:  # noqa: BLE001
+                from impl.errors import CommitConflictError
+
+                if isinstance(e, CommitConflictError):  # another compaction got there first
+                    self.stats.add(conflicts=1)
+                    continue
+                self.stats.add(compaction_failures=1, errors=f"compaction: {type(e).__name__}: {e}")
+
+    def _expirer(self) -> None:
+        while not self._writers_done.wait(self.cfg.expire_interval):
+            try:
+                r = self.table.expire_snapshots(retain_min=self.cfg.retain_min, retain_max=self.cfg.retain_max,
+                                                time_retained_ms=0)
+                self.stats.add(expired_snapshots=len(r.expired_snapshot_ids), expire_runs=1)
+            except Exception as e:  # noqa: BLE001
+                self.stats.add(errors=f"expiration: {type(e).__name__}: {e}")
+
+    def _monitor(self) -> None:
+        while not self._stop.wait(0.2):
+            try:
+                self.replayer.catch_up()
+            except Exception as e:  # noqa: BLE001
+                self.stats.add(errors=f"monitor: {type(e).__name__}: {e}")
+        self.replayer.catch_up()
+
+    # ================================================================== run
+
+    def run(self) -> int:
+        cfg = self.cfg
+        self.setup()
+        deadline = time.time() + cfg.seconds if cfg.seconds else None
+        writers = [threading.Thread(target=self._guard, args=(self._writer, w, deadline), name=f"writer-{w}",
+                                    daemon=True) for w in range(cfg.writers)]
+        background = [threading.Thread(target=self._guard, args=(self._compactor,), name=f"compactor-{c}",
+                                       daemon=True) for c in range(cfg.compactors)]
+        background.append(threading.Thread(target=self._guard, args=(self._expirer,), name="expirer", daemon=True))
+        monitor = threading.Thread(target=self._guard, args=(self._monitor,), name="monitor", daemon=True)
+        self.stats.started = time.time()
+        for t in writers + background + [monitor]:
+            t.start()
+        self._show_progress(writers, deadline)
+        for t in writers:
+            t.join()
+        self._writers_done.set()
+        for t in background:
+            t.join()
+        # a final full compaction: everything into one sorted run per bucket
+        import impl.spark
+
+        try:
+            self.final_compaction = impl.spark.compact(self.spark, self.table_path, full=True)
+        except Exception as e:  # noqa: BLE001
+            self.stats.add(errors=f"final compaction: {type(e).__name__}: {e}")
+        self._stop.set()
+        monitor.join()
+        self.elapsed = time.time() - self.stats.started
+        checks = self.verify()
+        return self.finish(checks)
+
+    def _guard(self, fn, *args) -> None:
+        try:
+            import impl.spark
+
+            impl.spark.register(self.spark)  # the JVM keeps the active session per thread
+            fn(*args)
+        except BaseException as e:  # noqa: BLE001 - a dying thread is a finding, not a hang
+            self.stats.add(errors=f"{threading.current_thread().name} died: {type(e).__name__}: {e}\n"
+                                  f"{traceback.format_exc(limit=4)}")
+
+    def _show_progress(self, writers, deadline) -> None:
+        total = self.cfg.writers * self.cfg.commits
+        if not self.cfg.progress:
+            for t in writers:
+                t.join()
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(stderr=True)
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TextColumn("{task.fields[info]}"), console=console,
+                      transient=False) as progress:
+            task = progress.add_task("writer batches", total=total, info="")
+            while any(t.is_alive() for t in writers):
+                s = self.stats
+                snaps = self.replayer.steps[-1].snapshot_id if self.replayer.steps else 0
+                info = (f"snapshot {snaps}  commits {s.writer_commits}  compactions {s.compactions}  "
+                        f"expired {s.expired_snapshots}  races {s.lost_races}  faults {s.faults_hit}/"
+                        f"{s.faults_injected}")
+                if deadline is not None:
+                    info += f"  {max(0, deadline - time.time()):.0f}s left"
+                progress.update(task, completed=self._progress_done, info=info)
+                time.sleep(0.25)
+            progress.update(task, completed=self._progress_done)
+
+    # ================================================================== verification
+
+    def verify(self) -> list[tuple[str, bool, str]]:
+        from fault_injection.orphans import find_orphans
+        from fault_injection.table_audit import audit_table
+        from impl.fs.file_io import FileIO
+        from impl.spark.verify import compare_rows, expected_rows, replay_retained
+
+        checks: list[tuple[str, bool, str]] = []
+        table = self.table
+        live = self.replayer
+        checks.append(("model replay while running", not live.problems,
+                       f"{live.checked} snapshots replayed as they appeared ({live.gaps} re-seeds after "
+                       f"expiration)" if not live.problems else "; ".join(live.problems[:5])))
+        final = replay_retained(table)
+        ids = table.snapshot_manager.snapshot_ids()
+        checks.append(("model replay of retained snapshots", not final.problems,
+                       f"snapshots {ids[0] if ids else '-'}..{ids[-1] if ids else '-'}: live files and record "
+                       f"counts equal the model's" if not final.problems else "; ".join(final.problems[:5])))
+        audit = audit_table(FileIO(), table.path)
+        checks.append(("storage audit (ids contiguous, files present, counts)", audit.ok,
+                       "ok" if audit.ok else "; ".join(audit.problems[:5])))
+        # orphans: crashes injected into commits may leave unreferenced manifests; without
+        # faults there must be none. Either way, remove them and check nothing is left.
+        before = find_orphans(FileIO(), table.path)
+        self.orphans_before = len(before)
+        removed = table.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 1)
+        after = find_orphans(FileIO(), table.path)
+        orphan_ok = not after and (self.cfg.faults or not before)
+        checks.append(("no orphan files", orphan_ok,
+                       f"{len(before)} found before cleanup ({'allowed: injected crashes' if self.cfg.faults else 'none allowed'}), "
+                       f"{len(removed)} removed, {len(after)} left"))
+        intents_dir = os.path.join(self.warehouse, ".paimon_py_spark", "writes", TABLE)
+        intents = [f for _, _, fs in os.walk(intents_dir) for f in fs]
+        checks.append(("no write intents left", not intents, f"{len(intents)} intent markers left"))
+        # rows
+        with self._stream_lock:
+            stream = pa.concat_tables(self._stream) if self._stream else None
+        if stream is None:
+            checks.append(("rows equal the recomputed change stream", False, "nothing was committed"))
+            self.expected_count = 0
+            return checks
+        expected = expected_rows(stream, KEYS, "op", "__order")
+        self.expected_count = expected.num_rows
+        spark_rows = self.spark.read.format("paimon_py").load(self.table_path).toArrow()
+        diff = compare_rows(expected, spark_rows, KEYS)
+        checks.append(("rows read through Spark = rows recomputed from the change stream", not diff,
+                       f"{expected.num_rows} rows" if not diff else "; ".join(diff)))
+        impl_rows = table.to_arrow()
+        diff2 = compare_rows(expected, impl_rows, KEYS)
+        checks.append(("rows read through impl = rows recomputed from the change stream", not diff2,
+                       f"{expected.num_rows} rows" if not diff2 else "; ".join(diff2)))
+        # every committed batch is exactly one APPEND snapshot of its writer (the monitor saw every
+        # snapshot unless expiration outran it: then only "no duplicates" can be checked)
+        seen: dict[tuple[str, int], int] = {}
+        for st in live.steps:
+            if st.commit_user.startswith("writer-") and st.kind == "APPEND":
+                seen[(st.commit_user, st.commit_identifier)] = seen.get((st.commit_user, st.commit_identifier), 0) + 1
+        dups = sorted(k for k, n in seen.items() if n > 1)
+        exact = live.gaps == 0
+        once_ok = not dups and (set(seen) == self._committed if exact else set(seen) <= self._committed)
+        checks.append(("every writer commit published exactly once", once_ok,
+                       f"{len(self._committed)} committed batches, {len(seen)} writer APPEND snapshots"
+                       + ("" if exact else " (some expired unseen)") + (f", duplicated: {dups[:3]}" if dups else "")))
+        fatal = [e for e in self.stats.errors if " died: " in e]
+        checks.append(("no thread died", not fatal, "; ".join(fatal[:2]) if fatal else "ok"))
+        self.final_replay = final
+        return checks
+
+    # ================================================================== summary and report
+
+    def finish(self, checks) -> int:
+        from impl.spark.report import write_report
+
+        s, cfg = self.stats, self.cfg
+        latest = self.table.snapshot_manager.latest_snapshot()
+        steps = self.final_replay.steps if getattr(self, "final_replay", None) else []
+        levels = steps[-1].files_per_level if steps else {}
+        level_text = ", ".join(f"L{lvl}: {n}" for lvl, n in sorted(levels.items())) or "-"
+        lat = sorted(s.commit_latency)
+
+        def pct(p):
+            return f"{lat[min(len(lat) - 1, int(p * len(lat)))] * 1000:.0f} ms" if lat else "-"
+
+        summary = {
+            "elapsed": f"{self.elapsed:.1f} s",
+            "writer commits": s.writer_commits,
+            "snapshots published (latest id)": latest.id if latest else 0,
+            "snapshots retained": len(self.table.snapshot_manager.snapshot_ids()),
+            "snapshots expired": s.expired_snapshots,
+            "compaction commits": s.compactions + (1 if self.final_compaction and self.final_compaction.snapshot_ids else 0),
+            "conflicts (aborted cleanly)": s.conflicts,
+            "compaction failures": s.compaction_failures,
+            "commit retries (lost races)": s.lost_races,
+            "faults injected / hit / recoveries": f"{s.faults_injected} / {s.faults_hit} / {s.recoveries}",
+            "batches failed": s.batches_failed,
+            "rows written": s.rows_written,
+            "rows/s (written)": f"{s.rows_written / max(self.elapsed, 1e-9):.0f}",
+            "rows in table": getattr(self, "expected_count", "-"),
+            "commit latency p50 / p90 / max": f"{pct(0.5)} / {pct(0.9)} / {pct(0.9999)}",
+            "live files per level (latest)": level_text,
+            "orphans found before cleanup": getattr(self, "orphans_before", "-"),
+            "leftover files of failed attempts removed": s.leftovers_removed,
+        }
+        ok = all(p for _, p, _ in checks)
+        self._print_summary(summary, checks, ok)
+        start_ms = self.stats.started * 1000
+
+        def series(user: str) -> str:
+            if user.startswith("writer-"):
+                return user
+            if user.startswith("spark-compact"):
+                return "compaction"
+            return "other"
+
+        events = [((st.time_millis - start_ms) / 1000.0, series(st.commit_user), st.kind)
+                  for st in self.replayer.steps if st.time_millis >= start_ms]
+        level_points = [((st.time_millis - start_ms) / 1000.0, st.files_per_level)
+                        for st in self.replayer.steps if st.time_millis >= start_ms]
+        directory = os.path.join(os.path.abspath(cfg.reports), f"sim-{self.run_id}")
+        notes = [e.splitlines()[0] for e in s.errors[:20]]
+        path = write_report(directory, title=f"Multi-writer simulation {self.run_id}",
+                            config={k: v for k, v in asdict(cfg).items()}, summary=summary, checks=checks,
+                            snapshot_events=events,
+                            latencies={"commit (driver)": s.commit_latency, "write job (Spark)": s.write_latency},
+                            level_points=level_points, notes=notes)
+        print(f"report: {path}")
+        self.report_path = path
+        self.summary = summary
+        self.checks = checks
+        return 0 if ok else 1
+
+    def _print_summary(self, summary, checks, ok) -> None:
+        try:
+            from rich.console import Console
+            from rich.table import Table
+
+            console = Console()
+            t = Table(title="simulation summary", show_header=False)
+            for k, v in summary.items():
+                t.add_row(k, str(v))
+            console.print(t)
+            c = Table(title="verification")
+            c.add_column("check")
+            c.add_column("result")
+            c.add_column("detail")
+            for name, passed, detail in checks:
+                c.add_row(name, "[green]pass[/green]" if passed else "[red]FAIL[/red]", str(detail)[:160])
+            console.print(c)
+            console.print("[bold green]VERIFICATION PASSED[/bold green]" if ok else "[bold red]VERIFICATION FAILED[/bold red]")
+        except ImportError:  # pragma: no cover
+            for k, v in summary.items():
+                print(f"{k:45s} {v}")
+            for name, passed, detail in checks:
+                print(f"[{'pass' if passed else 'FAIL'}] {name}: {detail}")
+            print("VERIFICATION PASSED" if ok else "VERIFICATION FAILED")
+
+
+def parse_args(argv=None) -> SimConfig:
+    d = SimConfig()
+    p = argparse.ArgumentParser(prog="python -m impl.spark.simulate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--warehouse", default=d.warehouse, help="warehouse directory (default ./warehouse)")
+    p.add_argument("--reports", default=d.reports, help="where reports go (default ./reports)")
+    p.add_argument("--writers", type=int, default=d.writers, help="concurrent writer jobs (K)")
+    p.add_argument("--commits", type=int, default=d.commits, help="commits per writer")
+    p.add_argument("--seconds", type=float, default=None, help="run for this long instead (commits is then a cap)")
+    p.add_argument("--keys", type=int, default=d.keys, help="distinct primary keys")
+    p.add_argument("--partitions", type=int, default=d.partitions)
+    p.add_argument("--buckets", type=int, default=d.buckets)
+    p.add_argument("--batch-rows", type=int, default=d.batch_rows, help="changes per writer commit")
+    p.add_argument("--compact-interval", type=float, default=d.compact_interval, help="seconds between compactions")
+    p.add_argument("--compactors", type=int, default=d.compactors,
+                   help="concurrent compaction jobs (>= 2 provokes commit conflicts)")
+    p.add_argument("--expire-interval", type=float, default=d.expire_interval)
+    p.add_argument("--retain-min", type=int, default=d.retain_min)
+    p.add_argument("--retain-max", type=int, default=d.retain_max)
+    p.add_argument("--faults", action="store_true", help="inject I/O errors and crashes into some commits")
+    p.add_argument("--fault-rate", type=float, default=d.fault_rate)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--keep-table", action="store_true", help="do not drop sim.events from a previous run")
+    a = p.parse_args(argv)
+    if a.writers < 1 or a.commits < 1 or a.keys < a.writers or a.partitions < 1 or a.buckets < 1:
+        p.error("writers, commits, partitions, buckets must be >= 1 and keys >= writers")
+    if a.retain_min < 1 or a.retain_max < a.retain_min:
+        p.error("need 1 <= --retain-min <= --retain-max")
+    return SimConfig(warehouse=a.warehouse, reports=a.reports, writers=a.writers,
+                     commits=a.commits if a.seconds is None else max(a.commits, 10**9), seconds=a.seconds,
+                     keys=a.keys, partitions=a.partitions, buckets=a.buckets, batch_rows=a.batch_rows,
+                     compact_interval=a.compact_interval, compactors=max(1, a.compactors),
+                     expire_interval=a.expire_interval, retain_min=a.retain_min, retain_max=a.retain_max,
+                     faults=a.faults, fault_rate=a.fault_rate, seed=a.seed, progress=not a.no_progress,
+                     keep_table=a.keep_table)
+
+
+def main(argv=None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    cfg = parse_args(argv)
+    from pyspark.sql import SparkSession
+
+    had_session = SparkSession.getActiveSession() is not None
+    sim = Simulation(cfg)
+    try:
+        return sim.run()
+    finally:
+        if sim.spark is not None and not had_session:
+            try:
+                sim.spark.stop()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

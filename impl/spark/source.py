@@ -1,0 +1,236 @@
+"""The ``paimon_py`` Python data source and its registration.
+
+Reading::
+
+    spark.read.format("paimon_py").load(table_path)
+    spark.read.format("paimon_py").option("snapshot-id", "3").load(table_path)      # time travel
+    spark.read.format("paimon_py").option("timestamp-millis", "...").load(table_path)
+    CREATE TEMPORARY VIEW v USING paimon_py OPTIONS (path '<table_path>')
+
+Writing (save modes ``append`` and ``overwrite``; Spark itself rejects ``error`` / ``ignore``
+for Python data sources with UNSUPPORTED_DATA_SOURCE_SAVE_MODE)::
+
+    df.write.format("paimon_py").mode("append").save(table_path)     # creates an append table if missing
+    df.write.format("paimon_py").option("primary-key", "id").option("bucket", "4")
+        .option("partition", "dt").mode("append").save(table_path)   # creates a primary-key table
+    df.write.format("paimon_py").mode("overwrite").save(table_path)  # OVERWRITE snapshot
+
+Other options: any Paimon table option (``write-only``, ``file.compression``, ``bucket-key``,
+``merge-engine``, ...): used as table options when the write creates the table, as dynamic
+options otherwise; ``row-kind-column`` names a column of +I/-U/+U/-D (or 0..3) row kinds that is
+not stored; ``read.parallelism`` sets the minimum number of read partitions; ``pushdown`` =
+``false`` turns filter pruning off. An unknown option is an error (a typo would otherwise
+silently do nothing).
+
+Threads: the JVM keeps Spark's active session per thread, and Spark looks Python data sources
+up in the active session; call ``impl.spark.register(spark)`` at the start of every thread that
+uses ``paimon_py`` (``write_dataframe`` and ``compact`` do it themselves).
+
+Spark 4.3 caches the planned read of a Python data source on the loaded relation; see
+:mod:`impl.spark.claims` for how reads stay correct anyway, and for the one pattern that is
+refused (one loaded DataFrame read twice in one stage with different filters).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from pyspark.sql.datasource import DataSource
+
+from impl.spark.tables import SparkConnectorError, TableRef
+
+FORMAT_NAME = "paimon_py"
+
+# connector options (not table options)
+_CONNECTOR_KEYS = {"path", "primary-key", "primary-keys", "partition", "partition-keys", "snapshot-id",
+                   "timestamp-millis", "row-kind-column", "read.parallelism", "read.split-size", "pushdown"}
+_TIME_TRAVEL = {"snapshot-id": "scan.snapshot-id", "timestamp-millis": "scan.timestamp-millis"}
+
+
+def _names(value: str | None) -> list[str]:
+    return [s.strip() for s in (value or "").split(",") if s.strip()]
+
+
+def _paimon_key(key: str) -> bool:
+    from impl.table.options import _PREFIXES, KNOWN_KEYS
+
+    return key in KNOWN_KEYS or key.startswith(_PREFIXES) or key.startswith("scan.")
+
+
+def parse_options(options) -> tuple[str, dict[str, str], dict[str, str]]:
+    """(table path, connector options, Paimon table options) from the data source options."""
+    opts = {str(k).lower() if str(k).lower() in _CONNECTOR_KEYS else str(k): str(v)
+            for k, v in dict(options).items() if v is not None}
+    path = opts.get("path")
+    if not path:
+        raise SparkConnectorError(f"{FORMAT_NAME}: no table path; use .load(path) / .save(path) or "
+                                  f"OPTIONS (path '<warehouse>/<db>.db/<table>')")
+    connector, table_opts, unknown = {}, {}, []
+    for k, v in opts.items():
+        if k in _CONNECTOR_KEYS:
+            connector[k] = v
+        elif _paimon_key(k):
+            table_opts[k] = v
+        else:
+            unknown.append(k)
+    if unknown:
+        raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {sorted(unknown)}; connector options are "
+                                  f"{sorted(_CONNECTOR_KEYS)}, other keys must be Paimon table options")
+    for k, scan_key in _TIME_TRAVEL.items():
+        if k in connector:
+            table_opts[scan_key] = connector[k]
+    return path, connector, table_opts
+
+
+def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
+    path, connector, table_opts = parse_options(options)
+    if "incremental-between" in table_opts:
+        raise SparkConnectorError(f"{FORMAT_NAME}: incremental reads are not supported by the Spark source")
+    return TableRef.from_path(path, dynamic_options=table_opts), connector
+
+
+class PaimonDataSource(DataSource):
+    """Apache Paimon tables through impl, as a Spark Python data source named ``paimon_py``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT_NAME
+
+    def schema(self):
+        from impl.spark.types import spark_schema
+
+        ref, _ = _read_ref(self.options)
+        return spark_schema(ref.table().schema)
+
+    def reader(self, schema):
+        from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonReader
+        from impl.spark.types import check_read_schema
+
+        ref, connector = _read_ref(self.options)
+        table = ref.table()  # fails early, naming the table, if it does not exist
+        check_read_schema(schema, table.schema, table.identifier)
+        slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
+        target = int(connector.get("read.split-size", DEFAULT_TARGET_BYTES))
+        pushdown = connector.get("pushdown", "true").strip().lower() not in ("false", "0", "no")
+        return PaimonReader(ref, schema, slots=slots, target_bytes=target, pushdown=pushdown)
+
+    def streamReader(self, schema):
+        from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonStreamReader
+        from impl.spark.types import check_read_schema
+
+        ref, connector = _read_ref(self.options)
+        table = ref.table()
+        check_read_schema(schema, table.schema, table.identifier)
+        if table.is_primary_key_table:
+            raise SparkConnectorError(f"{FORMAT_NAME}: streaming reads of primary-key table {table.identifier} "
+                                      f"are not supported (only append tables)")
+        if any(k in dict(ref.dynamic_options) for k in _TIME_TRAVEL.values()):
+            raise SparkConnectorError(f"{FORMAT_NAME}: time travel options do not apply to streaming reads")
+        slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
+        return PaimonStreamReader(ref, schema, slots=slots,
+                                  target_bytes=int(connector.get("read.split-size", DEFAULT_TARGET_BYTES)))
+
+    def writer(self, schema, overwrite: bool):
+        from impl.spark.writer import PaimonWriter
+
+        path, connector, table_opts = parse_options(self.options)
+        job = prepare_write(path, schema, connector, table_opts)
+        return PaimonWriter(job, overwrite)
+
+
+def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: dict[str, str], *,
+                  drop_columns=(), fs_factory=None):
+    """Create the table if missing, check the DataFrame schema, and build the WriteJob."""
+    from impl.spark.types import arrow_schema_for_create, check_write_schema
+    from impl.spark.writer import WriteJob
+
+    row_kind = connector.get("row-kind-column")
+    hidden = set(drop_columns) | ({row_kind} if row_kind else set())
+    data_schema = type(df_schema)([f for f in df_schema.fields if f.name not in hidden])
+    base = TableRef.from_path(path, fs_factory=fs_factory)
+    for k in _TIME_TRAVEL.values():
+        if k in table_opts:
+            raise SparkConnectorError(f"{FORMAT_NAME}: time travel options do not apply to writes")
+    catalog = base.catalog()
+    if not catalog.table_exists(base.identifier):
+        catalog.create_database(base.database, ignore_if_exists=True)
+        pks = _names(connector.get("primary-key") or connector.get("primary-keys"))
+        parts = _names(connector.get("partition") or connector.get("partition-keys"))
+        if pks and int(table_opts.get("bucket", "-1")) < 1:
+            raise SparkConnectorError(
+                f"{FORMAT_NAME}: a primary-key table needs a fixed bucket count, e.g. .option('bucket', '4') "
+                f"(dynamic bucket mode is not supported); table {base.identifier} was not created")
+        catalog.create_table(base.identifier, schema=arrow_schema_for_create(data_schema), primary_keys=pks or None,
+                             partition_keys=parts or None, options=table_opts, ignore_if_exists=True)
+        dynamic = {}
+    else:
+        _check_existing(base.table(), connector, table_opts)
+        dynamic = {k: v for k, v in table_opts.items() if k not in ("bucket", "bucket-key")}
+    ref = base.with_options(dynamic) if dynamic else base
+    table = ref.table()
+    mapping = check_write_schema(data_schema, table.schema, table.identifier)
+    column_map = [(f.name, src) for f, src in zip(table.schema.fields, mapping)]
+    latest = table.snapshot_manager.latest_snapshot_id() or 0
+    return WriteJob.new(ref, column_map, since_snapshot_id=latest, row_kind_column=row_kind,
+                        drop_columns=tuple(drop_columns))
+
+
+def _check_existing(table, connector: dict[str, str], table_opts: dict[str, str]) -> None:
+    """Table-defining options given for an existing table must match it."""
+    problems = []
+    pks = _names(connector.get("primary-key") or connector.get("primary-keys"))
+    if pks and pks != list(table.primary_keys):
+        problems.append(f"primary-key {pks} (table: {list(table.primary_keys)})")
+    parts = _names(connector.get("partition") or connector.get("partition-keys"))
+    if parts and parts != list(table.partition_keys):
+        problems.append(f"partition {parts} (table: {list(table.partition_keys)})")
+    if "bucket" in table_opts and int(table_opts["bucket"]) != table.options.bucket:
+        problems.append(f"bucket {table_opts['bucket']} (table: {table.options.bucket})")
+    if "bucket-key" in table_opts and _names(table_opts["bucket-key"]) != list(table.bucket_keys):
+        problems.append(f"bucket-key {table_opts['bucket-key']} (table: {list(table.bucket_keys)})")
+    if problems:
+        raise SparkConnectorError(f"table {table.identifier} exists with a different definition: "
+                                  f"{'; '.join(problems)}")
+
+
+_registered: set[int] = set()
+_reg_lock = threading.Lock()
+
+
+def activate(spark) -> None:
+    """Make ``spark`` the JVM's active session in the calling thread.
+
+    Spark looks Python data sources up in the *active* session, which the JVM keeps per thread:
+    a Python thread other than the one that built the session would otherwise get
+    DATA_SOURCE_NOT_FOUND for ``paimon_py``. ``register`` and ``session`` call this.
+    """
+    try:
+        jvm = spark._jvm
+        jss = getattr(spark, "_jsparkSession", None)
+        if jvm is not None and jss is not None:
+            jvm.org.apache.spark.sql.SparkSession.setActiveSession(jss)
+    except Exception:  # noqa: BLE001 - Spark Connect sessions have no JVM here
+        pass
+
+
+def register(spark) -> None:
+    """Register the ``paimon_py`` data source with ``spark`` (idempotent), enable the Python
+    filter pushdown it needs, and make ``spark`` active in the calling thread (call it at the
+    start of every thread that reads or writes ``paimon_py``)."""
+    activate(spark)
+    with _reg_lock:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+        key = id(spark)
+        if key in _registered:
+            return
+        spark.dataSource.register(PaimonDataSource)
+        _registered.add(key)
+    try:
+        from impl.spark.claims import prune_local_ledgers
+
+        prune_local_ledgers()
+    except Exception:  # noqa: BLE001 - housekeeping only
+        pass
+
+
+__all__ = ["PaimonDataSource", "register", "activate", "FORMAT_NAME", "parse_options", "prepare_write"]

@@ -1,0 +1,200 @@
+"""Write intents: every data file a Spark write creates is logged before it is written.
+
+Spark task attempts can fail or be retried (or run speculatively), and a failed attempt never
+reports the files it already wrote. So each task writes through a *tracking* file system: before
+any file is created under the table, an empty marker naming it is written to the write's intent
+directory ``<warehouse>/.paimon_py_spark/writes/<db>.<table>/<write-id>/<task-attempt>/``.
+The driver then knows every file the write produced, whichever attempt made it:
+
+- after a successful commit it deletes the logged files no committed message names (leftovers
+  of failed, retried or speculative attempts), then the intent directory;
+- on abort it deletes every logged file that no snapshot of this write's commit user added,
+  then the intent directory. If it cannot tell (storage failing, snapshots expired meanwhile)
+  it deletes nothing and keeps the intent, so no file a snapshot may use is ever removed.
+
+The intent directory sits beside the databases, outside every table directory, so tables stay
+byte-compatible with Paimon.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import threading
+import urllib.parse
+import uuid
+from typing import Callable, Iterable
+
+from impl.fs.file_io import FileIO
+
+log = logging.getLogger(__name__)
+
+INTENT_ROOT = ".paimon_py_spark"
+
+
+def new_write_id() -> str:
+    return uuid.uuid4().hex
+
+
+class WriteIntent:
+    """The intent log of one write (``write_id``) to one table."""
+
+    def __init__(self, file_io: FileIO, warehouse_root: str, identifier: str, table_root: str, write_id: str):
+        self.file_io = file_io
+        self.table_root = table_root.rstrip("/")
+        self.write_id = write_id
+        self.dir = posixpath.join(warehouse_root.rstrip("/") or "/", INTENT_ROOT, "writes", identifier, write_id)
+
+    @staticmethod
+    def for_table(table, write_id: str, file_io: FileIO | None = None) -> "WriteIntent":
+        """The intent of ``write_id`` on an open table (``impl.FileStoreTable``)."""
+        root = posixpath.dirname(posixpath.dirname(table.path))
+        return WriteIntent(file_io or table.file_io, root, table.identifier, table.path, write_id)
+
+    # ------------------------------------------------------------------ tasks
+
+    def _marker(self, task_key: str, path: str) -> str:
+        p = path.rstrip("/")
+        if p.startswith(self.table_root + "/"):
+            rel = p[len(self.table_root) + 1:]
+        else:
+            rel = "@" + p
+        return posixpath.join(self.dir, task_key, urllib.parse.quote(rel, safe=""))
+
+    def mark(self, task_key: str, path: str) -> None:
+        """Record that ``path`` is about to be written (before it is)."""
+        self.file_io.write_bytes(self._marker(task_key, path), b"")
+
+    # ------------------------------------------------------------------ driver
+
+    def logged_paths(self) -> list[str]:
+        """Every data file path any attempt of this write logged."""
+        out = []
+        for st in self.file_io.walk_files(self.dir):
+            name = urllib.parse.unquote(posixpath.basename(st.path))
+            out.append(name[1:] if name.startswith("@") else posixpath.join(self.table_root, name))
+        return sorted(set(out))
+
+    def delete_unreferenced(self, keep_names: Iterable[str]) -> list[str]:
+        """Delete logged files whose name is not in ``keep_names``; then drop the intent. Returns them."""
+        keep = set(keep_names)
+        doomed = [p for p in self.logged_paths() if posixpath.basename(p) not in keep]
+        self.file_io.delete_quietly(doomed)
+        self.discard()
+        return doomed
+
+    def discard(self) -> None:
+        try:
+            self.file_io.fs.rm(self.dir, recursive=True)
+        except FileNotFoundError:
+            pass
+        except Exception as e:  # noqa: BLE001 - a leftover intent only costs disk space
+            log.warning("cannot remove write intent %s: %s", self.dir, e)
+
+
+# ---------------------------------------------------------------------- tracking file system
+
+
+class _TrackingMixin:
+    """Calls ``self._paimon_on_write(path)`` before any file is created or overwritten."""
+
+    cachable = False
+
+    def _paimon_track(self, path) -> None:
+        path = self._strip_protocol(path) if isinstance(path, str) else path
+        seen = self._paimon_seen
+        with self._paimon_lock:
+            if path in seen:
+                return
+            seen.add(path)
+        self._paimon_on_write(path)
+
+    def pipe_file(self, path, value, *args, **kwargs):
+        self._paimon_track(path)
+        return super().pipe_file(path, value, *args, **kwargs)
+
+    def _open(self, path, mode="rb", *args, **kwargs):
+        if any(c in mode for c in "wax+"):
+            self._paimon_track(path)
+        return super()._open(path, mode, *args, **kwargs)
+
+    def cp_file(self, path1, path2, *args, **kwargs):
+        self._paimon_track(path2)
+        return super().cp_file(path1, path2, *args, **kwargs)
+
+    def put_file(self, lpath, rpath, *args, **kwargs):
+        self._paimon_track(rpath)
+        return super().put_file(lpath, rpath, *args, **kwargs)
+
+
+_SUBCLASSES: dict[type, type] = {}
+
+
+def tracking_filesystem(fs, on_write: Callable[[str], None]):
+    """A copy of the fsspec file system ``fs`` that calls ``on_write(path)`` before each write.
+
+    The copy is an instance of a subclass of ``type(fs)``, so isinstance checks (local disk,
+    memory) keep working; fsspec's instance cache is bypassed.
+    """
+    cls = type(fs)
+    sub = _SUBCLASSES.get(cls)
+    if sub is None:
+        sub = type(f"Tracking{cls.__name__}", (_TrackingMixin, cls), {"cachable": False})
+        _SUBCLASSES[cls] = sub
+    obj = object.__new__(sub)
+    obj.__dict__.update(fs.__dict__)
+    obj._paimon_on_write = on_write
+    obj._paimon_seen = set()
+    obj._paimon_lock = threading.Lock()
+    return obj
+
+
+# ---------------------------------------------------------------------- what a commit user published
+
+
+def files_added_by(table, commit_user: str, since_snapshot_id: int) -> set[str] | None:
+    """Names of the files that snapshots of ``commit_user`` newer than ``since_snapshot_id`` added.
+
+    None when that cannot be known for sure: a snapshot after ``since_snapshot_id`` has been
+    expired (it may have been ours), or storage failed while looking.
+    """
+    try:
+        sm = table.snapshot_manager
+        ids = sm.snapshot_ids()
+        newer = [i for i in ids if i > since_snapshot_id]
+        if not newer:
+            return set()
+        if newer[0] != since_snapshot_id + 1:
+            return None  # something in between is gone
+        names: set[str] = set()
+        for sid in newer:
+            snap = sm.try_snapshot(sid)
+            if snap is None:
+                return None
+            if snap.commit_user != commit_user:
+                continue
+            metas = table.manifest_list.read(snap.delta_manifest_list)
+            for e in table.manifest_file.read_all(metas):
+                names.add(e.file.file_name)
+            if snap.changelog_manifest_list:
+                for e in table.manifest_file.read_all(table.manifest_list.read(snap.changelog_manifest_list)):
+                    names.add(e.file.file_name)
+        return names
+    except Exception as e:  # noqa: BLE001 - unknown means: delete nothing
+        log.warning("cannot list the files committed by %s to %s: %s", commit_user, table.identifier, e)
+        return None
+
+
+def clean_after_failure(table, intent: WriteIntent, commit_user: str, since_snapshot_id: int) -> list[str]:
+    """Abort path: delete the logged files no snapshot of ``commit_user`` added (all of them
+    when nothing was published). Deletes nothing, and keeps the intent, when unsure."""
+    kept = files_added_by(table, commit_user, since_snapshot_id)
+    if kept is None:
+        log.warning("write %s to %s: outcome unknown, keeping its files (intent %s)",
+                    intent.write_id, table.identifier, intent.dir)
+        return []
+    return intent.delete_unreferenced(kept)
+
+
+__all__ = ["WriteIntent", "tracking_filesystem", "files_added_by", "clean_after_failure", "new_write_id",
+           "INTENT_ROOT"]

@@ -1,0 +1,38 @@
+"""One SparkSession per test run (per xdist worker), tables in per-test warehouses.
+
+The master is ``local[2,2]``: two cores and two attempts per task, so a task that fails on its
+first attempt is retried (plain ``local[N]`` never retries a task).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark import cloudpickle
+
+    import impl.spark
+    import spark_helpers
+
+    # test-only classes (file systems that fail on purpose) travel to workers by value
+    cloudpickle.register_pickle_by_value(spark_helpers)
+
+    s = impl.spark.session(app_name="paimon-py-tests", master="local[2,2]",
+                           conf={"spark.sql.shuffle.partitions": "2"})
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def warehouse(tmp_path):
+    return str(tmp_path / "wh")
+
+
+@pytest.fixture
+def table_path(warehouse):
+    return os.path.join(warehouse, "db.db", "t")

@@ -1,0 +1,56 @@
+"""Helpers for the Spark tests (file listings, orphan checks)."""
+
+from __future__ import annotations
+
+import os
+
+from fsspec.implementations.local import LocalFileSystem
+
+
+def table_files(table_path: str) -> set[str]:
+    """Every file under the table directory (relative paths)."""
+    out = set()
+    for d, _, files in os.walk(table_path):
+        for f in files:
+            out.add(os.path.relpath(os.path.join(d, f), table_path))
+    return out
+
+
+def data_files(table_path: str) -> set[str]:
+    return {f for f in table_files(table_path) if f.endswith(".parquet")}
+
+
+def orphans(table_path: str) -> list[str]:
+    """Files no retained snapshot references (the test bed's own orphan finder)."""
+    from fault_injection.orphans import find_orphans
+    from impl.fs.file_io import FileIO
+
+    return [s.path for s in find_orphans(FileIO(), table_path)]
+
+
+def intents_left(warehouse: str) -> list[str]:
+    root = os.path.join(warehouse, ".paimon_py_spark", "writes")
+    return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
+
+
+def crash_first_attempt_fs():
+    """Local disk where a Spark task's first attempt dies (``os._exit``) right after its first
+    data file lands: the file stays, nobody reports it, the retried attempt writes its own.
+
+    A factory (the class is built on call) so that it pickles by value into Spark workers.
+    """
+
+    class CrashFirstAttemptFS(LocalFileSystem):
+        cachable = False
+
+        def pipe_file(self, path, value, *args, **kwargs):
+            out = super().pipe_file(path, value, *args, **kwargs)
+            if str(path).endswith(".parquet") and "/bucket-" in str(path):
+                from pyspark import TaskContext
+
+                tc = TaskContext.get()
+                if tc is not None and tc.attemptNumber() == 0 and tc.partitionId() == 0:
+                    os._exit(3)
+            return out
+
+    return CrashFirstAttemptFS()
