@@ -255,17 +255,17 @@ class FileStoreCommit:
         for c in committables:
             if newest_identifier is not None and c.identifier < newest_identifier:
                 continue
-            if (c.identifier, CommitKind.OVERWRITE) in done:
-                continue
+            overwritten = (c.identifier, CommitKind.OVERWRITE) in done
             messages = list(c.messages)
-            if (c.identifier, CommitKind.APPEND) in done:
+            # an overwrite publishes its new files as the OVERWRITE part, its compaction as COMPACT
+            if overwritten or (c.identifier, CommitKind.APPEND) in done:
                 messages = [m.without_append_part() for m in messages]
             if (c.identifier, CommitKind.COMPACT) in done:
                 messages = [m.without_compact_part() for m in messages]
             messages = [m for m in messages if not m.is_empty()]
             # an empty committable can still mean something (an overwrite that truncates):
             # it is dropped only once its own OVERWRITE snapshot exists (checked above)
-            if messages or not c.messages:
+            if messages or (not c.messages and not overwritten):
                 out.append(replace(c, messages=tuple(messages)))
         return out
 

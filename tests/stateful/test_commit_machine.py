@@ -141,7 +141,9 @@ class Plan:
         if self.overwrite:
             what = {"partition": f"partition p={self.partition}", "table": "whole table",
                     "dynamic": "dynamic"}[self.overwrite]
-            return f"#{self.identifier} overwrite {what}: [{' '.join(files('+', self.new_files))}]"
+            compact = files('-', self.compact_before) + files('+', self.compact_after)
+            return (f"#{self.identifier} overwrite {what}: [{' '.join(files('+', self.new_files))}]"
+                    + (f" COMPACT[{' '.join(compact)}]" if compact else ""))
         parts = []
         if self.new_files or self.deleted_files:
             extra = [f"changelog {len(self.changelog)}"] if self.changelog else []
@@ -164,8 +166,11 @@ class Plan:
             partitions = {f.partition for f in self.new_files}
         else:
             partitions = None
-        return model.overwrite(self.user, self.identifier, partitions, self.new_files,
-                               skip_committed=skip_committed)
+        ids = model.overwrite(self.user, self.identifier, partitions, self.new_files, skip_committed=skip_committed)
+        if self.compact_before or self.compact_after:  # impl: a COMPACT snapshot follows the OVERWRITE
+            ids += model.commit(self.user, self.identifier, compact_before=self.compact_before,
+                                compact_after=self.compact_after, skip_committed=skip_committed)
+        return ids
 
     def run_impl(self, commit: FileStoreCommit, *, filter_committed: bool = False) -> list[int]:
         committable = to_committable(self.identifier, new_files=self.new_files, deleted_files=self.deleted_files,
@@ -753,6 +758,11 @@ class TableMachine(RuleBasedStateMachine):
             return
         before = self.model.latest().id if self.model.latest() else 0
         was_done = self.model.committed_kinds(com.last.user, com.last.identifier)
+        if com.last.overwrite and com.last.compact_before and "OVERWRITE" in was_done and "COMPACT" not in was_done:
+            # Known defect (test_regressions.py::test_filter_committed_keeps_the_compact_part_of_an_overwrite):
+            # filter_committed drops the COMPACT part of an overwrite whose OVERWRITE landed.
+            event("commit again: skipped, overwrite with an unpublished COMPACT part (known defect)")
+            return
         out = self.run(com, com.last, again=True)
         if com.last.overwrite is None:
             # a part that was published is not published again
@@ -763,24 +773,29 @@ class TableMachine(RuleBasedStateMachine):
 
     @rule(c=committer_ids, kind=st.sampled_from(["partition", "partition", "table", "dynamic", "stray"]),
           p=st.integers(0, N_PARTITIONS - 1), specs=st.lists(file_specs, max_size=3),
-          buckets=st.sampled_from([None] * 4 + [1, 3]))
-    def overwrite(self, c, kind, p, specs, buckets):
+          buckets=st.sampled_from([None] * 4 + [1, 3]), compaction=st.sampled_from([None] * 3 + list(range(10))))
+    def overwrite(self, c, kind, p, specs, buckets, compaction):
         """OVERWRITE one partition (maybe with a new bucket count), the whole table, or the
-        partitions that get new files; "stray" carries a file of another partition (refused)."""
+        partitions that get new files; "stray" carries a file of another partition (refused).
+        With ``compaction``, the committable also compacts files of the view: a COMPACT snapshot
+        follows the OVERWRITE (refused if the overwrite removed its files)."""
         com = self.committer(c)
+        before, after = (self.plan_compaction(com, compaction, [compaction], 1, False, False, False)
+                         if compaction is not None else ((), ()))
         if kind in ("partition", "stray"):
             total = buckets or self.view_buckets(com, p)
             new = tuple(self.make_file(s, total, partition=p) for s in specs)
             if kind == "stray":
                 q = (p + 1) % N_PARTITIONS
                 new += (self.make_file(Spec(q, 0, 0, 0, 5, 1), self.view_buckets(com, q)),)
-            plan = self.new_plan(com, new_files=new, overwrite="partition", partition=p)
+            plan = self.new_plan(com, new_files=new, overwrite="partition", partition=p,
+                                 compact_before=before, compact_after=after)
         else:
             if kind == "dynamic" and not specs:
                 specs = [Spec(p, 0, 0, 0, 10, 1)]
             totals = {q: buckets or self.view_buckets(com, q) for q in range(N_PARTITIONS)}
             new = tuple(self.make_file(s, totals[s.p]) for s in specs)
-            plan = self.new_plan(com, new_files=new, overwrite=kind)
+            plan = self.new_plan(com, new_files=new, overwrite=kind, compact_before=before, compact_after=after)
         out = self.run(com, plan)
         if kind == "stray":
             assert out == Outcome("ValueError", ()), out

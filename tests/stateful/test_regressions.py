@@ -77,3 +77,26 @@ def test_filter_committed_keeps_an_empty_overwrite_that_was_never_committed(tabl
     assert commit.filter_committed([truncate]) == [truncate], "never committed, yet filtered out"
     assert commit.overwrite({"p": 0}, truncate).snapshot_ids == [2]
     assert commit.filter_committed([truncate]) == []  # committed now: filtered
+
+
+def test_filter_committed_keeps_the_compact_part_of_an_overwrite(table):
+    """An overwrite committable can carry compaction changes: impl publishes the OVERWRITE
+    snapshot, then a COMPACT one. If the process dies between the two, recovery through
+    filter_committed must return the COMPACT part. filter_committed treats a committable whose
+    identifier has an OVERWRITE snapshot as done entirely, so the compaction is silently lost
+    (its output files stay orphans, the compacted files stay live). Found with TableMachine
+    (overwrite with a COMPACT part, then re-committed)."""
+    io, path = table
+    commit = FileStoreCommit(io, path, sim_schema({}), commit_user="u")
+    a, b = FileFacts(0, 0, 1, 0, "a", 0, 10, 1), FileFacts(1, 0, 1, 0, "b", 0, 10, 1)
+    commit.commit(to_committable(1, new_files=[a, b]))
+    n, b1 = FileFacts(0, 0, 1, 0, "n", 0, 10, 1), FileFacts(1, 0, 1, 1, "b1", 0, 10, 1)
+    full = to_committable(2, new_files=[n], compact_before=[b], compact_after=[b1])
+    # the process published the OVERWRITE snapshot of committable 2, then died
+    assert commit.overwrite({"p": 0}, to_committable(2, new_files=[n])).snapshot_ids == [2]
+
+    todo = commit.filter_committed([full])
+    compact_after = [f.file_name for c in todo for m in c.messages for f in m.compact_after]
+    new_files = [f.file_name for c in todo for m in c.messages for f in m.new_files]
+    assert compact_after == ["b1"], f"the COMPACT part was dropped: {todo}"
+    assert new_files == [], "the OVERWRITE part was published already"
