@@ -210,6 +210,8 @@ class FileStoreCommit:
         try:
             if matches is not None and self._resolve_unknown(committable.identifier, CommitKind.OVERWRITE, stats):
                 matches = None
+            if matches is not None and self._is_overwrite_remainder(committable):
+                matches = None  # its OVERWRITE landed already: only the COMPACT part is left
             if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT, stats):
                 changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
             if matches is not None:
@@ -310,6 +312,21 @@ class FileStoreCommit:
             stats.snapshot_ids.append(own)
             return True
         self.file_io.delete_quietly(self.paths.manifest_path(n) for n in attempt.written_files)
+        return False
+
+    def _is_overwrite_remainder(self, committable: ManifestCommittable) -> bool:
+        """True for what filter_committed returns of an overwrite whose OVERWRITE snapshot
+        landed: only compaction changes left, and this user's (identifier, OVERWRITE) exists."""
+        if not committable.messages or any(m.has_append_part() for m in committable.messages):
+            return False
+        for sid in reversed(self.snapshot_manager.snapshot_ids()):
+            snap = self.snapshot_manager.try_snapshot(sid)
+            if snap is None or snap.commit_user != self.commit_user:
+                continue
+            if snap.commit_identifier == committable.identifier and snap.commit_kind is CommitKind.OVERWRITE:
+                return True
+            if snap.commit_identifier < committable.identifier:
+                return False
         return False
 
     def _require_atomic_create(self) -> None:

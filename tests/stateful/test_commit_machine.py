@@ -758,11 +758,6 @@ class TableMachine(RuleBasedStateMachine):
             return
         before = self.model.latest().id if self.model.latest() else 0
         was_done = self.model.committed_kinds(com.last.user, com.last.identifier)
-        if com.last.overwrite and com.last.compact_before and "OVERWRITE" in was_done and "COMPACT" not in was_done:
-            # Known defect (test_regressions.py::test_filter_committed_keeps_the_compact_part_of_an_overwrite):
-            # filter_committed drops the COMPACT part of an overwrite whose OVERWRITE landed.
-            event("commit again: skipped, overwrite with an unpublished COMPACT part (known defect)")
-            return
         out = self.run(com, com.last, again=True)
         if com.last.overwrite is None:
             # a part that was published is not published again

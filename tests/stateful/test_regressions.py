@@ -100,3 +100,28 @@ def test_filter_committed_keeps_the_compact_part_of_an_overwrite(table):
     new_files = [f.file_name for c in todo for m in c.messages for f in m.new_files]
     assert compact_after == ["b1"], f"the COMPACT part was dropped: {todo}"
     assert new_files == [], "the OVERWRITE part was published already"
+
+
+def test_recommitting_the_rest_of_an_overwrite_does_not_overwrite_again(table):
+    """Recovery re-commits what filter_committed returns, through the same call as before. For an
+    overwrite whose OVERWRITE snapshot landed but whose COMPACT part did not, filter_committed now
+    returns the COMPACT part alone; passing that to overwrite() publishes a *second* OVERWRITE
+    snapshot of the partition with no new files, deleting the files the first one wrote (and
+    anything committed there since). The OVERWRITE part must be published once. Found by
+    TableMachine.commit_again (model: skip_committed runs only the COMPACT part)."""
+    io, path = table
+    commit = FileStoreCommit(io, path, sim_schema({}), commit_user="u")
+    a, b = FileFacts(0, 0, 1, 0, "a", 0, 10, 1), FileFacts(1, 0, 1, 0, "b", 0, 10, 1)
+    commit.commit(to_committable(1, new_files=[a, b]))
+    n, b1 = FileFacts(0, 0, 1, 0, "n", 0, 10, 1), FileFacts(1, 0, 1, 1, "b1", 0, 10, 1)
+    full = to_committable(2, new_files=[n], compact_before=[b], compact_after=[b1])
+    # the process published the OVERWRITE snapshot of committable 2, then died
+    assert commit.overwrite({"p": 0}, to_committable(2, new_files=[n])).snapshot_ids == [2]
+
+    for rest in commit.filter_committed([full]):
+        commit.overwrite({"p": 0}, rest)
+    reader = SnapshotReader(io, path)
+    kinds = [reader.snapshot(i).commit_kind.value for i in reader.snapshot_ids()]
+    assert kinds == ["APPEND", "OVERWRITE", "COMPACT"], kinds
+    live = reader.live(reader.snapshot(reader.snapshot_ids()[-1]))
+    assert sorted(f.file_name for f in live.values()) == ["b1", "n"]
