@@ -65,6 +65,7 @@ class CommitStats:
     """What one ``commit`` / ``overwrite`` call did (for callers, simulations and benchmarks)."""
 
     snapshot_ids: list[int] = field(default_factory=list)
+    snapshot_kinds: list[CommitKind] = field(default_factory=list)  # the kind of each of snapshot_ids
     attempts: int = 0
     lost_races: int = 0
     manifest_merges: list[str] = field(default_factory=list)
@@ -77,6 +78,9 @@ class _Attempt:
     outcome_unknown: bool = False  # the last publish call raised
     unknown_snapshot_id: int = 0  # the id that call tried to take
     written_files: list[str] = field(default_factory=list)  # manifests/lists of the last attempt
+    # set when this part did land but a later part of the same call ended unknown: a repeat
+    # of the call must skip it (its files are live now) and report this snapshot again
+    landed_snapshot_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,7 @@ class FileStoreCommit:
                     self._try_commit(CommitKind.COMPACT, changes.compact_table, changes.compact_changelog,
                                      changes.compact_index, committable, stats, checked)
             except PaimonError as e:
-                e.published_snapshot_ids = list(stats.snapshot_ids)
+                self._on_failure(e, committable.identifier, stats)
                 raise
         return stats
 
@@ -227,9 +231,16 @@ class FileStoreCommit:
                 self._try_commit(CommitKind.COMPACT, changes.compact_table, changes.compact_changelog,
                                  changes.compact_index, committable, stats, None)
         except PaimonError as e:
-            e.published_snapshot_ids = list(stats.snapshot_ids)
+            self._on_failure(e, committable.identifier, stats)
             raise
         return stats
+
+    def _on_failure(self, error: PaimonError, identifier: int, stats: CommitStats) -> None:
+        error.published_snapshot_ids = list(stats.snapshot_ids)
+        if isinstance(error, CommitOutcomeUnknownError):
+            # the caller is told to repeat the call: the parts that did land must not be redone
+            for kind, sid in zip(stats.snapshot_kinds, stats.snapshot_ids):
+                self._unknown_outcomes[(identifier, kind)] = _Attempt(landed_snapshot_id=sid)
 
     def filter_committed(self, committables: Sequence[ManifestCommittable]) -> list[ManifestCommittable]:
         """The committables (or parts of them) not yet published by this commit user.
@@ -305,11 +316,17 @@ class FileStoreCommit:
         attempt = self._unknown_outcomes.get((identifier, kind))
         if attempt is None:
             return False
+        if attempt.landed_snapshot_id is not None:
+            del self._unknown_outcomes[(identifier, kind)]
+            stats.snapshot_ids.append(attempt.landed_snapshot_id)
+            stats.snapshot_kinds.append(kind)
+            return True
         latest = self.snapshot_manager.latest_snapshot()  # if this fails, the outcome stays unknown
         del self._unknown_outcomes[(identifier, kind)]
         own = self._find_own_snapshot(attempt.unknown_snapshot_id, latest, identifier, kind)
         if own is not None:
             stats.snapshot_ids.append(own)
+            stats.snapshot_kinds.append(kind)
             return True
         self.file_io.delete_quietly(self.paths.manifest_path(n) for n in attempt.written_files)
         return False
@@ -452,6 +469,7 @@ class FileStoreCommit:
                                         attempt, checked, stats, overwrite_matches)
             if sid is not None:
                 stats.snapshot_ids.append(sid)
+                stats.snapshot_kinds.append(kind)
                 return sid
             stats.lost_races += 1
             elapsed_ms = (time.monotonic() - started) * 1000

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from impl import options as opt
+from impl.errors import InvalidOptionError
 from impl.manifest.merger import MergeOptions
 
 
@@ -20,7 +21,7 @@ class CommitOptions:
     @staticmethod
     def from_options(options: Mapping[str, str]) -> "CommitOptions":
         d = CommitOptions()
-        return CommitOptions(
+        parsed = CommitOptions(
             max_retries=opt.get(options, "commit.max-retries", d.max_retries, opt.parse_int, minimum=0),
             min_retry_wait_ms=opt.get(options, "commit.min-retry-wait", d.min_retry_wait_ms, opt.parse_duration_millis),
             max_retry_wait_ms=opt.get(options, "commit.max-retry-wait", d.max_retry_wait_ms, opt.parse_duration_millis),
@@ -34,3 +35,9 @@ class CommitOptions:
                                         opt.parse_int, minimum=1),
             ),
         )
+        if parsed.min_retry_wait_ms > parsed.max_retry_wait_ms:
+            # backoff would start above its own cap; a typo is more likely than intent
+            raise InvalidOptionError(
+                f"option 'commit.min-retry-wait' ({parsed.min_retry_wait_ms} ms) is above "
+                f"'commit.max-retry-wait' ({parsed.max_retry_wait_ms} ms)")
+        return parsed

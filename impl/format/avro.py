@@ -144,14 +144,19 @@ INDEX_MANIFEST_ENTRY_SCHEMA = {
     ],
 }
 
-_PARSED: dict[str, Any] = {}
+_PARSED: dict[int, tuple[dict, Any]] = {}
 
 
 def parsed_schema(schema: dict) -> Any:
-    key = schema["name"]
-    if key not in _PARSED:
-        _PARSED[key] = fastavro.parse_schema(schema)
-    return _PARSED[key]
+    # cached per schema object (the schemas are module constants); keyed by identity, not by
+    # record name, so two schemas that share a name never get each other's parse
+    cached = _PARSED.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = (schema, fastavro.parse_schema(schema))
+        if len(_PARSED) >= 64:  # only ad-hoc schemas get here this often
+            _PARSED.clear()
+        _PARSED[id(schema)] = cached
+    return cached[1]
 
 
 class AvroBufferWriter:

@@ -1,0 +1,660 @@
+"""Unit tests of the commit path's smaller rules, each pinned to one observable behaviour:
+option parsing, retry backoff and deadline, recovery of unknown publish outcomes (batch
+identifiers, another committer in between, overwrites), filter_committed over several
+committables, commit messages, abort, partition descriptions in errors, recorded list
+sizes, index manifests and partition pruning of the full manifest merge.
+
+All on the memory file system: these run once per mutant in mutation testing (docs/mutation.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+
+import pytest
+
+from commit_helpers import (
+    APPEND_SCHEMA,
+    PK_SCHEMA,
+    TableView,
+    append_msg,
+    dfile,
+    index_file,
+    msg,
+    new_commit,
+    part,
+)
+from core_helpers import HookedFileIO, memory_root
+
+import impl.commit.file_store_commit as fsc
+from impl.commit.conflicts import check_conflicts
+from impl.commit.live_files import LiveFiles
+from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable
+from impl.commit.options import CommitOptions
+from impl.errors import (
+    BucketCountChangedError,
+    CommitOutcomeUnknownError,
+    CommitRetriesExhaustedError,
+    CorruptMetadataError,
+    FileAlreadyLiveError,
+    InvalidOptionError,
+    OverwritePartitionError,
+)
+from impl.format import avro
+from impl.format.binary_row import encode_row
+from impl.format.json_records import CommitKind, TableSchema
+from impl.format.records import FileKind, IndexManifestEntry, ManifestEntry
+from impl.format.types import BIGINT, INT, STRING, DataField
+from impl.fs.file_io import FileIO
+from impl.fs.paths import TablePaths
+from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
+from impl.manifest.merger import ManifestFileMerger, MergeOptions
+
+
+@pytest.fixture
+def table():
+    fio, root = memory_root("units")
+    yield fio, root + "/db.db/t"
+    try:
+        fio.fs.rm(root, recursive=True)
+    except FileNotFoundError:
+        pass
+
+
+def seed(fio, root, user="seed"):
+    """Snapshot 1: p1/bucket 0: a (10 rows), b (5 rows); p2/bucket 1: c (7 rows)."""
+    c = new_commit(fio, root, user=user)
+    c.commit([msg("p1", 0, new_files=[dfile("data-a", 10, 1, 5), dfile("data-b", 5, 3, 9)]),
+              msg("p2", 1, new_files=[dfile("data-c", 7, 1, 2)])], 1)
+    return c
+
+
+def hooked(fio, **hooks):
+    return HookedFileIO(fio.fs, **hooks)
+
+
+def raise_at(*calls, exc=lambda: OSError("connection reset while publishing (injected)")):
+    """A publish hook raising on the given 0-based publish calls."""
+    def hook(path, n, *result):
+        if n in calls:
+            raise exc()
+    return hook
+
+
+class AlwaysWins:
+    """Another commit user publishes a snapshot right before each of our publish calls."""
+
+    def __init__(self, fio, root):
+        self.commit = new_commit(FileIO(fio.fs), root, user="competitor")
+        self.ids: list[int] = []
+
+    def __call__(self, path, n):
+        i = len(self.ids)
+        self.ids += self.commit.commit([msg("p2", 1, new_files=[dfile(f"comp-{i}", 1, 40 + i, 40 + i)])],
+                                       100 + i).snapshot_ids
+
+
+# ============================================================================ options
+
+
+def test_commit_options_default_to_paimons():
+    o = CommitOptions.from_options({})
+    assert (o.max_retries, o.min_retry_wait_ms, o.max_retry_wait_ms, o.timeout_ms) == (10, 10, 10_000, None)
+    assert (o.merge.target_file_size_bytes, o.merge.full_compaction_threshold_bytes, o.merge.merge_min_count) == (
+        8 * 1024 * 1024, 16 * 1024 * 1024, 30)
+    assert o == CommitOptions()
+
+
+def test_commit_options_parse_every_key():
+    o = CommitOptions.from_options({
+        "commit.max-retries": "3",
+        "commit.min-retry-wait": "50 ms",
+        "commit.max-retry-wait": "2 s",
+        "commit.timeout": "1 min",
+        "manifest.target-file-size": "2 mb",
+        "manifest.full-compaction-threshold-size": "4 kb",
+        "manifest.merge-min-count": "5",
+        "unrelated.key": "ignored",
+    })
+    assert (o.max_retries, o.min_retry_wait_ms, o.max_retry_wait_ms, o.timeout_ms) == (3, 50, 2000, 60_000)
+    assert (o.merge.target_file_size_bytes, o.merge.full_compaction_threshold_bytes, o.merge.merge_min_count) == (
+        2 * 1024 * 1024, 4 * 1024, 5)
+
+
+def test_zero_retries_is_a_valid_option():
+    assert CommitOptions.from_options({"commit.max-retries": "0"}).max_retries == 0
+
+
+@pytest.mark.parametrize("key, value", [
+    ("commit.max-retries", "-1"),
+    ("commit.max-retries", "many"),
+    ("commit.min-retry-wait", "soon"),
+    ("commit.max-retry-wait", "10 parsecs"),
+    ("commit.timeout", "-5 s"),
+    ("manifest.target-file-size", "big"),
+    ("manifest.full-compaction-threshold-size", "1 furlong"),
+    ("manifest.merge-min-count", "0"),
+])
+def test_bad_commit_option_names_the_key(key, value):
+    with pytest.raises(InvalidOptionError, match=key.replace(".", r"\.")):
+        CommitOptions.from_options({key: value})
+
+
+def test_min_retry_wait_above_max_is_refused():
+    with pytest.raises(InvalidOptionError, match="commit.min-retry-wait"):
+        CommitOptions.from_options({"commit.min-retry-wait": "5 s", "commit.max-retry-wait": "1 s"})
+
+
+def test_committer_reads_its_options_from_the_table_schema(table):
+    fio, root = table
+    schema = TableSchema(0, PK_SCHEMA.fields, partition_keys=("dt",), primary_keys=("dt", "id"),
+                         options={"bucket": "2", "commit.max-retries": "1", "manifest.merge-min-count": "7"})
+    comp = AlwaysWins(fio, root)
+    ours = fsc.FileStoreCommit(hooked(fio, before_publish=comp), root, schema, commit_user="ours",
+                               sleep=lambda s: None)
+    assert ours.options.max_retries == 1 and ours.options.merge.merge_min_count == 7
+    with pytest.raises(CommitRetriesExhaustedError):
+        ours.commit([msg("p1", 0, new_files=[dfile("n", 1)])], 1)
+    assert len(comp.ids) == 2  # one try plus one retry
+
+
+# ============================================================================ backoff and deadline
+
+
+def _sleeps_over_lost_races(fio, root, monkeypatch, jitter, options):
+    """The waits (seconds) between attempts while another writer always wins."""
+    draws = []
+
+    def uniform(lo, hi):
+        draws.append((lo, hi))
+        return jitter(lo, hi)
+
+    monkeypatch.setattr(fsc.random, "uniform", uniform)
+    sleeps: list[float] = []
+    ours = new_commit(hooked(fio, before_publish=AlwaysWins(fio, root)), root, user="ours",
+                      options=options, sleep=sleeps.append)
+    with pytest.raises(CommitRetriesExhaustedError):
+        ours.commit([msg("p1", 0, new_files=[dfile("n", 1)])], 1)
+    return sleeps, draws
+
+
+def test_backoff_doubles_from_the_minimum_up_to_the_maximum(table, monkeypatch):
+    fio, root = table
+    options = CommitOptions(max_retries=4, min_retry_wait_ms=10, max_retry_wait_ms=50)
+    sleeps, draws = _sleeps_over_lost_races(fio, root, monkeypatch, lambda lo, hi: lo, options)
+    assert sleeps == pytest.approx([0.010, 0.020, 0.040, 0.050])
+    assert all(lo == 0 for lo, _ in draws)
+
+
+def test_backoff_jitter_is_at_most_a_fifth_of_the_wait(table, monkeypatch):
+    fio, root = table
+    options = CommitOptions(max_retries=4, min_retry_wait_ms=10, max_retry_wait_ms=50)
+    sleeps, draws = _sleeps_over_lost_races(fio, root, monkeypatch, lambda lo, hi: hi, options)
+    assert [hi for _, hi in draws] == pytest.approx([2.0, 4.0, 8.0, 10.0])
+    assert sleeps == pytest.approx([0.012, 0.024, 0.048, 0.060])
+
+
+def test_backoff_jitter_spans_at_least_one_millisecond(table, monkeypatch):
+    fio, root = table
+    options = CommitOptions(max_retries=1, min_retry_wait_ms=1, max_retry_wait_ms=1)
+    sleeps, draws = _sleeps_over_lost_races(fio, root, monkeypatch, lambda lo, hi: hi, options)
+    assert draws == [(0, 1.0)]
+    assert sleeps == pytest.approx([0.002])
+
+
+def test_commit_timeout_stops_retrying_once_exceeded(table, monkeypatch):
+    fio, root = table
+    clock = {"ms": 0.0}
+    monkeypatch.setattr(fsc, "time", types.SimpleNamespace(monotonic=lambda: clock["ms"] / 1000.0,
+                                                           time=lambda: 1_700_000_000.0))
+    monkeypatch.setattr(fsc.random, "uniform", lambda lo, hi: lo)
+
+    def sleep(seconds):
+        clock["ms"] += seconds * 1000.0
+
+    comp = AlwaysWins(fio, root)
+    ours = new_commit(hooked(fio, before_publish=comp), root, user="ours", sleep=sleep,
+                      options=CommitOptions(max_retries=100, min_retry_wait_ms=30, max_retry_wait_ms=30,
+                                            timeout_ms=90))
+    with pytest.raises(CommitRetriesExhaustedError, match="after 4 retries in 120 ms"):
+        ours.commit([msg("p1", 0, new_files=[dfile("n", 1)])], 1)
+    # lost races at 0, 30, 60 and 90 ms keep trying (90 is not past the deadline); 120 ms gives up
+    assert len(comp.ids) == 5
+
+
+# ============================================================================ unknown outcomes
+
+
+def test_unknown_outcome_of_a_batch_commit_is_not_mistaken_for_an_earlier_batch_commit(table):
+    fio, root = table
+    seed(fio, root, user="job")
+    job = new_commit(hooked(fio, before_publish=raise_at(1)), root, user="job")
+    assert job.commit([msg("p1", 0, new_files=[dfile("first", 1, 20, 20)])]).snapshot_ids == [2]
+    # the second batch commit (same user, same identifier) fails before landing, then retries
+    stats = job.commit([msg("p1", 0, new_files=[dfile("second", 1, 21, 21)])])
+    assert stats.snapshot_ids == [3] and stats.attempts == 2
+    v = TableView(fio, root)
+    assert v.live_names() == {"data-a", "data-b", "data-c", "first", "second"}
+    v.check()
+
+
+def test_unknown_outcome_is_not_mistaken_for_another_users_commit_with_the_same_identifier(table):
+    fio, root = table
+    seed(fio, root)
+    other = new_commit(FileIO(fio.fs), root, user="other")
+
+    def before(path, n):
+        if n == 0:
+            other.commit([msg("p2", 1, new_files=[dfile("other", 1, 30, 30)])])  # batch identifier too
+            raise OSError("timeout (injected)")
+
+    ours = new_commit(hooked(fio, before_publish=before), root, user="ours")
+    stats = ours.commit([msg("p1", 0, new_files=[dfile("n", 1, 20, 20)])])
+    assert stats.snapshot_ids == [3]
+    v = TableView(fio, root)
+    assert [v.sm.snapshot(i).commit_user for i in v.snapshot_ids()] == ["seed", "other", "ours"]
+    assert "n" in v.live_names()
+    v.check()
+
+
+def test_landed_unknown_outcome_found_below_a_newer_snapshot(table):
+    fio, root = table
+    seed(fio, root)
+    comp = new_commit(FileIO(fio.fs), root, user="competitor")
+
+    def after(path, n, result):
+        if n == 0:
+            comp.commit([msg("p2", 1, new_files=[dfile("comp", 1, 30, 30)])], 7)
+            raise OSError("reply lost (injected)")
+
+    ours = new_commit(hooked(fio, after_publish=after), root, user="ours")
+    stats = ours.commit([msg("p1", 0, new_files=[dfile("n", 1, 20, 20)])], 2)
+    assert stats.snapshot_ids == [2]  # ours landed as 2 even though 3 is the latest now
+    v = TableView(fio, root)
+    assert [v.sm.snapshot(i).commit_user for i in v.snapshot_ids()] == ["seed", "ours", "competitor"]
+    v.check()  # nothing snapshot 2 references was deleted
+
+
+def _append_and_compact(identifier=2):
+    return ManifestCommittable(identifier, (msg("p1", 0, new_files=[dfile("n", 3, 20, 22)],
+                                                compact_before=[dfile("data-a", 10, 1, 5)],
+                                                compact_after=[dfile("a1", 10, 1, 5, 1)]),))
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["landed", "not-landed"])
+def test_commit_again_after_unknown_compact_outcome_completes_it_once(table, landed):
+    fio, root = table
+    seed(fio, root)
+    hook = {"after_publish" if landed else "before_publish": raise_at(1)}
+    ours = new_commit(hooked(fio, **hook), root, user="ours", options=CommitOptions(max_retries=0))
+    with pytest.raises(CommitOutcomeUnknownError) as ei:
+        ours.commit(_append_and_compact())
+    assert ei.value.published_snapshot_ids == [2]
+    stats = ours.commit(_append_and_compact())
+    assert stats.snapshot_ids == [2, 3]
+    v = TableView(fio, root)
+    assert v.snapshot_ids() == [1, 2, 3]
+    assert [v.sm.snapshot(i).commit_kind for i in (2, 3)] == [CommitKind.APPEND, CommitKind.COMPACT]
+    assert v.live_names() == {"a1", "data-b", "data-c", "n"}
+    v.check()
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["landed", "not-landed"])
+def test_overwrite_again_after_unknown_outcome_completes_it_once(table, landed):
+    fio, root = table
+    seed(fio, root)
+    hook = {"after_publish" if landed else "before_publish": raise_at(0)}
+    ours = new_commit(hooked(fio, **hook), root, user="ours", options=CommitOptions(max_retries=0))
+    messages = [msg("p1", 0, new_files=[dfile("fresh", 2, 1, 2)])]
+    with pytest.raises(CommitOutcomeUnknownError) as ei:
+        ours.overwrite({"dt": "p1"}, messages, 2)
+    assert ei.value.published_snapshot_ids == []
+    stats = ours.overwrite({"dt": "p1"}, messages, 2)
+    assert stats.snapshot_ids == [2]
+    v = TableView(fio, root)
+    assert v.snapshot_ids() == [1, 2] and v.latest().commit_kind is CommitKind.OVERWRITE
+    assert v.live_names() == {"data-c", "fresh"}
+    v.check()  # a not-landed attempt's files are removed once that is known
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["landed", "not-landed"])
+def test_overwrite_again_after_unknown_compact_outcome_completes_it_once(table, landed):
+    fio, root = table
+    seed(fio, root)
+    hook = {"after_publish" if landed else "before_publish": raise_at(1)}
+    ours = new_commit(hooked(fio, **hook), root, user="ours", options=CommitOptions(max_retries=0))
+    messages = [msg("p1", 0, new_files=[dfile("fresh", 2, 1, 2)],
+                    compact_before=[dfile("fresh", 2, 1, 2)], compact_after=[dfile("fresh-1", 2, 1, 2, 1)])]
+    with pytest.raises(CommitOutcomeUnknownError) as ei:
+        ours.overwrite({"dt": "p1"}, messages, 2)
+    assert ei.value.published_snapshot_ids == [2]
+    stats = ours.overwrite({"dt": "p1"}, messages, 2)
+    assert stats.snapshot_ids == [2, 3]
+    v = TableView(fio, root)
+    assert [v.sm.snapshot(i).commit_kind for i in v.snapshot_ids()] == [
+        CommitKind.APPEND, CommitKind.OVERWRITE, CommitKind.COMPACT]
+    assert v.live_names() == {"data-c", "fresh-1"}
+    v.check()
+
+
+def test_overwrite_publishes_changelog_and_index_files_of_both_parts(table):
+    fio, root = table
+    seed(fio, root)
+    c = new_commit(fio, root, user="ours")
+    stats = c.overwrite({"dt": "p1"}, [msg("p1", 0, new_files=[dfile("fresh", 2, 1, 2)],
+                                           changelog_files=[dfile("changelog-o", 2)],
+                                           new_index_files=[index_file("index-o")],
+                                           compact_before=[dfile("fresh", 2, 1, 2)],
+                                           compact_after=[dfile("fresh-1", 2, 1, 2, 1)],
+                                           compact_changelog=[dfile("changelog-c", 2)],
+                                           compact_new_index_files=[index_file("index-c")])], 2)
+    assert stats.snapshot_ids == [2, 3]
+    v = TableView(fio, root)
+    ml, mf = v.ml(), v.mf()
+    imf = IndexManifestFile(fio, TablePaths(root))
+    s2, s3 = v.sm.snapshot(2), v.sm.snapshot(3)
+    assert [e.file.file_name for e in mf.read_all(ml.read_changelog_manifests(s2))] == ["changelog-o"]
+    assert [e.file.file_name for e in mf.read_all(ml.read_changelog_manifests(s3))] == ["changelog-c"]
+    assert {e.index_file.file_name for e in imf.read(s2.index_manifest)} == {"index-o"}
+    assert {e.index_file.file_name for e in imf.read(s3.index_manifest)} == {"index-o", "index-c"}
+    v.check()
+
+
+# ============================================================================ filter_committed
+
+
+def test_filter_committed_over_several_committables_with_other_users_interleaved(table):
+    fio, root = table
+    seed(fio, root, user="job")  # job: identifier 1, APPEND
+    other = new_commit(FileIO(fio.fs), root, user="other")
+    crashing = new_commit(hooked(fio, before_publish=raise_at(1, exc=KeyboardInterrupt)), root, user="job")
+    with pytest.raises(KeyboardInterrupt):  # dies between its APPEND and COMPACT snapshots
+        crashing.commit(_append_and_compact(3))
+    other.commit([msg("p2", 1, new_files=[dfile("other", 1, 50, 50)])], 9)  # the newest snapshot is not job's
+    job = new_commit(fio, root, user="job")
+    done_long_ago = ManifestCommittable(1, (msg("p1", 0, new_files=[dfile("data-a", 10, 1, 5)]),))
+    never = ManifestCommittable(2, (msg("p1", 0, new_files=[dfile("x", 1, 60, 60)]),))
+    half = _append_and_compact(3)
+    future = ManifestCommittable(4, (msg("p1", 0, new_files=[dfile("y", 1, 61, 61)]),))
+    out = job.filter_committed([done_long_ago, never, half, future])
+    # identifiers below the user's newest (3) count as committed; 3 keeps only its COMPACT part
+    assert [c.identifier for c in out] == [3, 4]
+    (m,) = out[0].messages
+    assert not m.has_append_part() and m.has_compact_part()
+    assert out[1] == future
+    assert [s.snapshot_ids for s in map(job.commit, out)] == [[4], [5]]
+    assert job.filter_committed([done_long_ago, never, half, future]) == []
+
+
+# ============================================================================ messages
+
+
+_APPEND_FIELDS = {"new_files": dfile("f"), "deleted_files": dfile("f"), "changelog_files": dfile("f"),
+                  "new_index_files": index_file("i"), "deleted_index_files": index_file("i")}
+_COMPACT_FIELDS = {"compact_before": dfile("f"), "compact_after": dfile("f"), "compact_changelog": dfile("f"),
+                   "compact_new_index_files": index_file("i"), "compact_deleted_index_files": index_file("i")}
+
+
+@pytest.mark.parametrize("field", sorted(_APPEND_FIELDS))
+def test_each_append_field_makes_an_append_part(field):
+    m = msg(**{field: [_APPEND_FIELDS[field]]})
+    assert m.has_append_part() and not m.has_compact_part() and not m.is_empty()
+    stripped = m.without_append_part()
+    assert stripped.is_empty() and getattr(stripped, field) == ()
+    assert m.without_compact_part() == m
+
+
+@pytest.mark.parametrize("field", sorted(_COMPACT_FIELDS))
+def test_each_compact_field_makes_a_compact_part(field):
+    m = msg(**{field: [_COMPACT_FIELDS[field]]})
+    assert m.has_compact_part() and not m.has_append_part() and not m.is_empty()
+    stripped = m.without_compact_part()
+    assert stripped.is_empty() and getattr(stripped, field) == ()
+    assert m.without_append_part() == m
+
+
+def test_stripping_one_part_keeps_the_other_whole():
+    m = msg(**{k: [v] for k, v in {**_APPEND_FIELDS, **_COMPACT_FIELDS}.items()})
+    assert m.without_append_part() == msg(**{k: [v] for k, v in _COMPACT_FIELDS.items()})
+    assert m.without_compact_part() == msg(**{k: [v] for k, v in _APPEND_FIELDS.items()})
+    assert msg().is_empty()
+
+
+def test_written_files_are_what_the_writer_created_not_upgraded_files():
+    m = msg(new_files=[dfile("new")], changelog_files=[dfile("cl")],
+            compact_before=[dfile("old"), dfile("moved")],
+            compact_after=[dfile("merged", level=1), dfile("moved", level=2)], compact_changelog=[dfile("ccl")])
+    assert [f.file_name for f in m.written_files()] == ["new", "cl", "merged", "ccl"]
+
+
+def test_abort_deletes_exactly_the_written_files_at_their_paths(table):
+    fio, root = table
+    c = new_commit(fio, root)
+    paths = TablePaths(root)
+    names = ["new", "cl", "merged", "moved", "keep"]
+    for name in names:
+        fio.write_bytes(paths.data_file_path("dt=p1", 0, name), b"x")
+    external = root + "/elsewhere/ext-file"
+    fio.write_bytes(external, b"x")
+    ext = dataclasses.replace(dfile("ext-file"), external_path=external)
+    m = msg("p1", 0, new_files=[dfile("new"), ext], changelog_files=[dfile("cl")],
+            compact_before=[dfile("moved")], compact_after=[dfile("merged", level=1), dfile("moved", level=2)])
+    assert c.data_file_path(part("p1"), 0, dfile("new")) == paths.data_file_path("dt=p1", 0, "new")
+    assert c.data_file_path(part("p1"), 0, ext) == external
+    c.abort([m])
+    remaining = {n for n in names if fio.exists(paths.data_file_path("dt=p1", 0, n))}
+    assert remaining == {"moved", "keep"}
+    assert not fio.exists(external)
+
+
+# ============================================================================ errors name the partition
+
+
+def test_conflicts_describe_the_partition_by_its_values(table):
+    fio, root = table
+    seed(fio, root)
+    c = new_commit(fio, root, user="ours")
+    assert c.describe_partition(part("p1")) == "{dt='p1'}"
+    assert c.describe_partition(b"\x01") == "01"  # not a row of the partition type: shown as hex
+    with pytest.raises(BucketCountChangedError, match=r"partition \{dt='p1'\} changed from 2"):
+        c.commit([msg("p1", 0, total_buckets=4, new_files=[dfile("n", 1)])], 2)
+
+
+def test_conflicts_of_an_unpartitioned_table_say_so(table):
+    fio, root = table
+    schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "v", STRING())),
+                         primary_keys=("id",), options={"bucket": "2"})
+    empty = encode_row([], [])
+    c = new_commit(fio, root, schema)
+    c.commit([CommitMessage(empty, 0, 2, new_files=[dfile("a", 1)])], 1)
+    assert c.describe_partition(empty) == "<unpartitioned>"
+    with pytest.raises(BucketCountChangedError, match="partition <unpartitioned> changed from 2"):
+        c.commit([CommitMessage(empty, 0, 3, new_files=[dfile("b", 1)])], 2)
+
+
+def test_two_key_partitions_are_described_key_by_key(table):
+    fio, root = table
+    schema = TableSchema(0, (DataField(0, "dt", STRING(False)), DataField(1, "hr", INT(False)),
+                             DataField(2, "id", BIGINT(False))),
+                         partition_keys=("dt", "hr"), primary_keys=("dt", "hr", "id"), options={"bucket": "1"})
+    c = new_commit(fio, root, schema)
+    assert c.describe_partition(encode_row(["d1", 7], [STRING(False), INT(False)])) == "{dt='d1', hr=7}"
+
+
+def test_overwrite_errors_name_the_bad_keys_and_the_stray_files(table):
+    fio, root = table
+    seed(fio, root)
+    c = new_commit(fio, root)
+    with pytest.raises(OverwritePartitionError, match=r"no partition keys \['hr'\].*partition keys: \['dt'\]"):
+        c.overwrite({"hr": "1"}, [msg("p1", 0, new_files=[dfile("n", 1)])], 2)
+    with pytest.raises(OverwritePartitionError, match="other partitions: s1, s2$"):
+        c.overwrite({"dt": "p1"}, [msg("p2", 0, new_files=[dfile("s1", 1), dfile("s2", 1)])], 2)
+    assert TableView(fio, root).snapshot_ids() == [1]
+
+
+# ============================================================================ live files, live entries
+
+
+def test_live_entries_of_a_snapshot(table):
+    fio, root = table
+    c = seed(fio, root)
+    assert c.read_live_entries(None) == []
+    live = c.read_live_entries(c.snapshot_manager.latest_snapshot())
+    assert sorted(e.file.file_name for e in live) == ["data-a", "data-b", "data-c"]
+    assert all(e.kind is FileKind.ADD for e in live)
+
+
+def test_live_files_of_plain_entries():
+    a = ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile("a", lo=1, hi=5, level=1))
+    b = ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile("b", lo=6, hi=9, level=1))
+    live = LiveFiles.of([a, b])
+    assert live.snapshot_id is None and len(live) == 2 and a.identity in live
+    assert live.bucket_counts(part("p1")) == {2: {a.identity, b.identity}}
+    assert not live.bucket_counts(part("p9"))
+    assert live.group(part("p1"), 0, 1) == {a.identity, b.identity}
+    # check_conflicts takes plain entries as well
+    fold = check_conflicts([a, b], [b.with_kind(FileKind.DELETE)], CommitKind.COMPACT, None)
+    assert fold.removed == {b.identity} and not fold.added
+
+
+# ============================================================================ recorded list sizes
+
+
+def _replace_with_shorter_list(fio, paths, list_name, metas):
+    """Rewrite a manifest list as a valid list that lost its last entry (cut at a block boundary)."""
+    data_path = paths.manifest_path(list_name)
+    ml = ManifestList(fio, paths)
+    fio.delete_quietly([data_path])
+    ml.write(metas[:-1], name=list_name)
+
+
+def test_delta_and_changelog_lists_are_checked_against_their_recorded_sizes(table):
+    fio, root = table
+    c = new_commit(fio, root)
+    c.commit([msg("p1", 0, new_files=[dfile("a", 1, 1, 1)], changelog_files=[dfile("cl-a", 1)]),
+              msg("p2", 0, new_files=[dfile("b", 1, 2, 2)], changelog_files=[dfile("cl-b", 1)])], 1)
+    c2 = new_commit(fio, root, manifest_file=ManifestFile(fio, TablePaths(root), [STRING(False)],
+                                                          target_file_size_bytes=1))
+    c2.commit([msg("p1", 0, new_files=[dfile("c", 1, 3, 3)], changelog_files=[dfile("cl-c", 1)]),
+               msg("p2", 0, new_files=[dfile("d", 1, 4, 4)], changelog_files=[dfile("cl-d", 1)])], 2)
+    paths = TablePaths(root)
+    ml = ManifestList(fio, paths)
+    snap = c.snapshot_manager.snapshot(2)
+    delta, changelog = ml.read_delta_manifests(snap), ml.read_changelog_manifests(snap)
+    assert len(delta) == 2 and len(changelog) == 2  # one-byte target: one manifest per entry
+    assert ml.read_changelog_manifests(c.snapshot_manager.snapshot(1)) != []
+    _replace_with_shorter_list(fio, paths, snap.delta_manifest_list, delta)
+    _replace_with_shorter_list(fio, paths, snap.changelog_manifest_list, changelog)
+    with pytest.raises(CorruptMetadataError, match=snap.delta_manifest_list):
+        ml.read_delta_manifests(snap)
+    with pytest.raises(CorruptMetadataError, match=snap.changelog_manifest_list):
+        ml.read_changelog_manifests(snap)
+
+
+def test_a_snapshot_without_changelog_has_no_changelog_manifests(table):
+    fio, root = table
+    c = seed(fio, root)
+    assert ManifestList(fio, TablePaths(root)).read_changelog_manifests(c.snapshot_manager.latest_snapshot()) == []
+
+
+# ============================================================================ index manifests
+
+
+def _index(kind, name, bucket=0):
+    return IndexManifestEntry(kind, part("p1"), bucket, index_file(name))
+
+
+def test_fold_index_entries():
+    previous = [_index(FileKind.ADD, "i1"), _index(FileKind.ADD, "i2"), _index(FileKind.DELETE, "gone")]
+    folded = fold_index_entries(previous, [_index(FileKind.DELETE, "i1"), _index(FileKind.ADD, "i3"),
+                                           _index(FileKind.DELETE, "never-added"), _index(FileKind.ADD, "i2", 1)])
+    assert [(e.index_file.file_name, e.bucket) for e in folded] == [("i2", 0), ("i3", 0), ("i2", 1)]
+    assert all(e.kind is FileKind.ADD for e in folded)
+
+
+def test_index_manifest_written_by_java_record_names_is_read(table):
+    fio, root = table
+    paths = TablePaths(root)
+    schema = {**avro.INDEX_MANIFEST_ENTRY_SCHEMA, "name": "org.apache.paimon.avro.generated.record"}
+    fio.write_bytes(paths.manifest_path("index-manifest-java"),
+                    avro.write_avro(schema, [_index(FileKind.ADD, "i1").to_avro()]))
+    (e,) = IndexManifestFile(fio, paths).read("index-manifest-java")
+    assert e == _index(FileKind.ADD, "i1")
+
+
+def test_a_file_that_is_no_index_manifest_is_refused_by_name(table):
+    fio, root = table
+    c = seed(fio, root)
+    snap = c.snapshot_manager.latest_snapshot()
+    with pytest.raises(CorruptMetadataError, match=rf"{snap.delta_manifest_list}.*IndexManifestEntry.*_INDEX_TYPE"):
+        IndexManifestFile(fio, TablePaths(root)).read(snap.delta_manifest_list)
+    # a record with the right name whose fields are wrong also names the file
+    paths = TablePaths(root)
+    bad = {"type": "record", "name": "IndexManifestEntry", "fields": [{"name": "_KIND", "type": "string"}]}
+    fio.write_bytes(paths.manifest_path("index-manifest-bad"), avro.write_avro(bad, [{"_KIND": "ADD"}]))
+    with pytest.raises(CorruptMetadataError, match="index-manifest-bad"):
+        IndexManifestFile(fio, paths).read("index-manifest-bad")
+
+
+# ============================================================================ pruning of the full merge
+
+
+class CountingManifestFile(ManifestFile):
+    def __init__(self, *a, **kw):
+        super().__init__(*a, cache_max_entries=0, **kw)
+        self.reads: list[str] = []
+
+    def read(self, file_name, *a, **kw):
+        self.reads.append(file_name)
+        return super().read(file_name, *a, **kw)
+
+
+PT2 = [STRING(), INT()]
+
+
+def _entry(kind, values, name, level=0):
+    return ManifestEntry(kind, encode_row(values, PT2), 0, 1, dfile(name, level=level))
+
+
+_BASE_MANIFESTS = {
+    "m-p1x": [(["p1", 5], "f-p1x")],
+    "m-p2": [(["p2", 1], "f-p2"), (["p2", 3], "f-p2b")],
+    "m-null3": [([None, 3], "f-null3")],
+    "m-p3": [(["p3", 1], "f-p3")],
+    "m-null": [([None, 2], "f-null")],
+    "m-p1": [(["p1", 1], "f-p1"), (["p1", None], "f-p1n")],
+}
+
+
+@pytest.mark.parametrize("victim_manifest, victim", [
+    ("m-p3", "f-p3"),
+    ("m-null", "f-null"),  # dt null: only manifests counting nulls of dt, with hr = 2 in range
+    ("m-p1", "f-p1n"),  # hr null: m-p1x has dt = p1 but no null hr
+])
+def test_full_merge_reads_only_base_manifests_that_can_hold_a_deleted_file(table, victim_manifest, victim):
+    """The manifests before the first one that can hold a deleted file are kept unread
+    (later ones are rewritten anyway), so the victim's manifest goes last."""
+    fio, root = table
+    paths = TablePaths(root)
+    mf = CountingManifestFile(fio, paths, PT2, target_file_size_bytes=10**9)
+
+    def manifest(name, entries):
+        (meta,) = mf.write(entries)
+        fio.fs.mv(paths.manifest_path(meta.file_name), paths.manifest_path(name))
+        return dataclasses.replace(meta, file_name=name)
+
+    order = [n for n in _BASE_MANIFESTS if n != victim_manifest] + [victim_manifest]
+    base = [manifest(n, [_entry(FileKind.ADD, values, f) for values, f in _BASE_MANIFESTS[n]]) for n in order]
+    (victim_values,) = [values for values, f in _BASE_MANIFESTS[victim_manifest] if f == victim]
+    delta = manifest("m-delta", [_entry(FileKind.DELETE, victim_values, victim),
+                                 _entry(FileKind.ADD, victim_values, victim + "-new")])
+    merger = ManifestFileMerger(mf, MergeOptions(target_file_size_bytes=1, full_compaction_threshold_bytes=1,
+                                                 merge_min_count=1))
+    mf.reads.clear()
+    result = merger.merge([*base, delta])
+    assert result.kind == "full"
+    assert [r for r in mf.reads if r != "m-delta"] == [victim_manifest]
+    live = {e.file.file_name for e in mf.read_all(result.manifests)}
+    everything = {f for entries in _BASE_MANIFESTS.values() for _, f in entries}
+    assert live == (everything - {victim}) | {victim + "-new"}
