@@ -735,6 +735,56 @@ class TableMachine(RuleBasedStateMachine):
         self.see_latest(ca)
         self.see_latest(cb)
 
+    @rule(c=committer_ids, part=st.sampled_from([APPEND, COMPACT]), pick=st.integers(0, 50),
+          subset=st.lists(st.integers(0, 50), min_size=1, max_size=3), specs=st.lists(file_specs, max_size=2),
+          bump=st.integers(0, 1))
+    def storage_down_then_repeat(self, c, part, pick, subset, specs, bump):
+        """Committer c's storage is down whenever it publishes its ``part``: every attempt fails
+        before landing until the retries run out, and the call raises CommitOutcomeUnknownError
+        reporting what did publish (the APPEND snapshot when the COMPACT part is down). Storage
+        comes back and c repeats the same call: what published is skipped and reported again,
+        the rest lands once. Together that is the model's plain commit of the plan."""
+        com = self.committer(c)
+        before, after = self.plan_compaction(com, pick, subset, bump, False, False, False)
+        plan = self.new_plan(com, new_files=self.new_files(com, specs), compact_before=before, compact_after=after)
+        if not (plan.append_entries if part == APPEND else plan.compact_entries):
+            part = COMPACT if part == APPEND else APPEND
+        if not (plan.append_entries if part == APPEND else plan.compact_entries):
+            return
+        model_out = model_outcome(self.model, plan, lambda: plan.run_model(self.model))
+
+        manager = com.commit.snapshot_manager
+        publish = manager.try_publish
+
+        def down(snapshot: ImplSnapshot) -> bool:
+            if snapshot.commit_kind.value == part:
+                raise OSError("storage unreachable (simulated)")
+            return publish(snapshot)
+
+        manager.try_publish = down
+        unknown: tuple[int, ...] | None = None
+        try:
+            first = impl_outcome(lambda: plan.run_impl(com.commit))
+        except impl_errors.CommitOutcomeUnknownError as e:
+            unknown = tuple(e.published_snapshot_ids)
+        finally:
+            del manager.try_publish
+        if unknown is not None:
+            assert unknown == model_out.published[:len(unknown)] and len(unknown) == (
+                part == COMPACT and bool(plan.append_entries)), (
+                f"{com.user}: published before the unknown {part}: {unknown}, model {model_out}")
+            impl_out = impl_outcome(lambda: plan.run_impl(com.commit))
+        else:
+            impl_out = first  # refused before reaching the part that is down
+        note(f"storage down at {part}: {com.user} {plan.describe()} -> "
+             f"{'unknown ' + str(list(unknown)) + ', repeated: ' if unknown is not None else ''}"
+             f"impl {impl_out} | model {model_out}")
+        assert impl_out == model_out, f"{com.user}: model {model_out}, impl {impl_out}"
+        event(f"storage down at {part}: {'unknown, repeated' if unknown is not None else 'refused first'}, "
+              f"{model_out.error or 'ok'}")
+        com.last, com.last_published = plan, model_out.published
+        self.see_latest(com)
+
     @precondition(lambda self: any(c.last is not None for c in self.committers))
     @rule(c=committer_ids)
     def commit_again(self, c):
