@@ -112,7 +112,7 @@ def _bucket_error(partition, old, old_file, new, new_file, describe_partition):
 
 def _check_key_ranges(live: LiveFiles, fold: Fold, key_sort_key: KeySortKey, describe_partition) -> None:
     touched = {(e.partition, e.bucket, e.file.level) for e in fold.added.values() if e.file.level >= 1}
-    for partition, bucket, level in sorted(touched, key=lambda g: (g[0], g[1], g[2])):
+    for partition, bucket, level in sorted(touched):  # a fixed order: the same conflict is reported every run
         files = [live.by_identity[i] for i in live.group(partition, bucket, level) if i not in fold.removed]
         files += [e for e in fold.added.values() if (e.partition, e.bucket, e.file.level) == (partition, bucket, level)]
         files.sort(key=lambda e: (key_sort_key(e.file.min_key), e.file.file_name))

@@ -306,7 +306,7 @@ class FileStoreCommit:
         return self.paths.data_file_path(self.partition_path(partition), bucket, f.file_name, f.external_path)
 
     def read_live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
-        return self._read_live(snapshot, None)
+        return self._read_live(snapshot)
 
     # ================================================================== internals
 
@@ -370,16 +370,13 @@ class FileStoreCommit:
     def _key_sort_key(self):
         return self._key_sort_key_impl if self.key_type is not None else None
 
-    def _read_live(self, snapshot: Snapshot | None, partitions: set[bytes] | None) -> list[ManifestEntry]:
-        """Live entries of ``snapshot``, restricted to ``partitions`` (None = all)."""
+    def _read_live(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
+        """Live entries of ``snapshot`` (every manifest's size and entry count checked)."""
         if snapshot is None:
             return []
-        metas = self._data_manifests(snapshot)
         entries = []
-        for m in metas:
-            for e in self.manifest_file.read(m.file_name, m.file_size, m.num_added_files + m.num_deleted_files):
-                if partitions is None or e.partition in partitions:
-                    entries.append(e)
+        for m in self._data_manifests(snapshot):
+            entries.extend(self.manifest_file.read(m.file_name, m.file_size, m.num_added_files + m.num_deleted_files))
         return live_entries(entries)
 
     def _data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
@@ -407,7 +404,7 @@ class FileStoreCommit:
                             cached.advance(snap.id, snap.delta_manifest_list, self._delta_entries(snap))
                         return cached
             self._live = None
-            self._live = LiveFiles(latest.id, latest.delta_manifest_list, self._read_live(latest, None))
+            self._live = LiveFiles(latest.id, latest.delta_manifest_list, self._read_live(latest))
             return self._live
         except BaseException:
             self._live = None  # a half-advanced index must never be used
@@ -631,7 +628,7 @@ class FileStoreCommit:
         previous_total = 0
         if latest is not None:
             previous_total = (latest.total_record_count if latest.total_record_count is not None
-                              else sum(e.file.row_count for e in self._read_live(latest, None)))
+                              else sum(e.file.row_count for e in self._read_live(latest)))
         watermark = committable.watermark
         if latest is not None and latest.watermark is not None:
             watermark = latest.watermark if watermark is None else max(watermark, latest.watermark)

@@ -39,6 +39,7 @@ from impl.errors import (
     CorruptMetadataError,
     FileAlreadyLiveError,
     InvalidOptionError,
+    KeyRangeOverlapError,
     OverwritePartitionError,
 )
 from impl.format import avro
@@ -122,8 +123,11 @@ def test_commit_options_parse_every_key():
         2 * 1024 * 1024, 4 * 1024, 5)
 
 
-def test_zero_retries_is_a_valid_option():
+def test_boundary_values_are_valid_options():
     assert CommitOptions.from_options({"commit.max-retries": "0"}).max_retries == 0
+    assert CommitOptions.from_options({"manifest.merge-min-count": "1"}).merge.merge_min_count == 1
+    same = CommitOptions.from_options({"commit.min-retry-wait": "1 s", "commit.max-retry-wait": "1000 ms"})
+    assert same.min_retry_wait_ms == same.max_retry_wait_ms == 1000
 
 
 @pytest.mark.parametrize("key, value", [
@@ -325,7 +329,8 @@ def test_overwrite_again_after_unknown_compact_outcome_completes_it_once(table, 
     hook = {"after_publish" if landed else "before_publish": raise_at(1)}
     ours = new_commit(hooked(fio, **hook), root, user="ours", options=CommitOptions(max_retries=0))
     messages = [msg("p1", 0, new_files=[dfile("fresh", 2, 1, 2)],
-                    compact_before=[dfile("fresh", 2, 1, 2)], compact_after=[dfile("fresh-1", 2, 1, 2, 1)])]
+                    compact_before=[dfile("fresh", 2, 1, 2)], compact_after=[dfile("fresh-1", 2, 1, 2, 1)],
+                    compact_changelog=[dfile("changelog-c", 2)], compact_new_index_files=[index_file("index-c")])]
     with pytest.raises(CommitOutcomeUnknownError) as ei:
         ours.overwrite({"dt": "p1"}, messages, 2)
     assert ei.value.published_snapshot_ids == [2]
@@ -335,7 +340,52 @@ def test_overwrite_again_after_unknown_compact_outcome_completes_it_once(table, 
     assert [v.sm.snapshot(i).commit_kind for i in v.snapshot_ids()] == [
         CommitKind.APPEND, CommitKind.OVERWRITE, CommitKind.COMPACT]
     assert v.live_names() == {"data-c", "fresh-1"}
+    assert v.sm.snapshot(3).changelog_record_count == 2
     v.check()
+
+
+def test_repeat_after_unknown_compact_outcome_reports_this_calls_append_snapshot(table):
+    """With the batch identifier, an earlier batch commit of the same user has the same
+    (user, identifier, APPEND): the repeat must report the APPEND snapshot of *this* call."""
+    fio, root = table
+    seed(fio, root, user="job")
+    ours = new_commit(hooked(fio, before_publish=raise_at(2)), root, user="job", options=CommitOptions(max_retries=0))
+    assert ours.commit([msg("p2", 1, new_files=[dfile("earlier", 1, 30, 30)])]).snapshot_ids == [2]
+    batch = _append_and_compact(BATCH_COMMIT_IDENTIFIER)
+    with pytest.raises(CommitOutcomeUnknownError) as ei:
+        ours.commit(batch)
+    assert ei.value.published_snapshot_ids == [3]
+    assert ours.commit(batch).snapshot_ids == [3, 4]
+    TableView(fio, root).check()
+
+
+def test_rest_of_an_overwrite_is_recognised_past_other_users_snapshots(table):
+    fio, root = table
+    seed(fio, root)
+    ours = new_commit(fio, root, user="ours")
+    full = ManifestCommittable(5, (msg("p1", 0, new_files=[dfile("fresh", 2, 1, 2)]),
+                                   msg("p2", 1, compact_before=[dfile("data-c", 7, 1, 2)],
+                                       compact_after=[dfile("c1", 7, 1, 2, 1)])))
+    assert ours.overwrite({"dt": "p1"}, [msg("p1", 0, new_files=[dfile("fresh", 2, 1, 2)])], 5).snapshot_ids == [2]
+    new_commit(fio, root, user="other").commit([msg("p2", 1, new_files=[dfile("other", 1, 50, 50)])], 1)
+    (rest,) = ours.filter_committed([full])
+    assert ours.overwrite({"dt": "p1"}, rest).snapshot_ids == [4]
+    v = TableView(fio, root)
+    assert [v.sm.snapshot(i).commit_kind for i in v.snapshot_ids()] == [
+        CommitKind.APPEND, CommitKind.OVERWRITE, CommitKind.APPEND, CommitKind.COMPACT]
+    assert v.live_names() == {"fresh", "c1", "other"}
+
+
+def test_first_overwrite_of_a_user_carrying_only_compaction_still_overwrites(table):
+    fio, root = table
+    seed(fio, root)
+    ours = new_commit(fio, root, user="ours")
+    stats = ours.overwrite({"dt": "p1"}, [msg("p2", 1, compact_before=[dfile("data-c", 7, 1, 2)],
+                                              compact_after=[dfile("c1", 7, 1, 2, 1)])], 1)
+    assert stats.snapshot_ids == [2, 3]
+    v = TableView(fio, root)
+    assert [v.sm.snapshot(i).commit_kind for i in (2, 3)] == [CommitKind.OVERWRITE, CommitKind.COMPACT]
+    assert v.live_names() == {"c1"}  # p1 truncated, p2 compacted
 
 
 def test_overwrite_publishes_changelog_and_index_files_of_both_parts(table):
@@ -658,3 +708,103 @@ def test_full_merge_reads_only_base_manifests_that_can_hold_a_deleted_file(table
     live = {e.file.file_name for e in mf.read_all(result.manifests)}
     everything = {f for entries in _BASE_MANIFESTS.values() for _, f in entries}
     assert live == (everything - {victim}) | {victim + "-new"}
+
+
+# ============================================================================ the optimistic path
+
+
+def test_conflicts_are_checked_once_per_part_unless_someone_commits_in_between(table, monkeypatch):
+    """Seed 003: the check made before writing the metadata is not repeated when the latest
+    snapshot is still the one checked (the COMPACT part is checked against the APPEND
+    snapshot it follows); a lost race re-checks against the winner."""
+    fio, root = table
+    seed(fio, root)
+    calls = []
+
+    def counting(*args, **kw):
+        if kw["describe_partition"].__self__.commit_user != "competitor":
+            calls.append(args[2])
+        return check_conflicts(*args, **kw)
+
+    monkeypatch.setattr(fsc, "check_conflicts", counting)
+    quiet = new_commit(fio, root, user="quiet")
+    assert quiet.commit(_append_and_compact(2)).snapshot_ids == [2, 3]
+    assert calls == [CommitKind.APPEND, CommitKind.COMPACT], calls
+
+    calls.clear()
+    comp = new_commit(FileIO(fio.fs), root, user="competitor")
+
+    def twice(path, n):
+        if n < 2:
+            comp.commit([msg("p2", 1, new_files=[dfile(f"comp-{n}", 1, 60 + n, 60 + n)])], 10 + n)
+
+    racing = new_commit(hooked(fio, before_publish=twice), root, user="racing")
+    stats = racing.commit([msg("p1", 0, new_files=[dfile("r", 1, 70, 70)])], 1)
+    assert stats.snapshot_ids == [6] and stats.lost_races == 2 and stats.attempts == 3
+    assert calls == [CommitKind.APPEND] * 3
+
+
+# ============================================================================ truncated metadata on the commit path
+
+
+def _shorter(fio, paths, name, rewrite):
+    fio.delete_quietly([paths.manifest_path(name)])
+    rewrite(name)
+
+
+@pytest.mark.parametrize("which", ["base list", "delta list", "manifest"])
+def test_commit_refuses_a_table_whose_metadata_lost_entries(table, which):
+    """A list or manifest cut at an Avro block boundary still parses; the sizes and counts the
+    referencing file records are what reveals it. A commit must not read it as fewer live files."""
+    fio, root = table
+    paths = TablePaths(root)
+    c = new_commit(fio, root)
+    c.commit([msg("p1", 0, new_files=[dfile("a", 1, 1, 1), dfile("b", 1, 2, 2)])], 1)
+    c.commit([msg("p1", 0, new_files=[dfile("c", 1, 3, 3)])], 2)
+    snap = c.snapshot_manager.latest_snapshot()
+    ml, mf = ManifestList(fio, paths), ManifestFile(fio, paths, [STRING(False)])
+    if which == "manifest":
+        (meta,) = [m for m in ml.read_data_manifests(snap) if m.num_added_files == 2]
+        entries = mf.read(meta.file_name)
+        (short,) = mf.write(entries[:-1])
+        fio.delete_quietly([paths.manifest_path(meta.file_name)])
+        fio.fs.mv(paths.manifest_path(short.file_name), paths.manifest_path(meta.file_name))
+        assert short.file_size != meta.file_size
+    else:
+        name = snap.base_manifest_list if which == "base list" else snap.delta_manifest_list
+        metas = ml.read(name)
+        assert metas, which
+        fio.delete_quietly([paths.manifest_path(name)])
+        ml.write(metas[:-1], name=name)
+    fresh = new_commit(fio, root, user="fresh")
+    with pytest.raises(CorruptMetadataError):
+        fresh.commit([msg("p1", 0, new_files=[dfile("d", 1, 4, 4)])], 1)
+    assert c.snapshot_manager.latest_snapshot().id == 2
+
+
+# ============================================================================ the live-file index
+
+
+def test_live_file_index_keeps_what_remains_of_a_partition_and_a_level():
+    a, b, c = (ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile(n, lo=lo, hi=lo + 1, level=1))
+               for n, lo in (("a", 0), ("b", 10), ("c", 20)))
+    unaware = ManifestEntry(FileKind.ADD, part("p1"), 0, -1, dfile("u"))
+    live = LiveFiles(1, "list-1", [a, b, c, unaware])
+    assert live.bucket_counts(part("p1")) == {2: {a.identity, b.identity, c.identity}}  # -1: no fixed count
+    live.advance(2, "list-2", [a.with_kind(FileKind.DELETE), unaware.with_kind(FileKind.DELETE)])
+    assert (live.snapshot_id, live.snapshot_tag, len(live)) == (2, "list-2", 2)
+    assert live.bucket_counts(part("p1")) == {2: {b.identity, c.identity}}
+    assert live.group(part("p1"), 0, 1) == {b.identity, c.identity}
+    live.advance(3, "list-3", [b.with_kind(FileKind.DELETE), c.with_kind(FileKind.DELETE)])
+    assert len(live) == 0 and not live.bucket_counts(part("p1")) and not live.group(part("p1"), 0, 1)
+
+
+def test_bucket_count_and_key_ranges_still_checked_after_a_compaction_shrank_the_partition(table):
+    fio, root = table
+    c = seed(fio, root)  # p1: data-a [1..5], data-b [3..9], both of 2 buckets
+    c.commit([msg("p1", 0, compact_before=[dfile("data-a", 10, 1, 5)], compact_after=[dfile("a1", 10, 1, 5, 1)])], 2)
+    with pytest.raises(BucketCountChangedError):
+        c.commit([msg("p1", 0, total_buckets=4, new_files=[dfile("n", 1)])], 3)
+    with pytest.raises(KeyRangeOverlapError):
+        c.commit([msg("p1", 0, compact_before=[dfile("data-b", 5, 3, 9)],
+                      compact_after=[dfile("b1", 5, 3, 9, 1)])], 3)
