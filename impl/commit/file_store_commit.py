@@ -81,6 +81,9 @@ class _Attempt:
     # set when this part did land but a later part of the same call ended unknown: a repeat
     # of the call must skip it (its files are live now) and report this snapshot again
     landed_snapshot_id: int | None = None
+    # the part's entries: a later call under the same identifier is a repeat of this one only
+    # if it carries the same part (batch commits all share one identifier)
+    part: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -155,14 +158,16 @@ class FileStoreCommit:
         """
         self._require_atomic_create()
         committable = self._as_committable(committable, identifier)
-        changes = collect_changes(committable.messages)
+        changes = original = collect_changes(committable.messages)
         stats = CommitStats()
         with self._lock:
             try:
                 checked: _Checked | None = None
-                if changes.has_append and self._resolve_unknown(committable.identifier, CommitKind.APPEND, stats):
+                if changes.has_append and self._resolve_unknown(committable.identifier, CommitKind.APPEND,
+                                                                _part_key(original, CommitKind.APPEND), stats):
                     changes = replace(changes, append_table=[], append_changelog=[], append_index=[])
-                if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT, stats):
+                if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT,
+                                                                 _part_key(original, CommitKind.COMPACT), stats):
                     changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
                 if changes.has_append:
                     # optimistic path: check once against the latest now; _try_commit skips
@@ -178,7 +183,7 @@ class FileStoreCommit:
                     self._try_commit(CommitKind.COMPACT, changes.compact_table, changes.compact_changelog,
                                      changes.compact_index, committable, stats, checked)
             except PaimonError as e:
-                self._on_failure(e, committable.identifier, stats)
+                self._on_failure(e, committable.identifier, original, stats)
                 raise
         return stats
 
@@ -211,12 +216,15 @@ class FileStoreCommit:
             return self._overwrite_locked(partition, changes, committable, stats, matches)
 
     def _overwrite_locked(self, partition, changes: CollectedChanges, committable, stats, matches) -> CommitStats:
+        original = changes
         try:
-            if matches is not None and self._resolve_unknown(committable.identifier, CommitKind.OVERWRITE, stats):
+            if matches is not None and self._resolve_unknown(committable.identifier, CommitKind.OVERWRITE,
+                                                             _part_key(original, CommitKind.OVERWRITE), stats):
                 matches = None
             if matches is not None and self._is_overwrite_remainder(committable):
                 matches = None  # its OVERWRITE landed already: only the COMPACT part is left
-            if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT, stats):
+            if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT,
+                                                             _part_key(original, CommitKind.COMPACT), stats):
                 changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
             if matches is not None:
                 if partition:
@@ -231,16 +239,17 @@ class FileStoreCommit:
                 self._try_commit(CommitKind.COMPACT, changes.compact_table, changes.compact_changelog,
                                  changes.compact_index, committable, stats, None)
         except PaimonError as e:
-            self._on_failure(e, committable.identifier, stats)
+            self._on_failure(e, committable.identifier, original, stats)
             raise
         return stats
 
-    def _on_failure(self, error: PaimonError, identifier: int, stats: CommitStats) -> None:
+    def _on_failure(self, error: PaimonError, identifier: int, changes: CollectedChanges, stats: CommitStats) -> None:
         error.published_snapshot_ids = list(stats.snapshot_ids)
         if isinstance(error, CommitOutcomeUnknownError):
             # the caller is told to repeat the call: the parts that did land must not be redone
             for kind, sid in zip(stats.snapshot_kinds, stats.snapshot_ids):
-                self._unknown_outcomes[(identifier, kind)] = _Attempt(landed_snapshot_id=sid)
+                self._unknown_outcomes[(identifier, kind)] = _Attempt(landed_snapshot_id=sid,
+                                                                      part=_part_key(changes, kind))
 
     def filter_committed(self, committables: Sequence[ManifestCommittable]) -> list[ManifestCommittable]:
         """The committables (or parts of them) not yet published by this commit user.
@@ -310,11 +319,13 @@ class FileStoreCommit:
 
     # ================================================================== internals
 
-    def _resolve_unknown(self, identifier: int, kind: CommitKind, stats: CommitStats) -> bool:
-        """True if an earlier call's publication of (identifier, kind), whose outcome was
-        unknown, did land; if it did not, its leftover metadata is deleted."""
+    def _resolve_unknown(self, identifier: int, kind: CommitKind, part: tuple, stats: CommitStats) -> bool:
+        """True if an earlier call's publication of this part (identifier, kind and entries),
+        whose outcome was unknown, did land; if it did not, its leftover metadata is deleted."""
         attempt = self._unknown_outcomes.get((identifier, kind))
-        if attempt is None:
+        if attempt is None or attempt.part != part:
+            # nothing pending, or a record of another committable under this identifier (a batch
+            # commit after an unrepeated failed one): it says nothing about this part
             return False
         if attempt.landed_snapshot_id is not None:
             del self._unknown_outcomes[(identifier, kind)]
@@ -448,7 +459,7 @@ class FileStoreCommit:
         checked: _Checked | None,
         overwrite_matches: Callable[[bytes], bool] | None = None,
     ) -> int:
-        attempt = _Attempt()
+        attempt = _Attempt(part=_part_key_of(table_changes, changelog, index_changes))
         try:
             return self._retry_loop(kind, table_changes, changelog, index_changes, committable, stats, checked,
                                     overwrite_matches, attempt)
@@ -652,6 +663,17 @@ class FileStoreCommit:
             delta_manifest_list_size=delta_size,
             changelog_manifest_list_size=changelog_size,
         )
+
+
+def _part_key_of(table_changes, changelog, index_changes) -> tuple:
+    return (tuple(table_changes), tuple(changelog), tuple(index_changes))
+
+
+def _part_key(changes: CollectedChanges, kind: CommitKind) -> tuple:
+    """The entries of one part of a call: the APPEND (or OVERWRITE) part or the COMPACT part."""
+    if kind is CommitKind.COMPACT:
+        return _part_key_of(changes.compact_table, changes.compact_changelog, changes.compact_index)
+    return _part_key_of(changes.append_table, changes.append_changelog, changes.append_index)
 
 
 def _fold_as_delta(live: LiveFiles, fold: Fold) -> list[ManifestEntry]:

@@ -808,3 +808,20 @@ def test_bucket_count_and_key_ranges_still_checked_after_a_compaction_shrank_the
     with pytest.raises(KeyRangeOverlapError):
         c.commit([msg("p1", 0, compact_before=[dfile("data-b", 5, 3, 9)],
                       compact_after=[dfile("b1", 5, 3, 9, 1)])], 3)
+
+
+def test_another_batch_commit_after_an_unrepeated_unknown_outcome_is_not_skipped(table):
+    """Batch commits share one identifier: the record of a failed call must not make a later,
+    different batch commit look like its repeat (its APPEND part would be silently dropped)."""
+    fio, root = table
+    seed(fio, root, user="job")
+    ours = new_commit(hooked(fio, before_publish=raise_at(1)), root, user="job", options=CommitOptions(max_retries=0))
+    with pytest.raises(CommitOutcomeUnknownError) as ei:
+        ours.commit(_append_and_compact(BATCH_COMMIT_IDENTIFIER))
+    assert ei.value.published_snapshot_ids == [2]
+    # the job gives up on that compaction and writes another batch
+    other_batch = [msg("p2", 1, new_files=[dfile("next-batch", 1, 30, 30)])]
+    assert ours.commit(other_batch).snapshot_ids == [3]
+    v = TableView(fio, root)
+    assert "next-batch" in v.live_names()
+    assert v.referenced() <= v.manifest_dir()
