@@ -38,6 +38,7 @@ from impl.errors import (
     CommitRetriesExhaustedError,
     CorruptMetadataError,
     FileAlreadyLiveError,
+    FileNotLiveError,
     InvalidOptionError,
     KeyRangeOverlapError,
     OverwritePartitionError,
@@ -742,6 +743,7 @@ def test_conflicts_are_checked_once_per_part_unless_someone_commits_in_between(t
     stats = racing.commit([msg("p1", 0, new_files=[dfile("r", 1, 70, 70)])], 1)
     assert stats.snapshot_ids == [6] and stats.lost_races == 2 and stats.attempts == 3
     assert calls == [CommitKind.APPEND] * 3
+    TableView(fio, root).check()  # each lost attempt removed what it wrote
 
 
 # ============================================================================ truncated metadata on the commit path
@@ -825,3 +827,162 @@ def test_another_batch_commit_after_an_unrepeated_unknown_outcome_is_not_skipped
     v = TableView(fio, root)
     assert "next-batch" in v.live_names()
     assert v.referenced() <= v.manifest_dir()
+
+
+# ============================================================================ the cached live-file index
+
+
+def _roll_back_to(fio, root, snapshot_id):
+    """What a rollback does to the snapshot directory: newer snapshot files go, LATEST moves."""
+    from impl.fs.paths import LATEST_HINT
+    from impl.snapshot.manager import SnapshotManager
+
+    sm = SnapshotManager(fio, TablePaths(root))
+    for sid in sm.snapshot_ids():
+        if sid > snapshot_id:
+            fio.delete_quietly([sm.snapshot_path(sid)])
+    sm.commit_hint(LATEST_HINT, snapshot_id)
+
+
+def test_cached_index_is_not_reused_for_a_different_snapshot_with_the_same_id(table):
+    fio, root = table
+    seed(fio, root)
+    ours = new_commit(fio, root, user="ours")
+    ours.commit([msg("p1", 0, new_files=[dfile("mine", 1, 20, 20)])], 2)  # ours knows snapshot 2
+    _roll_back_to(fio, root, 1)
+    new_commit(fio, root, user="other").commit([msg("p1", 0, new_files=[dfile("theirs", 1, 30, 30)])], 1)
+    # snapshot 2 is now another one: "mine" is gone, "theirs" is live
+    with pytest.raises(FileNotLiveError, match="mine"):
+        ours.commit([msg("p1", 0, compact_before=[dfile("mine", 1, 20, 20)],
+                         compact_after=[dfile("mine-1", 1, 20, 20, 1)])], 3)
+    with pytest.raises(FileAlreadyLiveError, match="theirs"):
+        ours.commit([msg("p1", 0, new_files=[dfile("theirs", 1, 30, 30)])], 3)
+    # and across a newer id: a rollback to 1, two new snapshots, then our next commit
+    _roll_back_to(fio, root, 1)
+    other = new_commit(fio, root, user="other2")
+    other.commit([msg("p1", 0, new_files=[dfile("x", 1, 40, 40)])], 1)
+    other.commit([msg("p1", 0, new_files=[dfile("y", 1, 41, 41)])], 2)
+    with pytest.raises(FileNotLiveError, match="theirs"):
+        ours.commit([msg("p1", 0, deleted_files=[dfile("theirs", 1, 30, 30)])], 4)
+    assert ours.commit([msg("p1", 0, deleted_files=[dfile("x", 1, 40, 40)])], 4).snapshot_ids == [4]
+    assert TableView(fio, root).live_names() == {"data-a", "data-b", "data-c", "y"}
+
+
+def test_cached_index_survives_expired_snapshots_in_between(table):
+    from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
+
+    fio, root = table
+    seed(fio, root)
+    ours = new_commit(fio, root, user="ours")
+    ours.commit([msg("p1", 0, new_files=[dfile("mine", 1, 20, 20)])], 2)  # ours knows snapshot 2
+    other = new_commit(fio, root, user="other")
+    for i in range(3):
+        other.commit([msg("p2", 1, new_files=[dfile(f"o{i}", 1, 30 + i, 30 + i)])], i + 1)
+    expiration = SnapshotExpiration(fio, TablePaths(root), ManifestFile(fio, TablePaths(root), [STRING(False)]),
+                                    ours.partition_path)
+    expiration.expire(ExpireConfig(retain_min=1, retain_max=1, older_than_millis=2**62, max_deletes=100))
+    assert TableView(fio, root).snapshot_ids() == [5]
+    with pytest.raises(FileAlreadyLiveError, match="o1"):
+        ours.commit([msg("p2", 1, new_files=[dfile("o1", 1, 31, 31)])], 3)
+    assert ours.commit([msg("p2", 1, deleted_files=[dfile("o2", 1, 32, 32)])], 3).snapshot_ids == [6]
+
+
+# ============================================================================ snapshot fields
+
+
+def test_watermark_only_moves_forward_and_properties_are_recorded(table):
+    fio, root = table
+    c = new_commit(fio, root)
+    sm = c.snapshot_manager
+
+    def commit(i, watermark=None, properties=None):
+        committable = ManifestCommittable(i, (msg("p1", 0, new_files=[dfile(f"f{i}", 1, i, i)]),),
+                                          watermark=watermark, properties=properties or {})
+        (sid,) = c.commit(committable).snapshot_ids
+        return sm.snapshot(sid)
+
+    assert commit(1).watermark is None
+    assert commit(2, watermark=100).watermark == 100
+    assert commit(3).watermark == 100
+    assert commit(4, watermark=50).watermark == 100
+    assert commit(5, watermark=200).watermark == 200
+    assert commit(6, properties={"job": "nightly"}).properties == {"job": "nightly"}
+    assert commit(7).properties is None
+
+
+def test_total_record_count_is_recomputed_when_the_latest_snapshot_lacks_it(table):
+    """Snapshots of old writers may omit totalRecordCount: the next one counts the live rows."""
+    import dataclasses as dc
+
+    fio, root = table
+    c = seed(fio, root)  # 22 rows
+    sm = c.snapshot_manager
+    old = dc.replace(sm.snapshot(1), total_record_count=None)
+    fio.delete_quietly([sm.snapshot_path(1)])
+    fio.write_bytes(sm.snapshot_path(1), old.to_json_bytes())
+    fresh = new_commit(fio, root, user="fresh")
+    (sid,) = fresh.commit([msg("p1", 0, new_files=[dfile("n", 4, 20, 20)])], 1).snapshot_ids
+    assert sm.snapshot(sid).total_record_count == 26
+
+
+# ============================================================================ conflict rules in detail
+
+
+def test_every_file_that_is_not_live_is_named(table):
+    fio, root = table
+    seed(fio, root)
+    with pytest.raises(FileNotLiveError, match="ghost-1, ghost-2") as ei:
+        new_commit(fio, root).commit([msg("p1", 0, deleted_files=[dfile("ghost-1"), dfile("ghost-2")])], 2)
+    assert ei.value.files == ("ghost-1", "ghost-2")
+
+
+def test_a_single_bucket_partition_cannot_become_two_buckets(table):
+    fio, root = table
+    c = new_commit(fio, root)
+    c.commit([msg("p1", 0, total_buckets=1, new_files=[dfile("one", 1)])], 1)
+    with pytest.raises(BucketCountChangedError, match="from 1"):
+        c.commit([msg("p1", 1, total_buckets=2, new_files=[dfile("two", 1)])], 2)
+
+
+def test_bucket_counts_checked_past_entries_without_a_fixed_count(table):
+    fio, root = table
+    c = seed(fio, root)
+    with pytest.raises(BucketCountChangedError, match=r"\{dt='p1'\} changed from 2"):
+        c.commit([msg("p9", 0, total_buckets=-1, new_files=[dfile("unaware", 1)]),
+                  msg("p1", 0, total_buckets=3, new_files=[dfile("three", 1)])], 2)
+
+
+def test_a_partition_already_holding_two_bucket_counts_is_reported():
+    """Only a foreign writer can leave this state; any further change to the partition names it."""
+    two = ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile("of-two"))
+    four = ManifestEntry(FileKind.ADD, part("p1"), 0, 4, dfile("of-four"))
+    change = ManifestEntry(FileKind.ADD, part("p1"), 1, 2, dfile("new"))
+    with pytest.raises(BucketCountChangedError, match=r"partition P1 changed from 2 \(file of-two\) to 4 "
+                                                      r"\(file of-four\)") as ei:
+        check_conflicts([two, four], [change], CommitKind.APPEND, None, describe_partition=lambda p: "P1")
+    assert ei.value.files == ("of-two", "of-four")
+
+
+def test_overwrite_checks_key_ranges_of_its_new_files_and_names_the_partition(table):
+    fio, root = table
+    seed(fio, root)
+    with pytest.raises(KeyRangeOverlapError, match=r"overlap in partition \{dt='p1'\}, bucket 0, level 1"):
+        new_commit(fio, root).overwrite({"dt": "p1"}, [msg("p1", 0, new_files=[dfile("x", 1, 1, 5, 1),
+                                                                                dfile("y", 1, 5, 9, 1)])], 2)
+
+
+def test_conflict_found_on_the_recheck_after_a_lost_race_names_the_partition(table):
+    fio, root = table
+    seed(fio, root)
+    comp = new_commit(FileIO(fio.fs), root, user="competitor")
+
+    def before(path, n):
+        if n == 0:
+            comp.commit([msg("p1", 0, new_files=[dfile("theirs", 1, 20, 25, 1)])], 1)
+
+    ours = new_commit(hooked(fio, before_publish=before), root, user="ours")
+    with pytest.raises(KeyRangeOverlapError, match=r"\{dt='p1'\}"):
+        ours.commit([msg("p1", 0, new_files=[dfile("mine", 1, 22, 30, 1)])], 1)
+    v = TableView(fio, root)
+    assert [v.sm.snapshot(i).commit_user for i in v.snapshot_ids()] == ["seed", "competitor"]
+    v.check()  # the losing attempt's manifests are gone
