@@ -792,6 +792,7 @@ def test_live_file_index_keeps_what_remains_of_a_partition_and_a_level():
                for n, lo in (("a", 0), ("b", 10), ("c", 20)))
     unaware = ManifestEntry(FileKind.ADD, part("p1"), 0, -1, dfile("u"))
     live = LiveFiles(1, "list-1", [a, b, c, unaware])
+    assert (live.snapshot_id, live.snapshot_tag, len(live)) == (1, "list-1", 4)
     assert live.bucket_counts(part("p1")) == {2: {a.identity, b.identity, c.identity}}  # -1: no fixed count
     live.advance(2, "list-2", [a.with_kind(FileKind.DELETE), unaware.with_kind(FileKind.DELETE)])
     assert (live.snapshot_id, live.snapshot_tag, len(live)) == (2, "list-2", 2)
@@ -986,3 +987,163 @@ def test_conflict_found_on_the_recheck_after_a_lost_race_names_the_partition(tab
     v = TableView(fio, root)
     assert [v.sm.snapshot(i).commit_user for i in v.snapshot_ids()] == ["seed", "competitor"]
     v.check()  # the losing attempt's manifests are gone
+
+
+# ============================================================================ manifest metadata
+
+
+_MANIFEST_NAME = r"manifest-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-\d+"
+_CHANGELOG_MANIFEST_NAME = _MANIFEST_NAME[:-4] + r"-changelog-\d+"
+
+
+def test_manifest_file_meta_summarises_its_entries(table):
+    import re
+
+    fio, root = table
+    mf = ManifestFile(fio, TablePaths(root), [STRING()], schema_id=3)
+    entries = [ManifestEntry(FileKind.ADD, encode_row([dt], [STRING()]), b, 4, dfile(f"f{i}", level=lvl))
+               for i, (dt, b, lvl) in enumerate([("p2", 3, 0), ("p1", 1, 2), (None, 2, 1), (None, 0, 0)])]
+    entries.append(entries[0].with_kind(FileKind.DELETE))
+    (meta,) = mf.write(entries)
+    assert re.fullmatch(_MANIFEST_NAME, meta.file_name), meta.file_name
+    assert (meta.num_added_files, meta.num_deleted_files, meta.schema_id) == (4, 1, 3)
+    assert (meta.min_bucket, meta.max_bucket, meta.min_level, meta.max_level) == (0, 3, 0, 2)
+    assert meta.total_buckets == 4
+    stats = meta.partition_stats
+    assert (stats.min_values, stats.max_values) == (encode_row(["p1"], [STRING()]), encode_row(["p2"], [STRING()]))
+    assert stats.null_counts[0] > 0
+    from impl.manifest.manifest_file import compute_partition_stats
+    two = [STRING(), INT()]
+    rows = [encode_row(v, two) for v in (["x", 1], [None, 1], [None, 2], ["y", None])]
+    s2 = compute_partition_stats(rows, two)
+    assert s2.null_counts == (2, 1)
+    assert (s2.min_values, s2.max_values) == (encode_row(["x", 1], two), encode_row(["y", 2], two))
+    (mixed,) = mf.write([entries[0], ManifestEntry(FileKind.ADD, entries[1].partition, 0, 2, dfile("g"))])
+    assert mixed.total_buckets is None  # bucket counts differ within the manifest
+    (unaware,) = mf.write([ManifestEntry(FileKind.ADD, entries[1].partition, 0, -1, dfile("h"))])
+    assert unaware.total_buckets is None
+
+
+def test_unpartitioned_manifests_carry_empty_partition_stats_as_pypaimon_writes_them(table):
+    fio, root = table
+    mf = ManifestFile(fio, TablePaths(root), [])
+    (meta,) = mf.write([ManifestEntry(FileKind.ADD, encode_row([], []), 0, -1, dfile("f"))])
+    assert meta.partition_stats.null_counts == ()
+    assert meta.to_avro()["_PARTITION_STATS"]["_NULL_COUNTS"] == []  # as in the pypaimon 2.1.0 dump
+
+
+def test_rolled_manifests_keep_their_names(table):
+    import re
+
+    fio, root = table
+    mf = ManifestFile(fio, TablePaths(root), [STRING()], target_file_size_bytes=1)
+    entries = [ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile(f"f{i}")) for i in range(3)]
+    data, changelog = mf.write(entries), mf.write(entries, name_suffix="changelog")
+    assert len(data) == len(changelog) == 3
+    assert all(re.fullmatch(_MANIFEST_NAME, m.file_name) for m in data), [m.file_name for m in data]
+    assert all(re.fullmatch(_CHANGELOG_MANIFEST_NAME, m.file_name) for m in changelog), [m.file_name for m in changelog]
+
+
+def test_commit_writes_manifests_with_the_table_partition_type_and_schema_id(table):
+    fio, root = table
+    schema = TableSchema(7, PK_SCHEMA.fields, partition_keys=("dt",), primary_keys=("dt", "id"),
+                         options={"bucket": "2"})
+    c = fsc.FileStoreCommit(fio, root, schema, sleep=lambda s: None)
+    c.commit([msg("p1", 0, new_files=[dfile("a")]), msg("p2", 1, new_files=[dfile("b")])], 1)
+    (meta,) = ManifestList(fio, TablePaths(root)).read_delta_manifests(c.snapshot_manager.latest_snapshot())
+    assert meta.schema_id == 7
+    assert (meta.partition_stats.min_values, meta.partition_stats.max_values) == (part("p1"), part("p2"))
+    assert c.commit_user and c.commit_user != fsc.FileStoreCommit(fio, root, schema).commit_user  # one per committer
+
+
+def test_refusal_without_atomic_create_names_table_and_file_system(table):
+    from impl.errors import UnsupportedFileSystemError
+
+    fio, root = table
+
+    class NoAtomicCreate(FileIO):
+        def supports_atomic_create(self):
+            return False
+
+    c = new_commit(NoAtomicCreate(fio.fs), root)
+    with pytest.raises(UnsupportedFileSystemError, match=rf"{root}: file system MemoryFileSystem has no atomic "
+                                                          "create-if-absent"):
+        c.commit([msg(new_files=[dfile("a")])], 1)
+
+
+def test_messages_and_committables_hold_tuples():
+    m = CommitMessage(part("p1"), 0, 2, new_files=[dfile("a")], compact_deleted_index_files=[index_file("i")])
+    assert isinstance(m.new_files, tuple) and isinstance(m.compact_deleted_index_files, tuple)
+    c = ManifestCommittable(1, [m])
+    assert c.messages == (m,) and hash(c.messages)
+
+
+def test_collected_index_changes_keep_their_kinds():
+    from impl.commit.messages import collect_changes
+
+    c = collect_changes([msg(new_index_files=[index_file("a")], deleted_index_files=[index_file("b")],
+                             compact_new_index_files=[index_file("c")],
+                             compact_deleted_index_files=[index_file("d")])])
+    assert [(e.kind, e.index_file.file_name) for e in c.append_index] == [(FileKind.ADD, "a"), (FileKind.DELETE, "b")]
+    assert [(e.kind, e.index_file.file_name) for e in c.compact_index] == [(FileKind.ADD, "c"), (FileKind.DELETE, "d")]
+
+
+# ============================================================================ merge thresholds
+
+
+def _small_manifests(fio, root, n):
+    mf = ManifestFile(fio, TablePaths(root), [STRING(False)])
+    return mf, [mf.write([ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile(f"f{i}"))])[0] for i in range(n)]
+
+
+def test_minor_merge_fires_when_the_gathered_size_reaches_the_target_exactly(table):
+    fio, root = table
+    mf, metas = _small_manifests(fio, root, 2)
+    exact = metas[0].file_size + metas[1].file_size
+    huge = 10**12
+    reached = ManifestFileMerger(mf, MergeOptions(exact, huge, 100)).merge(metas)
+    assert reached.kind == "minor" and len(reached.manifests) == 1
+    short = ManifestFileMerger(mf, MergeOptions(exact + 1, huge, 100)).merge(metas)
+    assert short.kind == "none" and short.manifests == metas
+
+
+def test_full_merge_fires_when_the_delta_reaches_the_threshold_exactly(table):
+    fio, root = table
+    mf, metas = _small_manifests(fio, root, 3)
+    total = sum(m.file_size for m in metas)
+    assert ManifestFileMerger(mf, MergeOptions(10**12, total, 100)).merge(metas).kind == "full"
+    assert ManifestFileMerger(mf, MergeOptions(10**12, total + 1, 100)).merge(metas).kind == "none"
+
+
+def test_full_merge_refuses_a_truncated_base_manifest(table):
+    fio, root = table
+    paths = TablePaths(root)
+    mf = ManifestFile(fio, paths, [STRING(False)])
+    a, b = (ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile(n)) for n in "ab")
+    (base,) = mf.write([a, b])
+    (short,) = mf.write([a])
+    fio.delete_quietly([paths.manifest_path(base.file_name)])
+    fio.fs.mv(paths.manifest_path(short.file_name), paths.manifest_path(base.file_name))
+    (delta,) = mf.write([b.with_kind(FileKind.DELETE)])
+    fresh = ManifestFile(fio, paths, [STRING(False)])  # no cached entries
+    with pytest.raises(CorruptMetadataError, match=base.file_name):
+        ManifestFileMerger(fresh, MergeOptions(1, 1, 1)).merge([base, delta])
+
+
+def test_repeat_after_unknown_append_outcome_skips_all_of_the_append_part(table):
+    """The APPEND part carries changelog and index files too: none of it is published twice."""
+    fio, root = table
+    seed(fio, root)
+    ours = new_commit(hooked(fio, after_publish=raise_at(0)), root, user="ours", options=CommitOptions(max_retries=0))
+    committable = ManifestCommittable(2, (msg("p1", 0, new_files=[dfile("n", 3, 20, 22)],
+                                              changelog_files=[dfile("cl", 3)], new_index_files=[index_file("ix")],
+                                              compact_before=[dfile("data-a", 10, 1, 5)],
+                                              compact_after=[dfile("a1", 10, 1, 5, 1)]),))
+    with pytest.raises(CommitOutcomeUnknownError):
+        ours.commit(committable)
+    assert ours.commit(committable).snapshot_ids == [2, 3]
+    v = TableView(fio, root)
+    assert [v.sm.snapshot(i).commit_kind for i in v.snapshot_ids()] == [
+        CommitKind.APPEND, CommitKind.APPEND, CommitKind.COMPACT]
+    assert v.live_names() == {"a1", "data-b", "data-c", "n"}
+    v.check()
