@@ -1147,3 +1147,39 @@ def test_repeat_after_unknown_append_outcome_skips_all_of_the_append_part(table)
         CommitKind.APPEND, CommitKind.APPEND, CommitKind.COMPACT]
     assert v.live_names() == {"a1", "data-b", "data-c", "n"}
     v.check()
+
+
+def test_manifest_list_reader_accepts_java_record_names_and_refuses_other_files(table):
+    fio, root = table
+    paths = TablePaths(root)
+    c = seed(fio, root)
+    snap = c.snapshot_manager.latest_snapshot()
+    ml = ManifestList(fio, paths)
+    metas = ml.read(snap.delta_manifest_list)
+    java = {**avro.MANIFEST_FILE_META_SCHEMA, "name": "org.apache.paimon.avro.generated.record"}
+    fio.write_bytes(paths.manifest_path("manifest-list-java"), avro.write_avro(java, [m.to_avro() for m in metas]))
+    assert ml.read("manifest-list-java") == metas
+    (manifest,) = metas
+    with pytest.raises(CorruptMetadataError, match=rf"{manifest.file_name}.*ManifestFileMeta.*_FILE_SIZE"):
+        ml.read(manifest.file_name)  # a manifest, not a manifest list
+    bad = {"type": "record", "name": "ManifestFileMeta", "fields": [{"name": "_FILE_NAME", "type": "int"}]}
+    fio.write_bytes(paths.manifest_path("manifest-list-bad"), avro.write_avro(bad, [{"_FILE_NAME": 1}]))
+    with pytest.raises(CorruptMetadataError, match="manifest-list-bad"):
+        ml.read("manifest-list-bad")
+
+
+def test_reading_many_manifests_checks_each_against_its_meta(table):
+    fio, root = table
+    paths = TablePaths(root)
+    mf = ManifestFile(fio, paths, [STRING(False)])
+    a, b = (ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile(n)) for n in "ab")
+    (m1,) = mf.write([a, b])
+    (short,) = mf.write([a])
+    fio.delete_quietly([paths.manifest_path(m1.file_name)])
+    fio.fs.mv(paths.manifest_path(short.file_name), paths.manifest_path(m1.file_name))
+    fresh = ManifestFile(fio, paths, [STRING(False)])
+    with pytest.raises(CorruptMetadataError, match=m1.file_name):
+        fresh.read_all([m1])
+    same_size = dataclasses.replace(m1, file_size=short.file_size)  # size matches, the count does not
+    with pytest.raises(CorruptMetadataError, match="holds 1 entries"):
+        ManifestFile(fio, paths, [STRING(False)]).read_all([same_size])
