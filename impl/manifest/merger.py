@@ -57,7 +57,10 @@ class ManifestFileMerger:
             if full is not None:
                 return MergeResult(full, written, "full")
             result = self._minor(list(manifests), written)
-            return MergeResult(result, written, "minor" if written else "none")
+            # a group whose entries all cancel out is merged into nothing: nothing written,
+            # yet the list changed
+            changed = bool(written) or [m.file_name for m in result] != [m.file_name for m in manifests]
+            return MergeResult(result, written, "minor" if changed else "none")
         except BaseException:
             self.manifest_file.delete_quietly(m.file_name for m in written)
             raise

@@ -1183,3 +1183,15 @@ def test_reading_many_manifests_checks_each_against_its_meta(table):
     same_size = dataclasses.replace(m1, file_size=short.file_size)  # size matches, the count does not
     with pytest.raises(CorruptMetadataError, match="holds 1 entries"):
         ManifestFile(fio, paths, [STRING(False)]).read_all([same_size])
+
+
+def test_a_minor_merge_whose_entries_all_cancel_reports_a_merge(table):
+    """Found by test_merger's Hypothesis test: the group merged into no manifest at all, and the
+    merge said "none" although the list lost two manifests."""
+    fio, root = table
+    mf = ManifestFile(fio, TablePaths(root), [STRING(False)])
+    a = ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile("a"))
+    (m1,), (m2,) = mf.write([a]), mf.write([a.with_kind(FileKind.DELETE)])
+    result = ManifestFileMerger(mf, MergeOptions(m1.file_size + m2.file_size, 10**12, 1)).merge([m1, m2])
+    assert result.manifests == [] and result.written == []
+    assert result.kind == "minor"
