@@ -56,27 +56,3 @@ def profile_name() -> str:
 
 def pytest_report_header(config):
     return f"stateful suite: Hypothesis profile {profile_name()!r}"
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    totals: dict[str, dict[str, int]] = {}
-    for outcome in ("passed", "failed"):
-        for report in terminalreporter.stats.get(outcome, []):
-            if getattr(report, "when", None) != "call":
-                continue
-            props = dict(getattr(report, "user_properties", ()) or ())
-            if "hypothesis_examples" not in props:
-                continue
-            totals[report.nodeid] = {
-                "examples": int(props["hypothesis_examples"]),
-                "steps": int(props.get("hypothesis_steps", 0)),
-            }
-    if not totals:
-        return
-    terminalreporter.write_sep("-", "stateful examples run "
-                               f"(profile {profile_name()})")
-    for nodeid, t in sorted(totals.items()):
-        terminalreporter.write_line(f"{nodeid}: {t['examples']} examples, {t['steps']} steps")
-    terminalreporter.write_line(
-        f"total: {sum(t['examples'] for t in totals.values())} examples, "
-        f"{sum(t['steps'] for t in totals.values())} steps")
