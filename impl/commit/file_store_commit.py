@@ -164,10 +164,10 @@ class FileStoreCommit:
             try:
                 checked: _Checked | None = None
                 if changes.has_append and self._resolve_unknown(committable.identifier, CommitKind.APPEND,
-                                                                _part_key(original, CommitKind.APPEND), stats):
+                                                                original, stats):
                     changes = replace(changes, append_table=[], append_changelog=[], append_index=[])
                 if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT,
-                                                                 _part_key(original, CommitKind.COMPACT), stats):
+                                                                 original, stats):
                     changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
                 if changes.has_append:
                     # optimistic path: check once against the latest now; _try_commit skips
@@ -219,12 +219,12 @@ class FileStoreCommit:
         original = changes
         try:
             if matches is not None and self._resolve_unknown(committable.identifier, CommitKind.OVERWRITE,
-                                                             _part_key(original, CommitKind.OVERWRITE), stats):
+                                                             original, stats):
                 matches = None
             if matches is not None and self._is_overwrite_remainder(committable):
                 matches = None  # its OVERWRITE landed already: only the COMPACT part is left
             if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT,
-                                                             _part_key(original, CommitKind.COMPACT), stats):
+                                                             original, stats):
                 changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
             if matches is not None:
                 if partition:
@@ -319,11 +319,13 @@ class FileStoreCommit:
 
     # ================================================================== internals
 
-    def _resolve_unknown(self, identifier: int, kind: CommitKind, part: tuple, stats: CommitStats) -> bool:
-        """True if an earlier call's publication of this part (identifier, kind and entries),
-        whose outcome was unknown, did land; if it did not, its leftover metadata is deleted."""
+    def _resolve_unknown(self, identifier: int, kind: CommitKind, changes: CollectedChanges,
+                         stats: CommitStats) -> bool:
+        """True if an earlier call's publication of this part (identifier, kind and the entries
+        of ``changes`` for that kind), whose outcome was unknown, did land; if it did not, its
+        leftover metadata is deleted."""
         attempt = self._unknown_outcomes.get((identifier, kind))
-        if attempt is None or attempt.part != part:
+        if attempt is None or attempt.part != _part_key(changes, kind):
             # nothing pending, or a record of another committable under this identifier (a batch
             # commit after an unrepeated failed one): it says nothing about this part
             return False
@@ -459,11 +461,12 @@ class FileStoreCommit:
         checked: _Checked | None,
         overwrite_matches: Callable[[bytes], bool] | None = None,
     ) -> int:
-        attempt = _Attempt(part=_part_key_of(table_changes, changelog, index_changes))
+        attempt = _Attempt()
         try:
             return self._retry_loop(kind, table_changes, changelog, index_changes, committable, stats, checked,
                                     overwrite_matches, attempt)
         except CommitOutcomeUnknownError:
+            attempt.part = _part_key_of(table_changes, changelog, index_changes)
             self._unknown_outcomes[(committable.identifier, kind)] = attempt
             raise
 

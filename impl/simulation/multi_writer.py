@@ -165,16 +165,8 @@ def _plan(rng, commit, index: int, j: int, compact: bool):
             picked = (level0[:4] if rng.random() < 0.5 else rng.sample(level0, min(len(level0), 2))) if level0 \
                 else rng.sample(files, 1)
             chosen = {f.file_name: f for f in picked}
-            lo = min(f.min_key for f in chosen.values())
-            hi = max(f.max_key for f in chosen.values())
-            while True:  # take in every level-1 file the output would overlap, as an LSM does
-                more = [f for f in files if f.level == 1 and f.file_name not in chosen
-                        and f.min_key <= hi and lo <= f.max_key]
-                if not more:
-                    break
-                for f in more:
-                    chosen[f.file_name] = f
-                lo, hi = min(lo, *(f.min_key for f in more)), max(hi, *(f.max_key for f in more))
+            # take in every level-1 file the output would overlap, as an LSM does
+            lo, hi = absorb_overlapping(chosen, files, 1)
             before = list(chosen.values())
             rows = sum(f.row_count for f in before)
             p, b = group
@@ -262,18 +254,7 @@ def run_simulation(config: SimConfig) -> SimResult:
         queue = ctx.Queue()
         procs = [ctx.Process(target=_process_main, args=(config, i, barrier, queue), name=f"sim-committer-{i}")
                  for i in range(config.committers)]
-        for p in procs:
-            p.start()
-        got: dict[int, list[CommitRecord]] = {}
-        for _ in procs:
-            index, recs, failure = queue.get()
-            got[index] = recs
-            if failure:
-                failures.append(f"committer {index}: {failure}")
-        for p in procs:
-            p.join()
-            if p.exitcode != 0:
-                failures.append(f"{p.name} exited with {p.exitcode}")
+        got = _run_processes(procs, queue, "committer", failures)
         for i in sorted(got):
             records.extend(got[i])
     else:
@@ -282,6 +263,44 @@ def run_simulation(config: SimConfig) -> SimResult:
     result.problems.extend(failures)
     check_simulation(result)
     return result
+
+
+def _run_processes(procs, queue, role: str, failures: list[str]) -> dict:
+    """Start ``procs``, collect the ``(index, result, failure)`` each puts on ``queue``, join them.
+
+    Failures (reported, or a non-zero exit) are appended to ``failures``; returns index -> result.
+    """
+    for p in procs:
+        p.start()
+    results = {}
+    for _ in procs:
+        index, result, failure = queue.get()
+        results[index] = result
+        if failure:
+            failures.append(f"{role} {index}: {failure}")
+    for p in procs:
+        p.join()
+        if p.exitcode != 0:
+            failures.append(f"{p.name} exited with {p.exitcode}")
+    return results
+
+
+def absorb_overlapping(chosen: dict, files, level: int) -> tuple:
+    """Add to ``chosen`` (file name -> file) every file of ``level`` whose key range touches the
+    key range of the chosen files, until none does; return the final (min_key, max_key).
+
+    What an LSM compaction must do so that its output at ``level`` overlaps nothing there.
+    """
+    lo = min(f.min_key for f in chosen.values())
+    hi = max(f.max_key for f in chosen.values())
+    while True:
+        more = [f for f in files if f.level == level and f.file_name not in chosen
+                and f.min_key <= hi and lo <= f.max_key]
+        if not more:
+            return lo, hi
+        for f in more:
+            chosen[f.file_name] = f
+        lo, hi = min(lo, *(f.min_key for f in more)), max(hi, *(f.max_key for f in more))
 
 
 # ------------------------------------------------------------------------------ the checker
@@ -434,17 +453,8 @@ def race_publish(table_path: str, rounds: int = 200, contenders: int = 2) -> lis
     queue = ctx.Queue()
     procs = [ctx.Process(target=_publish_contender, args=(table_path, rounds, i, barrier, queue))
              for i in range(contenders)]
-    for p in procs:
-        p.start()
-    wins: dict[int, list[bool]] = {}
-    errors = []
-    for _ in procs:
-        index, w, error = queue.get()
-        wins[index] = w
-        if error:
-            errors.append(f"contender {index}: {error}")
-    for p in procs:
-        p.join()
+    errors: list[str] = []
+    wins = _run_processes(procs, queue, "contender", errors)
     if errors:
         raise RuntimeError("; ".join(errors))
     return [[i for i in range(contenders) if wins[i][r]] for r in range(rounds)]

@@ -84,18 +84,12 @@ def translate_filter(f, builder: PredicateBuilder, names_by_lower: dict[str, str
             return builder.is_in(col, values) if values else None
         if value is None:
             return None
-        if isinstance(f, ds.EqualTo):
-            return builder.equal(col, value)
-        if isinstance(f, ds.GreaterThan):
-            return builder.greater_than(col, value)
-        if isinstance(f, ds.GreaterThanOrEqual):
-            return builder.greater_or_equal(col, value)
-        if isinstance(f, ds.LessThan):
-            return builder.less_than(col, value)
-        if isinstance(f, ds.LessThanOrEqual):
-            return builder.less_or_equal(col, value)
-        if isinstance(f, ds.StringStartsWith):
-            return builder.startswith(col, value)
+        for spark_filter, method in ((ds.EqualTo, builder.equal), (ds.GreaterThan, builder.greater_than),
+                                     (ds.GreaterThanOrEqual, builder.greater_or_equal),
+                                     (ds.LessThan, builder.less_than), (ds.LessThanOrEqual, builder.less_or_equal),
+                                     (ds.StringStartsWith, builder.startswith)):
+            if isinstance(f, spark_filter):
+                return method(col, value)
     except (PaimonError, TypeError, ValueError):
         return None  # literal does not fit the column: no pruning from this filter
     return None

@@ -15,6 +15,17 @@ def _plt():
     return plt
 
 
+def _save(plt, fig, ax, path: str, *, xlabel: str, ylabel: str, title: str) -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def plot_snapshots_per_writer(events: Sequence[tuple[float, str, str]], path: str) -> None:
     """``events``: (seconds since start, series name, snapshot kind) per published snapshot."""
     plt = _plt()
@@ -24,14 +35,7 @@ def plot_snapshots_per_writer(events: Sequence[tuple[float, str, str]], path: st
         series.setdefault(name, []).append(t)
     for name, times in sorted(series.items()):
         ax.step([0.0] + times, list(range(len(times) + 1)), where="post", label=f"{name} ({len(times)})")
-    ax.set_xlabel("seconds since start")
-    ax.set_ylabel("snapshots published")
-    ax.set_title("Snapshots over time, per committer")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, ax, path, xlabel="seconds since start", ylabel="snapshots published", title="Snapshots over time, per committer")
 
 
 def plot_latency_histogram(series: Mapping[str, Sequence[float]], path: str) -> None:
@@ -41,14 +45,7 @@ def plot_latency_histogram(series: Mapping[str, Sequence[float]], path: str) -> 
         if values:
             ax.hist([v * 1000 for v in values], bins=min(30, max(5, len(values) // 2)), alpha=0.6,
                     label=f"{name} (n={len(values)})")
-    ax.set_xlabel("milliseconds")
-    ax.set_ylabel("commits")
-    ax.set_title("Latency per writer commit")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, ax, path, xlabel="milliseconds", ylabel="commits", title="Latency per writer commit")
 
 
 def plot_files_per_level(points: Sequence[tuple[float, Mapping[int, int]]], path: str) -> None:
@@ -59,14 +56,7 @@ def plot_files_per_level(points: Sequence[tuple[float, Mapping[int, int]]], path
     xs = [t for t, _ in points]
     for lvl in levels:
         ax.step(xs, [per.get(lvl, 0) for _, per in points], where="post", label=f"level {lvl}")
-    ax.set_xlabel("seconds since start")
-    ax.set_ylabel("live data files")
-    ax.set_title("Live files per LSM level over time")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, ax, path, xlabel="seconds since start", ylabel="live data files", title="Live files per LSM level over time")
 
 
 def write_report(directory: str, *, title: str, config: Mapping[str, object], summary: Mapping[str, object],

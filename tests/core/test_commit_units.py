@@ -572,12 +572,24 @@ def test_live_files_of_plain_entries():
 # ============================================================================ recorded list sizes
 
 
-def _replace_with_shorter_list(fio, paths, list_name, metas):
+def _drop_last_list_entry(fio, paths, list_name):
     """Rewrite a manifest list as a valid list that lost its last entry (cut at a block boundary)."""
-    data_path = paths.manifest_path(list_name)
     ml = ManifestList(fio, paths)
-    fio.delete_quietly([data_path])
+    metas = ml.read(list_name)
+    assert metas, f"{list_name} is empty: nothing to drop"
+    fio.delete_quietly([paths.manifest_path(list_name)])
     ml.write(metas[:-1], name=list_name)
+
+
+def _drop_last_manifest_entry(fio, paths, meta):
+    """Rewrite the manifest ``meta`` names as a valid manifest that lost its last entry; returns
+    the meta of what is on storage now."""
+    mf = ManifestFile(fio, paths, [STRING(False)], cache_max_entries=0)
+    entries = mf.read(meta.file_name)
+    (short,) = mf.write(entries[:-1])
+    fio.delete_quietly([paths.manifest_path(meta.file_name)])
+    fio.fs.mv(paths.manifest_path(short.file_name), paths.manifest_path(meta.file_name))
+    return dataclasses.replace(short, file_name=meta.file_name)
 
 
 def test_delta_and_changelog_lists_are_checked_against_their_recorded_sizes(table):
@@ -595,8 +607,8 @@ def test_delta_and_changelog_lists_are_checked_against_their_recorded_sizes(tabl
     delta, changelog = ml.read_delta_manifests(snap), ml.read_changelog_manifests(snap)
     assert len(delta) == 2 and len(changelog) == 2  # one-byte target: one manifest per entry
     assert ml.read_changelog_manifests(c.snapshot_manager.snapshot(1)) != []
-    _replace_with_shorter_list(fio, paths, snap.delta_manifest_list, delta)
-    _replace_with_shorter_list(fio, paths, snap.changelog_manifest_list, changelog)
+    _drop_last_list_entry(fio, paths, snap.delta_manifest_list)
+    _drop_last_list_entry(fio, paths, snap.changelog_manifest_list)
     with pytest.raises(CorruptMetadataError, match=snap.delta_manifest_list):
         ml.read_delta_manifests(snap)
     with pytest.raises(CorruptMetadataError, match=snap.changelog_manifest_list):
@@ -749,11 +761,6 @@ def test_conflicts_are_checked_once_per_part_unless_someone_commits_in_between(t
 # ============================================================================ truncated metadata on the commit path
 
 
-def _shorter(fio, paths, name, rewrite):
-    fio.delete_quietly([paths.manifest_path(name)])
-    rewrite(name)
-
-
 @pytest.mark.parametrize("which", ["base list", "delta list", "manifest"])
 def test_commit_refuses_a_table_whose_metadata_lost_entries(table, which):
     """A list or manifest cut at an Avro block boundary still parses; the sizes and counts the
@@ -764,20 +771,11 @@ def test_commit_refuses_a_table_whose_metadata_lost_entries(table, which):
     c.commit([msg("p1", 0, new_files=[dfile("a", 1, 1, 1), dfile("b", 1, 2, 2)])], 1)
     c.commit([msg("p1", 0, new_files=[dfile("c", 1, 3, 3)])], 2)
     snap = c.snapshot_manager.latest_snapshot()
-    ml, mf = ManifestList(fio, paths), ManifestFile(fio, paths, [STRING(False)])
     if which == "manifest":
-        (meta,) = [m for m in ml.read_data_manifests(snap) if m.num_added_files == 2]
-        entries = mf.read(meta.file_name)
-        (short,) = mf.write(entries[:-1])
-        fio.delete_quietly([paths.manifest_path(meta.file_name)])
-        fio.fs.mv(paths.manifest_path(short.file_name), paths.manifest_path(meta.file_name))
-        assert short.file_size != meta.file_size
+        (meta,) = [m for m in ManifestList(fio, paths).read_data_manifests(snap) if m.num_added_files == 2]
+        assert _drop_last_manifest_entry(fio, paths, meta).file_size != meta.file_size
     else:
-        name = snap.base_manifest_list if which == "base list" else snap.delta_manifest_list
-        metas = ml.read(name)
-        assert metas, which
-        fio.delete_quietly([paths.manifest_path(name)])
-        ml.write(metas[:-1], name=name)
+        _drop_last_list_entry(fio, paths, snap.base_manifest_list if which == "base list" else snap.delta_manifest_list)
     fresh = new_commit(fio, root, user="fresh")
     with pytest.raises(CorruptMetadataError):
         fresh.commit([msg("p1", 0, new_files=[dfile("d", 1, 4, 4)])], 1)
@@ -1121,9 +1119,7 @@ def test_full_merge_refuses_a_truncated_base_manifest(table):
     mf = ManifestFile(fio, paths, [STRING(False)])
     a, b = (ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile(n)) for n in "ab")
     (base,) = mf.write([a, b])
-    (short,) = mf.write([a])
-    fio.delete_quietly([paths.manifest_path(base.file_name)])
-    fio.fs.mv(paths.manifest_path(short.file_name), paths.manifest_path(base.file_name))
+    _drop_last_manifest_entry(fio, paths, base)
     (delta,) = mf.write([b.with_kind(FileKind.DELETE)])
     fresh = ManifestFile(fio, paths, [STRING(False)])  # no cached entries
     with pytest.raises(CorruptMetadataError, match=base.file_name):
@@ -1174,9 +1170,7 @@ def test_reading_many_manifests_checks_each_against_its_meta(table):
     mf = ManifestFile(fio, paths, [STRING(False)])
     a, b = (ManifestEntry(FileKind.ADD, part("p1"), 0, 2, dfile(n)) for n in "ab")
     (m1,) = mf.write([a, b])
-    (short,) = mf.write([a])
-    fio.delete_quietly([paths.manifest_path(m1.file_name)])
-    fio.fs.mv(paths.manifest_path(short.file_name), paths.manifest_path(m1.file_name))
+    short = _drop_last_manifest_entry(fio, paths, m1)
     fresh = ManifestFile(fio, paths, [STRING(False)])
     with pytest.raises(CorruptMetadataError, match=m1.file_name):
         fresh.read_all([m1])

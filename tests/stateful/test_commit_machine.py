@@ -17,6 +17,7 @@ the notes each step wrote ("c1 #4 commit: APPEND[...] COMPACT[...] -> ok [5, 6]"
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 import os
 import posixpath
 import uuid
@@ -48,6 +49,7 @@ from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
 from impl.simulation.bridge import SnapshotReader, sim_schema, to_committable
+from impl.simulation.multi_writer import absorb_overlapping
 from model import (
     ADD,
     APPEND,
@@ -236,6 +238,19 @@ def impl_outcome(fn: Callable[[], list[int]]) -> Outcome:
         return Outcome(type(e).__name__, tuple(e.published_snapshot_ids))
     except ValueError as e:  # OverwritePartitionError is a ValueError, as the model's is
         return Outcome("ValueError", tuple(getattr(e, "published_snapshot_ids", ())))
+
+
+@contextmanager
+def publishing_through(commit: FileStoreCommit, hook: Callable[[ImplSnapshot, Callable], bool]):
+    """While inside, ``commit``'s publish calls go to ``hook(snapshot, publish)``; ``publish``
+    is the real one (the hook decides whether, when and around what to call it)."""
+    manager = commit.snapshot_manager
+    publish = manager.try_publish
+    manager.try_publish = lambda snapshot: hook(snapshot, publish)
+    try:
+        yield
+    finally:
+        del manager.try_publish
 
 
 def passes(model: Model, entries: list[Entry], kind: str) -> bool:
@@ -443,15 +458,10 @@ class TableMachine(RuleBasedStateMachine):
             return (f,), (replace(f, level=f.level + 1),)
         level = max(1, min(max(f.level for f in before) + bump, MAX_LEVEL))
         if self.PRIMARY_KEY:
-            lo, hi = min(f.min_key for f in before), max(f.max_key for f in before)
-            while not overlap:
-                more = [f for f in files if f.level == level and f.file_name not in chosen
-                        and f.min_key <= hi and lo <= f.max_key]
-                if not more:
-                    break
-                for f in more:
-                    chosen[f.file_name] = f
-                lo, hi = min(lo, *(f.min_key for f in more)), max(hi, *(f.max_key for f in more))
+            if overlap:
+                lo, hi = min(f.min_key for f in before), max(f.max_key for f in before)
+            else:
+                lo, hi = absorb_overlapping(chosen, files, level)
             before = list(chosen.values())
         rows = sum(f.row_count for f in before)
         p, b, total = before[0].partition, before[0].bucket, before[0].total_buckets
@@ -648,20 +658,15 @@ class TableMachine(RuleBasedStateMachine):
 
         # impl: racer k commits inside a's (k+1)-th try_publish of ``part``
         impl_racers: list[Outcome] = []
-        manager = ca.commit.snapshot_manager
-        publish = manager.try_publish
 
-        def racing_publish(snapshot: ImplSnapshot) -> bool:
+        def racing_publish(snapshot: ImplSnapshot, publish) -> bool:
             if snapshot.commit_kind.value == part and len(impl_racers) < len(racers):
                 r = racers[len(impl_racers)]
                 impl_racers.append(impl_outcome(lambda: r.run_impl(cb.commit)))
             return publish(snapshot)
 
-        manager.try_publish = racing_publish
-        try:
+        with publishing_through(ca.commit, racing_publish):
             impl_a = impl_outcome(lambda: plan_a.run_impl(ca.commit))
-        finally:
-            del manager.try_publish
         note(f"race on {part} after snapshot {start}: {ca.user} {plan_a.describe()} -> model {model_a} | "
              f"impl {impl_a}; racers {cb.user} " + "; ".join(r.describe() for r in racers)
              + f" -> model {[str(o) for o in model_racers]} | impl {[str(o) for o in impl_racers]}")
@@ -702,11 +707,9 @@ class TableMachine(RuleBasedStateMachine):
         model_a = model_outcome(self.model, plan, model_side)
 
         impl_racer: list[Outcome] = []
-        manager = ca.commit.snapshot_manager
-        publish = manager.try_publish
         calls = []
 
-        def failing_publish(snapshot: ImplSnapshot) -> bool:
+        def failing_publish(snapshot: ImplSnapshot, publish) -> bool:
             calls.append(snapshot.id)
             if len(calls) > 1:
                 return publish(snapshot)
@@ -716,11 +719,8 @@ class TableMachine(RuleBasedStateMachine):
                 impl_racer.append(impl_outcome(lambda: racer.run_impl(cb.commit)))
             raise OSError("connection reset while publishing (simulated)")
 
-        manager.try_publish = failing_publish
-        try:
+        with publishing_through(ca.commit, failing_publish):
             impl_a = impl_outcome(lambda: plan.run_impl(ca.commit))
-        finally:
-            del manager.try_publish
         note(f"publish raised ({'after' if landed else 'before'} landing): {ca.user} {plan.describe()} -> "
              f"model {model_a} | impl {impl_a}; racer {cb.user} {racer.describe() if racer else '-'} -> "
              f"model {[str(o) for o in model_racer]} | impl {[str(o) for o in impl_racer]}")
@@ -753,22 +753,17 @@ class TableMachine(RuleBasedStateMachine):
             return
         model_out = model_outcome(self.model, plan, lambda: plan.run_model(self.model))
 
-        manager = com.commit.snapshot_manager
-        publish = manager.try_publish
-
-        def down(snapshot: ImplSnapshot) -> bool:
+        def down(snapshot: ImplSnapshot, publish) -> bool:
             if snapshot.commit_kind.value == part:
                 raise OSError("storage unreachable (simulated)")
             return publish(snapshot)
 
-        manager.try_publish = down
         unknown: tuple[int, ...] | None = None
-        try:
-            first = impl_outcome(lambda: plan.run_impl(com.commit))
-        except impl_errors.CommitOutcomeUnknownError as e:
-            unknown = tuple(e.published_snapshot_ids)
-        finally:
-            del manager.try_publish
+        with publishing_through(com.commit, down):
+            try:
+                first = impl_outcome(lambda: plan.run_impl(com.commit))
+            except impl_errors.CommitOutcomeUnknownError as e:
+                unknown = tuple(e.published_snapshot_ids)
         if unknown is not None:
             assert unknown == model_out.published[:len(unknown)] and len(unknown) == (
                 part == COMPACT and bool(plan.append_entries)), (

@@ -79,6 +79,18 @@ def test_filter_committed_keeps_an_empty_overwrite_that_was_never_committed(tabl
     assert commit.filter_committed([truncate]) == []  # committed now: filtered
 
 
+def _half_published_overwrite(io, path):
+    """Snapshot 1 adds a (p0) and b (p1). Committable 2 overwrites p0 with n and compacts b into
+    b1; the process published its OVERWRITE snapshot (2), then died before the COMPACT one."""
+    commit = FileStoreCommit(io, path, sim_schema({}), commit_user="u")
+    a, b = FileFacts(0, 0, 1, 0, "a", 0, 10, 1), FileFacts(1, 0, 1, 0, "b", 0, 10, 1)
+    commit.commit(to_committable(1, new_files=[a, b]))
+    n, b1 = FileFacts(0, 0, 1, 0, "n", 0, 10, 1), FileFacts(1, 0, 1, 1, "b1", 0, 10, 1)
+    full = to_committable(2, new_files=[n], compact_before=[b], compact_after=[b1])
+    assert commit.overwrite({"p": 0}, to_committable(2, new_files=[n])).snapshot_ids == [2]
+    return commit, full
+
+
 def test_filter_committed_keeps_the_compact_part_of_an_overwrite(table):
     """An overwrite committable can carry compaction changes: impl publishes the OVERWRITE
     snapshot, then a COMPACT one. If the process dies between the two, recovery through
@@ -87,13 +99,7 @@ def test_filter_committed_keeps_the_compact_part_of_an_overwrite(table):
     (its output files stay orphans, the compacted files stay live). Found with TableMachine
     (overwrite with a COMPACT part, then re-committed)."""
     io, path = table
-    commit = FileStoreCommit(io, path, sim_schema({}), commit_user="u")
-    a, b = FileFacts(0, 0, 1, 0, "a", 0, 10, 1), FileFacts(1, 0, 1, 0, "b", 0, 10, 1)
-    commit.commit(to_committable(1, new_files=[a, b]))
-    n, b1 = FileFacts(0, 0, 1, 0, "n", 0, 10, 1), FileFacts(1, 0, 1, 1, "b1", 0, 10, 1)
-    full = to_committable(2, new_files=[n], compact_before=[b], compact_after=[b1])
-    # the process published the OVERWRITE snapshot of committable 2, then died
-    assert commit.overwrite({"p": 0}, to_committable(2, new_files=[n])).snapshot_ids == [2]
+    commit, full = _half_published_overwrite(io, path)
 
     todo = commit.filter_committed([full])
     compact_after = [f.file_name for c in todo for m in c.messages for f in m.compact_after]
@@ -110,13 +116,7 @@ def test_recommitting_the_rest_of_an_overwrite_does_not_overwrite_again(table):
     anything committed there since). The OVERWRITE part must be published once. Found by
     TableMachine.commit_again (model: skip_committed runs only the COMPACT part)."""
     io, path = table
-    commit = FileStoreCommit(io, path, sim_schema({}), commit_user="u")
-    a, b = FileFacts(0, 0, 1, 0, "a", 0, 10, 1), FileFacts(1, 0, 1, 0, "b", 0, 10, 1)
-    commit.commit(to_committable(1, new_files=[a, b]))
-    n, b1 = FileFacts(0, 0, 1, 0, "n", 0, 10, 1), FileFacts(1, 0, 1, 1, "b1", 0, 10, 1)
-    full = to_committable(2, new_files=[n], compact_before=[b], compact_after=[b1])
-    # the process published the OVERWRITE snapshot of committable 2, then died
-    assert commit.overwrite({"p": 0}, to_committable(2, new_files=[n])).snapshot_ids == [2]
+    commit, full = _half_published_overwrite(io, path)
 
     for rest in commit.filter_committed([full]):
         commit.overwrite({"p": 0}, rest)
