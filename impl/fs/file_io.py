@@ -343,8 +343,7 @@ class FileIO:
         try:
             self.write_bytes(tmp, data)
             return link_if_absent(self.fs, tmp, path)
-        except (FileExistsError,) as e:  # some file systems report the race this way
-            del e
+        except FileExistsError:  # some file systems report the race this way
             return False
         except OSError as e:
             if e.errno == errno.EEXIST:

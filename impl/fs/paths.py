@@ -118,7 +118,7 @@ def partition_value_to_string(value) -> str:
 def partition_path(names, values, default_name: str = DEFAULT_PARTITION_NAME) -> str:
     """``k1=v1/k2=v2`` for one partition (empty string for an unpartitioned table)."""
     parts = []
-    for name, value in zip(names, values):
+    for name, value in zip(names, values, strict=True):
         text = default_name if value is None or value == "" else partition_value_to_string(value)
         parts.append(f"{escape_path_name(name)}={escape_path_name(text)}")
     return "/".join(parts)
