@@ -122,14 +122,14 @@ class S3FaultProxy:
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
+        self._host = host
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
     @property
     def endpoint(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self._host}:{self._server.server_port}"
 
     def start(self) -> "S3FaultProxy":
         self._thread = threading.Thread(target=self._server.serve_forever, name="s3-fault-proxy", daemon=True)
@@ -180,8 +180,8 @@ class S3FaultProxy:
         if self.required_access_key is not None and \
                 f"Credential={self.required_access_key}/" not in handler.headers.get("Authorization", ""):
             fault = Fault.ACCESS_DENIED
-        if fault in _CANNED:
-            status, code, message, extra = _CANNED[fault]  # type: ignore[index]
+        if fault is not None and fault in _CANNED:
+            status, code, message, extra = _CANNED[fault]
             payload = _ERROR_BODY.format(code=code, message=message, extra=extra).encode()
             handler.send_response(status)
             handler.send_header("Content-Type", "application/xml")
