@@ -29,13 +29,25 @@ import fsspec
 
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
 
-# Option names: pypaimon's first, then Apache Paimon Java's (s3.*), then Hadoop's (fs.s3a.*).
-ENDPOINT_KEYS = ("fs.s3.endpoint", "s3.endpoint", "fs.s3a.endpoint")
-ACCESS_KEY_KEYS = ("fs.s3.accessKeyId", "s3.access-key", "fs.s3a.access.key")
-SECRET_KEY_KEYS = ("fs.s3.accessKeySecret", "s3.secret-key", "fs.s3a.secret.key")
-SESSION_TOKEN_KEYS = ("fs.s3.securityToken", "s3.session-token", "fs.s3a.session.token")
-REGION_KEYS = ("fs.s3.region", "s3.region", "fs.s3a.endpoint.region")
-PATH_STYLE_KEYS = ("fs.s3.pathStyleAccess", "s3.path.style.access", "fs.s3a.path.style.access")
+# Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
+# name under the prefixes s3. / s3a. / fs.s3. / fs.s3a. (which covers Apache Paimon Java's
+# ``s3.access-key`` and Hadoop's ``fs.s3a.access.key``).
+_S3_PREFIXES = ("s3.", "s3a.", "fs.s3.", "fs.s3a.")
+
+
+def _variants(own: str | None, *names: str) -> tuple[str, ...]:
+    keys = [own] if own else []
+    keys += [prefix + name for prefix in _S3_PREFIXES for name in names]
+    return tuple(keys)
+
+
+ENDPOINT_KEYS = _variants("fs.s3.endpoint", "endpoint")
+ACCESS_KEY_KEYS = _variants("fs.s3.accessKeyId", "access-key", "access.key")
+SECRET_KEY_KEYS = _variants("fs.s3.accessKeySecret", "secret-key", "secret.key")
+SESSION_TOKEN_KEYS = _variants("fs.s3.securityToken", "session-token", "session.token", "security-token",
+                               "security.token")
+REGION_KEYS = _variants("fs.s3.region", "region", "endpoint.region")
+PATH_STYLE_KEYS = _variants(None, "path-style-access", "path.style.access")
 CONNECT_TIMEOUT_KEY = "fs.s3.connect-timeout"
 READ_TIMEOUT_KEY = "fs.s3.read-timeout"
 MAX_ATTEMPTS_KEY = "fs.s3.max-attempts"
@@ -47,7 +59,7 @@ DEFAULT_MAX_ATTEMPTS = 3
 
 S3_PROTOCOLS = ("s3", "s3a", "s3n")
 
-STORAGE_OPTION_PREFIXES = ("fs.", "s3.")
+STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.")
 
 
 def storage_options(options: Mapping[str, str] | None) -> dict[str, str]:
