@@ -197,8 +197,18 @@ class FileIO:
             raise FileIOError(f"cannot open {path}: {e}") from e
 
     def exists(self, path: str) -> bool:
-        """Whether the file ``path`` exists: one HEAD on object stores (s3fs's own ``exists``
-        would LIST the prefix after a 404, to look for a directory)."""
+        """Whether a file or directory ``path`` exists (on object stores: an object, or any key
+        under the prefix, which can cost a LIST after a 404; see :meth:`file_exists`)."""
+        self.requests.add(RequestKind.HEAD)
+        try:
+            return bool(self.fs.exists(path))
+        except OSError as e:
+            raise FileIOError(f"cannot stat {path}: {e}") from e
+
+    def file_exists(self, path: str) -> bool:
+        """Whether the file ``path`` exists: exactly one HEAD on object stores, never a LIST
+        (s3fs's own ``exists`` lists the prefix after a 404, to look for a directory; the
+        commit path needs no ListBucket permission)."""
         self.requests.add(RequestKind.HEAD)
         try:
             if self._s3:
@@ -226,7 +236,9 @@ class FileIO:
             return []
         except OSError as e:
             raise FileIOError(f"cannot list {directory}: {e}") from e
-        return [posixpath.basename(str(p).rstrip("/")) for p in entries]
+        own = self.fs._strip_protocol(directory).rstrip("/")
+        # an object store's directory marker (``dir/``) lists as an entry of its own directory
+        return [posixpath.basename(str(p).rstrip("/")) for p in entries if str(p).rstrip("/") != own]
 
     def list_status(self, directory: str) -> list[FileStatus]:
         """Files (not directories) directly in ``directory``, with size and modification time."""
@@ -239,7 +251,7 @@ class FileIO:
             raise FileIOError(f"cannot list {directory}: {e}") from e
         out = []
         for info in entries:
-            if info.get("type") != "file":
+            if info.get("type") != "file" or str(info["name"]).endswith("/"):
                 continue
             out.append(FileStatus(info["name"], int(info.get("size") or 0), _mtime_millis(info)))
         return out
@@ -256,7 +268,7 @@ class FileIO:
         return [
             FileStatus(name, int(info.get("size") or 0), _mtime_millis(info))
             for name, info in found.items()
-            if info.get("type") == "file"
+            if info.get("type") == "file" and not str(name).endswith("/")
         ]
 
     def file_size(self, path: str) -> int:
@@ -271,8 +283,16 @@ class FileIO:
     # ------------------------------------------------------------------ writes
 
     def mkdirs(self, directory: str) -> None:
+        """Create ``directory``. Object stores have no directories; there an empty marker object
+        ``directory/`` stands for it (as Hadoop's S3A and pyarrow write), so an empty database
+        still exists."""
         if self._object_store:
-            return  # object stores have no directories: keys are created by their writes
+            self.requests.add(RequestKind.PUT)
+            try:
+                self.fs.pipe_file(directory.rstrip("/") + "/", b"")
+            except OSError as e:
+                raise FileIOError(f"cannot create directory {directory}: {e}") from e
+            return
         try:
             self.fs.makedirs(directory, exist_ok=True)
         except OSError as e:

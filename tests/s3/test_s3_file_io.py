@@ -31,6 +31,10 @@ def test_for_path_opens_s3_with_pypaimon_option_names(s3_server, s3_bucket):
     io.write_bytes(f"{root}/a/b.txt", b"hello")
     assert io.read_bytes(f"{root}/a/b.txt") == b"hello"
     assert io.exists(f"{root}/a/b.txt") and not io.exists(f"{root}/a/c.txt")
+    assert io.file_exists(f"{root}/a/b.txt") and not io.file_exists(f"{root}/a")
+    io.mkdirs(f"{root}/empty.db")
+    assert io.exists(f"{root}/empty.db") and sorted(io.list_names(root)) == ["a", "empty.db"]
+    assert io.list_names(f"{root}/empty.db") == []
     assert io.list_names(f"{root}/a") == ["b.txt"]
     with pytest.raises(FileNotFoundError):
         io.read_bytes(f"{root}/a/missing")
@@ -57,8 +61,8 @@ def test_exists_is_one_head_never_a_list(s3_server, s3_bucket, proxy):
     io, root = _io(s3_server, s3_bucket, proxy.endpoint)
     io.write_bytes(f"{root}/s/snapshot-1", b"x")
     proxy.reset_counts()
-    assert io.exists(f"{root}/s/snapshot-1")
-    assert not io.exists(f"{root}/s/snapshot-2")
+    assert io.file_exists(f"{root}/s/snapshot-1")
+    assert not io.file_exists(f"{root}/s/snapshot-2")
     assert proxy.counts() == {"HEAD": 2}
     assert io.requests.snapshot()  # counted on the client side too
 
