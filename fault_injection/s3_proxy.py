@@ -211,10 +211,13 @@ class S3FaultProxy:
             return
         handler.send_response(resp.status, resp.reason)
         for k, v in resp.getheaders():
-            if k.lower() in ("transfer-encoding", "connection", "content-length", "server", "date"):
+            # a HEAD answer has no body but states the object's length: pass that through
+            if k.lower() in ("transfer-encoding", "connection", "server", "date") or (
+                    k.lower() == "content-length" and method != "HEAD"):
                 continue
             handler.send_header(k, v)
-        handler.send_header("Content-Length", str(len(data)))
+        if method != "HEAD":
+            handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
         if method != "HEAD":
             handler.wfile.write(data)
