@@ -5,12 +5,14 @@ One ``commit`` call publishes up to two snapshots under one commit identifier:
 1. APPEND, with the new files (plus changelog and index files), if there are any;
 2. COMPACT, with compact-before as DELETE and compact-after as ADD, if there are any.
 
-Each is one ``_Attempt`` and goes through ``_try_commit``: read the latest snapshot, check conflicts against it
-(skipped when that snapshot is exactly the one already checked: the optimistic path of
-seed 003), merge the previous base + delta manifests into the new base list, write this
-snapshot's delta manifests and lists, then publish ``snapshot-<latest+1>`` with an atomic
-create-if-absent. Losing that race retries from the new latest, re-checking conflicts only
-against the snapshots that came in between, with exponential backoff and jitter.
+Each is one ``_Attempt`` (the part's entries, the call's committable and statistics, and
+what its tries learn) and goes through ``_try_commit``: read the latest snapshot, check
+conflicts against it (skipped when that snapshot is exactly the one already checked: the
+optimistic path of seed 003), merge the previous base + delta manifests into the new base
+list, write this snapshot's delta manifests and lists, then publish
+``snapshot-<latest+1>`` with an atomic create-if-absent. Losing that race retries from the
+new latest, re-checking conflicts only against the snapshots that came in between, with
+exponential backoff and jitter.
 
 Cleanup contract: a failure before publication deletes every manifest and list the attempt
 wrote. When the publish call itself fails, whether the snapshot landed is unknown: nothing
