@@ -11,6 +11,11 @@ from __future__ import annotations
 class PaimonError(Exception):
     """Base class of every error impl raises on purpose."""
 
+    # Set by FileStoreCommit on an error that ends a commit or overwrite call: the snapshots
+    # that call had published before it failed. Only declared here (no class default), since
+    # callers tell "raised by a commit call" from "raised elsewhere" by its presence.
+    published_snapshot_ids: list[int]
+
 
 # --------------------------------------------------------------------------- storage
 

@@ -18,7 +18,8 @@ changes touch: on any state these rules produced, untouched ones are already con
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from itertools import pairwise
+from typing import Any, Callable, Iterable, NoReturn, Sequence
 
 from impl.commit.live_files import LiveFiles
 from impl.errors import BucketCountChangedError, FileAlreadyLiveError, FileNotLiveError, KeyRangeOverlapError
@@ -26,6 +27,7 @@ from impl.format.json_records import CommitKind
 from impl.format.records import FileIdentity, FileKind, ManifestEntry
 
 KeySortKey = Callable[[bytes], Any]  # serialized key BinaryRow -> comparable value
+DescribePartition = Callable[[bytes], str]  # serialized partition -> text for error messages
 
 
 @dataclass
@@ -42,7 +44,7 @@ def check_conflicts(
     kind: CommitKind,
     key_sort_key: KeySortKey | None,
     *,
-    describe_partition: Callable[[bytes], str] = lambda p: p.hex(),
+    describe_partition: DescribePartition = lambda p: p.hex(),
 ) -> Fold:
     """Raise a CommitConflictError subclass if ``changes`` cannot be applied to ``live``;
     otherwise return the fold of the changes."""
@@ -81,7 +83,8 @@ def check_conflicts(
     return fold
 
 
-def _check_bucket_counts(live: LiveFiles, changes, describe_partition) -> None:
+def _check_bucket_counts(live: LiveFiles, changes: Sequence[ManifestEntry],
+                         describe_partition: DescribePartition) -> None:
     established: dict[bytes, tuple[int, str]] = {}
     for e in changes:
         if e.total_buckets <= 0:
@@ -103,20 +106,22 @@ def _check_bucket_counts(live: LiveFiles, changes, describe_partition) -> None:
             _bucket_error(e.partition, total, first, e.total_buckets, e.file.file_name, describe_partition)
 
 
-def _bucket_error(partition, old, old_file, new, new_file, describe_partition):
+def _bucket_error(partition: bytes, old: int, old_file: str, new: int, new_file: str,
+                  describe_partition: DescribePartition) -> NoReturn:
     raise BucketCountChangedError(
         f"total buckets of partition {describe_partition(partition)} changed from {old} (file {old_file}) "
         f"to {new} (file {new_file}) without overwrite",
         files=(old_file, new_file))
 
 
-def _check_key_ranges(live: LiveFiles, fold: Fold, key_sort_key: KeySortKey, describe_partition) -> None:
+def _check_key_ranges(live: LiveFiles, fold: Fold, key_sort_key: KeySortKey,
+                      describe_partition: DescribePartition) -> None:
     touched = {(e.partition, e.bucket, e.file.level) for e in fold.added.values() if e.file.level >= 1}
     for partition, bucket, level in sorted(touched):  # a fixed order: the same conflict is reported every run
         files = [live.by_identity[i] for i in live.group(partition, bucket, level) if i not in fold.removed]
         files += [e for e in fold.added.values() if (e.partition, e.bucket, e.file.level) == (partition, bucket, level)]
         files.sort(key=lambda e: (key_sort_key(e.file.min_key), e.file.file_name))
-        for a, b in zip(files, files[1:]):
+        for a, b in pairwise(files):
             if key_sort_key(a.file.max_key) >= key_sort_key(b.file.min_key):
                 raise KeyRangeOverlapError(
                     f"key ranges of {a.file.file_name} and {b.file.file_name} overlap in partition "

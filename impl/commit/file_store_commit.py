@@ -5,12 +5,14 @@ One ``commit`` call publishes up to two snapshots under one commit identifier:
 1. APPEND, with the new files (plus changelog and index files), if there are any;
 2. COMPACT, with compact-before as DELETE and compact-after as ADD, if there are any.
 
-Each goes through ``_try_commit``: read the latest snapshot, check conflicts against it
-(skipped when that snapshot is exactly the one already checked: the optimistic path of
-seed 003), merge the previous base + delta manifests into the new base list, write this
-snapshot's delta manifests and lists, then publish ``snapshot-<latest+1>`` with an atomic
-create-if-absent. Losing that race retries from the new latest, re-checking conflicts only
-against the snapshots that came in between, with exponential backoff and jitter.
+Each is one ``_Attempt`` (the part's entries, the call's committable and statistics, and
+what its tries learn) and goes through ``_try_commit``: read the latest snapshot, check
+conflicts against it (skipped when that snapshot is exactly the one already checked: the
+optimistic path of seed 003), merge the previous base + delta manifests into the new base
+list, write this snapshot's delta manifests and lists, then publish
+``snapshot-<latest+1>`` with an atomic create-if-absent. Losing that race retries from the
+new latest, re-checking conflicts only against the snapshots that came in between, with
+exponential backoff and jitter.
 
 Cleanup contract: a failure before publication deletes every manifest and list the attempt
 wrote. When the publish call itself fails, whether the snapshot landed is unknown: nothing
@@ -28,7 +30,7 @@ import uuid as uuid_mod
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from impl.commit.conflicts import Fold, check_conflicts
+from impl.commit.conflicts import Fold, KeySortKey, check_conflicts
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import (
     BATCH_COMMIT_IDENTIFIER,
@@ -48,13 +50,13 @@ from impl.errors import (
 )
 from impl.format.binary_row import decode_row, sort_key
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
-from impl.format.records import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
+from impl.format.records import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths, partition_path
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
-from impl.manifest.merger import ManifestFileMerger
+from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
 from impl.snapshot.manager import SnapshotManager
 
 log = logging.getLogger(__name__)
@@ -68,22 +70,43 @@ class CommitStats:
     snapshot_kinds: list[CommitKind] = field(default_factory=list)  # the kind of each of snapshot_ids
     attempts: int = 0
     lost_races: int = 0
-    manifest_merges: list[str] = field(default_factory=list)
+    manifest_merges: list[ManifestMergeKind] = field(default_factory=list)  # the merges that changed the base
+
+    def record_published(self, snapshot_id: int, kind: CommitKind) -> None:
+        """Note a snapshot of this call: published now, or found published by an earlier try."""
+        self.snapshot_ids.append(snapshot_id)
+        self.snapshot_kinds.append(kind)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """The entries of one part of a call: the APPEND (or OVERWRITE) part or the COMPACT part."""
+
+    table: tuple[ManifestEntry, ...]
+    changelog: tuple[ManifestEntry, ...]
+    index: tuple[IndexManifestEntry, ...]
+
+    @staticmethod
+    def of(changes: CollectedChanges, kind: CommitKind) -> _Part:
+        if kind is CommitKind.COMPACT:
+            return _Part(tuple(changes.compact_table), tuple(changes.compact_changelog), tuple(changes.compact_index))
+        return _Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index))
 
 
 @dataclass
-class _Attempt:
-    """State carried from one attempt of a snapshot to the next."""
+class _UnknownOutcome:
+    """What is known about a publication whose outcome is (or was) unknown, kept from one try
+    of a snapshot to the next and, once the call gave up, until the same part is committed again."""
 
     outcome_unknown: bool = False  # the last publish call raised
     unknown_snapshot_id: int = 0  # the id that call tried to take
-    written_files: list[str] = field(default_factory=list)  # manifests/lists of the last attempt
+    written_files: list[str] = field(default_factory=list)  # manifests/lists of the last try
     # set when this part did land but a later part of the same call ended unknown: a repeat
     # of the call must skip it (its files are live now) and report this snapshot again
     landed_snapshot_id: int | None = None
     # the part's entries: a later call under the same identifier is a repeat of this one only
     # if it carries the same part (batch commits all share one identifier)
-    part: tuple = ()
+    part: _Part | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +117,35 @@ class _Checked:
     snapshot_id: int | None
     tag: str | None
     fold: Fold
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """One snapshot to publish (one part of a call), carried through its tries."""
+
+    kind: CommitKind
+    part: _Part
+    committable: ManifestCommittable
+    stats: CommitStats  # of the whole call, updated as the tries go
+    checked: _Checked | None = None  # the optimistic check, reused while its snapshot stays the latest
+    overwrite_matches: Callable[[bytes], bool] | None = None  # partitions an OVERWRITE replaces
+    unknown: _UnknownOutcome = field(default_factory=_UnknownOutcome)
+
+    def describe(self, table_name: str) -> str:
+        return f"commit {self.committable.identifier} ({self.kind.value}) of {table_name}"
+
+
+@dataclass(frozen=True)
+class _WrittenLists:
+    """The manifest lists and index manifest one try wrote for its snapshot."""
+
+    base_list: str
+    base_list_size: int
+    delta_list: str
+    delta_list_size: int
+    changelog_list: str | None
+    changelog_list_size: int | None
+    index_manifest: str | None
 
 
 class FileStoreCommit:
@@ -139,11 +191,13 @@ class FileStoreCommit:
         self.manifest_list = ManifestList(file_io, self.paths)
         self.index_manifest_file = IndexManifestFile(file_io, self.paths)
         self.merger = ManifestFileMerger(self.manifest_file, self.options.merge)
-        self._key_cache: dict[bytes, Any] = {}
+        # the conflict check compares key ranges only on primary-key tables
+        self._key_sort_key: KeySortKey | None = (
+            _CachedKeySortKey(self.key_type) if self.key_type is not None else None)
         self._live: LiveFiles | None = None  # live files of the newest snapshot this committer knows
         # publications whose outcome was unknown when they gave up, by (identifier, kind):
         # resolved before the same identifier is committed again, so a repeat never doubles it
-        self._unknown_outcomes: dict[tuple[int, CommitKind], _Attempt] = {}
+        self._unknown_outcomes: dict[tuple[int, CommitKind], _UnknownOutcome] = {}
         self._lock = threading.RLock()
 
     # ================================================================== public API
@@ -174,20 +228,20 @@ class FileStoreCommit:
                     # re-checking if nobody else commits in between
                     checked = self._check_now(self.snapshot_manager.latest_snapshot(), changes.append_table,
                                               CommitKind.APPEND)
-                    sid = self._try_commit(CommitKind.APPEND, changes.append_table, changes.append_changelog,
-                                           changes.append_index, committable, stats, checked)
+                    sid = self._try_commit(_Attempt(CommitKind.APPEND, _Part.of(changes, CommitKind.APPEND),
+                                                    committable, stats, checked))
                     # assume the COMPACT snapshot follows ours directly; re-checked if not
                     checked = self._check_now(self.snapshot_manager.snapshot(sid), changes.compact_table,
                                               CommitKind.COMPACT) if changes.has_compact else None
                 if changes.has_compact:
-                    self._try_commit(CommitKind.COMPACT, changes.compact_table, changes.compact_changelog,
-                                     changes.compact_index, committable, stats, checked)
+                    self._try_commit(_Attempt(CommitKind.COMPACT, _Part.of(changes, CommitKind.COMPACT),
+                                              committable, stats, checked))
             except PaimonError as e:
                 self._on_failure(e, committable.identifier, original, stats)
                 raise
         return stats
 
-    def _check_now(self, snapshot: Snapshot | None, changes: list[ManifestEntry], kind: CommitKind) -> _Checked:
+    def _check_now(self, snapshot: Snapshot | None, changes: Sequence[ManifestEntry], kind: CommitKind) -> _Checked:
         fold = check_conflicts(self._live_at(snapshot), changes, kind, self._key_sort_key,
                                describe_partition=self.describe_partition)
         return _Checked(snapshot.id if snapshot else None, snapshot.delta_manifest_list if snapshot else None, fold)
@@ -215,7 +269,9 @@ class FileStoreCommit:
         with self._lock:
             return self._overwrite_locked(partition, changes, committable, stats, matches)
 
-    def _overwrite_locked(self, partition, changes: CollectedChanges, committable, stats, matches) -> CommitStats:
+    def _overwrite_locked(self, partition: Mapping[str, Any] | None, changes: CollectedChanges,
+                          committable: ManifestCommittable, stats: CommitStats,
+                          matches: Callable[[bytes], bool] | None) -> CommitStats:
         original = changes
         try:
             if matches is not None and self._resolve_unknown(committable.identifier, CommitKind.OVERWRITE,
@@ -233,11 +289,11 @@ class FileStoreCommit:
                         raise OverwritePartitionError(
                             f"overwrite of partition {dict(partition)} of {self.table_name} carries files of "
                             f"other partitions: {', '.join(strays)}")
-                self._try_commit(CommitKind.OVERWRITE, changes.append_table, changes.append_changelog,
-                                 changes.append_index, committable, stats, None, overwrite_matches=matches)
+                self._try_commit(_Attempt(CommitKind.OVERWRITE, _Part.of(changes, CommitKind.OVERWRITE),
+                                          committable, stats, overwrite_matches=matches))
             if changes.has_compact:
-                self._try_commit(CommitKind.COMPACT, changes.compact_table, changes.compact_changelog,
-                                 changes.compact_index, committable, stats, None)
+                self._try_commit(_Attempt(CommitKind.COMPACT, _Part.of(changes, CommitKind.COMPACT),
+                                          committable, stats))
         except PaimonError as e:
             self._on_failure(e, committable.identifier, original, stats)
             raise
@@ -247,9 +303,9 @@ class FileStoreCommit:
         error.published_snapshot_ids = list(stats.snapshot_ids)
         if isinstance(error, CommitOutcomeUnknownError):
             # the caller is told to repeat the call: the parts that did land must not be redone
-            for kind, sid in zip(stats.snapshot_kinds, stats.snapshot_ids):
-                self._unknown_outcomes[(identifier, kind)] = _Attempt(landed_snapshot_id=sid,
-                                                                      part=_part_key(changes, kind))
+            for kind, sid in zip(stats.snapshot_kinds, stats.snapshot_ids, strict=True):
+                self._unknown_outcomes[(identifier, kind)] = _UnknownOutcome(landed_snapshot_id=sid,
+                                                                             part=_Part.of(changes, kind))
 
     def filter_committed(self, committables: Sequence[ManifestCommittable]) -> list[ManifestCommittable]:
         """The committables (or parts of them) not yet published by this commit user.
@@ -264,10 +320,7 @@ class FileStoreCommit:
         min_identifier = min(c.identifier for c in committables)
         done: set[tuple[int, CommitKind]] = set()
         newest_identifier: int | None = None
-        for sid in reversed(self.snapshot_manager.snapshot_ids()):
-            snap = self.snapshot_manager.try_snapshot(sid)
-            if snap is None or snap.commit_user != self.commit_user:
-                continue
+        for snap in self.snapshot_manager.snapshots_of_user(self.commit_user):
             if newest_identifier is None:
                 newest_identifier = snap.commit_identifier
             done.add((snap.commit_identifier, snap.commit_kind))
@@ -306,12 +359,12 @@ class FileStoreCommit:
             values = decode_row(partition, self.partition_type)
         except PaimonError:
             return partition.hex()
-        return "{" + ", ".join(f"{k}={v!r}" for k, v in zip(self.partition_names, values)) + "}"
+        return "{" + ", ".join(f"{k}={v!r}" for k, v in zip(self.partition_names, values, strict=False)) + "}"
 
     def partition_path(self, partition: bytes) -> str:
         return partition_path(self.partition_names, decode_row(partition, self.partition_type))
 
-    def data_file_path(self, partition: bytes, bucket: int, f) -> str:
+    def data_file_path(self, partition: bytes, bucket: int, f: DataFileMeta) -> str:
         return self.paths.data_file_path(self.partition_path(partition), bucket, f.file_name, f.external_path)
 
     def read_live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
@@ -324,24 +377,22 @@ class FileStoreCommit:
         """True if an earlier call's publication of this part (identifier, kind and the entries
         of ``changes`` for that kind), whose outcome was unknown, did land; if it did not, its
         leftover metadata is deleted."""
-        attempt = self._unknown_outcomes.get((identifier, kind))
-        if attempt is None or attempt.part != _part_key(changes, kind):
+        record = self._unknown_outcomes.get((identifier, kind))
+        if record is None or record.part != _Part.of(changes, kind):
             # nothing pending, or a record of another committable under this identifier (a batch
             # commit after an unrepeated failed one): it says nothing about this part
             return False
-        if attempt.landed_snapshot_id is not None:
+        if record.landed_snapshot_id is not None:
             del self._unknown_outcomes[(identifier, kind)]
-            stats.snapshot_ids.append(attempt.landed_snapshot_id)
-            stats.snapshot_kinds.append(kind)
+            stats.record_published(record.landed_snapshot_id, kind)
             return True
         latest = self.snapshot_manager.latest_snapshot()  # if this fails, the outcome stays unknown
         del self._unknown_outcomes[(identifier, kind)]
-        own = self._find_own_snapshot(attempt.unknown_snapshot_id, latest, identifier, kind)
+        own = self._find_own_snapshot(record.unknown_snapshot_id, latest, identifier, kind)
         if own is not None:
-            stats.snapshot_ids.append(own)
-            stats.snapshot_kinds.append(kind)
+            stats.record_published(own, kind)
             return True
-        self.file_io.delete_quietly(self.paths.manifest_path(n) for n in attempt.written_files)
+        self._delete_manifests(record.written_files)
         return False
 
     def _is_overwrite_remainder(self, committable: ManifestCommittable) -> bool:
@@ -349,10 +400,7 @@ class FileStoreCommit:
         landed: only compaction changes left, and this user's (identifier, OVERWRITE) exists."""
         if not committable.messages or any(m.has_append_part() for m in committable.messages):
             return False
-        for sid in reversed(self.snapshot_manager.snapshot_ids()):
-            snap = self.snapshot_manager.try_snapshot(sid)
-            if snap is None or snap.commit_user != self.commit_user:
-                continue
+        for snap in self.snapshot_manager.snapshots_of_user(self.commit_user):
             if snap.commit_identifier == committable.identifier and snap.commit_kind is CommitKind.OVERWRITE:
                 return True
             if snap.commit_identifier < committable.identifier:
@@ -365,23 +413,11 @@ class FileStoreCommit:
                 f"cannot commit to {self.table_name}: file system {type(self.file_io.fs).__name__} has no atomic "
                 "create-if-absent, so two writers could both publish the same snapshot id")
 
-    def _as_committable(self, c, identifier: int) -> ManifestCommittable:
+    def _as_committable(self, c: ManifestCommittable | Sequence[CommitMessage],
+                        identifier: int) -> ManifestCommittable:
         if isinstance(c, ManifestCommittable):
             return c
         return ManifestCommittable(identifier, tuple(c))
-
-    def _key_sort_key_impl(self, key: bytes):
-        v = self._key_cache.get(key)
-        if v is None:
-            v = sort_key(decode_row(key, self.key_type))
-            if len(self._key_cache) > 100_000:
-                self._key_cache.clear()
-            self._key_cache[key] = v
-        return v
-
-    @property
-    def _key_sort_key(self):
-        return self._key_sort_key_impl if self.key_type is not None else None
 
     def _read_live(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """Live entries of ``snapshot`` (every manifest's size and entry count checked)."""
@@ -407,15 +443,8 @@ class FileStoreCommit:
             if cached is not None and cached.snapshot_id is not None and cached.snapshot_id <= latest.id:
                 if cached.snapshot_id == latest.id and cached.snapshot_tag == latest.delta_manifest_list:
                     return cached
-                if cached.snapshot_id < latest.id:
-                    base = self.snapshot_manager.try_snapshot(cached.snapshot_id)
-                    between = [latest if i == latest.id else self.snapshot_manager.try_snapshot(i)
-                               for i in range(cached.snapshot_id + 1, latest.id + 1)]
-                    if (base is not None and base.delta_manifest_list == cached.snapshot_tag
-                            and all(s is not None for s in between)):
-                        for snap in between:
-                            cached.advance(snap.id, snap.delta_manifest_list, self._delta_entries(snap))
-                        return cached
+                if cached.snapshot_id < latest.id and self._advance(cached, cached.snapshot_id, latest):
+                    return cached
             self._live = None
             self._live = LiveFiles(latest.id, latest.delta_manifest_list, self._read_live(latest))
             return self._live
@@ -423,10 +452,25 @@ class FileStoreCommit:
             self._live = None  # a half-advanced index must never be used
             raise
 
+    def _advance(self, cached: LiveFiles, cached_id: int, latest: Snapshot) -> bool:
+        """Move ``cached`` (the live files of snapshot ``cached_id``) forward to ``latest`` by
+        the deltas in between; False, with nothing changed, when one of those snapshots is gone
+        or the cached one was replaced (a rollback reused its id)."""
+        base = self.snapshot_manager.try_snapshot(cached_id)
+        between = [latest if i == latest.id else self.snapshot_manager.try_snapshot(i)
+                   for i in range(cached_id + 1, latest.id + 1)]
+        present = [snap for snap in between if snap is not None]
+        if base is None or base.delta_manifest_list != cached.snapshot_tag or len(present) != len(between):
+            return False
+        for snap in present:
+            cached.advance(snap.id, snap.delta_manifest_list, self._delta_entries(snap))
+        return True
+
     def _delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         return self.manifest_file.read_all(self.manifest_list.read_delta_manifests(snapshot))
 
-    def _overwrite_matcher(self, partition, changes: CollectedChanges, dynamic: bool):
+    def _overwrite_matcher(self, partition: Mapping[str, Any] | None, changes: CollectedChanges,
+                           dynamic: bool) -> Callable[[bytes], bool] | None:
         """Predicate over serialized partitions to replace, or None when nothing is to be replaced."""
         if dynamic and not partition:
             targets = {e.partition for e in changes.append_table}
@@ -450,51 +494,38 @@ class FileStoreCommit:
 
     # ------------------------------------------------------------------ retry loop
 
-    def _try_commit(
-        self,
-        kind: CommitKind,
-        table_changes: list[ManifestEntry],
-        changelog: list[ManifestEntry],
-        index_changes: list[IndexManifestEntry],
-        committable: ManifestCommittable,
-        stats: CommitStats,
-        checked: _Checked | None,
-        overwrite_matches: Callable[[bytes], bool] | None = None,
-    ) -> int:
-        attempt = _Attempt()
+    def _try_commit(self, attempt: _Attempt) -> int:
+        """Publish the attempt's snapshot, retrying lost races; its id."""
         try:
-            return self._retry_loop(kind, table_changes, changelog, index_changes, committable, stats, checked,
-                                    overwrite_matches, attempt)
+            return self._retry_loop(attempt)
         except CommitOutcomeUnknownError:
-            attempt.part = _part_key_of(table_changes, changelog, index_changes)
-            self._unknown_outcomes[(committable.identifier, kind)] = attempt
+            attempt.unknown.part = attempt.part
+            self._unknown_outcomes[(attempt.committable.identifier, attempt.kind)] = attempt.unknown
             raise
 
-    def _retry_loop(self, kind, table_changes, changelog, index_changes, committable, stats, checked,
-                    overwrite_matches, attempt: _Attempt) -> int:
+    def _retry_loop(self, attempt: _Attempt) -> int:
         started = time.monotonic()
         retries = 0
+        stats = attempt.stats
         while True:
             stats.attempts += 1
-            sid = self._try_commit_once(kind, table_changes, changelog, index_changes, committable,
-                                        attempt, checked, stats, overwrite_matches)
+            sid = self._try_commit_once(attempt)
             if sid is not None:
-                stats.snapshot_ids.append(sid)
-                stats.snapshot_kinds.append(kind)
+                stats.record_published(sid, attempt.kind)
                 return sid
             stats.lost_races += 1
             elapsed_ms = (time.monotonic() - started) * 1000
             timed_out = self.options.timeout_ms is not None and elapsed_ms > self.options.timeout_ms
             if retries >= self.options.max_retries or timed_out:
-                if attempt.outcome_unknown:
+                if attempt.unknown.outcome_unknown:
                     raise CommitOutcomeUnknownError(
-                        f"commit {committable.identifier} ({kind.value}) of {self.table_name} by "
-                        f"{self.commit_user}: publishing snapshot {attempt.unknown_snapshot_id} failed and "
-                        f"its outcome is still unknown; nothing was deleted. Commit the same identifier again "
-                        f"on this committer, or recover through filter_committed: either completes it once")
+                        f"{attempt.describe(self.table_name)} by {self.commit_user}: publishing snapshot "
+                        f"{attempt.unknown.unknown_snapshot_id} failed and its outcome is still unknown; nothing "
+                        f"was deleted. Commit the same identifier again on this committer, or recover through "
+                        f"filter_committed: either completes it once")
                 raise CommitRetriesExhaustedError(
-                    f"commit {committable.identifier} ({kind.value}) of {self.table_name} gave up after "
-                    f"{retries} retries in {elapsed_ms:.0f} ms: other writers kept taking the next snapshot id")
+                    f"{attempt.describe(self.table_name)} gave up after {retries} retries in {elapsed_ms:.0f} ms: "
+                    f"other writers kept taking the next snapshot id")
             self._sleep(self._retry_wait_seconds(retries))
             retries += 1
 
@@ -503,180 +534,222 @@ class FileStoreCommit:
         wait_ms += random.uniform(0, max(1.0, wait_ms * 0.2))
         return wait_ms / 1000.0
 
-    # ------------------------------------------------------------------ one attempt
+    # ------------------------------------------------------------------ one try
 
-    def _try_commit_once(
-        self,
-        kind: CommitKind,
-        table_changes: list[ManifestEntry],
-        changelog: list[ManifestEntry],
-        index_changes: list[IndexManifestEntry],
-        committable: ManifestCommittable,
-        attempt: _Attempt,
-        checked: _Checked | None,
-        stats: CommitStats,
-        overwrite_matches: Callable[[bytes], bool] | None,
-    ) -> int | None:
+    def _try_commit_once(self, attempt: _Attempt) -> int | None:
         """Publish once; the new snapshot id, or None when another writer took the id first."""
+        unknown = attempt.unknown
         try:
             latest = self.snapshot_manager.latest_snapshot()
         except Exception as e:
-            if attempt.outcome_unknown:
+            if unknown.outcome_unknown:
                 raise CommitOutcomeUnknownError(
-                    f"cannot tell whether snapshot {attempt.unknown_snapshot_id} of {self.table_name} landed: {e}"
+                    f"cannot tell whether snapshot {unknown.unknown_snapshot_id} of {self.table_name} landed: {e}"
                 ) from e
             raise
 
-        if attempt.outcome_unknown:
-            own = self._find_own_snapshot(attempt.unknown_snapshot_id, latest, committable.identifier, kind)
+        if unknown.outcome_unknown:
+            own = self._find_own_snapshot(unknown.unknown_snapshot_id, latest, attempt.committable.identifier,
+                                          attempt.kind)
             if own is not None:
-                return own  # the previous attempt did land; its files are now referenced
+                return own  # the previous try did land; its files are now referenced
             # Known now: it did not land. Its files are ours to remove.
-            self.file_io.delete_quietly(self.paths.manifest_path(n) for n in attempt.written_files)
-            attempt.outcome_unknown = False
-            attempt.written_files = []
+            self._delete_manifests(unknown.written_files)
+            unknown.outcome_unknown = False
+            unknown.written_files = []
 
         live = self._live_at(latest)
-        if overwrite_matches is not None:
-            deletes = [e.with_kind(FileKind.DELETE) for e in live.entries() if overwrite_matches(e.partition)]
-            changes = deletes + table_changes
-            fold = check_conflicts(live, changes, kind, self._key_sort_key, describe_partition=self.describe_partition)
-        else:
-            changes = table_changes
-            latest_tag = latest.delta_manifest_list if latest else None
-            if checked is not None and (checked.snapshot_id, checked.tag) == (live.snapshot_id, latest_tag):
-                fold = checked.fold  # nobody committed since the check: skip it (seed 003)
-            else:
-                fold = check_conflicts(live, changes, kind, self._key_sort_key,
-                                       describe_partition=self.describe_partition)
+        changes, fold = self._checked_changes(attempt, live, latest)
 
         written: list[str] = []
         try:
-            snapshot = self._write_metadata(kind, latest, changes, changelog, index_changes, committable,
-                                            written, stats)
+            snapshot = self._write_metadata(attempt, latest, changes, written)
         except BaseException:
-            self.file_io.delete_quietly(self.paths.manifest_path(n) for n in written)
+            self._delete_manifests(written)
             raise
 
         try:
             published = self.snapshot_manager.try_publish(snapshot)
         except UnsupportedFileSystemError:
-            self.file_io.delete_quietly(self.paths.manifest_path(n) for n in written)
+            self._delete_manifests(written)
             raise
         except Exception as e:  # noqa: BLE001 - any failure here leaves the outcome unknown
             log.warning("publishing snapshot %s of %s failed, outcome unknown: %s", snapshot.id, self.table_name, e)
-            attempt.outcome_unknown = True
-            attempt.unknown_snapshot_id = snapshot.id
-            attempt.written_files = written
+            unknown.outcome_unknown = True
+            unknown.unknown_snapshot_id = snapshot.id
+            unknown.written_files = written
             return None
         if published:
             live.advance(snapshot.id, snapshot.delta_manifest_list, _fold_as_delta(live, fold))
             return snapshot.id
         # Lost the race for this id: nothing references what we wrote.
-        self.file_io.delete_quietly(self.paths.manifest_path(n) for n in written)
+        self._delete_manifests(written)
         return None
+
+    def _checked_changes(self, attempt: _Attempt, live: LiveFiles,
+                         latest: Snapshot | None) -> tuple[list[ManifestEntry], Fold]:
+        """The table changes this try writes (an OVERWRITE adds DELETEs of the replaced files)
+        and their fold onto ``live``, checked for conflicts unless the optimistic check still holds."""
+        if attempt.overwrite_matches is not None:
+            matches = attempt.overwrite_matches
+            deletes = [e.with_kind(FileKind.DELETE) for e in live.entries() if matches(e.partition)]
+            changes = deletes + list(attempt.part.table)
+            return changes, check_conflicts(live, changes, attempt.kind, self._key_sort_key,
+                                            describe_partition=self.describe_partition)
+        changes = list(attempt.part.table)
+        checked = attempt.checked
+        latest_tag = latest.delta_manifest_list if latest else None
+        if checked is not None and (checked.snapshot_id, checked.tag) == (live.snapshot_id, latest_tag):
+            return changes, checked.fold  # nobody committed since the check: skip it (seed 003)
+        return changes, check_conflicts(live, changes, attempt.kind, self._key_sort_key,
+                                        describe_partition=self.describe_partition)
 
     def _find_own_snapshot(self, tried_id: int, latest: Snapshot | None, identifier: int,
                            kind: CommitKind) -> int | None:
-        """Our snapshot among ids >= the one the unknown attempt tried to take, if it landed."""
+        """Our snapshot among ids >= the one the unknown try tried to take, if it landed."""
         if latest is None:
             return None
-        for sid in range(tried_id, latest.id + 1):
-            snap = latest if sid == latest.id else self.snapshot_manager.try_snapshot(sid)
-            if (snap is not None and snap.commit_user == self.commit_user
-                    and snap.commit_identifier == identifier and snap.commit_kind is kind):
-                return sid
+        # oldest first: a publication that landed took exactly tried_id
+        for snap in self.snapshot_manager.snapshots_of_user(self.commit_user, range(tried_id, latest.id + 1),
+                                                            known=latest):
+            if snap.commit_identifier == identifier and snap.commit_kind is kind:
+                return snap.id
         return None
 
-    def _write_metadata(
-        self,
-        kind: CommitKind,
-        latest: Snapshot | None,
-        changes: list[ManifestEntry],
-        changelog: list[ManifestEntry],
-        index_changes: list[IndexManifestEntry],
-        committable: ManifestCommittable,
-        written: list[str],
-        stats: CommitStats,
-    ) -> Snapshot:
-        """Write merged base list, delta manifests + list, changelog and index manifests.
+    def _delete_manifests(self, names: Sequence[str]) -> None:
+        self.file_io.delete_quietly(self.paths.manifest_path(n) for n in names)
+
+    # ------------------------------------------------------------------ metadata of one try
+
+    def _write_metadata(self, attempt: _Attempt, latest: Snapshot | None, changes: Sequence[ManifestEntry],
+                        written: list[str]) -> Snapshot:
+        """Write merged base list, delta manifests + list, changelog and index manifests; the
+        snapshot that references them.
 
         Every file name goes into ``written`` as soon as it exists, for cleanup.
         """
+        base_list, base_size = self._write_base_list(latest, written, attempt.stats)
+        delta_list, delta_size = self._write_manifests_and_list(changes, written)
+        changelog_list = changelog_size = None
+        if attempt.part.changelog:
+            changelog_list, changelog_size = self._write_manifests_and_list(attempt.part.changelog, written,
+                                                                            name_suffix="changelog")
+        index_manifest = self._write_index_manifest(latest, attempt.part.index, written)
+        lists = _WrittenLists(base_list, base_size, delta_list, delta_size, changelog_list, changelog_size,
+                              index_manifest)
+        previous_total = self._total_record_count(latest)
+        return _new_snapshot(
+            previous=latest, previous_total_records=previous_total, lists=lists, changes=changes,
+            changelog=attempt.part.changelog, schema_id=self.schema.id, commit_user=self.commit_user,
+            committable=attempt.committable, kind=attempt.kind, time_millis=self._clock_millis())
+
+    def _write_base_list(self, latest: Snapshot | None, written: list[str], stats: CommitStats) -> tuple[str, int]:
+        """Merge the previous base + delta manifests and write them as the new base list."""
         previous = self._data_manifests(latest) if latest is not None else []
         merge = self.merger.merge(previous)
         written.extend(m.file_name for m in merge.written)
-        if merge.kind != "none":
+        if merge.kind is not ManifestMergeKind.NONE:
             stats.manifest_merges.append(merge.kind)
         # names go into `written` before the write: a write can land and still report failure
         base_list = self.paths.new_manifest_list_name()
         written.append(base_list)
-        _, base_size = self.manifest_list.write(merge.manifests, name=base_list)
+        _, size = self.manifest_list.write(merge.manifests, name=base_list)
+        return base_list, size
 
-        delta_manifests = self.manifest_file.write(changes)
-        written.extend(m.file_name for m in delta_manifests)
-        delta_list = self.paths.new_manifest_list_name()
-        written.append(delta_list)
-        _, delta_size = self.manifest_list.write(delta_manifests, name=delta_list)
+    def _write_manifests_and_list(self, entries: Sequence[ManifestEntry], written: list[str], *,
+                                  name_suffix: str = "") -> tuple[str, int]:
+        """Write ``entries`` as new manifests and a list of them (a delta or changelog list)."""
+        manifests = self.manifest_file.write(entries, name_suffix=name_suffix)
+        written.extend(m.file_name for m in manifests)
+        list_name = self.paths.new_manifest_list_name()
+        written.append(list_name)
+        _, size = self.manifest_list.write(manifests, name=list_name)
+        return list_name, size
 
-        changelog_list = changelog_size = changelog_records = None
-        if changelog:
-            cl_manifests = self.manifest_file.write(changelog, name_suffix="changelog")
-            written.extend(m.file_name for m in cl_manifests)
-            changelog_list = self.paths.new_manifest_list_name()
-            written.append(changelog_list)
-            _, changelog_size = self.manifest_list.write(cl_manifests, name=changelog_list)
-            changelog_records = sum(e.file.row_count for e in changelog)
-
+    def _write_index_manifest(self, latest: Snapshot | None, index_changes: Sequence[IndexManifestEntry],
+                              written: list[str]) -> str | None:
+        """The index manifest of the new snapshot: the previous one, or a new one when the
+        index files change (None once no index file is left)."""
         index_manifest = latest.index_manifest if latest is not None else None
-        if index_changes:
-            previous_index = self.index_manifest_file.read(index_manifest) if index_manifest else []
-            live_index = fold_index_entries(previous_index, index_changes)
-            index_manifest = None
-            if live_index:
-                index_manifest = self.paths.new_index_manifest_name()
-                written.append(index_manifest)
-                self.index_manifest_file.write(live_index, name=index_manifest)
+        if not index_changes:
+            return index_manifest
+        previous_index = self.index_manifest_file.read(index_manifest) if index_manifest else []
+        live_index = fold_index_entries(previous_index, index_changes)
+        if not live_index:
+            return None
+        name = self.paths.new_index_manifest_name()
+        written.append(name)
+        self.index_manifest_file.write(live_index, name=name)
+        return name
 
-        delta_records = sum(e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in changes)
-        previous_total = 0
-        if latest is not None:
-            previous_total = (latest.total_record_count if latest.total_record_count is not None
-                              else sum(e.file.row_count for e in self._read_live(latest)))
-        watermark = committable.watermark
-        if latest is not None and latest.watermark is not None:
-            watermark = latest.watermark if watermark is None else max(watermark, latest.watermark)
-        return Snapshot(
-            id=(latest.id + 1) if latest is not None else 1,
-            schema_id=self.schema.id,
-            base_manifest_list=base_list,
-            delta_manifest_list=delta_list,
-            commit_user=self.commit_user,
-            commit_identifier=committable.identifier,
-            commit_kind=kind,
-            time_millis=self._clock_millis(),
-            total_record_count=previous_total + delta_records,
-            delta_record_count=delta_records,
-            changelog_manifest_list=changelog_list,
-            index_manifest=index_manifest,
-            changelog_record_count=changelog_records,
-            watermark=watermark,
-            properties=dict(committable.properties) or None,
-            base_manifest_list_size=base_size,
-            delta_manifest_list_size=delta_size,
-            changelog_manifest_list_size=changelog_size,
-        )
+    def _total_record_count(self, snapshot: Snapshot | None) -> int:
+        """Rows live in ``snapshot``: its recorded count, or counted from its manifests when an
+        older writer left the count out."""
+        if snapshot is None:
+            return 0
+        if snapshot.total_record_count is not None:
+            return snapshot.total_record_count
+        return sum(e.file.row_count for e in self._read_live(snapshot))
 
 
-def _part_key_of(table_changes, changelog, index_changes) -> tuple:
-    return (tuple(table_changes), tuple(changelog), tuple(index_changes))
+def delta_record_count(changes: Sequence[ManifestEntry]) -> int:
+    """Rows a snapshot's table changes add: ADDed files count up, DELETEd ones down."""
+    return sum(e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in changes)
 
 
-def _part_key(changes: CollectedChanges, kind: CommitKind) -> tuple:
-    """The entries of one part of a call: the APPEND (or OVERWRITE) part or the COMPACT part."""
-    if kind is CommitKind.COMPACT:
-        return _part_key_of(changes.compact_table, changes.compact_changelog, changes.compact_index)
-    return _part_key_of(changes.append_table, changes.append_changelog, changes.append_index)
+def next_watermark(committed: int | None, previous: int | None) -> int | None:
+    """A snapshot's watermark: the committed one, never below the previous snapshot's."""
+    if previous is None:
+        return committed
+    return previous if committed is None else max(committed, previous)
+
+
+def _new_snapshot(*, previous: Snapshot | None, previous_total_records: int, lists: _WrittenLists,
+                  changes: Sequence[ManifestEntry], changelog: Sequence[ManifestEntry], schema_id: int,
+                  commit_user: str, committable: ManifestCommittable, kind: CommitKind,
+                  time_millis: int) -> Snapshot:
+    """The snapshot following ``previous`` that references the written ``lists``."""
+    delta_records = delta_record_count(changes)
+    return Snapshot(
+        id=(previous.id + 1) if previous is not None else 1,
+        schema_id=schema_id,
+        base_manifest_list=lists.base_list,
+        delta_manifest_list=lists.delta_list,
+        commit_user=commit_user,
+        commit_identifier=committable.identifier,
+        commit_kind=kind,
+        time_millis=time_millis,
+        total_record_count=previous_total_records + delta_records,
+        delta_record_count=delta_records,
+        changelog_manifest_list=lists.changelog_list,
+        index_manifest=lists.index_manifest,
+        changelog_record_count=sum(e.file.row_count for e in changelog) if changelog else None,
+        watermark=next_watermark(committable.watermark, previous.watermark if previous is not None else None),
+        properties=dict(committable.properties) or None,
+        base_manifest_list_size=lists.base_list_size,
+        delta_manifest_list_size=lists.delta_list_size,
+        changelog_manifest_list_size=lists.changelog_list_size,
+    )
+
+
+class _CachedKeySortKey:
+    """Serialized primary key -> comparable value, memoized: the conflict check compares the
+    same boundary keys of live files on every commit."""
+
+    _MAX_ENTRIES = 100_000
+
+    def __init__(self, key_type: Sequence[DataType]):
+        self._key_type = key_type
+        self._cache: dict[bytes, Any] = {}
+
+    def __call__(self, key: bytes) -> Any:
+        v = self._cache.get(key)
+        if v is None:
+            v = sort_key(decode_row(key, self._key_type))
+            if len(self._cache) > self._MAX_ENTRIES:
+                self._cache.clear()
+            self._cache[key] = v
+        return v
 
 
 def _fold_as_delta(live: LiveFiles, fold: Fold) -> list[ManifestEntry]:

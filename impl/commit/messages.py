@@ -35,7 +35,7 @@ class CommitMessage:
     compact_new_index_files: tuple[IndexFileMeta, ...] = ()
     compact_deleted_index_files: tuple[IndexFileMeta, ...] = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("new_files", "deleted_files", "changelog_files", "compact_before", "compact_after",
                      "compact_changelog", "new_index_files", "deleted_index_files",
                      "compact_new_index_files", "compact_deleted_index_files"):
@@ -82,13 +82,15 @@ class ManifestCommittable:
     watermark: int | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.messages, tuple):
             object.__setattr__(self, "messages", tuple(self.messages))
 
 
 @dataclass(frozen=True)
 class CollectedChanges:
+    """A call's messages as manifest entries, split into the APPEND part and the COMPACT part."""
+
     append_table: list[ManifestEntry]
     append_changelog: list[ManifestEntry]
     append_index: list[IndexManifestEntry]
@@ -109,10 +111,10 @@ def collect_changes(messages: Sequence[CommitMessage]) -> CollectedChanges:
     """Turn messages into entries: ADD new files, DELETE deleted ones; DELETE compact-before, ADD compact-after."""
     c = CollectedChanges([], [], [], [], [], [])
     for m in messages:
-        def entry(kind, f, m=m):
+        def entry(kind: FileKind, f: DataFileMeta, m: CommitMessage = m) -> ManifestEntry:
             return ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
 
-        def index(kind, f, m=m):
+        def index(kind: FileKind, f: IndexFileMeta, m: CommitMessage = m) -> IndexManifestEntry:
             return IndexManifestEntry(kind, m.partition, m.bucket, f)
 
         c.append_table.extend(entry(FileKind.ADD, f) for f in m.new_files)

@@ -13,11 +13,11 @@ from impl.format.records import (
 )
 from impl.manifest.entries import live_entries, merge_entries
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
-from impl.manifest.merger import ManifestFileMerger, MergeOptions, MergeResult
+from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind, MergeOptions, MergeResult
 
 __all__ = [
     "DataFileMeta", "FileIdentity", "FileKind", "FileSource", "IndexFileMeta", "IndexManifestEntry",
     "ManifestEntry", "ManifestFileMeta", "SimpleStats", "live_entries", "merge_entries",
     "IndexManifestFile", "ManifestFile", "ManifestList", "fold_index_entries", "ManifestFileMerger",
-    "MergeOptions", "MergeResult",
+    "ManifestMergeKind", "MergeOptions", "MergeResult",
 ]

@@ -19,10 +19,12 @@ deleted and the error propagates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from enum import StrEnum
+from typing import Any, Iterator, Sequence
 
 from impl.format.binary_row import decode_row
 from impl.format.records import FileIdentity, FileKind, ManifestEntry, ManifestFileMeta
+from impl.format.types import DataType
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import ManifestFile
 
@@ -33,34 +35,48 @@ DEFAULT_MERGE_MIN_COUNT = 30
 
 @dataclass(frozen=True)
 class MergeOptions:
+    """Thresholds of the manifest merge (``manifest.*`` table options), with Paimon's defaults."""
+
     target_file_size_bytes: int = DEFAULT_TARGET_FILE_SIZE_BYTES
     full_compaction_threshold_bytes: int = DEFAULT_FULL_COMPACTION_THRESHOLD_BYTES
     merge_min_count: int = DEFAULT_MERGE_MIN_COUNT
 
 
-@dataclass
+class ManifestMergeKind(StrEnum):
+    """What a merge did to the base manifest list. The values are what commit statistics and
+    test events print."""
+
+    NONE = "none"  # the list is unchanged
+    MINOR = "minor"  # small manifests were concatenated; DELETEs without their ADD stay
+    FULL = "full"  # every manifest took part; no DELETE survives
+
+
+@dataclass(frozen=True)
 class MergeResult:
     manifests: list[ManifestFileMeta]  # the new base, in order
     written: list[ManifestFileMeta]  # manifests this merge created (to delete if the commit fails)
-    kind: str  # "full", "minor" or "none"
+    kind: ManifestMergeKind
 
 
 class ManifestFileMerger:
+    """Merges a snapshot's previous base + delta manifests into its new base (see the module doc)."""
+
     def __init__(self, manifest_file: ManifestFile, options: MergeOptions = MergeOptions()):
         self.manifest_file = manifest_file
         self.options = options
 
     def merge(self, manifests: Sequence[ManifestFileMeta]) -> MergeResult:
+        """The merged base list; on failure the manifests this call wrote are deleted first."""
         written: list[ManifestFileMeta] = []
         try:
             full = self._try_full(list(manifests), written)
             if full is not None:
-                return MergeResult(full, written, "full")
+                return MergeResult(full, written, ManifestMergeKind.FULL)
             result = self._minor(list(manifests), written)
             # a group whose entries all cancel out is merged into nothing: nothing written,
             # yet the list changed
             changed = bool(written) or [m.file_name for m in result] != [m.file_name for m in manifests]
-            return MergeResult(result, written, "minor" if changed else "none")
+            return MergeResult(result, written, ManifestMergeKind.MINOR if changed else ManifestMergeKind.NONE)
         except BaseException:
             self.manifest_file.delete_quietly(m.file_name for m in written)
             raise
@@ -83,7 +99,8 @@ class ManifestFileMerger:
             result.extend(candidates)
         return result
 
-    def _merge_candidates(self, candidates, result, written) -> None:
+    def _merge_candidates(self, candidates: list[ManifestFileMeta], result: list[ManifestFileMeta],
+                          written: list[ManifestFileMeta]) -> None:
         if len(candidates) == 1:
             result.append(candidates[0])
             return
@@ -94,7 +111,9 @@ class ManifestFileMerger:
 
     # ------------------------------------------------------------------ full
 
-    def _try_full(self, manifests: list[ManifestFileMeta], written: list[ManifestFileMeta]):
+    def _try_full(self, manifests: list[ManifestFileMeta],
+                  written: list[ManifestFileMeta]) -> list[ManifestFileMeta] | None:
+        """The fully merged list, or None when the delta manifests are below the threshold."""
         target = self.options.target_file_size_bytes
         i = 0
         while i < len(manifests) and manifests[i].num_deleted_files == 0 and manifests[i].file_size >= target:
@@ -131,7 +150,7 @@ class ManifestFileMerger:
             result.append(base[j - 1])
         rest = self.manifest_file.read_all(base[j:])
 
-        def surviving():
+        def surviving() -> Iterator[ManifestEntry]:
             yield from kept_from_read
             for e in rest:
                 if e.identity not in deleted:
@@ -146,7 +165,9 @@ class ManifestFileMerger:
         return result
 
 
-def _may_contain_any(meta: ManifestFileMeta, partitions: list[tuple], partition_type) -> bool:
+def _may_contain_any(meta: ManifestFileMeta, partitions: list[tuple[Any, ...]],
+                     partition_type: Sequence[DataType]) -> bool:
+    """False only when the manifest's partition stats rule out every one of ``partitions``."""
     lo = decode_row(meta.partition_stats.min_values, partition_type)
     hi = decode_row(meta.partition_stats.max_values, partition_type)
     nulls = meta.partition_stats.null_counts or ()

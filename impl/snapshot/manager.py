@@ -9,7 +9,7 @@ directory is listed. A hint is never trusted over the snapshot files themselves.
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 from impl.errors import CorruptMetadataError, SnapshotNotFoundError
 from impl.format.json_records import Snapshot
@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 
 
 class SnapshotManager:
+    """Finds snapshots of one table (latest, earliest, by id, by time, by commit user) and
+    publishes new ones."""
+
     def __init__(self, file_io: FileIO, table_path: str | TablePaths):
         self.file_io = file_io
         self.paths = table_path if isinstance(table_path, TablePaths) else TablePaths(table_path)
@@ -94,42 +97,77 @@ class SnapshotManager:
         return ids[0] if ids else None
 
     def latest_snapshot(self) -> Snapshot | None:
-        # A concurrent expiration can delete what we just found; look again then.
-        for _ in range(3):
-            sid = self.latest_snapshot_id()
-            if sid is None:
-                return None
-            snap = self.try_snapshot(sid)
-            if snap is not None:
-                return snap
-        raise SnapshotNotFoundError(self.table_path, sid)
+        """The newest snapshot, or None for an empty table."""
+        return self._read_with_retry(self.latest_snapshot_id)
 
     def earliest_snapshot(self) -> Snapshot | None:
+        """The oldest snapshot not yet expired, or None for an empty table."""
+        return self._read_with_retry(self.earliest_snapshot_id)
+
+    def _read_with_retry(self, find_id: Callable[[], int | None]) -> Snapshot | None:
+        # A concurrent expiration can delete what we just found; look again then.
+        missing_id = 0
         for _ in range(3):
-            sid = self.earliest_snapshot_id()
+            sid = find_id()
             if sid is None:
                 return None
             snap = self.try_snapshot(sid)
             if snap is not None:
                 return snap
-        raise SnapshotNotFoundError(self.table_path, sid)
+            missing_id = sid
+        raise SnapshotNotFoundError(self.table_path, missing_id)
+
+    # ------------------------------------------------------------------ searching
 
     def earlier_or_equal_time_millis(self, time_millis: int) -> Snapshot | None:
-        """The newest snapshot committed at or before ``time_millis`` (time travel by time)."""
-        best = None
-        for i in reversed(self.snapshot_ids()):
-            snap = self.try_snapshot(i)
-            if snap is not None and snap.time_millis <= time_millis:
-                best = snap
-                break
-        return best
+        """The newest snapshot committed at or before ``time_millis`` (time travel by time), or None.
 
-    def latest_snapshot_of_user(self, commit_user: str) -> Snapshot | None:
-        for i in reversed(self.snapshot_ids()):
-            snap = self.try_snapshot(i)
-            if snap is not None and snap.commit_user == commit_user:
+        Commit times never decrease with the snapshot id, so this is a binary search over the
+        ids from EARLIEST to LATEST: O(log n) snapshot reads. An id whose file is missing
+        (expired meanwhile) is replaced by the next existing id above it.
+        """
+        earliest, latest = self.earliest_snapshot_id(), self.latest_snapshot_id()
+        if earliest is None or latest is None:
+            return None
+        found: Snapshot | None = None
+        low, high = earliest, latest
+        while low <= high:
+            middle = (low + high) // 2
+            probe = self._first_existing(middle, high)
+            if probe is None or probe.time_millis > time_millis:
+                # middle..high hold nothing at or before the time: the answer is below middle
+                high = middle - 1
+            else:
+                # equal times go on upwards: the newest of them is the answer
+                found, low = probe, probe.id + 1
+        return found
+
+    def _first_existing(self, low: int, high: int) -> Snapshot | None:
+        """The snapshot with the smallest id in ``low..high`` whose file exists, or None."""
+        for sid in range(low, high + 1):
+            snap = self.try_snapshot(sid)
+            if snap is not None:
                 return snap
         return None
+
+    def snapshots_of_user(self, commit_user: str, ids: Iterable[int] | None = None, *,
+                          known: Snapshot | None = None) -> Iterator[Snapshot]:
+        """The snapshots committed by ``commit_user`` among ``ids``, in the order of ``ids``;
+        ids whose file is missing (never written, or expired) are skipped.
+
+        ``ids`` defaults to every snapshot id present, newest first (the directory is
+        listed). The commit path passes an explicit range instead: it never lists. A snapshot
+        the caller already holds is passed as ``known`` and not read again. Snapshots are read
+        lazily, so a caller that stops early reads no further.
+        """
+        for sid in reversed(self.snapshot_ids()) if ids is None else ids:
+            snap = known if known is not None and sid == known.id else self.try_snapshot(sid)
+            if snap is not None and snap.commit_user == commit_user:
+                yield snap
+
+    def latest_snapshot_of_user(self, commit_user: str) -> Snapshot | None:
+        """The newest snapshot committed by ``commit_user``, or None."""
+        return next(self.snapshots_of_user(commit_user), None)
 
     # ------------------------------------------------------------------ publishing
 

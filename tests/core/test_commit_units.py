@@ -13,12 +13,9 @@ import dataclasses
 import types
 
 import pytest
-
 from commit_helpers import (
-    APPEND_SCHEMA,
     PK_SCHEMA,
     TableView,
-    append_msg,
     dfile,
     index_file,
     msg,
@@ -30,7 +27,7 @@ from core_helpers import HookedFileIO, memory_root
 import impl.commit.file_store_commit as fsc
 from impl.commit.conflicts import check_conflicts
 from impl.commit.live_files import LiveFiles
-from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable
+from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable, collect_changes
 from impl.commit.options import CommitOptions
 from impl.errors import (
     BucketCountChangedError,
@@ -51,7 +48,7 @@ from impl.format.types import BIGINT, INT, STRING, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
-from impl.manifest.merger import ManifestFileMerger, MergeOptions
+from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind, MergeOptions
 
 
 @pytest.fixture
@@ -716,7 +713,7 @@ def test_full_merge_reads_only_base_manifests_that_can_hold_a_deleted_file(table
                                                  merge_min_count=1))
     mf.reads.clear()
     result = merger.merge([*base, delta])
-    assert result.kind == "full"
+    assert result.kind is ManifestMergeKind.FULL
     assert [r for r in mf.reads if r != "m-delta"] == [victim_manifest]
     live = {e.file.file_name for e in mf.read_all(result.manifests)}
     everything = {f for entries in _BASE_MANIFESTS.values() for _, f in entries}
@@ -1100,17 +1097,17 @@ def test_minor_merge_fires_when_the_gathered_size_reaches_the_target_exactly(tab
     exact = metas[0].file_size + metas[1].file_size
     huge = 10**12
     reached = ManifestFileMerger(mf, MergeOptions(exact, huge, 100)).merge(metas)
-    assert reached.kind == "minor" and len(reached.manifests) == 1
+    assert reached.kind is ManifestMergeKind.MINOR and len(reached.manifests) == 1
     short = ManifestFileMerger(mf, MergeOptions(exact + 1, huge, 100)).merge(metas)
-    assert short.kind == "none" and short.manifests == metas
+    assert short.kind is ManifestMergeKind.NONE and short.manifests == metas
 
 
 def test_full_merge_fires_when_the_delta_reaches_the_threshold_exactly(table):
     fio, root = table
     mf, metas = _small_manifests(fio, root, 3)
     total = sum(m.file_size for m in metas)
-    assert ManifestFileMerger(mf, MergeOptions(10**12, total, 100)).merge(metas).kind == "full"
-    assert ManifestFileMerger(mf, MergeOptions(10**12, total + 1, 100)).merge(metas).kind == "none"
+    assert ManifestFileMerger(mf, MergeOptions(10**12, total, 100)).merge(metas).kind is ManifestMergeKind.FULL
+    assert ManifestFileMerger(mf, MergeOptions(10**12, total + 1, 100)).merge(metas).kind is ManifestMergeKind.NONE
 
 
 def test_full_merge_refuses_a_truncated_base_manifest(table):
@@ -1188,4 +1185,37 @@ def test_a_minor_merge_whose_entries_all_cancel_reports_a_merge(table):
     (m1,), (m2,) = mf.write([a]), mf.write([a.with_kind(FileKind.DELETE)])
     result = ManifestFileMerger(mf, MergeOptions(m1.file_size + m2.file_size, 10**12, 1)).merge([m1, m2])
     assert result.manifests == [] and result.written == []
-    assert result.kind == "minor"
+    assert result.kind is ManifestMergeKind.MINOR
+
+
+# ----------------------------------------------------------------------------- record counts and watermark
+
+
+def test_delta_record_count_adds_added_rows_and_subtracts_deleted_ones():
+    add = [msg(new_files=[dfile("a", rows=5), dfile("b", rows=7)])]
+    changes = collect_changes(add).append_table
+    assert fsc.delta_record_count(changes) == 12
+    compact = collect_changes([msg(compact_before=[dfile("a", rows=5), dfile("b", rows=7)],
+                                       compact_after=[dfile("c", rows=11)])]).compact_table
+    assert fsc.delta_record_count(compact) == -1
+    assert fsc.delta_record_count([]) == 0
+
+
+@pytest.mark.parametrize("committed, previous, expected", [
+    (None, None, None), (5, None, 5), (None, 7, 7), (5, 7, 7), (9, 7, 9), (7, 7, 7),
+])
+def test_next_watermark_never_goes_back(committed, previous, expected):
+    assert fsc.next_watermark(committed, previous) == expected
+
+
+def test_snapshot_counts_and_watermark_follow_the_previous_snapshot(table):
+    fio, root = table
+    c = new_commit(fio, root)
+    c.commit(ManifestCommittable(1, (msg(new_files=[dfile("a", rows=5)]),), watermark=100))
+    c.commit(ManifestCommittable(2, (msg(new_files=[dfile("b", rows=3)], changelog_files=[dfile("cl", rows=2)]),),
+                                 watermark=50))
+    first, second = (TableView(fio, root).sm.snapshot(i) for i in (1, 2))
+    assert (first.total_record_count, first.delta_record_count, first.watermark) == (5, 5, 100)
+    assert first.changelog_record_count is None and first.changelog_manifest_list is None
+    assert (second.total_record_count, second.delta_record_count, second.watermark) == (8, 3, 100)
+    assert second.changelog_record_count == 2 and second.changelog_manifest_list is not None

@@ -7,10 +7,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from commit_helpers import (
     APPEND_SCHEMA,
-    PK_SCHEMA,
     TableView,
     append_msg,
     dfile,
@@ -37,7 +35,7 @@ from impl.format.json_records import CommitKind
 from impl.format.records import FileKind
 from impl.fs.file_io import FileIO
 from impl.manifest.manifest_file import IndexManifestFile, ManifestList
-from impl.manifest.merger import MergeOptions
+from impl.manifest.merger import ManifestMergeKind, MergeOptions
 
 
 @pytest.fixture
@@ -711,7 +709,8 @@ def test_manifest_merging_keeps_the_base_list_bounded():
     opts = CommitOptions(merge=MergeOptions(target_file_size_bytes=6000, full_compaction_threshold_bytes=7000,
                                             merge_min_count=3))
     v, merges, sizes = _run_history(fio, root, opts)
-    assert "full" in merges and "minor" in merges
+    assert ManifestMergeKind.FULL in merges and ManifestMergeKind.MINOR in merges
+    assert all(isinstance(m, ManifestMergeKind) for m in merges) and ManifestMergeKind.NONE not in merges
     assert max(sizes[10:]) <= 4, sizes
     v.check()
     # without merging the same history grows one manifest per commit

@@ -4,10 +4,9 @@ merge_min_count files, defaults and per-table options, cleanup when a merge fail
 from __future__ import annotations
 
 import pytest
+from core_helpers import HookedFileIO, InjectedIOError, fail_on_write, memory_root
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-
-from core_helpers import HookedFileIO, InjectedIOError, fail_on_write, memory_root
 
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.options import CommitOptions
@@ -19,7 +18,7 @@ from impl.format.types import BIGINT, STRING, DataField
 from impl.fs.paths import TablePaths
 from impl.manifest.entries import live_entries, merge_entries
 from impl.manifest.manifest_file import ManifestFile
-from impl.manifest.merger import ManifestFileMerger, MergeOptions
+from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind, MergeOptions
 
 PT = [STRING()]
 PARTS = [encode_row(["a"], PT), encode_row(["b"], PT), encode_row(["c"], PT), encode_row([None], PT)]
@@ -98,9 +97,9 @@ def test_merge_never_changes_the_live_set(hc, options, write_target):
     assert merge_entries(merged_entries) == merge_entries(history)
     assert sorted(e.file_name for e in live_entries(merged_entries)) == sorted(
         e.file_name for e in live_entries(history))
-    if result.kind == "full":
+    if result.kind is ManifestMergeKind.FULL:
         assert all(e.kind is FileKind.ADD for e in merged_entries)
-    if result.kind == "none":
+    if result.kind is ManifestMergeKind.NONE:
         assert result.manifests == metas and not result.written
     # written manifests are in the result and on storage; inputs are never deleted
     assert {m.file_name for m in result.written} <= {m.file_name for m in result.manifests}
@@ -118,7 +117,7 @@ def test_full_merge_drops_deletes_and_keeps_big_clean_base():
     options = MergeOptions(target_file_size_bytes=base_metas[0].file_size,
                            full_compaction_threshold_bytes=1, merge_min_count=30)
     result = ManifestFileMerger(mf, options).merge(metas)
-    assert result.kind == "full"
+    assert result.kind is ManifestMergeKind.FULL
     got = ManifestFile(fio, TablePaths(root), PT).read_all(result.manifests)
     assert all(e.kind is FileKind.ADD for e in got)
     names = sorted(e.file_name for e in got)
@@ -132,7 +131,7 @@ def test_full_merge_leaves_clean_base_manifests_untouched():
     options = MergeOptions(target_file_size_bytes=base[0].file_size, full_compaction_threshold_bytes=1,
                            merge_min_count=30)
     result = ManifestFileMerger(mf, options).merge(base + delta)
-    assert result.kind == "full"
+    assert result.kind is ManifestMergeKind.FULL
     assert result.manifests == base  # nothing survives the delta; the clean base is reused as is
     assert result.written == []
 
@@ -145,19 +144,19 @@ def test_full_merge_rewrites_only_from_the_first_base_manifest_with_a_deleted_fi
     d = mf.write([entry(FileKind.DELETE, "b-7", PARTS[1])])
     target = min(m.file_size for m in b0 + b1 + b2)
     result = ManifestFileMerger(mf, MergeOptions(target, 1, 30)).merge(b0 + b1 + b2 + d)
-    assert result.kind == "full"
+    assert result.kind is ManifestMergeKind.FULL
     assert result.manifests[0] == b0[0]  # partition 'a' cannot hold the deleted file: kept
     got = ManifestFile(fio, TablePaths(root), PT).read_all(result.manifests)
     assert len(got) == 89 and "b-7" not in {e.file_name for e in got}
 
 
 def test_minor_merge_only_with_merge_min_count_files():
-    for min_count, expect in [(6, "none"), (5, "minor"), (2, "minor")]:
+    for min_count, expect in [(6, ManifestMergeKind.NONE), (5, ManifestMergeKind.MINOR), (2, ManifestMergeKind.MINOR)]:
         fio, root, mf = setup()
         metas = [m for i in range(5) for m in mf.write([entry(FileKind.ADD, f"f{i}")])]
         result = ManifestFileMerger(mf, MergeOptions(BIG, BIG, min_count)).merge(metas)
-        assert result.kind == expect, min_count
-        if expect == "none":
+        assert result.kind is expect, min_count
+        if expect is ManifestMergeKind.NONE:
             assert result.manifests == metas
         else:
             assert len(result.manifests) == 1
@@ -172,7 +171,7 @@ def test_minor_merge_groups_reaching_target_and_keeps_order_and_deletes():
     size = metas[0].file_size
     # groups of two reach the target; the trailing single DELETE manifest is left alone
     result = ManifestFileMerger(mf, MergeOptions(2 * size, BIG, 30)).merge(metas)
-    assert result.kind == "minor"
+    assert result.kind is ManifestMergeKind.MINOR
     assert len(result.manifests) == 4 and result.manifests[-1] == metas[-1]
     got = ManifestFile(fio, TablePaths(root), PT).read_all(result.manifests)
     assert [(e.kind, e.file_name) for e in got] == [(FileKind.ADD, f"f{i}") for i in range(6)] + [
@@ -232,7 +231,7 @@ def test_merge_failing_midway_deletes_what_it_wrote(kind):
     # how many manifests does a healthy merge write?
     healthy, root, metas, hooked, small = _failing_setup(k=10**6)
     result = ManifestFileMerger(small, opts).merge(metas)
-    assert result.kind == kind
+    assert result.kind is ManifestMergeKind(kind)
     total_writes = len(hooked.writes)
     assert total_writes >= 2
     for k in range(total_writes):
@@ -254,3 +253,11 @@ def test_manifest_write_failing_midway_deletes_its_files():
         mf.write([entry(FileKind.ADD, f"f{i}") for i in range(5)])
     assert manifest_names(fio, root) == set()
     assert len(hooked.writes) == 3  # two written and deleted, the third failed
+
+
+def test_merge_kinds_print_as_their_names():
+    """Commit statistics and the stateful tests' events print the kinds: the text stays what
+    the strings were before the enum."""
+    assert [k.value for k in ManifestMergeKind] == ["none", "minor", "full"]
+    assert f"manifest merge: {ManifestMergeKind.FULL}" == "manifest merge: full"
+    assert str(ManifestMergeKind.MINOR) == "minor" and ManifestMergeKind("none") is ManifestMergeKind.NONE

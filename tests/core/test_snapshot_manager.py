@@ -3,10 +3,14 @@ temp files ignored, and publication that never replaces a snapshot."""
 
 from __future__ import annotations
 
+import math
+import posixpath
+
 import pytest
 
 from impl.errors import SnapshotNotFoundError
 from impl.format.json_records import CommitKind, Snapshot
+from impl.fs.file_io import FileIO
 from impl.snapshot.manager import SnapshotManager
 
 
@@ -157,3 +161,122 @@ def test_time_travel_and_user_lookup(sm):
     assert sm.latest_snapshot_of_user("a").id == 3
     assert sm.latest_snapshot_of_user("b").id == 2
     assert sm.latest_snapshot_of_user("c") is None
+
+
+# ----------------------------------------------------------------------------- time travel by time
+
+
+class CountingFileIO(FileIO):
+    """Counts the snapshot files read (``snapshot-N``; hints and listings are not counted)."""
+
+    snapshot_reads = 0
+
+    def read_bytes(self, path: str) -> bytes:
+        if posixpath.basename(path).startswith("snapshot-"):
+            self.snapshot_reads += 1
+        return super().read_bytes(path)
+
+
+@pytest.fixture
+def counting_sm(io_root):
+    fio, root = io_root
+    return SnapshotManager(CountingFileIO(fio.fs), root + "/db.db/t")
+
+
+def linear_answer(times: dict[int, int], time_millis: int) -> int | None:
+    """The newest id committed at or before ``time_millis``, by a scan over every snapshot."""
+    at_or_before = [i for i, t in times.items() if t <= time_millis]
+    return max(at_or_before) if at_or_before else None
+
+
+def test_time_travel_before_first_after_last_equal_and_between(sm):
+    times = {i: 1000 + 10 * i for i in range(1, 61)}
+    for i, t in times.items():
+        assert sm.try_publish(snap(i, t=t))
+    assert sm.earlier_or_equal_time_millis(0) is None
+    assert sm.earlier_or_equal_time_millis(1009) is None  # 1 ms before the first
+    assert sm.earlier_or_equal_time_millis(1010).id == 1  # equal to the first
+    assert sm.earlier_or_equal_time_millis(1600).id == 60  # equal to the last
+    assert sm.earlier_or_equal_time_millis(10**12).id == 60  # after the last
+    assert sm.earlier_or_equal_time_millis(1350).id == 35  # equal to one in the middle
+    assert sm.earlier_or_equal_time_millis(1355).id == 35  # between two
+    assert sm.earlier_or_equal_time_millis(1359).id == 35
+    for t in range(990, 1620):
+        assert getattr(sm.earlier_or_equal_time_millis(t), "id", None) == linear_answer(times, t), t
+
+
+def test_time_travel_with_equal_times_picks_the_newest(sm):
+    """Commit times only never decrease: several snapshots of one millisecond all match, and
+    (as the scan over every snapshot did) the newest of them is the answer."""
+    times = {1: 100, 2: 200, 3: 200, 4: 200, 5: 200, 6: 300, 7: 300, 8: 400}
+    for i, t in times.items():
+        assert sm.try_publish(snap(i, t=t))
+    for t in (99, 100, 150, 200, 250, 300, 399, 400, 401):
+        assert getattr(sm.earlier_or_equal_time_millis(t), "id", None) == linear_answer(times, t), t
+
+
+def test_time_travel_on_an_empty_table(sm):
+    assert sm.earlier_or_equal_time_millis(10**12) is None
+
+
+@pytest.mark.parametrize("missing", [[1, 2, 3], [50], [20, 21, 22, 23, 24, 25], list(range(1, 40)), [100]],
+                         ids=["expired-head", "one-middle", "middle-run", "most-expired", "latest-gone"])
+def test_time_travel_skips_missing_snapshot_files(sm, missing):
+    """Snapshots expired while the search runs (or any file gone from the range) are stepped
+    over to the next existing id; the answer is the newest existing snapshot in time."""
+    times = {i: 10 * i for i in range(1, 101)}
+    for i, t in times.items():
+        assert sm.try_publish(snap(i, t=t))
+    write_hint(sm, "EARLIEST", b"1")  # stale once the head is gone: the search starts at 1 anyway
+    real_latest = sm.latest_snapshot_id
+    sm.latest_snapshot_id = lambda: 100  # type: ignore[method-assign]  # as read before 100 vanished
+    for i in missing:
+        sm.file_io.delete(sm.snapshot_path(i))
+    present = {i: t for i, t in times.items() if i not in missing}
+    for t in [0, 5, 10, 15, *range(95, 1010, 7), 1000, 10**9]:
+        assert getattr(sm.earlier_or_equal_time_millis(t), "id", None) == linear_answer(present, t), t
+    sm.latest_snapshot_id = real_latest  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("n", [200, 1000])
+def test_time_travel_reads_logarithmically_many_snapshots(counting_sm, n):
+    sm = counting_sm
+    for i in range(1, n + 1):
+        assert sm.try_publish(snap(i, t=1000 * i))
+    write_hint(sm, "EARLIEST", b"1")
+    bound = 2 * math.ceil(math.log2(n)) + 4  # the hints' checks read no snapshot file
+    for t in (0, 999, 1000, 1500, 1000 * (n // 3), 1000 * (n // 3) + 1, 1000 * n, 10**12):
+        sm.file_io.snapshot_reads = 0
+        found = sm.earlier_or_equal_time_millis(t)
+        assert getattr(found, "id", None) == (min(t // 1000, n) or None), t
+        assert sm.file_io.snapshot_reads <= bound, (t, sm.file_io.snapshot_reads, bound)
+
+
+# ----------------------------------------------------------------------------- one user's snapshots
+
+
+def test_snapshots_of_user_newest_first_by_default(sm):
+    for i, user in enumerate(["a", "b", "a", "c", "a", "b"], start=1):
+        assert sm.try_publish(snap(i, user=user))
+    assert [s.id for s in sm.snapshots_of_user("a")] == [5, 3, 1]
+    assert [s.id for s in sm.snapshots_of_user("b")] == [6, 2]
+    assert list(sm.snapshots_of_user("nobody")) == []
+    sm.file_io.delete(sm.snapshot_path(3))  # expired: skipped
+    assert [s.id for s in sm.snapshots_of_user("a")] == [5, 1]
+
+
+def test_snapshots_of_user_over_given_ids_never_lists(counting_sm):
+    sm = counting_sm
+    for i, user in enumerate(["a", "b", "a", "c", "a", "b"], start=1):
+        assert sm.try_publish(snap(i, user=user))
+    sm.snapshot_ids = lambda: pytest.fail("listed although ids were given")  # type: ignore[method-assign]
+    assert [s.id for s in sm.snapshots_of_user("a", range(2, 8))] == [3, 5]  # 7 does not exist: skipped
+    assert [s.id for s in sm.snapshots_of_user("a", range(5, 0, -1))] == [5, 3, 1]
+    latest = sm.snapshot(6)
+    sm.file_io.snapshot_reads = 0
+    assert [s.id for s in sm.snapshots_of_user("b", range(4, 7), known=latest)] == [6]
+    assert sm.file_io.snapshot_reads == 2  # 4 and 5; the known 6 is not read again
+    sm.file_io.snapshot_reads = 0
+    scan = sm.snapshots_of_user("a", range(6, 0, -1))
+    assert next(scan).id == 5
+    assert sm.file_io.snapshot_reads == 2  # lazy: nothing below 5 read yet
