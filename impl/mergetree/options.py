@@ -63,8 +63,8 @@ def supported_changelog_producer(producer: ChangelogProducer) -> ChangelogProduc
     return producer
 
 
-def positive(option: ConfigOption[int], value: int) -> int:
-    """A size the merge tree divides its work by (an append table does not need it positive)."""
+def require_positive(option: ConfigOption[int], value: int) -> int:
+    """A buffer of 0 bytes could never hold a row: the merge tree refuses it (append tables do not read it)."""
     if value <= 0:
         raise InvalidOptionError(f"option {option.key!r}: {value} must be positive")
     return value
@@ -137,7 +137,7 @@ class MergeTreeOptions:
         return MergeTreeOptions(
             bucket=co.BUCKET.get(o),
             target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
-            write_buffer_size=positive(co.WRITE_BUFFER_SIZE, co.WRITE_BUFFER_SIZE.get(o)),
+            write_buffer_size=require_positive(co.WRITE_BUFFER_SIZE, co.WRITE_BUFFER_SIZE.get(o)),
             write_buffer_spillable=co.WRITE_BUFFER_SPILLABLE.get(o),
             num_sorted_run_compaction_trigger=trigger,
             num_sorted_run_stop_trigger=resolve_stop_trigger(trigger, co.NUM_SORTED_RUN_STOP_TRIGGER.get(o)),
