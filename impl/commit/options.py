@@ -1,43 +1,50 @@
-"""Options of the commit path, with Paimon's defaults."""
+"""The commit path's view of the table options (retry backoff, manifest merging), Paimon's defaults."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping
 
-from impl import options as opt
 from impl.errors import InvalidOptionError
 from impl.manifest.merger import MergeOptions
+from impl.options import core_options as co
 
 
 @dataclass(frozen=True)
 class CommitOptions:
-    max_retries: int = 10
-    min_retry_wait_ms: int = 10
-    max_retry_wait_ms: int = 10_000
-    timeout_ms: int | None = None  # no limit, as in Paimon
-    merge: MergeOptions = MergeOptions()
+    """Retry and manifest-merge settings of one committer."""
+
+    max_retries: int = co.COMMIT_MAX_RETRIES.default
+    min_retry_wait_ms: int = co.COMMIT_MIN_RETRY_WAIT.default
+    max_retry_wait_ms: int = co.COMMIT_MAX_RETRY_WAIT.default
+    timeout_ms: int | None = co.COMMIT_TIMEOUT.default  # None: no limit, as in Paimon
+    merge: MergeOptions = MergeOptions(
+        target_file_size_bytes=co.MANIFEST_TARGET_FILE_SIZE.default,
+        full_compaction_threshold_bytes=co.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE.default,
+        merge_min_count=co.MANIFEST_MERGE_MIN_COUNT.default,
+    )
 
     @staticmethod
-    def from_options(options: Mapping[str, str]) -> "CommitOptions":
-        d = CommitOptions()
+    def from_options(options: Mapping[str, object]) -> "CommitOptions":
+        """Read the commit options; InvalidOptionError on a malformed value or inconsistent waits."""
         parsed = CommitOptions(
-            max_retries=opt.get(options, "commit.max-retries", d.max_retries, opt.parse_int, minimum=0),
-            min_retry_wait_ms=opt.get(options, "commit.min-retry-wait", d.min_retry_wait_ms, opt.parse_duration_millis),
-            max_retry_wait_ms=opt.get(options, "commit.max-retry-wait", d.max_retry_wait_ms, opt.parse_duration_millis),
-            timeout_ms=opt.get(options, "commit.timeout", d.timeout_ms, opt.parse_duration_millis),
+            max_retries=co.COMMIT_MAX_RETRIES.get(options),
+            min_retry_wait_ms=co.COMMIT_MIN_RETRY_WAIT.get(options),
+            max_retry_wait_ms=co.COMMIT_MAX_RETRY_WAIT.get(options),
+            timeout_ms=co.COMMIT_TIMEOUT.get(options),
             merge=MergeOptions(
-                target_file_size_bytes=opt.get(options, "manifest.target-file-size",
-                                               d.merge.target_file_size_bytes, opt.parse_memory_size),
-                full_compaction_threshold_bytes=opt.get(options, "manifest.full-compaction-threshold-size",
-                                                        d.merge.full_compaction_threshold_bytes, opt.parse_memory_size),
-                merge_min_count=opt.get(options, "manifest.merge-min-count", d.merge.merge_min_count,
-                                        opt.parse_int, minimum=1),
+                target_file_size_bytes=co.MANIFEST_TARGET_FILE_SIZE.get(options),
+                full_compaction_threshold_bytes=co.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE.get(options),
+                merge_min_count=co.MANIFEST_MERGE_MIN_COUNT.get(options),
             ),
         )
-        if parsed.min_retry_wait_ms > parsed.max_retry_wait_ms:
-            # backoff would start above its own cap; a typo is more likely than intent
-            raise InvalidOptionError(
-                f"option 'commit.min-retry-wait' ({parsed.min_retry_wait_ms} ms) is above "
-                f"'commit.max-retry-wait' ({parsed.max_retry_wait_ms} ms)")
+        check_retry_waits(parsed.min_retry_wait_ms, parsed.max_retry_wait_ms)
         return parsed
+
+
+def check_retry_waits(min_retry_wait_ms: int, max_retry_wait_ms: int) -> None:
+    """The backoff must not start above its own cap: a typo is more likely than intent."""
+    if min_retry_wait_ms > max_retry_wait_ms:
+        raise InvalidOptionError(
+            f"option 'commit.min-retry-wait' ({min_retry_wait_ms} ms) is above "
+            f"'commit.max-retry-wait' ({max_retry_wait_ms} ms)")

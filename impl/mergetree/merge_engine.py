@@ -57,7 +57,7 @@ descending with ``sequence.field.sort-order=descending`` --, ``_SEQUENCE_NUMBER`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -67,6 +67,7 @@ from impl.errors import InvalidOptionError, PaimonError
 from impl.format.json_records import TableSchema
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
+from impl.options.values import MergeEngine
 
 
 class MergeEngineError(PaimonError, ValueError):
@@ -126,7 +127,7 @@ class SequenceGroup:
 class MergeSpec:
     """Everything a merge needs to know about a table: engine, key columns, ordering, per-column rules."""
 
-    engine: str
+    engine: MergeEngine
     key_columns: tuple[str, ...]
     passthrough: tuple[str, ...] = ()  # primary-key and partition user columns: copied, never merged
     sequence_fields: tuple[str, ...] = ()
@@ -141,71 +142,26 @@ class MergeSpec:
     @staticmethod
     def from_schema(schema: TableSchema, options: MergeTreeOptions) -> "MergeSpec":
         """Build and validate the merge rules of a table (raises InvalidOptionError)."""
-        layout = KVLayout(schema)
-        names = schema.field_names
-        name_set = set(names)
-        for f in options.sequence_fields:
-            if f not in name_set:
-                raise InvalidOptionError(f"option 'sequence.field': {f!r} is not a field of the table")
-        if options.rowkind_field is not None and options.rowkind_field not in name_set:
-            raise InvalidOptionError(f"option 'rowkind.field': {options.rowkind_field!r} is not a field of the table")
+        _check_ordering_fields(schema, options)
         passthrough = tuple(dict.fromkeys((*schema.primary_keys, *schema.partition_keys)))
         engine = options.merge_engine
-
-        aggregators: dict[str, FieldAgg] = {}
-        if engine == "aggregation":
-            for f in schema.fields:
-                if f.name in passthrough:
-                    continue
-                fn = options.field_aggregate_functions.get(f.name) or options.default_aggregate_function
-                fn = _LEGACY_NAMES.get(fn, fn) if fn else "last_non_null_value"
-                if fn not in AGG_FUNCTIONS:
-                    raise InvalidOptionError(
-                        f"option 'fields.{f.name}.aggregate-function': {fn!r} is not supported "
-                        f"(one of {', '.join(sorted(AGG_FUNCTIONS))})")
-                roots = AGG_FUNCTIONS[fn]
-                if roots is not None and f.type.root not in roots:
-                    raise InvalidOptionError(
-                        f"option 'fields.{f.name}.aggregate-function': {fn} does not accept column type {f.type}")
-                aggregators[f.name] = FieldAgg(fn, f.name in options.field_ignore_retract,
-                                               options.list_agg_delimiter(f.name))
-        elif engine == "partial-update" and options.field_aggregate_functions:
-            raise InvalidOptionError(
-                "aggregate functions with merge-engine=partial-update are not supported "
-                f"(fields {sorted(options.field_aggregate_functions)})")
-
-        groups: list[SequenceGroup] = []
-        if options.field_sequence_groups:
-            if engine != "partial-update":
-                if engine == "aggregation":
-                    raise InvalidOptionError("'fields.<f>.sequence-group' with merge-engine=aggregation is not supported")
-            else:
-                seen: set[str] = set()
-                for seq, members in options.field_sequence_groups:
-                    for c in (*seq, *members):
-                        if c not in name_set:
-                            raise InvalidOptionError(f"sequence-group of {','.join(seq)}: {c!r} is not a field")
-                        if c in passthrough:
-                            raise InvalidOptionError(f"sequence-group of {','.join(seq)}: {c!r} is a primary key")
-                        if c in seen:
-                            raise InvalidOptionError(f"field {c!r} belongs to more than one sequence group")
-                        seen.add(c)
-                    groups.append(SequenceGroup(tuple(seq), tuple(members)))
-                if options.partial_update_remove_record_on_delete:
-                    raise InvalidOptionError(
-                        "sequence-group and partial-update.remove-record-on-delete cannot be used together")
-
         return MergeSpec(
             engine=engine,
-            key_columns=layout.key_columns,
+            key_columns=KVLayout(schema).key_columns,
             passthrough=passthrough,
             sequence_fields=tuple(options.sequence_fields),
             sequence_descending=options.sequence_field_descending,
             ignore_delete=options.ignore_delete,
-            aggregators=aggregators,
-            sequence_groups=tuple(groups),
-            remove_record_on_delete=engine == "partial-update" and options.partial_update_remove_record_on_delete,
+            aggregators=_aggregators(schema, options, passthrough),
+            sequence_groups=_sequence_groups(schema, options, passthrough),
+            remove_record_on_delete=(engine is MergeEngine.PARTIAL_UPDATE
+                                     and options.partial_update_remove_record_on_delete),
         )
+
+    @property
+    def picks_whole_rows(self) -> bool:
+        """True if the merged row of a key is one of its input rows (deduplicate, first-row)."""
+        return self.engine in _ROW_PICKERS
 
     # ------------------------------------------------------------------ writer side
 
@@ -219,13 +175,13 @@ class MergeSpec:
 
     def drops_retract_input(self) -> bool:
         """True when -U/-D input rows are discarded on write (ignore-delete, or first-row)."""
-        return self.ignore_delete or self.engine == "first-row"
+        return self.ignore_delete or self.engine is MergeEngine.FIRST_ROW
 
     def check_retract_allowed(self, columns: Sequence[str] | None = None) -> None:
         """Raise MergeEngineError if this engine cannot apply -U/-D rows (to ``columns``)."""
-        if self.drops_retract_input() or self.engine == "deduplicate":
+        if self.drops_retract_input() or self.engine is MergeEngine.DEDUPLICATE:
             return
-        if self.engine == "partial-update":
+        if self.engine is MergeEngine.PARTIAL_UPDATE:
             if self.remove_record_on_delete or self.sequence_groups:
                 return
             raise MergeEngineError(
@@ -268,6 +224,69 @@ class MergeSpec:
         keys += [(f, order, "at_start") for f in self.sequence_fields]
         keys.append((SEQUENCE_NUMBER, "ascending"))
         return keys
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+def _check_ordering_fields(schema: TableSchema, options: MergeTreeOptions) -> None:
+    names = set(schema.field_names)
+    for name in options.sequence_fields:
+        if name not in names:
+            raise InvalidOptionError(f"option 'sequence.field': {name!r} is not a field of the table")
+    if options.rowkind_field is not None and options.rowkind_field not in names:
+        raise InvalidOptionError(f"option 'rowkind.field': {options.rowkind_field!r} is not a field of the table")
+
+
+def _aggregators(schema: TableSchema, options: MergeTreeOptions, passthrough: tuple[str, ...]) -> dict[str, FieldAgg]:
+    """The aggregate function of every merged column (aggregation only); other engines take none."""
+    if options.merge_engine is not MergeEngine.AGGREGATION:
+        if options.merge_engine is MergeEngine.PARTIAL_UPDATE and options.field_aggregate_functions:
+            raise InvalidOptionError(
+                "aggregate functions with merge-engine=partial-update are not supported "
+                f"(fields {sorted(options.field_aggregate_functions)})")
+        return {}
+    aggregators: dict[str, FieldAgg] = {}
+    for f in schema.fields:
+        if f.name in passthrough:
+            continue
+        fn = options.field_aggregate_functions.get(f.name) or options.default_aggregate_function
+        fn = _LEGACY_NAMES.get(fn, fn) if fn else "last_non_null_value"
+        if fn not in AGG_FUNCTIONS:
+            raise InvalidOptionError(
+                f"option 'fields.{f.name}.aggregate-function': {fn!r} is not supported "
+                f"(one of {', '.join(sorted(AGG_FUNCTIONS))})")
+        roots = AGG_FUNCTIONS[fn]
+        if roots is not None and f.type.root not in roots:
+            raise InvalidOptionError(
+                f"option 'fields.{f.name}.aggregate-function': {fn} does not accept column type {f.type}")
+        aggregators[f.name] = FieldAgg(fn, f.name in options.field_ignore_retract, options.list_agg_delimiter(f.name))
+    return aggregators
+
+
+def _sequence_groups(schema: TableSchema, options: MergeTreeOptions,
+                     passthrough: tuple[str, ...]) -> tuple[SequenceGroup, ...]:
+    """The sequence groups of partial-update; deduplicate and first-row ignore the option."""
+    if not options.field_sequence_groups or options.merge_engine is not MergeEngine.PARTIAL_UPDATE:
+        if options.field_sequence_groups and options.merge_engine is MergeEngine.AGGREGATION:
+            raise InvalidOptionError("'fields.<f>.sequence-group' with merge-engine=aggregation is not supported")
+        return ()
+    names = set(schema.field_names)
+    seen: set[str] = set()
+    groups: list[SequenceGroup] = []
+    for seq, members in options.field_sequence_groups:
+        for c in (*seq, *members):
+            if c not in names:
+                raise InvalidOptionError(f"sequence-group of {','.join(seq)}: {c!r} is not a field")
+            if c in passthrough:
+                raise InvalidOptionError(f"sequence-group of {','.join(seq)}: {c!r} is a primary key")
+            if c in seen:
+                raise InvalidOptionError(f"field {c!r} belongs to more than one sequence group")
+            seen.add(c)
+        groups.append(SequenceGroup(tuple(seq), tuple(members)))
+    if options.partial_update_remove_record_on_delete:
+        raise InvalidOptionError("sequence-group and partial-update.remove-record-on-delete cannot be used together")
+    return tuple(groups)
 
 
 # ---------------------------------------------------------------------------- groups
@@ -344,6 +363,14 @@ def sort_kv(kv: pa.Table, spec: MergeSpec) -> pa.Table:
     return kv.take(pc.sort_indices(kv, sort_keys=spec.sort_keys()))
 
 
+def _first_rows(g: Groups) -> np.ndarray:
+    return g.starts
+
+
+def _last_rows(g: Groups) -> np.ndarray:
+    return g.last
+
+
 def merge_sorted(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False) -> pa.Table:
     """One row per key of a KV table already sorted by :func:`sort_kv`.
 
@@ -358,17 +385,9 @@ def merge_sorted(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: boo
     if kv.num_rows == 0:
         return kv
     groups = key_groups(kv, spec.key_columns)
-    if spec.engine == "first-row":
-        out = kv.take(pa.array(groups.starts))
-    elif spec.engine == "deduplicate":
-        out = kv.take(pa.array(groups.last))
-    elif spec.engine == "aggregation":
-        out = _merge_aggregation(kv, groups, spec, final)
-    elif spec.engine == "partial-update":
-        out = _merge_partial_update(kv, groups, spec)
-    else:  # pragma: no cover - options validation rejects other engines
-        raise MergeEngineError(f"unknown merge engine {spec.engine!r}")
-    if drop_delete and out.num_rows and spec.engine != "aggregation":  # aggregation never deletes a key
+    pick = _ROW_PICKERS.get(spec.engine)
+    out = kv.take(pa.array(pick(groups))) if pick else _ROW_BUILDERS[spec.engine](kv, groups, spec, final)
+    if drop_delete and out.num_rows and spec.engine is not MergeEngine.AGGREGATION:  # it never deletes a key
         retract = retract_mask(out.column(VALUE_KIND))
         if retract.any():
             out = out.filter(pa.array(~retract))
@@ -377,7 +396,7 @@ def merge_sorted(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: boo
 
 def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False) -> pa.Table:
     """Sort, then merge: the merged view of any set of KV rows of one bucket."""
-    if spec.engine in ("deduplicate", "first-row"):
+    if spec.picks_whole_rows:
         return _merge_pick(kv, spec, drop_delete)
     return merge_sorted(sort_kv(kv, spec), spec, drop_delete, final=final)
 
@@ -400,7 +419,7 @@ def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
             order, kinds = order[keep], kinds[keep]
             keys = keys.filter(pa.array(keep))
     groups = key_groups(keys, spec.key_columns)
-    chosen = groups.starts if spec.engine == "first-row" else groups.last
+    chosen = _ROW_PICKERS[spec.engine](groups)
     if drop_delete and len(chosen):
         chosen = chosen[~retract_mask(kinds[chosen])]
     return kv.take(pa.array(order[chosen])).combine_chunks()
@@ -522,7 +541,7 @@ def _merge_aggregation(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool) ->
         order = res.column("__g").to_numpy()
         if len(order) != ng or (ng and not np.array_equal(order, np.arange(ng))):
             res = res.take(pa.array(np.argsort(order, kind="stable")))
-        for i, (name, v, fn) in enumerate(hashed):
+        for i, (name, _values, fn) in enumerate(hashed):
             col = res.column(f"c{i}_{fn}").combine_chunks()
             target = kv.schema.field(name).type
             if col.type != target:
@@ -555,7 +574,8 @@ def _listagg(values: pa.Array, g: Groups, allowed: np.ndarray, delimiter: str) -
 # ---------------------------------------------------------------------------- partial update
 
 
-def _merge_partial_update(kv: pa.Table, g: Groups, spec: MergeSpec) -> pa.Table:
+def _merge_partial_update(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool) -> pa.Table:
+    """Per column the last non-null value (see the module docstring); ``final`` changes nothing here."""
     n, ng = kv.num_rows, g.count
     out = kv.take(pa.array(g.last))
     kinds = kv.column(VALUE_KIND).to_numpy(zero_copy_only=False)
@@ -627,3 +647,17 @@ def _sequence_group_winner(kv: pa.Table, g: Groups, grp: SequenceGroup) -> np.nd
     last = np.append(gids[1:] != gids[:-1], True)
     pick[gids[last]] = sub.column("__p").to_numpy()[last]
     return pick
+
+
+# ---------------------------------------------------------------------------- dispatch
+
+# Engines whose merged row is one input row of the key: which row of each key group they keep.
+_ROW_PICKERS: Mapping[MergeEngine, Callable[[Groups], np.ndarray]] = {
+    MergeEngine.FIRST_ROW: _first_rows,
+    MergeEngine.DEDUPLICATE: _last_rows,
+}
+# Engines that compute the merged row from all rows of the key: (kv, groups, spec, final) -> rows.
+_ROW_BUILDERS: Mapping[MergeEngine, Callable[[pa.Table, Groups, MergeSpec, bool], pa.Table]] = {
+    MergeEngine.AGGREGATION: _merge_aggregation,
+    MergeEngine.PARTIAL_UPDATE: _merge_partial_update,
+}

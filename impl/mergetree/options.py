@@ -1,6 +1,8 @@
-"""Options of primary-key tables that the merge tree reads, with Apache Paimon's keys and defaults.
+"""The merge tree's view of a primary-key table's options, with Apache Paimon's keys and defaults.
 
-``MergeTreeOptions.from_options`` parses a table's option map once; every wrong value raises
+The keys are declared (parsed, defaulted, with fallback keys) once in
+:mod:`impl.options.core_options`; this module reads them and adds the rules that relate several
+options or that the merge tree alone imposes. Every wrong value raises
 :class:`impl.errors.InvalidOptionError` naming the option. Options that need the schema to be
 checked (field names in ``sequence.field``, aggregate functions against column types) are
 validated by :meth:`impl.mergetree.merge_engine.MergeSpec.from_schema`.
@@ -19,74 +21,100 @@ Choices that differ from, or pin down, Paimon's behaviour:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from impl.errors import InvalidOptionError
-from impl.options import get, parse_bool, parse_int, parse_memory_size
+from impl.options import core_options as co
+from impl.options.config_option import ConfigOption
+from impl.options.values import ChangelogProducer, MergeEngine, SortOrder, split_names
+
+__all__ = ["MergeTreeOptions", "MergeEngine", "ChangelogProducer", "SUPPORTED_CHANGELOG_PRODUCERS",
+           "PRIMARY_KEY_TARGET_FILE_SIZE"]
 
 MB = 1024 * 1024
 
-MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
-CHANGELOG_PRODUCERS = ("none", "input")
-UNSUPPORTED_CHANGELOG_PRODUCERS = ("full-compaction", "lookup")
+# Paimon's target-file-size when unset, for primary-key tables
+PRIMARY_KEY_TARGET_FILE_SIZE = 128 * MB
 
-# Paimon's file.compression names -> pyarrow's codec names.
-_COMPRESSIONS = {
-    "zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "lz4", "brotli": "brotli",
-    "none": "none", "uncompressed": "none",
-}
+SUPPORTED_CHANGELOG_PRODUCERS = frozenset({ChangelogProducer.NONE, ChangelogProducer.INPUT})
 
-_FIELD_OPTION = re.compile(r"^fields\.(.+)\.(aggregate-function|ignore-retract|list-agg-delimiter|sequence-group)$")
+SequenceGroups = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
 
 
-def _first_present(options: Mapping[str, str], keys: tuple[str, ...]) -> str | None:
-    for k in keys:
-        if k in options and options[k] is not None:
-            return k
-    return None
+# ---------------------------------------------------------------------------- rules
 
 
-def _bool_with_fallbacks(options: Mapping[str, str], keys: tuple[str, ...], default: bool) -> bool:
-    key = _first_present(options, keys)
-    return default if key is None else parse_bool(key, options[key])
+def resolve_stop_trigger(compaction_trigger: int, configured: int | None) -> int:
+    """Sorted runs at which writes wait: default trigger + 3, never below the trigger (as Paimon)."""
+    stop = compaction_trigger + 3 if configured is None else configured
+    return max(stop, compaction_trigger)
 
 
-def _split_names(text: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in str(text).split(",") if p.strip())
+def resolve_num_levels(compaction_trigger: int, configured: int | None) -> int:
+    """Levels of the tree: default trigger + 1, so compaction output never has to fall to level 0."""
+    return compaction_trigger + 1 if configured is None else configured
+
+
+def supported_changelog_producer(producer: ChangelogProducer) -> ChangelogProducer:
+    """The producer, if this library implements it (a silently missing changelog would be worse)."""
+    if producer not in SUPPORTED_CHANGELOG_PRODUCERS:
+        raise InvalidOptionError(f"option 'changelog-producer': {producer.value!r} is not supported (none, input)")
+    return producer
+
+
+def require_positive(option: ConfigOption[int], value: int) -> int:
+    """A buffer of 0 bytes could never hold a row: the merge tree refuses it (append tables do not read it)."""
+    if value <= 0:
+        raise InvalidOptionError(f"option {option.key!r}: {value} must be positive")
+    return value
+
+
+def sequence_groups(options: Mapping[str, object]) -> SequenceGroups:
+    """``fields.<sequence fields>.sequence-group = <fields>``, as (sequence fields, fields), in option order."""
+    groups = []
+    for name, members in co.FIELD_SEQUENCE_GROUP.get_all(options).items():
+        sequence_fields = split_names(name)
+        if not sequence_fields:
+            key = co.FIELD_SEQUENCE_GROUP.key(name)
+            raise InvalidOptionError(f"option {key!r}: {options[key]!r} names no fields")
+        groups.append((sequence_fields, members))
+    return tuple(groups)
+
+
+# ---------------------------------------------------------------------------- view
 
 
 @dataclass(frozen=True)
 class MergeTreeOptions:
     """Parsed merge-tree options of one primary-key table (all sizes in bytes)."""
 
-    bucket: int = -1
-    target_file_size: int = 128 * MB
-    write_buffer_size: int = 256 * MB
-    write_buffer_spillable: bool | None = None
-    num_sorted_run_compaction_trigger: int = 5
-    num_sorted_run_stop_trigger: int = 8
-    num_levels: int = 6
-    max_size_amplification_percent: int = 200
-    size_ratio: int = 1
-    merge_engine: str = "deduplicate"
-    ignore_delete: bool = False
+    bucket: int = co.BUCKET.default
+    target_file_size: int = PRIMARY_KEY_TARGET_FILE_SIZE
+    write_buffer_size: int = co.WRITE_BUFFER_SIZE.default
+    write_buffer_spillable: bool | None = co.WRITE_BUFFER_SPILLABLE.default
+    num_sorted_run_compaction_trigger: int = co.NUM_SORTED_RUN_COMPACTION_TRIGGER.default
+    num_sorted_run_stop_trigger: int = resolve_stop_trigger(co.NUM_SORTED_RUN_COMPACTION_TRIGGER.default, None)
+    num_levels: int = resolve_num_levels(co.NUM_SORTED_RUN_COMPACTION_TRIGGER.default, None)
+    max_size_amplification_percent: int = co.COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT.default
+    size_ratio: int = co.COMPACTION_SIZE_RATIO.default
+    merge_engine: MergeEngine = co.MERGE_ENGINE.default
+    ignore_delete: bool = co.IGNORE_DELETE.default
     sequence_fields: tuple[str, ...] = ()
     sequence_field_descending: bool = False
-    rowkind_field: str | None = None
-    changelog_producer: str = "none"
-    write_only: bool = False
-    default_aggregate_function: str | None = None
+    rowkind_field: str | None = co.ROWKIND_FIELD.default
+    changelog_producer: ChangelogProducer = co.CHANGELOG_PRODUCER.default
+    write_only: bool = co.WRITE_ONLY.default
+    default_aggregate_function: str | None = co.FIELDS_DEFAULT_AGGREGATE_FUNCTION.default
     field_aggregate_functions: Mapping[str, str] = field(default_factory=dict)
     field_ignore_retract: frozenset[str] = frozenset()
     field_list_agg_delimiters: Mapping[str, str] = field(default_factory=dict)
     # sequence-group: (sequence fields, fields they order), in option order
-    field_sequence_groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
-    partial_update_remove_record_on_delete: bool = False
-    file_format: str = "parquet"
-    file_compression: str = "zstd"
-    file_compression_zstd_level: int = 1
+    field_sequence_groups: SequenceGroups = ()
+    partial_update_remove_record_on_delete: bool = co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.default
+    file_format: str = co.FILE_FORMAT.default
+    file_compression: str = co.FILE_COMPRESSION.default
+    file_compression_zstd_level: int = co.FILE_COMPRESSION_ZSTD_LEVEL.default
 
     @property
     def compaction_file_size(self) -> int:
@@ -101,111 +129,36 @@ class MergeTreeOptions:
         return self.field_list_agg_delimiters.get(field_name, ",")
 
     @staticmethod
-    def from_options(options: Mapping[str, str]) -> "MergeTreeOptions":
-        """Parse Paimon's option keys; raise InvalidOptionError on a malformed or unsupported value."""
+    def from_options(options: Mapping[str, object]) -> "MergeTreeOptions":
+        """Read Paimon's option keys; raise InvalidOptionError on a malformed or unsupported value."""
         o = {str(k): v for k, v in options.items() if v is not None}
-
-        bucket = get(o, "bucket", -1, parse_int)
-        if bucket == 0 or bucket < -2:
-            raise InvalidOptionError(f"option 'bucket': {bucket} is not a valid bucket count (use >= 1, or -1)")
-        target = get(o, "target-file-size", 128 * MB, parse_memory_size)
-        buffer = get(o, "write-buffer-size", 256 * MB, parse_memory_size)
-        if target <= 0:
-            raise InvalidOptionError(f"option 'target-file-size': {target} must be positive")
-        if buffer <= 0:
-            raise InvalidOptionError(f"option 'write-buffer-size': {buffer} must be positive")
-        spillable = get(o, "write-buffer-spillable", None, parse_bool)
-
-        trigger = get(o, "num-sorted-run.compaction-trigger", 5, parse_int, minimum=1)
-        stop = get(o, "num-sorted-run.stop-trigger", trigger + 3, parse_int, minimum=1)
-        stop = max(stop, trigger)
-        num_levels = get(o, "num-levels", trigger + 1, parse_int, minimum=2)
-        amp = get(o, "compaction.max-size-amplification-percent", 200, parse_int, minimum=0)
-        ratio = get(o, "compaction.size-ratio", 1, parse_int, minimum=0)
-
-        engine = str(o.get("merge-engine", "deduplicate")).strip().lower()
-        if engine not in MERGE_ENGINES:
-            raise InvalidOptionError(
-                f"option 'merge-engine': {o['merge-engine']!r} is not one of {', '.join(MERGE_ENGINES)}")
-
-        ignore_delete = _bool_with_fallbacks(
-            o, ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete"),
-            False)
-        seq_fields = _split_names(o["sequence.field"]) if "sequence.field" in o else ()
-        order = str(o.get("sequence.field.sort-order", "ascending")).strip().lower()
-        if order not in ("ascending", "descending"):
-            raise InvalidOptionError(f"option 'sequence.field.sort-order': {order!r} is not ascending or descending")
-        rowkind = o.get("rowkind.field")
-        rowkind = str(rowkind).strip() if rowkind is not None and str(rowkind).strip() else None
-
-        producer = str(o.get("changelog-producer", "none")).strip().lower()
-        if producer in UNSUPPORTED_CHANGELOG_PRODUCERS:
-            raise InvalidOptionError(f"option 'changelog-producer': {producer!r} is not supported (none, input)")
-        if producer not in CHANGELOG_PRODUCERS:
-            raise InvalidOptionError(f"option 'changelog-producer': {producer!r} is not one of none, input")
-
-        write_only = _bool_with_fallbacks(o, ("write-only", "write.compaction-skip"), False)
-
-        aggs: dict[str, str] = {}
-        ignore_retract: set[str] = set()
-        delimiters: dict[str, str] = {}
-        groups: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
-        for key, value in o.items():
-            m = _FIELD_OPTION.match(key)
-            if not m:
-                continue
-            name, what = m.group(1), m.group(2)
-            if what == "aggregate-function":
-                aggs[name] = str(value).strip().lower()
-            elif what == "ignore-retract":
-                if parse_bool(key, value):
-                    ignore_retract.add(name)
-            elif what == "list-agg-delimiter":
-                delimiters[name] = str(value)
-            else:
-                seq = _split_names(name)
-                members = _split_names(value)
-                if not seq or not members:
-                    raise InvalidOptionError(f"option {key!r}: {value!r} names no fields")
-                groups.append((seq, members))
-        default_agg = o.get("fields.default-aggregate-function")
-        default_agg = str(default_agg).strip().lower() if default_agg is not None else None
-
-        remove_on_delete = get(o, "partial-update.remove-record-on-delete", False, parse_bool)
-
-        fmt = str(o.get("file.format", "parquet")).strip().lower()
-        if fmt != "parquet":
-            raise InvalidOptionError(f"option 'file.format': {fmt!r} is not supported for primary-key tables (parquet)")
-        compression_text = str(o.get("file.compression", "zstd")).strip().lower()
-        if compression_text not in _COMPRESSIONS:
-            raise InvalidOptionError(
-                f"option 'file.compression': {compression_text!r} is not one of {', '.join(sorted(_COMPRESSIONS))}")
-        zstd_level = get(o, "file.compression.zstd-level", 1, parse_int)
-
+        trigger = co.NUM_SORTED_RUN_COMPACTION_TRIGGER.get(o)
+        target_file_size = co.TARGET_FILE_SIZE.get(o)
         return MergeTreeOptions(
-            bucket=bucket,
-            target_file_size=target,
-            write_buffer_size=buffer,
-            write_buffer_spillable=spillable,
+            bucket=co.BUCKET.get(o),
+            target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
+            write_buffer_size=require_positive(co.WRITE_BUFFER_SIZE, co.WRITE_BUFFER_SIZE.get(o)),
+            write_buffer_spillable=co.WRITE_BUFFER_SPILLABLE.get(o),
             num_sorted_run_compaction_trigger=trigger,
-            num_sorted_run_stop_trigger=stop,
-            num_levels=num_levels,
-            max_size_amplification_percent=amp,
-            size_ratio=ratio,
-            merge_engine=engine,
-            ignore_delete=ignore_delete,
-            sequence_fields=seq_fields,
-            sequence_field_descending=order == "descending",
-            rowkind_field=rowkind,
-            changelog_producer=producer,
-            write_only=write_only,
-            default_aggregate_function=default_agg,
-            field_aggregate_functions=aggs,
-            field_ignore_retract=frozenset(ignore_retract),
-            field_list_agg_delimiters=delimiters,
-            field_sequence_groups=tuple(groups),
-            partial_update_remove_record_on_delete=remove_on_delete,
-            file_format=fmt,
-            file_compression=_COMPRESSIONS[compression_text],
-            file_compression_zstd_level=zstd_level,
+            num_sorted_run_stop_trigger=resolve_stop_trigger(trigger, co.NUM_SORTED_RUN_STOP_TRIGGER.get(o)),
+            num_levels=resolve_num_levels(trigger, co.NUM_LEVELS.get(o)),
+            max_size_amplification_percent=co.COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT.get(o),
+            size_ratio=co.COMPACTION_SIZE_RATIO.get(o),
+            merge_engine=co.MERGE_ENGINE.get(o),
+            ignore_delete=co.IGNORE_DELETE.get(o),
+            sequence_fields=co.SEQUENCE_FIELD.get(o) or (),
+            sequence_field_descending=co.SEQUENCE_FIELD_SORT_ORDER.get(o) is SortOrder.DESCENDING,
+            rowkind_field=co.ROWKIND_FIELD.get(o),
+            changelog_producer=supported_changelog_producer(co.CHANGELOG_PRODUCER.get(o)),
+            write_only=co.WRITE_ONLY.get(o),
+            default_aggregate_function=co.FIELDS_DEFAULT_AGGREGATE_FUNCTION.get(o),
+            field_aggregate_functions=co.FIELD_AGGREGATE_FUNCTION.get_all(o),
+            field_ignore_retract=frozenset(
+                name for name, ignore in co.FIELD_IGNORE_RETRACT.get_all(o).items() if ignore),
+            field_list_agg_delimiters=co.FIELD_LIST_AGG_DELIMITER.get_all(o),
+            field_sequence_groups=sequence_groups(o),
+            partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
+            file_format=co.FILE_FORMAT.get(o),
+            file_compression=co.FILE_COMPRESSION.get(o),
+            file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),
         )

@@ -1,8 +1,10 @@
 import pytest
+from mergetree_helpers import agg_schema, make_schema
 
 from impl.errors import InvalidOptionError
 from impl.mergetree import MergeSpec, MergeTreeOptions
-from mergetree_helpers import agg_schema, make_schema
+from impl.mergetree.options import resolve_num_levels, resolve_stop_trigger, supported_changelog_producer
+from impl.options import ChangelogProducer, MergeEngine
 
 MB = 1024 * 1024
 
@@ -16,11 +18,12 @@ def test_defaults_are_paimons():
     assert o.num_levels == 6
     assert o.max_size_amplification_percent == 200
     assert o.size_ratio == 1
-    assert o.merge_engine == "deduplicate"
-    assert o.changelog_producer == "none"
+    assert o.merge_engine == "deduplicate" and o.merge_engine is MergeEngine.DEDUPLICATE
+    assert o.changelog_producer == "none" and o.changelog_producer is ChangelogProducer.NONE
     assert o.file_compression == "zstd"
     assert not o.write_only and not o.ignore_delete
     assert o.compaction_file_size == 128 * MB // 10 * 7
+    assert o == MergeTreeOptions()  # the dataclass defaults are the declared defaults
 
 
 def test_parsed_values_and_derived_defaults():
@@ -36,7 +39,7 @@ def test_parsed_values_and_derived_defaults():
     assert o.target_file_size == 8 * MB and o.write_buffer_size == 64 * 1024
     assert o.num_sorted_run_stop_trigger == 6  # trigger + 3
     assert o.num_levels == 4  # trigger + 1 when unset
-    assert o.merge_engine == "partial-update"
+    assert o.merge_engine == "partial-update" and o.merge_engine is MergeEngine.PARTIAL_UPDATE
     assert o.sequence_fields == ("ts", "v")
     assert o.rowkind_field == "op"
     assert o.changelog_producer == "input"
@@ -48,9 +51,30 @@ def test_parsed_values_and_derived_defaults():
     assert o.field_sequence_groups == ((("ts",), ("k", "v")),)
 
 
+def test_fallback_keys_answer_only_when_the_key_is_unset():
+    o = MergeTreeOptions.from_options({"write-only": "false", "write.compaction-skip": "true",
+                                       "ignore-delete": "false", "first-row.ignore-delete": "true"})
+    assert not o.write_only and not o.ignore_delete
+    with pytest.raises(InvalidOptionError, match="deduplicate.ignore-delete"):  # the key actually set
+        MergeTreeOptions.from_options({"deduplicate.ignore-delete": "maybe"})
+
+
+def test_none_values_count_as_unset():
+    assert MergeTreeOptions.from_options({"bucket": None, "merge-engine": None}) == MergeTreeOptions()
+
+
 def test_stop_trigger_never_below_compaction_trigger():
     o = MergeTreeOptions.from_options({"num-sorted-run.compaction-trigger": "7", "num-sorted-run.stop-trigger": "2"})
     assert o.num_sorted_run_stop_trigger == 7
+
+
+def test_cross_option_rules():
+    assert resolve_stop_trigger(5, None) == 8 and resolve_stop_trigger(5, 2) == 5 and resolve_stop_trigger(5, 9) == 9
+    assert resolve_num_levels(3, None) == 4 and resolve_num_levels(3, 2) == 2
+    assert supported_changelog_producer(ChangelogProducer.INPUT) is ChangelogProducer.INPUT
+    for producer in (ChangelogProducer.FULL_COMPACTION, ChangelogProducer.LOOKUP):
+        with pytest.raises(InvalidOptionError, match=f"changelog-producer.*{producer.value}.*not supported"):
+            supported_changelog_producer(producer)
 
 
 @pytest.mark.parametrize("key,value", [
@@ -58,7 +82,9 @@ def test_stop_trigger_never_below_compaction_trigger():
     ("num-sorted-run.compaction-trigger", "0"), ("merge-engine", "last-one-wins"),
     ("changelog-producer", "lookup"), ("changelog-producer", "sometimes"), ("write-only", "maybe"),
     ("file.compression", "middle-out"), ("file.format", "orc"), ("bucket", "0"),
-    ("compaction.size-ratio", "-1"), ("ignore-delete", "perhaps"),
+    ("compaction.size-ratio", "-1"), ("ignore-delete", "perhaps"), ("bucket", "-3"),
+    ("write-buffer-size", "0"), ("target-file-size", "0"), ("fields.v.ignore-retract", "maybe"),
+    ("fields.ts.sequence-group", " , "), ("fields.,.sequence-group", "k"), ("sequence.field.sort-order", "up"),
 ])
 def test_bad_values_raise_invalid_option(key, value):
     with pytest.raises(InvalidOptionError) as e:

@@ -1,0 +1,33 @@
+"""Paimon table options, declared once: keys, parsers, defaults, fallback keys, known-key checks.
+
+- :mod:`impl.options.values`: parsers of option values (memory sizes, durations, booleans, ...)
+  and the kinds options choose between (:class:`MergeEngine`, :class:`ChangelogProducer`, ...).
+- :mod:`impl.options.config_option`: :class:`ConfigOption` (one key) and :class:`FieldOption`
+  (``fields.<field>.<suffix>``), and how each is read from an option map.
+- :mod:`impl.options.core_options`: the declaration of every option this library reads, and
+  the unknown-key warning.
+
+Per-concept views built from these declarations: :class:`impl.commit.options.CommitOptions`,
+:class:`impl.mergetree.options.MergeTreeOptions`, :class:`impl.table.options.TableOptions`.
+Wrong values raise :class:`impl.errors.InvalidOptionError` naming the option and the value.
+"""
+
+from impl.options.config_option import ConfigOption, FieldOption
+from impl.options.core_options import CORE_OPTIONS, FIELD_OPTIONS, KNOWN_KEYS, is_known_key, warn_unknown_keys
+from impl.options.values import (
+    ChangelogProducer,
+    MergeEngine,
+    SortOrder,
+    StatsMode,
+    StatsModeKind,
+    parse_bool,
+    parse_duration_millis,
+    parse_int,
+    parse_memory_size,
+)
+
+__all__ = [
+    "ConfigOption", "FieldOption", "CORE_OPTIONS", "FIELD_OPTIONS", "KNOWN_KEYS", "is_known_key",
+    "warn_unknown_keys", "ChangelogProducer", "MergeEngine", "SortOrder", "StatsMode", "StatsModeKind",
+    "parse_bool", "parse_duration_millis", "parse_int", "parse_memory_size",
+]

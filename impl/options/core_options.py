@@ -1,0 +1,239 @@
+"""The table options this library reads: one declaration per Paimon key (after Paimon's ``CoreOptions``).
+
+Keys, defaults and fallback keys are Apache Paimon's, with these exceptions that pin down what
+this library supports or where it fixes a value Paimon leaves open:
+
+- ``bucket`` accepts Paimon's -2 (postpone bucket mode) here; the table layer refuses it as
+  unsupported.
+- ``file.format`` accepts parquet only; ``file.compression.zstd-level`` is at least 1.
+- ``write-buffer-spillable`` has no default: a full buffer is always flushed to level-0 files.
+- ``snapshot.expire.limit`` defaults to 10.
+- Lower bounds (``minimum``) on counts that Paimon would only trip over later.
+
+The per-concept views (:class:`impl.commit.options.CommitOptions`,
+:class:`impl.mergetree.options.MergeTreeOptions`, :class:`impl.table.options.TableOptions`) read
+these declarations and add the rules that relate several options.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Iterable, TypeVar
+
+from impl.options.config_option import FIELDS_PREFIX, ConfigOption, FieldOption
+from impl.options.values import (
+    ChangelogProducer,
+    MergeEngine,
+    SortOrder,
+    StatsMode,
+    at_least,
+    one_of,
+    parse_bool,
+    parse_bucket,
+    parse_compression,
+    parse_duration_millis,
+    parse_file_format,
+    parse_incremental_between,
+    parse_int,
+    parse_lowercase,
+    parse_memory_size,
+    parse_name_list,
+    parse_optional_text,
+    parse_stats_mode,
+    parse_text,
+)
+
+T = TypeVar("T")
+
+MiB = 1024 * 1024
+
+_DECLARED: list[ConfigOption[Any]] = []
+
+
+def _option(key: str, parse: Callable[[str, object], T], default: T, description: str,
+            fallback_keys: tuple[str, ...] = ()) -> ConfigOption[T]:
+    option = ConfigOption(key, parse, default, description, fallback_keys)
+    _DECLARED.append(option)
+    return option
+
+
+# ---------------------------------------------------------------------------- layout and files
+
+BUCKET: ConfigOption[int] = _option(
+    "bucket", parse_bucket, -1,
+    "Bucket count: >= 1 fixed, -1 dynamic (primary-key tables) or unaware (append tables), -2 postpone.")
+BUCKET_KEY: ConfigOption[tuple[str, ...] | None] = _option(
+    "bucket-key", parse_name_list, None,
+    "Comma-separated columns hashed to pick a bucket; unset: the primary key without partition columns.")
+FILE_FORMAT: ConfigOption[str] = _option(
+    "file.format", parse_file_format, "parquet", "Format of data files.")
+FILE_COMPRESSION: ConfigOption[str] = _option(
+    "file.compression", parse_compression, "zstd",
+    "Compression of data files (parsed to the pyarrow codec name; uncompressed is none).")
+FILE_COMPRESSION_ZSTD_LEVEL: ConfigOption[int] = _option(
+    "file.compression.zstd-level", at_least(1), 1, "zstd level of data files.")
+TARGET_FILE_SIZE: ConfigOption[int | None] = _option(
+    "target-file-size", at_least(1, parse_memory_size), None,
+    "Target size of a data file in bytes; unset: 128 mb for primary-key tables, 256 mb for append tables.")
+WRITE_BUFFER_SIZE: ConfigOption[int] = _option(
+    "write-buffer-size", parse_memory_size, 256 * MiB,
+    "Bytes of rows a writer buffers in memory before it writes a sorted file.")
+WRITE_BUFFER_SPILLABLE: ConfigOption[bool | None] = _option(
+    "write-buffer-spillable", parse_bool, None,
+    "Whether a full write buffer may spill to local disk (parsed; this library always flushes to files).")
+WRITE_ONLY: ConfigOption[bool] = _option(
+    "write-only", parse_bool, False,
+    "Skip compaction and snapshot expiration on write (a dedicated job compacts).",
+    fallback_keys=("write.compaction-skip",))
+
+# ---------------------------------------------------------------------------- primary-key tables
+
+MERGE_ENGINE: ConfigOption[MergeEngine] = _option(
+    "merge-engine", one_of(MergeEngine), MergeEngine.DEDUPLICATE,
+    "How the rows of one primary key combine.")
+CHANGELOG_PRODUCER: ConfigOption[ChangelogProducer] = _option(
+    "changelog-producer", one_of(ChangelogProducer), ChangelogProducer.NONE,
+    "Which changelog files a primary-key table writes.")
+ROWKIND_FIELD: ConfigOption[str | None] = _option(
+    "rowkind.field", parse_optional_text, None, "String column holding each row's kind (+I, -U, +U, -D).")
+SEQUENCE_FIELD: ConfigOption[tuple[str, ...] | None] = _option(
+    "sequence.field", parse_name_list, None,
+    "Columns ordering the rows of one key before the write order does.")
+SEQUENCE_FIELD_SORT_ORDER: ConfigOption[SortOrder] = _option(
+    "sequence.field.sort-order", one_of(SortOrder), SortOrder.ASCENDING, "Order of sequence.field.")
+IGNORE_DELETE: ConfigOption[bool] = _option(
+    "ignore-delete", parse_bool, False, "Drop -U/-D input rows.",
+    fallback_keys=("first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete"))
+PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE: ConfigOption[bool] = _option(
+    "partial-update.remove-record-on-delete", parse_bool, False,
+    "partial-update: a -D row removes the whole row.")
+FIELDS_DEFAULT_AGGREGATE_FUNCTION: ConfigOption[str | None] = _option(
+    "fields.default-aggregate-function", parse_lowercase, None,
+    "aggregation: the function of columns without their own; unset: last_non_null_value.")
+NUM_SORTED_RUN_COMPACTION_TRIGGER: ConfigOption[int] = _option(
+    "num-sorted-run.compaction-trigger", at_least(1), 5, "Sorted runs (level-0 files count one each) that trigger compaction.")
+NUM_SORTED_RUN_STOP_TRIGGER: ConfigOption[int | None] = _option(
+    "num-sorted-run.stop-trigger", at_least(1), None,
+    "Sorted runs at which writes wait for compaction; unset: compaction trigger + 3.")
+NUM_LEVELS: ConfigOption[int | None] = _option(
+    "num-levels", at_least(2), None, "Levels of the LSM tree; unset: compaction trigger + 1.")
+COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT: ConfigOption[int] = _option(
+    "compaction.max-size-amplification-percent", at_least(0), 200,
+    "Extra storage (percent of the largest run) that triggers a full compaction.")
+COMPACTION_SIZE_RATIO: ConfigOption[int] = _option(
+    "compaction.size-ratio", at_least(0), 1,
+    "Percentage flexibility when comparing sorted run sizes for a size-ratio compaction.")
+
+# per-field options of the aggregation and partial-update engines
+FIELD_AGGREGATE_FUNCTION: FieldOption[str] = FieldOption(
+    "aggregate-function", parse_lowercase, "aggregation: the column's aggregate function.")
+FIELD_IGNORE_RETRACT: FieldOption[bool] = FieldOption(
+    "ignore-retract", parse_bool, "aggregation: -U/-D rows do not change the column.")
+FIELD_LIST_AGG_DELIMITER: FieldOption[str] = FieldOption(
+    "list-agg-delimiter", parse_text, "aggregation: the separator listagg puts between values.")
+FIELD_SEQUENCE_GROUP: FieldOption[tuple[str, ...]] = FieldOption(
+    "sequence-group", parse_name_list,
+    "partial-update: fields.<sequence fields>.sequence-group = <fields> they order.")
+FIELD_OPTIONS: tuple[FieldOption[Any], ...] = (
+    FIELD_AGGREGATE_FUNCTION, FIELD_IGNORE_RETRACT, FIELD_LIST_AGG_DELIMITER, FIELD_SEQUENCE_GROUP)
+
+# ---------------------------------------------------------------------------- append-table compaction
+
+COMPACTION_MIN_FILE_NUM: ConfigOption[int] = _option(
+    "compaction.min.file-num", at_least(1), 5, "Fewest small files an append-table compaction rewrites.")
+COMPACTION_MAX_FILE_NUM: ConfigOption[int | None] = _option(
+    "compaction.max.file-num", at_least(2), None, "Most files one append-table compaction rewrites.")
+
+# ---------------------------------------------------------------------------- snapshots
+
+SNAPSHOT_NUM_RETAINED_MIN: ConfigOption[int] = _option(
+    "snapshot.num-retained.min", at_least(1), 10, "Fewest snapshots expiration keeps.")
+SNAPSHOT_NUM_RETAINED_MAX: ConfigOption[int] = _option(
+    "snapshot.num-retained.max", at_least(1), 2**31 - 1, "Most snapshots expiration keeps.")
+SNAPSHOT_TIME_RETAINED: ConfigOption[int] = _option(
+    "snapshot.time-retained", parse_duration_millis, 3_600_000,
+    "Milliseconds a snapshot is kept (beyond the minimum count).")
+SNAPSHOT_EXPIRE_LIMIT: ConfigOption[int] = _option(
+    "snapshot.expire.limit", at_least(1), 10, "Most snapshots one expiration removes.")
+SNAPSHOT_CLEAN_EMPTY_DIRECTORIES: ConfigOption[bool] = _option(
+    "snapshot.clean-empty-directories", parse_bool, False,
+    "Expiration also removes the partition and bucket directories it empties.")
+
+# ---------------------------------------------------------------------------- commit and manifests
+
+COMMIT_MAX_RETRIES: ConfigOption[int] = _option(
+    "commit.max-retries", at_least(0), 10, "Retries of a commit that lost the race for a snapshot id.")
+COMMIT_MIN_RETRY_WAIT: ConfigOption[int] = _option(
+    "commit.min-retry-wait", parse_duration_millis, 10, "Milliseconds of the first retry backoff.")
+COMMIT_MAX_RETRY_WAIT: ConfigOption[int] = _option(
+    "commit.max-retry-wait", parse_duration_millis, 10_000, "Milliseconds the retry backoff never exceeds.")
+COMMIT_TIMEOUT: ConfigOption[int | None] = _option(
+    "commit.timeout", parse_duration_millis, None, "Milliseconds after which a commit stops retrying; unset: no limit.")
+MANIFEST_TARGET_FILE_SIZE: ConfigOption[int] = _option(
+    "manifest.target-file-size", parse_memory_size, 8 * MiB, "Target size of a manifest file in bytes.")
+MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE: ConfigOption[int] = _option(
+    "manifest.full-compaction-threshold-size", parse_memory_size, 16 * MiB,
+    "Bytes of delta manifests that trigger a full manifest merge.")
+MANIFEST_MERGE_MIN_COUNT: ConfigOption[int] = _option(
+    "manifest.merge-min-count", at_least(1), 30, "Fewest small manifest files a minor merge combines.")
+
+# ---------------------------------------------------------------------------- reads
+
+SCAN_SNAPSHOT_ID: ConfigOption[int | None] = _option(
+    "scan.snapshot-id", at_least(1), None, "Read this snapshot (time travel).")
+SCAN_TIMESTAMP_MILLIS: ConfigOption[int | None] = _option(
+    "scan.timestamp-millis", parse_int, None, "Read the latest snapshot committed at or before this epoch millisecond.")
+INCREMENTAL_BETWEEN: ConfigOption[tuple[int, int] | None] = _option(
+    "incremental-between", parse_incremental_between, None,
+    "Read the changes after snapshot <start> up to snapshot <end>: '<start>,<end>'.")
+SOURCE_SPLIT_TARGET_SIZE: ConfigOption[int] = _option(
+    "source.split.target-size", parse_memory_size, 128 * MiB, "Target bytes of one read split.")
+SOURCE_SPLIT_OPEN_FILE_COST: ConfigOption[int] = _option(
+    "source.split.open-file-cost", parse_memory_size, 4 * MiB,
+    "Bytes a file counts for at least when splits are packed (opening it has a cost).")
+
+# ---------------------------------------------------------------------------- other
+
+PARTITION_DEFAULT_NAME: ConfigOption[str] = _option(
+    "partition.default-name", parse_text, "__DEFAULT_PARTITION__",
+    "Directory name of a null or empty partition value.")
+METADATA_STATS_MODE: ConfigOption[StatsMode] = _option(
+    "metadata.stats-mode", parse_stats_mode, StatsMode(), "Column statistics kept in data file metadata.")
+DELETION_VECTORS_ENABLED: ConfigOption[bool] = _option(
+    "deletion-vectors.enabled", parse_bool, False, "Deletion-vector mode (not supported).")
+DYNAMIC_PARTITION_OVERWRITE: ConfigOption[bool] = _option(
+    "dynamic-partition-overwrite", parse_bool, True,
+    "An overwrite without a partition spec replaces only the partitions it writes.")
+
+CORE_OPTIONS: tuple[ConfigOption[Any], ...] = tuple(_DECLARED)
+
+# ---------------------------------------------------------------------------- known keys
+
+# Keys Paimon defines (or writes into schema options) that this library accepts without reading.
+PASSED_THROUGH_KEYS = frozenset({
+    "write-buffer-spill.max-disk-size", "page-size", "compaction.optimization-interval",
+    "full-compaction.delta-commits", "sort-spill-threshold", "local-sort.max-num-file-handles", "sort-engine",
+    "commit.force-compact", "commit.user-prefix", "manifest.format", "manifest.compression",
+    "scan.mode", "incremental-between-scan-mode", "path", "type", "owner", "comment",
+    "read.batch-size", "write.batch-size", "file-index.read.enabled", "data-file.prefix",
+    "changelog-file.prefix", "file.suffix.include.compression", "dynamic-bucket.target-row-num",
+    "dynamic-bucket.initial-buckets", "row-tracking.enabled", "data-evolution.enabled",
+    "aggregation.remove-record-on-delete", "lookup-wait",
+})
+# Families of keys: per-field options, format and file-index settings, and the snapshot,
+# changelog and lookup settings this library does not read.
+KNOWN_PREFIXES = (FIELDS_PREFIX, "file.format.", "parquet.", "snapshot.", "changelog.", "lookup.", "file-index.")
+KNOWN_KEYS = frozenset(key for option in CORE_OPTIONS for key in option.keys) | PASSED_THROUGH_KEYS
+
+
+def is_known_key(key: str) -> bool:
+    """True if some option declaration, passed-through key or key family covers ``key``."""
+    return key in KNOWN_KEYS or key.startswith(KNOWN_PREFIXES)
+
+
+def warn_unknown_keys(keys: Iterable[str]) -> None:
+    """``warnings.warn`` naming the keys nothing covers (a typo such as ``buckets`` would otherwise do nothing)."""
+    unknown = sorted(k for k in keys if not is_known_key(k))
+    if unknown:
+        # stacklevel: past this function and the options view, to the code that set the options
+        warnings.warn(f"unknown table options (ignored): {', '.join(unknown)}", UserWarning, stacklevel=4)

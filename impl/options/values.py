@@ -1,0 +1,241 @@
+"""Parsers of Paimon option values, and the kinds that some options choose between.
+
+Every parser takes the option's key (for the message) and its raw value, and returns the parsed
+value or raises :class:`InvalidOptionError` naming both. Raw values are usually strings (schema
+options are), but programmatic callers may pass ints or bools, which parse as themselves.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping, TypeVar
+
+from impl.errors import InvalidOptionError
+
+E = TypeVar("E", bound=enum.Enum)
+
+_SIZE_UNITS = {
+    "": 1, "b": 1, "bytes": 1,
+    "k": 1024, "kb": 1024, "kibibytes": 1024,
+    "m": 1024**2, "mb": 1024**2, "mebibytes": 1024**2,
+    "g": 1024**3, "gb": 1024**3, "gibibytes": 1024**3,
+    "t": 1024**4, "tb": 1024**4,
+}
+_DURATION_UNITS_MS = {
+    "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+    "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000,
+    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+}
+_NUM_UNIT = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+
+
+# ---------------------------------------------------------------------------- kinds
+
+
+class MergeEngine(enum.StrEnum):
+    """``merge-engine``: how the rows of one primary key combine (Paimon's names)."""
+
+    DEDUPLICATE = "deduplicate"
+    PARTIAL_UPDATE = "partial-update"
+    AGGREGATION = "aggregation"
+    FIRST_ROW = "first-row"
+
+
+class ChangelogProducer(enum.StrEnum):
+    """``changelog-producer``: which changelog files a primary-key table writes (Paimon's names)."""
+
+    NONE = "none"
+    INPUT = "input"
+    FULL_COMPACTION = "full-compaction"
+    LOOKUP = "lookup"
+
+
+class SortOrder(enum.StrEnum):
+    """``sequence.field.sort-order``."""
+
+    ASCENDING = "ascending"
+    DESCENDING = "descending"
+
+
+class StatsModeKind(enum.StrEnum):
+    """The kind part of ``metadata.stats-mode``."""
+
+    NONE = "none"  # no statistics
+    COUNTS = "counts"  # null counts only
+    FULL = "full"  # min, max and null count
+    TRUNCATE = "truncate"  # full, with strings cut to a length
+
+
+_STATS_MODE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$")
+
+
+@dataclass(frozen=True)
+class StatsMode:
+    """``metadata.stats-mode``: none, counts, full, or truncate(n) (strings cut to n characters)."""
+
+    kind: StatsModeKind = StatsModeKind.TRUNCATE
+    length: int = 16  # characters kept of string min/max values; only for truncate
+
+    @staticmethod
+    def parse(value: object) -> "StatsMode":
+        return parse_stats_mode("metadata.stats-mode", value)
+
+
+# ---------------------------------------------------------------------------- parsers
+
+
+def parse_memory_size(key: str, value: object) -> int:
+    """Bytes of a memory size such as ``8 mb`` (a bare number is bytes)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    m = _NUM_UNIT.match(str(value))
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _SIZE_UNITS:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not a memory size (e.g. '8 mb')")
+    return int(m.group(1)) * _SIZE_UNITS[unit]
+
+
+def parse_duration_millis(key: str, value: object) -> int:
+    """Milliseconds of a duration such as ``10 s`` (a bare number is milliseconds)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    m = _NUM_UNIT.match(str(value))
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _DURATION_UNITS_MS:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not a duration (e.g. '10 s')")
+    return int(m.group(1)) * _DURATION_UNITS_MS[unit]
+
+
+def parse_int(key: str, value: object, *, minimum: int | None = None) -> int:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not an integer") from None
+    if minimum is not None and n < minimum:
+        raise InvalidOptionError(f"option {key!r}: {n} is below the minimum {minimum}")
+    return n
+
+
+def parse_bool(key: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise InvalidOptionError(f"option {key!r}: {value!r} is not a boolean")
+
+
+def parse_text(key: str, value: object) -> str:
+    """The value as written (field names, partition names: case and spaces matter)."""
+    return str(value)
+
+
+def parse_optional_text(key: str, value: object) -> str | None:
+    """The value as written, or None when it is empty (an empty field name means unset)."""
+    return str(value) or None
+
+
+def parse_lowercase(key: str, value: object) -> str:
+    """Trimmed and lower-cased (function names, codec names: Paimon ignores their case)."""
+    return str(value).strip().lower()
+
+
+def parse_name_list(key: str, value: object) -> tuple[str, ...]:
+    """A comma-separated list of at least one field name (spaces around names are dropped)."""
+    names = split_names(value)
+    if not names:
+        raise InvalidOptionError(f"option {key!r}: {value!r} names no field")
+    return names
+
+
+def split_names(value: object) -> tuple[str, ...]:
+    return tuple(p.strip() for p in str(value).split(",") if p.strip())
+
+
+def parse_bucket(key: str, value: object) -> int:
+    """Paimon's bucket counts: ``>= 1`` (fixed), -1 (dynamic) or -2 (postpone)."""
+    n = parse_int(key, value)
+    if n == 0 or n < -2:
+        raise InvalidOptionError(f"option {key!r}: {n} is not a valid bucket count (use >= 1, or -1)")
+    return n
+
+
+def parse_incremental_between(key: str, value: object) -> tuple[int, int]:
+    """``<start snapshot id>,<end snapshot id>`` with ``0 <= start <= end``."""
+    parts = [p.strip() for p in str(value).split(",")]
+    if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not '<start snapshot id>,<end snapshot id>'")
+    start, end = int(parts[0]), int(parts[1])
+    if start < 0 or end < start:
+        raise InvalidOptionError(f"option {key!r}: need 0 <= start <= end, got {start},{end}")
+    return start, end
+
+
+def parse_stats_mode(key: str, value: object) -> StatsMode:
+    m = _STATS_MODE.match(str(value).strip().lower())
+    if not m:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not one of none, counts, full, truncate(<n>)")
+    if m.group(2) is None:
+        return StatsMode(StatsModeKind(m.group(1)), 0)
+    length = int(m.group(2))
+    if length < 1:
+        raise InvalidOptionError(f"option {key!r}: truncate length must be >= 1, got {length}")
+    return StatsMode(StatsModeKind.TRUNCATE, length)
+
+
+# Paimon's file.compression names -> pyarrow's codec names.
+COMPRESSION_CODECS: Mapping[str, str] = {
+    "zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "lz4", "brotli": "brotli",
+    "none": "none", "uncompressed": "none",
+}
+
+
+def parse_compression(key: str, value: object) -> str:
+    """A Paimon compression name, returned as the pyarrow codec that writes it."""
+    name = str(value).strip().lower()
+    if name not in COMPRESSION_CODECS:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not one of {', '.join(COMPRESSION_CODECS)}")
+    return COMPRESSION_CODECS[name]
+
+
+SUPPORTED_FILE_FORMATS = ("parquet",)
+
+
+def parse_file_format(key: str, value: object) -> str:
+    """Paimon also knows orc and avro data files; this library writes and reads parquet only."""
+    fmt = str(value).strip().lower()
+    if fmt not in SUPPORTED_FILE_FORMATS:
+        raise InvalidOptionError(
+            f"option {key!r}: {value!r} is not supported (only {', '.join(SUPPORTED_FILE_FORMATS)})")
+    return fmt
+
+
+# ---------------------------------------------------------------------------- parser builders
+
+
+def at_least(minimum: int, parse: Callable[[str, object], int] = parse_int) -> Callable[[str, object], int]:
+    """``parse``, then refuse a result below ``minimum``."""
+    def parse_bounded(key: str, value: object) -> int:
+        n = parse(key, value)
+        if n < minimum:
+            raise InvalidOptionError(f"option {key!r}: {n} is below the minimum {minimum}")
+        return n
+    return parse_bounded
+
+
+def one_of(kind: type[E]) -> Callable[[str, object], E]:
+    """Parser of an enum option: its values are the accepted names, in any case."""
+    by_name = {str(member.value): member for member in kind}
+
+    def parse_choice(key: str, value: object) -> E:
+        member = by_name.get(str(value).strip().lower())
+        if member is None:
+            raise InvalidOptionError(f"option {key!r}: {value!r} is not one of {', '.join(by_name)}")
+        return member
+    return parse_choice
