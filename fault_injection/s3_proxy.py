@@ -109,6 +109,7 @@ class S3FaultProxy:
         self._rules: list[FaultRule] = []
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
+        self.log: list[tuple[str, str]] | None = None  # (kind, path) of each request, when a list
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -163,6 +164,8 @@ class S3FaultProxy:
         with self._lock:
             kind = request_kind(method, path)
             self._counts[kind] = self._counts.get(kind, 0) + 1
+            if self.log is not None:
+                self.log.append((kind, path))
             for rule in self._rules:
                 if rule.take(method, urlsplit(path).path):
                     return rule.fault

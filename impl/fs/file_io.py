@@ -173,8 +173,12 @@ class FileIO:
     # ------------------------------------------------------------------ reads
 
     def read_bytes(self, path: str) -> bytes:
+        """The whole file: one GET on object stores (s3fs's ``cat_file`` asks for the size
+        with a HEAD first, to split large reads)."""
         self.requests.add(RequestKind.GET)
         try:
+            if self._s3:
+                return object_store.get_object(self.fs, path)
             return self.fs.cat_file(path)
         except FileNotFoundError:
             raise

@@ -215,6 +215,23 @@ def check_bucket_reachable(fs: fsspec.AbstractFileSystem, path: str) -> None:
         raise InvalidWarehouseError(f"cannot reach the store of bucket {bucket!r}: {type(e).__name__}: {e}") from e
 
 
+def get_object(fs: fsspec.AbstractFileSystem, path: str) -> bytes:
+    """The whole object at ``path`` with one GET (FileNotFoundError when absent)."""
+    from fsspec.asyn import sync
+
+    bucket, key, _ = fs.split_path(path)
+
+    async def read() -> bytes:
+        response = await fs._call_s3("get_object", Bucket=bucket, Key=key)
+        body = response["Body"]
+        try:
+            return bytes(await body.read())
+        finally:
+            body.close()
+
+    return bytes(sync(fs.loop, read))
+
+
 # ------------------------------------------------------------------ conditional create
 
 
@@ -237,7 +254,7 @@ def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) ->
     except FileExistsError:
         pass
     try:
-        existing = fs.cat_file(path)
+        existing = get_object(fs, path) if is_s3(fs) else fs.cat_file(path)
     except FileNotFoundError:
         # refused, then gone: a concurrent expiration or rollback removed it; not ours
         return False
