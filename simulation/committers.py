@@ -1,13 +1,14 @@
-"""Concurrent multi-writer simulation on one local table, and its checker.
+"""Concurrent committers on one local table, and their checker.
 
-``run_simulation(SimConfig(...))`` starts N committers, as OS processes (multiprocessing
-``spawn``) or as threads, on one table directory. Each committer is a commit user with its own
-FileStoreCommit and makes M commits. Every commit APPENDs new files with names no one else
-uses; compacting committers (the first ``compactors`` ones) also COMPACT files they read from
-the latest snapshot (and then take up to ``compaction_millis`` to "rewrite" them), picking among the same few (partition, bucket) groups as every other
-compactor, so two of them often compact the same files or produce overlapping level-1 files:
-real conflicts (FileNotLiveError, KeyRangeOverlapError), not staged ones. No data files are
-written: the commit path handles metadata only.
+``run_simulation(CommitterSimConfig(...))`` starts N committers, as OS processes
+(multiprocessing ``spawn``) or as threads, on one table directory. Each committer is a commit
+user with its own FileStoreCommit and makes M commits. Every commit APPENDs new files with names
+no one else uses; compacting committers (the first ``compactors`` ones) also COMPACT files they
+read from the latest snapshot (and then take up to ``compaction_millis`` to "rewrite" them),
+picking among the same few (partition, bucket) groups as every other compactor, so two of them
+often compact the same files or produce overlapping level-1 files: real conflicts
+(FileNotLiveError, KeyRangeOverlapError), not staged ones. No data files are written: the commit
+path handles metadata only.
 
 Each committer records every commit call: the plan (in model terms), the latest snapshot id it
 saw just before calling and just after a refusal, and the outcome: the snapshot ids it published,
@@ -31,28 +32,67 @@ and the error class if it raised.
    against one snapshot it read. It cannot be narrower without instrumenting impl; in practice
    the window is a handful of snapshots.
 
-Heavy imports (impl, model) happen inside the functions, so spawned children start quickly.
+``race_publish`` races OS processes for the same snapshot file, round after round.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import random
+import threading
 import time
+import traceback
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, Iterable, Mapping, Sequence
+
+from impl.commit import FileStoreCommit
+from impl.errors import PaimonError
+from impl.format.json_records import CommitKind, Snapshot
+from impl.fs.file_io import FileIO
+from impl.snapshot.manager import SnapshotManager
+from model import (
+    ADD,
+    APPEND,
+    COMPACT,
+    DELETE,
+    CommitConflictError,
+    Entry,
+    FileFacts,
+    Identity,
+    Model,
+    check_conflicts,
+)
+from simulation.bridge import ModelFactsReader, facts_of, sim_schema, to_committable
 
 PARTITIONS = 2
 BUCKETS = 2
 KEY_SPACE = 400
 
+# What a committer may report as a refusal the model must reproduce (check 4); a committer that
+# ran out of retries is allowed too (nothing to reproduce); anything else is a problem.
+CONFLICT_ERRORS = frozenset({"BucketCountChangedError", "FileAlreadyLiveError", "FileNotLiveError",
+                             "KeyRangeOverlapError"})
+RETRIES_EXHAUSTED = "CommitRetriesExhaustedError"
+
+
+class CommitterMode(StrEnum):
+    """How the committers run."""
+
+    THREAD = "thread"
+    PROCESS = "process"
+
 
 @dataclass(frozen=True)
-class SimConfig:
+class CommitterSimConfig:
+    """One run of :func:`run_simulation`: N committers x M commits on one local table."""
+
     table_path: str  # a local directory (created if missing)
     committers: int = 4
     commits_per_committer: int = 25
-    mode: str = "thread"  # "thread" or "process"
+    mode: CommitterMode = CommitterMode.THREAD  # a plain "thread" / "process" is accepted
     compactors: int | None = None  # how many committers also compact (default: half, at least 2)
     compact_probability: float = 0.7
     compaction_millis: float = 20.0  # a compactor waits up to this long between reading and committing
@@ -66,32 +106,41 @@ class SimConfig:
         ("commit.max-retry-wait", "50 ms"),
     )
 
+    def __post_init__(self) -> None:
+        try:
+            mode = CommitterMode(self.mode)
+        except ValueError:
+            raise ValueError(f"mode must be 'thread' or 'process', not {self.mode!r}") from None
+        object.__setattr__(self, "mode", mode)  # frozen: normalize the accepted string once
+
     @property
     def compacting(self) -> int:
+        """How many committers also compact."""
         return self.compactors if self.compactors is not None else max(2, self.committers // 2)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CommitRecord:
     """One commit call of one committer."""
 
     user: str
     identifier: int
-    new_files: tuple = ()  # model FileFacts
-    compact_before: tuple = ()
-    compact_after: tuple = ()
+    new_files: tuple[FileFacts, ...] = ()
+    compact_before: tuple[FileFacts, ...] = ()
+    compact_after: tuple[FileFacts, ...] = ()
     seen_before: int = 0  # latest snapshot id read right before the call (0: none)
     seen_after: int = 0  # latest snapshot id read right after it raised
     error: str | None = None  # class name of what it raised, None if it succeeded
     message: str = ""
     published: tuple[int, ...] = ()  # snapshot ids it published (also when it raised)
-    attempts: int = 0
     lost_races: int = 0
 
 
 @dataclass
-class SimResult:
-    config: SimConfig
+class CommitterSimResult:
+    """The records of a run and what the checker found (filled in by :func:`check_simulation`)."""
+
+    config: CommitterSimConfig
     records: list[CommitRecord] = field(default_factory=list)
     snapshots: int = 0
     elapsed_s: float = 0.0
@@ -130,67 +179,71 @@ class SimResult:
 # ------------------------------------------------------------------------------ the committers
 
 
-def _schema(config: SimConfig):
-    from impl.simulation.bridge import sim_schema
-
-    return sim_schema(dict(config.options))
-
-
-def _plan(rng, commit, index: int, j: int, compact: bool):
-    """New files (unique names) and maybe a compaction of one (partition, bucket) of the latest."""
-    from model import FileFacts
-
-    from impl.simulation.bridge import facts_of
-
+def _new_files(rng: random.Random, index: int, j: int) -> list[FileFacts]:
+    """One or two level-0 files with names no other call uses."""
     new = []
     for k in range(rng.randint(1, 2)):
         lo = rng.randrange(KEY_SPACE)
         new.append(FileFacts(rng.randrange(PARTITIONS), rng.randrange(BUCKETS), BUCKETS, 0,
                              f"w{index}-{j}-{k}", lo, lo + rng.randint(0, 40), rng.randint(1, 100)))
-    before, after = [], []
+    return new
+
+
+def _pick_group(rng: random.Random, live: Sequence[FileFacts]) -> tuple[Any, int]:
+    """Half the time the (partition, bucket) with the most level-0 files, which every compactor
+    then wants too; otherwise any group."""
+    groups = sorted({(f.partition, f.bucket) for f in live})
+    level0_count = Counter((f.partition, f.bucket) for f in live if f.level == 0)
+    if rng.random() < 0.5:
+        return max(groups, key=lambda g: (level0_count[g], g))
+    return groups[rng.randrange(len(groups))]
+
+
+def _compaction(rng: random.Random, live: Sequence[FileFacts], index: int,
+                j: int) -> tuple[list[FileFacts], list[FileFacts]]:
+    """A compaction of one (partition, bucket) of ``live``: (files before, files after)."""
+    p, b = group = _pick_group(rng, live)
+    files = sorted((f for f in live if (f.partition, f.bucket) == group), key=lambda f: f.file_name)
+    level0 = [f for f in files if f.level == 0]
+    # the oldest level-0 files (what others pick too), or a random few of them (disjoint inputs
+    # whose outputs may still overlap at level 1)
+    if level0:
+        picked = level0[:4] if rng.random() < 0.5 else rng.sample(level0, min(len(level0), 2))
+    else:
+        picked = rng.sample(files, 1)
+    chosen = {f.file_name: f for f in picked}
+    # take in every level-1 file the output would overlap, as an LSM does
+    lo, hi = absorb_overlapping(chosen, files, 1)
+    before = list(chosen.values())
+    rows = sum(f.row_count for f in before)
+    if hi > lo and rng.random() < 0.5:
+        mid = (lo + hi) // 2
+        after = [FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-0", lo, mid, max(1, rows // 2)),
+                 FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-1", mid + 1, hi, max(1, rows - rows // 2))]
+    else:
+        after = [FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-0", lo, hi, rows)]
+    return before, after
+
+
+def _plan(rng: random.Random, commit: FileStoreCommit, index: int, j: int,
+          compact: bool) -> tuple[list[FileFacts], list[FileFacts], list[FileFacts]]:
+    """New files (unique names) and maybe a compaction of one (partition, bucket) of the latest."""
+    new = _new_files(rng, index, j)
     latest = commit.snapshot_manager.latest_snapshot()
-    if compact and latest is not None:
-        live = [facts_of(e) for e in commit.read_live_entries(latest)]
-        groups = sorted({(f.partition, f.bucket) for f in live})
-        if groups:
-            # half the time the group with the most level-0 files, which every compactor then
-            # wants too; otherwise any group
-            level0_count = Counter((f.partition, f.bucket) for f in live if f.level == 0)
-            group = (max(groups, key=lambda g: (level0_count[g], g)) if rng.random() < 0.5
-                     else groups[rng.randrange(len(groups))])
-            files = sorted((f for f in live if (f.partition, f.bucket) == group), key=lambda f: f.file_name)
-            level0 = [f for f in files if f.level == 0]
-            # the oldest level-0 files (what others pick too), or a random few of them (disjoint
-            # inputs whose outputs may still overlap at level 1)
-            picked = (level0[:4] if rng.random() < 0.5 else rng.sample(level0, min(len(level0), 2))) if level0 \
-                else rng.sample(files, 1)
-            chosen = {f.file_name: f for f in picked}
-            # take in every level-1 file the output would overlap, as an LSM does
-            lo, hi = absorb_overlapping(chosen, files, 1)
-            before = list(chosen.values())
-            rows = sum(f.row_count for f in before)
-            p, b = group
-            if hi > lo and rng.random() < 0.5:
-                mid = (lo + hi) // 2
-                after = [FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-0", lo, mid, max(1, rows // 2)),
-                         FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-1", mid + 1, hi, max(1, rows - rows // 2))]
-            else:
-                after = [FileFacts(p, b, BUCKETS, 1, f"c{index}-{j}-0", lo, hi, rows)]
+    if not compact or latest is None:
+        return new, [], []
+    live = [facts_of(e) for e in commit.read_live_entries(latest)]
+    if not live:
+        return new, [], []
+    before, after = _compaction(rng, live, index, j)
     return new, before, after
 
 
-def run_committer(config: SimConfig, index: int, barrier: Any = None) -> list[CommitRecord]:
+def run_committer(config: CommitterSimConfig, index: int, barrier: Any = None) -> list[CommitRecord]:
     """Body of one committer (a thread, or the target of a spawned process)."""
-    import random
-
-    from impl.commit import FileStoreCommit
-    from impl.errors import PaimonError
-    from impl.fs.file_io import FileIO
-    from impl.simulation.bridge import to_committable
-
     rng = random.Random(config.seed * 1000 + index)
     user = f"sim-{index}"
-    commit = FileStoreCommit(FileIO(), config.table_path, _schema(config), commit_user=user)
+    commit = FileStoreCommit(FileIO(), config.table_path, sim_schema(dict(config.options)), commit_user=user)
     compactor = index < config.compacting
     records = []
     if barrier is not None:
@@ -199,73 +252,70 @@ def run_committer(config: SimConfig, index: int, barrier: Any = None) -> list[Co
         new, before, after = _plan(rng, commit, index, j, compactor and rng.random() < config.compact_probability)
         if before and config.compaction_millis:
             time.sleep(rng.uniform(0, config.compaction_millis) / 1000)  # rewriting takes a while
-        rec = CommitRecord(user, j, tuple(new), tuple(before), tuple(after))
-        rec.seen_before = commit.snapshot_manager.latest_snapshot_id() or 0
+        planned = CommitRecord(user, j, tuple(new), tuple(before), tuple(after),
+                               seen_before=commit.snapshot_manager.latest_snapshot_id() or 0)
         try:
             stats = commit.commit(to_committable(j, new_files=new, compact_before=before, compact_after=after))
-            rec.published, rec.attempts, rec.lost_races = tuple(stats.snapshot_ids), stats.attempts, stats.lost_races
         except PaimonError as e:
-            rec.error, rec.message = type(e).__name__, str(e)
-            rec.published = tuple(getattr(e, "published_snapshot_ids", ()))
-            rec.seen_after = commit.snapshot_manager.latest_snapshot_id() or 0
-        records.append(rec)
+            records.append(replace(planned, error=type(e).__name__, message=str(e),
+                                   published=tuple(getattr(e, "published_snapshot_ids", ())),
+                                   seen_after=commit.snapshot_manager.latest_snapshot_id() or 0))
+        else:
+            records.append(replace(planned, published=tuple(stats.snapshot_ids), lost_races=stats.lost_races))
     return records
 
 
-def _process_main(config: SimConfig, index: int, barrier: Any, queue: Any) -> None:
+def _process_main(config: CommitterSimConfig, index: int, barrier: Any, queue: Any) -> None:
     try:
         queue.put((index, run_committer(config, index, barrier), None))
     except BaseException as e:  # noqa: BLE001 - report it to the parent instead of dying silently
-        import traceback
-
         queue.put((index, [], f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
 
 
-def run_simulation(config: SimConfig) -> SimResult:
+def _run_threads(config: CommitterSimConfig, failures: list[str]) -> list[CommitRecord]:
+    barrier = threading.Barrier(config.committers)
+    results: dict[int, list[CommitRecord]] = {}
+
+    def body(i: int) -> None:
+        try:
+            results[i] = run_committer(config, i, barrier)
+        except BaseException as e:  # noqa: BLE001 - a dying committer is a finding, not a hang
+            failures.append(f"committer {i}: {type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=body, args=(i,), name=f"sim-committer-{i}") for i in range(config.committers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [r for i in sorted(results) for r in results[i]]
+
+
+def _run_spawned(config: CommitterSimConfig, failures: list[str]) -> list[CommitRecord]:
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(config.committers)
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_process_main, args=(config, i, barrier, queue), name=f"sim-committer-{i}")
+             for i in range(config.committers)]
+    got = _run_processes(procs, queue, "committer", failures)
+    return [r for i in sorted(got) for r in got[i]]
+
+
+def run_simulation(config: CommitterSimConfig) -> CommitterSimResult:
     """Run the committers concurrently, then check the table (see the module docstring)."""
     os.makedirs(config.table_path, exist_ok=True)
     started = time.monotonic()
-    records: list[CommitRecord] = []
     failures: list[str] = []
-    if config.mode == "thread":
-        import threading
-
-        barrier = threading.Barrier(config.committers)
-        results: dict[int, list[CommitRecord]] = {}
-
-        def body(i: int) -> None:
-            try:
-                results[i] = run_committer(config, i, barrier)
-            except BaseException as e:  # noqa: BLE001
-                failures.append(f"committer {i}: {type(e).__name__}: {e}")
-
-        threads = [threading.Thread(target=body, args=(i,), name=f"sim-committer-{i}") for i in range(config.committers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        for i in sorted(results):
-            records.extend(results[i])
-    elif config.mode == "process":
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("spawn")
-        barrier = ctx.Barrier(config.committers)
-        queue = ctx.Queue()
-        procs = [ctx.Process(target=_process_main, args=(config, i, barrier, queue), name=f"sim-committer-{i}")
-                 for i in range(config.committers)]
-        got = _run_processes(procs, queue, "committer", failures)
-        for i in sorted(got):
-            records.extend(got[i])
+    if config.mode is CommitterMode.THREAD:
+        records = _run_threads(config, failures)
     else:
-        raise ValueError(f"mode must be 'thread' or 'process', not {config.mode!r}")
-    result = SimResult(config, records, elapsed_s=time.monotonic() - started)
+        records = _run_spawned(config, failures)
+    result = CommitterSimResult(config, records, elapsed_s=time.monotonic() - started)
     result.problems.extend(failures)
     check_simulation(result)
     return result
 
 
-def _run_processes(procs, queue, role: str, failures: list[str]) -> dict:
+def _run_processes(procs: Sequence[Any], queue: Any, role: str, failures: list[str]) -> dict[int, Any]:
     """Start ``procs``, collect the ``(index, result, failure)`` each puts on ``queue``, join them.
 
     Failures (reported, or a non-zero exit) are appended to ``failures``; returns index -> result.
@@ -285,12 +335,13 @@ def _run_processes(procs, queue, role: str, failures: list[str]) -> dict:
     return results
 
 
-def absorb_overlapping(chosen: dict, files, level: int) -> tuple:
+def absorb_overlapping(chosen: dict[str, FileFacts], files: Iterable[FileFacts], level: int) -> tuple[Any, Any]:
     """Add to ``chosen`` (file name -> file) every file of ``level`` whose key range touches the
     key range of the chosen files, until none does; return the final (min_key, max_key).
 
     What an LSM compaction must do so that its output at ``level`` overlaps nothing there.
     """
+    files = list(files)
     lo = min(f.min_key for f in chosen.values())
     hi = max(f.max_key for f in chosen.values())
     while True:
@@ -306,66 +357,49 @@ def absorb_overlapping(chosen: dict, files, level: int) -> tuple:
 # ------------------------------------------------------------------------------ the checker
 
 
-def _part_entries(rec: CommitRecord, kind: str) -> list:
-    from model import ADD, APPEND, DELETE, Entry
-
+def _part_entries(rec: CommitRecord, kind: str) -> list[Entry]:
     if kind == APPEND:
         return [Entry(ADD, f) for f in rec.new_files]
     return [Entry(DELETE, f) for f in rec.compact_before] + [Entry(ADD, f) for f in rec.compact_after]
 
 
-def check_simulation(result: SimResult) -> None:
-    """Append every violation found to ``result.problems`` (see the module docstring)."""
-    from model import APPEND, COMPACT, CommitConflictError, Model, check_conflicts
-
-    from impl.fs.file_io import FileIO
-    from impl.simulation.bridge import SnapshotReader
-
-    problems = result.problems
-    reader = SnapshotReader(FileIO(), result.config.table_path)
-    ids = reader.snapshot_ids()
-    result.snapshots = len(ids)
-    if ids != list(range(1, len(ids) + 1)):
-        problems.append(f"snapshot ids are not 1..{len(ids)} without gaps: {ids}")
-        return
-
-    # 2. each snapshot belongs to exactly one call and part; each call's ids are its snapshots
-    by_call = {(r.user, r.identifier): r for r in result.records}
-    owned: dict[tuple, list[int]] = {}
-    snapshots = {}
-    for sid in ids:
-        snap = reader.snapshot(sid)
-        snapshots[sid] = snap
+def _ownership_problems(records: Sequence[CommitRecord], snapshots: Mapping[int, Snapshot]) -> list[str]:
+    """Check 2, first half: each snapshot belongs to exactly one call and part; each call's ids
+    are its snapshots."""
+    problems = []
+    by_call = {(r.user, r.identifier) for r in records}
+    owned: dict[tuple[str, int], list[int]] = {}
+    for sid, snap in snapshots.items():
         key = (snap.commit_user, snap.commit_identifier)
         owned.setdefault(key, []).append(sid)
-        rec = by_call.get(key)
-        if rec is None:
+        if key not in by_call:
             problems.append(f"snapshot {sid} ({key}, {snap.commit_kind.value}) belongs to no commit call")
     for key, sids in owned.items():
         kinds = [snapshots[s].commit_kind.value for s in sids]
         if len(set(kinds)) != len(kinds):
             problems.append(f"commit {key} is applied more than once: snapshots {sids} of kinds {kinds}")
-    for rec in result.records:
+    for rec in records:
         mine = owned.get((rec.user, rec.identifier), [])
         if tuple(mine) != rec.published:
             problems.append(f"commit {rec.user}#{rec.identifier} reported snapshots {list(rec.published)} "
                             f"({rec.error or 'success'}), storage has {mine}")
         if rec.error is None and not rec.published:
             problems.append(f"commit {rec.user}#{rec.identifier} succeeded without publishing anything")
-    if problems:
-        return
+    return problems
 
-    # 3. replay in id order; each delta must be the call's part, each change legal
-    model = Model(primary_key=True)
-    for sid in ids:
-        snap = snapshots[sid]
+
+def _replay(reader: ModelFactsReader, records: Sequence[CommitRecord], snapshots: Mapping[int, Snapshot],
+            model: Model) -> str | None:
+    """Check 2, second half, and check 3: replay the snapshots in id order into ``model``; each
+    delta must be the call's part and each change legal. Returns why the replay stopped, if it did."""
+    by_call = {(r.user, r.identifier): r for r in records}
+    for sid, snap in snapshots.items():
         kind = snap.commit_kind.value
         rec = by_call[(snap.commit_user, snap.commit_identifier)]
         want = _part_entries(rec, kind)
         got = reader.delta_entries(snap)
         if sorted(map(repr, got)) != sorted(map(repr, want)):
-            problems.append(f"snapshot {sid} ({kind} of {rec.user}#{rec.identifier}) holds other entries than the call's")
-            return
+            return f"snapshot {sid} ({kind} of {rec.user}#{rec.identifier}) holds other entries than the call's"
         try:
             if kind == APPEND:
                 model.commit(rec.user, rec.identifier, new_files=rec.new_files)
@@ -373,43 +407,65 @@ def check_simulation(result: SimResult) -> None:
                 model.commit(rec.user, rec.identifier, compact_before=rec.compact_before,
                              compact_after=rec.compact_after)
         except CommitConflictError as e:
-            problems.append(f"snapshot {sid} ({kind} of {rec.user}#{rec.identifier}) was published although it "
-                            f"conflicts with snapshot {sid - 1}: {type(e).__name__}: {e}")
-            return
-    if ids:
-        live = reader.live(snapshots[ids[-1]])
-        if live != dict(model.live()):
-            problems.append("the final live files on storage differ from the model replay")
+            return (f"snapshot {sid} ({kind} of {rec.user}#{rec.identifier}) was published although it "
+                    f"conflicts with snapshot {sid - 1}: {type(e).__name__}: {e}")
+    return None
 
+
+def _refusal_problem(rec: CommitRecord, model: Model) -> str | None:
+    """Check 4 for one refused call: some snapshot it could have read explains its conflict."""
+    if rec.new_files and not rec.published:
+        kind, lo = APPEND, rec.seen_before
+    else:
+        kind, lo = COMPACT, max([rec.seen_before, *rec.published])
+    entries = _part_entries(rec, kind)
+    raised = set()
+    for s in range(lo, rec.seen_after + 1):
+        state: Mapping[Identity, FileFacts] = model.read(s) if s >= 1 else {}
+        try:
+            check_conflicts(state, entries, kind, True)
+        except CommitConflictError as e:
+            raised.add(type(e).__name__)
+    if rec.error in raised:
+        return None
+    return (f"commit {rec.user}#{rec.identifier} was refused with {rec.error} ({rec.message}), but "
+            f"its {kind} part conflicts with none of snapshots {lo}..{rec.seen_after} that way "
+            f"(model raises {sorted(raised) or 'nothing'})")
+
+
+def check_simulation(result: CommitterSimResult) -> None:
+    """Append every violation found to ``result.problems`` (see the module docstring)."""
+    problems = result.problems
+    reader = ModelFactsReader(FileIO(), result.config.table_path)
+    ids = reader.snapshot_ids()
+    result.snapshots = len(ids)
+    # 1. contiguous from 1: nothing expires here
+    if ids != list(range(1, len(ids) + 1)):
+        problems.append(f"snapshot ids are not 1..{len(ids)} without gaps: {ids}")
+        return
+    snapshots = {sid: reader.snapshot(sid) for sid in ids}
+    problems.extend(_ownership_problems(result.records, snapshots))
+    if problems:
+        return
+    model = Model(primary_key=True)
+    stopped = _replay(reader, result.records, snapshots, model)
+    if stopped:
+        problems.append(stopped)
+        return
+    if ids and reader.live(snapshots[ids[-1]]) != dict(model.live()):
+        problems.append("the final live files on storage differ from the model replay")
     # 4. every reported conflict is a conflict against some snapshot the call could have read
-    def state(s: int):
-        return model.read(s) if s >= 1 else {}
-
     for rec in result.records:
         if rec.error is None:
             continue
-        if rec.error not in ("BucketCountChangedError", "FileAlreadyLiveError", "FileNotLiveError",
-                             "KeyRangeOverlapError"):
-            if rec.error != "CommitRetriesExhaustedError":
+        if rec.error not in CONFLICT_ERRORS:
+            if rec.error != RETRIES_EXHAUSTED:
                 problems.append(f"commit {rec.user}#{rec.identifier} raised {rec.error}: {rec.message}")
             continue
-        if rec.new_files and not rec.published:
-            kind, lo = APPEND, rec.seen_before
-        else:
-            kind, lo = COMPACT, max([rec.seen_before, *rec.published])
-        entries = _part_entries(rec, kind)
-        window = range(lo, rec.seen_after + 1)
-        raised = set()
-        for s in window:
-            try:
-                check_conflicts(state(s), entries, kind, True)
-            except CommitConflictError as e:
-                raised.add(type(e).__name__)
         result.conflicts_checked += 1
-        if rec.error not in raised:
-            problems.append(f"commit {rec.user}#{rec.identifier} was refused with {rec.error} ({rec.message}), but "
-                            f"its {kind} part conflicts with none of snapshots {lo}..{rec.seen_after} that way "
-                            f"(model raises {sorted(raised) or 'nothing'})")
+        problem = _refusal_problem(rec, model)
+        if problem:
+            problems.append(problem)
 
 
 # ------------------------------------------------------------------------------ publish race
@@ -418,10 +474,6 @@ def check_simulation(result: SimResult) -> None:
 def _publish_contender(directory: str, rounds: int, index: int, barrier: Any, queue: Any) -> None:
     """Race for ``snapshot-<r>`` in every round r: try_write_atomic in odd rounds, and
     SnapshotManager.try_publish (the real publish path) in even ones."""
-    from impl.format.json_records import CommitKind, Snapshot
-    from impl.fs.file_io import FileIO
-    from impl.snapshot.manager import SnapshotManager
-
     io = FileIO()
     manager = SnapshotManager(io, directory)
     wins = []
@@ -435,7 +487,7 @@ def _publish_contender(directory: str, rounds: int, index: int, barrier: Any, qu
                                                    CommitKind.APPEND, 0))
             wins.append(bool(won))
         queue.put((index, wins, None))
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:  # noqa: BLE001 - report it to the parent instead of dying silently
         queue.put((index, wins, f"{type(e).__name__}: {e}"))
 
 
@@ -445,8 +497,6 @@ def race_publish(table_path: str, rounds: int = 200, contenders: int = 2) -> lis
     Returns, per round, the indexes of the contenders that were told they won; the caller checks
     that there is exactly one per round and that the file holds the winner's content.
     """
-    import multiprocessing
-
     os.makedirs(os.path.join(table_path, "snapshot"), exist_ok=True)
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(contenders)
@@ -460,5 +510,5 @@ def race_publish(table_path: str, rounds: int = 200, contenders: int = 2) -> lis
     return [[i for i in range(contenders) if wins[i][r]] for r in range(rounds)]
 
 
-__all__ = ["SimConfig", "SimResult", "CommitRecord", "run_simulation", "run_committer", "check_simulation",
-           "race_publish"]
+__all__ = ["CommitterMode", "CommitterSimConfig", "CommitterSimResult", "CommitRecord", "run_simulation",
+           "run_committer", "check_simulation", "race_publish", "absorb_overlapping"]
