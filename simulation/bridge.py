@@ -6,7 +6,8 @@ BIGINT (the partition field is trimmed from the key); as an append-only table it
 the model's ``min_key`` / ``max_key`` are None.
 
 Only metadata moves through here: a :class:`model.FileFacts` becomes a :class:`DataFileMeta`
-without any Parquet file behind it, which is all the commit path needs.
+without any Parquet file behind it, which is all the commit path needs. The way back is
+:class:`ModelFactsReader`: published snapshots, read from storage, in model terms.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -38,8 +39,6 @@ class ReplayStep:
     commit_identifier: int
     time_millis: int
     files_per_level: dict[int, int]
-    live_files: int
-    records: int
 
 
 @dataclass
@@ -116,32 +115,33 @@ class ModelReplayer:
                 self.gaps += 1
             self._seed(live)
         else:
-            try:
-                self._apply(snap)
-            except Exception as e:  # noqa: BLE001 - a model conflict is a finding
-                self.problems.append(f"snapshot {snapshot_id} ({snap.commit_kind.value} by {snap.commit_user}): "
-                                     f"the model rejects its delta: {type(e).__name__}: {e}")
+            problem = self._replay_problem(snap, live)
+            if problem:
+                self.problems.append(f"snapshot {snapshot_id}{problem}")
                 self._seed(live)
-            else:
-                model_live = dict(self._model.live())
-                if set(model_live) != set(live):
-                    only_model = sorted(k[3] for k in set(model_live) - set(live))[:5]
-                    only_impl = sorted(k[3] for k in set(live) - set(model_live))[:5]
-                    self.problems.append(f"snapshot {snapshot_id}: live files differ from the model replay "
-                                         f"(model only: {only_model}, impl only: {only_impl})")
-                    self._seed(live)
-        rows = sum(f.row_count for f in live.values())
-        if snap.total_record_count is not None and snap.total_record_count != rows:
-            self.problems.append(f"snapshot {snapshot_id}: total_record_count {snap.total_record_count} != "
-                                 f"{rows} rows in its live files")
-        per_level: dict[int, int] = {}
-        for f in live.values():
-            per_level[f.level] = per_level.get(f.level, 0) + 1
+        problem = _record_count_problem(snap, live)
+        if problem:
+            self.problems.append(problem)
+        per_level = Counter(f.level for f in live.values())
         self.steps.append(ReplayStep(snapshot_id, snap.commit_kind.value, snap.commit_user, snap.commit_identifier,
-                                     snap.time_millis, per_level, len(live), rows))
+                                     snap.time_millis, dict(per_level)))
         self._last_id = snapshot_id
         self.checked += 1
         return True
+
+    def _replay_problem(self, snap: Snapshot, live: dict[Identity, FileFacts]) -> str | None:
+        """Apply ``snap``'s delta to the model; what is wrong (after "snapshot N"), if anything."""
+        try:
+            self._apply(snap)
+        except Exception as e:  # noqa: BLE001 - a model conflict is a finding
+            return (f" ({snap.commit_kind.value} by {snap.commit_user}): "
+                    f"the model rejects its delta: {type(e).__name__}: {e}")
+        model_live = dict(self._model.live())
+        if set(model_live) != set(live):
+            only_model = sorted(k[3] for k in set(model_live) - set(live))[:5]
+            only_impl = sorted(k[3] for k in set(live) - set(model_live))[:5]
+            return f": live files differ from the model replay (model only: {only_model}, impl only: {only_impl})"
+        return None
 
     def catch_up(self) -> int:
         """Replay every snapshot newer than the last one replayed; returns how many."""
@@ -153,6 +153,14 @@ class ModelReplayer:
             if self.observe(sid):
                 n += 1
         return n
+
+
+def _record_count_problem(snap: Snapshot, live: dict[Identity, FileFacts]) -> str | None:
+    """The snapshot's total_record_count is the sum of its live row counts."""
+    rows = sum(f.row_count for f in live.values())
+    if snap.total_record_count is not None and snap.total_record_count != rows:
+        return f"snapshot {snap.id}: total_record_count {snap.total_record_count} != {rows} rows in its live files"
+    return None
 
 
 def replay_retained(table: FileStoreTable) -> ModelReplayer:
