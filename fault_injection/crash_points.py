@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, Union
 
 from fsspec import AbstractFileSystem
@@ -165,7 +165,6 @@ class CrashOutcome:
     reference: OpRecord
     total_ops: int
     atomic_create: bool = True
-    extra: dict = field(default_factory=dict)
 
     @property
     def crash_op(self) -> int:
@@ -278,7 +277,8 @@ def enumerate_crash_points(
             if setup is not None:
                 setup(FaultyFileSystem(inner, atomic_create=atomic_create), root)
             fs = FaultyFileSystem(inner, [*base_faults, *faults], atomic_create=atomic_create)
-            result = error = None
+            result: Any = None
+            error: BaseException | None = None
             try:
                 result = scenario(fs, root)
             except SimulatedCrash as e:

@@ -120,6 +120,7 @@ under it (see :mod:`fault_injection.crash_points`).
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import io
 import os
@@ -283,6 +284,9 @@ class OpRecord(tuple):
     Compares equal to the plain tuple ``(op, kind, path)``.
     """
 
+    src: str | None  # the source path of a copy or rename
+    nbytes: int | None  # bytes written, for writes
+
     def __new__(cls, op: int, kind: str, path: str, src: str | None = None, nbytes: int | None = None):
         self = super().__new__(cls, (op, kind, path))
         self.src = src
@@ -411,8 +415,9 @@ class FaultyFileSystem(AbstractFileSystem):
         self.recorder = recorder if recorder is not None else OpRecorder()
         self.atomic_create = atomic_create
         if not atomic_create:
-            # impl.fs.link_if_absent looks for this attribute; None = no atomic create.
-            self.link_if_absent = None
+            # impl.fs.link_if_absent looks for this attribute; None = no atomic create. The
+            # instance attribute hides the method on purpose, which mypy cannot express.
+            self.link_if_absent = None  # type: ignore[method-assign, assignment]
 
         self._at_op: dict[int, Fault] = {}
         self._latencies: list[Latency] = []
@@ -769,7 +774,7 @@ class FaultyFileSystem(AbstractFileSystem):
                 for p in paths:
                     self._mark_durable(p)
 
-        self._run("sync", "" if path is None else (path if isinstance(path, str) else ",".join(paths)), action)
+        self._run("sync", "" if paths is None else ",".join(paths), action)
 
     # ------------------------------------------------------------------ metadata
 
@@ -829,7 +834,7 @@ class FaultyFileSystem(AbstractFileSystem):
         for s, d in pairs:
             self._mv_copy(s, d)
         for s, _ in pairs:
-            self._run("mv.delete", s, lambda s=s: self._rm_and_forget(s))
+            self._run("mv.delete", s, functools.partial(self._rm_and_forget, s))
 
     def _mv_copy(self, src: str, dst: str) -> None:
         def action():
@@ -862,8 +867,12 @@ class _WriteOnClose(io.BytesIO):
         super().__init__()
         self._fs = fs
         self.path = path
-        self.mode = mode
+        self._mode = mode
         self._committed = False
+
+    @property
+    def mode(self) -> str:
+        return self._mode
 
     def close(self) -> None:
         if not self.closed and not self._committed:

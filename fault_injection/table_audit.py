@@ -169,144 +169,213 @@ def audit_table(
     """
     paths = TablePaths(table_path)
     manager = SnapshotManager(file_io, paths)
-    problems: list[str] = []
-    snapshot_problems: dict[int, list[str]] = {}
-
-    def bad(sid: int, msg: str) -> None:
-        problems.append(f"snapshot {sid}: {msg}")
-        snapshot_problems.setdefault(sid, []).append(msg)
-
+    table_problems: list[str] = []
     if schema is None:
         try:
             schema = read_table_schema(file_io, table_path)
         except PaimonError as e:
-            problems.append(f"schema unreadable: {e}")
-    partition_names = list(schema.partition_keys) if schema else []
-    partition_type: list[DataType] = [schema.field(k).type for k in partition_names] if schema else []
-
+            table_problems.append(f"schema unreadable: {e}")
     ids = manager.snapshot_ids()
-    if ids and ids != list(range(ids[0], ids[-1] + 1)):
-        problems.append(f"snapshot ids not contiguous: {ids}")
+    table_problems += _contiguity_problems(ids)
     latest_id = earliest_id = None
     try:
         latest_id = manager.latest_snapshot_id()
         earliest_id = manager.earliest_snapshot_id()
     except PaimonError as e:
-        problems.append(f"latest/earliest resolution failed: {e}")
+        table_problems.append(f"latest/earliest resolution failed: {e}")
+    table_problems += _hint_problems(ids, latest_id, earliest_id)
+
+    auditor = _SnapshotAuditor(file_io, paths, schema, data_check, check_data_files)
+    views: dict[int, SnapshotView] = {}
+    snapshot_problems: dict[int, list[str]] = {}
+    for sid in ids:
+        view, found = auditor.audit(manager, sid)
+        if view is not None:
+            views[sid] = view
+        if found:
+            snapshot_problems[sid] = found
+    problems = table_problems + [f"snapshot {sid}: {m}" for sid, ms in snapshot_problems.items() for m in ms]
+    return TableAudit(table_path, ids, latest_id, earliest_id, views, problems, schema, snapshot_problems,
+                      table_problems)
+
+
+def _contiguity_problems(ids: list[int]) -> list[str]:
+    """The listed snapshot ids have no gap."""
+    if ids and ids != list(range(ids[0], ids[-1] + 1)):
+        return [f"snapshot ids not contiguous: {ids}"]
+    return []
+
+
+def _hint_problems(ids: list[int], latest_id: int | None, earliest_id: int | None) -> list[str]:
+    """The latest / earliest lookups (hint, else listing) agree with the listing."""
+    problems = []
     if ids and latest_id != ids[-1]:
         problems.append(f"latest_snapshot_id() = {latest_id} but the newest snapshot file is {ids[-1]}")
     if ids and earliest_id != ids[0]:
         problems.append(f"earliest_snapshot_id() = {earliest_id} but the oldest snapshot file is {ids[0]}")
     if not ids and latest_id is not None:
         problems.append(f"latest_snapshot_id() = {latest_id} but there is no snapshot file")
+    return problems
 
-    index_file = IndexManifestFile(file_io, paths)
-    views: dict[int, SnapshotView] = {}
-    data_ok: dict[str, str | None] = {}  # path -> problem (cache across snapshots)
-    partition_dirs: dict[bytes, str] = {}
-    manifests_seen: dict[str, object] = {}  # file name -> (entries, named paths) or a problem
 
-    def data_path(e: ManifestEntry) -> str:
-        ppath = partition_dirs.get(e.partition)
-        if ppath is None:
-            ppath = partition_path(partition_names, decode_row(e.partition, partition_type)) if partition_names else ""
-            partition_dirs[e.partition] = ppath
-        return paths.data_file_path(ppath, e.bucket, e.file.file_name, e.file.external_path)
+def _fold_live(data_entries: list[ManifestEntry]) -> tuple[list[ManifestEntry] | None, list[str]]:
+    """The live ADD entries of base + delta (None if they do not fold), and what is wrong."""
+    try:
+        merged = merge_entries(data_entries)
+    except PaimonError as e:
+        return None, [f"entries do not fold: {e}"]
+    dangling = [entry.file.file_name for entry in merged.values() if entry.kind is FileKind.DELETE]
+    # base + delta of any snapshot fold the whole history (the base list is the merged
+    # previous base + delta), so a DELETE left over means deleting a file never live.
+    problems = [f"deletes files that were never live: {sorted(dangling)}"] if dangling else []
+    return [entry for entry in merged.values() if entry.kind is FileKind.ADD], problems
 
-    for sid in ids:
+
+def _record_count_problems(snap: Snapshot, live: list[ManifestEntry]) -> list[str]:
+    """The snapshot's totalRecordCount is the sum of its live row counts."""
+    if snap.total_record_count is None:
+        return []
+    total = sum(entry.file.row_count for entry in live)
+    if total != snap.total_record_count:
+        return [f"totalRecordCount {snap.total_record_count} != live rows {total}"]
+    return []
+
+
+@dataclass(frozen=True)
+class _ManifestContent:
+    entries: list[ManifestEntry]
+    named_paths: frozenset[str]  # every data / changelog file (and extra file) an entry names
+
+
+class _SnapshotAuditor:
+    """Audits one snapshot at a time, remembering across snapshots what it already read: the
+    directory of each partition, each manifest (or why it is unreadable), each data file's check."""
+
+    def __init__(self, file_io: FileIO, paths: TablePaths, schema: TableSchema | None,
+                 data_check: DataCheck | None, check_data_files: bool):
+        self.file_io = file_io
+        self.paths = paths
+        self.partition_names = list(schema.partition_keys) if schema else []
+        self.partition_type: list[DataType] = [schema.field(k).type for k in self.partition_names] if schema else []
+        self.data_check = data_check
+        self.check_data_files = check_data_files
+        self.index_file = IndexManifestFile(file_io, paths)
+        self._partition_dirs: dict[bytes, str] = {}
+        self._manifests: dict[str, _ManifestContent | str] = {}  # file name -> content, or a problem
+        self._data_files: dict[str, str | None] = {}  # path -> problem
+
+    def audit(self, manager: SnapshotManager, sid: int) -> tuple[SnapshotView | None, list[str]]:
+        """What snapshot ``sid`` reaches (None if it cannot be read), and what is wrong with it."""
         try:
             snap = manager.try_snapshot(sid)
         except PaimonError as e:
-            bad(sid, f"unreadable: {e}")
-            continue
+            return None, [f"unreadable: {e}"]
         if snap is None:
-            bad(sid, "listed but vanished")
-            continue
+            return None, ["listed but vanished"]
         view = SnapshotView(snap)
-        views[sid] = view
-        data_entries: list[ManifestEntry] = []
+        data_entries, problems = self._read_manifests(view)
+        problems += self._read_index(view)
+        if not view.readable:
+            return view, problems
+        live, fold_problems = _fold_live(data_entries)
+        problems += fold_problems
+        if live is None:
+            return view, problems
+        view.live = live
+        problems += _record_count_problems(snap, live)
+        if self.check_data_files:
+            problems += self._data_file_problems(live)
+        return view, problems
+
+    def data_path(self, e: ManifestEntry) -> str:
+        ppath = self._partition_dirs.get(e.partition)
+        if ppath is None:
+            ppath = partition_path(self.partition_names, decode_row(e.partition, self.partition_type)) \
+                if self.partition_names else ""
+            self._partition_dirs[e.partition] = ppath
+        return self.paths.data_file_path(ppath, e.bucket, e.file.file_name, e.file.external_path)
+
+    def _read_manifests(self, view: SnapshotView) -> tuple[list[ManifestEntry], list[str]]:
+        """Every manifest list and manifest the snapshot reaches exists and parses. Fills in the
+        view's lists, manifests and entry paths; returns the data (base + delta) entries."""
+        snap = view.snapshot
         lists = [("base", snap.base_manifest_list), ("delta", snap.delta_manifest_list)]
         if snap.changelog_manifest_list:
             lists.append(("changelog", snap.changelog_manifest_list))
+        data_entries: list[ManifestEntry] = []
+        problems: list[str] = []
         for role, list_name in lists:
             view.manifest_lists.append(list_name)
             try:
-                metas = _read_manifest_list(file_io, paths.manifest_path(list_name))
+                metas = _read_manifest_list(self.file_io, self.paths.manifest_path(list_name))
             except FileNotFoundError:
-                bad(sid, f"{role} manifest list {list_name} is missing")
+                problems.append(f"{role} manifest list {list_name} is missing")
                 view.readable = False
                 continue
             except PaimonError as e:
-                bad(sid, f"{role} manifest list {list_name} unreadable: {e}")
+                problems.append(f"{role} manifest list {list_name} unreadable: {e}")
                 view.readable = False
                 continue
             for m in metas:
                 view.manifests.append(m.file_name)
-                got = manifests_seen.get(m.file_name)
-                if got is None:
-                    try:
-                        entries = _read_manifest(file_io, paths.manifest_path(m.file_name))
-                    except FileNotFoundError:
-                        got = f"manifest {m.file_name} is missing"
-                    except PaimonError as e:
-                        got = f"manifest {m.file_name} unreadable: {e}"
-                    else:
-                        named = set()
-                        for e in entries:
-                            dp = data_path(e)
-                            named.add(dp)
-                            for extra in e.file.extra_files:
-                                named.add(posixpath.join(posixpath.dirname(dp), extra))
-                        got = (entries, named)
-                    manifests_seen[m.file_name] = got
-                if isinstance(got, str):
-                    bad(sid, f"{got}")
+                content = self._manifest(m.file_name)
+                if isinstance(content, str):
+                    problems.append(content)
                     view.readable = False
                     continue
-                entries, named = got
-                view.entry_paths |= named
+                view.entry_paths |= content.named_paths
                 if role != "changelog":
-                    data_entries.extend(entries)
-        if snap.index_manifest:
+                    data_entries.extend(content.entries)
+        return data_entries, problems
+
+    def _manifest(self, name: str) -> _ManifestContent | str:
+        got = self._manifests.get(name)
+        if got is None:
             try:
-                for ie in index_file.read(snap.index_manifest):
-                    f = ie.index_file
-                    view.index_paths.add(f.external_path or paths.index_file_path(f.file_name))
+                entries = _read_manifest(self.file_io, self.paths.manifest_path(name))
             except FileNotFoundError:
-                bad(sid, f"index manifest {snap.index_manifest} is missing")
-                view.readable = False
+                got = f"manifest {name} is missing"
             except PaimonError as e:
-                bad(sid, f"index manifest {snap.index_manifest} unreadable: {e}")
-                view.readable = False
-        if not view.readable:
-            continue
+                got = f"manifest {name} unreadable: {e}"
+            else:
+                named = set()
+                for entry in entries:
+                    dp = self.data_path(entry)
+                    named.add(dp)
+                    for extra in entry.file.extra_files:
+                        named.add(posixpath.join(posixpath.dirname(dp), extra))
+                got = _ManifestContent(entries, frozenset(named))
+            self._manifests[name] = got
+        return got
+
+    def _read_index(self, view: SnapshotView) -> list[str]:
+        """The index manifest (if any) exists and parses; fills in the view's index paths."""
+        name = view.snapshot.index_manifest
+        if not name:
+            return []
         try:
-            merged = merge_entries(data_entries)
+            for ie in self.index_file.read(name):
+                f = ie.index_file
+                view.index_paths.add(f.external_path or self.paths.index_file_path(f.file_name))
+        except FileNotFoundError:
+            view.readable = False
+            return [f"index manifest {name} is missing"]
         except PaimonError as e:
-            bad(sid, f"entries do not fold: {e}")
-            continue
-        dangling = [e.file.file_name for e in merged.values() if e.kind is FileKind.DELETE]
-        # base + delta of any snapshot fold the whole history (the base list is the merged
-        # previous base + delta), so a DELETE left over means deleting a file never live.
-        if dangling:
-            bad(sid, f"deletes files that were never live: {sorted(dangling)}")
-        view.live = [e for e in merged.values() if e.kind is FileKind.ADD]
-        if snap.total_record_count is not None:
-            total = sum(e.file.row_count for e in view.live)
-            if total != snap.total_record_count:
-                bad(sid, f"totalRecordCount {snap.total_record_count} != live rows {total}")
-        if not check_data_files:
-            continue
-        for e in view.live:
-            p = data_path(e)
-            if p not in data_ok:
-                data_ok[p] = _check_data_file(file_io, p, e, data_check)
-            if data_ok[p] is not None:
-                bad(sid, f"{data_ok[p]}")
-    per_snapshot = {f"snapshot {sid}: {m}" for sid, ms in snapshot_problems.items() for m in ms}
-    table_level = [p for p in problems if p not in per_snapshot]
-    return TableAudit(table_path, ids, latest_id, earliest_id, views, problems, schema, snapshot_problems,
-                      table_level)
+            view.readable = False
+            return [f"index manifest {name} unreadable: {e}"]
+        return []
+
+    def _data_file_problems(self, live: list[ManifestEntry]) -> list[str]:
+        """Every live data file exists and holds what its metadata says."""
+        problems = []
+        for entry in live:
+            p = self.data_path(entry)
+            if p not in self._data_files:
+                self._data_files[p] = _check_data_file(self.file_io, p, entry, self.data_check)
+            problem = self._data_files[p]
+            if problem is not None:
+                problems.append(problem)
+        return problems
 
 
 def _check_data_file(file_io: FileIO, path: str, e: ManifestEntry, data_check: DataCheck | None) -> str | None:

@@ -6,12 +6,32 @@ errors.py -- error classes, named as in impl.errors
 """
 
 from model.errors import (
-    BucketCountChangedError, CommitConflictError, DuplicateFileError, FileAlreadyLiveError,
-    FileNotLiveError, KeyRangeOverlapError, ModelError, SnapshotNotFoundError,
+    BucketCountChangedError,
+    CommitConflictError,
+    DuplicateFileError,
+    FileAlreadyLiveError,
+    FileNotLiveError,
+    KeyRangeOverlapError,
+    ModelError,
+    SnapshotNotFoundError,
 )
 from model.rules import (
-    ADD, APPEND, COMPACT, DELETE, DELETE_ROW, INSERT, OVERWRITE, UPDATE_AFTER, UPDATE_BEFORE,
-    Entry, FileFacts, Identity, check_conflicts, identity, merge_entries, merge_rows,
+    ADD,
+    APPEND,
+    COMPACT,
+    DELETE,
+    DELETE_ROW,
+    INSERT,
+    OVERWRITE,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    Entry,
+    FileFacts,
+    Identity,
+    check_conflicts,
+    identity,
+    merge_entries,
+    merge_rows,
 )
 from model.table import Model, Snapshot
 

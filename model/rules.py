@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Hashable, Iterable, Mapping
 
 from model.errors import (
@@ -93,15 +94,16 @@ def check_conflicts(
     except DuplicateFileError as e:
         raise FileAlreadyLiveError(f"file {e.file_name} is already live", e.files) from None
     deleted_here: set = set()
-    for e in changes:  # b'. re-adding a file this commit deletes leaves DELETE+ADD no merge can fold
-        if e.kind == ADD and identity(e.file) in deleted_here:
-            raise FileAlreadyLiveError(f"file {e.file.file_name} is deleted and re-added", (e.file.file_name,))
-        if e.kind == DELETE:
-            deleted_here.add(identity(e.file))
-    not_live = tuple(e.file.file_name for e in merged.values() if e.kind == DELETE)
+    for change in changes:  # b'. re-adding a file this commit deletes leaves DELETE+ADD no merge can fold
+        if change.kind == ADD and identity(change.file) in deleted_here:
+            raise FileAlreadyLiveError(f"file {change.file.file_name} is deleted and re-added",
+                                       (change.file.file_name,))
+        if change.kind == DELETE:
+            deleted_here.add(identity(change.file))
+    not_live = tuple(entry.file.file_name for entry in merged.values() if entry.kind == DELETE)
     if not_live:  # c.
         raise FileNotLiveError(f"files {list(not_live)} are deleted but not live", not_live)
-    new_live = {key: e.file for key, e in merged.items()}
+    new_live = {key: entry.file for key, entry in merged.items()}
     if primary_key:  # d.
         _check_key_ranges(new_live.values())
     return new_live
@@ -130,7 +132,7 @@ def _check_key_ranges(files: Iterable[FileFacts]) -> None:
             runs[(f.partition, f.bucket, f.level)].append(f)
     for run in runs.values():
         run.sort(key=lambda f: f.min_key)
-        for a, b in zip(run, run[1:]):
+        for a, b in pairwise(run):
             if a.max_key >= b.min_key:  # touching ranges (a.max_key == b.min_key) overlap too
                 raise KeyRangeOverlapError(
                     f"level {a.level}: key ranges of {a.file_name} [{a.min_key}, {a.max_key}] and "

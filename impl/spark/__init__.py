@@ -12,12 +12,12 @@
 that every Spark process can reach). Requires ``pip install -e ".[spark]"`` (pyspark 4.3).
 """
 
-from impl.spark.source import FORMAT_NAME, PaimonDataSource, register
+from impl.spark.compaction import CompactResult, compact
+from impl.spark.routing import WriteResult, write_dataframe
 from impl.spark.session import get_or_create_session, session
+from impl.spark.source import FORMAT_NAME, PaimonDataSource, register
 from impl.spark.tables import SparkConnectorError, TableRef
 from impl.spark.writer import WriteRoutingError
-from impl.spark.routing import WriteResult, write_dataframe
-from impl.spark.compaction import CompactResult, compact
 
 __all__ = [
     "FORMAT_NAME", "PaimonDataSource", "register", "session", "get_or_create_session", "write_dataframe",

@@ -16,7 +16,6 @@ from typing import Sequence
 from impl.errors import PaimonError
 from impl.table.predicate import Predicate, PredicateBuilder, and_all
 
-
 # Spark orders NaN above every number and NaN = NaN is true; Arrow comparisons with NaN are
 # false. Filters on floating point columns are left to Spark, and so are nested columns.
 _NOT_PUSHED = {"FLOAT", "DOUBLE", "ARRAY", "MAP", "ROW"}

@@ -26,7 +26,6 @@ from dataclasses import replace
 from typing import Iterator
 
 import pyarrow as pa
-
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
 
 from impl.spark.filters import translate_filters

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import pyarrow as pa
@@ -40,7 +40,7 @@ def bucket_function(types: Sequence, num_buckets: int):
         from impl.table.bucket import compute_buckets
 
         cols = []
-        for c, t in zip(columns, types):
+        for c, t in zip(columns, types, strict=True):
             at = to_arrow(t)
             cols.append(c if c.type.equals(at) else c.cast(at))
         n = len(cols[0]) if cols else 0
@@ -62,7 +62,9 @@ def with_bucket_column(df, table, column_map: Sequence[tuple[str, str]]):
     src = dict(column_map)
     keys = list(table.bucket_keys)
     types = [table.schema.field(k).type for k in keys]
-    udf = F.arrow_udf(bucket_function(types, table.options.bucket), st.IntegerType())
+    # pyspark's stubs only type arrow_udf calls that pass functionType, which at run time warns
+    # "prefer type hints"; without it Spark defaults to a scalar Arrow UDF, which this is.
+    udf = F.arrow_udf(bucket_function(types, table.options.bucket), st.IntegerType())  # type: ignore[call-overload]
     return df.withColumn(BUCKET_COLUMN, udf(*[F.col(src[k]) for k in keys]))
 
 
@@ -83,8 +85,6 @@ class WriteResult:
     per_task: list[list[CommitMessage]]
     outcome: CommitOutcome | None = None
     tasks: int = 0
-    rows_hint: int | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def messages(self) -> list[CommitMessage]:

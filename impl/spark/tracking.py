@@ -23,7 +23,7 @@ import posixpath
 import threading
 import urllib.parse
 import uuid
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from impl.fs.file_io import FileIO
 
@@ -99,6 +99,12 @@ class _TrackingMixin:
     """Calls ``self._paimon_on_write(path)`` before any file is created or overwritten."""
 
     cachable = False
+    # set on each instance by tracking_filesystem; _strip_protocol comes from the fsspec class
+    # the mixin is combined with
+    _paimon_on_write: Callable[[str], None]
+    _paimon_seen: set[str]
+    _paimon_lock: threading.Lock
+    _strip_protocol: Callable[[str], str]
 
     def _paimon_track(self, path) -> None:
         path = self._strip_protocol(path) if isinstance(path, str) else path
@@ -141,7 +147,7 @@ def tracking_filesystem(fs, on_write: Callable[[str], None]):
     if sub is None:
         sub = type(f"Tracking{cls.__name__}", (_TrackingMixin, cls), {"cachable": False})
         _SUBCLASSES[cls] = sub
-    obj = object.__new__(sub)
+    obj: Any = object.__new__(sub)  # a copy of fs's state, not a fresh fsspec instance
     obj.__dict__.update(fs.__dict__)
     obj._paimon_on_write = on_write
     obj._paimon_seen = set()

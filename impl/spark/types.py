@@ -28,6 +28,8 @@ nullability): :func:`conform_to_spark` casts them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 
 from impl.errors import SchemaMismatchError
@@ -106,7 +108,7 @@ def check_write_schema(df_schema, table_schema, table_name: str) -> list[str]:
     written. Raises SchemaMismatchError listing every difference (missing / unknown columns,
     different types)."""
     target = spark_schema(table_schema)
-    by_lower = {}
+    by_lower: dict[str, list[Any]] = {}
     for f in df_schema.fields:
         by_lower.setdefault(f.name.lower(), []).append(f)
     problems = []

@@ -26,7 +26,6 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from impl.commit.messages import CommitMessage

@@ -1,5 +1,5 @@
 """Concurrent committers (threads and OS processes) on one local table, checked by
-impl.simulation.multi_writer against a model replay; and the snapshot publish race.
+simulation.committers against a model replay; and the snapshot publish race.
 
 Sizes: 4 committers x 25 commits by default; ``PAIMON_SIM_LARGE=1`` runs 8 x 200.
 Every assertion is about what happened (ids, outcomes, file contents), never about timing:
@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from impl.simulation.multi_writer import SimConfig, check_simulation, race_publish, run_simulation
+from simulation.committers import CommitterSimConfig, check_simulation, race_publish, run_simulation
 
 LARGE = os.environ.get("PAIMON_SIM_LARGE") == "1"
 COMMITTERS, COMMITS = (8, 200) if LARGE else (4, 25)
@@ -22,8 +22,8 @@ COMMITTERS, COMMITS = (8, 200) if LARGE else (4, 25)
 
 @pytest.mark.parametrize("mode", ["thread", "process"])
 def test_concurrent_committers_equal_a_serial_replay(tmp_path, mode):
-    config = SimConfig(str(tmp_path / "db.db" / "t"), committers=COMMITTERS, commits_per_committer=COMMITS,
-                       mode=mode, seed=7 if mode == "thread" else 11)
+    config = CommitterSimConfig(str(tmp_path / "db.db" / "t"), committers=COMMITTERS,
+                                commits_per_committer=COMMITS, mode=mode, seed=7 if mode == "thread" else 11)
     result = run_simulation(config)
     print(result.summary())
     assert not result.problems, "\n".join(result.problems[:20])
@@ -37,25 +37,25 @@ def test_concurrent_committers_equal_a_serial_replay(tmp_path, mode):
 
 def test_checker_reports_lost_misattributed_and_duplicated_commits(tmp_path):
     """The checker is not vacuous: tampering with the records of a correct run is reported."""
-    config = SimConfig(str(tmp_path / "t"), committers=2, commits_per_committer=6, mode="thread", seed=3)
+    config = CommitterSimConfig(str(tmp_path / "t"), committers=2, commits_per_committer=6, mode="thread", seed=3)
     clean = run_simulation(config)
     assert not clean.problems, clean.problems
 
     def problems_after(tamper) -> list[str]:
-        result = replace(clean, records=[replace(r) for r in clean.records], problems=[])
+        result = replace(clean, records=list(clean.records), problems=[])
         tamper(result.records)
         check_simulation(result)
         return result.problems
 
     # a success whose snapshot is not where it says (lost / misattributed)
     def shift(records):
-        records[0].published = tuple(s + 1 for s in records[0].published)
+        records[0] = replace(records[0], published=tuple(s + 1 for s in records[0].published))
     assert any("reported snapshots" in p for p in problems_after(shift))
 
     # a call whose snapshot holds other entries than it asked for
     def other_entries(records):
-        r = next(r for r in records if r.published)
-        r.new_files = r.new_files + (replace(r.new_files[0], file_name="never-written"),)
+        i, r = next((i, r) for i, r in enumerate(records) if r.published)
+        records[i] = replace(r, new_files=r.new_files + (replace(r.new_files[0], file_name="never-written"),))
     assert any("holds other entries" in p for p in problems_after(other_entries))
 
     # a commit applied twice: the last snapshot published again under the next id
@@ -70,7 +70,7 @@ def test_checker_reports_lost_misattributed_and_duplicated_commits(tmp_path):
 
 def test_conflict_window_check_rejects_a_conflict_no_snapshot_explains(tmp_path):
     """A reported conflict must be reproducible by the model against a snapshot in the window."""
-    config = SimConfig(str(tmp_path / "t"), committers=1, commits_per_committer=4, mode="thread", seed=5)
+    config = CommitterSimConfig(str(tmp_path / "t"), committers=1, commits_per_committer=4, mode="thread", seed=5)
     clean = run_simulation(config)
     assert not clean.problems, clean.problems
     extra = replace(clean.records[-1], identifier=999, error="KeyRangeOverlapError", message="made up",

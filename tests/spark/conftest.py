@@ -11,13 +11,12 @@ import os
 import pytest
 
 
-
 @pytest.fixture(scope="session")
 def spark():
+    import spark_helpers
     from pyspark import cloudpickle
 
     import impl.spark
-    import spark_helpers
 
     # test-only classes (file systems that fail on purpose) travel to workers by value
     cloudpickle.register_pickle_by_value(spark_helpers)

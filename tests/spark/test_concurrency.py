@@ -9,11 +9,11 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
+from pyspark.sql import functions as F  # noqa: E402
+from spark_helpers import intents_left, orphans  # noqa: E402
+
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
-from pyspark.sql import functions as F  # noqa: E402
-
-from spark_helpers import intents_left, orphans  # noqa: E402
 
 
 def test_concurrent_jobs_in_one_session(spark, warehouse):

@@ -9,13 +9,13 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
+from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql import types as T  # noqa: E402
+from spark_helpers import crash_first_attempt_fs, data_files, intents_left, orphans, table_files  # noqa: E402
+
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
 from impl.spark.tracking import WriteIntent, clean_after_failure  # noqa: E402
-from pyspark.sql import functions as F  # noqa: E402
-from pyspark.sql import types as T  # noqa: E402
-
-from spark_helpers import crash_first_attempt_fs, data_files, intents_left, orphans, table_files  # noqa: E402
 
 
 @F.udf(T.LongType())

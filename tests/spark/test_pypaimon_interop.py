@@ -10,8 +10,9 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
 
-import impl.spark  # noqa: E402
 from pypaimon_env import READ_TABLE, run_pypaimon  # noqa: E402
+
+import impl.spark  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ def test_pypaimon_reads_append_and_primary_key_tables_written_by_spark(spark, wa
         theirs = run_pypaimon(READ_TABLE, warehouse=warehouse, table=name, sort_by=["dt", "id"])
         theirs.sort(key=lambda r: (r["dt"], r["id"]))
         assert len(theirs) == len(ours) > 0, name
-        for a, b in zip(ours, theirs):
+        for a, b in zip(ours, theirs, strict=True):
             assert (a.dt, a.id, a.name, a.score, str(a.day) if a.day else None) == \
                 (b["dt"], b["id"], b["name"], b["score"], str(b["day"]) if b["day"] is not None else None), name
     users = {r.id: r.name for r in spark.read.format("paimon_py").load(pk_path).collect()}

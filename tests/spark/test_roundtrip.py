@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
+from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql import types as T  # noqa: E402
+from spark_helpers import intents_left, orphans  # noqa: E402
+
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
 from impl.errors import SchemaMismatchError  # noqa: E402
-from pyspark.sql import functions as F  # noqa: E402
-from pyspark.sql import types as T  # noqa: E402
-
-from spark_helpers import intents_left, orphans  # noqa: E402
 
 ALL_TYPES = T.StructType([
     T.StructField("id", T.LongType(), False),

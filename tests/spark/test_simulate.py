@@ -10,9 +10,9 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e 
 
 
 def test_simulation_cli_small_run_with_faults(spark, tmp_path, capsys):
-    from impl.spark import simulate
+    from simulation import spark_job
 
-    rc = simulate.main(["--warehouse", str(tmp_path / "wh"), "--reports", str(tmp_path / "reports"),
+    rc = spark_job.main(["--warehouse", str(tmp_path / "wh"), "--reports", str(tmp_path / "reports"),
                         "--writers", "2", "--commits", "3", "--keys", "600", "--batch-rows", "150",
                         "--partitions", "2", "--buckets", "2", "--compact-interval", "1.5", "--compactors", "2",
                         "--expire-interval", "1.5", "--retain-min", "2", "--retain-max", "4",
@@ -33,12 +33,12 @@ def test_simulation_detects_a_wrong_table(spark, tmp_path):
     """The verification can fail: drop a committed row behind the simulation's back."""
     import pyarrow as pa
 
-    from impl.spark.simulate import SimConfig, Simulation
+    from simulation.spark_job import SparkJob, SparkJobConfig
 
-    cfg = SimConfig(warehouse=str(tmp_path / "wh"), reports=str(tmp_path / "reports"), writers=1, commits=2,
-                    keys=200, batch_rows=50, partitions=1, buckets=1, compact_interval=60, expire_interval=60,
-                    progress=False)
-    sim = Simulation(cfg, spark=spark)
+    cfg = SparkJobConfig(warehouse=str(tmp_path / "wh"), reports=str(tmp_path / "reports"), writers=1, commits=2,
+                         keys=200, batch_rows=50, partitions=1, buckets=1, compact_interval_s=60,
+                         expire_interval_s=60, progress=False)
+    sim = SparkJob(cfg, spark=spark)
     sim.setup()
     sim._writer(0, None)
     # a rogue delete of one committed key, outside the change stream the driver recorded
@@ -50,7 +50,7 @@ def test_simulation_detects_a_wrong_table(spark, tmp_path):
     w.close()
     sim._stop.set()
     sim.replayer.catch_up()
-    sim.elapsed = 1.0
+    sim.elapsed_s = 1.0
     checks = sim.verify()
     failed = {name for name, ok, _ in checks if not ok}
     assert "rows read through Spark = rows recomputed from the change stream" in failed

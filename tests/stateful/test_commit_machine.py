@@ -17,11 +17,11 @@ the notes each step wrote ("c1 #4 commit: APPEND[...] COMPACT[...] -> ok [5, 6]"
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 import os
 import posixpath
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -48,8 +48,6 @@ from impl.format.json_records import Snapshot as ImplSnapshot
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
-from impl.simulation.bridge import SnapshotReader, sim_schema, to_committable
-from impl.simulation.multi_writer import absorb_overlapping
 from model import (
     ADD,
     APPEND,
@@ -62,6 +60,8 @@ from model import (
     check_conflicts,
     identity,
 )
+from simulation.bridge import ModelFactsReader, sim_schema, to_committable
+from simulation.committers import absorb_overlapping
 
 PROFILE = settings.get_profile("stateful-" + os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -346,7 +346,7 @@ class TableMachine(RuleBasedStateMachine):
         self.committers: list[Committer] = []
         self.next_file = 0
         self.verified: dict[int, Verified] = {}
-        self.reader: SnapshotReader | None = None
+        self.reader: ModelFactsReader | None = None
         self.merge_config = MERGE_CONFIGS[0]
         self.created: set[str] = set()  # data files written (placeholders), by name
         self.published: set[str] = set()  # data files some published snapshot added
@@ -369,7 +369,7 @@ class TableMachine(RuleBasedStateMachine):
         }
         self.schema = sim_schema(self.options, primary_key=self.PRIMARY_KEY)
         self.committers = [Committer(i, f"user-{i}", self._new_commit(f"user-{i}")) for i in range(n)]
-        self.reader = SnapshotReader(FileIO(self.fs), self.root, primary_key=self.PRIMARY_KEY)
+        self.reader = ModelFactsReader(FileIO(self.fs), self.root, primary_key=self.PRIMARY_KEY)
         note(f"{n} committers, merge config target/full/min-count = {self.merge_config}")
 
     def _new_commit(self, user: str) -> FileStoreCommit:
@@ -877,7 +877,7 @@ class TableMachine(RuleBasedStateMachine):
         """Fresh FileIO and FileStoreCommit objects over the same storage (no cached state)."""
         for c in self.committers:
             c.commit = self._new_commit(c.user)
-        self.reader = SnapshotReader(FileIO(fsspec.filesystem("memory")), self.root, primary_key=self.PRIMARY_KEY)
+        self.reader = ModelFactsReader(FileIO(fsspec.filesystem("memory")), self.root, primary_key=self.PRIMARY_KEY)
         self.verified.clear()
 
     # ------------------------------------------------------------------ invariants

@@ -17,16 +17,21 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 
 import fsspec
 import pyarrow as pa
-from collections import Counter
-
 from hypothesis import event as hypothesis_event
 from hypothesis import note, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, \
-    run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 import impl
 from impl.errors import SnapshotNotFoundError

@@ -13,9 +13,9 @@ import pytest
 from impl.commit import FileStoreCommit, ManifestCommittable
 from impl.errors import CommitConflictError
 from impl.fs.file_io import FileIO
-from impl.simulation.bridge import SnapshotReader, sim_schema, to_committable
 from model import FileFacts, Model
 from model import errors as model_errors
+from simulation.bridge import ModelFactsReader, sim_schema, to_committable
 
 # Tiny manifests, so that the very next commit after the interesting one runs a full merge.
 SMALL_MANIFESTS = {
@@ -60,7 +60,7 @@ def test_commit_accepted_with_a_file_deleted_and_re_added_keeps_the_table_commit
     for i in range(2, 5):
         g = FileFacts(1, 0, 1, 0, f"g{i}", 0, 10, 5)
         assert commit.commit(to_committable(i, new_files=[g])).snapshot_ids == [i], f"commit {i}"
-    live = SnapshotReader(io, path).live(commit.snapshot_manager.latest_snapshot())
+    live = ModelFactsReader(io, path).live(commit.snapshot_manager.latest_snapshot())
     assert sorted(x.file_name for x in live.values()) == ["f", "g2", "g3", "g4"]
 
 
@@ -120,7 +120,7 @@ def test_recommitting_the_rest_of_an_overwrite_does_not_overwrite_again(table):
 
     for rest in commit.filter_committed([full]):
         commit.overwrite({"p": 0}, rest)
-    reader = SnapshotReader(io, path)
+    reader = ModelFactsReader(io, path)
     kinds = [reader.snapshot(i).commit_kind.value for i in reader.snapshot_ids()]
     assert kinds == ["APPEND", "OVERWRITE", "COMPACT"], kinds
     live = reader.live(reader.snapshot(reader.snapshot_ids()[-1]))

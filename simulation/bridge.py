@@ -6,13 +6,13 @@ BIGINT (the partition field is trimmed from the key); as an append-only table it
 the model's ``min_key`` / ``max_key`` are None.
 
 Only metadata moves through here: a :class:`model.FileFacts` becomes a :class:`DataFileMeta`
-without any Parquet file behind it, which is all the commit path needs.
+without any Parquet file behind it, which is all the commit path needs. The way back is
+:class:`ModelFactsReader`: published snapshots, read from storage, in model terms.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from impl.commit.messages import CommitMessage, ManifestCommittable
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
@@ -21,13 +21,18 @@ from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, ManifestE
 from impl.format.types import BIGINT, INT, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
-from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.manifest.manifest_file import IndexManifestFile
 from impl.snapshot.manager import SnapshotManager
+from impl.table.scan import SnapshotReader
+from impl.table.table import FileStoreTable
 from model.errors import ModelError
 from model.rules import ADD, DELETE, Entry, FileFacts, Identity, merge_entries
 
 PARTITION_TYPE = (INT(False),)
 KEY_TYPE = (BIGINT(False),)
+
+GroupKey = tuple[int, int, int]  # (partition, bucket, total_buckets): one CommitMessage
+IndexFileRef = tuple[int, int, int, str]  # an index file of a plan: (partition, bucket, total_buckets, name)
 
 
 def sim_schema(options: Mapping[str, str] | None = None, *, primary_key: bool = True) -> TableSchema:
@@ -42,22 +47,25 @@ def sim_schema(options: Mapping[str, str] | None = None, *, primary_key: bool = 
 
 
 def partition_bytes(p: int) -> bytes:
+    """The BinaryRow of partition ``p``."""
     return encode_row([p], PARTITION_TYPE)
 
 
 def key_bytes(k: int | None) -> bytes:
+    """The BinaryRow of key ``k`` (the empty row for an append-only table's None)."""
     return EMPTY_ROW if k is None else encode_row([k], KEY_TYPE)
 
 
-def file_size_of(f: FileFacts) -> int:
+def file_size_bytes_of(f: FileFacts) -> int:
     """A made-up but deterministic data file size (the commit path only carries it along)."""
     return 1000 + 10 * f.row_count
 
 
 def to_meta(f: FileFacts) -> DataFileMeta:
+    """The data file metadata of ``f``, with no file behind it."""
     return DataFileMeta(
         file_name=f.file_name,
-        file_size=file_size_of(f),
+        file_size=file_size_bytes_of(f),
         row_count=f.row_count,
         min_key=key_bytes(f.min_key),
         max_key=key_bytes(f.max_key),
@@ -71,8 +79,8 @@ def to_messages(
     compact_before: Iterable[FileFacts] = (),
     compact_after: Iterable[FileFacts] = (),
     changelog_files: Iterable[FileFacts] = (),
-    new_index_files: Iterable[tuple] = (),
-    deleted_index_files: Iterable[tuple] = (),
+    new_index_files: Iterable[IndexFileRef] = (),
+    deleted_index_files: Iterable[IndexFileRef] = (),
 ) -> tuple[CommitMessage, ...]:
     """One CommitMessage per (partition, bucket, total_buckets), in order of first appearance.
 
@@ -81,28 +89,52 @@ def to_messages(
     Index files are given as (partition, bucket, total_buckets, file_name) and go into the
     APPEND part, as HASH index files.
     """
-    groups: OrderedDict[tuple, dict[str, list]] = OrderedDict()
-    for part, files in (("new_files", new_files), ("deleted_files", deleted_files),
-                        ("compact_before", compact_before), ("compact_after", compact_after),
-                        ("changelog_files", changelog_files)):
-        for f in files:
-            g = groups.setdefault((f.partition, f.bucket, f.total_buckets), {})
-            g.setdefault(part, []).append(to_meta(f))
-    for part, index_files in (("new_index_files", new_index_files), ("deleted_index_files", deleted_index_files)):
-        for p, b, total, name in index_files:
-            g = groups.setdefault((p, b, total), {})
-            g.setdefault(part, []).append(IndexFileMeta("HASH", name, 100, 10))
-    return tuple(
-        CommitMessage(partition_bytes(p), b, t, **{k: tuple(v) for k, v in parts.items()})
-        for (p, b, t), parts in groups.items()
-    )
+    new = _data_by_group(new_files)
+    deleted = _data_by_group(deleted_files)
+    before = _data_by_group(compact_before)
+    after = _data_by_group(compact_after)
+    changelog = _data_by_group(changelog_files)
+    new_index = _index_by_group(new_index_files)
+    deleted_index = _index_by_group(deleted_index_files)
+    groups = dict.fromkeys(k for g in (new, deleted, before, after, changelog, new_index, deleted_index) for k in g)
+    messages = []
+    for key in groups:
+        p, b, t = key
+        messages.append(CommitMessage(
+            partition_bytes(p), b, t, new_files=new.get(key, ()), deleted_files=deleted.get(key, ()),
+            compact_before=before.get(key, ()), compact_after=after.get(key, ()),
+            changelog_files=changelog.get(key, ()), new_index_files=new_index.get(key, ()),
+            deleted_index_files=deleted_index.get(key, ())))
+    return tuple(messages)
 
 
-def to_committable(identifier: int, **parts: Iterable[FileFacts]) -> ManifestCommittable:
+def _partition_of(f: FileFacts) -> int:
+    if not isinstance(f.partition, int):
+        raise TypeError(f"the sim table's partition is an INT, not {f.partition!r} (file {f.file_name})")
+    return f.partition
+
+
+def _data_by_group(files: Iterable[FileFacts]) -> dict[GroupKey, tuple[DataFileMeta, ...]]:
+    out: dict[GroupKey, list[DataFileMeta]] = {}
+    for f in files:
+        out.setdefault((_partition_of(f), f.bucket, f.total_buckets), []).append(to_meta(f))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _index_by_group(index_files: Iterable[IndexFileRef]) -> dict[GroupKey, tuple[IndexFileMeta, ...]]:
+    out: dict[GroupKey, list[IndexFileMeta]] = {}
+    for p, b, total, name in index_files:
+        out.setdefault((p, b, total), []).append(IndexFileMeta("HASH", name, 100, 10))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def to_committable(identifier: int, **parts: Iterable[Any]) -> ManifestCommittable:
+    """One committable of the given parts (the keyword arguments of :func:`to_messages`)."""
     return ManifestCommittable(identifier, to_messages(**parts))
 
 
 def facts_of(entry: ManifestEntry, primary_key: bool = True) -> FileFacts:
+    """The model's facts of a sim table's manifest entry."""
     f = entry.file
     (p,) = decode_row(entry.partition, PARTITION_TYPE)
     lo = hi = None
@@ -113,6 +145,7 @@ def facts_of(entry: ManifestEntry, primary_key: bool = True) -> FileFacts:
 
 
 def to_model_entry(entry: ManifestEntry, primary_key: bool = True) -> Entry:
+    """A sim table's manifest entry as the model's entry."""
     return Entry(ADD if entry.kind is FileKind.ADD else DELETE, facts_of(entry, primary_key))
 
 
@@ -120,26 +153,39 @@ class CorruptFoldError(AssertionError):
     """Folding a snapshot's manifests left a DELETE (or met a second ADD): the history is broken."""
 
 
-class SnapshotReader:
-    """Reads published snapshots straight from storage, with its own (fresh) metadata readers.
+class ModelFactsReader:
+    """Reads the published snapshots of a sim table from storage, in model terms.
 
-    Folding uses the model's ``merge_entries``, not impl's, so a bug in impl's entry merging
-    cannot hide itself from the check.
+    The reading goes through impl's public API (SnapshotManager, ManifestList, ManifestFile,
+    IndexManifestFile and the scan's SnapshotReader) over a fresh table object, so nothing is
+    shared with the committers under test. Folding uses the model's ``merge_entries``, not
+    impl's, so a bug in impl's entry merging cannot hide itself from the check.
     """
 
     def __init__(self, file_io: FileIO, table_path: str, *, primary_key: bool = True):
-        self.file_io = file_io
-        self.paths = TablePaths(table_path)
+        # The schema is the sim schema, not read from storage: the commit-level tests write no
+        # schema file, and reading metadata needs only the partition type.
+        self.table = FileStoreTable(file_io, table_path, sim_schema(primary_key=primary_key))
         self.primary_key = primary_key
-        self.snapshots = SnapshotManager(file_io, self.paths)
-        self.manifest_file = ManifestFile(file_io, self.paths, PARTITION_TYPE)
-        self.manifest_list = ManifestList(file_io, self.paths)
+        self._scan = SnapshotReader(self.table)
         self._lists: dict[str, list[ManifestFileMeta]] = {}  # lists are immutable: cache by name
 
-    def read_list(self, name: str) -> list[ManifestFileMeta]:
+    @property
+    def file_io(self) -> FileIO:
+        return self.table.file_io
+
+    @property
+    def paths(self) -> TablePaths:
+        return self.table.paths
+
+    @property
+    def snapshots(self) -> SnapshotManager:
+        return self.table.snapshot_manager
+
+    def _list(self, name: str, size_bytes: int | None) -> list[ManifestFileMeta]:
         metas = self._lists.get(name)
         if metas is None:
-            metas = self._lists[name] = self.manifest_list.read(name)
+            metas = self._lists[name] = self.table.manifest_list.read(name, size_bytes)
         return metas
 
     def snapshot_ids(self) -> list[int]:
@@ -149,13 +195,18 @@ class SnapshotReader:
         return self.snapshots.snapshot(snapshot_id)
 
     def base_manifests(self, snap: Snapshot) -> list[ManifestFileMeta]:
-        return self.read_list(snap.base_manifest_list)
+        return self._list(snap.base_manifest_list, snap.base_manifest_list_size)
 
     def delta_manifests(self, snap: Snapshot) -> list[ManifestFileMeta]:
-        return self.read_list(snap.delta_manifest_list)
+        return self._list(snap.delta_manifest_list, snap.delta_manifest_list_size)
+
+    def changelog_manifests(self, snap: Snapshot) -> list[ManifestFileMeta]:
+        if not snap.changelog_manifest_list:
+            return []
+        return self._list(snap.changelog_manifest_list, snap.changelog_manifest_list_size)
 
     def entries(self, metas: Iterable[ManifestFileMeta]) -> list[Entry]:
-        return [to_model_entry(e, self.primary_key) for m in metas for e in self.manifest_file.read(m.file_name)]
+        return [to_model_entry(e, self.primary_key) for e in self._scan.read_entries(metas)]
 
     def delta_entries(self, snap: Snapshot) -> list[Entry]:
         return self.entries(self.delta_manifests(snap))
@@ -172,14 +223,10 @@ class SnapshotReader:
             names.add(snap.index_manifest)
         return names
 
-    def changelog_manifests(self, snap: Snapshot) -> list[ManifestFileMeta]:
-        return self.read_list(snap.changelog_manifest_list) if snap.changelog_manifest_list else []
-
     def changelog_names(self, snap: Snapshot) -> list[str]:
-        return sorted(e.file.file_name for m in self.changelog_manifests(snap)
-                      for e in self.manifest_file.read(m.file_name))
+        return sorted(e.file.file_name for e in self._scan.read_entries(self.changelog_manifests(snap)))
 
-    def index_files(self, snap: Snapshot) -> set[tuple]:
+    def index_files(self, snap: Snapshot) -> set[tuple[int, int, str]]:
         """The live index files the snapshot's index manifest lists, as (partition, bucket, name)."""
         if not snap.index_manifest:
             return set()

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -20,46 +21,47 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.format.binary_row import decode_row
-from impl.format.json_records import CommitKind
-from impl.format.records import FileKind
+from impl.format.json_records import CommitKind, Snapshot
+from impl.format.records import FileKind, ManifestEntry
+from impl.format.types import DataType
+from impl.table.scan import SnapshotReader
+from impl.table.table import FileStoreTable
+from model import FileFacts, Identity, Model, identity
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReplayStep:
+    """What the replay saw at one snapshot."""
+
     snapshot_id: int
     kind: str
     commit_user: str
     commit_identifier: int
     time_millis: int
     files_per_level: dict[int, int]
-    live_files: int
-    records: int
 
 
 @dataclass
 class ModelReplayer:
     """Replays snapshots of one table through the model, checking each against impl."""
 
-    table: object
+    table: FileStoreTable
     problems: list[str] = field(default_factory=list)
     steps: list[ReplayStep] = field(default_factory=list)
     gaps: int = 0  # snapshots expired before they could be replayed (the model was re-seeded)
     checked: int = 0
 
-    def __post_init__(self):
-        from impl.table.scan import SnapshotReader
-
+    def __post_init__(self) -> None:
         schema = self.table.schema
-        self._key_types = [schema.field(k).type for k in schema.trimmed_primary_keys] if schema.primary_keys else None
+        self._key_types: list[DataType] | None = (
+            [schema.field(k).type for k in schema.trimmed_primary_keys] if schema.primary_keys else None)
         self._reader = SnapshotReader(self.table)
-        self._model = None
+        self._model = Model(primary_key=self.table.is_primary_key_table)
         self._last_id: int | None = None
 
     # ------------------------------------------------------------------ conversion
 
-    def _facts(self, e):
-        from model import FileFacts
-
+    def _facts(self, e: ManifestEntry) -> FileFacts:
         f = e.file
         lo = hi = None
         if self._key_types is not None:
@@ -67,9 +69,7 @@ class ModelReplayer:
             hi = tuple(decode_row(f.max_key, self._key_types))
         return FileFacts(e.partition, e.bucket, e.total_buckets, f.level, f.file_name, lo, hi, f.row_count)
 
-    def _impl_live(self, snap) -> dict:
-        from model import identity
-
+    def _impl_live(self, snap: Snapshot) -> dict[Identity, FileFacts]:
         out = {}
         for e in self._reader.live_entries(snap):
             facts = self._facts(e)
@@ -78,14 +78,13 @@ class ModelReplayer:
 
     # ------------------------------------------------------------------ replay
 
-    def _seed(self, snap, live: dict) -> None:
-        from model import Model
-
+    def _seed(self, live: dict[Identity, FileFacts]) -> None:
+        """Start the model over from ``live`` (the first snapshot, or after a gap or a finding)."""
         self._model = Model(primary_key=self.table.is_primary_key_table)
         if live:
             self._model.commit("seed", 0, new_files=list(live.values()))
 
-    def _apply(self, snap) -> None:
+    def _apply(self, snap: Snapshot) -> None:
         delta = self.table.manifest_file.read_all(self.table.manifest_list.read(snap.delta_manifest_list))
         adds = [self._facts(e) for e in delta if e.kind is FileKind.ADD]
         dels = [self._facts(e) for e in delta if e.kind is FileKind.DELETE]
@@ -110,38 +109,39 @@ class ModelReplayer:
                 return False
             self.problems.append(f"snapshot {snapshot_id}: cannot read its live files: {e}")
             return True
-        contiguous = self._last_id is not None and snapshot_id == self._last_id + 1 and self._model is not None
+        contiguous = self._last_id is not None and snapshot_id == self._last_id + 1
         if not contiguous:
             if self._last_id is not None:
                 self.gaps += 1
-            self._seed(snap, live)
+            self._seed(live)
         else:
-            try:
-                self._apply(snap)
-            except Exception as e:  # noqa: BLE001 - a model conflict is a finding
-                self.problems.append(f"snapshot {snapshot_id} ({snap.commit_kind.value} by {snap.commit_user}): "
-                                     f"the model rejects its delta: {type(e).__name__}: {e}")
-                self._seed(snap, live)
-            else:
-                model_live = dict(self._model.live())
-                if set(model_live) != set(live):
-                    only_model = sorted(k[3] for k in set(model_live) - set(live))[:5]
-                    only_impl = sorted(k[3] for k in set(live) - set(model_live))[:5]
-                    self.problems.append(f"snapshot {snapshot_id}: live files differ from the model replay "
-                                         f"(model only: {only_model}, impl only: {only_impl})")
-                    self._seed(snap, live)
-        rows = sum(f.row_count for f in live.values())
-        if snap.total_record_count is not None and snap.total_record_count != rows:
-            self.problems.append(f"snapshot {snapshot_id}: total_record_count {snap.total_record_count} != "
-                                 f"{rows} rows in its live files")
-        per_level: dict[int, int] = {}
-        for f in live.values():
-            per_level[f.level] = per_level.get(f.level, 0) + 1
+            problem = self._replay_problem(snap, live)
+            if problem:
+                self.problems.append(f"snapshot {snapshot_id}{problem}")
+                self._seed(live)
+        problem = _record_count_problem(snap, live)
+        if problem:
+            self.problems.append(problem)
+        per_level = Counter(f.level for f in live.values())
         self.steps.append(ReplayStep(snapshot_id, snap.commit_kind.value, snap.commit_user, snap.commit_identifier,
-                                     snap.time_millis, per_level, len(live), rows))
+                                     snap.time_millis, dict(per_level)))
         self._last_id = snapshot_id
         self.checked += 1
         return True
+
+    def _replay_problem(self, snap: Snapshot, live: dict[Identity, FileFacts]) -> str | None:
+        """Apply ``snap``'s delta to the model; what is wrong (after "snapshot N"), if anything."""
+        try:
+            self._apply(snap)
+        except Exception as e:  # noqa: BLE001 - a model conflict is a finding
+            return (f" ({snap.commit_kind.value} by {snap.commit_user}): "
+                    f"the model rejects its delta: {type(e).__name__}: {e}")
+        model_live = dict(self._model.live())
+        if set(model_live) != set(live):
+            only_model = sorted(k[3] for k in set(model_live) - set(live))[:5]
+            only_impl = sorted(k[3] for k in set(live) - set(model_live))[:5]
+            return f": live files differ from the model replay (model only: {only_model}, impl only: {only_impl})"
+        return None
 
     def catch_up(self) -> int:
         """Replay every snapshot newer than the last one replayed; returns how many."""
@@ -155,7 +155,15 @@ class ModelReplayer:
         return n
 
 
-def replay_retained(table) -> ModelReplayer:
+def _record_count_problem(snap: Snapshot, live: dict[Identity, FileFacts]) -> str | None:
+    """The snapshot's total_record_count is the sum of its live row counts."""
+    rows = sum(f.row_count for f in live.values())
+    if snap.total_record_count is not None and snap.total_record_count != rows:
+        return f"snapshot {snap.id}: total_record_count {snap.total_record_count} != {rows} rows in its live files"
+    return None
+
+
+def replay_retained(table: FileStoreTable) -> ModelReplayer:
     """A fresh replay of every retained snapshot (seeded with the earliest one's live files)."""
     r = ModelReplayer(table)
     r.catch_up()

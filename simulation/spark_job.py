@@ -1,4 +1,4 @@
-"""``python -m impl.spark.simulate``: concurrent writers, compaction and expiration on one table, verified.
+"""``python -m simulation``: concurrent writers, compaction and expiration on one table, verified.
 
 What runs (all in one local Spark session, on a local warehouse, ``./warehouse`` by default):
 
@@ -26,28 +26,46 @@ Prints a summary, writes ``reports/<run>/report.md`` with plots, exits 1 on any 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import random
 import shutil
-import sys
 import threading
 import time
 import traceback
 import uuid
 from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
+from fsspec.implementations.local import LocalFileSystem
+from pyspark.sql import SparkSession
 
-log = logging.getLogger("impl.spark.simulate")
+import impl
+import impl.spark
+from fault_injection import Crash, CrashAfter, Fault, FaultyFileSystem, IOErrorAt, SimulatedCrash
+from fault_injection.orphans import find_orphans
+from fault_injection.table_audit import audit_table
+from impl.commit.messages import CommitMessage
+from impl.errors import CommitConflictError
+from impl.fs.file_io import FileIO
+from impl.spark.compaction import CompactResult
+from impl.table.table import FileStoreTable
+from simulation.report import write_report
+from simulation.verify import ModelReplayer, compare_rows, expected_rows, replay_retained
+
+log = logging.getLogger("simulation.spark_job")
 
 TABLE = "sim.events"
 KEYS = ["dt", "id"]
 
 
-@dataclass
-class SimConfig:
+@dataclass(frozen=True)
+class SparkJobConfig:
+    """The main job's settings (the command-line flags)."""
+
     warehouse: str = "./warehouse"
     reports: str = "./reports"
     writers: int = 3
@@ -57,9 +75,9 @@ class SimConfig:
     partitions: int = 3
     buckets: int = 2
     batch_rows: int = 2000
-    compact_interval: float = 4.0
+    compact_interval_s: float = 4.0
     compactors: int = 1  # concurrent compaction jobs (2 or more make them conflict now and then)
-    expire_interval: float = 3.0
+    expire_interval_s: float = 3.0
     retain_min: int = 6
     retain_max: int = 12
     faults: bool = False
@@ -70,33 +88,31 @@ class SimConfig:
 
 
 @dataclass
-class SimStats:
+class SparkJobStats:
+    """Counters the job's threads add to (under ``lock``); the summary and the report read them."""
+
     started: float = field(default_factory=time.time)
     writer_commits: int = 0
-    writer_snapshots: list[int] = field(default_factory=list)
     rows_written: int = 0
     batches_failed: int = 0
     conflicts: int = 0
     lost_races: int = 0  # commit attempts that lost the race for a snapshot id and retried
-    commit_attempts: int = 0
     faults_injected: int = 0
     faults_hit: int = 0
     recoveries: int = 0
-    recovered_already_published: int = 0
     compactions: int = 0
     compaction_failures: int = 0
-    compaction_buckets: int = 0
     expired_snapshots: int = 0
-    expire_runs: int = 0
     leftovers_removed: int = 0
-    commit_latency: list[float] = field(default_factory=list)
-    write_latency: list[float] = field(default_factory=list)
+    commit_latency_s: list[float] = field(default_factory=list)
+    write_latency_s: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, **kw) -> None:
+    def add(self, **counts: Any) -> None:
+        """Add to counters; a list field gets the value appended."""
         with self.lock:
-            for k, v in kw.items():
+            for k, v in counts.items():
                 cur = getattr(self, k)
                 if isinstance(cur, list):
                     cur.append(v)
@@ -104,13 +120,41 @@ class SimStats:
                     setattr(self, k, cur + v)
 
 
-class Simulation:
-    def __init__(self, cfg: SimConfig, spark=None):
+class Check(NamedTuple):
+    """One line of the verification: what was checked, whether it held, and the evidence."""
+
+    name: str
+    passed: bool
+    detail: str
+
+
+def _report_series(commit_user: str) -> str:
+    """The plot series a snapshot's committer belongs to."""
+    if commit_user.startswith("writer-"):
+        return commit_user
+    if commit_user.startswith("spark-compact"):
+        return "compaction"
+    return "other"
+
+
+def _percentile_ms(sorted_s: Sequence[float], p: float) -> str:
+    if not sorted_s:
+        return "-"
+    return f"{sorted_s[min(len(sorted_s) - 1, int(p * len(sorted_s)))] * 1000:.0f} ms"
+
+
+class SparkJob:
+    """One run of the main job (see the module docstring): ``setup()``, then ``run()``."""
+
+    table: FileStoreTable
+    replayer: ModelReplayer
+
+    def __init__(self, cfg: SparkJobConfig, spark: Any = None):
         self.cfg = cfg
         self.run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
         self.warehouse = os.path.abspath(cfg.warehouse)
         self.table_path = os.path.join(self.warehouse, "sim.db", "events")
-        self.stats = SimStats()
+        self.stats = SparkJobStats()
         self.spark = spark
         self._stream: list[pa.Table] = []  # committed change batches, with __order
         self._committed: set[tuple[str, int]] = set()  # (writer user, commit identifier)
@@ -120,15 +164,18 @@ class Simulation:
         self._writers_done = threading.Event()
         self._progress_lock = threading.Lock()
         self._progress_done = 0
-        self.replayer = None
-        self.final_compaction = None
+        self.final_compaction: CompactResult | None = None
+        self.final_replay: ModelReplayer | None = None
+        self.elapsed_s = 0.0
+        self.orphans_before: int | None = None
+        self.expected_count: int | None = None
+        self.report_path: str | None = None
+        self.summary: dict[str, object] = {}
+        self.checks: list[Check] = []
 
     # ================================================================== setup
 
-    def setup(self):
-        import impl
-        import impl.spark
-
+    def setup(self) -> None:
         if self.spark is None:
             self.spark = impl.spark.session(app_name="paimon-py-simulate")
         impl.spark.register(self.spark)
@@ -144,13 +191,13 @@ class Simulation:
                                   "num-sorted-run.compaction-trigger": "4"},
                          ignore_if_exists=True)
         self.table = cat.get_table(TABLE)
-        from impl.spark.verify import ModelReplayer
-
         self.replayer = ModelReplayer(self.table)
 
     # ================================================================== writers
 
-    def _gen_batch(self, rng, owned: np.ndarray, present: np.ndarray, w: int, i: int):
+    def _gen_batch(self, rng: np.random.Generator, owned: np.ndarray, present: np.ndarray, w: int,
+                   i: int) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+        """A change batch of writer ``w``: (rows with an ``op`` column, indexes into ``owned``, ops)."""
         n = min(self.cfg.batch_rows, len(owned))
         idx = rng.choice(len(owned), size=n, replace=False)
         ids = owned[idx]
@@ -169,22 +216,16 @@ class Simulation:
         })
         return t, idx, ops
 
-    def _fault(self, rng: random.Random):
-        from fault_injection import Crash, CrashAfter, IOErrorAt
-
+    @staticmethod
+    def _fault(rng: random.Random) -> Fault:
         kind = rng.choice(["io", "crash", "crash-after"])
         at = rng.randrange(0, 40)
-        return {"io": IOErrorAt, "crash": Crash, "crash-after": CrashAfter}[kind](at)
+        faults: dict[str, Callable[[int], Fault]] = {"io": IOErrorAt, "crash": Crash, "crash-after": CrashAfter}
+        return faults[kind](at)
 
-    def _commit(self, user: str, identifier: int, messages, rng: random.Random) -> tuple[bool, list[int]]:
+    def _commit(self, user: str, identifier: int, messages: Sequence[CommitMessage], rng: random.Random) -> bool:
         """Commit one batch as ``user``; with faults, maybe through a failing file system, then
-        recover. Returns (published, snapshot ids this call saw published)."""
-        import impl
-        from fault_injection import FaultyFileSystem, SimulatedCrash
-        from fsspec.implementations.local import LocalFileSystem
-
-        from impl.errors import CommitConflictError
-
+        recover. Returns whether the batch is published (False: a conflict refused it)."""
         faulty = None
         if self.cfg.faults and rng.random() < self.cfg.fault_rate:
             faulty = FaultyFileSystem(LocalFileSystem(), [self._fault(rng)])
@@ -193,11 +234,11 @@ class Simulation:
             table = self.table if faulty is None else impl.Catalog(self.warehouse, filesystem=faulty).get_table(TABLE)
             c = table.new_stream_write_builder().with_commit_user(user).new_commit()
             st = c.commit(messages, commit_identifier=identifier)
-            self.stats.add(lost_races=st.lost_races, commit_attempts=st.attempts)
-            return True, list(st.snapshot_ids)
+            self.stats.add(lost_races=st.lost_races)
+            return True
         except CommitConflictError as e:
             self.stats.add(conflicts=1, errors=f"{user}#{identifier}: conflict: {e}")
-            return False, []
+            return False
         except (Exception, SimulatedCrash) as e:  # noqa: BLE001 - injected (or real) failure: recover
             if faulty is None:
                 raise
@@ -205,16 +246,18 @@ class Simulation:
             log.info("%s#%s: commit failed (%s: %s), recovering", user, identifier, type(e).__name__, e)
         # recovery: a healthy file system, the same commit user and identifier
         rc = self.table.new_stream_write_builder().with_commit_user(user).new_commit()
-        done = rc.filter_and_commit({identifier: messages})
+        rc.filter_and_commit({identifier: messages})
         self.stats.add(recoveries=1)
-        if not done:
-            self.stats.add(recovered_already_published=1)
-        ids = [sid for st in done for sid in st.snapshot_ids]
-        return True, ids
+        return True
+
+    def _record_committed(self, user: str, i: int, batch: pa.Table) -> None:
+        with self._stream_lock:
+            self._committed.add((user, i))
+            self._order += 1
+            self._stream.append(batch.append_column("__order", pa.array(
+                np.full(batch.num_rows, self._order, np.int64))))
 
     def _writer(self, w: int, deadline: float | None) -> None:
-        import impl.spark
-
         cfg = self.cfg
         rng = np.random.default_rng(cfg.seed * 1000 + w)
         frng = random.Random(cfg.seed * 7919 + w)
@@ -236,28 +279,22 @@ class Simulation:
                 continue
             t1 = time.time()
             try:
-                ok, sids = self._commit(user, i, res.messages, frng)
-            except Exception as e:  # noqa: BLE001
-                ok, sids = False, []
+                ok = self._commit(user, i, res.messages, frng)
+            except Exception as e:  # noqa: BLE001 - a failed commit is counted, the writer goes on
+                ok = False
                 self.stats.add(batches_failed=1, errors=f"{user}#{i}: commit failed: {e!r}")
             t2 = time.time()
             try:
                 removed = res.finish(ok, commit_user=user)
                 self.stats.add(leftovers_removed=len(removed))
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - a failed cleanup shows as orphans at the end
                 self.stats.add(errors=f"{user}#{i}: cleanup failed: {e!r}")
             if ok:
                 present[idx[ops != "-D"]] = True
                 present[idx[ops == "-D"]] = False
-                with self._stream_lock:
-                    self._committed.add((user, i))
-                    self._order += 1
-                    self._stream.append(batch.append_column("__order", pa.array(
-                        np.full(batch.num_rows, self._order, np.int64))))
-                self.stats.add(writer_commits=1, rows_written=batch.num_rows, commit_latency=t2 - t1,
-                               write_latency=t1 - t0)
-                for sid in sids:
-                    self.stats.add(writer_snapshots=sid)
+                self._record_committed(user, i, batch)
+                self.stats.add(writer_commits=1, rows_written=batch.num_rows, commit_latency_s=t2 - t1,
+                               write_latency_s=t1 - t0)
             else:
                 self.stats.add(batches_failed=1)
             with self._progress_lock:
@@ -266,41 +303,36 @@ class Simulation:
     # ================================================================== maintenance
 
     def _compactor(self) -> None:
-        import impl.spark
-
-        while not self._writers_done.wait(self.cfg.compact_interval):
+        while not self._writers_done.wait(self.cfg.compact_interval_s):
             try:
                 r = impl.spark.compact(self.spark, self.table_path, full=False)
-                self.stats.add(compactions=1 if r.snapshot_ids else 0, compaction_buckets=r.compacted_buckets,
-                               leftovers_removed=r.leftovers_removed)
-            except Exception as e:  # noqa: BLE001
-                from impl.errors import CommitConflictError
-
-                if isinstance(e, CommitConflictError):  # another compaction got there first
-                    self.stats.add(conflicts=1)
-                    continue
+                self.stats.add(compactions=1 if r.snapshot_ids else 0, leftovers_removed=r.leftovers_removed)
+            except CommitConflictError:  # another compaction got there first
+                self.stats.add(conflicts=1)
+            except Exception as e:  # noqa: BLE001 - a failed compaction is counted, the job goes on
                 self.stats.add(compaction_failures=1, errors=f"compaction: {type(e).__name__}: {e}")
 
     def _expirer(self) -> None:
-        while not self._writers_done.wait(self.cfg.expire_interval):
+        while not self._writers_done.wait(self.cfg.expire_interval_s):
             try:
                 r = self.table.expire_snapshots(retain_min=self.cfg.retain_min, retain_max=self.cfg.retain_max,
                                                 time_retained_ms=0)
-                self.stats.add(expired_snapshots=len(r.expired_snapshot_ids), expire_runs=1)
-            except Exception as e:  # noqa: BLE001
+                self.stats.add(expired_snapshots=len(r.expired_snapshot_ids))
+            except Exception as e:  # noqa: BLE001 - a failed expiration is a note, the job goes on
                 self.stats.add(errors=f"expiration: {type(e).__name__}: {e}")
 
     def _monitor(self) -> None:
         while not self._stop.wait(0.2):
             try:
                 self.replayer.catch_up()
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - e.g. a snapshot expired under the replay
                 self.stats.add(errors=f"monitor: {type(e).__name__}: {e}")
         self.replayer.catch_up()
 
     # ================================================================== run
 
     def run(self) -> int:
+        """Set up, run every thread to the end, verify, report; 0 if every check passed."""
         cfg = self.cfg
         self.setup()
         deadline = time.time() + cfg.seconds if cfg.seconds else None
@@ -320,29 +352,35 @@ class Simulation:
         for t in background:
             t.join()
         # a final full compaction: everything into one sorted run per bucket
-        import impl.spark
-
         try:
             self.final_compaction = impl.spark.compact(self.spark, self.table_path, full=True)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - reported; the verification still runs
             self.stats.add(errors=f"final compaction: {type(e).__name__}: {e}")
         self._stop.set()
         monitor.join()
-        self.elapsed = time.time() - self.stats.started
+        self.elapsed_s = time.time() - self.stats.started
         checks = self.verify()
         return self.finish(checks)
 
-    def _guard(self, fn, *args) -> None:
+    def _guard(self, fn: Callable[..., None], *args: Any) -> None:
         try:
-            import impl.spark
-
             impl.spark.register(self.spark)  # the JVM keeps the active session per thread
             fn(*args)
         except BaseException as e:  # noqa: BLE001 - a dying thread is a finding, not a hang
             self.stats.add(errors=f"{threading.current_thread().name} died: {type(e).__name__}: {e}\n"
                                   f"{traceback.format_exc(limit=4)}")
 
-    def _show_progress(self, writers, deadline) -> None:
+    def _progress_info(self, deadline: float | None) -> str:
+        s = self.stats
+        snaps = self.replayer.steps[-1].snapshot_id if self.replayer.steps else 0
+        info = (f"snapshot {snaps}  commits {s.writer_commits}  compactions {s.compactions}  "
+                f"expired {s.expired_snapshots}  races {s.lost_races}  faults {s.faults_hit}/"
+                f"{s.faults_injected}")
+        if deadline is not None:
+            info += f"  {max(0, deadline - time.time()):.0f}s left"
+        return info
+
+    def _show_progress(self, writers: Sequence[threading.Thread], deadline: float | None) -> None:
         total = self.cfg.writers * self.cfg.commits
         if not self.cfg.progress:
             for t in writers:
@@ -357,71 +395,63 @@ class Simulation:
                       transient=False) as progress:
             task = progress.add_task("writer batches", total=total, info="")
             while any(t.is_alive() for t in writers):
-                s = self.stats
-                snaps = self.replayer.steps[-1].snapshot_id if self.replayer.steps else 0
-                info = (f"snapshot {snaps}  commits {s.writer_commits}  compactions {s.compactions}  "
-                        f"expired {s.expired_snapshots}  races {s.lost_races}  faults {s.faults_hit}/"
-                        f"{s.faults_injected}")
-                if deadline is not None:
-                    info += f"  {max(0, deadline - time.time()):.0f}s left"
-                progress.update(task, completed=self._progress_done, info=info)
+                progress.update(task, completed=self._progress_done, info=self._progress_info(deadline))
                 time.sleep(0.25)
             progress.update(task, completed=self._progress_done)
 
     # ================================================================== verification
 
-    def verify(self) -> list[tuple[str, bool, str]]:
-        from fault_injection.orphans import find_orphans
-        from fault_injection.table_audit import audit_table
-        from impl.fs.file_io import FileIO
-        from impl.spark.verify import compare_rows, expected_rows, replay_retained
-
-        checks: list[tuple[str, bool, str]] = []
-        table = self.table
+    def _check_live_replay(self) -> Check:
         live = self.replayer
-        checks.append(("model replay while running", not live.problems,
-                       f"{live.checked} snapshots replayed as they appeared ({live.gaps} re-seeds after "
-                       f"expiration)" if not live.problems else "; ".join(live.problems[:5])))
-        final = replay_retained(table)
-        ids = table.snapshot_manager.snapshot_ids()
-        checks.append(("model replay of retained snapshots", not final.problems,
-                       f"snapshots {ids[0] if ids else '-'}..{ids[-1] if ids else '-'}: live files and record "
-                       f"counts equal the model's" if not final.problems else "; ".join(final.problems[:5])))
-        audit = audit_table(FileIO(), table.path)
-        checks.append(("storage audit (ids contiguous, files present, counts)", audit.ok,
-                       "ok" if audit.ok else "; ".join(audit.problems[:5])))
-        # orphans: crashes injected into commits may leave unreferenced manifests; without
-        # faults there must be none. Either way, remove them and check nothing is left.
-        before = find_orphans(FileIO(), table.path)
+        if live.problems:
+            return Check("model replay while running", False, "; ".join(live.problems[:5]))
+        return Check("model replay while running", True,
+                     f"{live.checked} snapshots replayed as they appeared ({live.gaps} re-seeds after expiration)")
+
+    def _check_final_replay(self, final: ModelReplayer) -> Check:
+        ids = self.table.snapshot_manager.snapshot_ids()
+        if final.problems:
+            return Check("model replay of retained snapshots", False, "; ".join(final.problems[:5]))
+        return Check("model replay of retained snapshots", True,
+                     f"snapshots {ids[0] if ids else '-'}..{ids[-1] if ids else '-'}: live files and record "
+                     f"counts equal the model's")
+
+    def _check_audit(self) -> Check:
+        audit = audit_table(FileIO(), self.table.path)
+        return Check("storage audit (ids contiguous, files present, counts)", audit.ok,
+                     "ok" if audit.ok else "; ".join(audit.problems[:5]))
+
+    def _check_orphans(self) -> Check:
+        """Crashes injected into commits may leave unreferenced manifests; without faults there
+        must be none. Either way, remove them and check nothing is left."""
+        before = find_orphans(FileIO(), self.table.path)
         self.orphans_before = len(before)
-        removed = table.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 1)
-        after = find_orphans(FileIO(), table.path)
-        orphan_ok = not after and (self.cfg.faults or not before)
-        checks.append(("no orphan files", orphan_ok,
-                       f"{len(before)} found before cleanup ({'allowed: injected crashes' if self.cfg.faults else 'none allowed'}), "
-                       f"{len(removed)} removed, {len(after)} left"))
+        removed = self.table.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 1)
+        after = find_orphans(FileIO(), self.table.path)
+        allowed = "allowed: injected crashes" if self.cfg.faults else "none allowed"
+        return Check("no orphan files", not after and (self.cfg.faults or not before),
+                     f"{len(before)} found before cleanup ({allowed}), {len(removed)} removed, {len(after)} left")
+
+    def _check_intents(self) -> Check:
         intents_dir = os.path.join(self.warehouse, ".paimon_py_spark", "writes", TABLE)
         intents = [f for _, _, fs in os.walk(intents_dir) for f in fs]
-        checks.append(("no write intents left", not intents, f"{len(intents)} intent markers left"))
-        # rows
-        with self._stream_lock:
-            stream = pa.concat_tables(self._stream) if self._stream else None
-        if stream is None:
-            checks.append(("rows equal the recomputed change stream", False, "nothing was committed"))
-            self.expected_count = 0
-            return checks
+        return Check("no write intents left", not intents, f"{len(intents)} intent markers left")
+
+    def _check_rows(self, stream: pa.Table) -> list[Check]:
         expected = expected_rows(stream, KEYS, "op", "__order")
         self.expected_count = expected.num_rows
-        spark_rows = self.spark.read.format("paimon_py").load(self.table_path).toArrow()
-        diff = compare_rows(expected, spark_rows, KEYS)
-        checks.append(("rows read through Spark = rows recomputed from the change stream", not diff,
-                       f"{expected.num_rows} rows" if not diff else "; ".join(diff)))
-        impl_rows = table.to_arrow()
-        diff2 = compare_rows(expected, impl_rows, KEYS)
-        checks.append(("rows read through impl = rows recomputed from the change stream", not diff2,
-                       f"{expected.num_rows} rows" if not diff2 else "; ".join(diff2)))
-        # every committed batch is exactly one APPEND snapshot of its writer (the monitor saw every
-        # snapshot unless expiration outran it: then only "no duplicates" can be checked)
+        checks = []
+        for via, actual in (("Spark", self.spark.read.format("paimon_py").load(self.table_path).toArrow()),
+                            ("impl", self.table.to_arrow())):
+            diff = compare_rows(expected, actual, KEYS)
+            checks.append(Check(f"rows read through {via} = rows recomputed from the change stream", not diff,
+                                f"{expected.num_rows} rows" if not diff else "; ".join(diff)))
+        return checks
+
+    def _check_exactly_once(self) -> Check:
+        """Every committed batch is exactly one APPEND snapshot of its writer (the monitor saw
+        every snapshot unless expiration outran it: then only "no duplicates" can be checked)."""
+        live = self.replayer
         seen: dict[tuple[str, int], int] = {}
         for st in live.steps:
             if st.commit_user.startswith("writer-") and st.kind == "APPEND":
@@ -429,70 +459,76 @@ class Simulation:
         dups = sorted(k for k, n in seen.items() if n > 1)
         exact = live.gaps == 0
         once_ok = not dups and (set(seen) == self._committed if exact else set(seen) <= self._committed)
-        checks.append(("every writer commit published exactly once", once_ok,
-                       f"{len(self._committed)} committed batches, {len(seen)} writer APPEND snapshots"
-                       + ("" if exact else " (some expired unseen)") + (f", duplicated: {dups[:3]}" if dups else "")))
+        return Check("every writer commit published exactly once", once_ok,
+                     f"{len(self._committed)} committed batches, {len(seen)} writer APPEND snapshots"
+                     + ("" if exact else " (some expired unseen)") + (f", duplicated: {dups[:3]}" if dups else ""))
+
+    def verify(self) -> list[Check]:
+        """Every check of the run, in the order the summary shows them."""
+        final = replay_retained(self.table)
+        checks = [self._check_live_replay(), self._check_final_replay(final), self._check_audit(),
+                  self._check_orphans(), self._check_intents()]
+        with self._stream_lock:
+            stream = pa.concat_tables(self._stream) if self._stream else None
+        if stream is None:
+            checks.append(Check("rows equal the recomputed change stream", False, "nothing was committed"))
+            self.expected_count = 0
+            return checks
+        checks += self._check_rows(stream)
+        checks.append(self._check_exactly_once())
         fatal = [e for e in self.stats.errors if " died: " in e]
-        checks.append(("no thread died", not fatal, "; ".join(fatal[:2]) if fatal else "ok"))
+        checks.append(Check("no thread died", not fatal, "; ".join(fatal[:2]) if fatal else "ok"))
         self.final_replay = final
         return checks
 
     # ================================================================== summary and report
 
-    def finish(self, checks) -> int:
-        from impl.spark.report import write_report
-
-        s, cfg = self.stats, self.cfg
+    def _summary(self) -> dict[str, object]:
+        s = self.stats
         latest = self.table.snapshot_manager.latest_snapshot()
-        steps = self.final_replay.steps if getattr(self, "final_replay", None) else []
+        steps = self.final_replay.steps if self.final_replay else []
         levels = steps[-1].files_per_level if steps else {}
         level_text = ", ".join(f"L{lvl}: {n}" for lvl, n in sorted(levels.items())) or "-"
-        lat = sorted(s.commit_latency)
-
-        def pct(p):
-            return f"{lat[min(len(lat) - 1, int(p * len(lat)))] * 1000:.0f} ms" if lat else "-"
-
-        summary = {
-            "elapsed": f"{self.elapsed:.1f} s",
+        lat = sorted(s.commit_latency_s)
+        final_compactions = 1 if self.final_compaction and self.final_compaction.snapshot_ids else 0
+        return {
+            "elapsed": f"{self.elapsed_s:.1f} s",
             "writer commits": s.writer_commits,
             "snapshots published (latest id)": latest.id if latest else 0,
             "snapshots retained": len(self.table.snapshot_manager.snapshot_ids()),
             "snapshots expired": s.expired_snapshots,
-            "compaction commits": s.compactions + (1 if self.final_compaction and self.final_compaction.snapshot_ids else 0),
+            "compaction commits": s.compactions + final_compactions,
             "conflicts (aborted cleanly)": s.conflicts,
             "compaction failures": s.compaction_failures,
             "commit retries (lost races)": s.lost_races,
             "faults injected / hit / recoveries": f"{s.faults_injected} / {s.faults_hit} / {s.recoveries}",
             "batches failed": s.batches_failed,
             "rows written": s.rows_written,
-            "rows/s (written)": f"{s.rows_written / max(self.elapsed, 1e-9):.0f}",
-            "rows in table": getattr(self, "expected_count", "-"),
-            "commit latency p50 / p90 / max": f"{pct(0.5)} / {pct(0.9)} / {pct(0.9999)}",
+            "rows/s (written)": f"{s.rows_written / max(self.elapsed_s, 1e-9):.0f}",
+            "rows in table": "-" if self.expected_count is None else self.expected_count,
+            "commit latency p50 / p90 / max":
+                f"{_percentile_ms(lat, 0.5)} / {_percentile_ms(lat, 0.9)} / {_percentile_ms(lat, 0.9999)}",
             "live files per level (latest)": level_text,
-            "orphans found before cleanup": getattr(self, "orphans_before", "-"),
+            "orphans found before cleanup": "-" if self.orphans_before is None else self.orphans_before,
             "leftover files of failed attempts removed": s.leftovers_removed,
         }
-        ok = all(p for _, p, _ in checks)
-        self._print_summary(summary, checks, ok)
-        start_ms = self.stats.started * 1000
 
-        def series(user: str) -> str:
-            if user.startswith("writer-"):
-                return user
-            if user.startswith("spark-compact"):
-                return "compaction"
-            return "other"
-
-        events = [((st.time_millis - start_ms) / 1000.0, series(st.commit_user), st.kind)
-                  for st in self.replayer.steps if st.time_millis >= start_ms]
-        level_points = [((st.time_millis - start_ms) / 1000.0, st.files_per_level)
-                        for st in self.replayer.steps if st.time_millis >= start_ms]
+    def finish(self, checks: list[Check]) -> int:
+        """Print the summary, write the report; 0 if every check passed, else 1."""
+        s, cfg = self.stats, self.cfg
+        summary = self._summary()
+        ok = all(c.passed for c in checks)
+        _print_summary(summary, checks, ok)
+        start_ms = s.started * 1000
+        steps = [st for st in self.replayer.steps if st.time_millis >= start_ms]
+        events = [((st.time_millis - start_ms) / 1000.0, _report_series(st.commit_user), st.kind) for st in steps]
+        level_points = [((st.time_millis - start_ms) / 1000.0, st.files_per_level) for st in steps]
         directory = os.path.join(os.path.abspath(cfg.reports), f"sim-{self.run_id}")
         notes = [e.splitlines()[0] for e in s.errors[:20]]
-        path = write_report(directory, title=f"Multi-writer simulation {self.run_id}",
-                            config={k: v for k, v in asdict(cfg).items()}, summary=summary, checks=checks,
-                            snapshot_events=events,
-                            latencies={"commit (driver)": s.commit_latency, "write job (Spark)": s.write_latency},
+        path = write_report(directory, title=f"Multi-writer simulation {self.run_id}", config=asdict(cfg),
+                            summary=summary, checks=checks, snapshot_events=events,
+                            latencies_s={"commit (driver)": s.commit_latency_s,
+                                         "write job (Spark)": s.write_latency_s},
                             level_points=level_points, notes=notes)
         print(f"report: {path}")
         self.report_path = path
@@ -500,35 +536,37 @@ class Simulation:
         self.checks = checks
         return 0 if ok else 1
 
-    def _print_summary(self, summary, checks, ok) -> None:
-        try:
-            from rich.console import Console
-            from rich.table import Table
 
-            console = Console()
-            t = Table(title="simulation summary", show_header=False)
-            for k, v in summary.items():
-                t.add_row(k, str(v))
-            console.print(t)
-            c = Table(title="verification")
-            c.add_column("check")
-            c.add_column("result")
-            c.add_column("detail")
-            for name, passed, detail in checks:
-                c.add_row(name, "[green]pass[/green]" if passed else "[red]FAIL[/red]", str(detail)[:160])
-            console.print(c)
-            console.print("[bold green]VERIFICATION PASSED[/bold green]" if ok else "[bold red]VERIFICATION FAILED[/bold red]")
-        except ImportError:  # pragma: no cover
-            for k, v in summary.items():
-                print(f"{k:45s} {v}")
-            for name, passed, detail in checks:
-                print(f"[{'pass' if passed else 'FAIL'}] {name}: {detail}")
-            print("VERIFICATION PASSED" if ok else "VERIFICATION FAILED")
+def _print_summary(summary: dict[str, object], checks: Sequence[Check], ok: bool) -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover - rich comes with the sim extra; plain text otherwise
+        for k, v in summary.items():
+            print(f"{k:45s} {v}")
+        for c in checks:
+            print(f"[{'pass' if c.passed else 'FAIL'}] {c.name}: {c.detail}")
+        print("VERIFICATION PASSED" if ok else "VERIFICATION FAILED")
+        return
+    console = Console()
+    t = Table(title="simulation summary", show_header=False)
+    for k, v in summary.items():
+        t.add_row(k, str(v))
+    console.print(t)
+    table = Table(title="verification")
+    table.add_column("check")
+    table.add_column("result")
+    table.add_column("detail")
+    for c in checks:
+        table.add_row(c.name, "[green]pass[/green]" if c.passed else "[red]FAIL[/red]", str(c.detail)[:160])
+    console.print(table)
+    console.print("[bold green]VERIFICATION PASSED[/bold green]" if ok else "[bold red]VERIFICATION FAILED[/bold red]")
 
 
-def parse_args(argv=None) -> SimConfig:
-    d = SimConfig()
-    p = argparse.ArgumentParser(prog="python -m impl.spark.simulate", description=__doc__.split("\n\n")[0])
+def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
+    """The job's settings from the command line (``--help`` lists them)."""
+    d = SparkJobConfig()
+    p = argparse.ArgumentParser(prog="python -m simulation", description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--warehouse", default=d.warehouse, help="warehouse directory (default ./warehouse)")
     p.add_argument("--reports", default=d.reports, help="where reports go (default ./reports)")
     p.add_argument("--writers", type=int, default=d.writers, help="concurrent writer jobs (K)")
@@ -538,10 +576,12 @@ def parse_args(argv=None) -> SimConfig:
     p.add_argument("--partitions", type=int, default=d.partitions)
     p.add_argument("--buckets", type=int, default=d.buckets)
     p.add_argument("--batch-rows", type=int, default=d.batch_rows, help="changes per writer commit")
-    p.add_argument("--compact-interval", type=float, default=d.compact_interval, help="seconds between compactions")
+    p.add_argument("--compact-interval", type=float, default=d.compact_interval_s,
+                   help="seconds between compactions")
     p.add_argument("--compactors", type=int, default=d.compactors,
                    help="concurrent compaction jobs (>= 2 provokes commit conflicts)")
-    p.add_argument("--expire-interval", type=float, default=d.expire_interval)
+    p.add_argument("--expire-interval", type=float, default=d.expire_interval_s,
+                   help="seconds between expirations")
     p.add_argument("--retain-min", type=int, default=d.retain_min)
     p.add_argument("--retain-max", type=int, default=d.retain_max)
     p.add_argument("--faults", action="store_true", help="inject I/O errors and crashes into some commits")
@@ -554,31 +594,30 @@ def parse_args(argv=None) -> SimConfig:
         p.error("writers, commits, partitions, buckets must be >= 1 and keys >= writers")
     if a.retain_min < 1 or a.retain_max < a.retain_min:
         p.error("need 1 <= --retain-min <= --retain-max")
-    return SimConfig(warehouse=a.warehouse, reports=a.reports, writers=a.writers,
-                     commits=a.commits if a.seconds is None else max(a.commits, 10**9), seconds=a.seconds,
-                     keys=a.keys, partitions=a.partitions, buckets=a.buckets, batch_rows=a.batch_rows,
-                     compact_interval=a.compact_interval, compactors=max(1, a.compactors),
-                     expire_interval=a.expire_interval, retain_min=a.retain_min, retain_max=a.retain_max,
-                     faults=a.faults, fault_rate=a.fault_rate, seed=a.seed, progress=not a.no_progress,
-                     keep_table=a.keep_table)
+    return dataclasses.replace(
+        d, warehouse=a.warehouse, reports=a.reports, writers=a.writers,
+        commits=a.commits if a.seconds is None else max(a.commits, 10**9), seconds=a.seconds,
+        keys=a.keys, partitions=a.partitions, buckets=a.buckets, batch_rows=a.batch_rows,
+        compact_interval_s=a.compact_interval, compactors=max(1, a.compactors),
+        expire_interval_s=a.expire_interval, retain_min=a.retain_min, retain_max=a.retain_max,
+        faults=a.faults, fault_rate=a.fault_rate, seed=a.seed, progress=not a.no_progress,
+        keep_table=a.keep_table)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the job with the command line's settings; the exit code (0: verification passed)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     cfg = parse_args(argv)
-    from pyspark.sql import SparkSession
-
     had_session = SparkSession.getActiveSession() is not None
-    sim = Simulation(cfg)
+    job = SparkJob(cfg)
     try:
-        return sim.run()
+        return job.run()
     finally:
-        if sim.spark is not None and not had_session:
+        if job.spark is not None and not had_session:
             try:
-                sim.spark.stop()
-            except Exception:  # noqa: BLE001
+                job.spark.stop()
+            except Exception:  # noqa: BLE001 - stopping is best effort; the exit code is what matters
                 pass
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["Check", "SparkJob", "SparkJobConfig", "SparkJobStats", "main", "parse_args"]

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import os
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+SnapshotEvent = tuple[float, str, str]  # (seconds since start, series name, snapshot kind)
+LevelPoint = tuple[float, Mapping[int, int]]  # (seconds since start, {level: live file count})
 
 
-def _plt():
+def _plt() -> Any:
+    # matplotlib is imported only when a report is drawn, headless (no display on CI machines)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -15,7 +23,7 @@ def _plt():
     return plt
 
 
-def _save(plt, fig, ax, path: str, *, xlabel: str, ylabel: str, title: str) -> None:
+def _save(plt: Any, fig: Figure, ax: Axes, path: str, *, xlabel: str, ylabel: str, title: str) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -26,7 +34,7 @@ def _save(plt, fig, ax, path: str, *, xlabel: str, ylabel: str, title: str) -> N
     plt.close(fig)
 
 
-def plot_snapshots_per_writer(events: Sequence[tuple[float, str, str]], path: str) -> None:
+def plot_snapshots_per_writer(events: Sequence[SnapshotEvent], path: str) -> None:
     """``events``: (seconds since start, series name, snapshot kind) per published snapshot."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -38,17 +46,18 @@ def plot_snapshots_per_writer(events: Sequence[tuple[float, str, str]], path: st
     _save(plt, fig, ax, path, xlabel="seconds since start", ylabel="snapshots published", title="Snapshots over time, per committer")
 
 
-def plot_latency_histogram(series: Mapping[str, Sequence[float]], path: str) -> None:
+def plot_latency_histogram(series_s: Mapping[str, Sequence[float]], path: str) -> None:
+    """``series_s``: latencies in seconds per series name, drawn in milliseconds."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    for name, values in series.items():
+    for name, values in series_s.items():
         if values:
             ax.hist([v * 1000 for v in values], bins=min(30, max(5, len(values) // 2)), alpha=0.6,
                     label=f"{name} (n={len(values)})")
     _save(plt, fig, ax, path, xlabel="milliseconds", ylabel="commits", title="Latency per writer commit")
 
 
-def plot_files_per_level(points: Sequence[tuple[float, Mapping[int, int]]], path: str) -> None:
+def plot_files_per_level(points: Sequence[LevelPoint], path: str) -> None:
     """``points``: (seconds since start, {level: live file count}) per snapshot."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -60,19 +69,31 @@ def plot_files_per_level(points: Sequence[tuple[float, Mapping[int, int]]], path
 
 
 def write_report(directory: str, *, title: str, config: Mapping[str, object], summary: Mapping[str, object],
-                 checks: Sequence[tuple[str, bool, str]], snapshot_events, latencies, level_points,
+                 checks: Sequence[tuple[str, bool, str]], snapshot_events: Sequence[SnapshotEvent],
+                 latencies_s: Mapping[str, Sequence[float]], level_points: Sequence[LevelPoint],
                  notes: Sequence[str] = ()) -> str:
     """Write ``report.md`` and its plots into ``directory``; return the Markdown path."""
     os.makedirs(directory, exist_ok=True)
     images = []
-    for name, fn, data in (("snapshots_per_writer.png", plot_snapshots_per_writer, snapshot_events),
-                           ("commit_latency.png", plot_latency_histogram, latencies),
-                           ("files_per_level.png", plot_files_per_level, level_points)):
+    plots: Sequence[tuple[str, Callable[[Any, str], None], object]] = (
+        ("snapshots_per_writer.png", plot_snapshots_per_writer, snapshot_events),
+        ("commit_latency.png", plot_latency_histogram, latencies_s),
+        ("files_per_level.png", plot_files_per_level, level_points))
+    for name, fn, data in plots:
         try:
             fn(data, os.path.join(directory, name))
             images.append(name)
         except Exception as e:  # noqa: BLE001 - a plot must not hide the verification result
             notes = [*notes, f"plot {name} failed: {e}"]
+    path = os.path.join(directory, "report.md")
+    with open(path, "w") as fh:
+        fh.write(report_markdown(title, config, summary, checks, images, notes))
+    return path
+
+
+def report_markdown(title: str, config: Mapping[str, object], summary: Mapping[str, object],
+                    checks: Sequence[tuple[str, bool, str]], images: Sequence[str], notes: Sequence[str]) -> str:
+    """The report's Markdown: verdict, configuration, summary, checks, plots (file names), notes."""
     ok = all(passed for _, passed, _ in checks)
     lines = [f"# {title}", "", f"**Verification: {'PASSED' if ok else 'FAILED'}**", "", "## Configuration", "",
              "| setting | value |", "|---|---|"]
@@ -81,17 +102,14 @@ def write_report(directory: str, *, title: str, config: Mapping[str, object], su
     lines += [f"| {k} | {v} |" for k, v in summary.items()]
     lines += ["", "## Checks", "", "| check | result | detail |", "|---|---|---|"]
     for name, passed, detail in checks:
-        detail = str(detail).replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {name} | {'pass' if passed else '**FAIL**'} | {detail} |")
+        cell = str(detail).replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {name} | {'pass' if passed else '**FAIL**'} | {cell} |")
     lines += ["", "## Plots", ""]
     for img in images:
         lines += [f"![{img[:-4].replace('_', ' ')}]({img})", ""]
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
-    path = os.path.join(directory, "report.md")
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    return path
+    return "\n".join(lines) + "\n"
 
 
-__all__ = ["write_report", "plot_snapshots_per_writer", "plot_latency_histogram", "plot_files_per_level"]
+__all__ = ["write_report", "report_markdown", "plot_snapshots_per_writer", "plot_latency_histogram", "plot_files_per_level"]
