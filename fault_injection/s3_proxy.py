@@ -51,17 +51,21 @@ class Fault(enum.Enum):
 class FaultRule:
     """Inject ``fault`` into requests with ``method`` whose path matches ``path`` (a regex,
     searched in the URL path without the query), starting at the ``nth`` such request, for
-    ``times`` requests (None: every one from then on)."""
+    ``times`` requests (None: every one from then on). With ``after`` set, the rule counts and
+    fires only once that other rule has fired (a store that breaks down after a lost answer)."""
 
     fault: Fault
     method: str | None = None
     path: str = ""
     nth: int = 1
     times: int | None = 1
+    after: "FaultRule | None" = None
     seen: int = field(default=0, init=False)
     fired: int = field(default=0, init=False)
 
     def take(self, method: str, path: str) -> bool:
+        if self.after is not None and self.after.fired == 0:
+            return False
         if self.method is not None and method != self.method:
             return False
         if self.path and not re.search(self.path, path):

@@ -150,6 +150,7 @@ class FileIO:
         self.requests = RequestCounts()
         self._object_store = object_store.has_conditional_create(self.fs)
         self._s3 = object_store.is_s3(self.fs)
+        self._conditional_create_checked = False
 
     @classmethod
     def for_path(cls, path: str, fs: fsspec.AbstractFileSystem | None = None,
@@ -398,8 +399,9 @@ class FileIO:
         """
         if not self.supports_atomic_create():
             link_if_absent(self.fs, "", "")  # raises the UnsupportedFileSystemError with its advice
-        if self._object_store:
+        if self._object_store and not self._conditional_create_checked:
             object_store.probe_conditional_create(self.fs, directory)
+            self._conditional_create_checked = True
 
     # ------------------------------------------------------------------ helpers
 

@@ -274,7 +274,8 @@ def _store_key(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, str]:
 
 
 def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> None:
-    """Check once per process and bucket that the store refuses a second conditional PUT.
+    """Check that the store refuses a second conditional PUT: once per process and bucket for
+    an s3fs file system, on every call for any other (a wrapper: the caller remembers).
 
     Writes a probe key under ``directory`` twice with ``If-None-Match: *`` and deletes it. A
     store that accepts the second PUT ignores the header, and publishing there could let two
@@ -283,12 +284,13 @@ def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> N
     """
     key = _store_key(fs, directory)
     with _PROBE_LOCK:
-        known = _PROBED.get(key)
+        known = _PROBED.get(key) if is_s3(fs) else None
     if known is True:
         return
     if known is False:
         raise _no_conditional_writes(directory)
-    probe = f"{directory.rstrip('/')}/.conditional-write-probe-{os.getpid()}-{uuid.uuid4().hex}"
+    # dot-prefixed and .tmp: listings skip it and orphan removal takes it if a crash leaves it
+    probe = f"{directory.rstrip('/')}/.conditional-write-probe-{os.getpid()}-{uuid.uuid4().hex}.tmp"
     try:
         fs.pipe_file(probe, b"1", mode="create")
         try:
@@ -305,8 +307,9 @@ def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> N
             fs.rm_file(probe)
         except Exception:  # noqa: BLE001 - the probe key is a harmless leftover if this fails
             pass
-    with _PROBE_LOCK:
-        _PROBED[key] = refused
+    if is_s3(fs):
+        with _PROBE_LOCK:
+            _PROBED[key] = refused
     if not refused:
         raise _no_conditional_writes(directory)
 
