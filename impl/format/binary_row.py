@@ -280,10 +280,6 @@ def _read_field(row, slot: int, t: DataType):
     raise ValueError(f"type {t} cannot be read from a BinaryRow")
 
 
-def row_arity(data: bytes) -> int:
-    return struct.unpack_from(">i", data, 0)[0] if len(data) >= 4 else 0
-
-
 # -------------------------------------------------------------------- comparison
 
 def sort_key(values: tuple) -> tuple:

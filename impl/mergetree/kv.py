@@ -38,10 +38,6 @@ class RowKind(enum.IntEnum):
     UPDATE_AFTER = 2
     DELETE = 3
 
-    @property
-    def is_retract(self) -> bool:
-        return self in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
-
 
 # How rowkind.field spells the kinds (Paimon's RowKind short strings), indexed by kind value.
 ROW_KIND_STRINGS = ("+I", "-U", "+U", "-D")
@@ -214,7 +210,3 @@ class KeyCodec:
                 self._cache.clear()
             self._cache[key] = k
         return k
-
-    def compare(self, a: bytes, b: bytes) -> int:
-        ka, kb = self.sort_key(a), self.sort_key(b)
-        return (ka > kb) - (ka < kb)

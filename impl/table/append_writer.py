@@ -21,8 +21,6 @@ from impl.fs.file_io import FileIO
 from impl.table.options import StatsMode
 from impl.table.stats import StatsCollector
 
-DATA_FILE_PREFIX = "data-"
-PARQUET_SUFFIX = ".parquet"
 # rows per Parquet row group (and how much is buffered before a row group is cut)
 ROW_GROUP_ROWS = 1 << 20
 

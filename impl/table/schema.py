@@ -213,10 +213,6 @@ def arrow_schema(schema: TableSchema) -> pa.Schema:
     return pa.schema([pa.field(f.name, to_arrow(f.type), nullable=f.type.nullable) for f in schema.fields])
 
 
-def field_types(schema: TableSchema, names: Sequence[str]) -> list[DataType]:
-    return [schema.field(n).type for n in names]
-
-
 def bucket_key_names(schema: TableSchema, options: TableOptions) -> tuple[str, ...]:
     """Columns whose BinaryRow is hashed for the bucket: ``bucket-key``, else the trimmed primary key."""
     if options.bucket_key is not None:
