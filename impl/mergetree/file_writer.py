@@ -10,11 +10,8 @@ finished as soon as its compressed size reaches the target (Paimon's rolling rul
 from __future__ import annotations
 
 import io
-import itertools
 import posixpath
-import threading
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Callable
 
@@ -27,30 +24,6 @@ from impl.format.records import DataFileMeta, FileSource
 from impl.fs.file_io import FileIO
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.stats import column_stats
-
-DATA_FILE_PREFIX = "data-"
-CHANGELOG_FILE_PREFIX = "changelog-"
-
-
-class DataFileNamer:
-    """``data-<uuid>-<n>.parquet`` / ``changelog-<uuid>-<n>.parquet``: one uuid, one counter (as Paimon)."""
-
-    def __init__(self, extension: str = "parquet"):
-        self._uuid = str(uuid.uuid4())
-        self._counter = itertools.count()
-        self._lock = threading.Lock()
-        self._ext = extension
-
-    def _next(self, prefix: str) -> str:
-        with self._lock:
-            n = next(self._counter)
-        return f"{prefix}{self._uuid}-{n}.{self._ext}"
-
-    def data_file(self) -> str:
-        return self._next(DATA_FILE_PREFIX)
-
-    def changelog_file(self) -> str:
-        return self._next(CHANGELOG_FILE_PREFIX)
 
 
 @dataclass(frozen=True)

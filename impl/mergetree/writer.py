@@ -37,10 +37,10 @@ from impl.errors import WriterClosedError
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.file_io import FileIO
-from impl.fs.paths import TablePaths
+from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
 from impl.mergetree.compact_task import CompactionTask, CompactResult
-from impl.mergetree.file_writer import DataFileNamer, KVFileContext, write_kv_files
+from impl.mergetree.file_writer import KVFileContext, write_kv_files
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
 from impl.mergetree.merge_engine import MergeSpec, merge_kv, merge_sorted, sort_kv

@@ -26,10 +26,10 @@ import pyarrow.compute as pc
 from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.format.records import DataFileMeta, FileSource
+from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
 from impl.table.bucket import compute_buckets, encode_partition, group_rows, split_by_group
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
-from impl.table.files import DataFileNamer
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
@@ -169,7 +169,7 @@ class _AppendBucketWriter:
             target_file_size=table.options.target_file_size_for(False),
             compression=table.options.file_compression, zstd_level=table.options.zstd_level,
             stats_mode=table.options.stats_mode, file_source=FileSource.APPEND,
-            name_factory=DataFileNamer().next)
+            name_factory=DataFileNamer().data_file)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data)
