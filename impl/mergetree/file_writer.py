@@ -21,9 +21,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from impl.format.records import DataFileMeta, FileSource
+from impl.format.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsModeLike, collect_stats
 from impl.fs.file_io import FileIO
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
-from impl.mergetree.stats import column_stats
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class KVFileContext:
     target_file_size: int
     compression: str = "zstd"
     compression_level: int | None = 1
+    stats_mode: StatsModeLike = DEFAULT_STATS_MODE  # the table's metadata.stats-mode, for value columns
 
     def path(self, file_name: str) -> str:
         return posixpath.join(self.bucket_dir, file_name)
@@ -54,16 +55,19 @@ class KVFileContext:
 
 def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.Table, level: int,
                     source: FileSource) -> DataFileMeta:
-    """DataFileMeta of a KV file holding ``kv`` (sorted by key): key range, stats, sequence range."""
+    """DataFileMeta of a KV file holding ``kv`` (sorted by key): key range, stats, sequence range.
+
+    Key stats keep every key field in Paimon's fixed mode for ``_KEY_`` columns; value stats
+    follow the table's ``metadata.stats-mode`` (see :mod:`impl.format.stats`).
+    """
     layout = ctx.layout
     first = [kv.column(c)[0].as_py() for c in layout.key_columns]
     last = [kv.column(c)[kv.num_rows - 1].as_py() for c in layout.key_columns]
     seq = pc.min_max(kv.column(SEQUENCE_NUMBER)).as_py()
     kinds = kv.column(VALUE_KIND).to_numpy()
     deletes = int(np.count_nonzero((kinds == 1) | (kinds == 3)))
-    key_stats = column_stats(kv, layout.key_columns, layout.key_types, full_columns=set(layout.key_columns))
-    value_stats = column_stats(kv, layout.value_names, layout.value_types,
-                               full_columns=set(layout.schema.primary_keys))
+    key_stats, _ = collect_stats(kv, layout.key_columns, layout.key_types, KEY_STATS_MODE, dense=False)
+    value_stats, value_stats_cols = collect_stats(kv, layout.value_names, layout.value_types, ctx.stats_mode)
     return DataFileMeta(
         file_name=file_name,
         file_size=file_size,
@@ -80,7 +84,7 @@ def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.T
         creation_time_millis=int(time.time() * 1000),
         delete_row_count=deletes,
         file_source=source,
-        value_stats_cols=None,
+        value_stats_cols=value_stats_cols,
     )
 
 

@@ -36,6 +36,7 @@ from impl.commit.messages import CommitMessage
 from impl.errors import WriterClosedError
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
+from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
 from impl.fs.file_io import FileIO
 from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
@@ -53,12 +54,16 @@ _SYSTEM_BYTES_PER_ROW = 9
 
 
 class MergeTreeWriter:
-    """LSM writer of one (partition, bucket): write buffer, level-0 flushes, background compaction."""
+    """LSM writer of one (partition, bucket): write buffer, level-0 flushes, background compaction.
+
+    ``stats_mode`` is the table's ``metadata.stats-mode``, which the value statistics of every
+    file this writer produces follow (it is a table option, not a merge-tree one).
+    """
 
     def __init__(self, file_io: FileIO, paths: TablePaths, schema: TableSchema, options: MergeTreeOptions,
                  partition: bytes, partition_path: str, bucket: int, total_buckets: int,
                  restored_files: Sequence[DataFileMeta],
-                 compaction_executor: Executor | None = None):
+                 compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE):
         if bucket < 0:
             raise ValueError(f"bucket must be >= 0, got {bucket}")
         self.file_io = file_io
@@ -81,6 +86,7 @@ class MergeTreeWriter:
             target_file_size=options.target_file_size,
             compression=options.file_compression,
             compression_level=options.file_compression_zstd_level,
+            stats_mode=stats_mode,
         )
         self._namer = DataFileNamer()
         restored = list(restored_files)

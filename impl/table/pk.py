@@ -73,7 +73,7 @@ class PrimaryKeyBucketWriter:
         self.writer = mt.MergeTreeWriter(
             table.file_io, table.paths, table.schema, table.merge_tree_options, partition, partition_path,
             bucket, table.options.bucket if total_buckets is None else total_buckets, list(restored_files),
-            compaction_executor=executor)
+            compaction_executor=executor, stats_mode=table.options.stats_mode)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data, None if kinds is None else pa.array(kinds, type=pa.int8()))

@@ -26,12 +26,12 @@ from impl.errors import SnapshotNotFoundError
 from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot
 from impl.format.records import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
+from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import to_arrow
 from impl.fs.paths import partition_path
 from impl.manifest.entries import merge_entries
 from impl.table.bucket import row_hashes
 from impl.table.predicate import LeafPredicate, Predicate, only_fields, split_and
-from impl.table.stats import ColumnStats, FileStats
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable

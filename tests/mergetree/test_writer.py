@@ -90,19 +90,27 @@ def test_flushed_file_format_and_meta(tmp_path):
     assert meta.value_stats.null_counts == (0, 0, 1, 0, 0)
 
 
-def test_value_stats_truncate_long_strings_but_not_keys(tmp_path):
+def test_value_stats_truncate_long_strings_key_stats_keep_128_chars(tmp_path):
+    # Paimon's StatsCollectorFactories: value columns (the primary key's value copy included)
+    # follow metadata.stats-mode, default truncate(16); _KEY_ columns are system fields and
+    # keep truncate(128). Min / max keys are the exact first / last key either way.
     from impl.format.json_records import TableSchema
     from impl.format.types import DataField
     schema = TableSchema(0, (DataField(0, "id", STRING(False)), DataField(1, "s", STRING())), primary_keys=("id",))
     t = Table(tmp_path, schema, {})
     w = t.writer()
-    long_key, long_val = "K" * 30, "abcdefghijklmnopqrstuvwxyz"
-    w.write(pa.table({"id": [long_key], "s": [long_val]}))
+    long_key, very_long_key, long_val = "K" * 30, "L" * 200, "abcdefghijklmnopqrstuvwxyz"
+    w.write(pa.table({"id": [long_key, very_long_key], "s": [long_val, None]}))
     [meta] = w.prepare_commit(True).new_files
-    types = [f.type for f in schema.fields]
-    assert decode_row(meta.min_key, [STRING(False)]) == (long_key,)
-    assert decode_row(meta.value_stats.min_values, types) == (long_key, long_val[:16])
-    assert decode_row(meta.value_stats.max_values, types) == (long_key, long_val[:15] + "q")
+    w.close()
+    key_type, types = [STRING(False)], [f.type for f in schema.fields]
+    assert decode_row(meta.min_key, key_type) == (long_key,)
+    assert decode_row(meta.max_key, key_type) == (very_long_key,)
+    assert decode_row(meta.key_stats.min_values, key_type) == (long_key,)
+    assert decode_row(meta.key_stats.max_values, key_type) == ("L" * 127 + "M",)
+    assert decode_row(meta.value_stats.min_values, types) == (long_key[:16], long_val[:16])
+    assert decode_row(meta.value_stats.max_values, types) == ("L" * 15 + "M", long_val[:15] + "q")
+    assert meta.value_stats.null_counts == (0, 1) and meta.value_stats_cols is None
 
 
 def test_min_key_bytes_match_pypaimon_reference():
