@@ -123,10 +123,6 @@ class SnapshotReader:
         self.manifest_list = table.manifest_list
         self.partitions = table.partition_cache
 
-    def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
-        return [*self.manifest_list.read(snapshot.base_manifest_list),
-                *self.manifest_list.read(snapshot.delta_manifest_list)]
-
     def _manifest_may_match(self, m: ManifestFileMeta, partition_pred: Predicate | None) -> bool:
         if partition_pred is None or not self.partitions.types:
             return True
@@ -149,7 +145,7 @@ class SnapshotReader:
         for m in metas:
             if not self._manifest_may_match(m, partition_pred):
                 continue
-            for e in self.manifest_file.read(m.file_name):
+            for e in self.manifest_file.read_manifest(m):
                 if partition_pred is not None and self.partitions.types:
                     ok = part_ok.get(e.partition)
                     if ok is None:
@@ -168,7 +164,7 @@ class SnapshotReader:
         """Live ADD entries of ``snapshot`` (in manifest order) after partition / bucket pruning."""
         if snapshot is None:
             return []
-        entries = self.read_entries(self.data_manifests(snapshot), partition_pred, bucket_filter)
+        entries = self.read_entries(self.manifest_list.read_data_manifests(snapshot), partition_pred, bucket_filter)
         return [e for e in merge_entries(entries).values() if e.kind is FileKind.ADD]
 
 
@@ -228,13 +224,11 @@ class TableScan:
         for sid in range(start + 1, end + 1):
             snap = sm.snapshot(sid)  # SnapshotNotFoundError if expired
             if use_changelog:
-                if snap.changelog_manifest_list is None:
-                    continue
-                metas = self.reader.manifest_list.read(snap.changelog_manifest_list)
+                metas = self.reader.manifest_list.read_changelog_manifests(snap)
+            elif snap.commit_kind is CommitKind.APPEND:
+                metas = self.reader.manifest_list.read_delta_manifests(snap)
             else:
-                if snap.commit_kind is not CommitKind.APPEND:
-                    continue
-                metas = self.reader.manifest_list.read(snap.delta_manifest_list)
+                continue
             entries.extend(e for e in self.reader.read_entries(metas, partition_pred, bucket_filter)
                            if e.kind is FileKind.ADD)
         entries = self._prune_by_stats(entries)
