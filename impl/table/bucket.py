@@ -15,6 +15,7 @@ stores as variable-length big-endian bytes (rare as a bucket key).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -366,6 +367,30 @@ def compute_buckets(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequen
                     num_buckets: int) -> np.ndarray:
     """The fixed bucket of every row (int32), Paimon-compatible."""
     return bucket_of_hashes(row_hashes(columns, types), num_buckets)
+
+
+# ============================================================================ bucket mode
+
+
+class BucketMode(enum.Enum):
+    """How a table assigns rows to buckets (Paimon's BucketMode; its postpone mode, bucket -2, is
+    rejected as an option value)."""
+
+    HASH_FIXED = "HASH_FIXED"  # bucket >= 1: the hash of the bucket key modulo the bucket count
+    HASH_DYNAMIC = "HASH_DYNAMIC"  # primary key holding every partition field, bucket -1 (not implemented)
+    CROSS_PARTITION = "CROSS_PARTITION"  # primary key without some partition field, bucket -1 (not implemented)
+    BUCKET_UNAWARE = "BUCKET_UNAWARE"  # append table, bucket -1: files in bucket 0, total buckets -1
+
+
+def bucket_mode(bucket: int, primary_keys: Sequence[str], partition_keys: Sequence[str]) -> BucketMode:
+    """The bucket mode of a table with option ``bucket`` and these keys."""
+    if bucket > 0:
+        return BucketMode.HASH_FIXED
+    if not primary_keys:
+        return BucketMode.BUCKET_UNAWARE
+    if set(partition_keys) <= set(primary_keys):
+        return BucketMode.HASH_DYNAMIC
+    return BucketMode.CROSS_PARTITION
 
 
 # ============================================================================ partitions

@@ -93,7 +93,7 @@ class PrimaryKeyBucketWriter:
 
 def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> pa.Table:
     """Rows of one primary-key split: merged (DATA) or raw changes with ``_VALUE_KIND`` (DELTA / CHANGELOG)."""
-    from impl.table.scan import DATA
+    from impl.table.scan import SplitKind
     mt = mergetree()
     table = reader.table
     projection = list(reader.projection)
@@ -101,7 +101,7 @@ def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> p
                    if reader.predicate is not None and f in reader.predicate.fields() and f not in projection]
     columns = projection + pred_fields
     expr = reader.predicate.to_arrow() if reader.predicate is not None else None
-    if split.kind == DATA:
+    if split.kind is SplitKind.DATA:
         out = mt.merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
                             split.partition_path, split.bucket, list(split.files), projection=columns,
                             predicate=expr)

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from impl.format.records import DataFileMeta
 from impl.table.errors import DataFileError
 from impl.table.predicate import Predicate
-from impl.table.scan import DATA, DataSplit
+from impl.table.scan import DataSplit, SplitKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
@@ -108,7 +108,7 @@ class TableRead:
     # ------------------------------------------------------------------ internals
 
     def _with_value_kind(self, splits: Sequence[DataSplit]) -> bool:
-        return self.table.is_primary_key_table and any(s.kind != DATA for s in splits)
+        return self.table.is_primary_key_table and any(s.kind is not SplitKind.DATA for s in splits)
 
     def _iter_tables(self, splits: list[DataSplit]) -> Iterator[pa.Table]:
         if not splits:

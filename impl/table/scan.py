@@ -15,6 +15,7 @@ a+1..b instead (see :meth:`TableScan.plan`).
 
 from __future__ import annotations
 
+import enum
 import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
@@ -30,16 +31,18 @@ from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import to_arrow
 from impl.fs.paths import partition_path
 from impl.manifest.entries import merge_entries
-from impl.table.bucket import row_hashes
+from impl.table.bucket import BucketMode, row_hashes
 from impl.table.predicate import LeafPredicate, Predicate, only_fields, split_and
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
 
-# what a split holds
-DATA = "data"  # a snapshot's live files (merge-on-read for primary-key tables)
-DELTA = "delta"  # files added by snapshots of an incremental range
-CHANGELOG = "changelog"  # changelog files of an incremental range
+class SplitKind(enum.Enum):
+    """What the files of a split are."""
+
+    DATA = "data"  # a snapshot's live files (merge-on-read for primary-key tables)
+    DELTA = "delta"  # files added by snapshots of an incremental range
+    CHANGELOG = "changelog"  # changelog files of an incremental range
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ class DataSplit:
     total_buckets: int
     partition_path: str
     files: tuple[DataFileMeta, ...]
-    kind: str = DATA
+    kind: SplitKind = SplitKind.DATA
 
     @property
     def row_count(self) -> int:
@@ -209,7 +212,7 @@ class TableScan:
         bucket_filter = self._bucket_filter()
         entries = self.reader.live_entries(snapshot, partition_pred, bucket_filter)
         entries = self._prune_by_stats(entries)
-        return Plan(snapshot.id, tuple(self._splits(snapshot.id, entries, DATA)))
+        return Plan(snapshot.id, tuple(self._splits(snapshot.id, entries, SplitKind.DATA)))
 
     def _plan_incremental(self, start: int, end: int) -> Plan:
         sm = self.table.snapshot_manager
@@ -232,7 +235,7 @@ class TableScan:
             entries.extend(e for e in self.reader.read_entries(metas, partition_pred, bucket_filter)
                            if e.kind is FileKind.ADD)
         entries = self._prune_by_stats(entries)
-        kind = CHANGELOG if use_changelog else DELTA
+        kind = SplitKind.CHANGELOG if use_changelog else SplitKind.DELTA
         return Plan(end, tuple(self._splits(end, entries, kind)))
 
     # ------------------------------------------------------------------ pruning
@@ -268,7 +271,7 @@ class TableScan:
         """Entries' buckets that can hold rows matching equality / IN on every bucket-key column."""
         pred = self.predicate
         keys = self.table.bucket_keys
-        if pred is None or not keys or self.table.options.bucket <= 0:
+        if pred is None or not keys or self.table.bucket_mode is not BucketMode.HASH_FIXED:
             return None
         literal_sets: dict[str, tuple] = {}
         for c in split_and(pred):
@@ -302,7 +305,7 @@ class TableScan:
 
     # ------------------------------------------------------------------ splits
 
-    def _splits(self, snapshot_id: int, entries: list[ManifestEntry], kind: str) -> list[DataSplit]:
+    def _splits(self, snapshot_id: int, entries: list[ManifestEntry], kind: SplitKind) -> list[DataSplit]:
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e)

@@ -28,7 +28,7 @@ from impl.errors import SchemaMismatchError
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
-from impl.table.bucket import compute_buckets, encode_partition, group_rows, split_by_group
+from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, split_by_group
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -192,7 +192,7 @@ class TableWrite:
 
     def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
                  ignore_previous_files: bool = False):
-        if table.is_primary_key_table and table.options.bucket < 1:
+        if table.is_primary_key_table and table.bucket_mode is not BucketMode.HASH_FIXED:
             raise UnsupportedTableFeatureError(
                 f"{table.identifier}: writing a primary-key table needs a fixed 'bucket' >= 1 "
                 f"(dynamic bucket mode is not implemented)")
@@ -248,19 +248,17 @@ class TableWrite:
         else:
             part_ids = np.zeros(n, dtype=np.int64)
             partitions = [self._partition_bytes(())]
-        num_buckets = self.table.options.bucket
-        if num_buckets > 0:
+        if self.table.bucket_mode is BucketMode.HASH_FIXED:
+            num_buckets = self.table.options.bucket
             buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets)
             keys = part_ids * num_buckets + buckets
-        else:
+        else:  # bucket-unaware: everything in bucket 0
             num_buckets = 1
             keys = part_ids
         if kinds is not None:
             t = t.append_column(_KIND_COL, pa.array(kinds, type=pa.int8()))
         for key, part in split_by_group(t, keys):
             pid, bucket = divmod(key, num_buckets)
-            if self.table.options.bucket <= 0:
-                bucket = 0
             part_kinds = None
             if kinds is not None:
                 part_kinds = part.column(_KIND_COL).to_numpy()

@@ -12,7 +12,7 @@ from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind
 from impl.format.types import BIGINT, DOUBLE, STRING
 from impl.table.bucket import compute_buckets
-from impl.table.scan import DataSplit, SnapshotReader
+from impl.table.scan import DataSplit, SnapshotReader, SplitKind
 
 pytest.importorskip("impl.mergetree")
 
@@ -189,7 +189,11 @@ def test_incremental_delta_and_changelog(catalog):
         write(t, rows("d", [1, 2]))
         write(t, rows("d", [2, 3], v=["new2", "v3"]))
         write(t, rows("d", [1]), row_kinds=pa.array([3], pa.int8()))
-        got = t.copy({"incremental-between": "1,3"}).to_arrow()
+        incremental = t.copy({"incremental-between": "1,3"})
+        kind = SplitKind.CHANGELOG if producer == "input" else SplitKind.DELTA
+        assert {s.kind for s in incremental.new_read_builder().new_scan().plan().splits()} == {kind}
+        assert {s.kind for s in t.new_read_builder().new_scan().plan().splits()} == {SplitKind.DATA}
+        got = incremental.to_arrow()
         assert got.column_names[-1] == "_VALUE_KIND"
         assert [(r["id"], r["_VALUE_KIND"]) for r in got.to_pylist()] == [(2, 0), (3, 0), (1, 3)]
         if producer == "input":
