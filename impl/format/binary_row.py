@@ -118,7 +118,7 @@ def encode_row_unserialized(values: Sequence[Any], types: Sequence[DataType]) ->
     if len(values) != len(types):
         raise ValueError(f"row has {len(values)} values for {len(types)} fields")
     w = _RowWriter(len(types))
-    for pos, (v, t) in enumerate(zip(values, types)):
+    for pos, (v, t) in enumerate(zip(values, types, strict=True)):
         _write_field(w, pos, v, t)
     return bytes(w.buf)
 
@@ -224,7 +224,7 @@ def decode_row_unserialized(row: memoryview | bytes, types: Sequence[DataType], 
     null_bits = null_bits_size_in_bytes(arity)
     if len(row) < null_bits + 8 * arity:
         raise ValueError(f"row of {len(row)} bytes is shorter than its {arity} fixed slots")
-    out = []
+    out: list = []
     for pos, t in enumerate(types):
         bit = pos + _HEADER_BITS
         if row[bit >> 3] & (1 << (bit & 7)):

@@ -148,25 +148,30 @@ class RollingKVWriter:
         target = self.ctx.target_file_size
         pos = 0
         while pos < n:
-            if self._writer is None:
-                self._sink = io.BytesIO()
-                self._writer = pq.ParquetWriter(self._sink, schema, use_dictionary=dictionary_columns(kv.slice(pos)),
-                                                **self.ctx.writer_kwargs())
-            before = self._sink.tell()
+            sink, writer = self._open_file(schema, kv.slice(pos))
+            before = sink.tell()
             missing = max(target - before, 1)
             rows = int(missing / (row_bytes * self._ratio)) + 1
             chunk = kv.slice(pos, min(rows, n - pos))
-            self._writer.write_table(chunk)
-            written = self._sink.tell() - before
+            writer.write_table(chunk)
+            written = sink.tell() - before
             if chunk.nbytes > 0 and written > 0:
                 self._ratio = max(written / chunk.nbytes, 1e-4)
             self._chunks.append(chunk)
             pos += chunk.num_rows
-            if self._sink.tell() >= target:
+            if sink.tell() >= target:
                 self._finish_file()
 
+    def _open_file(self, schema: pa.Schema, rows: pa.Table) -> tuple[io.BytesIO, pq.ParquetWriter]:
+        """The open file's sink and writer, a new file (encoded for ``rows``) if none is open."""
+        if self._sink is None or self._writer is None:
+            self._sink = io.BytesIO()
+            self._writer = pq.ParquetWriter(self._sink, schema, use_dictionary=dictionary_columns(rows),
+                                            **self.ctx.writer_kwargs())
+        return self._sink, self._writer
+
     def _finish_file(self) -> None:
-        if self._writer is None:
+        if self._writer is None or self._sink is None:
             return
         self._writer.close()
         data = self._sink.getvalue()

@@ -81,10 +81,10 @@ class KVLayout:
     @cached_property
     def arrow_types(self) -> dict[str, pa.DataType]:
         """Arrow type of every physical column (key, system and user columns)."""
-        out = {kc: to_arrow(t) for kc, t in zip(self.key_columns, self.key_types)}
+        out = {kc: to_arrow(t) for kc, t in zip(self.key_columns, self.key_types, strict=True)}
         out[SEQUENCE_NUMBER] = pa.int64()
         out[VALUE_KIND] = pa.int8()
-        for name, t in zip(self.value_names, self.value_types):
+        for name, t in zip(self.value_names, self.value_types, strict=True):
             out[name] = to_arrow(t)
         return out
 

@@ -266,11 +266,11 @@ class MergeTreeWriter:
 
     def _try_sync(self, blocking: bool) -> None:
         """Take the result of the running compaction if it finished (or wait for it if ``blocking``)."""
-        if self._future is None:
-            return
-        if not blocking and not self._future.done():
-            return
         task, future = self._task, self._future
+        if task is None or future is None:
+            return
+        if not blocking and not future.done():
+            return
         self._task, self._future = None, None
         result: CompactResult = future.result()  # a failed task already deleted its own files
         try:
@@ -341,7 +341,7 @@ class MergeTreeWriter:
         task, future = self._task, self._future
         self._task, self._future = None, None
         try:
-            if task is not None:
+            if task is not None and future is not None:
                 task.cancel()
                 future.cancel()
                 try:

@@ -10,7 +10,7 @@ when finished, so an abandoned writer leaves at most files nobody references.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -29,7 +29,7 @@ class _OpenFile:
                  fields: Sequence[DataField], stats_mode: StatsModeLike):
         self.name = name
         self.sink = pa.BufferOutputStream()
-        kwargs = {"compression": compression}
+        kwargs: dict[str, str | int] = {"compression": compression}
         if compression == "zstd" and level is not None:
             kwargs["compression_level"] = level
         self.writer = pq.ParquetWriter(self.sink, schema, **kwargs)
@@ -51,7 +51,7 @@ class RollingFileWriter:
     def __init__(self, file_io: FileIO, bucket_dir: str, schema: pa.Schema, fields: Sequence[DataField], *,
                  schema_id: int, target_file_size: int, compression: str = "zstd", zstd_level: int | None = 1,
                  stats_mode: StatsModeLike = DEFAULT_STATS_MODE, file_source: FileSource = FileSource.APPEND,
-                 name_factory=None, buffer_rows: int = ROW_GROUP_ROWS):
+                 name_factory: Callable[[], str], buffer_rows: int = ROW_GROUP_ROWS):
         self.file_io = file_io
         self.bucket_dir = bucket_dir.rstrip("/")
         self.schema = schema

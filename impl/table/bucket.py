@@ -232,8 +232,8 @@ def _scatter_bytes(buf: np.ndarray, dest_starts: np.ndarray, data: np.ndarray, s
             else:
                 buf[dest_starts[:, None] + np.arange(length)] = src
             return
-        src = np.arange(s0, s0 + total, dtype=np.int64)
-        buf[src + np.repeat(dest_starts - src_starts, lens)] = data[s0:s0 + total]
+        positions = np.arange(s0, s0 + total, dtype=np.int64)
+        buf[positions + np.repeat(dest_starts - src_starts, lens)] = data[s0:s0 + total]
         return
     excl = np.cumsum(lens) - lens
     within = np.arange(total, dtype=np.int64) - np.repeat(excl, lens)
@@ -273,7 +273,7 @@ def binary_row_parts(columns: Sequence[pa.Array | pa.ChunkedArray], types: Seque
     # (rows, offset of the value within the row, source bytes, source starts, lengths)
     tail_writes = []
 
-    for j, (a, t) in enumerate(zip(arrays, types)):
+    for j, (a, t) in enumerate(zip(arrays, types, strict=True)):
         slot = nb + 8 * j
         valid = _valid_mask(a)
         if not valid.all():
@@ -349,7 +349,7 @@ def binary_rows(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[D
 
 
 def _binary_rows_per_row(arrays: list[pa.Array], types: Sequence[DataType]) -> tuple[np.ndarray, np.ndarray]:
-    pyrows = list(zip(*[a.to_pylist() for a in arrays]))
+    pyrows = list(zip(*[a.to_pylist() for a in arrays], strict=True))
     encoded = [encode_row_unserialized(r, types) for r in pyrows]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
@@ -430,10 +430,10 @@ def group_rows(columns: Sequence[pa.Array | pa.ChunkedArray]) -> RowGroups:
     if overflow:
         stacked = np.stack(codes, axis=1)
         uniq, ids = np.unique(stacked, axis=0, return_inverse=True)
-        values = tuple(tuple(d[int(i)] for d, i in zip(dictionaries, row)) for row in uniq)
+        values = tuple(tuple(d[int(i)] for d, i in zip(dictionaries, row, strict=True)) for row in uniq)
         return RowGroups(ids.reshape(-1).astype(np.int64), values)
     uniq, first, ids = np.unique(combined, return_index=True, return_inverse=True)
-    values = tuple(tuple(d[int(code[f])] for d, code in zip(dictionaries, codes)) for f in first)
+    values = tuple(tuple(d[int(code[f])] for d, code in zip(dictionaries, codes, strict=True)) for f in first)
     return RowGroups(ids.reshape(-1).astype(np.int64), values)
 
 

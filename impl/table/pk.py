@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -41,7 +41,7 @@ def mergetree():
             f"primary-key tables need impl.mergetree, which is not available ({e})") from e
 
 
-def merge_tree_options(options: dict, schema: TableSchema):
+def merge_tree_options(options: Mapping[str, str], schema: TableSchema):
     """Parse and validate the merge-tree options of a primary-key table (InvalidOptionError if wrong)."""
     mt = mergetree()
     try:

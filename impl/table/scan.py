@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -28,14 +28,18 @@ from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot
 from impl.format.records import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
 from impl.format.stats import ColumnStats, FileStats
-from impl.format.types import to_arrow
+from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
 from impl.manifest.entries import merge_entries
 from impl.table.bucket import BucketMode, row_hashes
-from impl.table.predicate import LeafPredicate, Predicate, only_fields, split_and
+from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
+
+# which manifest entries (by bucket) a scan keeps
+BucketFilter = Callable[[ManifestEntry], bool]
+
 
 class SplitKind(enum.Enum):
     """What the files of a split are."""
@@ -83,7 +87,7 @@ class Plan:
 class PartitionCache:
     """Decoded partition values and path of each serialized partition, computed once."""
 
-    def __init__(self, names: Sequence[str], types, default_name: str):
+    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str):
         self.names = list(names)
         self.types = list(types)
         self.default_name = default_name
@@ -105,11 +109,11 @@ class PartitionCache:
         return p
 
     def as_dict(self, partition: bytes) -> dict:
-        return dict(zip(self.names, self.values(partition)))
+        return dict(zip(self.names, self.values(partition), strict=True))
 
 
-def _exact_lookup(values: dict):
-    def lookup(name: str):
+def _exact_lookup(values: dict) -> StatsLookup:
+    def lookup(name: str) -> ColumnStats | None:
         if name not in values:
             return None
         v = values[name]
@@ -141,7 +145,7 @@ class SnapshotReader:
         return partition_pred.test_stats(stats.get)
 
     def read_entries(self, metas: Iterable[ManifestFileMeta], partition_pred: Predicate | None = None,
-                     bucket_filter=None) -> list[ManifestEntry]:
+                     bucket_filter: BucketFilter | None = None) -> list[ManifestEntry]:
         """Entries of the given manifests that may match the partition predicate and bucket filter."""
         out: list[ManifestEntry] = []
         part_ok: dict[bytes, bool] = {}
@@ -163,7 +167,7 @@ class SnapshotReader:
         return out
 
     def live_entries(self, snapshot: Snapshot | None, partition_pred: Predicate | None = None,
-                     bucket_filter=None) -> list[ManifestEntry]:
+                     bucket_filter: BucketFilter | None = None) -> list[ManifestEntry]:
         """Live ADD entries of ``snapshot`` (in manifest order) after partition / bucket pruning."""
         if snapshot is None:
             return []
@@ -267,7 +271,7 @@ class TableScan:
                 self.files_pruned_by_stats += 1
         return kept
 
-    def _bucket_filter(self):
+    def _bucket_filter(self) -> BucketFilter | None:
         """Entries' buckets that can hold rows matching equality / IN on every bucket-key column."""
         pred = self.predicate
         keys = self.table.bucket_keys

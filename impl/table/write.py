@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -158,6 +158,16 @@ def row_kinds_of(t: pa.Table, row_kinds, table: "FileStoreTable") -> np.ndarray 
 # ============================================================================ writers per bucket
 
 
+class BucketWriter(Protocol):
+    """The writer of one (partition, bucket): rolling append files, or a merge tree."""
+
+    def write(self, data: pa.Table, kinds: np.ndarray | None) -> None: ...
+
+    def prepare_commit(self, wait_compaction: bool) -> CommitMessage: ...
+
+    def close(self) -> None: ...
+
+
 class _AppendBucketWriter:
     def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int):
         self.partition = partition
@@ -201,7 +211,7 @@ class TableWrite:
         self.streaming = streaming
         # an overwrite replaces the files of the buckets it writes: do not restore them
         self.ignore_previous_files = ignore_previous_files
-        self._writers: dict[tuple[bytes, int], object] = {}
+        self._writers: dict[tuple[bytes, int], BucketWriter] = {}
         self._partition_paths: dict[bytes, str] = {}
         # (snapshot id, live files per (partition, bucket)) for restoring new merge-tree writers
         self._restored: tuple[int | None, dict[tuple[bytes, int], list[DataFileMeta]]] | None = None
@@ -271,7 +281,7 @@ class TableWrite:
             self._partition_paths[b] = self.table.partition_cache.path(b)
         return b
 
-    def _writer(self, partition: bytes, bucket: int):
+    def _writer(self, partition: bytes, bucket: int) -> BucketWriter:
         key = (partition, bucket)
         w = self._writers.get(key)
         if w is None:
@@ -304,7 +314,8 @@ class TableWrite:
                 for e in SnapshotReader(self.table).live_entries(latest):
                     index.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._restored = (latest_id, index)
-        return list(self._restored[1].get(key, ()))
+        _, live = self._restored if self._restored is not None else (None, {})
+        return list(live.get(key, ()))
 
     def _compaction_executor(self) -> ThreadPoolExecutor:
         if self._executor is None:
