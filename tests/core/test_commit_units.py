@@ -13,12 +13,9 @@ import dataclasses
 import types
 
 import pytest
-
 from commit_helpers import (
-    APPEND_SCHEMA,
     PK_SCHEMA,
     TableView,
-    append_msg,
     dfile,
     index_file,
     msg,

@@ -7,10 +7,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from commit_helpers import (
     APPEND_SCHEMA,
-    PK_SCHEMA,
     TableView,
     append_msg,
     dfile,

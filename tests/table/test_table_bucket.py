@@ -14,7 +14,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from impl.format.binary_row import encode_row, encode_row_unserialized
-from impl.format.types import BIGINT, BOOLEAN, BYTES, DATE, DECIMAL, DOUBLE, FLOAT, INT, SMALLINT, STRING, TIMESTAMP, TINYINT
+from impl.format.types import (
+    BIGINT,
+    BOOLEAN,
+    BYTES,
+    DATE,
+    DECIMAL,
+    DOUBLE,
+    FLOAT,
+    INT,
+    SMALLINT,
+    STRING,
+    TIMESTAMP,
+    TINYINT,
+)
 from impl.table.bucket import (
     BucketMode,
     binary_rows,
@@ -55,7 +68,7 @@ def java_bucket(h: int, n: int) -> int:
 
 
 def check_against_scalar(columns, types, num_buckets=7):
-    rows = list(zip(*[c.to_pylist() for c in columns]))
+    rows = list(zip(*[c.to_pylist() for c in columns], strict=True))
     buf, offsets = binary_rows(columns, types)
     for i, r in enumerate(rows):
         expected = encode_row_unserialized(r, types)
