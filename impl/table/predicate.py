@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.format.json_records import TableSchema
+from impl.format.stats import ColumnStats
 from impl.format.types import to_arrow
 from impl.table.errors import InvalidPredicateError
-from impl.table.stats import ColumnStats
 
 StatsLookup = Callable[[str], "ColumnStats | None"]
 

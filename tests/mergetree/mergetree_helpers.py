@@ -17,7 +17,6 @@ from impl.fs.paths import TablePaths
 from impl.mergetree import MergeTreeOptions, MergeTreeWriter, merge_read
 
 
-
 def make_schema(options: Mapping[str, str] | None = None, *, partitioned: bool = False) -> TableSchema:
     """id BIGINT pk, k STRING, v DOUBLE, ts BIGINT (+ dt STRING partition when ``partitioned``)."""
     fields = [DataField(1, "id", BIGINT(False)), DataField(2, "k", STRING()), DataField(3, "v", DOUBLE()),
