@@ -170,11 +170,9 @@ class AvroBufferWriter:
         self._buf = io.BytesIO()
         self._writer = Writer(self._buf, parsed_schema(schema), codec=CODEC,
                               sync_interval=self.SYNC_INTERVAL_BYTES)
-        self.record_count = 0
 
     def write(self, record: dict) -> None:
         self._writer.write(record)
-        self.record_count += 1
 
     @property
     def size_bytes(self) -> int:

@@ -247,7 +247,7 @@ class FileIO:
         try:
             self.write_bytes(tmp, data)
             return link_if_absent(self.fs, tmp, path)
-        except (FileExistsError,) as e:  # some file systems report the race this way
+        except FileExistsError as e:  # some file systems report the race this way
             del e
             return False
         except OSError as e:

@@ -190,7 +190,6 @@ class PredicateBuilder:
     """
 
     def __init__(self, schema: TableSchema):
-        self._schema = schema
         self._types = {f.name: f.type for f in schema.fields}
 
     def _leaf(self, method: str, field: str, literals: Sequence[Any]) -> LeafPredicate:
