@@ -132,6 +132,8 @@ class MergeTreeOptions:
         o = {str(k): v for k, v in options.items() if v is not None}
         trigger = co.NUM_SORTED_RUN_COMPACTION_TRIGGER.get(o)
         target_file_size = co.TARGET_FILE_SIZE.get(o)
+        co.FILE_FORMAT.get(o)  # validated here too: the merge tree writes Parquet only
+        co.WRITE_BUFFER_SPILLABLE.get(o)  # accepted and checked; spilling sorted runs is not built yet
         return MergeTreeOptions(
             bucket=co.BUCKET.get(o),
             target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
