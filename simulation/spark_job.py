@@ -169,7 +169,6 @@ class SparkJob:
         self.elapsed_s = 0.0
         self.orphans_before: int | None = None
         self.expected_count: int | None = None
-        self.report_path: str | None = None
         self.summary: dict[str, object] = {}
         self.checks: list[Check] = []
 
@@ -531,7 +530,6 @@ class SparkJob:
                                          "write job (Spark)": s.write_latency_s},
                             level_points=level_points, notes=notes)
         print(f"report: {path}")
-        self.report_path = path
         self.summary = summary
         self.checks = checks
         return 0 if ok else 1

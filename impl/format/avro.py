@@ -170,11 +170,9 @@ class AvroBufferWriter:
         self._buf = io.BytesIO()
         self._writer = Writer(self._buf, parsed_schema(schema), codec=CODEC,
                               sync_interval=self.SYNC_INTERVAL_BYTES)
-        self.record_count = 0
 
     def write(self, record: dict) -> None:
         self._writer.write(record)
-        self.record_count += 1
 
     @property
     def size_bytes(self) -> int:
@@ -199,9 +197,14 @@ def read_avro(data: bytes, path: str, expected_record: str, required_fields: Ite
     try:
         reader = fastavro.reader(io.BytesIO(data))
         schema = reader.writer_schema
-        records = list(reader)
+        values = list(reader)
     except Exception as e:  # noqa: BLE001 - fastavro raises many kinds for garbage input
         raise CorruptMetadataError(path, f"not a readable Avro file ({type(e).__name__}: {e})") from e
+    records: list[dict] = []
+    for v in values:
+        if not isinstance(v, dict):
+            raise CorruptMetadataError(path, f"expected {expected_record} records, found a {type(v).__name__} value")
+        records.append(v)
     name = str(schema.get("name", "")) if isinstance(schema, dict) else ""
     if name.rsplit(".", 1)[-1] != expected_record:
         # Java Paimon names its records differently; accept any record carrying the fields.

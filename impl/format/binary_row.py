@@ -118,7 +118,7 @@ def encode_row_unserialized(values: Sequence[Any], types: Sequence[DataType]) ->
     if len(values) != len(types):
         raise ValueError(f"row has {len(values)} values for {len(types)} fields")
     w = _RowWriter(len(types))
-    for pos, (v, t) in enumerate(zip(values, types)):
+    for pos, (v, t) in enumerate(zip(values, types, strict=True)):
         _write_field(w, pos, v, t)
     return bytes(w.buf)
 
@@ -224,7 +224,7 @@ def decode_row_unserialized(row: memoryview | bytes, types: Sequence[DataType], 
     null_bits = null_bits_size_in_bytes(arity)
     if len(row) < null_bits + 8 * arity:
         raise ValueError(f"row of {len(row)} bytes is shorter than its {arity} fixed slots")
-    out = []
+    out: list = []
     for pos, t in enumerate(types):
         bit = pos + _HEADER_BITS
         if row[bit >> 3] & (1 << (bit & 7)):
@@ -278,10 +278,6 @@ def _read_field(row, slot: int, t: DataType):
         offset, n = word >> 32, word & 0xFFFFFFFF
         return unscaled_to_decimal(int.from_bytes(bytes(row[offset : offset + n]), "big", signed=True), t.scale or 0)
     raise ValueError(f"type {t} cannot be read from a BinaryRow")
-
-
-def row_arity(data: bytes) -> int:
-    return struct.unpack_from(">i", data, 0)[0] if len(data) >= 4 else 0
 
 
 # -------------------------------------------------------------------- comparison

@@ -184,7 +184,9 @@ def parse_type(text: str) -> DataType:
 
 
 def _split_top(s: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in s:
         if ch == "<" or ch == "(":
             depth += 1

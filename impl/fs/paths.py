@@ -20,6 +20,8 @@ SNAPSHOT_PREFIX = "snapshot-"
 SCHEMA_PREFIX = "schema-"
 LATEST_HINT = "LATEST"
 EARLIEST_HINT = "EARLIEST"
+DATA_FILE_PREFIX = "data-"
+CHANGELOG_FILE_PREFIX = "changelog-"
 
 
 class FileNamer:
@@ -33,9 +35,30 @@ class FileNamer:
         self._lock = threading.Lock()
 
     def next(self) -> str:
+        return self._next_with(self._prefix)
+
+    def _next_with(self, prefix: str) -> str:
         with self._lock:
             n = next(self._counter)
-        return f"{self._prefix}{self._uuid}-{n}{self._suffix}"
+        return f"{prefix}{self._uuid}-{n}{self._suffix}"
+
+
+class DataFileNamer(FileNamer):
+    """Names of one writer's data and changelog files (``data-<uuid>-<n>.parquet``,
+    ``changelog-<uuid>-<n>.parquet``).
+
+    Both kinds share the uuid and the counter, as in Paimon's DataFilePathFactory, so a data
+    file and a changelog file of one writer never share a number.
+    """
+
+    def __init__(self, suffix: str = ".parquet"):
+        super().__init__(DATA_FILE_PREFIX, suffix)
+
+    def data_file(self) -> str:
+        return self.next()
+
+    def changelog_file(self) -> str:
+        return self._next_with(CHANGELOG_FILE_PREFIX)
 
 
 class TablePaths:

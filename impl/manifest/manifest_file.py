@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 from impl.errors import CorruptMetadataError
 from impl.format import avro
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
+from impl.format.json_records import Snapshot
 from impl.format.records import (
     FileKind,
     IndexManifestEntry,
@@ -178,10 +179,19 @@ class ManifestFile:
         self._cache.put(file_name, entries)
         return entries
 
+    def read_manifest(self, meta: ManifestFileMeta) -> list[ManifestEntry]:
+        """Entries of the manifest ``meta`` describes, checked against its size and entry count.
+
+        Every reader that has the meta (commits, scans, expiration, maintenance) reads through
+        here, so a manifest cut at a block boundary raises CorruptMetadataError on every path.
+        """
+        return self.read(meta.file_name, meta.file_size, meta.num_added_files + meta.num_deleted_files)
+
     def read_all(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
+        """Entries of every given manifest, in order, each checked as :meth:`read_manifest` does."""
         out: list[ManifestEntry] = []
         for m in metas:
-            out.extend(self.read(m.file_name, m.file_size, m.num_added_files + m.num_deleted_files))
+            out.extend(self.read_manifest(m))
         return out
 
     def delete_quietly(self, file_names: Iterable[str]) -> None:
@@ -211,15 +221,17 @@ class ManifestList:
         records = avro.read_avro(data, path, "ManifestFileMeta", ("_FILE_NAME", "_FILE_SIZE"))
         return [ManifestFileMeta.from_avro(r, path) for r in records]
 
-    def read_data_manifests(self, snapshot) -> list[ManifestFileMeta]:
+    def read_data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Base + delta manifests of a snapshot, sizes checked when the snapshot records them."""
-        return [*self.read(snapshot.base_manifest_list, snapshot.base_manifest_list_size),
-                *self.read(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size)]
+        return [*self.read_base_manifests(snapshot), *self.read_delta_manifests(snapshot)]
 
-    def read_delta_manifests(self, snapshot) -> list[ManifestFileMeta]:
+    def read_base_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        return self.read(snapshot.base_manifest_list, snapshot.base_manifest_list_size)
+
+    def read_delta_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         return self.read(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size)
 
-    def read_changelog_manifests(self, snapshot) -> list[ManifestFileMeta]:
+    def read_changelog_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         if not snapshot.changelog_manifest_list:
             return []
         return self.read(snapshot.changelog_manifest_list, snapshot.changelog_manifest_list_size)

@@ -12,7 +12,6 @@ from impl.mergetree.merge_engine import (
     MergeSpec,
     SequenceGroup,
     merge_kv,
-    merge_runs,
     merge_sorted,
     sort_kv,
 )
@@ -24,6 +23,6 @@ __all__ = [
     "CompactUnit", "UniversalCompaction", "pick_full_compaction", "CompactResult", "plan_compaction",
     "interval_partition", "KEY_PREFIX", "SEQUENCE_NUMBER", "VALUE_KIND", "KeyCodec", "KVLayout", "RowKind",
     "Levels", "LevelsError", "LevelSortedRun", "SortedRun", "FieldAgg", "MergeEngineError", "MergeSpec",
-    "SequenceGroup", "merge_kv", "merge_runs", "merge_sorted", "sort_kv", "MergeTreeOptions",
+    "SequenceGroup", "merge_kv", "merge_sorted", "sort_kv", "MergeTreeOptions",
     "CorruptDataFileError", "merge_read", "read_kv_files", "MergeTreeWriter", "WriterClosedError",
 ]

@@ -24,7 +24,7 @@ of the newest-first list, and every level up to the output level is either empty
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeGuard
 
 from impl.format.records import DataFileMeta
 from impl.mergetree.levels import LevelSortedRun
@@ -121,7 +121,7 @@ def pick_full_compaction(num_levels: int, runs: Sequence[LevelSortedRun]) -> Com
     return CompactUnit(max_level, tuple(runs))
 
 
-def is_useful(unit: CompactUnit | None) -> bool:
+def is_useful(unit: CompactUnit | None) -> TypeGuard[CompactUnit]:
     """A picked unit that would change something (several files, or one file changing level)."""
     if unit is None:
         return False

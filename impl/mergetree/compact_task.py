@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Sequence, Union
 
 from impl.format.records import DataFileMeta, FileSource
-from impl.mergetree.file_writer import DataFileNamer, KVFileContext, RollingKVWriter
+from impl.fs.paths import DataFileNamer
+from impl.mergetree.file_writer import KVFileContext, RollingKVWriter
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KeyCodec
 from impl.mergetree.levels import SortedRun

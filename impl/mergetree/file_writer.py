@@ -10,11 +10,8 @@ finished as soon as its compressed size reaches the target (Paimon's rolling rul
 from __future__ import annotations
 
 import io
-import itertools
 import posixpath
-import threading
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,33 +21,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from impl.format.records import DataFileMeta, FileSource
+from impl.format.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsModeLike, collect_stats
 from impl.fs.file_io import FileIO
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
-from impl.mergetree.stats import column_stats
-
-DATA_FILE_PREFIX = "data-"
-CHANGELOG_FILE_PREFIX = "changelog-"
-
-
-class DataFileNamer:
-    """``data-<uuid>-<n>.parquet`` / ``changelog-<uuid>-<n>.parquet``: one uuid, one counter (as Paimon)."""
-
-    def __init__(self, extension: str = "parquet"):
-        self._uuid = str(uuid.uuid4())
-        self._counter = itertools.count()
-        self._lock = threading.Lock()
-        self._ext = extension
-
-    def _next(self, prefix: str) -> str:
-        with self._lock:
-            n = next(self._counter)
-        return f"{prefix}{self._uuid}-{n}.{self._ext}"
-
-    def data_file(self) -> str:
-        return self._next(DATA_FILE_PREFIX)
-
-    def changelog_file(self) -> str:
-        return self._next(CHANGELOG_FILE_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -65,6 +38,7 @@ class KVFileContext:
     target_file_size: int
     compression: str = "zstd"
     compression_level: int | None = 1
+    stats_mode: StatsModeLike = DEFAULT_STATS_MODE  # the table's metadata.stats-mode, for value columns
 
     def path(self, file_name: str) -> str:
         return posixpath.join(self.bucket_dir, file_name)
@@ -81,16 +55,19 @@ class KVFileContext:
 
 def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.Table, level: int,
                     source: FileSource) -> DataFileMeta:
-    """DataFileMeta of a KV file holding ``kv`` (sorted by key): key range, stats, sequence range."""
+    """DataFileMeta of a KV file holding ``kv`` (sorted by key): key range, stats, sequence range.
+
+    Key stats keep every key field in Paimon's fixed mode for ``_KEY_`` columns; value stats
+    follow the table's ``metadata.stats-mode`` (see :mod:`impl.format.stats`).
+    """
     layout = ctx.layout
     first = [kv.column(c)[0].as_py() for c in layout.key_columns]
     last = [kv.column(c)[kv.num_rows - 1].as_py() for c in layout.key_columns]
     seq = pc.min_max(kv.column(SEQUENCE_NUMBER)).as_py()
     kinds = kv.column(VALUE_KIND).to_numpy()
     deletes = int(np.count_nonzero((kinds == 1) | (kinds == 3)))
-    key_stats = column_stats(kv, layout.key_columns, layout.key_types, full_columns=set(layout.key_columns))
-    value_stats = column_stats(kv, layout.value_names, layout.value_types,
-                               full_columns=set(layout.schema.primary_keys))
+    key_stats, _ = collect_stats(kv, layout.key_columns, layout.key_types, KEY_STATS_MODE, dense=False)
+    value_stats, value_stats_cols = collect_stats(kv, layout.value_names, layout.value_types, ctx.stats_mode)
     return DataFileMeta(
         file_name=file_name,
         file_size=file_size,
@@ -107,7 +84,7 @@ def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.T
         creation_time_millis=int(time.time() * 1000),
         delete_row_count=deletes,
         file_source=source,
-        value_stats_cols=None,
+        value_stats_cols=value_stats_cols,
     )
 
 
@@ -171,25 +148,30 @@ class RollingKVWriter:
         target = self.ctx.target_file_size
         pos = 0
         while pos < n:
-            if self._writer is None:
-                self._sink = io.BytesIO()
-                self._writer = pq.ParquetWriter(self._sink, schema, use_dictionary=dictionary_columns(kv.slice(pos)),
-                                                **self.ctx.writer_kwargs())
-            before = self._sink.tell()
+            sink, writer = self._open_file(schema, kv.slice(pos))
+            before = sink.tell()
             missing = max(target - before, 1)
             rows = int(missing / (row_bytes * self._ratio)) + 1
             chunk = kv.slice(pos, min(rows, n - pos))
-            self._writer.write_table(chunk)
-            written = self._sink.tell() - before
+            writer.write_table(chunk)
+            written = sink.tell() - before
             if chunk.nbytes > 0 and written > 0:
                 self._ratio = max(written / chunk.nbytes, 1e-4)
             self._chunks.append(chunk)
             pos += chunk.num_rows
-            if self._sink.tell() >= target:
+            if sink.tell() >= target:
                 self._finish_file()
 
+    def _open_file(self, schema: pa.Schema, rows: pa.Table) -> tuple[io.BytesIO, pq.ParquetWriter]:
+        """The open file's sink and writer, a new file (encoded for ``rows``) if none is open."""
+        if self._sink is None or self._writer is None:
+            self._sink = io.BytesIO()
+            self._writer = pq.ParquetWriter(self._sink, schema, use_dictionary=dictionary_columns(rows),
+                                            **self.ctx.writer_kwargs())
+        return self._sink, self._writer
+
     def _finish_file(self) -> None:
-        if self._writer is None:
+        if self._writer is None or self._sink is None:
             return
         self._writer.close()
         data = self._sink.getvalue()

@@ -21,10 +21,10 @@ def interval_partition(files: Sequence[DataFileMeta], codec: KeyCodec) -> list[l
     ordered = sorted(files, key=lambda f: (codec.sort_key(f.min_key), codec.sort_key(f.max_key)))
     sections: list[list[SortedRun]] = []
     current: list[DataFileMeta] = []
-    bound = None
+    bound: tuple | None = None  # the largest max key of the current section
     for f in ordered:
         lo, hi = codec.sort_key(f.min_key), codec.sort_key(f.max_key)
-        if current and lo > bound:
+        if current and bound is not None and lo > bound:
             sections.append(_partition_section(current, codec))
             current, bound = [], None
         current.append(f)

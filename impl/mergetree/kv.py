@@ -38,10 +38,6 @@ class RowKind(enum.IntEnum):
     UPDATE_AFTER = 2
     DELETE = 3
 
-    @property
-    def is_retract(self) -> bool:
-        return self in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
-
 
 # How rowkind.field spells the kinds (Paimon's RowKind short strings), indexed by kind value.
 ROW_KIND_STRINGS = ("+I", "-U", "+U", "-D")
@@ -85,10 +81,10 @@ class KVLayout:
     @cached_property
     def arrow_types(self) -> dict[str, pa.DataType]:
         """Arrow type of every physical column (key, system and user columns)."""
-        out = {kc: to_arrow(t) for kc, t in zip(self.key_columns, self.key_types)}
+        out = {kc: to_arrow(t) for kc, t in zip(self.key_columns, self.key_types, strict=True)}
         out[SEQUENCE_NUMBER] = pa.int64()
         out[VALUE_KIND] = pa.int8()
-        for name, t in zip(self.value_names, self.value_types):
+        for name, t in zip(self.value_names, self.value_types, strict=True):
             out[name] = to_arrow(t)
         return out
 
@@ -214,7 +210,3 @@ class KeyCodec:
                 self._cache.clear()
             self._cache[key] = k
         return k
-
-    def compare(self, a: bytes, b: bytes) -> int:
-        ka, kb = self.sort_key(a), self.sort_key(b)
-        return (ka > kb) - (ka < kb)

@@ -10,6 +10,7 @@ immutable values handed to the pure compaction strategy.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -40,7 +41,7 @@ class SortedRun:
     def of(files: Iterable[DataFileMeta], codec: KeyCodec) -> "SortedRun":
         """Sort ``files`` by min key and check that their key ranges do not overlap."""
         ordered = tuple(sorted(files, key=lambda f: (codec.sort_key(f.min_key), codec.sort_key(f.max_key))))
-        for a, b in zip(ordered, ordered[1:]):
+        for a, b in itertools.pairwise(ordered):
             if codec.sort_key(a.max_key) >= codec.sort_key(b.min_key):
                 raise LevelsError(
                     f"files {a.file_name} and {b.file_name} of level {a.level} overlap in key range")

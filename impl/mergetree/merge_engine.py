@@ -425,15 +425,6 @@ def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
     return kv.take(pa.array(order[chosen])).combine_chunks()
 
 
-def merge_runs(runs: Sequence[pa.Table], spec: MergeSpec, drop_delete: bool, *, final: bool = False) -> pa.Table:
-    """Merge several sorted runs (KV tables with one schema) into one run."""
-    tables = [r for r in runs if r.num_rows]
-    if not tables:
-        return runs[0] if runs else pa.table({})
-    kv = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
-    return merge_kv(kv, spec, drop_delete, final=final)
-
-
 # ---------------------------------------------------------------------------- helpers
 
 

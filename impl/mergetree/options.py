@@ -92,7 +92,6 @@ class MergeTreeOptions:
     bucket: int = co.BUCKET.default
     target_file_size: int = PRIMARY_KEY_TARGET_FILE_SIZE
     write_buffer_size: int = co.WRITE_BUFFER_SIZE.default
-    write_buffer_spillable: bool | None = co.WRITE_BUFFER_SPILLABLE.default
     num_sorted_run_compaction_trigger: int = co.NUM_SORTED_RUN_COMPACTION_TRIGGER.default
     num_sorted_run_stop_trigger: int = resolve_stop_trigger(co.NUM_SORTED_RUN_COMPACTION_TRIGGER.default, None)
     num_levels: int = resolve_num_levels(co.NUM_SORTED_RUN_COMPACTION_TRIGGER.default, None)
@@ -112,7 +111,6 @@ class MergeTreeOptions:
     # sequence-group: (sequence fields, fields they order), in option order
     field_sequence_groups: SequenceGroups = ()
     partial_update_remove_record_on_delete: bool = co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.default
-    file_format: str = co.FILE_FORMAT.default
     file_compression: str = co.FILE_COMPRESSION.default
     file_compression_zstd_level: int = co.FILE_COMPRESSION_ZSTD_LEVEL.default
 
@@ -134,11 +132,12 @@ class MergeTreeOptions:
         o = {str(k): v for k, v in options.items() if v is not None}
         trigger = co.NUM_SORTED_RUN_COMPACTION_TRIGGER.get(o)
         target_file_size = co.TARGET_FILE_SIZE.get(o)
+        co.FILE_FORMAT.get(o)  # validated here too: the merge tree writes Parquet only
+        co.WRITE_BUFFER_SPILLABLE.get(o)  # accepted and checked; spilling sorted runs is not built yet
         return MergeTreeOptions(
             bucket=co.BUCKET.get(o),
             target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
             write_buffer_size=require_positive(co.WRITE_BUFFER_SIZE, co.WRITE_BUFFER_SIZE.get(o)),
-            write_buffer_spillable=co.WRITE_BUFFER_SPILLABLE.get(o),
             num_sorted_run_compaction_trigger=trigger,
             num_sorted_run_stop_trigger=resolve_stop_trigger(trigger, co.NUM_SORTED_RUN_STOP_TRIGGER.get(o)),
             num_levels=resolve_num_levels(trigger, co.NUM_LEVELS.get(o)),
@@ -158,7 +157,6 @@ class MergeTreeOptions:
             field_list_agg_delimiters=co.FIELD_LIST_AGG_DELIMITER.get_all(o),
             field_sequence_groups=sequence_groups(o),
             partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
-            file_format=co.FILE_FORMAT.get(o),
             file_compression=co.FILE_COMPRESSION.get(o),
             file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),
         )

@@ -37,7 +37,6 @@ from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, r
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
 from impl.mergetree.options import MergeTreeOptions
 
-
 # Kept as a name of this package; it is impl.errors.DataFileError.
 CorruptDataFileError = DataFileError
 

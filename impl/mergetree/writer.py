@@ -36,11 +36,12 @@ from impl.commit.messages import CommitMessage
 from impl.errors import WriterClosedError
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
+from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
 from impl.fs.file_io import FileIO
-from impl.fs.paths import TablePaths
+from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
 from impl.mergetree.compact_task import CompactionTask, CompactResult
-from impl.mergetree.file_writer import DataFileNamer, KVFileContext, write_kv_files
+from impl.mergetree.file_writer import KVFileContext, write_kv_files
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
 from impl.mergetree.merge_engine import MergeSpec, merge_kv, merge_sorted, sort_kv
@@ -53,12 +54,16 @@ _SYSTEM_BYTES_PER_ROW = 9
 
 
 class MergeTreeWriter:
-    """LSM writer of one (partition, bucket): write buffer, level-0 flushes, background compaction."""
+    """LSM writer of one (partition, bucket): write buffer, level-0 flushes, background compaction.
+
+    ``stats_mode`` is the table's ``metadata.stats-mode``, which the value statistics of every
+    file this writer produces follow (it is a table option, not a merge-tree one).
+    """
 
     def __init__(self, file_io: FileIO, paths: TablePaths, schema: TableSchema, options: MergeTreeOptions,
                  partition: bytes, partition_path: str, bucket: int, total_buckets: int,
                  restored_files: Sequence[DataFileMeta],
-                 compaction_executor: Executor | None = None):
+                 compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE):
         if bucket < 0:
             raise ValueError(f"bucket must be >= 0, got {bucket}")
         self.file_io = file_io
@@ -81,6 +86,7 @@ class MergeTreeWriter:
             target_file_size=options.target_file_size,
             compression=options.file_compression,
             compression_level=options.file_compression_zstd_level,
+            stats_mode=stats_mode,
         )
         self._namer = DataFileNamer()
         restored = list(restored_files)
@@ -260,11 +266,11 @@ class MergeTreeWriter:
 
     def _try_sync(self, blocking: bool) -> None:
         """Take the result of the running compaction if it finished (or wait for it if ``blocking``)."""
-        if self._future is None:
-            return
-        if not blocking and not self._future.done():
-            return
         task, future = self._task, self._future
+        if task is None or future is None:
+            return
+        if not blocking and not future.done():
+            return
         self._task, self._future = None, None
         result: CompactResult = future.result()  # a failed task already deleted its own files
         try:
@@ -335,7 +341,7 @@ class MergeTreeWriter:
         task, future = self._task, self._future
         self._task, self._future = None, None
         try:
-            if task is not None:
+            if task is not None and future is not None:
                 task.cancel()
                 future.cancel()
                 try:

@@ -21,6 +21,10 @@ files are gone.)
    snapshot ``end`` does not reference (every later snapshot's base derives from ``end``'s
    base + delta, so what ``end`` does not reference no later snapshot does).
 
+What a snapshot references is :mod:`impl.snapshot.references`' rule. Snapshot ``end`` must be
+complete (a missing file of it is CorruptMetadataError); a missing file of an expired
+snapshot was removed by an interrupted earlier run.
+
 The result reports the files actually deleted; one whose delete failed stays an orphan.
 """
 
@@ -32,13 +36,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from impl.errors import PaimonError
-from impl.format.json_records import Snapshot
 from impl.format.records import FileKind, ManifestEntry
 from impl.fs.file_io import FileIO
 from impl.fs.paths import EARLIEST_HINT, TablePaths
-from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.references import Missing, SnapshotFileReader, entry_paths
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +90,7 @@ class SnapshotExpiration:
         self.manifest_file = manifest_file
         self.manifest_list = ManifestList(file_io, paths)
         self.index_manifest_file = IndexManifestFile(file_io, paths)
+        self.references = SnapshotFileReader(self.manifest_list, manifest_file, self.index_manifest_file, paths)
         self.snapshot_manager = SnapshotManager(file_io, paths)
         self.partition_path_of = partition_path_of
 
@@ -124,10 +128,12 @@ class SnapshotExpiration:
         end_snapshot = sm.snapshot(end_exclusive)
         expired = [s for s in (sm.try_snapshot(i) for i in range(begin, end_exclusive)) if s is not None]
 
-        # what the first retained snapshot needs
-        keep_data = {self._data_key(e) for e in self._live(end_snapshot)}
-        keep_meta = self._metadata_names(end_snapshot)
-        keep_index = self._index_file_names(end_snapshot)
+        # what the first retained snapshot needs, and what the expired ones reference
+        keep = self.references.files(end_snapshot, Missing.RAISE)
+        keep_data = {self._data_key(e) for e in keep.data_files}
+        keep_meta = keep.metadata_names()
+        keep_index = set(keep.index_files)
+        expired_files = [self.references.files(s, Missing.SKIP, with_data=False) for s in expired]
 
         # 1. data files deleted by the deltas of begin+1 .. end
         data_paths: dict[tuple, str] = {}
@@ -136,7 +142,7 @@ class SnapshotExpiration:
             if snap is None:
                 continue
             pending: dict[tuple, ManifestEntry] = {}
-            for e in self._entries_of_list(snap.delta_manifest_list):
+            for e in self.references.delta_entries(snap, Missing.SKIP):
                 key = self._data_key(e)
                 if e.kind is FileKind.DELETE:
                     pending[key] = e
@@ -150,18 +156,17 @@ class SnapshotExpiration:
 
         # 2. changelog files of the expired snapshots
         changelog_candidates: list[str] = []
-        for snap in expired:
-            if snap.changelog_manifest_list:
-                for e in self._entries_of_list(snap.changelog_manifest_list):
-                    if e.kind is FileKind.ADD and self._data_key(e) not in keep_data:
-                        changelog_candidates.extend(self._file_paths(e))
+        for files in expired_files:
+            for e in files.changelog_files:
+                if self._data_key(e) not in keep_data:
+                    changelog_candidates.extend(self._file_paths(e))
 
         # 3. manifests, lists, index manifests and index files only expired snapshots use
         meta_candidates: list[str] = []
-        for snap in expired:
-            for name in sorted(self._metadata_names(snap) - keep_meta):
+        for files in expired_files:
+            for name in sorted(files.metadata_names() - keep_meta):
                 meta_candidates.append(self.paths.manifest_path(name))
-            for name in sorted(self._index_file_names(snap) - keep_index):
+            for name in sorted(set(files.index_files) - keep_index):
                 meta_candidates.append(self.paths.index_file_path(name))
         meta_candidates = list(dict.fromkeys(meta_candidates))
 
@@ -200,56 +205,7 @@ class SnapshotExpiration:
         return (e.partition, e.bucket, e.file.file_name)
 
     def _file_paths(self, e: ManifestEntry) -> list[str]:
-        ppath = self.partition_path_of(e.partition)
-        f = e.file
-        out = [self.paths.data_file_path(ppath, e.bucket, f.file_name, f.external_path)]
-        bucket_dir = self.paths.bucket_dir(ppath, e.bucket)
-        out.extend(posixpath.join(bucket_dir, x) for x in f.extra_files)
-        return out
-
-    def _read_list(self, name: str | None):
-        if not name:
-            return []
-        try:
-            return self.manifest_list.read(name)
-        except FileNotFoundError:
-            return []  # removed by an interrupted earlier run
-
-    def _entries_of_list(self, list_name: str | None) -> list[ManifestEntry]:
-        out: list[ManifestEntry] = []
-        for m in self._read_list(list_name):
-            try:
-                out.extend(self.manifest_file.read(m.file_name))
-            except FileNotFoundError:
-                continue  # removed by an interrupted earlier run (its data files went first)
-        return out
-
-    def _live(self, snap: Snapshot) -> list[ManifestEntry]:
-        entries: list[ManifestEntry] = []
-        for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
-            for m in self.manifest_list.read(list_name):  # a retained snapshot must be complete
-                entries.extend(self.manifest_file.read(m.file_name))
-        return live_entries(entries)
-
-    def _metadata_names(self, snap: Snapshot) -> set[str]:
-        """Names (in the manifest directory) of the lists, manifests and index manifest ``snap`` uses."""
-        names: set[str] = set()
-        for list_name in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list):
-            if list_name:
-                names.add(list_name)
-                names.update(m.file_name for m in self._read_list(list_name))
-        if snap.index_manifest:
-            names.add(snap.index_manifest)
-        return names
-
-    def _index_file_names(self, snap: Snapshot) -> set[str]:
-        if not snap.index_manifest:
-            return set()
-        try:
-            entries = self.index_manifest_file.read(snap.index_manifest)
-        except FileNotFoundError:
-            return set()
-        return {e.index_file.file_name for e in entries if e.kind is FileKind.ADD}
+        return entry_paths(self.paths, self.partition_path_of(e.partition), e)
 
     def _clean_empty_dirs(self, files: list[str]) -> None:
         fs = self.file_io.fs

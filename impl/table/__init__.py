@@ -1,5 +1,6 @@
 """Tables: schema, filesystem catalog, write / read builders, scans, splits and maintenance."""
 
+from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from impl.table.catalog import Catalog
 from impl.table.commit import TableCommit
@@ -21,7 +22,7 @@ from impl.table.errors import (
 from impl.table.options import TableOptions
 from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, PredicateBuilder
 from impl.table.read import TableRead
-from impl.table.scan import DataSplit, Plan, TableScan
+from impl.table.scan import DataSplit, Plan, SplitKind, TableScan
 from impl.table.schema import Schema
 from impl.table.table import FileStoreTable
 from impl.table.write import TableWrite
@@ -33,5 +34,5 @@ __all__ = [
     "TableAlreadyExistError", "TableNotExistError", "UnsupportedTableFeatureError", "WriterClosedError",
     "CommitUsageError",
     "TableOptions", "CompoundPredicate", "LeafPredicate", "Predicate", "PredicateBuilder", "TableRead",
-    "DataSplit", "Plan", "TableScan", "Schema", "FileStoreTable", "TableWrite",
+    "DataSplit", "Plan", "SplitKind", "TableScan", "Schema", "FileStoreTable", "TableWrite", "BucketMode",
 ]

@@ -10,34 +10,31 @@ when finished, so an abandoned writer leaves at most files nobody references.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
+from impl.format.stats import DEFAULT_STATS_MODE, StatsCollector, StatsModeLike
 from impl.format.types import DataField
 from impl.fs.file_io import FileIO
-from impl.table.options import StatsMode
-from impl.table.stats import StatsCollector
 
-DATA_FILE_PREFIX = "data-"
-PARQUET_SUFFIX = ".parquet"
 # rows per Parquet row group (and how much is buffered before a row group is cut)
 ROW_GROUP_ROWS = 1 << 20
 
 
 class _OpenFile:
     def __init__(self, name: str, schema: pa.Schema, compression: str, level: int | None,
-                 fields: Sequence[DataField], stats_mode: StatsMode):
+                 fields: Sequence[DataField], stats_mode: StatsModeLike):
         self.name = name
         self.sink = pa.BufferOutputStream()
-        kwargs = {"compression": compression}
+        kwargs: dict[str, str | int] = {"compression": compression}
         if compression == "zstd" and level is not None:
             kwargs["compression_level"] = level
         self.writer = pq.ParquetWriter(self.sink, schema, **kwargs)
         self.rows = 0
-        self.stats = StatsCollector(fields, stats_mode)
+        self.stats = StatsCollector.of_fields(fields, stats_mode)
 
     def write(self, table: pa.Table) -> None:
         self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
@@ -53,8 +50,8 @@ class RollingFileWriter:
 
     def __init__(self, file_io: FileIO, bucket_dir: str, schema: pa.Schema, fields: Sequence[DataField], *,
                  schema_id: int, target_file_size: int, compression: str = "zstd", zstd_level: int | None = 1,
-                 stats_mode: StatsMode = StatsMode(), file_source: FileSource = FileSource.APPEND,
-                 name_factory=None, buffer_rows: int = ROW_GROUP_ROWS):
+                 stats_mode: StatsModeLike = DEFAULT_STATS_MODE, file_source: FileSource = FileSource.APPEND,
+                 name_factory: Callable[[], str], buffer_rows: int = ROW_GROUP_ROWS):
         self.file_io = file_io
         self.bucket_dir = bucket_dir.rstrip("/")
         self.schema = schema

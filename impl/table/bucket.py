@@ -15,6 +15,7 @@ stores as variable-length big-endian bytes (rare as a bucket key).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -231,8 +232,8 @@ def _scatter_bytes(buf: np.ndarray, dest_starts: np.ndarray, data: np.ndarray, s
             else:
                 buf[dest_starts[:, None] + np.arange(length)] = src
             return
-        src = np.arange(s0, s0 + total, dtype=np.int64)
-        buf[src + np.repeat(dest_starts - src_starts, lens)] = data[s0:s0 + total]
+        positions = np.arange(s0, s0 + total, dtype=np.int64)
+        buf[positions + np.repeat(dest_starts - src_starts, lens)] = data[s0:s0 + total]
         return
     excl = np.cumsum(lens) - lens
     within = np.arange(total, dtype=np.int64) - np.repeat(excl, lens)
@@ -272,7 +273,7 @@ def binary_row_parts(columns: Sequence[pa.Array | pa.ChunkedArray], types: Seque
     # (rows, offset of the value within the row, source bytes, source starts, lengths)
     tail_writes = []
 
-    for j, (a, t) in enumerate(zip(arrays, types)):
+    for j, (a, t) in enumerate(zip(arrays, types, strict=True)):
         slot = nb + 8 * j
         valid = _valid_mask(a)
         if not valid.all():
@@ -348,7 +349,7 @@ def binary_rows(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[D
 
 
 def _binary_rows_per_row(arrays: list[pa.Array], types: Sequence[DataType]) -> tuple[np.ndarray, np.ndarray]:
-    pyrows = list(zip(*[a.to_pylist() for a in arrays]))
+    pyrows = list(zip(*[a.to_pylist() for a in arrays], strict=True))
     encoded = [encode_row_unserialized(r, types) for r in pyrows]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
@@ -366,6 +367,30 @@ def compute_buckets(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequen
                     num_buckets: int) -> np.ndarray:
     """The fixed bucket of every row (int32), Paimon-compatible."""
     return bucket_of_hashes(row_hashes(columns, types), num_buckets)
+
+
+# ============================================================================ bucket mode
+
+
+class BucketMode(enum.Enum):
+    """How a table assigns rows to buckets (Paimon's BucketMode; its postpone mode, bucket -2, is
+    rejected as an option value)."""
+
+    HASH_FIXED = "HASH_FIXED"  # bucket >= 1: the hash of the bucket key modulo the bucket count
+    HASH_DYNAMIC = "HASH_DYNAMIC"  # primary key holding every partition field, bucket -1 (not implemented)
+    CROSS_PARTITION = "CROSS_PARTITION"  # primary key without some partition field, bucket -1 (not implemented)
+    BUCKET_UNAWARE = "BUCKET_UNAWARE"  # append table, bucket -1: files in bucket 0, total buckets -1
+
+
+def bucket_mode(bucket: int, primary_keys: Sequence[str], partition_keys: Sequence[str]) -> BucketMode:
+    """The bucket mode of a table with option ``bucket`` and these keys."""
+    if bucket > 0:
+        return BucketMode.HASH_FIXED
+    if not primary_keys:
+        return BucketMode.BUCKET_UNAWARE
+    if set(partition_keys) <= set(primary_keys):
+        return BucketMode.HASH_DYNAMIC
+    return BucketMode.CROSS_PARTITION
 
 
 # ============================================================================ partitions
@@ -405,10 +430,10 @@ def group_rows(columns: Sequence[pa.Array | pa.ChunkedArray]) -> RowGroups:
     if overflow:
         stacked = np.stack(codes, axis=1)
         uniq, ids = np.unique(stacked, axis=0, return_inverse=True)
-        values = tuple(tuple(d[int(i)] for d, i in zip(dictionaries, row)) for row in uniq)
+        values = tuple(tuple(d[int(i)] for d, i in zip(dictionaries, row, strict=True)) for row in uniq)
         return RowGroups(ids.reshape(-1).astype(np.int64), values)
     uniq, first, ids = np.unique(combined, return_index=True, return_inverse=True)
-    values = tuple(tuple(d[int(code[f])] for d, code in zip(dictionaries, codes)) for f in first)
+    values = tuple(tuple(d[int(code[f])] for d, code in zip(dictionaries, codes, strict=True)) for f in first)
     return RowGroups(ids.reshape(-1).astype(np.int64), values)
 
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Sequence
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
 from impl.format.records import DataFileMeta, FileSource
+from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
 from impl.table.commit import TableCommit
-from impl.table.files import DataFileNamer
 from impl.table.read import read_parquet_bytes
 from impl.table.scan import SnapshotReader
 
@@ -72,7 +72,7 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
         table.file_io, table.paths.bucket_dir(path, bucket), table.arrow_schema, table.schema.fields,
         schema_id=table.schema.id, target_file_size=target, compression=o.file_compression,
         zstd_level=o.zstd_level, stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
-        name_factory=DataFileNamer().next)
+        name_factory=DataFileNamer().data_file)
     try:
         for f in picked:
             fpath = table.paths.data_file_path(path, bucket, f.file_name, f.external_path)

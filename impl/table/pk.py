@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -41,7 +41,7 @@ def mergetree():
             f"primary-key tables need impl.mergetree, which is not available ({e})") from e
 
 
-def merge_tree_options(options: dict, schema: TableSchema):
+def merge_tree_options(options: Mapping[str, str], schema: TableSchema):
     """Parse and validate the merge-tree options of a primary-key table (InvalidOptionError if wrong)."""
     mt = mergetree()
     try:
@@ -73,7 +73,7 @@ class PrimaryKeyBucketWriter:
         self.writer = mt.MergeTreeWriter(
             table.file_io, table.paths, table.schema, table.merge_tree_options, partition, partition_path,
             bucket, table.options.bucket if total_buckets is None else total_buckets, list(restored_files),
-            compaction_executor=executor)
+            compaction_executor=executor, stats_mode=table.options.stats_mode)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data, None if kinds is None else pa.array(kinds, type=pa.int8()))
@@ -93,7 +93,7 @@ class PrimaryKeyBucketWriter:
 
 def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> pa.Table:
     """Rows of one primary-key split: merged (DATA) or raw changes with ``_VALUE_KIND`` (DELTA / CHANGELOG)."""
-    from impl.table.scan import DATA
+    from impl.table.scan import SplitKind
     mt = mergetree()
     table = reader.table
     projection = list(reader.projection)
@@ -101,7 +101,7 @@ def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> p
                    if reader.predicate is not None and f in reader.predicate.fields() and f not in projection]
     columns = projection + pred_fields
     expr = reader.predicate.to_arrow() if reader.predicate is not None else None
-    if split.kind == DATA:
+    if split.kind is SplitKind.DATA:
         out = mt.merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
                             split.partition_path, split.bucket, list(split.files), projection=columns,
                             predicate=expr)

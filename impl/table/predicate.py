@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.format.json_records import TableSchema
+from impl.format.stats import ColumnStats
 from impl.format.types import to_arrow
 from impl.table.errors import InvalidPredicateError
-from impl.table.stats import ColumnStats
 
 StatsLookup = Callable[[str], "ColumnStats | None"]
 
@@ -190,7 +190,6 @@ class PredicateBuilder:
     """
 
     def __init__(self, schema: TableSchema):
-        self._schema = schema
         self._types = {f.name: f.type for f in schema.fields}
 
     def _leaf(self, method: str, field: str, literals: Sequence[Any]) -> LeafPredicate:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Iterator, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,7 +24,7 @@ import pyarrow.parquet as pq
 from impl.format.records import DataFileMeta
 from impl.table.errors import DataFileError
 from impl.table.predicate import Predicate
-from impl.table.scan import DATA, DataSplit
+from impl.table.scan import DataSplit, SplitKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
@@ -108,27 +109,27 @@ class TableRead:
     # ------------------------------------------------------------------ internals
 
     def _with_value_kind(self, splits: Sequence[DataSplit]) -> bool:
-        return self.table.is_primary_key_table and any(s.kind != DATA for s in splits)
+        return self.table.is_primary_key_table and any(s.kind is not SplitKind.DATA for s in splits)
 
     def _iter_tables(self, splits: list[DataSplit]) -> Iterator[pa.Table]:
         if not splits:
             return
         with_kind = self._with_value_kind(splits)
         schema = self.output_schema(with_kind)
-        tasks = []
+        tasks: list[Callable[[], pa.Table]] = []
         for s in splits:
             if self.table.is_primary_key_table:
-                tasks.append((self._read_pk_split, (s, with_kind)))
+                tasks.append(partial(self._read_pk_split, s, with_kind))
             else:
-                tasks.extend((self._read_append_file, (s, f)) for f in s.files)
+                tasks.extend(partial(self._read_append_file, s, f) for f in s.files)
         produced = 0
         if len(tasks) == 1:
-            results: Iterator[pa.Table] = iter([tasks[0][0](*tasks[0][1])])
+            results: Iterator[pa.Table] = iter([tasks[0]()])
             pool = None
         else:
             pool = ThreadPoolExecutor(max_workers=min(_MAX_READ_THREADS, len(tasks)),
                                       thread_name_prefix="paimon-read")
-            results = pool.map(lambda t: t[0](*t[1]), tasks)
+            results = pool.map(lambda task: task(), tasks)
         try:
             for t in results:
                 t = self._conform(t, schema)

@@ -15,9 +15,10 @@ a+1..b instead (see :meth:`TableScan.plan`).
 
 from __future__ import annotations
 
+import enum
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -26,20 +27,26 @@ from impl.errors import SnapshotNotFoundError
 from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot
 from impl.format.records import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
-from impl.format.types import to_arrow
+from impl.format.stats import ColumnStats, FileStats
+from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
 from impl.manifest.entries import merge_entries
-from impl.table.bucket import row_hashes
-from impl.table.predicate import LeafPredicate, Predicate, only_fields, split_and
-from impl.table.stats import ColumnStats, FileStats
+from impl.table.bucket import BucketMode, row_hashes
+from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
 
-# what a split holds
-DATA = "data"  # a snapshot's live files (merge-on-read for primary-key tables)
-DELTA = "delta"  # files added by snapshots of an incremental range
-CHANGELOG = "changelog"  # changelog files of an incremental range
+# which manifest entries (by bucket) a scan keeps
+BucketFilter = Callable[[ManifestEntry], bool]
+
+
+class SplitKind(enum.Enum):
+    """What the files of a split are."""
+
+    DATA = "data"  # a snapshot's live files (merge-on-read for primary-key tables)
+    DELTA = "delta"  # files added by snapshots of an incremental range
+    CHANGELOG = "changelog"  # changelog files of an incremental range
 
 
 @dataclass(frozen=True)
@@ -55,7 +62,7 @@ class DataSplit:
     total_buckets: int
     partition_path: str
     files: tuple[DataFileMeta, ...]
-    kind: str = DATA
+    kind: SplitKind = SplitKind.DATA
 
     @property
     def row_count(self) -> int:
@@ -80,7 +87,7 @@ class Plan:
 class PartitionCache:
     """Decoded partition values and path of each serialized partition, computed once."""
 
-    def __init__(self, names: Sequence[str], types, default_name: str):
+    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str):
         self.names = list(names)
         self.types = list(types)
         self.default_name = default_name
@@ -102,11 +109,11 @@ class PartitionCache:
         return p
 
     def as_dict(self, partition: bytes) -> dict:
-        return dict(zip(self.names, self.values(partition)))
+        return dict(zip(self.names, self.values(partition), strict=True))
 
 
-def _exact_lookup(values: dict):
-    def lookup(name: str):
+def _exact_lookup(values: dict) -> StatsLookup:
+    def lookup(name: str) -> ColumnStats | None:
         if name not in values:
             return None
         v = values[name]
@@ -123,10 +130,6 @@ class SnapshotReader:
         self.manifest_list = table.manifest_list
         self.partitions = table.partition_cache
 
-    def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
-        return [*self.manifest_list.read(snapshot.base_manifest_list),
-                *self.manifest_list.read(snapshot.delta_manifest_list)]
-
     def _manifest_may_match(self, m: ManifestFileMeta, partition_pred: Predicate | None) -> bool:
         if partition_pred is None or not self.partitions.types:
             return True
@@ -142,14 +145,14 @@ class SnapshotReader:
         return partition_pred.test_stats(stats.get)
 
     def read_entries(self, metas: Iterable[ManifestFileMeta], partition_pred: Predicate | None = None,
-                     bucket_filter=None) -> list[ManifestEntry]:
+                     bucket_filter: BucketFilter | None = None) -> list[ManifestEntry]:
         """Entries of the given manifests that may match the partition predicate and bucket filter."""
         out: list[ManifestEntry] = []
         part_ok: dict[bytes, bool] = {}
         for m in metas:
             if not self._manifest_may_match(m, partition_pred):
                 continue
-            for e in self.manifest_file.read(m.file_name):
+            for e in self.manifest_file.read_manifest(m):
                 if partition_pred is not None and self.partitions.types:
                     ok = part_ok.get(e.partition)
                     if ok is None:
@@ -164,11 +167,11 @@ class SnapshotReader:
         return out
 
     def live_entries(self, snapshot: Snapshot | None, partition_pred: Predicate | None = None,
-                     bucket_filter=None) -> list[ManifestEntry]:
+                     bucket_filter: BucketFilter | None = None) -> list[ManifestEntry]:
         """Live ADD entries of ``snapshot`` (in manifest order) after partition / bucket pruning."""
         if snapshot is None:
             return []
-        entries = self.read_entries(self.data_manifests(snapshot), partition_pred, bucket_filter)
+        entries = self.read_entries(self.manifest_list.read_data_manifests(snapshot), partition_pred, bucket_filter)
         return [e for e in merge_entries(entries).values() if e.kind is FileKind.ADD]
 
 
@@ -213,7 +216,7 @@ class TableScan:
         bucket_filter = self._bucket_filter()
         entries = self.reader.live_entries(snapshot, partition_pred, bucket_filter)
         entries = self._prune_by_stats(entries)
-        return Plan(snapshot.id, tuple(self._splits(snapshot.id, entries, DATA)))
+        return Plan(snapshot.id, tuple(self._splits(snapshot.id, entries, SplitKind.DATA)))
 
     def _plan_incremental(self, start: int, end: int) -> Plan:
         sm = self.table.snapshot_manager
@@ -228,17 +231,15 @@ class TableScan:
         for sid in range(start + 1, end + 1):
             snap = sm.snapshot(sid)  # SnapshotNotFoundError if expired
             if use_changelog:
-                if snap.changelog_manifest_list is None:
-                    continue
-                metas = self.reader.manifest_list.read(snap.changelog_manifest_list)
+                metas = self.reader.manifest_list.read_changelog_manifests(snap)
+            elif snap.commit_kind is CommitKind.APPEND:
+                metas = self.reader.manifest_list.read_delta_manifests(snap)
             else:
-                if snap.commit_kind is not CommitKind.APPEND:
-                    continue
-                metas = self.reader.manifest_list.read(snap.delta_manifest_list)
+                continue
             entries.extend(e for e in self.reader.read_entries(metas, partition_pred, bucket_filter)
                            if e.kind is FileKind.ADD)
         entries = self._prune_by_stats(entries)
-        kind = CHANGELOG if use_changelog else DELTA
+        kind = SplitKind.CHANGELOG if use_changelog else SplitKind.DELTA
         return Plan(end, tuple(self._splits(end, entries, kind)))
 
     # ------------------------------------------------------------------ pruning
@@ -270,11 +271,11 @@ class TableScan:
                 self.files_pruned_by_stats += 1
         return kept
 
-    def _bucket_filter(self):
+    def _bucket_filter(self) -> BucketFilter | None:
         """Entries' buckets that can hold rows matching equality / IN on every bucket-key column."""
         pred = self.predicate
         keys = self.table.bucket_keys
-        if pred is None or not keys or self.table.options.bucket <= 0:
+        if pred is None or not keys or self.table.bucket_mode is not BucketMode.HASH_FIXED:
             return None
         literal_sets: dict[str, tuple] = {}
         for c in split_and(pred):
@@ -308,7 +309,7 @@ class TableScan:
 
     # ------------------------------------------------------------------ splits
 
-    def _splits(self, snapshot_id: int, entries: list[ManifestEntry], kind: str) -> list[DataSplit]:
+    def _splits(self, snapshot_id: int, entries: list[ManifestEntry], kind: SplitKind) -> list[DataSplit]:
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e)

@@ -16,6 +16,7 @@ import pyarrow as pa
 from impl.errors import InvalidOptionError
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, DataType, TypeParseError, from_arrow, to_arrow
+from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
 
@@ -153,10 +154,11 @@ def validate_for_create(schema: TableSchema) -> TableOptions:
     """Checks a new table must pass (stricter than what reading an existing table needs)."""
     options = TableOptions.from_options(schema.options)
     validate_options(schema, options)
-    if schema.primary_keys and options.bucket == -1:
+    mode = bucket_mode(options.bucket, schema.primary_keys, schema.partition_keys)
+    if mode in (BucketMode.HASH_DYNAMIC, BucketMode.CROSS_PARTITION):
         raise UnsupportedTableFeatureError(
             "primary-key tables need a fixed bucket count: set option 'bucket' to a number >= 1 "
-            "(dynamic bucket mode, bucket = -1, is not implemented)")
+            f"(dynamic bucket mode {mode.value}, bucket = -1, is not implemented)")
     if schema.primary_keys:
         from impl.table.pk import merge_tree_options, mergetree
         try:
@@ -211,10 +213,6 @@ def validate_options(schema: TableSchema, options: TableOptions) -> None:
 def arrow_schema(schema: TableSchema) -> pa.Schema:
     """The pyarrow schema of the table's user columns (NOT NULL fields are non-nullable)."""
     return pa.schema([pa.field(f.name, to_arrow(f.type), nullable=f.type.nullable) for f in schema.fields])
-
-
-def field_types(schema: TableSchema, names: Sequence[str]) -> list[DataType]:
-    return [schema.field(n).type for n in names]
 
 
 def bucket_key_names(schema: TableSchema, options: TableOptions) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from impl.fs.file_io import FileIO
 from impl.fs.paths import SCHEMA_PREFIX, TablePaths
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.snapshot.manager import SnapshotManager
+from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from impl.table.errors import TableNotExistError
 from impl.table.options import TableOptions, warn_unknown_keys
@@ -114,11 +115,10 @@ class FileStoreTable:
         return bucket_key_names(self.schema, self.options)
 
     @property
-    def bucket_mode(self) -> str:
-        """``fixed`` (bucket >= 1), ``unaware`` (append, bucket -1) or ``dynamic`` (primary key, bucket -1)."""
-        if self.options.bucket > 0:
-            return "fixed"
-        return "dynamic" if self.is_primary_key_table else "unaware"
+    def bucket_mode(self) -> BucketMode:
+        """How rows go to buckets: HASH_FIXED (bucket >= 1), BUCKET_UNAWARE (append, bucket -1),
+        HASH_DYNAMIC / CROSS_PARTITION (primary key, bucket -1; not writable here)."""
+        return bucket_mode(self.options.bucket, self.schema.primary_keys, self.schema.partition_keys)
 
     def __repr__(self) -> str:
         kind = "primary-key" if self.is_primary_key_table else "append"

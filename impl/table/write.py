@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -26,10 +26,10 @@ import pyarrow.compute as pc
 from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.format.records import DataFileMeta, FileSource
+from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
-from impl.table.bucket import compute_buckets, encode_partition, group_rows, split_by_group
+from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, split_by_group
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
-from impl.table.files import DataFileNamer
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
@@ -158,6 +158,16 @@ def row_kinds_of(t: pa.Table, row_kinds, table: "FileStoreTable") -> np.ndarray 
 # ============================================================================ writers per bucket
 
 
+class BucketWriter(Protocol):
+    """The writer of one (partition, bucket): rolling append files, or a merge tree."""
+
+    def write(self, data: pa.Table, kinds: np.ndarray | None) -> None: ...
+
+    def prepare_commit(self, wait_compaction: bool) -> CommitMessage: ...
+
+    def close(self) -> None: ...
+
+
 class _AppendBucketWriter:
     def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int):
         self.partition = partition
@@ -169,7 +179,7 @@ class _AppendBucketWriter:
             target_file_size=table.options.target_file_size_for(False),
             compression=table.options.file_compression, zstd_level=table.options.zstd_level,
             stats_mode=table.options.stats_mode, file_source=FileSource.APPEND,
-            name_factory=DataFileNamer().next)
+            name_factory=DataFileNamer().data_file)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data)
@@ -192,7 +202,7 @@ class TableWrite:
 
     def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
                  ignore_previous_files: bool = False):
-        if table.is_primary_key_table and table.options.bucket < 1:
+        if table.is_primary_key_table and table.bucket_mode is not BucketMode.HASH_FIXED:
             raise UnsupportedTableFeatureError(
                 f"{table.identifier}: writing a primary-key table needs a fixed 'bucket' >= 1 "
                 f"(dynamic bucket mode is not implemented)")
@@ -201,7 +211,7 @@ class TableWrite:
         self.streaming = streaming
         # an overwrite replaces the files of the buckets it writes: do not restore them
         self.ignore_previous_files = ignore_previous_files
-        self._writers: dict[tuple[bytes, int], object] = {}
+        self._writers: dict[tuple[bytes, int], BucketWriter] = {}
         self._partition_paths: dict[bytes, str] = {}
         # (snapshot id, live files per (partition, bucket)) for restoring new merge-tree writers
         self._restored: tuple[int | None, dict[tuple[bytes, int], list[DataFileMeta]]] | None = None
@@ -248,19 +258,17 @@ class TableWrite:
         else:
             part_ids = np.zeros(n, dtype=np.int64)
             partitions = [self._partition_bytes(())]
-        num_buckets = self.table.options.bucket
-        if num_buckets > 0:
+        if self.table.bucket_mode is BucketMode.HASH_FIXED:
+            num_buckets = self.table.options.bucket
             buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets)
             keys = part_ids * num_buckets + buckets
-        else:
+        else:  # bucket-unaware: everything in bucket 0
             num_buckets = 1
             keys = part_ids
         if kinds is not None:
             t = t.append_column(_KIND_COL, pa.array(kinds, type=pa.int8()))
         for key, part in split_by_group(t, keys):
             pid, bucket = divmod(key, num_buckets)
-            if self.table.options.bucket <= 0:
-                bucket = 0
             part_kinds = None
             if kinds is not None:
                 part_kinds = part.column(_KIND_COL).to_numpy()
@@ -273,7 +281,7 @@ class TableWrite:
             self._partition_paths[b] = self.table.partition_cache.path(b)
         return b
 
-    def _writer(self, partition: bytes, bucket: int):
+    def _writer(self, partition: bytes, bucket: int) -> BucketWriter:
         key = (partition, bucket)
         w = self._writers.get(key)
         if w is None:
@@ -306,7 +314,8 @@ class TableWrite:
                 for e in SnapshotReader(self.table).live_entries(latest):
                     index.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._restored = (latest_id, index)
-        return list(self._restored[1].get(key, ()))
+        _, live = self._restored if self._restored is not None else (None, {})
+        return list(live.get(key, ()))
 
     def _compaction_executor(self) -> ThreadPoolExecutor:
         if self._executor is None:

@@ -10,10 +10,9 @@ import re
 
 import fastavro
 import pytest
+from core_helpers import memory_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from core_helpers import memory_root
 
 from impl.errors import CorruptMetadataError
 from impl.format import avro
@@ -256,7 +255,10 @@ def _stats(draw_ints):
                        tuple(0 for _ in draw_ints))
 
 
-def _entry(name: str, *, kind=FileKind.ADD, partition=encode_row([], []), bucket=0, total_buckets=1, **file_kw):
+EMPTY_PARTITION = encode_row([], [])
+
+
+def _entry(name: str, *, kind=FileKind.ADD, partition=EMPTY_PARTITION, bucket=0, total_buckets=1, **file_kw):
     f = DataFileMeta(file_name=name, file_size=100, row_count=3, **file_kw)
     return ManifestEntry(kind, partition, bucket, total_buckets, f)
 

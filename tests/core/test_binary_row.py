@@ -94,7 +94,7 @@ def test_every_binary_row_of_the_reference_dump_is_reproduced_byte_for_byte(refe
         assert len(values) == len(types)
         assert encode_row(values, types) == raw, f"{table} {where}: {values!r}"
         # the decoded values make sense on their own, not only as a round trip
-        for t, v in zip(types, values):
+        for t, v in zip(types, values, strict=True):
             if t.root == "VARCHAR":
                 assert f"dt={v}" in partition_dirs, where
                 seen_partitions.add(v)
@@ -328,7 +328,7 @@ def test_round_trip_property(fields):
     arity = len(types)
     bitset = ((arity + 63 + 8) // 64) * 8
     assert raw[:4] == struct.pack(">i", arity)
-    assert len(raw) == 4 + bitset + 8 * arity + sum(_tail_size(t, v) for t, v in zip(types, values))
+    assert len(raw) == 4 + bitset + 8 * arity + sum(_tail_size(t, v) for t, v in zip(types, values, strict=True))
     for i, v in enumerate(values):
         bit = i + 8
         assert bool(raw[4 + (bit >> 3)] & (1 << (bit & 7))) == (v is None)

@@ -9,7 +9,6 @@ import json
 
 import fastavro
 import pytest
-
 from core_helpers import memory_root
 
 from impl.commit.file_store_commit import FileStoreCommit
@@ -88,7 +87,7 @@ def test_snapshot_garbage_and_empty(raw):
 def test_snapshot_truncated_at_every_length():
     raw = Snapshot.from_json_bytes(json.dumps(SNAP).encode(), PATH).to_json_bytes()
     for n in range(len(raw)):
-        _raises_naming(lambda: Snapshot.from_json_bytes(raw[:n], PATH), PATH)
+        _raises_naming(lambda n=n: Snapshot.from_json_bytes(raw[:n], PATH), PATH)
     assert Snapshot.from_json_bytes(raw, PATH).id == 1
 
 
@@ -146,7 +145,7 @@ def test_schema_garbage_and_empty(raw):
 def test_schema_truncated_at_every_length():
     raw = TableSchema.from_json_bytes(json.dumps(SCHEMA).encode(), PATH).to_json_bytes()
     for n in range(len(raw)):
-        _raises_naming(lambda: TableSchema.from_json_bytes(raw[:n], PATH), PATH)
+        _raises_naming(lambda n=n: TableSchema.from_json_bytes(raw[:n], PATH), PATH)
 
 
 # ----------------------------------------------------------------------------- SnapshotManager
@@ -244,7 +243,7 @@ def test_manifest_records_with_bad_values_are_corrupt():
     other = {"type": "record", "name": "Other", "fields": [{"name": "x", "type": "int"}]}
     fio.write_bytes(paths.manifest_path("other"), _avro_bytes(other, [{"x": 1}]))
     for kind in ("manifest", "list", "index"):
-        _raises_naming(lambda: _readers(fio, paths)[kind]("other"), paths.manifest_path("other"))
+        _raises_naming(lambda kind=kind: _readers(fio, paths)[kind]("other"), paths.manifest_path("other"))
 
 
 # ----------------------------------------------------------------------------- truncation the size reveals

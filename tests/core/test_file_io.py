@@ -9,11 +9,10 @@ import posixpath
 import threading
 
 import pytest
-from fsspec.implementations.local import LocalFileSystem
-from fsspec.implementations.memory import MemoryFileSystem
-
 from core_helpers import DictFS as _DictFS
 from core_helpers import expected_race_payload, race_worker
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.memory import MemoryFileSystem
 
 from impl.errors import FileIOError, UnsupportedFileSystemError
 from impl.fs.file_io import FileIO, link_if_absent, supports_atomic_create

@@ -33,6 +33,18 @@ from __future__ import annotations
 import posixpath
 
 import pytest
+from fault_scenarios import (
+    SCENARIO_NAMES,
+    SCENARIOS,
+    audit,
+    check_table,
+    full_check,
+    new_committer,
+    published_parts,
+    record_summary,
+    table_path,
+    write_data_files,
+)
 
 from fault_injection import (
     Crash,
@@ -50,18 +62,6 @@ from fault_injection import (
     torn_writes,
 )
 from fault_injection.orphans import OrphanScanRefused, find_orphans
-from fault_scenarios import (
-    SCENARIO_NAMES,
-    SCENARIOS,
-    audit,
-    check_table,
-    full_check,
-    new_committer,
-    published_parts,
-    record_summary,
-    table_path,
-    write_data_files,
-)
 from impl.errors import CorruptMetadataError
 from impl.fs.file_io import FileIO
 

@@ -13,11 +13,6 @@ and every one's live files equal the model's, and the table is intact.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-
-from fault_injection import Crash, FaultyFileSystem, SimulatedCrash, fresh_memory_storage, remove_storage
 from fault_scenarios import (
     FAR_FUTURE_MILLIS,
     CommitSpec,
@@ -32,6 +27,11 @@ from fault_scenarios import (
     run_commit,
     table_path,
 )
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from fault_injection import Crash, FaultyFileSystem, SimulatedCrash, fresh_memory_storage, remove_storage
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.table.table import FileStoreTable

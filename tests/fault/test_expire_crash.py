@@ -24,6 +24,15 @@ from __future__ import annotations
 import posixpath
 
 import pytest
+from fault_scenarios import (
+    FAR_FUTURE_MILLIS,
+    SCENARIOS,
+    audit,
+    model_facts,
+    open_table,
+    record_summary,
+    table_path,
+)
 
 from fault_injection import (
     FaultyFileSystem,
@@ -33,15 +42,6 @@ from fault_injection import (
     fresh_memory_storage,
     record_operations,
     remove_storage,
-)
-from fault_scenarios import (
-    FAR_FUTURE_MILLIS,
-    SCENARIOS,
-    audit,
-    model_facts,
-    open_table,
-    record_summary,
-    table_path,
 )
 from impl.fs.file_io import FileIO
 from impl.table.table import FileStoreTable

@@ -32,7 +32,6 @@ from fault_injection import (
 from impl.errors import FileIOError, PaimonError, UnsupportedFileSystemError
 from impl.fs import FileIO, supports_atomic_create
 
-
 # ----------------------------------------------------------------------------- fixtures
 
 

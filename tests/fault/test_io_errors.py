@@ -17,16 +17,6 @@ from __future__ import annotations
 import posixpath
 
 import pytest
-
-from fault_injection import (
-    FaultyFileSystem,
-    IOErrorAt,
-    enumerate_crash_points,
-    fresh_memory_storage,
-    record_operations,
-    remove_storage,
-)
-from fault_injection.orphans import find_orphans
 from fault_scenarios import (
     SCENARIO_NAMES,
     SCENARIOS,
@@ -37,6 +27,16 @@ from fault_scenarios import (
     recover_and_check,
     table_path,
 )
+
+from fault_injection import (
+    FaultyFileSystem,
+    IOErrorAt,
+    enumerate_crash_points,
+    fresh_memory_storage,
+    record_operations,
+    remove_storage,
+)
+from fault_injection.orphans import find_orphans
 from impl.errors import CommitOutcomeUnknownError, UnsupportedFileSystemError
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
@@ -165,7 +165,7 @@ def test_unknown_outcome_at_publication(name):
             first = IOErrorAt(pub.op, landed=landed)
             # alone
             single = list(enumerate_crash_points(_scenario_fn(scn), setup=scn.setup, cleanup=False,
-                                                 fault_at=lambda r: first if r.op == pub.op else None))
+                                                 fault_at=lambda r, first=first, pub=pub: first if r.op == pub.op else None))
             assert len(single) == 1
             outcome = single[0]
             try:
@@ -188,7 +188,7 @@ def test_unknown_outcome_at_publication(name):
             for q in later:
                 for outcome in enumerate_crash_points(
                     _scenario_fn(scn), setup=scn.setup,
-                    fault_at=lambda r, q=q: (first, IOErrorAt(q)) if r.op == pub.op else None,
+                    fault_at=lambda r, q=q, first=first, pub=pub: (first, IOErrorAt(q)) if r.op == pub.op else None,
                 ):
                     result = _check_io_outcome(outcome, scn)
                     seen[result] = seen.get(result, 0) + 1
@@ -232,6 +232,7 @@ def test_calling_commit_again_after_unknown_outcome_never_duplicates(name, lande
     second call publishes what is missing, or it refuses with a conflict (never a second
     copy of the snapshot)."""
     from fault_scenarios import new_committer, write_data_files
+
     from impl.errors import CommitConflictError
 
     scn = SCENARIOS[name]

@@ -1,5 +1,4 @@
 import pytest
-
 from pypaimon_env import pypaimon_python
 
 

@@ -11,6 +11,7 @@ import uuid
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pypaimon_env import READ_TABLE, run_pypaimon
 
 from impl.commit import CommitMessage, FileStoreCommit
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
@@ -20,7 +21,6 @@ from impl.format.types import BIGINT, DOUBLE, STRING, DataField
 from impl.fs import FileIO
 from impl.manifest import ManifestFile, ManifestList, live_entries
 from impl.snapshot import SnapshotManager
-from pypaimon_env import READ_TABLE, run_pypaimon
 
 
 def _write_append_file(table_path: str, partition_dir: str, rows: pa.Table) -> DataFileMeta:

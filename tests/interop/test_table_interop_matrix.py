@@ -31,9 +31,9 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pypaimon_env import run_pypaimon
 
 import impl
-from pypaimon_env import run_pypaimon
 
 # ============================================================================ shared specs
 
@@ -465,7 +465,7 @@ for name, path, parts, keys, options in params["cases"]:
 result = True
 """, warehouse=wh, cases=cases)
 
-    for name, _, parts, keys, options in cases:
+    for name, _, parts, _keys, options in cases:
         data = _bucket_input(name)[0]
         key_cols = [c for c in data.column_names if c != "v" and c not in parts]
         ours = _key_buckets(os.path.join(wh, "db.db", name), key_cols)

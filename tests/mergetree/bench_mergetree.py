@@ -59,17 +59,18 @@ def main():
             t = Table(tempfile.mkdtemp(), make_schema(), opts)
             w = t.writer()
 
-            def insert():
+            # bound as defaults: each closure runs within this iteration, with its w, t and b
+            def insert(w=w, t=t, b=b):
                 w.write(inserts[b])
                 t.apply(w.prepare_commit(True))
 
-            def upsert():
+            def upsert(w=w, t=t, b=b):
                 for u in updates[b]:
                     w.write(u)
                     t.apply(w.prepare_commit(False))
                 t.apply(w.prepare_commit(True))
 
-            def full():
+            def full(w=w, t=t):
                 w.compact(full=True)
                 t.apply(w.prepare_commit(True))
 

@@ -17,7 +17,6 @@ from impl.fs.paths import TablePaths
 from impl.mergetree import MergeTreeOptions, MergeTreeWriter, merge_read
 
 
-
 def make_schema(options: Mapping[str, str] | None = None, *, partitioned: bool = False) -> TableSchema:
     """id BIGINT pk, k STRING, v DOUBLE, ts BIGINT (+ dt STRING partition when ``partitioned``)."""
     fields = [DataField(1, "id", BIGINT(False)), DataField(2, "k", STRING()), DataField(3, "v", DOUBLE()),
@@ -230,3 +229,15 @@ def ref_aggregate(rows, ignore_retract):
     return state
 
 
+def merge_runs(runs, spec, drop_delete: bool, *, final: bool = False):
+    """Merge several sorted runs (KV tables with one schema) into one run, as the merge-tree
+    read does over the runs of a bucket (concatenate, then one merge_kv)."""
+    import pyarrow as pa
+
+    from impl.mergetree import merge_kv
+
+    tables = [r for r in runs if r.num_rows]
+    if not tables:
+        return runs[0] if runs else pa.table({})
+    kv = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    return merge_kv(kv, spec, drop_delete, final=final)

@@ -133,11 +133,11 @@ def test_pick_properties(lr, trigger, amp, ratio):
 
 def _in_memory_lsm_case(batches, trigger, num_levels, min_file_size, split):
     import pyarrow as pa
+    from mergetree_helpers import make_schema
 
     from impl.format.types import BIGINT
     from impl.mergetree import KeyCodec, KVLayout, Levels, MergeSpec, MergeTreeOptions, merge_kv, plan_compaction
     from impl.mergetree.compact_task import Upgrade
-    from mergetree_helpers import make_schema
 
     schema = make_schema()
     layout = KVLayout(schema)
@@ -171,7 +171,7 @@ def _in_memory_lsm_case(batches, trigger, num_levels, min_file_size, split):
         if not files:
             return {}
         out = merge_kv(pa.concat_tables([store[f.file_name] for f in files]), spec, drop_delete=True)
-        return dict(zip(out.column("id").to_pylist(), out.column("v").to_pylist()))
+        return dict(zip(out.column("id").to_pylist(), out.column("v").to_pylist(), strict=True))
 
     for batch in batches:
         ids = [k for k, _ in batch]
@@ -181,7 +181,7 @@ def _in_memory_lsm_case(batches, trigger, num_levels, min_file_size, split):
                          "v": pa.array(vals), "ts": pa.array([0] * len(ids), pa.int64())})
         kv = layout.to_kv(user, pa.array(kinds, pa.int8()), seq)
         seq += len(batch)
-        for i, d, v in zip(ids, kinds, vals):
+        for i, d, v in zip(ids, kinds, vals, strict=True):
             if d == 3:
                 reference.pop(i, None)
             else:

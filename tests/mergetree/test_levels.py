@@ -93,7 +93,7 @@ def test_interval_partition_properties(spans):
             assert lo > prev_max  # sections are key-disjoint and ordered
         prev_max = hi
         for run in sec:  # every run is a non-overlapping sorted run
-            for a, b in zip(run.files, run.files[1:]):
+            for a, b in itertools.pairwise(run.files):
                 assert CODEC.sort_key(a.max_key) < CODEC.sort_key(b.min_key)
 
 

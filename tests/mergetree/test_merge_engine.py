@@ -16,13 +16,14 @@ from mergetree_helpers import (
     AGG_OPTIONS,
     agg_schema,
     make_schema,
+    merge_runs,
     ref_aggregate,
     ref_dedup,
     ref_first_row,
     ref_partial_update,
 )
 
-from impl.mergetree import KVLayout, MergeEngineError, MergeSpec, MergeTreeOptions, merge_kv, merge_runs, sort_kv
+from impl.mergetree import KVLayout, MergeEngineError, MergeSpec, MergeTreeOptions, merge_kv, sort_kv
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
 from impl.options import MergeEngine
 

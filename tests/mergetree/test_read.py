@@ -7,14 +7,14 @@ import os
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from mergetree_helpers import Table, make_schema
 
 from impl.errors import DataFileError, SchemaMismatchError
 from impl.format.json_records import TableSchema
 from impl.format.types import BIGINT, STRING, DataField
 from impl.mergetree import CorruptDataFileError, merge_read, read_kv_files
-from mergetree_helpers import Table, make_schema
 
-I, D = 0, 3
+INS, D = 0, 3
 
 
 def write(t, *batches):
@@ -54,7 +54,7 @@ def test_value_predicate_is_applied_after_the_merge(tmp_path):
 def test_key_predicate_prefilters_and_gives_the_same_answer(tmp_path):
     t = Table(tmp_path, make_schema(), {})
     write(t, (rows(list(range(10)), [float(i) for i in range(10)]), None),
-          (rows([3, 4], [30.0, 40.0]), [I, D]))
+          (rows([3, 4], [30.0, 40.0]), [INS, D]))
     pred = (pc.field("id") >= 3) & (pc.field("id") < 6)
     assert [(r["id"], r["v"]) for r in t.read(predicate=pred).to_pylist()] == [(3, 30.0), (5, 5.0)]
     with pytest.raises(TypeError):
@@ -67,7 +67,8 @@ def test_read_kv_files_returns_raw_rows_and_selected_columns(tmp_path):
     files = list(t.live.values())
     raw = read_kv_files(t.io, t.paths, t.schema, "", 0, files)
     assert raw.column_names == ["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND", "id", "k", "v", "ts"]
-    assert sorted(zip(raw.column("id").to_pylist(), raw.column("_VALUE_KIND").to_pylist())) == [(1, I), (2, I), (2, D)]
+    assert sorted(zip(raw.column("id").to_pylist(), raw.column("_VALUE_KIND").to_pylist(), strict=True)) == [
+        (1, INS), (2, INS), (2, D)]
     sel = read_kv_files(t.io, t.paths, t.schema, "", 0, files, columns=["_KEY_id", "v"])
     assert sel.column_names == ["_KEY_id", "v"] and sel.num_rows == 3
     empty = read_kv_files(t.io, t.paths, t.schema, "", 0, [])
@@ -120,7 +121,7 @@ def test_many_files_read_in_parallel_match(tmp_path):
 
 def test_disjoint_files_skip_the_merge_but_still_drop_deletes(tmp_path):
     t = Table(tmp_path, make_schema(), {"write-only": "true"})
-    write(t, (rows([5, 1, 3], [5.0, 1.0, 3.0]), [I, D, I]),  # one file holding a delete
+    write(t, (rows([5, 1, 3], [5.0, 1.0, 3.0]), [INS, D, INS]),  # one file holding a delete
           (rows([10, 12], [10.0, 12.0]), None))                 # a later file, disjoint keys
     assert len(t.live) == 2
     assert [(r["id"], r["v"]) for r in t.read().to_pylist()] == [(3, 3.0), (5, 5.0), (10, 10.0), (12, 12.0)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -12,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mergetree_helpers import DirectExecutor, Table, make_schema
 
 from impl.errors import SchemaMismatchError
 from impl.format.binary_row import decode_row, encode_row
@@ -20,9 +22,8 @@ from impl.format.types import BIGINT, DOUBLE, STRING
 from impl.fs.file_io import FileIO
 from impl.mergetree import KVLayout, MergeEngineError, WriterClosedError, read_kv_files
 from impl.mergetree.compact_task import CompactResult
-from mergetree_helpers import DirectExecutor, Table, make_schema
 
-I, UB, UA, D = 0, 1, 2, 3
+INS, UB, UA, D = 0, 1, 2, 3
 
 
 def batch(ids, v=None, k=None, ts=None, dt=None):
@@ -50,7 +51,7 @@ def test_flushed_file_format_and_meta(tmp_path):
     t = Table(tmp_path, schema, {"bucket": "1"}, partition=part, partition_path="dt=2024-01-01")
     w = t.writer()
     data = batch([5, 3, 9, 3], v=[1.5, None, 7.0, 2.5], k=["x", "a" * 40, None, "b"], dt="2024-01-01")
-    w.write(data, pa.array([I, I, I, D], pa.int8()))
+    w.write(data, pa.array([INS, INS, INS, D], pa.int8()))
     msg = w.prepare_commit(True)
     w.close()
     assert msg.partition == part and msg.bucket == 0 and msg.total_buckets == 1
@@ -70,7 +71,7 @@ def test_flushed_file_format_and_meta(tmp_path):
     assert pf.metadata.row_group(0).column(0).compression == "ZSTD"
     rows = pf.read().to_pylist()
     # sorted by key, one row per key, the -D of key 3 kept (level 0 is not the highest level)
-    assert [(r["_KEY_id"], r["_SEQUENCE_NUMBER"], r["_VALUE_KIND"]) for r in rows] == [(3, 3, D), (5, 0, I), (9, 2, I)]
+    assert [(r["_KEY_id"], r["_SEQUENCE_NUMBER"], r["_VALUE_KIND"]) for r in rows] == [(3, 3, D), (5, 0, INS), (9, 2, INS)]
 
     key_type = [BIGINT(False)]
     assert meta.row_count == 3 and meta.level == 0 and meta.schema_id == 0
@@ -90,19 +91,27 @@ def test_flushed_file_format_and_meta(tmp_path):
     assert meta.value_stats.null_counts == (0, 0, 1, 0, 0)
 
 
-def test_value_stats_truncate_long_strings_but_not_keys(tmp_path):
+def test_value_stats_truncate_long_strings_key_stats_keep_128_chars(tmp_path):
+    # Paimon's StatsCollectorFactories: value columns (the primary key's value copy included)
+    # follow metadata.stats-mode, default truncate(16); _KEY_ columns are system fields and
+    # keep truncate(128). Min / max keys are the exact first / last key either way.
     from impl.format.json_records import TableSchema
     from impl.format.types import DataField
     schema = TableSchema(0, (DataField(0, "id", STRING(False)), DataField(1, "s", STRING())), primary_keys=("id",))
     t = Table(tmp_path, schema, {})
     w = t.writer()
-    long_key, long_val = "K" * 30, "abcdefghijklmnopqrstuvwxyz"
-    w.write(pa.table({"id": [long_key], "s": [long_val]}))
+    long_key, very_long_key, long_val = "K" * 30, "L" * 200, "abcdefghijklmnopqrstuvwxyz"
+    w.write(pa.table({"id": [long_key, very_long_key], "s": [long_val, None]}))
     [meta] = w.prepare_commit(True).new_files
-    types = [f.type for f in schema.fields]
-    assert decode_row(meta.min_key, [STRING(False)]) == (long_key,)
-    assert decode_row(meta.value_stats.min_values, types) == (long_key, long_val[:16])
-    assert decode_row(meta.value_stats.max_values, types) == (long_key, long_val[:15] + "q")
+    w.close()
+    key_type, types = [STRING(False)], [f.type for f in schema.fields]
+    assert decode_row(meta.min_key, key_type) == (long_key,)
+    assert decode_row(meta.max_key, key_type) == (very_long_key,)
+    assert decode_row(meta.key_stats.min_values, key_type) == (long_key,)
+    assert decode_row(meta.key_stats.max_values, key_type) == ("L" * 127 + "M",)
+    assert decode_row(meta.value_stats.min_values, types) == (long_key[:16], long_val[:16])
+    assert decode_row(meta.value_stats.max_values, types) == ("L" * 15 + "M", long_val[:15] + "q")
+    assert meta.value_stats.null_counts == (0, 1) and meta.value_stats_cols is None
 
 
 def test_min_key_bytes_match_pypaimon_reference():
@@ -176,7 +185,7 @@ def test_flush_rolls_files_at_target_size(tmp_path):
         assert 16 * 1024 <= f.file_size < 3 * 16 * 1024
     keys = [(decode_row(f.min_key, [BIGINT()])[0], decode_row(f.max_key, [BIGINT()])[0]) for f in files]
     assert keys[0][0] == 0 and keys[-1][1] == 19999
-    for (_, hi), (lo, _) in zip(keys, keys[1:]):
+    for (_, hi), (lo, _) in itertools.pairwise(keys):
         assert hi < lo  # rolled files of one flush are one sorted run
 
 
@@ -192,7 +201,7 @@ def check_levels(live):
         if lvl == 0:
             continue
         spans = sorted((decode_row(f.min_key, [BIGINT()])[0], decode_row(f.max_key, [BIGINT()])[0]) for f in files)
-        for (_, hi), (lo, _) in zip(spans, spans[1:]):
+        for (_, hi), (lo, _) in itertools.pairwise(spans):
             assert hi < lo, f"level {lvl} overlaps: {spans}"
     return by_level
 
@@ -202,13 +211,13 @@ def run_random_workload(t, seed, steps, executor_check=None):
     ref = {}
     w = t.writer()
     try:
-        for step in range(steps):
+        for _ in range(steps):
             n = int(rng.integers(1, 400))
             ids = rng.integers(0, 600, n)
-            kinds = rng.choice([I, I, I, UA, D], n).astype(np.int8)
+            kinds = rng.choice([INS, INS, INS, UA, D], n).astype(np.int8)
             v = rng.random(n).round(3)
             w.write(batch(ids.tolist(), v=v.tolist()), pa.array(kinds))
-            for i, kind, x in zip(ids.tolist(), kinds.tolist(), v.tolist()):
+            for i, kind, x in zip(ids.tolist(), kinds.tolist(), v.tolist(), strict=True):
                 if kind in (UB, D):
                     ref.pop(i, None)
                 else:
@@ -261,7 +270,7 @@ def test_background_compaction_threads_and_stop_trigger(tmp_path):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(ops=st.lists(st.one_of(
-    st.tuples(st.just("write"), st.lists(st.tuples(st.integers(0, 40), st.sampled_from([I, I, UA, D])),
+    st.tuples(st.just("write"), st.lists(st.tuples(st.integers(0, 40), st.sampled_from([INS, INS, UA, D])),
                                           min_size=1, max_size=60)),
     st.tuples(st.just("commit"), st.booleans()),
     st.tuples(st.just("compact"), st.booleans()),
@@ -281,7 +290,7 @@ def test_random_operations_match_dict_reference(tmp_path_factory, ops):
             vals = [float(value + j) for j in range(len(arg))]
             value += len(arg)
             w.write(batch(ids, v=vals), pa.array(kinds, pa.int8()))
-            for i, kind, x in zip(ids, kinds, vals):
+            for i, kind, x in zip(ids, kinds, vals, strict=True):
                 if kind == D:
                     ref.pop(i, None)
                 else:
@@ -319,7 +328,7 @@ def test_full_compaction_reaches_max_level_and_drops_deletes(tmp_path):
     assert all(f.file_source == FileSource.COMPACT for f in msg.compact_after)
     raw = read_kv_files(t.io, t.paths, t.schema, "", 0, list(t.live.values()))
     assert sorted(raw.column("id").to_pylist()) == [0, 3, 4, 5, 6, 7, 8, 9]  # deletes dropped on the max level
-    assert set(raw.column("_VALUE_KIND").to_pylist()) == {I}
+    assert set(raw.column("_VALUE_KIND").to_pylist()) == {INS}
 
 
 def test_upgrade_moves_big_non_overlapping_files_without_rewriting(tmp_path):
@@ -336,7 +345,7 @@ def test_upgrade_moves_big_non_overlapping_files_without_rewriting(tmp_path):
     assert {f.file_name for f in msg.compact_before} == {f.file_name for f in msg.compact_after}
     assert {f.level for f in msg.compact_after} == {2}
     # a file with deletes is rewritten, not upgraded, into the max level
-    w.write(batch([300, 301]), pa.array([I, D], pa.int8()))
+    w.write(batch([300, 301]), pa.array([INS, D], pa.int8()))
     t.apply(w.prepare_commit(False))
     w.compact(full=True)
     msg = w.prepare_commit(True)
@@ -425,7 +434,7 @@ def test_write_only_never_compacts_but_explicit_compact_works(tmp_path):
 def test_changelog_input_writes_raw_rows(tmp_path):
     t = Table(tmp_path, make_schema(), {"changelog-producer": "input"})
     w = t.writer()
-    w.write(batch([2, 1, 2, 3], v=[1.0, 2.0, 3.0, 4.0]), pa.array([I, I, UA, D], pa.int8()))
+    w.write(batch([2, 1, 2, 3], v=[1.0, 2.0, 3.0, 4.0]), pa.array([INS, INS, UA, D], pa.int8()))
     msg = w.prepare_commit(True)
     w.close()
     [data] = msg.new_files
@@ -433,7 +442,7 @@ def test_changelog_input_writes_raw_rows(tmp_path):
     assert log.file_name.startswith("changelog-") and log.level == 0
     raw = read_kv_files(t.io, t.paths, t.schema, "", 0, [log])
     assert [(r["id"], r["_SEQUENCE_NUMBER"], r["_VALUE_KIND"], r["v"]) for r in raw.to_pylist()] == [
-        (1, 1, I, 2.0), (2, 0, I, 1.0), (2, 2, UA, 3.0), (3, 3, D, 4.0)]
+        (1, 1, INS, 2.0), (2, 0, INS, 1.0), (2, 2, UA, 3.0), (3, 3, D, 4.0)]
     merged = read_kv_files(t.io, t.paths, t.schema, "", 0, [data])
     assert merged.column("id").to_pylist() == [1, 2, 3]
     assert log.row_count == 4 and data.row_count == 3
@@ -446,7 +455,7 @@ def test_changelog_input_insert_only_copies_the_data_file(tmp_path):
     msg = w.prepare_commit(True)
     w.close()
     assert len(msg.new_files) > 1 and len(msg.changelog_files) == len(msg.new_files)
-    for data, log in zip(msg.new_files, msg.changelog_files):
+    for data, log in zip(msg.new_files, msg.changelog_files, strict=True):
         assert log == data.rename(log.file_name)
         with open(os.path.join(t.bucket_dir(), data.file_name), "rb") as a, \
                 open(os.path.join(t.bucket_dir(), log.file_name), "rb") as b:
@@ -615,6 +624,7 @@ def test_failed_background_compaction_cleans_up_and_surfaces(tmp_path):
 def test_composite_key_and_many_types_round_trip_through_compaction(tmp_path):
     import datetime as dt
     import decimal
+
     from impl.format.json_records import TableSchema
     from impl.format.types import DATE, DECIMAL, INT, TIMESTAMP, DataField, DataType
     fields = (DataField(0, "name", STRING(False)), DataField(1, "n", INT(False)),
@@ -630,7 +640,7 @@ def test_composite_key_and_many_types_round_trip_through_compaction(tmp_path):
         names = rng.choice(["", "a", "ab", "b", "é", "z" * 20], 40)
         ns = rng.integers(-3, 3, 40)
         rows = []
-        for j, (name, n) in enumerate(zip(names.tolist(), ns.tolist())):
+        for j, (name, n) in enumerate(zip(names.tolist(), ns.tolist(), strict=True)):
             row = {"name": name, "n": n, "d": decimal.Decimal(f"{r}.{j:03d}"),
                    "t": dt.datetime(2024, 1, 1) + dt.timedelta(microseconds=r * 1000 + j),
                    "day": dt.date(2024, 1, 1 + j % 28), "tags": [name, str(n)] if j % 3 else None}
@@ -649,12 +659,14 @@ def test_composite_key_and_many_types_round_trip_through_compaction(tmp_path):
         lo = decode_row(f.min_key, KVLayout(schema).key_types)
         hi = decode_row(f.max_key, KVLayout(schema).key_types)
         assert lo <= hi
-        stats_max = decode_row(f.value_stats.max_values, [x.type for x in fields])
-        assert stats_max[5] is None  # ARRAY: no min/max in a BinaryRow
+        # ARRAY has no min / max: value stats leave it out and name the columns they cover
+        assert f.value_stats_cols == ("name", "n", "d", "t", "day")
+        stats_max = decode_row(f.value_stats.max_values, [x.type for x in fields[:5]])
+        assert all(v is not None for v in stats_max) and len(f.value_stats.null_counts) == 5
 
 
 AGG_ROW = st.fixed_dictionaries({
-    "id": st.integers(0, 6), "_kind": st.sampled_from([I, I, UA, UB, D]),
+    "id": st.integers(0, 6), "_kind": st.sampled_from([INS, INS, UA, UB, D]),
     "s": st.none() | st.integers(-5, 5), "c": st.none() | st.integers(0, 3), "mn": st.none() | st.integers(-5, 5),
     "mx": st.none() | st.integers(-5, 5).map(float), "lv": st.none() | st.sampled_from(["a", "b"]),
     "lnn": st.none() | st.sampled_from(["a", "b"]), "fv": st.none() | st.integers(0, 3),

@@ -43,18 +43,18 @@ def main() -> None:
         cat.create_database("db")
         for name, kw in [("append", {}), ("pk", {"primary_keys": ["id"], "options": {"bucket": "4"}})]:
             t = cat.create_table(f"db.{name}", schema=data.schema, **kw)
-            timed(f"{name}: write + commit {n:,} rows", lambda: t.write_arrow(data))
-            out, _ = timed(f"{name}: read all", lambda: t.to_arrow())
+            timed(f"{name}: write + commit {n:,} rows", lambda t=t: t.write_arrow(data))
+            out, _ = timed(f"{name}: read all", lambda t=t: t.to_arrow())
             assert out.num_rows == n
             pb = t.new_read_builder().new_predicate_builder()
-            out, _ = timed(f"{name}: read id < 1000 (filter)", lambda: t.to_arrow(pb.less_than("id", 1000)))
+            out, _ = timed(f"{name}: read id < 1000 (filter)", lambda t=t, pb=pb: t.to_arrow(pb.less_than("id", 1000)))
             assert out.num_rows == 1000
             if name == "pk":
-                timed(f"{name}: upsert 10% again", lambda: t.write_arrow(data.slice(0, n // 10)))
-                out, _ = timed(f"{name}: merge-on-read (2 runs per bucket)", lambda: t.to_arrow())
+                timed(f"{name}: upsert 10% again", lambda t=t: t.write_arrow(data.slice(0, n // 10)))
+                out, _ = timed(f"{name}: merge-on-read (2 runs per bucket)", lambda t=t: t.to_arrow())
                 assert out.num_rows == n
-                timed(f"{name}: full compaction", lambda: t.compact(full=True))
-                out, _ = timed(f"{name}: read after compaction", lambda: t.to_arrow())
+                timed(f"{name}: full compaction", lambda t=t: t.compact(full=True))
+                out, _ = timed(f"{name}: read after compaction", lambda t=t: t.to_arrow())
                 assert out.num_rows == n
 
 

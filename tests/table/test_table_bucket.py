@@ -14,8 +14,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from impl.format.binary_row import encode_row, encode_row_unserialized
-from impl.format.types import BIGINT, BOOLEAN, BYTES, DATE, DECIMAL, DOUBLE, FLOAT, INT, SMALLINT, STRING, TIMESTAMP, TINYINT
-from impl.table.bucket import binary_rows, compute_buckets, group_rows, row_hashes, split_by_group
+from impl.format.types import (
+    BIGINT,
+    BOOLEAN,
+    BYTES,
+    DATE,
+    DECIMAL,
+    DOUBLE,
+    FLOAT,
+    INT,
+    SMALLINT,
+    STRING,
+    TIMESTAMP,
+    TINYINT,
+)
+from impl.table.bucket import (
+    BucketMode,
+    binary_rows,
+    bucket_mode,
+    compute_buckets,
+    group_rows,
+    row_hashes,
+    split_by_group,
+)
 
 
 def murmur_scalar(data: bytes) -> int:
@@ -47,7 +68,7 @@ def java_bucket(h: int, n: int) -> int:
 
 
 def check_against_scalar(columns, types, num_buckets=7):
-    rows = list(zip(*[c.to_pylist() for c in columns]))
+    rows = list(zip(*[c.to_pylist() for c in columns], strict=True))
     buf, offsets = binary_rows(columns, types)
     for i, r in enumerate(rows):
         expected = encode_row_unserialized(r, types)
@@ -153,3 +174,22 @@ def test_buckets_in_range(num_buckets):
     assert b.min() >= 0 and b.max() < num_buckets
     if num_buckets > 1:
         assert len(set(b.tolist())) == num_buckets
+
+
+@pytest.mark.parametrize("bucket, primary_keys, partition_keys, mode", [
+    (4, (), (), BucketMode.HASH_FIXED),
+    (4, ("dt", "id"), ("dt",), BucketMode.HASH_FIXED),
+    (-1, (), ("dt",), BucketMode.BUCKET_UNAWARE),
+    (-1, ("dt", "id"), ("dt",), BucketMode.HASH_DYNAMIC),
+    (-1, ("id",), (), BucketMode.HASH_DYNAMIC),
+    (-1, ("id",), ("dt",), BucketMode.CROSS_PARTITION),
+])
+def test_bucket_mode_is_paimons(bucket, primary_keys, partition_keys, mode):
+    assert bucket_mode(bucket, primary_keys, partition_keys) is mode
+
+
+def test_table_bucket_mode(catalog):
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+    unaware = catalog.create_table("db.unaware", schema=schema)
+    fixed = catalog.create_table("db.fixed", schema=schema, primary_keys=["id"], options={"bucket": "2"})
+    assert unaware.bucket_mode is BucketMode.BUCKET_UNAWARE and fixed.bucket_mode is BucketMode.HASH_FIXED

@@ -8,10 +8,11 @@ import pytest
 from table_helpers import data_files, read, sort_rows, write
 
 from impl.errors import PaimonError
+from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind
-from impl.format.types import BIGINT
+from impl.format.types import BIGINT, DOUBLE, STRING
 from impl.table.bucket import compute_buckets
-from impl.table.scan import DataSplit, SnapshotReader
+from impl.table.scan import DataSplit, SnapshotReader, SplitKind
 
 pytest.importorskip("impl.mergetree")
 
@@ -188,7 +189,11 @@ def test_incremental_delta_and_changelog(catalog):
         write(t, rows("d", [1, 2]))
         write(t, rows("d", [2, 3], v=["new2", "v3"]))
         write(t, rows("d", [1]), row_kinds=pa.array([3], pa.int8()))
-        got = t.copy({"incremental-between": "1,3"}).to_arrow()
+        incremental = t.copy({"incremental-between": "1,3"})
+        kind = SplitKind.CHANGELOG if producer == "input" else SplitKind.DELTA
+        assert {s.kind for s in incremental.new_read_builder().new_scan().plan().splits()} == {kind}
+        assert {s.kind for s in t.new_read_builder().new_scan().plan().splits()} == {SplitKind.DATA}
+        got = incremental.to_arrow()
         assert got.column_names[-1] == "_VALUE_KIND"
         assert [(r["id"], r["_VALUE_KIND"]) for r in got.to_pylist()] == [(2, 0), (3, 0), (1, 3)]
         if producer == "input":
@@ -317,3 +322,35 @@ def test_stream_writer_restores_from_latest_when_new_bucket_appears(catalog):
     got = {(r["dt"], r["id"]): r["v"] for r in pk.to_arrow().to_pylist()}
     # restored from the latest snapshot, the stream writer continues after sequence number 4
     assert got[("b", 7)] == "stream" and got[("a", 1)] == "v1"
+
+
+STATS_SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64())])
+STATS_TYPES = [BIGINT(), STRING(), DOUBLE()]
+
+
+@pytest.mark.parametrize("mode, mins, maxs, null_counts", [
+    ("none", (None, None, None), (None, None, None), None),
+    ("counts", (None, None, None), (None, None, None), (0, 0, 1)),
+    ("full", (1, "abcdefgh", 1.5), (2, "abcdefgz", 1.5), (0, 0, 1)),
+    ("truncate(4)", (1, "abcd", 1.5), (2, "abce", 1.5), (0, 0, 1)),
+])
+def test_pk_files_follow_metadata_stats_mode(catalog, mode, mins, maxs, null_counts):
+    # value columns (the key's value copy too) follow the table's mode, in flushed and in
+    # compacted files; the _KEY_ column keeps Paimon's truncate(128), i.e. here the full key
+    t = catalog.create_table("db.stats", schema=STATS_SCHEMA, primary_keys=["name"],
+                             options={"bucket": "1", "metadata.stats-mode": mode})
+    data = pa.table({"id": pa.array([1, 2], pa.int64()), "name": ["abcdefgh", "abcdefgz"], "score": [1.5, None]})
+    write(t, data)
+    (flushed,) = SnapshotReader(t).live_entries(t.latest_snapshot())
+    write(t, data)
+    t.compact(full=True)
+    (compacted,) = SnapshotReader(t).live_entries(t.latest_snapshot())
+    assert flushed.file.level == 0 and compacted.file.level > 0
+    for f in (flushed.file, compacted.file):
+        assert f.value_stats_cols is None
+        assert decode_row(f.value_stats.min_values, STATS_TYPES) == mins
+        assert decode_row(f.value_stats.max_values, STATS_TYPES) == maxs
+        assert f.value_stats.null_counts == null_counts
+        assert decode_row(f.key_stats.min_values, [STRING(False)]) == ("abcdefgh",)
+        assert decode_row(f.key_stats.max_values, [STRING(False)]) == ("abcdefgz",)
+        assert f.key_stats.null_counts == (0,)
