@@ -37,3 +37,14 @@ _.write_pandas
 # else reads them yet (only Parquet is written; spilling is issue 16)
 _.file_format
 WRITE_BUFFER_SPILLABLE
+
+# http.server's BaseHTTPRequestHandler / ThreadingHTTPServer protocol (the S3 fault proxy)
+_.protocol_version
+_.log_message
+_.do_GET
+_.do_PUT
+_.do_POST
+_.do_DELETE
+_.do_HEAD
+_.daemon_threads
+_.close_connection
