@@ -7,6 +7,8 @@ store from the storage options it was given (the workers' environment has no AWS
 
 from __future__ import annotations
 
+import sys
+
 import pyarrow as pa
 import pytest
 
@@ -266,6 +268,6 @@ def test_embedded_s3_serves_a_bucket_and_names_the_extra_when_moto_is_missing(mo
         assert cat.get_table("db.t").to_arrow().column("id").to_pylist() == [1, 2]
     finally:
         server.stop()
-    monkeypatch.setitem(__import__("sys").modules, "moto.server", None)  # as if moto were not installed
+    monkeypatch.setitem(sys.modules, "moto.server", None)  # as if moto were not installed
     assert spark_job.main(["--embedded-s3", "--no-progress"]) == 2
     assert 'pip install -e ".[test]"' in capsys.readouterr().err
