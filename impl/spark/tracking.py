@@ -95,6 +95,10 @@ class WriteIntent:
 # ---------------------------------------------------------------------- tracking file system
 
 
+# The write methods the tracking file system intercepts.
+_TRACKED = ("pipe_file", "cp_file", "put_file")
+
+
 class _TrackingMixin:
     """Calls ``self._paimon_on_write(path)`` before any file is created or overwritten."""
 
@@ -104,9 +108,12 @@ class _TrackingMixin:
     _paimon_on_write: Callable[[str], None]
     _paimon_seen: set[str]
     _paimon_lock: threading.Lock
+    _paimon_inner: dict[str, Callable[..., Any]]
     _strip_protocol: Callable[[str], str]
 
     def _paimon_track(self, path) -> None:
+        if isinstance(path, str) and path.endswith("/"):
+            return  # an object store's directory marker (FileIO.mkdirs): not a file of the table
         path = self._strip_protocol(path) if isinstance(path, str) else path
         seen = self._paimon_seen
         with self._paimon_lock:
@@ -115,9 +122,15 @@ class _TrackingMixin:
             seen.add(path)
         self._paimon_on_write(path)
 
+    def _paimon_call(self, name: str, *args, **kwargs):
+        inner = self._paimon_inner.get(name)
+        if inner is not None:
+            return inner(*args, **kwargs)
+        return getattr(super(), name)(*args, **kwargs)
+
     def pipe_file(self, path, value, *args, **kwargs):
         self._paimon_track(path)
-        return super().pipe_file(path, value, *args, **kwargs)
+        return self._paimon_call("pipe_file", path, value, *args, **kwargs)
 
     def _open(self, path, mode="rb", *args, **kwargs):
         if any(c in mode for c in "wax+"):
@@ -126,11 +139,11 @@ class _TrackingMixin:
 
     def cp_file(self, path1, path2, *args, **kwargs):
         self._paimon_track(path2)
-        return super().cp_file(path1, path2, *args, **kwargs)
+        return self._paimon_call("cp_file", path1, path2, *args, **kwargs)
 
     def put_file(self, lpath, rpath, *args, **kwargs):
         self._paimon_track(rpath)
-        return super().put_file(lpath, rpath, *args, **kwargs)
+        return self._paimon_call("put_file", lpath, rpath, *args, **kwargs)
 
 
 _SUBCLASSES: dict[type, type] = {}
@@ -140,7 +153,13 @@ def tracking_filesystem(fs, on_write: Callable[[str], None]):
     """A copy of the fsspec file system ``fs`` that calls ``on_write(path)`` before each write.
 
     The copy is an instance of a subclass of ``type(fs)``, so isinstance checks (local disk,
-    memory) keep working; fsspec's instance cache is bypassed.
+    memory) keep working; fsspec's instance cache is bypassed. It shares ``fs``'s state (an
+    object store's client and event loop included).
+
+    Async file systems (s3fs) bind their blocking ``pipe_file`` & co. on the instance (fsspec's
+    ``mirror_sync_methods``), where they would shadow the mixin's methods in the copied state:
+    those bound methods are taken out of the copy and called by the mixin after logging. The
+    log is written before entering the store's event loop, never from inside it.
     """
     cls = type(fs)
     sub = _SUBCLASSES.get(cls)
@@ -149,6 +168,7 @@ def tracking_filesystem(fs, on_write: Callable[[str], None]):
         _SUBCLASSES[cls] = sub
     obj: Any = object.__new__(sub)  # a copy of fs's state, not a fresh fsspec instance
     obj.__dict__.update(fs.__dict__)
+    obj._paimon_inner = {name: obj.__dict__.pop(name) for name in _TRACKED if name in obj.__dict__}
     obj._paimon_on_write = on_write
     obj._paimon_seen = set()
     obj._paimon_lock = threading.Lock()
