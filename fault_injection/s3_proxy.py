@@ -55,7 +55,7 @@ class FaultRule:
     fires only once that other rule has fired (a store that breaks down after a lost answer)."""
 
     fault: Fault
-    method: str | None = None
+    method: str | None = None  # an HTTP method, or "LIST" for a GET of a bucket listing
     path: str = ""
     nth: int = 1
     times: int | None = 1
@@ -66,9 +66,9 @@ class FaultRule:
     def take(self, method: str, path: str) -> bool:
         if self.after is not None and self.after.fired == 0:
             return False
-        if self.method is not None and method != self.method:
+        if self.method is not None and self.method not in (method, request_kind(method, path)):
             return False
-        if self.path and not re.search(self.path, path):
+        if self.path and not re.search(self.path, urlsplit(path).path):
             return False
         self.seen += 1
         if self.seen < self.nth or (self.times is not None and self.fired >= self.times):
@@ -171,7 +171,7 @@ class S3FaultProxy:
             if self.log is not None:
                 self.log.append((kind, path))
             for rule in self._rules:
-                if rule.take(method, urlsplit(path).path):
+                if rule.take(method, path):
                     return rule.fault
         return None
 

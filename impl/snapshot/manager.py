@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Iterator
 
-from impl.errors import CorruptMetadataError, SnapshotNotFoundError
+from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotFoundError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
@@ -92,7 +92,20 @@ class SnapshotManager:
             hint = self._read_hint(name)
             if hint is not None and self.snapshot_exists(hint):
                 return last_present(hint, self.snapshot_exists)
-        ids = self.snapshot_ids()
+        if self.snapshot_exists(1):
+            return last_present(1, self.snapshot_exists)
+        # No hint and no snapshot 1: a new table, or one whose hints are gone and whose first
+        # snapshots expired. Only a listing tells these apart; a committer without permission
+        # to list (no ListBucket on S3) takes the table for empty, which is what it is unless
+        # both hints were destroyed from outside.
+        try:
+            ids = self.snapshot_ids()
+        except FileIOError as e:
+            if isinstance(e.__cause__, PermissionError):
+                log.warning("cannot list %s (%s); no hint names a snapshot, so the table is taken as empty",
+                            self.paths.snapshot_dir, e.__cause__)
+                return None
+            raise
         return ids[-1] if ids else None
 
     def earliest_snapshot_id(self) -> int | None:

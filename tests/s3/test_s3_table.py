@@ -179,3 +179,17 @@ def test_bad_warehouses_are_named(s3_server, s3_bucket):
             impl.Catalog(f"s3://{s3_bucket}/warehouse", options=s3_server.options(strict.endpoint))
     finally:
         strict.stop()
+
+
+def test_committers_need_no_list_permission(s3_server, s3_bucket, proxy):
+    """A store that refuses every LIST (no ListBucket permission): tables are created, the first
+    commit of a new table and every later one go through, and reads work (they list nothing)."""
+    table = _table(_catalog(s3_server, s3_bucket, proxy.endpoint))
+    proxy.add_rule(FaultRule(Fault.ACCESS_DENIED, method="LIST", times=None))
+    proxy.reset_counts()
+    for i in range(3):
+        _commit(table, _rows([i]))
+    assert [r["id"] for r in _read(table)] == [0, 1, 2]
+    assert proxy.counts().get("LIST", 0) >= 1  # the first commit of the new table did try to list
+    proxy.clear_rules()
+    assert table.snapshot_manager.snapshot_ids() == [1, 2, 3]
