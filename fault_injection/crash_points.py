@@ -92,6 +92,16 @@ def local_storage(base_dir: str | os.PathLike) -> StorageFactory:
     return make
 
 
+def object_store_storage(make_fs: Callable[[], AbstractFileSystem], bucket: str) -> StorageFactory:
+    """A storage factory over an object store: each call gives a new empty prefix in ``bucket``
+    of the file system ``make_fs()`` (s3fs for the S3 server, for example)."""
+
+    def make() -> tuple[AbstractFileSystem, str]:
+        return make_fs(), f"{bucket}/faulty-{uuid.uuid4().hex}"
+
+    return make
+
+
 def remove_storage(fs: AbstractFileSystem, root: str) -> None:
     """Delete everything under ``root`` (for memory: its keys in the shared store)."""
     if isinstance(fs, MemoryFileSystem):

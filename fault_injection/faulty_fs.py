@@ -133,6 +133,8 @@ from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
+from impl.fs.object_store import has_conditional_create
+
 __all__ = [
     "SimulatedCrash",
     "Fault",
@@ -392,6 +394,10 @@ class FaultyFileSystem(AbstractFileSystem):
     ``atomic_create=False`` models an object store without a conditional put: the wrapper
     then offers no ``link_if_absent`` (the attribute is None), so ``impl.fs.link_if_absent``
     raises UnsupportedFileSystemError and impl must refuse to publish snapshots.
+
+    Over an object store (s3fs), the wrapper offers the store's conditional create instead
+    (``supports_conditional_create``): impl publishes with ``pipe_file(path, data,
+    mode="create")``, which is one numbered operation like every other write.
     """
 
     protocol = "faulty"
@@ -414,7 +420,10 @@ class FaultyFileSystem(AbstractFileSystem):
         self.faults: tuple[Fault, ...] = tuple(faults)
         self.recorder = recorder if recorder is not None else OpRecorder()
         self.atomic_create = atomic_create
-        if not atomic_create:
+        # Over an object store, publication is the inner store's conditional PUT
+        # (pipe_file(mode="create"), one operation here like any other write), not a link.
+        self.supports_conditional_create = atomic_create and has_conditional_create(inner)
+        if not atomic_create or self.supports_conditional_create:
             # impl.fs.link_if_absent looks for this attribute; None = no atomic create. The
             # instance attribute hides the method on purpose, which mypy cannot express.
             self.link_if_absent = None  # type: ignore[method-assign, assignment]

@@ -28,6 +28,11 @@ class UnsupportedFileSystemError(PaimonError):
     """The file system offers no atomic create-if-absent, so snapshots cannot be published safely."""
 
 
+class InvalidWarehouseError(PaimonError):
+    """A warehouse or table location cannot be used: a URL without a bucket, a bucket that does
+    not exist, refused credentials, an endpoint that does not answer, or bad storage options."""
+
+
 # --------------------------------------------------------------------------- metadata
 
 

@@ -13,8 +13,9 @@ It lives beside :mod:`fault_injection`, outside the production library: it may i
 - :mod:`simulation.verify`: model replay of a table's snapshots and the row recomputation the
   main job checks against.
 - :mod:`simulation.report`: the main job's Markdown report with plots.
+- :mod:`simulation.embedded_s3`: the local S3 server of ``python -m simulation --embedded-s3``.
 
 Heavy imports (pyspark, matplotlib, rich) stay inside the modules that need them.
 """
 
-__all__ = ["bridge", "committers", "report", "spark_job", "verify"]
+__all__ = ["bridge", "committers", "embedded_s3", "report", "spark_job", "verify"]

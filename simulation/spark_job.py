@@ -1,6 +1,8 @@
 """``python -m simulation``: concurrent writers, compaction and expiration on one table, verified.
 
-What runs (all in one local Spark session, on a local warehouse, ``./warehouse`` by default):
+What runs (all in one local Spark session, on a local warehouse, ``./warehouse`` by default, or on
+an S3-compatible store: ``--warehouse s3://bucket/prefix`` with ``--s3-endpoint`` & co., or
+``--embedded-s3`` for a local moto S3 server started for the run):
 
 - K writer threads. Each owns the keys ``id % K == w`` of a partitioned primary-key table and
   upserts a generated change stream into it: per batch a set of distinct keys, each inserted
@@ -20,7 +22,11 @@ What runs (all in one local Spark session, on a local warehouse, ``./warehouse``
 At the end (after a final full compaction): a fresh model replay of all retained snapshots, a
 storage audit (fault_injection.table_audit), an orphan scan, and the table's rows (read through
 Spark and through impl) against the rows recomputed from the change stream in plain pyarrow.
-Prints a summary, writes ``reports/<run>/report.md`` with plots, exits 1 on any failed check.
+Prints a summary, writes ``reports/<run>/report.md`` with plots (always on local disk), exits 1 on
+any failed check.
+
+On S3 every part goes through the store: the Spark tasks and the driver open it from the storage
+options, the injected faults wrap the S3 client, and the checks read and list the table there.
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ import argparse
 import dataclasses
 import logging
 import os
+import posixpath
 import random
-import shutil
+import sys
 import threading
 import time
 import traceback
@@ -51,7 +58,9 @@ from fault_injection.table_audit import audit_table
 from impl.commit.messages import CommitMessage
 from impl.errors import CommitConflictError
 from impl.fs.file_io import FileIO
+from impl.fs.object_store import SECRET_KEY_KEYS, SESSION_TOKEN_KEYS, is_object_store_url
 from impl.spark.compaction import CompactResult
+from impl.spark.tables import is_storage_key
 from impl.table.table import FileStoreTable
 from simulation.report import write_report
 from simulation.verify import ModelReplayer, compare_rows, expected_rows, replay_retained
@@ -60,6 +69,11 @@ log = logging.getLogger("simulation.spark_job")
 
 TABLE = "sim.events"
 KEYS = ["dt", "id"]
+INTENTS = posixpath.join(".paimon_py_spark", "writes", TABLE)
+
+# the --s3-* flags and the option each sets (pypaimon's names)
+S3_FLAGS = {"s3_endpoint": "fs.s3.endpoint", "s3_access_key": "fs.s3.accessKeyId",
+            "s3_secret_key": "fs.s3.accessKeySecret", "s3_region": "fs.s3.region"}
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,15 @@ class SparkJobConfig:
     seed: int = 7
     progress: bool = True
     keep_table: bool = False
+    storage_options: tuple[tuple[str, str], ...] = ()  # how to reach an object-store warehouse
+    embedded_s3: bool = False  # start a local S3 server and use a bucket on it as the warehouse
+
+    def redacted(self) -> dict[str, Any]:
+        """The settings for the report, with secrets (secret key, session token) masked."""
+        out = asdict(self)
+        hidden = set(SECRET_KEY_KEYS) | set(SESSION_TOKEN_KEYS)
+        out["storage_options"] = {k: ("***" if k in hidden else v) for k, v in self.storage_options}
+        return out
 
 
 @dataclass
@@ -148,12 +171,15 @@ class SparkJob:
 
     table: FileStoreTable
     replayer: ModelReplayer
+    store_root: str  # the warehouse as the table's file system spells it (set by setup)
 
     def __init__(self, cfg: SparkJobConfig, spark: Any = None):
         self.cfg = cfg
         self.run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
-        self.warehouse = os.path.abspath(cfg.warehouse)
-        self.table_path = os.path.join(self.warehouse, "sim.db", "events")
+        self.warehouse = (cfg.warehouse.rstrip("/") if is_object_store_url(cfg.warehouse)
+                          else os.path.abspath(cfg.warehouse))
+        self.table_path = posixpath.join(self.warehouse, "sim.db", "events")
+        self.options = dict(cfg.storage_options)
         self.stats = SparkJobStats()
         self.spark = spark
         self._stream: list[pa.Table] = []  # committed change batches, with __order
@@ -178,10 +204,14 @@ class SparkJob:
         if self.spark is None:
             self.spark = impl.spark.session(app_name="paimon-py-simulate")
         impl.spark.register(self.spark)
-        cat = impl.Catalog(self.warehouse)
+        cat = impl.Catalog(self.warehouse, options=self.options)
         if cat.table_exists(TABLE) and not self.cfg.keep_table:
             cat.drop_table(TABLE)
-        shutil.rmtree(os.path.join(self.warehouse, ".paimon_py_spark", "writes", TABLE), ignore_errors=True)
+        try:  # intents of an earlier run's writes (their files went with the table)
+            cat.file_io.fs.rm(posixpath.join(cat.warehouse, INTENTS), recursive=True)
+        except FileNotFoundError:
+            pass
+        self.store_root = cat.warehouse  # the warehouse in the file system's own form
         cat.create_database("sim", ignore_if_exists=True)
         schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()),
                             ("writer", pa.int32()), ("batch", pa.int32())])
@@ -227,7 +257,9 @@ class SparkJob:
         recover. Returns whether the batch is published (False: a conflict refused it)."""
         faulty = None
         if self.cfg.faults and rng.random() < self.cfg.fault_rate:
-            faulty = FaultyFileSystem(LocalFileSystem(), [self._fault(rng)])
+            # over the table's own store: the S3 client itself, or local disk
+            inner = self.table.file_io.fs if self.table.file_io.is_object_store else LocalFileSystem()
+            faulty = FaultyFileSystem(inner, [self._fault(rng)])
             self.stats.add(faults_injected=1)
         try:
             table = self.table if faulty is None else impl.Catalog(self.warehouse, filesystem=faulty).get_table(TABLE)
@@ -270,7 +302,7 @@ class SparkJob:
             t0 = time.time()
             try:
                 df = self.spark.createDataFrame(batch)
-                res = impl.spark.write_dataframe(df, self.table_path, options={"write-only": "true"},
+                res = impl.spark.write_dataframe(df, self.table_path, options={"write-only": "true", **self.options},
                                                  row_kind_column="op", commit=False,
                                                  num_tasks=min(4, cfg.buckets * cfg.partitions))
             except Exception as e:  # noqa: BLE001 - the job failed: nothing committed, files removed
@@ -304,7 +336,7 @@ class SparkJob:
     def _compactor(self) -> None:
         while not self._writers_done.wait(self.cfg.compact_interval_s):
             try:
-                r = impl.spark.compact(self.spark, self.table_path, full=False)
+                r = impl.spark.compact(self.spark, self.table_path, full=False, options=self.options)
                 self.stats.add(compactions=1 if r.snapshot_ids else 0, leftovers_removed=r.leftovers_removed)
             except CommitConflictError:  # another compaction got there first
                 self.stats.add(conflicts=1)
@@ -352,7 +384,8 @@ class SparkJob:
             t.join()
         # a final full compaction: everything into one sorted run per bucket
         try:
-            self.final_compaction = impl.spark.compact(self.spark, self.table_path, full=True)
+            self.final_compaction = impl.spark.compact(self.spark, self.table_path, full=True,
+                                                       options=self.options)
         except Exception as e:  # noqa: BLE001 - reported; the verification still runs
             self.stats.add(errors=f"final compaction: {type(e).__name__}: {e}")
         self._stop.set()
@@ -415,32 +448,36 @@ class SparkJob:
                      f"snapshots {ids[0] if ids else '-'}..{ids[-1] if ids else '-'}: live files and record "
                      f"counts equal the model's")
 
+    def _storage(self) -> FileIO:
+        """A FileIO of its own on the table's store (local disk, or the S3 client), for the checks."""
+        return FileIO(self.table.file_io.fs)
+
     def _check_audit(self) -> Check:
-        audit = audit_table(FileIO(), self.table.path)
+        audit = audit_table(self._storage(), self.table.path)
         return Check("storage audit (ids contiguous, files present, counts)", audit.ok,
                      "ok" if audit.ok else "; ".join(audit.problems[:5]))
 
     def _check_orphans(self) -> Check:
         """Crashes injected into commits may leave unreferenced manifests; without faults there
         must be none. Either way, remove them and check nothing is left."""
-        before = find_orphans(FileIO(), self.table.path)
+        before = find_orphans(self._storage(), self.table.path)
         self.orphans_before = len(before)
         removed = self.table.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 1)
-        after = find_orphans(FileIO(), self.table.path)
+        after = find_orphans(self._storage(), self.table.path)
         allowed = "allowed: injected crashes" if self.cfg.faults else "none allowed"
         return Check("no orphan files", not after and (self.cfg.faults or not before),
                      f"{len(before)} found before cleanup ({allowed}), {len(removed)} removed, {len(after)} left")
 
     def _check_intents(self) -> Check:
-        intents_dir = os.path.join(self.warehouse, ".paimon_py_spark", "writes", TABLE)
-        intents = [f for _, _, fs in os.walk(intents_dir) for f in fs]
+        intents = self._storage().walk_files(posixpath.join(self.store_root, INTENTS))
         return Check("no write intents left", not intents, f"{len(intents)} intent markers left")
 
     def _check_rows(self, stream: pa.Table) -> list[Check]:
         expected = expected_rows(stream, KEYS, "op", "__order")
         self.expected_count = expected.num_rows
         checks = []
-        for via, actual in (("Spark", self.spark.read.format("paimon_py").load(self.table_path).toArrow()),
+        spark_rows = self.spark.read.format("paimon_py").options(**self.options).load(self.table_path).toArrow()
+        for via, actual in (("Spark", spark_rows),
                             ("impl", self.table.to_arrow())):
             diff = compare_rows(expected, actual, KEYS)
             checks.append(Check(f"rows read through {via} = rows recomputed from the change stream", not diff,
@@ -524,7 +561,7 @@ class SparkJob:
         level_points = [((st.time_millis - start_ms) / 1000.0, st.files_per_level) for st in steps]
         directory = os.path.join(os.path.abspath(cfg.reports), f"sim-{self.run_id}")
         notes = [e.splitlines()[0] for e in s.errors[:20]]
-        path = write_report(directory, title=f"Multi-writer simulation {self.run_id}", config=asdict(cfg),
+        path = write_report(directory, title=f"Multi-writer simulation {self.run_id}", config=cfg.redacted(),
                             summary=summary, checks=checks, snapshot_events=events,
                             latencies_s={"commit (driver)": s.commit_latency_s,
                                          "write job (Spark)": s.write_latency_s},
@@ -561,11 +598,51 @@ def _print_summary(summary: dict[str, object], checks: Sequence[Check], ok: bool
     console.print("[bold green]VERIFICATION PASSED[/bold green]" if ok else "[bold red]VERIFICATION FAILED[/bold red]")
 
 
+_EPILOG = """\
+object stores:
+  --warehouse s3://bucket/prefix runs everything on an S3-compatible store (AWS S3, MinIO, R2, ...;
+  it must support conditional writes). The --s3-* flags set Paimon's storage options
+  (fs.s3.endpoint, fs.s3.accessKeyId, fs.s3.accessKeySecret, fs.s3.region); --option KEY=VALUE
+  (repeatable) sets any other one, e.g. --option s3.path-style-access=true. Without keys the
+  usual AWS credential chain applies (AWS_ACCESS_KEY_ID, profiles, instance roles). Spark's
+  tasks open the store from the same options. Reports are written locally (--reports).
+
+  --embedded-s3 starts a local S3 server (moto, on 127.0.0.1, a free port), creates a bucket and
+  runs against s3://<bucket>/warehouse: a self-contained demo of the S3 path
+  (needs pip install -e ".[test]").
+
+examples:
+  python -m simulation --embedded-s3 --writers 2 --commits 4
+  python -m simulation --warehouse s3://my-bucket/paimon --s3-endpoint http://127.0.0.1:9000 \\
+      --s3-access-key minio --s3-secret-key minio123 --s3-region us-east-1
+"""
+
+
+def _storage_options(p: argparse.ArgumentParser, a: argparse.Namespace) -> dict[str, str]:
+    """The storage options of the --s3-* and --option flags (errors name the flag)."""
+    options: dict[str, str] = {}
+    for item in a.option:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            p.error(f"--option {item!r}: expected KEY=VALUE")
+        if not is_storage_key(key):
+            p.error(f"--option {item!r}: {key!r} is not a storage option (keys start with fs., s3. or s3a.)")
+        options[key] = value
+    for flag, key in S3_FLAGS.items():
+        value = getattr(a, flag)
+        if value is not None:
+            options[key] = value
+    return options
+
+
 def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
     """The job's settings from the command line (``--help`` lists them)."""
     d = SparkJobConfig()
-    p = argparse.ArgumentParser(prog="python -m simulation", description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("--warehouse", default=d.warehouse, help="warehouse directory (default ./warehouse)")
+    p = argparse.ArgumentParser(prog="python -m simulation", description=(__doc__ or "").split("\n\n")[0],
+                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--warehouse", default=None,
+                   help="warehouse directory or object-store URL s3://bucket/prefix (default ./warehouse)")
     p.add_argument("--reports", default=d.reports, help="where reports go (default ./reports)")
     p.add_argument("--writers", type=int, default=d.writers, help="concurrent writer jobs (K)")
     p.add_argument("--commits", type=int, default=d.commits, help="commits per writer")
@@ -587,25 +664,53 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--keep-table", action="store_true", help="do not drop sim.events from a previous run")
+    s3 = p.add_argument_group("object stores (see below)")
+    s3.add_argument("--s3-endpoint", metavar="URL", help="S3 endpoint, e.g. http://127.0.0.1:9000 (fs.s3.endpoint)")
+    s3.add_argument("--s3-access-key", metavar="KEY", help="access key id (fs.s3.accessKeyId)")
+    s3.add_argument("--s3-secret-key", metavar="SECRET", help="secret access key (fs.s3.accessKeySecret)")
+    s3.add_argument("--s3-region", metavar="REGION", help="region, e.g. us-east-1 (fs.s3.region)")
+    s3.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="any other storage option (fs.*, s3.*, s3a.*); repeatable")
+    s3.add_argument("--embedded-s3", action="store_true",
+                    help="start a local S3 server (moto) and run on a fresh bucket of it")
     a = p.parse_args(argv)
     if a.writers < 1 or a.commits < 1 or a.keys < a.writers or a.partitions < 1 or a.buckets < 1:
         p.error("writers, commits, partitions, buckets must be >= 1 and keys >= writers")
     if a.retain_min < 1 or a.retain_max < a.retain_min:
         p.error("need 1 <= --retain-min <= --retain-max")
+    options = _storage_options(p, a)
+    if a.embedded_s3 and (a.warehouse is not None or options):
+        p.error("--embedded-s3 chooses the warehouse and its options itself: drop --warehouse, --s3-* and --option")
+    warehouse = a.warehouse if a.warehouse is not None else d.warehouse
+    if options and not is_object_store_url(warehouse):
+        p.error(f"storage options ({', '.join(sorted(options))}) need an object-store warehouse "
+                f"(--warehouse s3://bucket/prefix); {warehouse!r} is a local path")
     return dataclasses.replace(
-        d, warehouse=a.warehouse, reports=a.reports, writers=a.writers,
+        d, warehouse=warehouse, reports=a.reports, writers=a.writers,
         commits=a.commits if a.seconds is None else max(a.commits, 10**9), seconds=a.seconds,
         keys=a.keys, partitions=a.partitions, buckets=a.buckets, batch_rows=a.batch_rows,
         compact_interval_s=a.compact_interval, compactors=max(1, a.compactors),
         expire_interval_s=a.expire_interval, retain_min=a.retain_min, retain_max=a.retain_max,
         faults=a.faults, fault_rate=a.fault_rate, seed=a.seed, progress=not a.no_progress,
-        keep_table=a.keep_table)
+        keep_table=a.keep_table, storage_options=tuple(sorted(options.items())), embedded_s3=a.embedded_s3)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the job with the command line's settings; the exit code (0: verification passed)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     cfg = parse_args(argv)
+    server = None
+    if cfg.embedded_s3:
+        from simulation.embedded_s3 import EmbeddedS3, EmbeddedS3Unavailable
+
+        try:
+            server = EmbeddedS3()
+        except EmbeddedS3Unavailable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        store = server.start()
+        cfg = dataclasses.replace(cfg, warehouse=store.warehouse, storage_options=tuple(sorted(store.options().items())))
+        print(f"embedded S3 server at {store.endpoint}, warehouse {store.warehouse}")
     had_session = SparkSession.getActiveSession() is not None
     job = SparkJob(cfg)
     try:
@@ -616,6 +721,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 job.spark.stop()
             except Exception:  # noqa: BLE001 - stopping is best effort; the exit code is what matters
                 pass
+        if server is not None:
+            server.stop()
 
 
 __all__ = ["Check", "SparkJob", "SparkJobConfig", "SparkJobStats", "main", "parse_args"]

@@ -37,3 +37,25 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.write_line(
         f"total: {sum(t['examples'] for t in totals.values())} examples, "
         f"{sum(t['steps'] for t in totals.values())} steps")
+
+
+# --------------------------------------------------------------------------- S3 server
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 API server (moto) on 127.0.0.1, one per xdist worker process."""
+    from s3_server import S3Server
+
+    server = S3Server()
+    endpoint = server.start()
+    yield endpoint
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_server):
+    """A fresh, empty bucket on the test S3 server."""
+    return s3_server.new_bucket()

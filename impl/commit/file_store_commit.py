@@ -117,6 +117,9 @@ class _Checked:
     snapshot_id: int | None
     tag: str | None
     fold: Fold
+    # The snapshot checked against: the first try publishes on top of it without reading the
+    # latest again (a lost race re-reads; the conditional create decides, not this read).
+    snapshot: Snapshot | None = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,7 @@ class FileStoreCommit:
         # resolved before the same identifier is committed again, so a repeat never doubles it
         self._unknown_outcomes: dict[tuple[int, CommitKind], _UnknownOutcome] = {}
         self._lock = threading.RLock()
+        self._last_published: Snapshot | None = None
 
     # ================================================================== public API
 
@@ -231,7 +235,7 @@ class FileStoreCommit:
                     sid = self._try_commit(_Attempt(CommitKind.APPEND, _Part.of(changes, CommitKind.APPEND),
                                                     committable, stats, checked))
                     # assume the COMPACT snapshot follows ours directly; re-checked if not
-                    checked = self._check_now(self.snapshot_manager.snapshot(sid), changes.compact_table,
+                    checked = self._check_now(self._published_snapshot(sid), changes.compact_table,
                                               CommitKind.COMPACT) if changes.has_compact else None
                 if changes.has_compact:
                     self._try_commit(_Attempt(CommitKind.COMPACT, _Part.of(changes, CommitKind.COMPACT),
@@ -241,10 +245,17 @@ class FileStoreCommit:
                 raise
         return stats
 
+    def _published_snapshot(self, snapshot_id: int) -> Snapshot:
+        """Snapshot ``snapshot_id`` that this committer just published: the object it wrote,
+        or read back when the id was found after an unknown outcome."""
+        own = self._last_published
+        return own if own is not None and own.id == snapshot_id else self.snapshot_manager.snapshot(snapshot_id)
+
     def _check_now(self, snapshot: Snapshot | None, changes: Sequence[ManifestEntry], kind: CommitKind) -> _Checked:
         fold = check_conflicts(self._live_at(snapshot), changes, kind, self._key_sort_key,
                                describe_partition=self.describe_partition)
-        return _Checked(snapshot.id if snapshot else None, snapshot.delta_manifest_list if snapshot else None, fold)
+        return _Checked(snapshot.id if snapshot else None, snapshot.delta_manifest_list if snapshot else None, fold,
+                        snapshot)
 
     def overwrite(
         self,
@@ -412,6 +423,9 @@ class FileStoreCommit:
             raise UnsupportedFileSystemError(
                 f"cannot commit to {self.table_name}: file system {type(self.file_io.fs).__name__} has no atomic "
                 "create-if-absent, so two writers could both publish the same snapshot id")
+        # An object store is probed once (does it refuse a second If-None-Match PUT?) before
+        # this commit writes any file, so a store that ignores the condition is left untouched.
+        self.file_io.ensure_atomic_create(self.paths.snapshot_dir)
 
     def _as_committable(self, c: ManifestCommittable | Sequence[CommitMessage],
                         identifier: int) -> ManifestCommittable:
@@ -507,9 +521,11 @@ class FileStoreCommit:
         started = time.monotonic()
         retries = 0
         stats = attempt.stats
+        first_try = True
         while True:
             stats.attempts += 1
-            sid = self._try_commit_once(attempt)
+            sid = self._try_commit_once(attempt, first_try)
+            first_try = False
             if sid is not None:
                 stats.record_published(sid, attempt.kind)
                 return sid
@@ -536,11 +552,14 @@ class FileStoreCommit:
 
     # ------------------------------------------------------------------ one try
 
-    def _try_commit_once(self, attempt: _Attempt) -> int | None:
+    def _try_commit_once(self, attempt: _Attempt, first_try: bool = False) -> int | None:
         """Publish once; the new snapshot id, or None when another writer took the id first."""
         unknown = attempt.unknown
         try:
-            latest = self.snapshot_manager.latest_snapshot()
+            if first_try and attempt.checked is not None and not unknown.outcome_unknown:
+                latest = attempt.checked.snapshot  # read a moment ago by the optimistic check
+            else:
+                latest = self.snapshot_manager.latest_snapshot()
         except Exception as e:
             if unknown.outcome_unknown:
                 raise CommitOutcomeUnknownError(
@@ -581,6 +600,7 @@ class FileStoreCommit:
             return None
         if published:
             live.advance(snapshot.id, snapshot.delta_manifest_list, _fold_as_delta(live, fold))
+            self._last_published = snapshot
             return snapshot.id
         # Lost the race for this id: nothing references what we wrote.
         self._delete_manifests(written)

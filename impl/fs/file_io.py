@@ -4,26 +4,33 @@ Everything impl reads or writes goes through a :class:`FileIO` built on an fsspe
 system, so any fsspec implementation (local disk, memory, object stores, or the
 fault-injecting wrappers in ``fault_injection``) plugs in without monkeypatching.
 
-The one primitive that is not plain fsspec is :func:`link_if_absent`: publishing a snapshot
-needs a create-if-absent that never replaces an existing file and is atomic across OS
-processes. See :meth:`FileIO.try_write_atomic` for why a rename is not enough.
+The one primitive that is not plain fsspec is the create-if-absent that publishes a snapshot:
+it must never replace an existing file and must be atomic across OS processes. On local disk it
+is :func:`link_if_absent` (a hard link of a finished temp file); on object stores a conditional
+PUT (:mod:`impl.fs.object_store`). See :meth:`FileIO.try_write_atomic` for why a rename is not
+enough.
+
+Every storage call is counted by request kind (:class:`RequestCounts`), so a caller can see
+what an operation cost: on S3 each FileIO call is one HTTP request of that kind.
 """
 
 from __future__ import annotations
 
+import enum
 import errno
 import os
 import posixpath
 import threading
 import uuid
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
 from impl.errors import FileIOError, UnsupportedFileSystemError
+from impl.fs import object_store
 
 # MemoryFileSystem keeps one store per process (a class attribute), so one process-wide lock
 # makes its check-then-write create-if-absent atomic for every thread that can see the store.
@@ -66,7 +73,49 @@ def supports_atomic_create(fs: fsspec.AbstractFileSystem) -> bool:
     return (
         getattr(fs, "link_if_absent", None) is not None
         or isinstance(fs, (LocalFileSystem, MemoryFileSystem))
+        or object_store.has_conditional_create(fs)
     )
+
+
+class RequestKind(enum.Enum):
+    """Kinds of storage requests, as object stores bill and throttle them."""
+
+    GET = "GET"
+    HEAD = "HEAD"
+    PUT = "PUT"
+    LIST = "LIST"
+    DELETE = "DELETE"
+
+
+class RequestCounts:
+    """Storage requests by kind, counted by a :class:`FileIO` (thread-safe).
+
+    >>> io = FileIO(fsspec.filesystem("memory"))
+    >>> before = io.requests.snapshot()
+    >>> io.write_bytes("/x/a", b"1"); _ = io.read_bytes("/x/a")
+    >>> io.requests.since(before)
+    {'PUT': 1, 'GET': 1}
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts = {k: 0 for k in RequestKind}
+
+    def add(self, kind: RequestKind, n: int = 1) -> None:
+        with self._lock:
+            self._counts[kind] += n
+
+    def snapshot(self) -> dict[RequestKind, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    def since(self, before: Mapping[RequestKind, int]) -> dict[str, int]:
+        """Requests made since ``before`` (a :meth:`snapshot`), kinds with none left out."""
+        now = self.snapshot()
+        return {k.value: now[k] - before.get(k, 0) for k in RequestKind if now[k] - before.get(k, 0)}
+
+    def total(self) -> int:
+        return sum(self.snapshot().values())
 
 
 @dataclass(frozen=True)
@@ -98,19 +147,39 @@ class FileIO:
         """
         self.fs = fs if fs is not None else LocalFileSystem()
         self.sync_on_write = sync_on_write
+        self.requests = RequestCounts()
+        self._object_store = object_store.has_conditional_create(self.fs)
+        self._s3 = object_store.is_s3(self.fs)
+        self._conditional_create_checked = False
 
     @classmethod
-    def for_path(cls, path: str, fs: fsspec.AbstractFileSystem | None = None) -> tuple["FileIO", str]:
-        """A FileIO for ``path`` (local path or fsspec URL) and the path in that file system's form."""
+    def for_path(cls, path: str, fs: fsspec.AbstractFileSystem | None = None,
+                 options: Mapping[str, str] | None = None) -> tuple["FileIO", str]:
+        """A FileIO for ``path`` (local path or fsspec URL) and the path in that file system's form.
+
+        ``options`` configure object stores with Paimon's names (``fs.s3.endpoint``,
+        ``fs.s3.accessKeyId``, ``fs.s3.accessKeySecret``, ``fs.s3.region``, or Java's
+        ``s3.endpoint`` / ``s3.access-key`` / ``s3.secret-key``).
+        """
         if fs is not None:
             return cls(fs), fs._strip_protocol(path)
-        fs, stripped = fsspec.core.url_to_fs(path)
+        fs, stripped = object_store.filesystem_for_url(path, options)
         return cls(fs), stripped
+
+    @property
+    def is_object_store(self) -> bool:
+        """True on stores without rename or hard links, where publication is a conditional PUT."""
+        return self._object_store
 
     # ------------------------------------------------------------------ reads
 
     def read_bytes(self, path: str) -> bytes:
+        """The whole file: one GET on object stores (s3fs's ``cat_file`` asks for the size
+        with a HEAD first, to split large reads)."""
+        self.requests.add(RequestKind.GET)
         try:
+            if self._s3:
+                return object_store.get_object(self.fs, path)
             return self.fs.cat_file(path)
         except FileNotFoundError:
             raise
@@ -120,6 +189,7 @@ class FileIO:
     def open_input(self, path: str):
         """A seekable binary file for random-access readers (Parquet): only the parts a reader
         asks for are fetched, instead of the whole file at once. Use as a context manager."""
+        self.requests.add(RequestKind.GET)
         try:
             if isinstance(self.fs, LocalFileSystem):
                 import pyarrow as pa  # local: pyarrow's own file, no Python in the read path
@@ -132,23 +202,52 @@ class FileIO:
             raise FileIOError(f"cannot open {path}: {e}") from e
 
     def exists(self, path: str) -> bool:
+        """Whether a file or directory ``path`` exists (on object stores: an object, or any key
+        under the prefix, which can cost a LIST after a 404; see :meth:`file_exists`)."""
+        self.requests.add(RequestKind.HEAD)
         try:
             return bool(self.fs.exists(path))
         except OSError as e:
             raise FileIOError(f"cannot stat {path}: {e}") from e
 
+    def file_exists(self, path: str) -> bool:
+        """Whether the file ``path`` exists: exactly one HEAD on object stores, never a LIST
+        (s3fs's own ``exists`` lists the prefix after a 404, to look for a directory; the
+        commit path needs no ListBucket permission)."""
+        self.requests.add(RequestKind.HEAD)
+        try:
+            if self._s3:
+                return self._head_object(path)
+            return bool(self.fs.exists(path))
+        except OSError as e:
+            raise FileIOError(f"cannot stat {path}: {e}") from e
+
+    def _head_object(self, path: str) -> bool:
+        bucket, key, _ = self.fs.split_path(path)
+        if not key:
+            return bool(self.fs.exists(path))
+        try:
+            self.fs.call_s3("head_object", Bucket=bucket, Key=key)
+            return True
+        except FileNotFoundError:
+            return False
+
     def list_names(self, directory: str) -> list[str]:
         """Base names of the entries of ``directory``; empty if it does not exist."""
+        self.requests.add(RequestKind.LIST)
         try:
             entries = self.fs.ls(directory, detail=False)
         except FileNotFoundError:
             return []
         except OSError as e:
             raise FileIOError(f"cannot list {directory}: {e}") from e
-        return [posixpath.basename(str(p).rstrip("/")) for p in entries]
+        own = self.fs._strip_protocol(directory).rstrip("/")
+        # an object store's directory marker (``dir/``) lists as an entry of its own directory
+        return [posixpath.basename(str(p).rstrip("/")) for p in entries if str(p).rstrip("/") != own]
 
     def list_status(self, directory: str) -> list[FileStatus]:
         """Files (not directories) directly in ``directory``, with size and modification time."""
+        self.requests.add(RequestKind.LIST)
         try:
             entries = self.fs.ls(directory, detail=True)
         except FileNotFoundError:
@@ -157,13 +256,14 @@ class FileIO:
             raise FileIOError(f"cannot list {directory}: {e}") from e
         out = []
         for info in entries:
-            if info.get("type") != "file":
+            if info.get("type") != "file" or str(info["name"]).endswith("/"):
                 continue
             out.append(FileStatus(info["name"], int(info.get("size") or 0), _mtime_millis(info)))
         return out
 
     def walk_files(self, directory: str) -> list[FileStatus]:
         """Every file under ``directory``, recursively."""
+        self.requests.add(RequestKind.LIST)
         try:
             found = self.fs.find(directory, detail=True)
         except FileNotFoundError:
@@ -173,10 +273,11 @@ class FileIO:
         return [
             FileStatus(name, int(info.get("size") or 0), _mtime_millis(info))
             for name, info in found.items()
-            if info.get("type") == "file"
+            if info.get("type") == "file" and not str(name).endswith("/")
         ]
 
     def file_size(self, path: str) -> int:
+        self.requests.add(RequestKind.HEAD)
         try:
             return int(self.fs.size(path))
         except FileNotFoundError:
@@ -187,6 +288,16 @@ class FileIO:
     # ------------------------------------------------------------------ writes
 
     def mkdirs(self, directory: str) -> None:
+        """Create ``directory``. Object stores have no directories; there an empty marker object
+        ``directory/`` stands for it (as Hadoop's S3A and pyarrow write), so an empty database
+        still exists."""
+        if self._object_store:
+            self.requests.add(RequestKind.PUT)
+            try:
+                self.fs.pipe_file(directory.rstrip("/") + "/", b"")
+            except OSError as e:
+                raise FileIOError(f"cannot create directory {directory}: {e}") from e
+            return
         try:
             self.fs.makedirs(directory, exist_ok=True)
         except OSError as e:
@@ -198,6 +309,7 @@ class FileIO:
         Not atomic: a crash can leave a prefix. That is harmless because nothing references
         such a file until a snapshot naming it is published, which happens strictly later.
         """
+        self.requests.add(RequestKind.PUT)
         try:
             if self.sync_on_write and isinstance(self.fs, LocalFileSystem):
                 _write_local_synced(self.fs._strip_protocol(path), data)
@@ -214,6 +326,7 @@ class FileIO:
         self.write_bytes(path, text.encode("ascii"))
 
     def delete(self, path: str, *, missing_ok: bool = True) -> None:
+        self.requests.add(RequestKind.DELETE)
         try:
             self.fs.rm_file(path)
         except FileNotFoundError:
@@ -225,6 +338,7 @@ class FileIO:
     def delete_quietly(self, paths: Iterable[str]) -> None:
         """Best-effort cleanup: never raises (a leftover is an orphan, not an error)."""
         for p in paths:
+            self.requests.add(RequestKind.DELETE)
             try:
                 self.fs.rm_file(p)
             except Exception:  # noqa: BLE001 - cleanup must not mask the original failure
@@ -241,14 +355,20 @@ class FileIO:
         temp file in the same directory (dot-prefixed, so listings skip it), make it durable,
         then hard-link it to the target (``link`` fails with EEXIST, never replaces), then
         drop the temp name.
+
+        On object stores a PUT is atomic by itself (a reader sees the whole object or none),
+        so the publication is one conditional PUT; see :func:`object_store.conditional_create`
+        for how a refused retry of our own landed PUT is told apart from a lost race. The
+        first publication through this FileIO checks that the store enforces the condition.
         """
+        if self._object_store:
+            return self._conditional_create(path, data)
         directory, name = posixpath.split(path)
         tmp = posixpath.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
         try:
             self.write_bytes(tmp, data)
             return link_if_absent(self.fs, tmp, path)
-        except FileExistsError as e:  # some file systems report the race this way
-            del e
+        except FileExistsError:  # some file systems report the race this way
             return False
         except OSError as e:
             if e.errno == errno.EEXIST:
@@ -256,6 +376,32 @@ class FileIO:
             raise FileIOError(f"cannot publish {path}: {e}") from e
         finally:
             self.delete_quietly([tmp])
+
+    def _conditional_create(self, path: str, data: bytes) -> bool:
+        self.ensure_atomic_create(posixpath.dirname(path))
+        self.requests.add(RequestKind.PUT)
+        try:
+            created = object_store.conditional_create(self.fs, path, data)
+        except FileNotFoundError as e:
+            raise FileIOError(f"cannot publish {path}: {e}") from e
+        except OSError as e:
+            raise FileIOError(f"cannot publish {path}: {e}") from e
+        if not created:
+            self.requests.add(RequestKind.GET)  # the read-back that told a lost race apart
+        return created
+
+    def ensure_atomic_create(self, directory: str) -> None:
+        """Raise :class:`UnsupportedFileSystemError` unless publishing under ``directory`` is safe.
+
+        Local disk and memory are known; an object store is probed once per process and bucket
+        (see :func:`object_store.probe_conditional_create`). Callers run this before writing
+        any file of a commit, so a refused store is left untouched.
+        """
+        if not self.supports_atomic_create():
+            link_if_absent(self.fs, "", "")  # raises the UnsupportedFileSystemError with its advice
+        if self._object_store and not self._conditional_create_checked:
+            object_store.probe_conditional_create(self.fs, directory)
+            self._conditional_create_checked = True
 
     # ------------------------------------------------------------------ helpers
 

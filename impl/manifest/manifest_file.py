@@ -199,27 +199,56 @@ class ManifestFile:
 
 
 class ManifestList:
-    """Manifest lists: one Avro file of ManifestFileMeta records."""
+    """Manifest lists: one Avro file of ManifestFileMeta records.
 
-    def __init__(self, file_io: FileIO, paths: TablePaths):
+    Lists are immutable and their names unique, so the lists this instance wrote or read are
+    kept by name (the last ``cache_max_lists``): a committer reads the lists of the snapshot it
+    just published from memory, which keeps a warm commit's request count flat on object stores.
+    """
+
+    def __init__(self, file_io: FileIO, paths: TablePaths, *, cache_max_lists: int = 64):
         self.file_io = file_io
         self.paths = paths
+        self._cache: OrderedDict[str, tuple[tuple[ManifestFileMeta, ...], int]] = OrderedDict()
+        self._cache_max_lists = cache_max_lists
+        self._cache_lock = threading.Lock()
 
     def write(self, metas: Sequence[ManifestFileMeta], *, name: str | None = None) -> tuple[str, int]:
         """Write a new list; returns (file name, size in bytes)."""
         data = avro.write_avro(avro.MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas))
         name = name or self.paths.new_manifest_list_name()
         _write_or_remove(self.file_io, self.paths.manifest_path(name), data)
+        self._remember(name, tuple(metas), len(data))
         return name, len(data)
 
     def read(self, file_name: str, expected_size: int | None = None) -> list[ManifestFileMeta]:
         """Metas of one manifest list; ``expected_size`` (a snapshot's ``*ManifestListSize``)
         detects a list cut at an Avro block boundary."""
         path = self.paths.manifest_path(file_name)
+        with self._cache_lock:
+            cached = self._cache.get(file_name)
+            if cached is not None:
+                self._cache.move_to_end(file_name)
+        if cached is not None:
+            metas, size = cached
+            if expected_size is not None and size != expected_size:
+                raise CorruptMetadataError(path, f"is {size} bytes, its snapshot records {expected_size}")
+            return list(metas)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, expected_size)
         records = avro.read_avro(data, path, "ManifestFileMeta", ("_FILE_NAME", "_FILE_SIZE"))
-        return [ManifestFileMeta.from_avro(r, path) for r in records]
+        out = [ManifestFileMeta.from_avro(r, path) for r in records]
+        self._remember(file_name, tuple(out), len(data))
+        return out
+
+    def _remember(self, name: str, metas: tuple[ManifestFileMeta, ...], size: int) -> None:
+        if self._cache_max_lists <= 0:
+            return
+        with self._cache_lock:
+            self._cache[name] = (metas, size)
+            self._cache.move_to_end(name)
+            while len(self._cache) > self._cache_max_lists:
+                self._cache.popitem(last=False)
 
     def read_data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Base + delta manifests of a snapshot, sizes checked when the snapshot records them."""

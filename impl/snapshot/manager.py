@@ -1,9 +1,14 @@
 """SnapshotManager: finding and publishing snapshots.
 
 Snapshot ids are contiguous from EARLIEST to LATEST. The ``LATEST`` / ``EARLIEST`` hint
-files only speed up the search: a hint is used when the snapshot it names exists and its
-neighbour beyond does not; otherwise (stale, empty, torn, garbage or missing) the snapshot
-directory is listed. A hint is never trusted over the snapshot files themselves.
+files only speed up the search; a hint is never trusted over the snapshot files themselves.
+
+Finding the latest snapshot never lists the directory while a hint names an existing snapshot:
+from there the ids above are probed one file at a time (HEAD on object stores), galloping
+then bisecting, so a hint k snapshots stale costs O(log k) probes and a fresh one costs two.
+This keeps the commit path free of LIST requests (no ListBucket permission needed) and its
+request count independent of the history length. Only when no hint leads to an existing
+snapshot (a new table, or hints that are missing, torn or garbage) is the directory listed.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Iterator
 
-from impl.errors import CorruptMetadataError, SnapshotNotFoundError
+from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotFoundError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
@@ -37,7 +42,7 @@ class SnapshotManager:
         return self.paths.snapshot_path(snapshot_id)
 
     def snapshot_exists(self, snapshot_id: int) -> bool:
-        return self.file_io.exists(self.snapshot_path(snapshot_id))
+        return self.file_io.file_exists(self.snapshot_path(snapshot_id))
 
     def try_snapshot(self, snapshot_id: int) -> Snapshot | None:
         """The snapshot, or None if its file does not exist (never written, or expired)."""
@@ -83,18 +88,43 @@ class SnapshotManager:
         return int(text) if text.isascii() and text.isdigit() and int(text) > 0 else None
 
     def latest_snapshot_id(self) -> int | None:
-        hint = self._read_hint(LATEST_HINT)
-        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint + 1):
-            return hint
-        ids = self.snapshot_ids()
+        for name in (LATEST_HINT, EARLIEST_HINT):
+            hint = self._read_hint(name)
+            if hint is not None and self.snapshot_exists(hint):
+                return last_present(hint, self.snapshot_exists)
+        if self.snapshot_exists(1):
+            return last_present(1, self.snapshot_exists)
+        # No hint and no snapshot 1: a new table, or one whose hints are gone and whose first
+        # snapshots expired. Only a listing tells these apart; a committer without permission
+        # to list (no ListBucket on S3) takes the table for empty, which is what it is unless
+        # both hints were destroyed from outside.
+        try:
+            ids = self.snapshot_ids()
+        except FileIOError as e:
+            if isinstance(e.__cause__, PermissionError):
+                log.warning("cannot list %s (%s); no hint names a snapshot, so the table is taken as empty",
+                            self.paths.snapshot_dir, e.__cause__)
+                return None
+            raise
         return ids[-1] if ids else None
 
     def earliest_snapshot_id(self) -> int | None:
         hint = self._read_hint(EARLIEST_HINT)
-        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint - 1):
-            return hint
+        if hint is not None:
+            if self.snapshot_exists(hint):
+                return first_present_below(hint, self.snapshot_exists)
+            latest = self._latest_by_hint()
+            if latest is not None and latest > hint:
+                # expiration went past the hint: the earliest is the first present id above it
+                return first_present_between(hint, latest, self.snapshot_exists)
         ids = self.snapshot_ids()
         return ids[0] if ids else None
+
+    def _latest_by_hint(self) -> int | None:
+        hint = self._read_hint(LATEST_HINT)
+        if hint is not None and self.snapshot_exists(hint):
+            return last_present(hint, self.snapshot_exists)
+        return None
 
     def latest_snapshot(self) -> Snapshot | None:
         """The newest snapshot, or None for an empty table."""
@@ -155,12 +185,16 @@ class SnapshotManager:
         """The snapshots committed by ``commit_user`` among ``ids``, in the order of ``ids``;
         ids whose file is missing (never written, or expired) are skipped.
 
-        ``ids`` defaults to every snapshot id present, newest first (the directory is
-        listed). The commit path passes an explicit range instead: it never lists. A snapshot
+        ``ids`` defaults to every snapshot id from LATEST down to EARLIEST (found by the
+        hints, so normally without a listing). The commit path passes an explicit range. A snapshot
         the caller already holds is passed as ``known`` and not read again. Snapshots are read
         lazily, so a caller that stops early reads no further.
         """
-        for sid in reversed(self.snapshot_ids()) if ids is None else ids:
+        if ids is None:
+            latest = self.latest_snapshot_id()
+            earliest = self.earliest_snapshot_id() if latest is not None else None
+            ids = range(latest, earliest - 1, -1) if latest is not None and earliest is not None else ()
+        for sid in ids:
             snap = known if known is not None and sid == known.id else self.try_snapshot(sid)
             if snap is not None and snap.commit_user == commit_user:
                 yield snap
@@ -187,3 +221,55 @@ class SnapshotManager:
             self.file_io.overwrite_hint(self.paths.hint_path(name), str(snapshot_id))
         except Exception as e:  # noqa: BLE001 - a stale hint is tolerated by every reader
             log.warning("could not write %s hint of %s: %s", name, self.table_path, e)
+
+
+# ---------------------------------------------------------------------- searching ids
+#
+# Snapshot ids present form one contiguous range [EARLIEST, LATEST] (invariant 1), so whether
+# an id is present is monotone on either side of a present id: these searches probe O(log k)
+# ids instead of listing the directory.
+
+
+def last_present(start: int, present: Callable[[int], bool]) -> int:
+    """The largest id of the contiguous run of present ids that contains ``start`` (present)."""
+    low, step = start, 1
+    while present(low + step):
+        low += step
+        step *= 2
+    high = low + step  # absent
+    while high - low > 1:
+        middle = (low + high) // 2
+        if present(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def first_present_below(start: int, present: Callable[[int], bool]) -> int:
+    """The smallest id of the contiguous run of present ids that contains ``start`` (present)."""
+    high, step = start, 1
+    while high - step >= 1 and present(high - step):
+        high -= step
+        step *= 2
+    low = max(0, high - step)  # absent, or 0
+    while high - low > 1:
+        middle = (low + high) // 2
+        if present(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def first_present_between(absent: int, present_id: int, present: Callable[[int], bool]) -> int:
+    """The smallest present id in ``(absent, present_id]``, where ids are absent up to some
+    point and present from there on."""
+    low, high = absent, present_id
+    while high - low > 1:
+        middle = (low + high) // 2
+        if present(middle):
+            high = middle
+        else:
+            low = middle
+    return high

@@ -10,6 +10,11 @@
 
 ``table_path`` is a table directory ``<warehouse>/<database>.db/<table>`` (local path or fsspec URL
 that every Spark process can reach). Requires ``pip install -e ".[spark]"`` (pyspark 4.3).
+
+On an object store (``s3://bucket/warehouse/db.db/t``) give the storage options (``fs.s3.endpoint``,
+``fs.s3.accessKeyId``, ``fs.s3.accessKeySecret``, ``fs.s3.region``, ...) as data source options
+(``.options(**opts)``) or in ``options=`` of ``write_dataframe`` / ``compact``: each Spark process
+opens the store from them, and they are never stored in the table.
 """
 
 from impl.spark.compaction import CompactResult, compact

@@ -21,9 +21,12 @@ plan with pushed filters is read twice within one stage (the union case) the rea
 stages cannot be told apart from one scan read by two jobs, e.g. a sort's sampling job; load
 the table once per use when one query reads it several times with different filters.)
 
-Storage: a local temporary directory when Spark runs in local mode (all tasks share one
-machine); otherwise the warehouse file system (a directory beside the databases), which needs
-an atomic create-if-absent, as snapshot publication does.
+Storage: a local temporary directory when Spark runs in local mode on a local warehouse (all
+tasks share one machine); otherwise the warehouse's own store (a directory beside the databases),
+which needs an atomic create-if-absent, as snapshot publication does. On an object store each
+claim is a write-once object published by a conditional PUT (no rename, no append), and a task
+reaches the store through the table's storage options, whatever the master: nothing assumes a
+disk shared by driver and executors, and local-mode runs exercise what a cluster does.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import tempfile
 import time
 
 from impl.fs.file_io import FileIO
+from impl.spark.tables import TableRef
 from impl.spark.tracking import INTENT_ROOT
 
 LOCAL_ROOT = os.path.join(tempfile.gettempdir(), "paimon_py_spark_claims")
@@ -47,11 +51,12 @@ class ClaimLedger:
         self.root = root.rstrip("/")
 
     @staticmethod
-    def for_task(app_id: str, local_mode: bool, warehouse: str, fs=None) -> "ClaimLedger":
+    def for_task(app_id: str, local_mode: bool, ref: TableRef) -> "ClaimLedger":
+        """The ledger of Spark application ``app_id`` for reads of the table ``ref``."""
         app = hashlib.sha1(app_id.encode()).hexdigest()[:16]
-        if local_mode:
+        if local_mode and not ref.on_object_store:
             return ClaimLedger(FileIO(), os.path.join(LOCAL_ROOT, app))
-        file_io, root = FileIO.for_path(warehouse, fs)
+        file_io, root = FileIO.for_path(ref.warehouse, ref.filesystem())
         return ClaimLedger(file_io, posixpath.join(root, INTENT_ROOT, "claims", app))
 
     def _path(self, key: str) -> str:
@@ -66,7 +71,8 @@ class ClaimLedger:
                     return self.file_io.read_bytes(path).decode()
                 except FileNotFoundError:
                     pass
-            self.file_io.mkdirs(self.root)
+            if not self.file_io.is_object_store:  # a key needs no directory on an object store
+                self.file_io.mkdirs(self.root)
             if self.file_io.try_write_atomic(path, value.encode()):
                 return value
             time.sleep(0.01)

@@ -16,8 +16,9 @@ import logging
 import pickle
 import uuid
 from dataclasses import dataclass, field
+from typing import Mapping
 
-from impl.spark.tables import TableRef
+from impl.spark.tables import TableRef, split_storage_options
 from impl.spark.tracking import tracking_filesystem
 from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
 from impl.table.compact import compact_bucket
@@ -44,7 +45,7 @@ def _compact_function(job: WriteJob, full: bool):
         key = task_key()
         base_fs = job.ref.filesystem()
         intent = job.intent(fs=base_fs)
-        tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p))
+        tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p), intent.drop_if_closed)
         table = job.ref.table(filesystem=tracked)
         out = []
         for partition, bucket, total, files in items:
@@ -57,13 +58,20 @@ def _compact_function(job: WriteJob, full: bool):
 
 
 def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None = None,
-            fs_factory=None) -> CompactResult:
-    """Compact the table at ``table_path`` with a Spark job; one COMPACT snapshot (none if nothing to do)."""
-    from impl.spark.source import activate
+            options: Mapping[str, str] | None = None, fs_factory=None) -> CompactResult:
+    """Compact the table at ``table_path`` with a Spark job; one COMPACT snapshot (none if nothing to do).
+
+    ``options``: storage options (``fs.s3.endpoint``, ``fs.s3.accessKeyId``, ... : keys under
+    ``fs.``, ``s3.``, ``s3a.``), with which every Spark process opens an object store, and
+    Paimon table options applied to this job only (e.g. ``num-sorted-run.compaction-trigger``).
+    """
+    from impl.spark.source import activate, check_table_options
     from impl.table.scan import SnapshotReader
 
     activate(spark)
-    ref = TableRef.from_path(table_path, fs_factory=fs_factory)
+    storage, dynamic = split_storage_options(options)
+    check_table_options(dynamic)
+    ref = TableRef.from_path(table_path, fs_factory=fs_factory, dynamic_options=dynamic, storage_options=storage)
     table = ref.table()
     latest = table.snapshot_manager.latest_snapshot()
     result = CompactResult()

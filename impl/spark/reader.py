@@ -145,8 +145,7 @@ class PaimonReader(DataSourceReader):
         master = tc.getLocalProperty("spark.master") or ""
         from impl.spark.claims import ClaimLedger
 
-        fs = self.ref.fs_factory() if self.ref.fs_factory is not None else None
-        ledger = ClaimLedger.for_task(app, master.startswith("local"), self.ref.warehouse, fs)
+        ledger = ClaimLedger.for_task(app, master.startswith("local"), self.ref)
         return key, (f"stage-{tc.stageId()}", str(tc.partitionId())), ledger
 
     def _splits_for(self, partition: PaimonInputPartition, table):

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.spark.source import FORMAT_NAME, prepare_write
-from impl.spark.tables import SparkConnectorError
+from impl.spark.tables import SparkConnectorError, split_storage_options
 from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key, write_batches
 
 log = logging.getLogger(__name__)
@@ -118,9 +118,11 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     partitions receiving rows, unless ``dynamic-partition-overwrite`` is false). A missing table
     is created from the DataFrame schema with ``primary_keys``, ``partition_keys`` and
     ``options`` (e.g. ``{"bucket": "4"}``); for an existing table ``options`` are dynamic
-    options (e.g. ``{"write-only": "true"}``). ``row_kind_column`` names a column of row kinds
-    (+I/-U/+U/-D or 0..3) that is not stored. ``num_tasks`` defaults to
-    ``spark.sql.shuffle.partitions``.
+    options (e.g. ``{"write-only": "true"}``). Storage options among ``options`` (keys under
+    ``fs.``, ``s3.``, ``s3a.``, e.g. ``fs.s3.endpoint``, ``fs.s3.accessKeyId``) say how every
+    Spark process reaches an object store and are never stored in the table. ``row_kind_column``
+    names a column of row kinds (+I/-U/+U/-D or 0..3) that is not stored. ``num_tasks``
+    defaults to ``spark.sql.shuffle.partitions``.
     """
     from impl.spark.source import activate
 
@@ -134,8 +136,9 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
         connector["partition"] = ",".join(partition_keys)
     if row_kind_column:
         connector["row-kind-column"] = row_kind_column
-    job = prepare_write(table_path, df.schema, connector, {str(k): str(v) for k, v in (options or {}).items()},
-                        drop_columns=(BUCKET_COLUMN,), fs_factory=fs_factory)
+    storage, table_options = split_storage_options(options)
+    job = prepare_write(table_path, df.schema, connector, table_options, drop_columns=(BUCKET_COLUMN,),
+                        fs_factory=fs_factory, storage_options=storage)
     table = job.ref.table()
     spark = df.sparkSession
     n = num_tasks or int(spark.conf.get("spark.sql.shuffle.partitions"))

@@ -15,6 +15,15 @@ for Python data sources with UNSUPPORTED_DATA_SOURCE_SAVE_MODE)::
         .option("partition", "dt").mode("append").save(table_path)   # creates a primary-key table
     df.write.format("paimon_py").mode("overwrite").save(table_path)  # OVERWRITE snapshot
 
+Object stores (``s3://bucket/warehouse/db.db/table``): the storage options go to the connector as
+data source options, with Paimon's names (pypaimon's ``fs.s3.endpoint``, ``fs.s3.accessKeyId``,
+``fs.s3.accessKeySecret``, ``fs.s3.region``, or Java's ``s3.endpoint``, ``s3.access-key``,
+``s3.secret-key``; any key under ``fs.``, ``s3.``, ``s3a.``). Every Spark process opens the store
+from them itself; they are never stored in the table::
+
+    spark.read.format("paimon_py").option("fs.s3.endpoint", "http://127.0.0.1:9000")
+        .option("fs.s3.accessKeyId", key).option("fs.s3.accessKeySecret", secret).load("s3://b/wh/db.db/t")
+
 Other options: any Paimon table option (``write-only``, ``file.compression``, ``bucket-key``,
 ``merge-engine``, ...): used as table options when the write creates the table, as dynamic
 options otherwise; ``row-kind-column`` names a column of +I/-U/+U/-D (or 0..3) row kinds that is
@@ -34,10 +43,11 @@ refused (one loaded DataFrame read twice in one stage with different filters).
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource
 
-from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.tables import SparkConnectorError, TableRef, canonical_storage_key, is_storage_key
 
 FORMAT_NAME = "paimon_py"
 
@@ -57,36 +67,58 @@ def _paimon_key(key: str) -> bool:
     return key in KNOWN_KEYS or key.startswith(_PREFIXES) or key.startswith("scan.")
 
 
-def parse_options(options) -> tuple[str, dict[str, str], dict[str, str]]:
-    """(table path, connector options, Paimon table options) from the data source options."""
+def check_table_options(options: dict[str, str]) -> None:
+    """Refuse keys that are no Paimon table option (a typo would otherwise silently do nothing)."""
+    unknown = sorted(k for k in options if not _paimon_key(k))
+    if unknown:
+        raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {unknown}; storage options start with fs., "
+                                  f"s3. or s3a., other keys must be Paimon table options")
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The data source options, sorted by what they configure."""
+
+    path: str
+    connector: dict[str, str]  # connector options (_CONNECTOR_KEYS)
+    table: dict[str, str]  # Paimon table options (time travel translated to scan.*)
+    storage: dict[str, str]  # storage options (fs.*, s3.*, s3a.*): how to reach the store
+
+
+def parse_options(options) -> SourceOptions:
+    """The table path and the connector, Paimon table and storage options of the data source options."""
     opts = {str(k).lower() if str(k).lower() in _CONNECTOR_KEYS else str(k): str(v)
             for k, v in dict(options).items() if v is not None}
     path = opts.get("path")
     if not path:
         raise SparkConnectorError(f"{FORMAT_NAME}: no table path; use .load(path) / .save(path) or "
                                   f"OPTIONS (path '<warehouse>/<db>.db/<table>')")
-    connector, table_opts, unknown = {}, {}, []
+    connector, table_opts, storage, unknown = {}, {}, {}, []
     for k, v in opts.items():
         if k in _CONNECTOR_KEYS:
             connector[k] = v
+        elif is_storage_key(k):
+            storage[canonical_storage_key(k)] = v
         elif _paimon_key(k):
             table_opts[k] = v
         else:
             unknown.append(k)
     if unknown:
         raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {sorted(unknown)}; connector options are "
-                                  f"{sorted(_CONNECTOR_KEYS)}, other keys must be Paimon table options")
+                                  f"{sorted(_CONNECTOR_KEYS)}, storage options start with fs., s3. or s3a., other "
+                                  f"keys must be Paimon table options")
     for k, scan_key in _TIME_TRAVEL.items():
         if k in connector:
             table_opts[scan_key] = connector[k]
-    return path, connector, table_opts
+    return SourceOptions(path, connector, table_opts, storage)
 
 
 def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
-    path, connector, table_opts = parse_options(options)
-    if "incremental-between" in table_opts:
+    parsed = parse_options(options)
+    if "incremental-between" in parsed.table:
         raise SparkConnectorError(f"{FORMAT_NAME}: incremental reads are not supported by the Spark source")
-    return TableRef.from_path(path, dynamic_options=table_opts), connector
+    ref = TableRef.from_path(parsed.path, dynamic_options=parsed.table, storage_options=parsed.storage)
+    return ref, parsed.connector
 
 
 class PaimonDataSource(DataSource):
@@ -133,21 +165,26 @@ class PaimonDataSource(DataSource):
     def writer(self, schema, overwrite: bool):
         from impl.spark.writer import PaimonWriter
 
-        path, connector, table_opts = parse_options(self.options)
-        job = prepare_write(path, schema, connector, table_opts)
+        parsed = parse_options(self.options)
+        job = prepare_write(parsed.path, schema, parsed.connector, parsed.table, storage_options=parsed.storage)
         return PaimonWriter(job, overwrite)
 
 
 def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: dict[str, str], *,
-                  drop_columns=(), fs_factory=None):
-    """Create the table if missing, check the DataFrame schema, and build the WriteJob."""
+                  drop_columns=(), fs_factory=None, storage_options: dict[str, str] | None = None):
+    """Create the table if missing, check the DataFrame schema, and build the WriteJob.
+    ``table_opts`` must hold no storage option (they would be stored in the schema)."""
     from impl.spark.types import arrow_schema_for_create, check_write_schema
     from impl.spark.writer import WriteJob
 
     row_kind = connector.get("row-kind-column")
     hidden = set(drop_columns) | ({row_kind} if row_kind else set())
     data_schema = type(df_schema)([f for f in df_schema.fields if f.name not in hidden])
-    base = TableRef.from_path(path, fs_factory=fs_factory)
+    misplaced = sorted(k for k in table_opts if is_storage_key(k))
+    if misplaced:
+        raise SparkConnectorError(f"{FORMAT_NAME}: storage options {misplaced} given as table options; they "
+                                  f"would be written into the table's schema")
+    base = TableRef.from_path(path, fs_factory=fs_factory, storage_options=storage_options)
     for k in _TIME_TRAVEL.values():
         if k in table_opts:
             raise SparkConnectorError(f"{FORMAT_NAME}: time travel options do not apply to writes")
@@ -233,4 +270,5 @@ def register(spark) -> None:
         pass
 
 
-__all__ = ["PaimonDataSource", "register", "activate", "FORMAT_NAME", "parse_options", "prepare_write"]
+__all__ = ["PaimonDataSource", "register", "activate", "FORMAT_NAME", "parse_options", "prepare_write",
+           "SourceOptions"]

@@ -2,16 +2,37 @@
 
 Spark ships these to executors and to the Python workers that plan reads and commit writes;
 each opens the table itself through ``impl.Catalog`` (nothing unpicklable crosses a process).
+
+Object stores: a :class:`TableRef` carries the storage options (``fs.s3.endpoint``,
+``fs.s3.accessKeyId``, ... : every key under ``fs.``, ``s3.``, ``s3a.``) as plain strings, and
+every process builds its own s3fs client from them (:func:`open_filesystem`). A client never
+crosses a process: its event loop and connections belong to the process that made it.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import threading
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
-from impl.errors import PaimonError
+from impl.errors import InvalidWarehouseError, PaimonError
+from impl.fs.object_store import (
+    ACCESS_KEY_KEYS,
+    CONNECT_TIMEOUT_KEY,
+    ENDPOINT_KEYS,
+    MAX_ATTEMPTS_KEY,
+    PATH_STYLE_KEYS,
+    READ_TIMEOUT_KEY,
+    REGION_KEYS,
+    SECRET_KEY_KEYS,
+    SESSION_TOKEN_KEYS,
+    STORAGE_OPTION_PREFIXES,
+    check_bucket_reachable,
+    filesystem_for_url,
+    is_object_store_url,
+)
 from impl.table.catalog import DB_SUFFIX
 from impl.table.errors import InvalidIdentifierError
 
@@ -42,6 +63,74 @@ def split_table_path(table_path: str) -> tuple[str, str, str]:
     return warehouse, db_dir[: -len(DB_SUFFIX)], table
 
 
+def is_storage_key(key: str) -> bool:
+    """Storage options (``fs.*``, ``s3.*``, ``s3a.*``) configure the store, never the table: they
+    are not written into the table's schema (which would publish credentials to every reader)."""
+    return key.startswith(STORAGE_OPTION_PREFIXES)
+
+
+# Spark hands a data source its options with lower-cased keys (a case-insensitive map), so
+# ``fs.s3.accessKeyId`` arrives as ``fs.s3.accesskeyid``: the store is opened with the spelling
+# the storage layer reads.
+_CANONICAL_STORAGE_KEYS = {k.lower(): k for k in (
+    *ENDPOINT_KEYS, *ACCESS_KEY_KEYS, *SECRET_KEY_KEYS, *SESSION_TOKEN_KEYS, *REGION_KEYS, *PATH_STYLE_KEYS,
+    CONNECT_TIMEOUT_KEY, READ_TIMEOUT_KEY, MAX_ATTEMPTS_KEY)}
+
+
+def canonical_storage_key(key: str) -> str:
+    """``key`` as the storage layer spells it (case restored), or unchanged if unknown."""
+    return _CANONICAL_STORAGE_KEYS.get(key.lower(), key)
+
+
+def split_storage_options(options: Mapping[str, Any] | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(storage options, every other option) of ``options``, values as strings."""
+    storage: dict[str, str] = {}
+    rest: dict[str, str] = {}
+    for k, v in (options or {}).items():
+        if is_storage_key(str(k)):
+            storage[canonical_storage_key(str(k))] = str(v)
+        else:
+            rest[str(k)] = str(v)
+    return storage, rest
+
+
+# One file system per process and store configuration. Building an s3fs client costs a session
+# and a connection pool, and a Spark task opens the table several times. Keyed by the process id
+# too: a forked Python worker must not use its parent's client (whose event loop thread did not
+# survive the fork).
+_STORES: dict[tuple, Any] = {}
+_CHECKED_BUCKETS: set[tuple] = set()
+_STORES_LOCK = threading.Lock()
+
+
+def open_filesystem(warehouse: str, storage: tuple[tuple[str, str], ...]):
+    """The file system of an object-store warehouse URL for this process (built from ``storage``
+    on first use; each bucket checked once). Raises :class:`InvalidWarehouseError` naming the
+    options to give when the store cannot be reached."""
+    protocol, rest = warehouse.split("://", 1)
+    key = (os.getpid(), protocol.lower(), storage)
+    bucket_key = (*key, rest.split("/", 1)[0])
+    with _STORES_LOCK:
+        fs = _STORES.get(key)
+        if fs is not None and bucket_key in _CHECKED_BUCKETS:
+            return fs
+    try:
+        if fs is None:
+            fs, _ = filesystem_for_url(warehouse, dict(storage))
+        check_bucket_reachable(fs, rest.rstrip("/"))
+    except InvalidWarehouseError as e:
+        given = sorted(k for k, _ in storage)
+        hint = ("" if any(k in ENDPOINT_KEYS or k in ACCESS_KEY_KEYS for k in given) else
+                "; the connector got no endpoint and no credentials: give them as data source options "
+                "(.option('fs.s3.endpoint', ...), .option('fs.s3.accessKeyId', ...), "
+                ".option('fs.s3.accessKeySecret', ...), .option('fs.s3.region', ...)) or as options={...} "
+                "to write_dataframe / compact")
+        raise InvalidWarehouseError(f"{e} (storage options given: {given or 'none'}){hint}") from e
+    with _STORES_LOCK:
+        _CHECKED_BUCKETS.add(bucket_key)
+        return _STORES.setdefault(key, fs)
+
+
 @dataclass(frozen=True)
 class TableRef:
     """Where a table lives and how to open it, in a form every Spark process can unpickle.
@@ -49,6 +138,7 @@ class TableRef:
     ``fs_factory`` (optional, picklable, no arguments) builds the fsspec file system to use
     instead of the one the path implies: tests use it to inject faults in executors.
     ``dynamic_options`` are applied with ``table.copy`` (time travel, write-only, ...).
+    ``storage`` holds the storage options each process opens an object store with.
     """
 
     table_path: str
@@ -57,13 +147,18 @@ class TableRef:
     name: str
     fs_factory: Callable | None = None
     dynamic_options: tuple[tuple[str, str], ...] = field(default=())
+    storage: tuple[tuple[str, str], ...] = field(default=())
 
     @staticmethod
     def from_path(table_path: str, *, fs_factory: Callable | None = None,
-                  dynamic_options: Mapping[str, str] | None = None) -> "TableRef":
+                  dynamic_options: Mapping[str, str] | None = None,
+                  storage_options: Mapping[str, str] | None = None) -> "TableRef":
         warehouse, db, name = split_table_path(table_path)
         opts = tuple(sorted((str(k), str(v)) for k, v in (dynamic_options or {}).items()))
-        return TableRef(_normalize(table_path), warehouse, db, name, fs_factory, opts)
+        storage, other = split_storage_options(storage_options)
+        if other:
+            raise SparkConnectorError(f"{sorted(other)} are not storage options (fs.*, s3.*, s3a.*)")
+        return TableRef(_normalize(table_path), warehouse, db, name, fs_factory, opts, tuple(sorted(storage.items())))
 
     @property
     def identifier(self) -> str:
@@ -73,12 +168,19 @@ class TableRef:
         merged = dict(self.dynamic_options)
         merged.update({str(k): str(v) for k, v in options.items()})
         return TableRef(self.table_path, self.warehouse, self.database, self.name, self.fs_factory,
-                        tuple(sorted(merged.items())))
+                        tuple(sorted(merged.items())), self.storage)
+
+    @property
+    def on_object_store(self) -> bool:
+        return self.fs_factory is None and is_object_store_url(self.warehouse)
 
     def filesystem(self):
-        """The fsspec file system of this table (``fs_factory()`` or the one the path implies)."""
+        """The fsspec file system of this table: ``fs_factory()``, this process's client of the
+        object store (see :func:`open_filesystem`), or the one the path implies."""
         if self.fs_factory is not None:
             return self.fs_factory()
+        if self.on_object_store:
+            return open_filesystem(self.warehouse, self.storage)
         import fsspec
 
         fs, _ = fsspec.core.url_to_fs(self.warehouse)
@@ -87,8 +189,9 @@ class TableRef:
     def catalog(self, filesystem=None):
         import impl
 
-        return impl.Catalog(self.warehouse, filesystem=filesystem if filesystem is not None else
-                            (self.fs_factory() if self.fs_factory is not None else None))
+        if filesystem is None and (self.fs_factory is not None or self.on_object_store):
+            filesystem = self.filesystem()
+        return impl.Catalog(self.warehouse, filesystem=filesystem)
 
     def exists(self, filesystem=None) -> bool:
         return self.catalog(filesystem).table_exists(self.identifier)
@@ -108,4 +211,5 @@ class TableRef:
         return t.copy(opts) if opts else t
 
 
-__all__ = ["TableRef", "split_table_path", "SparkConnectorError"]
+__all__ = ["TableRef", "split_table_path", "SparkConnectorError", "split_storage_options", "is_storage_key",
+           "open_filesystem", "canonical_storage_key"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import threading
+import time
 import urllib.parse
 import uuid
 from typing import Any, Callable, Iterable
@@ -43,7 +44,11 @@ class WriteIntent:
         self.file_io = file_io
         self.table_root = table_root.rstrip("/")
         self.write_id = write_id
-        self.dir = posixpath.join(warehouse_root.rstrip("/") or "/", INTENT_ROOT, "writes", identifier, write_id)
+        root = warehouse_root.rstrip("/") or "/"
+        self.dir = posixpath.join(root, INTENT_ROOT, "writes", identifier, write_id)
+        # Outlives the intent: a task attempt still writing when the driver commits or aborts
+        # finds it after its write and removes its own file (see drop_if_closed).
+        self.closed_marker = posixpath.join(root, INTENT_ROOT, "closed", identifier, write_id)
 
     @staticmethod
     def for_table(table, write_id: str, file_io: FileIO | None = None) -> "WriteIntent":
@@ -65,6 +70,19 @@ class WriteIntent:
         """Record that ``path`` is about to be written (before it is)."""
         self.file_io.write_bytes(self._marker(task_key, path), b"")
 
+    def drop_if_closed(self, path: str) -> None:
+        """After ``path`` was written: if the driver already closed this write (committed or
+        aborted), nobody will clean it up any more, so the task removes it itself.
+
+        Why this closes the race with a straggling task: the task logs, writes, then looks for
+        the marker; the driver writes the marker, then lists the log and deletes. If the task
+        saw no marker, its write happened before the marker, so the driver's listing, which
+        comes after the marker, sees the log entry and the file. Needs a store with
+        read-after-write consistency (local disk, S3).
+        """
+        if self.file_io.file_exists(self.closed_marker):
+            self.file_io.delete_quietly([path])
+
     # ------------------------------------------------------------------ driver
 
     def logged_paths(self) -> list[str]:
@@ -78,6 +96,7 @@ class WriteIntent:
     def delete_unreferenced(self, keep_names: Iterable[str]) -> list[str]:
         """Delete logged files whose name is not in ``keep_names``; then drop the intent. Returns them."""
         keep = set(keep_names)
+        self.file_io.write_bytes(self.closed_marker, b"")  # before listing: see drop_if_closed
         doomed = [p for p in self.logged_paths() if posixpath.basename(p) not in keep]
         self.file_io.delete_quietly(doomed)
         self.discard()
@@ -95,6 +114,10 @@ class WriteIntent:
 # ---------------------------------------------------------------------- tracking file system
 
 
+# The write methods the tracking file system intercepts.
+_TRACKED = ("pipe_file", "cp_file", "put_file")
+
+
 class _TrackingMixin:
     """Calls ``self._paimon_on_write(path)`` before any file is created or overwritten."""
 
@@ -102,11 +125,15 @@ class _TrackingMixin:
     # set on each instance by tracking_filesystem; _strip_protocol comes from the fsspec class
     # the mixin is combined with
     _paimon_on_write: Callable[[str], None]
+    _paimon_after_write: Callable[[str], None] | None
     _paimon_seen: set[str]
     _paimon_lock: threading.Lock
+    _paimon_inner: dict[str, Callable[..., Any]]
     _strip_protocol: Callable[[str], str]
 
     def _paimon_track(self, path) -> None:
+        if isinstance(path, str) and path.endswith("/"):
+            return  # an object store's directory marker (FileIO.mkdirs): not a file of the table
         path = self._strip_protocol(path) if isinstance(path, str) else path
         seen = self._paimon_seen
         with self._paimon_lock:
@@ -115,9 +142,22 @@ class _TrackingMixin:
             seen.add(path)
         self._paimon_on_write(path)
 
+    def _paimon_call(self, name: str, *args, **kwargs):
+        inner = self._paimon_inner.get(name)
+        if inner is not None:
+            return inner(*args, **kwargs)
+        return getattr(super(), name)(*args, **kwargs)
+
+    def _paimon_written(self, path) -> None:
+        after = self._paimon_after_write
+        if after is not None and isinstance(path, str) and not path.endswith("/"):
+            after(self._strip_protocol(path))
+
     def pipe_file(self, path, value, *args, **kwargs):
         self._paimon_track(path)
-        return super().pipe_file(path, value, *args, **kwargs)
+        out = self._paimon_call("pipe_file", path, value, *args, **kwargs)
+        self._paimon_written(path)
+        return out
 
     def _open(self, path, mode="rb", *args, **kwargs):
         if any(c in mode for c in "wax+"):
@@ -126,21 +166,32 @@ class _TrackingMixin:
 
     def cp_file(self, path1, path2, *args, **kwargs):
         self._paimon_track(path2)
-        return super().cp_file(path1, path2, *args, **kwargs)
+        out = self._paimon_call("cp_file", path1, path2, *args, **kwargs)
+        self._paimon_written(path2)
+        return out
 
     def put_file(self, lpath, rpath, *args, **kwargs):
         self._paimon_track(rpath)
-        return super().put_file(lpath, rpath, *args, **kwargs)
+        out = self._paimon_call("put_file", lpath, rpath, *args, **kwargs)
+        self._paimon_written(rpath)
+        return out
 
 
 _SUBCLASSES: dict[type, type] = {}
 
 
-def tracking_filesystem(fs, on_write: Callable[[str], None]):
-    """A copy of the fsspec file system ``fs`` that calls ``on_write(path)`` before each write.
+def tracking_filesystem(fs, on_write: Callable[[str], None], after_write: Callable[[str], None] | None = None):
+    """A copy of the fsspec file system ``fs`` that calls ``on_write(path)`` before each write
+    (and ``after_write(path)`` after each whole-file write: pipe_file, cp_file, put_file).
 
     The copy is an instance of a subclass of ``type(fs)``, so isinstance checks (local disk,
-    memory) keep working; fsspec's instance cache is bypassed.
+    memory) keep working; fsspec's instance cache is bypassed. It shares ``fs``'s state (an
+    object store's client and event loop included).
+
+    Async file systems (s3fs) bind their blocking ``pipe_file`` & co. on the instance (fsspec's
+    ``mirror_sync_methods``), where they would shadow the mixin's methods in the copied state:
+    those bound methods are taken out of the copy and called by the mixin after logging. The
+    log is written before entering the store's event loop, never from inside it.
     """
     cls = type(fs)
     sub = _SUBCLASSES.get(cls)
@@ -149,7 +200,9 @@ def tracking_filesystem(fs, on_write: Callable[[str], None]):
         _SUBCLASSES[cls] = sub
     obj: Any = object.__new__(sub)  # a copy of fs's state, not a fresh fsspec instance
     obj.__dict__.update(fs.__dict__)
+    obj._paimon_inner = {name: obj.__dict__.pop(name) for name in _TRACKED if name in obj.__dict__}
     obj._paimon_on_write = on_write
+    obj._paimon_after_write = after_write
     obj._paimon_seen = set()
     obj._paimon_lock = threading.Lock()
     return obj
@@ -191,15 +244,27 @@ def files_added_by(table, commit_user: str, since_snapshot_id: int) -> set[str] 
         return None
 
 
-def clean_after_failure(table, intent: WriteIntent, commit_user: str, since_snapshot_id: int) -> list[str]:
+# Spark does not wait for the running tasks of a failed job before it aborts the write: a task
+# being killed can still have a PUT in flight that lands after the abort deleted its (then
+# absent) file. The abort sweeps the same paths once more after this long.
+ABORT_SWEEP_DELAY_SECONDS = 2.0
+
+
+def clean_after_failure(table, intent: WriteIntent, commit_user: str, since_snapshot_id: int, *,
+                        sweep_delay_seconds: float = ABORT_SWEEP_DELAY_SECONDS) -> list[str]:
     """Abort path: delete the logged files no snapshot of ``commit_user`` added (all of them
-    when nothing was published). Deletes nothing, and keeps the intent, when unsure."""
+    when nothing was published), then once more after ``sweep_delay_seconds`` for writes that
+    were still in flight. Deletes nothing, and keeps the intent, when unsure."""
     kept = files_added_by(table, commit_user, since_snapshot_id)
     if kept is None:
         log.warning("write %s to %s: outcome unknown, keeping its files (intent %s)",
                     intent.write_id, table.identifier, intent.dir)
         return []
-    return intent.delete_unreferenced(kept)
+    doomed = intent.delete_unreferenced(kept)
+    if doomed and sweep_delay_seconds > 0:
+        time.sleep(sweep_delay_seconds)
+        intent.file_io.delete_quietly(doomed)
+    return doomed
 
 
 __all__ = ["WriteIntent", "tracking_filesystem", "files_added_by", "clean_after_failure", "new_write_id",

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from impl.errors import FileIOError
 from impl.fs.file_io import FileIO
+from impl.fs.object_store import check_bucket_reachable, storage_options
 from impl.fs.paths import TablePaths
 from impl.table.errors import (
     DatabaseAlreadyExistError,
@@ -55,13 +56,26 @@ def parse_identifier(identifier) -> tuple[str, str]:
 
 
 class Catalog:
-    """A filesystem catalog over a local path or any fsspec URL / file system instance."""
+    """A filesystem catalog over a local path or any fsspec URL / file system instance.
+
+    Object stores take Paimon's storage options (pypaimon's names, or Java's):
+
+    >>> cat = Catalog("s3://bucket/warehouse", options={                 # doctest: +SKIP
+    ...     "fs.s3.endpoint": "http://127.0.0.1:9000", "fs.s3.region": "us-east-1",
+    ...     "fs.s3.accessKeyId": "...", "fs.s3.accessKeySecret": "..."})
+
+    Without keys, credentials come from the environment (``AWS_ACCESS_KEY_ID``, profiles,
+    instance roles). An object-store warehouse is checked on construction: a missing bucket,
+    refused credentials or an unreachable endpoint raise :class:`InvalidWarehouseError`.
+    """
 
     def __init__(self, warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
                  options: Mapping[str, str] | None = None):
         if not isinstance(warehouse, str) or not warehouse:
             raise InvalidIdentifierError(f"warehouse {warehouse!r} is not a path")
-        self.file_io, root = FileIO.for_path(warehouse, filesystem)
+        self.file_io, root = FileIO.for_path(warehouse, filesystem, options=storage_options(options))
+        if filesystem is None and self.file_io.is_object_store:
+            check_bucket_reachable(self.file_io.fs, root)
         self.warehouse = root.rstrip("/") or "/"
         self.options = dict(options or {})
 

@@ -606,6 +606,7 @@ def test_delta_and_changelog_lists_are_checked_against_their_recorded_sizes(tabl
     assert ml.read_changelog_manifests(c.snapshot_manager.snapshot(1)) != []
     _drop_last_list_entry(fio, paths, snap.delta_manifest_list)
     _drop_last_list_entry(fio, paths, snap.changelog_manifest_list)
+    ml = ManifestList(fio, paths)  # a new reader: the first one keeps what it read by name
     with pytest.raises(CorruptMetadataError, match=snap.delta_manifest_list):
         ml.read_delta_manifests(snap)
     with pytest.raises(CorruptMetadataError, match=snap.changelog_manifest_list):

@@ -54,3 +54,48 @@ def crash_first_attempt_fs():
             return out
 
     return CrashFirstAttemptFS()
+
+
+# ---------------------------------------------------------------------- object stores
+
+
+def store_io(options: dict[str, str]):
+    """A FileIO on the S3 server of ``options`` (the test's own client, not the connector's)."""
+    from impl.fs.file_io import FileIO
+    from impl.fs.object_store import S3Config
+
+    return FileIO(S3Config.from_options(options).filesystem())
+
+
+def store_files(options: dict[str, str], prefix: str) -> set[str]:
+    """Every object under ``prefix`` (``bucket/path``), relative to it; directory markers excluded."""
+    return {s.path[len(prefix.rstrip("/")) + 1:] for s in store_io(options).walk_files(prefix)}
+
+
+def crash_first_attempt_s3_fs(options: dict[str, str]):
+    """A factory of S3 clients (built from ``options`` in whichever process calls it) where a Spark
+    task's first attempt dies (``os._exit``) right after its first data file landed in the store.
+
+    The client is a real s3fs one; only its blocking ``pipe_file`` is wrapped to crash after the PUT.
+    """
+
+    def factory():
+        from impl.fs.object_store import S3Config
+
+        fs = S3Config.from_options(options).filesystem()
+        put = fs.pipe_file  # fsspec binds it on the instance (async file systems)
+
+        def pipe_file(path, value, *args, **kwargs):
+            out = put(path, value, *args, **kwargs)
+            if str(path).endswith(".parquet") and "/bucket-" in str(path):
+                from pyspark import TaskContext
+
+                tc = TaskContext.get()
+                if tc is not None and tc.attemptNumber() == 0 and tc.partitionId() == 0:
+                    os._exit(3)
+            return out
+
+        fs.pipe_file = pipe_file
+        return fs
+
+    return factory

@@ -1,0 +1,154 @@
+"""FileIO on a real S3 endpoint: opening URLs with Paimon's option names, publication by
+conditional PUT (lost responses, refused retries, stores that ignore the condition), request
+counting, and clear errors for bad warehouses."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fault_injection.s3_proxy import Fault, FaultRule, S3FaultProxy
+from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
+from impl.fs import FileIO
+from impl.fs.object_store import S3Config, check_bucket_reachable, forget_probes
+
+
+@pytest.fixture
+def proxy(s3_server):
+    p = S3FaultProxy(s3_server.endpoint).start()
+    yield p
+    p.stop()
+
+
+def _io(s3_server, bucket, endpoint=None, **extra) -> tuple[FileIO, str]:
+    return FileIO.for_path(f"s3://{bucket}/wh", options={**s3_server.options(endpoint), **extra})
+
+
+def test_for_path_opens_s3_with_pypaimon_option_names(s3_server, s3_bucket):
+    io, root = _io(s3_server, s3_bucket)
+    assert root == f"{s3_bucket}/wh" and io.is_object_store
+    io.write_bytes(f"{root}/a/b.txt", b"hello")
+    assert io.read_bytes(f"{root}/a/b.txt") == b"hello"
+    assert io.exists(f"{root}/a/b.txt") and not io.exists(f"{root}/a/c.txt")
+    assert io.file_exists(f"{root}/a/b.txt") and not io.file_exists(f"{root}/a")
+    io.mkdirs(f"{root}/empty.db")
+    assert io.exists(f"{root}/empty.db") and sorted(io.list_names(root)) == ["a", "empty.db"]
+    assert io.list_names(f"{root}/empty.db") == []
+    assert io.list_names(f"{root}/a") == ["b.txt"]
+    with pytest.raises(FileNotFoundError):
+        io.read_bytes(f"{root}/a/missing")
+
+
+def test_java_option_names_are_accepted(s3_server, s3_bucket):
+    opts = {"s3.endpoint": s3_server.endpoint, "s3.access-key": "k", "s3.secret-key": "s", "s3.region": "us-east-1"}
+    io, root = FileIO.for_path(f"s3://{s3_bucket}/wh", options=opts)
+    io.write_bytes(f"{root}/x", b"1")
+    assert io.read_bytes(f"{root}/x") == b"1"
+
+
+def test_publication_is_a_conditional_create(s3_server, s3_bucket):
+    io, root = _io(s3_server, s3_bucket)
+    path = f"{root}/db.db/t/snapshot/snapshot-1"
+    assert io.try_write_atomic(path, b"first") is True
+    assert io.try_write_atomic(path, b"second") is False
+    assert io.read_bytes(path) == b"first"
+    # no temp file, no probe key left behind
+    assert io.list_names(f"{root}/db.db/t/snapshot") == ["snapshot-1"]
+
+
+def test_exists_is_one_head_never_a_list(s3_server, s3_bucket, proxy):
+    io, root = _io(s3_server, s3_bucket, proxy.endpoint)
+    io.write_bytes(f"{root}/s/snapshot-1", b"x")
+    proxy.reset_counts()
+    assert io.file_exists(f"{root}/s/snapshot-1")
+    assert not io.file_exists(f"{root}/s/snapshot-2")
+    assert proxy.counts() == {"HEAD": 2}
+    assert io.requests.snapshot()  # counted on the client side too
+
+
+def test_lost_response_of_a_landed_publish_is_ours(s3_server, s3_bucket, proxy):
+    """The PUT lands, its answer is lost, the client retries and gets 412: read back, it is ours."""
+    io, root = _io(s3_server, s3_bucket, proxy.endpoint)
+    io.ensure_atomic_create(f"{root}/snapshot")  # probe first, so the rule hits the publication
+    proxy.add_rule(FaultRule(Fault.LOST_RESPONSE, method="PUT", path=r"/snapshot/snapshot-7$"))
+    proxy.reset_counts()
+    assert io.try_write_atomic(f"{root}/snapshot/snapshot-7", b"mine") is True
+    assert proxy.counts()["PUT"] >= 2  # the retry really happened
+    assert io.read_bytes(f"{root}/snapshot/snapshot-7") == b"mine"
+
+
+def test_refused_publish_with_other_bytes_is_a_lost_race(s3_server, s3_bucket, proxy):
+    io, root = _io(s3_server, s3_bucket, proxy.endpoint)
+    io.write_bytes(f"{root}/snapshot/snapshot-3", b"theirs")
+    io.ensure_atomic_create(f"{root}/snapshot")
+    proxy.add_rule(FaultRule(Fault.LOST_RESPONSE, method="PUT", path=r"/snapshot/snapshot-3$"))
+    assert io.try_write_atomic(f"{root}/snapshot/snapshot-3", b"mine") is False
+    assert io.read_bytes(f"{root}/snapshot/snapshot-3") == b"theirs"
+
+
+def test_throttling_is_retried(s3_server, s3_bucket, proxy):
+    io, root = _io(s3_server, s3_bucket, proxy.endpoint)
+    proxy.add_rule(FaultRule(Fault.SLOW_DOWN, method="PUT", times=2))
+    io.write_bytes(f"{root}/f", b"data")
+    assert io.read_bytes(f"{root}/f") == b"data"
+
+
+def test_persistent_errors_surface_as_file_io_errors(s3_server, s3_bucket, proxy):
+    io, root = _io(s3_server, s3_bucket, proxy.endpoint)
+    io.ensure_atomic_create(f"{root}/snapshot")
+    proxy.add_rule(FaultRule(Fault.INTERNAL_ERROR, method="PUT", times=None))
+    with pytest.raises(FileIOError, match="snapshot-1"):
+        io.try_write_atomic(f"{root}/snapshot/snapshot-1", b"x")
+
+
+def test_store_ignoring_conditional_writes_is_refused_before_writing(s3_server, s3_bucket):
+    forget_probes()
+    lax = S3FaultProxy(s3_server.endpoint, ignore_conditional_writes=True).start()
+    try:
+        io, root = _io(s3_server, s3_bucket, lax.endpoint)
+        with pytest.raises(UnsupportedFileSystemError, match="If-None-Match"):
+            io.try_write_atomic(f"{root}/t/snapshot/snapshot-1", b"x")
+        assert io.walk_files(f"{s3_bucket}") == []  # the probe key is gone, nothing else was written
+    finally:
+        lax.stop()
+        forget_probes()
+
+
+def test_url_without_bucket_is_refused(s3_server):
+    with pytest.raises(InvalidWarehouseError, match="no bucket"):
+        FileIO.for_path("s3:///wh", options=s3_server.options())
+
+
+def test_half_given_credentials_are_refused():
+    with pytest.raises(InvalidWarehouseError, match="both"):
+        S3Config.from_options({"fs.s3.accessKeyId": "k"})
+
+
+def test_missing_bucket_is_named(s3_server):
+    io, root = FileIO.for_path("s3://no-such-bucket-here/wh", options=s3_server.options())
+    with pytest.raises(InvalidWarehouseError, match="no-such-bucket-here"):
+        check_bucket_reachable(io.fs, root)
+
+
+def test_wrong_credentials_are_named(s3_server, s3_bucket):
+    strict = S3FaultProxy(s3_server.endpoint, required_access_key="the-right-key").start()
+    try:
+        io, root = _io(s3_server, s3_bucket, strict.endpoint)
+        with pytest.raises(InvalidWarehouseError, match="refused|accessKeyId"):
+            check_bucket_reachable(io.fs, root)
+    finally:
+        strict.stop()
+
+
+def test_unreachable_endpoint_fails_within_bounded_time():
+    from s3_server import free_port
+
+    opts = {"fs.s3.endpoint": f"http://127.0.0.1:{free_port()}", "fs.s3.accessKeyId": "k",
+            "fs.s3.accessKeySecret": "s", "fs.s3.connect-timeout": "1", "fs.s3.max-attempts": "2"}
+    io, root = FileIO.for_path("s3://bucket/wh", options=opts)
+    started = time.monotonic()
+    with pytest.raises(InvalidWarehouseError, match="cannot reach"):
+        check_bucket_reachable(io.fs, root)
+    # bounded: a couple of attempts with 1 s timeouts, not botocore's minutes of defaults
+    assert time.monotonic() - started < 60

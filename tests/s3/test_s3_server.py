@@ -1,0 +1,117 @@
+"""The test S3 server is a real endpoint that enforces conditional creates.
+
+Everything the object-store suites prove rests on this: many clients racing a PUT with
+``If-None-Match: *`` to one key, and exactly one of them wins.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+import pytest
+
+from fault_injection.s3_proxy import Fault, FaultRule, S3FaultProxy, request_kind
+from impl.fs.object_store import S3Config
+
+
+def _racer(endpoint_options: dict, path: str, me: int, start, results) -> None:
+    fs = S3Config.from_options(endpoint_options).filesystem()
+    start.wait()
+    try:
+        fs.pipe_file(path, f"writer-{me}".encode(), mode="create")
+        results.put((me, "won"))
+    except FileExistsError:
+        results.put((me, "refused"))
+    except Exception as e:  # pragma: no cover - reported as a failure below
+        results.put((me, f"error {type(e).__name__}: {e}"))
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_racing_conditional_puts_have_exactly_one_winner(s3_server, s3_bucket, round_):
+    contenders = 12
+    path = f"{s3_bucket}/race/snapshot-{round_}"
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_racer, args=(s3_server.options(), path, i, start, results))
+             for i in range(contenders)]
+    for p in procs:
+        p.start()
+    start.set()
+    outcomes = dict(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+    winners = [i for i, o in outcomes.items() if o == "won"]
+    assert sorted(outcomes.values()).count("refused") == contenders - 1, outcomes
+    assert len(winners) == 1, outcomes
+    body = S3Config.from_options(s3_server.options()).filesystem().cat_file(path)
+    assert body == f"writer-{winners[0]}".encode()
+
+
+def test_threads_racing_one_key_have_one_winner(s3_server, s3_bucket):
+    fs = S3Config.from_options(s3_server.options()).filesystem()
+    won, refused = [], []
+    barrier = threading.Barrier(16)
+
+    def race(i: int) -> None:
+        barrier.wait()
+        try:
+            fs.pipe_file(f"{s3_bucket}/k", str(i).encode(), mode="create")
+            won.append(i)
+        except FileExistsError:
+            refused.append(i)
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1 and len(refused) == 15
+
+
+def test_plain_put_overwrites(s3_server, s3_bucket):
+    fs = S3Config.from_options(s3_server.options()).filesystem()
+    fs.pipe_file(f"{s3_bucket}/hint", b"1")
+    fs.pipe_file(f"{s3_bucket}/hint", b"2")
+    assert fs.cat_file(f"{s3_bucket}/hint") == b"2"
+
+
+def test_proxy_forwards_counts_and_injects(s3_server, s3_bucket):
+    proxy = S3FaultProxy(s3_server.endpoint).start()
+    try:
+        fs = S3Config.from_options(s3_server.options(proxy.endpoint)).filesystem()
+        fs.pipe_file(f"{s3_bucket}/a", b"x")
+        assert fs.cat_file(f"{s3_bucket}/a") == b"x"
+        fs.ls(f"{s3_bucket}/")
+        counts = proxy.counts()
+        assert counts.get("PUT") == 1 and counts.get("GET") == 1 and counts.get("LIST") == 1, counts
+        # a 412 from the proxy reads as a refused conditional create
+        proxy.add_rule(FaultRule(Fault.PRECONDITION_FAILED, method="PUT", path=r"/b$"))
+        with pytest.raises(FileExistsError):
+            fs.pipe_file(f"{s3_bucket}/b", b"y", mode="create")
+        assert not fs.exists(f"{s3_bucket}/b")
+    finally:
+        proxy.stop()
+
+
+def test_proxy_can_make_the_store_ignore_conditions(s3_server, s3_bucket):
+    proxy = S3FaultProxy(s3_server.endpoint, ignore_conditional_writes=True).start()
+    try:
+        fs = S3Config.from_options(s3_server.options(proxy.endpoint)).filesystem()
+        fs.pipe_file(f"{s3_bucket}/k", b"1", mode="create")
+        fs.pipe_file(f"{s3_bucket}/k", b"2", mode="create")  # accepted: the header never arrived
+        assert fs.cat_file(f"{s3_bucket}/k") == b"2"
+    finally:
+        proxy.stop()
+
+
+@pytest.mark.parametrize("method,target,kind", [
+    ("GET", "/bkt?list-type=2&prefix=a%2F", "LIST"),
+    ("GET", "/bkt/a/b", "GET"),
+    ("HEAD", "/bkt/a/b", "HEAD"),
+    ("PUT", "/bkt/a/b", "PUT"),
+    ("DELETE", "/bkt/a/b", "DELETE"),
+])
+def test_request_kinds(method, target, kind):
+    assert request_kind(method, target) == kind
