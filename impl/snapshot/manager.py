@@ -230,20 +230,24 @@ class SnapshotManager:
 # ids instead of listing the directory.
 
 
+def _bisect(low: int, high: int, go_high: Callable[[int], bool]) -> tuple[int, int]:
+    """Narrow ``low < high`` to adjacent ids: ``go_high(middle)`` moves ``low`` up, else ``high`` down."""
+    while high - low > 1:
+        middle = (low + high) // 2
+        if go_high(middle):
+            low = middle
+        else:
+            high = middle
+    return low, high
+
+
 def last_present(start: int, present: Callable[[int], bool]) -> int:
     """The largest id of the contiguous run of present ids that contains ``start`` (present)."""
     low, step = start, 1
     while present(low + step):
         low += step
         step *= 2
-    high = low + step  # absent
-    while high - low > 1:
-        middle = (low + high) // 2
-        if present(middle):
-            low = middle
-        else:
-            high = middle
-    return low
+    return _bisect(low, low + step, present)[0]
 
 
 def first_present_below(start: int, present: Callable[[int], bool]) -> int:
@@ -252,24 +256,10 @@ def first_present_below(start: int, present: Callable[[int], bool]) -> int:
     while high - step >= 1 and present(high - step):
         high -= step
         step *= 2
-    low = max(0, high - step)  # absent, or 0
-    while high - low > 1:
-        middle = (low + high) // 2
-        if present(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return _bisect(max(0, high - step), high, lambda i: not present(i))[1]
 
 
 def first_present_between(absent: int, present_id: int, present: Callable[[int], bool]) -> int:
     """The smallest present id in ``(absent, present_id]``, where ids are absent up to some
     point and present from there on."""
-    low, high = absent, present_id
-    while high - low > 1:
-        middle = (low + high) // 2
-        if present(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return _bisect(absent, present_id, lambda i: not present(i))[1]

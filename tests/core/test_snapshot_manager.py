@@ -7,6 +7,8 @@ import math
 import posixpath
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from impl.errors import SnapshotNotFoundError
 from impl.format.json_records import CommitKind, Snapshot
@@ -280,3 +282,25 @@ def test_snapshots_of_user_over_given_ids_never_lists(counting_sm):
     scan = sm.snapshots_of_user("a", range(6, 0, -1))
     assert next(scan).id == 5
     assert sm.file_io.snapshot_reads == 2  # lazy: nothing below 5 read yet
+
+
+@given(st.integers(1, 300), st.integers(0, 300), st.data())
+def test_id_searches_find_the_bounds_of_the_contiguous_run(earliest, length, data):
+    """The probes that replace a listing: from any present id, the last and first present ids;
+    from an absent id below the run, its first present id."""
+    from impl.snapshot.manager import first_present_below, first_present_between, last_present
+
+    latest = earliest + length
+    probed: list[int] = []
+
+    def present(i: int) -> bool:
+        probed.append(i)
+        return earliest <= i <= latest
+
+    start = data.draw(st.integers(earliest, latest))
+    assert last_present(start, present) == latest
+    assert first_present_below(start, present) == earliest
+    below = data.draw(st.integers(0, earliest - 1))
+    assert first_present_between(below, latest, present) == earliest
+    # logarithmic: never a scan of the run
+    assert len(probed) <= 3 * (2 * (length + earliest).bit_length() + 2)
