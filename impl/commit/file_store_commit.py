@@ -397,9 +397,11 @@ class FileStoreCommit:
             del self._unknown_outcomes[(identifier, kind)]
             stats.record_published(record.landed_snapshot_id, kind)
             return True
-        latest = self.snapshot_manager.latest_snapshot()  # if this fails, the outcome stays unknown
-        del self._unknown_outcomes[(identifier, kind)]
+        # If a read here fails, the record stays: the outcome is still unknown, and dropping
+        # it would let the next repeat publish the part a second time.
+        latest = self.snapshot_manager.latest_snapshot()
         own = self._find_own_snapshot(record.unknown_snapshot_id, latest, identifier, kind)
+        del self._unknown_outcomes[(identifier, kind)]
         if own is not None:
             stats.record_published(own, kind)
             return True

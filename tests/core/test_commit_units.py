@@ -10,6 +10,7 @@ All on the memory file system: these run once per mutant in mutation testing (do
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import types
 
 import pytest
@@ -35,6 +36,7 @@ from impl.errors import (
     CommitRetriesExhaustedError,
     CorruptMetadataError,
     FileAlreadyLiveError,
+    FileIOError,
     FileNotLiveError,
     InvalidOptionError,
     KeyRangeOverlapError,
@@ -1220,3 +1222,39 @@ def test_snapshot_counts_and_watermark_follow_the_previous_snapshot(table):
     assert first.changelog_record_count is None and first.changelog_manifest_list is None
     assert (second.total_record_count, second.delta_record_count, second.watermark) == (8, 3, 100)
     assert second.changelog_record_count == 2 and second.changelog_manifest_list is not None
+
+
+class _FailingSnapshotRead(HookedFileIO):
+    """Fails the next read of the file named ``fail_next_read_of`` (then reads normally)."""
+
+    fail_next_read_of: str | None = None
+
+    def read_bytes(self, path: str) -> bytes:
+        if self.fail_next_read_of is not None and posixpath.basename(path) == self.fail_next_read_of:
+            self.fail_next_read_of = None
+            raise FileIOError(f"cannot read {path}: connection reset (injected)")
+        return super().read_bytes(path)
+
+
+def test_a_repeat_whose_lookup_fails_keeps_the_outcome_unknown(table):
+    """Repeating a call after an unknown outcome must look for its own snapshot; if that lookup
+    fails too, the outcome is still unknown and the next repeat must look again, not publish
+    the part a second time (the record used to be dropped before the lookup)."""
+    fio, root = table
+    seed(fio, root)
+    io = _FailingSnapshotRead(fio.fs, after_publish=raise_at(0))
+    ours = new_commit(io, root, user="ours", options=CommitOptions(max_retries=0))
+    messages = [msg("p1", 0, new_files=[dfile("n", 1, 20, 20)])]
+    with pytest.raises(CommitOutcomeUnknownError):
+        ours.commit(messages, 2)  # it landed as snapshot 2
+    new_commit(FileIO(fio.fs), root, user="other").commit([msg("p2", 1, new_files=[dfile("o", 1, 30, 30)])], 7)
+    io.fail_next_read_of = "snapshot-2"
+    with pytest.raises(FileIOError):
+        ours.commit(messages, 2)
+    stats = ours.commit(messages, 2)
+    assert stats.snapshot_ids == [2]
+    v = TableView(fio, root)
+    assert v.snapshot_ids() == [1, 2, 3]
+    assert [(v.sm.snapshot(i).commit_user, v.sm.snapshot(i).commit_identifier) for i in (2, 3)] == [
+        ("ours", 2), ("other", 7)]
+    v.check()
