@@ -26,7 +26,6 @@ import logging
 import random
 import threading
 import time
-import uuid as uuid_mod
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -53,7 +52,7 @@ from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.fs.paths import TablePaths, partition_path
+from impl.fs.paths import IdFactory, TablePaths, partition_path, random_id
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
@@ -171,15 +170,21 @@ class FileStoreCommit:
         clock_millis: Callable[[], int] = lambda: int(time.time() * 1000),
         sleep: Callable[[float], None] = time.sleep,
         manifest_file: ManifestFile | None = None,
+        jitter: random.Random | None = None,
+        id_factory: IdFactory | None = None,
     ):
+        """``clock_millis``, ``sleep``, ``jitter`` (the backoff's random source, default the
+        ``random`` module) and ``id_factory`` (the uuid part of new file names and the default
+        commit user) are seams for the deterministic simulation; the defaults are the real ones."""
         self.file_io = file_io
-        self.paths = TablePaths(table_path)
+        self.paths = TablePaths(table_path, id_factory=id_factory)
         self.schema = schema
-        self.commit_user = commit_user or str(uuid_mod.uuid4())
+        self.commit_user = commit_user or (id_factory or random_id)()
         self.options = options or CommitOptions.from_options(schema.options)
         self.table_name = table_name or self.paths.table_path
         self._clock_millis = clock_millis
         self._sleep = sleep
+        self._jitter = jitter
 
         self.partition_names = list(schema.partition_keys)
         self.partition_type: list[DataType] = [schema.field(k).type for k in schema.partition_keys]
@@ -549,7 +554,8 @@ class FileStoreCommit:
 
     def _retry_wait_seconds(self, retry: int) -> float:
         wait_ms = min(self.options.min_retry_wait_ms * (2 ** retry), self.options.max_retry_wait_ms)
-        wait_ms += random.uniform(0, max(1.0, wait_ms * 0.2))
+        source = self._jitter if self._jitter is not None else random
+        wait_ms += source.uniform(0, max(1.0, wait_ms * 0.2))
         return wait_ms / 1000.0
 
     # ------------------------------------------------------------------ one try

@@ -15,6 +15,7 @@ import itertools
 import posixpath
 import threading
 import uuid
+from typing import Callable
 
 SNAPSHOT_PREFIX = "snapshot-"
 SCHEMA_PREFIX = "schema-"
@@ -24,13 +25,25 @@ DATA_FILE_PREFIX = "data-"
 CHANGELOG_FILE_PREFIX = "changelog-"
 
 
-class FileNamer:
-    """``<prefix><uuid>-<n><suffix>``: one uuid per namer, a counter per file, as Paimon does."""
+IdFactory = Callable[[], str]
 
-    def __init__(self, prefix: str, suffix: str = ""):
+
+def random_id() -> str:
+    """The default id source of file names: a random uuid4."""
+    return str(uuid.uuid4())
+
+
+class FileNamer:
+    """``<prefix><uuid>-<n><suffix>``: one uuid per namer, a counter per file, as Paimon does.
+
+    ``id_factory`` supplies the uuid part (default :func:`random_id`); the deterministic
+    simulation passes a seeded source so that a schedule replays with the same file names.
+    """
+
+    def __init__(self, prefix: str, suffix: str = "", id_factory: IdFactory | None = None):
         self._prefix = prefix
         self._suffix = suffix
-        self._uuid = str(uuid.uuid4())
+        self._uuid = (id_factory or random_id)()
         self._counter = itertools.count()
         self._lock = threading.Lock()
 
@@ -51,8 +64,8 @@ class DataFileNamer(FileNamer):
     file and a changelog file of one writer never share a number.
     """
 
-    def __init__(self, suffix: str = ".parquet"):
-        super().__init__(DATA_FILE_PREFIX, suffix)
+    def __init__(self, suffix: str = ".parquet", id_factory: IdFactory | None = None):
+        super().__init__(DATA_FILE_PREFIX, suffix, id_factory)
 
     def data_file(self) -> str:
         return self.next()
@@ -62,15 +75,16 @@ class DataFileNamer(FileNamer):
 
 
 class TablePaths:
-    def __init__(self, table_path: str):
+    def __init__(self, table_path: str, id_factory: IdFactory | None = None):
+        """``id_factory``: the uuid source of new manifest and list names (see :class:`FileNamer`)."""
         self.table_path = table_path.rstrip("/")
         self.snapshot_dir = posixpath.join(self.table_path, "snapshot")
         self.schema_dir = posixpath.join(self.table_path, "schema")
         self.manifest_dir = posixpath.join(self.table_path, "manifest")
         self.index_dir = posixpath.join(self.table_path, "index")
-        self._manifest = FileNamer("manifest-")
-        self._manifest_list = FileNamer("manifest-list-")
-        self._index_manifest = FileNamer("index-manifest-")
+        self._manifest = FileNamer("manifest-", id_factory=id_factory)
+        self._manifest_list = FileNamer("manifest-list-", id_factory=id_factory)
+        self._index_manifest = FileNamer("index-manifest-", id_factory=id_factory)
 
     # metadata -------------------------------------------------------------------
     def snapshot_path(self, snapshot_id: int) -> str:

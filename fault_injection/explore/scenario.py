@@ -1,0 +1,340 @@
+"""The configurations the explorer runs: a table seeded with one snapshot, and actors over it.
+
+Actors (each its own process in spirit: its own FileIO, FileStoreCommit and seeded seams):
+
+- committer ``c<i>``: writes its new data file, then commits identifier 1: an APPEND of that
+  file and, with ``compact``, a COMPACT of a seeded level-0 file into a level-1 file (all
+  committers compact the same file when ``conflicting``, else each its own);
+- ``overwrite``: replaces partition 0 with one new file;
+- ``expire``: expires every snapshot but the latest;
+- ``reader``: reads the latest snapshot's live files, then time-travels to snapshot 1.
+
+A crashed committer or overwriter restarts as a new process (new FileStoreCommit, new ids)
+and recovers through ``filter_committed`` before committing the rest. What every actor saw
+and reported goes into an :class:`ActorReport` for the oracle.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import posixpath
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from fault_injection.explore.scheduler import ActorBody, ActorContext, ActorCrashed
+from fault_injection.explore.store import UNGATED, SimStore
+from impl.commit.file_store_commit import FileStoreCommit
+from impl.commit.messages import ManifestCommittable
+from impl.commit.options import CommitOptions
+from impl.errors import CommitConflictError, CommitOutcomeUnknownError, PaimonError
+from impl.format.binary_row import decode_row
+from impl.fs.file_io import FileIO
+from impl.fs.paths import TablePaths, partition_path
+from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
+from impl.snapshot.manager import SnapshotManager
+from model.rules import FileFacts
+from simulation.bridge import PARTITION_TYPE, ModelFactsReader, sim_schema, to_committable
+
+TABLE = "/warehouse/db.db/t"
+SEED_USER = "seed"
+IDENTIFIER = 1
+MAX_RESTARTS = 2
+
+
+class Status(enum.Enum):
+    OK = "ok"
+    CONFLICT = "conflict"
+    UNKNOWN = "unknown"  # CommitOutcomeUnknownError
+    FAILED = "failed"  # another typed error (I/O error, retries exhausted)
+    DIED = "died"  # crashed more often than it may restart
+
+
+class Role(enum.Enum):
+    COMMITTER = "committer"
+    OVERWRITE = "overwrite"
+    EXPIRE = "expire"
+    READER = "reader"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    committers: int = 2
+    compact: bool = True
+    conflicting: bool = False
+    overwrite: bool = False
+    expire: bool = False
+    readers: int = 0
+
+    def label(self) -> str:
+        parts = [f"{self.committers} committer(s) x " + ("APPEND+COMPACT" if self.compact else "APPEND")]
+        if self.compact:
+            parts[0] += " (conflicting)" if self.conflicting else " (disjoint)"
+        if self.overwrite:
+            parts.append("1 overwrite")
+        if self.expire:
+            parts.append("1 expiration")
+        if self.readers:
+            parts.append(f"{self.readers} reader(s)")
+        return " + ".join(parts)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a writing actor commits, in model terms, per kind."""
+
+    user: str
+    append: tuple[FileFacts, ...] = ()
+    compact_before: tuple[FileFacts, ...] = ()
+    compact_after: tuple[FileFacts, ...] = ()
+    overwrite_partition: int | None = None  # set for the overwriter: its append files replace it
+
+    def committable(self) -> ManifestCommittable:
+        if self.overwrite_partition is not None:
+            return to_committable(IDENTIFIER, new_files=self.append)
+        return to_committable(IDENTIFIER, new_files=self.append, compact_before=self.compact_before,
+                              compact_after=self.compact_after)
+
+
+@dataclass(frozen=True)
+class ReadObservation:
+    snapshot_id: int | None  # None: the snapshot was gone
+    live: frozenset[tuple] | None
+    started_step: int
+    latest: bool  # a read of "the latest", as opposed to time travel to a fixed id
+
+
+@dataclass
+class ActorReport:
+    name: str
+    role: Role
+    plan: Plan | None = None
+    status: Status | None = None
+    snapshot_ids: list[int] = field(default_factory=list)
+    conflict: str | None = None  # class name
+    latest_at_start: int | None = None  # latest snapshot id when its (last) commit started
+    finished_step: int | None = None
+    restarts: int = 0
+    reads: list[ReadObservation] = field(default_factory=list)
+    error: str | None = None
+
+
+def seed_files(scenario: Scenario) -> list[FileFacts]:
+    """The level-0 files of snapshot 1: one per committer, in its own partition."""
+    return [FileFacts(i, 0, 1, 0, f"data-seed-{i}.parquet", 0, 9, 10) for i in range(max(scenario.committers, 1))]
+
+
+def plans(scenario: Scenario) -> list[Plan]:
+    seeds = seed_files(scenario)
+    out = []
+    for i in range(scenario.committers):
+        new = (FileFacts(i, 0, 1, 0, f"data-c{i}-new.parquet", 20, 29, 5),)
+        if not scenario.compact:
+            out.append(Plan(f"c{i}", append=new))
+            continue
+        victim = seeds[0] if scenario.conflicting else seeds[i]
+        after = FileFacts(victim.partition, 0, 1, 1, f"data-c{i}-compact.parquet", 0, 9, 10)
+        out.append(Plan(f"c{i}", append=new, compact_before=(victim,), compact_after=(after,)))
+    if scenario.overwrite:
+        out.append(Plan("overwrite", append=(FileFacts(0, 0, 1, 0, "data-ow-new.parquet", 0, 9, 3),),
+                        overwrite_partition=0))
+    return out
+
+
+class IdSource:
+    """Deterministic ids for one process of one actor: ``<name>r<restart>-<n>``."""
+
+    def __init__(self, prefix: str):
+        self._prefix = prefix
+        self._n = itertools.count()
+
+    def __call__(self) -> str:
+        return f"{self._prefix}-{next(self._n)}"
+
+
+class Clock:
+    """A logical clock shared by the actors of one run (one actor runs at a time)."""
+
+    def __init__(self, start: int = 1_700_000_000_000):
+        self._now = start
+
+    def millis(self) -> int:
+        self._now += 1
+        return self._now
+
+    def sleep(self, seconds: float) -> None:
+        self._now += int(seconds * 1000)
+
+
+@dataclass
+class Factories:
+    """How actors build their parts; the planted bugs replace some of them (fault_injection.explore.plants)."""
+
+    file_io: Callable[[SimStore], FileIO] = FileIO
+    commit: Callable[..., FileStoreCommit] = FileStoreCommit
+    snapshot_manager: Callable[[FileIO, str], SnapshotManager] = SnapshotManager
+    expiration: Callable[..., SnapshotExpiration] = SnapshotExpiration
+
+
+@dataclass
+class World:
+    scenario: Scenario
+    store: SimStore
+    seed: int
+    factories: Factories
+    clock: Clock = field(default_factory=Clock)
+    reports: list[ActorReport] = field(default_factory=list)
+
+    # --------------------------------------------------------------- setup
+    def setup(self) -> None:
+        """Snapshot 1 with the seed files (outside the schedule)."""
+        io = FileIO(self.store)
+        for f in seed_files(self.scenario):
+            io.write_bytes(self.data_path(f), b"seed")
+        commit = FileStoreCommit(io, TABLE, sim_schema(), commit_user=SEED_USER, id_factory=IdSource("seed"),
+                                 clock_millis=self.clock.millis)
+        commit.commit(to_committable(0, new_files=seed_files(self.scenario)))
+
+    def data_path(self, f: FileFacts) -> str:
+        return posixpath.join(TABLE, partition_path(["p"], [f.partition]), f"bucket-{f.bucket}", f.file_name)
+
+    def _file_io(self) -> FileIO:
+        io = self.factories.file_io(self.store)
+        # the once-per-FileIO probe of conditional writes happens outside the schedule: it
+        # touches only its own keys, and would add three steps per actor to every schedule
+        saved, self.store.gate = self.store.gate, UNGATED
+        try:
+            io.ensure_atomic_create(posixpath.join(TABLE, "snapshot"))
+        finally:
+            self.store.gate = saved
+        return io
+
+    def _commit(self, plan: Plan, process: int) -> FileStoreCommit:
+        name = f"{plan.user}r{process}"
+        io = self._file_io()
+        commit = self.factories.commit(
+            io, TABLE, sim_schema(), commit_user=plan.user, options=CommitOptions(max_retries=6),
+            clock_millis=self.clock.millis, sleep=self.clock.sleep,
+            jitter=random.Random(f"{self.seed}-{name}"), id_factory=IdSource(name))
+        commit.snapshot_manager = self.factories.snapshot_manager(io, TABLE)
+        return commit
+
+    # --------------------------------------------------------------- actors
+    def bodies(self) -> list[ActorBody]:
+        out: list[ActorBody] = []
+        for plan in plans(self.scenario):
+            report = ActorReport(plan.user, Role.OVERWRITE if plan.overwrite_partition is not None else Role.COMMITTER,
+                                 plan)
+            self.reports.append(report)
+            out.append(self._writer_body(plan, report))
+        if self.scenario.expire:
+            report = ActorReport("expire", Role.EXPIRE)
+            self.reports.append(report)
+            out.append(self._expire_body(report))
+        for r in range(self.scenario.readers):
+            report = ActorReport(f"reader{r}", Role.READER)
+            self.reports.append(report)
+            out.append(self._reader_body(report))
+        return out
+
+    def _writer_body(self, plan: Plan, report: ActorReport) -> ActorBody:
+        def body(ctx: ActorContext) -> None:
+            process = 0
+            while True:
+                try:
+                    self._write_and_commit(plan, report, process)
+                    break
+                except ActorCrashed:
+                    if process >= MAX_RESTARTS:
+                        report.status = Status.DIED
+                        return
+                    process += 1
+                    report.restarts = process
+                    ctx.restart()
+            report.finished_step = ctx.step
+
+        return body
+
+    def _write_and_commit(self, plan: Plan, report: ActorReport, process: int) -> None:
+        commit = self._commit(plan, process)
+        committable = plan.committable()
+        rest: list[ManifestCommittable] = []
+        try:
+            for f in (*plan.append, *plan.compact_after):
+                commit.file_io.write_bytes(self.data_path(f), f.file_name.encode())
+            if process:
+                # a restarted process: recover what its crashed predecessor may have published
+                rest = commit.filter_committed([committable])
+                committable = rest[0] if rest else ManifestCommittable(IDENTIFIER, ())
+            report.latest_at_start = commit.snapshot_manager.latest_snapshot_id()
+            if plan.overwrite_partition is not None:
+                if committable.messages or process == 0 or rest:
+                    stats = commit.overwrite({"p": plan.overwrite_partition}, committable)
+                    report.snapshot_ids = list(stats.snapshot_ids)
+            elif committable.messages:
+                stats = commit.commit(committable)
+                report.snapshot_ids = list(stats.snapshot_ids)
+            report.status = Status.OK
+        except CommitConflictError as e:
+            report.status, report.conflict = Status.CONFLICT, type(e).__name__
+            report.snapshot_ids = list(e.published_snapshot_ids)
+        except CommitOutcomeUnknownError as e:
+            report.status, report.error = Status.UNKNOWN, str(e)
+            report.snapshot_ids = list(e.published_snapshot_ids)
+        except PaimonError as e:
+            report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
+            # an error before the commit call (writing its data file) has no published ids
+            report.snapshot_ids = list(getattr(e, "published_snapshot_ids", None) or [])
+
+    def _expire_body(self, report: ActorReport) -> ActorBody:
+        def body(ctx: ActorContext) -> None:
+            io = self._file_io()
+            expiration = self.factories.expiration(io, TablePaths(TABLE), _reader(io).table.manifest_file,
+                                                   lambda p: partition_path(["p"], [_partition(p)]))
+            try:
+                expiration.expire(ExpireConfig(retain_min=1, older_than_millis=2**62))
+                report.status = Status.OK
+            except ActorCrashed:
+                report.status = Status.DIED  # an interrupted expiration leaves only orphans
+            except PaimonError as e:
+                report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
+            report.finished_step = ctx.step
+
+        return body
+
+    def _reader_body(self, report: ActorReport) -> ActorBody:
+        def body(ctx: ActorContext) -> None:
+            io = self._file_io()
+            reader = _reader(io)
+            try:
+                started = ctx.step
+                latest = self.factories.snapshot_manager(io, TABLE).latest_snapshot()
+                report.reads.append(ReadObservation(
+                    latest.id if latest else None,
+                    frozenset(reader.live(latest)) if latest else None, started, latest=True))
+                started = ctx.step
+                try:
+                    snap = reader.snapshot(1)
+                    report.reads.append(ReadObservation(1, frozenset(reader.live(snap)), started, latest=False))
+                except (PaimonError, FileNotFoundError):
+                    report.reads.append(ReadObservation(None, None, started, latest=False))
+                report.status = Status.OK
+            except ActorCrashed:
+                report.status = Status.DIED
+            except (PaimonError, FileNotFoundError) as e:
+                report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
+            report.finished_step = ctx.step
+
+        return body
+
+
+def _reader(io: FileIO) -> ModelFactsReader:
+    return ModelFactsReader(io, TABLE)
+
+
+def _partition(p: bytes) -> int:
+    (value,) = decode_row(p, PARTITION_TYPE)
+    return int(value)
+
+

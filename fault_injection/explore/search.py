@@ -1,0 +1,316 @@
+"""Schedules: one run, seeded random runs (random walk and PCT, with crashes and storage
+faults), exhaustive search with sleep sets, replay and shrinking."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from fault_injection.explore.oracle import Violation, check
+from fault_injection.explore.scenario import Factories, Scenario, World
+from fault_injection.explore.scheduler import Action, Chooser, Decision, Runner, Step
+from fault_injection.explore.store import Op, SimStore, dependent
+
+FAULT_ACTIONS = (Action.CRASH, Action.FAIL_BEFORE, Action.FAIL_AFTER)
+_EXPECTED_STEPS = 90  # roughly the length of a schedule of the small configurations
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    steps: tuple[Step, ...]
+    violations: tuple[Violation, ...]
+    abandoned: bool
+
+    @property
+    def decisions(self) -> list[Decision]:
+        return [Decision(s.actor, s.action) for s in self.steps]
+
+
+def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | None = None,
+                 seed: int = 0) -> RunOutcome:
+    """One schedule from a fresh table; the oracle's verdict (nothing for an abandoned run)."""
+    store = SimStore()
+    world = World(scenario, store, seed, factories or Factories())
+    world.setup()
+    runner = Runner(chooser)
+    store.gate = runner
+    result = runner.run(world.bodies())
+    if result.abandoned:
+        return RunOutcome(result.steps, (), True)
+    faults = any(s.action is not Action.PROCEED for s in result.steps)
+    violations = [Violation("actor", f"{world.reports[i].name} raised {type(e).__name__}: {e}")
+                  for i, e in result.errors.items()]
+    violations += check(world, faults=faults)
+    return RunOutcome(result.steps, tuple(violations), False)
+
+
+# ------------------------------------------------------------------ choosers
+
+
+class RandomWalk:
+    """Uniform among the enabled actors; with ``fault_at`` set, that step gets a fault."""
+
+    def __init__(self, rng: random.Random, fault_at: int | None, fault: Action):
+        self._rng, self._fault_at, self._fault = rng, fault_at, fault
+
+    def choose(self, step: int, enabled: Mapping[int, Op]) -> Decision | None:
+        actor = self._rng.choice(sorted(enabled))
+        return Decision(actor, self._fault if step == self._fault_at else Action.PROCEED)
+
+
+class PCT:
+    """Probabilistic concurrency testing: random actor priorities, ``depth - 1`` change points at
+    which the running actor drops below every other (Burckhardt et al., ASPLOS 2010)."""
+
+    def __init__(self, rng: random.Random, actors: int, depth: int, fault_at: int | None, fault: Action):
+        order = list(range(actors))
+        rng.shuffle(order)
+        self._priority = {a: depth + i for i, a in enumerate(order)}
+        self._changes = {rng.randrange(_EXPECTED_STEPS): depth - 1 - i for i in range(depth - 1)}
+        self._fault_at, self._fault = fault_at, fault
+
+    def choose(self, step: int, enabled: Mapping[int, Op]) -> Decision | None:
+        actor = max(enabled, key=lambda a: self._priority[a])
+        if step in self._changes:
+            self._priority[actor] = self._changes[step]
+            actor = max(enabled, key=lambda a: self._priority[a])
+        return Decision(actor, self._fault if step == self._fault_at else Action.PROCEED)
+
+
+def seeded_chooser(scenario: Scenario, seed: int, *, faults: bool) -> Chooser:
+    """The chooser of random-mode schedule ``seed``: even seeds walk randomly, odd seeds use PCT;
+    with ``faults``, a third of the schedules crash an actor or fail an operation at a random step."""
+    rng = random.Random(seed)
+    fault_at = rng.randrange(_EXPECTED_STEPS) if faults and rng.random() < 1 / 3 else None
+    fault = rng.choice(FAULT_ACTIONS)
+    if seed % 2 == 0:
+        return RandomWalk(rng, fault_at, fault)
+    actors = scenario.committers + scenario.overwrite + scenario.expire + scenario.readers
+    return PCT(rng, actors, rng.choice((2, 3)), fault_at, fault)
+
+
+class Forced:
+    """Follows ``decisions`` (skipping one whose actor is not enabled), then keeps running the
+    last actor (the fewest context switches) or the lowest enabled one."""
+
+    def __init__(self, decisions: Sequence[Decision]):
+        self._decisions = list(decisions)
+        self._i = 0
+        self._last: int | None = None
+
+    def choose(self, step: int, enabled: Mapping[int, Op]) -> Decision | None:
+        while self._i < len(self._decisions):
+            d = self._decisions[self._i]
+            self._i += 1
+            if d.actor in enabled:
+                self._last = d.actor
+                return d
+        actor = self._last if self._last is not None and self._last in enabled else min(enabled)
+        self._last = actor
+        return Decision(actor)
+
+
+# ------------------------------------------------------------------ random mode
+
+
+@dataclass(frozen=True)
+class Finding:
+    seed: int
+    schedules: int  # schedules run up to and including this one
+    violations: tuple[Violation, ...]
+    steps: tuple[Step, ...]
+
+
+@dataclass
+class RandomReport:
+    schedules: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def random_mode(scenario: Scenario, *, schedules: int, seed: int = 0, faults: bool = True,
+                factories: Factories | None = None, stop_at_first: bool = False) -> RandomReport:
+    report = RandomReport()
+    started = time.perf_counter()
+    for s in range(seed, seed + schedules):
+        outcome = run_schedule(scenario, seeded_chooser(scenario, s, faults=faults), factories, s)
+        report.schedules += 1
+        if outcome.violations:
+            report.findings.append(Finding(s, report.schedules, outcome.violations, outcome.steps))
+            if stop_at_first:
+                break
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def replay(scenario: Scenario, seed: int, *, faults: bool = True, factories: Factories | None = None) -> RunOutcome:
+    """Schedule ``seed`` of random mode again, step for step."""
+    return run_schedule(scenario, seeded_chooser(scenario, seed, faults=faults), factories, seed)
+
+
+def shrink(scenario: Scenario, decisions: Sequence[Decision], factories: Factories | None = None,
+           *, budget: int = 150) -> tuple[list[Decision], RunOutcome]:
+    """A shorter forced schedule that still fails: the shortest failing prefix of the
+    decisions (the rest runs with the fewest context switches), then single decisions dropped
+    while it still fails. Deterministic; at most ``budget`` runs."""
+    runs = 0
+
+    def fails(ds: Sequence[Decision]) -> RunOutcome | None:
+        nonlocal runs
+        runs += 1
+        outcome = run_schedule(scenario, Forced(ds), factories)
+        return outcome if outcome.violations else None
+
+    best = list(decisions)
+    best_outcome = fails(best)
+    if best_outcome is None:
+        raise ValueError("the schedule to shrink does not fail when forced")
+    low, high = 0, len(best)  # the shortest failing prefix, by bisection (failure is nearly monotone)
+    while low < high and runs < budget:
+        middle = (low + high) // 2
+        found = fails(best[:middle])
+        if found is not None:
+            high, best_outcome = middle, found
+        else:
+            low = middle + 1
+    best = best[:high]
+    i = len(best) - 1
+    while i >= 0 and runs < budget:
+        candidate = best[:i] + best[i + 1:]
+        found = fails(candidate)
+        if found is not None:
+            best, best_outcome = candidate, found
+        i -= 1
+    final = fails(best)
+    assert final is not None
+    return best, final
+
+
+# ------------------------------------------------------------------ exhaustive mode
+
+
+@dataclass
+class _Node:
+    enabled: dict[int, Op]
+    sleep: dict[int, Op]
+    chosen: int
+    done: set[int]
+
+
+class NondeterminismError(RuntimeError):
+    """Re-executing a prefix met other operations than the first time."""
+
+
+class _DfsChooser:
+    def __init__(self, stack: list[_Node], prefix_len: int):
+        self._stack = stack
+        self._prefix_len = prefix_len
+
+    def choose(self, step: int, enabled: Mapping[int, Op]) -> Decision | None:
+        if step < self._prefix_len:
+            node = self._stack[step]
+            if node.enabled != dict(enabled):
+                raise NondeterminismError(f"step {step}: {node.enabled} first, now {dict(enabled)}")
+            return Decision(node.chosen)
+        sleep: dict[int, Op] = {}
+        if step > 0:
+            parent = self._stack[step - 1]
+            taken = parent.enabled[parent.chosen]
+            carried = dict(parent.sleep)
+            carried.update({a: parent.enabled[a] for a in parent.done if a != parent.chosen})
+            sleep = {a: op for a, op in carried.items() if a != parent.chosen and not dependent(op, taken)}
+        awake = [a for a in sorted(enabled) if a not in sleep]
+        if not awake:
+            return None  # every continuation is explored from another order already
+        chosen = awake[0]
+        self._stack.append(_Node(dict(enabled), sleep, chosen, {chosen}))
+        return Decision(chosen)
+
+
+@dataclass
+class ExhaustiveReport:
+    schedules: int = 0  # complete schedules checked by the oracle
+    blocked: int = 0  # runs cut short by the sleep sets
+    naive: int = 0  # interleavings without reduction (multinomial of the first run's op counts)
+    seconds: float = 0.0
+    first_violation_at: int | None = None
+    findings: list[Finding] = field(default_factory=list)
+    complete: bool = True
+
+
+def exhaustive(scenario: Scenario, *, factories: Factories | None = None, max_schedules: int | None = None,
+               stop_at_first: bool = False,
+               on_schedule: Callable[[RunOutcome], None] | None = None) -> ExhaustiveReport:
+    """Every distinct interleaving (up to commuting operations) by stateless DFS with sleep sets."""
+    report = ExhaustiveReport()
+    started = time.perf_counter()
+    stack: list[_Node] = []
+    prefix_len = 0
+    while True:
+        outcome = run_schedule(scenario, _DfsChooser(stack, prefix_len), factories)
+        if outcome.abandoned:
+            report.blocked += 1
+        else:
+            report.schedules += 1
+            if report.naive == 0:
+                report.naive = naive_interleavings(outcome.steps)
+            if on_schedule is not None:
+                on_schedule(outcome)
+            if outcome.violations:
+                if report.first_violation_at is None:
+                    report.first_violation_at = report.schedules
+                report.findings.append(Finding(-1, report.schedules, outcome.violations, outcome.steps))
+                if stop_at_first:
+                    report.complete = False
+                    break
+        if max_schedules is not None and report.schedules >= max_schedules:
+            report.complete = False
+            break
+        # backtrack to the deepest node with an unexplored, awake alternative
+        while stack:
+            node = stack[-1]
+            options = [a for a in sorted(node.enabled) if a not in node.sleep and a not in node.done]
+            if options:
+                node.chosen = options[0]
+                node.done.add(options[0])
+                break
+            stack.pop()
+        if not stack:
+            break
+        prefix_len = len(stack)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def naive_interleavings(steps: Sequence[Step]) -> int:
+    counts: dict[int, int] = {}
+    for s in steps:
+        counts[s.actor] = counts.get(s.actor, 0) + 1
+    total = math.factorial(sum(counts.values()))
+    for c in counts.values():
+        total //= math.factorial(c)
+    return total
+
+
+def format_schedule(steps: Sequence[Step]) -> str:
+    """Run-length form: ``0x5 1x3 0:crash ...`` (actor x consecutive steps)."""
+    out: list[str] = []
+    for s in steps:
+        if s.action is not Action.PROCEED:
+            out.append(f"{s.actor}:{s.action.value}")
+        elif out and out[-1].startswith(f"{s.actor}x"):
+            out[-1] = f"{s.actor}x{int(out[-1].split('x')[1]) + 1}"
+        else:
+            out.append(f"{s.actor}x1")
+    return " ".join(out)
+
+
+def format_steps(steps: Sequence[Step]) -> list[str]:
+    return [f"{i:4d}  actor {s.actor}  {s.op}" + ("" if s.action is Action.PROCEED else f"  [{s.action.value}]")
+            for i, s in enumerate(steps)]
+
+
+

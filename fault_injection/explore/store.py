@@ -1,0 +1,205 @@
+"""The simulated object store of the deterministic explorer.
+
+A small fsspec file system over its own dict (not fsspec's process-global memory store), with
+object-store semantics: a PUT is atomic, ``pipe_file(mode="create")`` is a conditional PUT
+(``FileExistsError`` when the key exists), there is no rename and no hard link. Every call is
+one storage operation and first asks the scheduler for its turn (:meth:`Gate.point`), with an
+:class:`Op` label (kind, path) from which the explorer decides which operations commute.
+
+The store also keeps the log of every write to a ``snapshot-N`` key (the published history,
+even after expiration deletes the file), for the oracle.
+"""
+
+from __future__ import annotations
+
+import enum
+import posixpath
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fsspec import AbstractFileSystem
+
+
+class OpKind(enum.Enum):
+    GET = "get"
+    HEAD = "head"
+    LIST = "list"
+    PUT = "put"
+    CREATE = "create"  # conditional PUT
+    DELETE = "delete"
+
+
+READ_KINDS = frozenset({OpKind.GET, OpKind.HEAD, OpKind.LIST})
+
+
+@dataclass(frozen=True)
+class Op:
+    """One storage operation as the scheduler sees it."""
+
+    kind: OpKind
+    path: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.value} {self.path}"
+
+
+def dependent(a: Op, b: Op) -> bool:
+    """Whether the order of ``a`` and ``b`` (of two different actors) can matter.
+
+    Operations on different keys commute, reads commute with reads; a LIST of a directory
+    does not commute with a write or delete of a key under it.
+    """
+    if a.kind in READ_KINDS and b.kind in READ_KINDS:
+        return False
+    if a.path == b.path:
+        return True
+    if a.kind is OpKind.LIST:
+        return _under(b.path, a.path)
+    if b.kind is OpKind.LIST:
+        return _under(a.path, b.path)
+    return False
+
+
+def _under(path: str, directory: str) -> bool:
+    return path.startswith(directory.rstrip("/") + "/")
+
+
+class FaultAction(enum.Enum):
+    """What a scheduling point tells the store to do with the operation."""
+
+    PROCEED = "proceed"
+    FAIL_BEFORE = "fail-before"  # an I/O error; the operation did not happen
+    FAIL_AFTER = "fail-after"  # the operation happened, then the response was lost (an I/O error)
+
+
+class Gate(Protocol):
+    def point(self, op: Op) -> FaultAction: ...
+
+
+class _Ungated:
+    def point(self, op: Op) -> FaultAction:
+        return FaultAction.PROCEED
+
+
+UNGATED: Gate = _Ungated()  # setup and the oracle: storage access outside the schedule
+
+
+@dataclass(frozen=True)
+class SnapshotWrite:
+    """One write that landed on a ``snapshot-N`` key (the oracle's view of publication)."""
+
+    path: str
+    data: bytes
+
+
+class SimStore(AbstractFileSystem):
+    """A dict of key -> bytes behind the fsspec API that :class:`impl.fs.file_io.FileIO` uses."""
+
+    protocol = "simstore"
+    cachable = False  # every instance is its own store
+    supports_conditional_create = True  # FileIO publishes through pipe_file(mode="create")
+
+    def __init__(self, gate: Gate | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.gate: Gate = gate or UNGATED
+        self.files: dict[str, bytes] = {}
+        self.snapshot_writes: list[SnapshotWrite] = []
+
+    # --------------------------------------------------------------- scheduling
+    def _point(self, kind: OpKind, path: str) -> FaultAction:
+        action = self.gate.point(Op(kind, path))
+        if action is FaultAction.FAIL_BEFORE:
+            raise OSError(f"simulated I/O error before {kind.value} {path}")
+        return action
+
+    @staticmethod
+    def _after(action: FaultAction, kind: OpKind, path: str) -> None:
+        if action is FaultAction.FAIL_AFTER:
+            raise OSError(f"simulated lost response after {kind.value} {path}")
+
+    @classmethod
+    def _strip_protocol(cls, path: Any) -> str:
+        text = str(path)
+        if text.startswith("simstore://"):
+            text = text[len("simstore://"):]
+        return "/" + text.strip("/") if text.strip("/") else "/"
+
+    # --------------------------------------------------------------- reads
+    def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
+        path = self._strip_protocol(path)
+        action = self._point(OpKind.GET, path)
+        if path not in self.files:
+            raise FileNotFoundError(path)
+        data = self.files[path][start:end]
+        self._after(action, OpKind.GET, path)
+        return data
+
+    def exists(self, path: str, **kwargs: Any) -> bool:
+        path = self._strip_protocol(path)
+        action = self._point(OpKind.HEAD, path)
+        found = path in self.files
+        self._after(action, OpKind.HEAD, path)
+        return found
+
+    def size(self, path: str) -> int:
+        path = self._strip_protocol(path)
+        action = self._point(OpKind.HEAD, path)
+        if path not in self.files:
+            raise FileNotFoundError(path)
+        self._after(action, OpKind.HEAD, path)
+        return len(self.files[path])
+
+    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+        directory = self._strip_protocol(path).rstrip("/")
+        action = self._point(OpKind.LIST, directory)
+        prefix = directory + "/"
+        names: dict[str, dict[str, Any]] = {}
+        for key, data in self.files.items():
+            if not key.startswith(prefix):
+                continue
+            head, _, rest = key[len(prefix):].partition("/")
+            full = prefix + head
+            if rest:
+                names.setdefault(full, {"name": full, "type": "directory", "size": 0})
+            else:
+                names[full] = {"name": full, "type": "file", "size": len(data)}
+        self._after(action, OpKind.LIST, directory)
+        if not names:
+            raise FileNotFoundError(directory)
+        entries = [names[k] for k in sorted(names)]
+        return entries if detail else [e["name"] for e in entries]
+
+    def find(self, path: str, maxdepth: int | None = None, withdirs: bool = False, detail: bool = False,
+             **kwargs: Any) -> Any:
+        directory = self._strip_protocol(path).rstrip("/")
+        action = self._point(OpKind.LIST, directory)
+        found = {k: {"name": k, "type": "file", "size": len(v)} for k, v in sorted(self.files.items())
+                 if k.startswith(directory + "/")}
+        self._after(action, OpKind.LIST, directory)
+        return found if detail else sorted(found)
+
+    # --------------------------------------------------------------- writes
+    def pipe_file(self, path: str, value: bytes, mode: str = "overwrite", **kwargs: Any) -> None:
+        path = self._strip_protocol(path)
+        kind = OpKind.CREATE if mode == "create" else OpKind.PUT
+        action = self._point(kind, path)
+        if kind is OpKind.CREATE and path in self.files:
+            raise FileExistsError(path)
+        self.files[path] = bytes(value)
+        if posixpath.basename(path).startswith("snapshot-"):
+            self.snapshot_writes.append(SnapshotWrite(path, bytes(value)))
+        self._after(action, kind, path)
+
+    def rm_file(self, path: str) -> None:
+        path = self._strip_protocol(path)
+        action = self._point(OpKind.DELETE, path)
+        if path not in self.files:
+            raise FileNotFoundError(path)
+        del self.files[path]
+        self._after(action, OpKind.DELETE, path)
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        """Object stores have no directories: nothing to do."""
+
+    def rmdir(self, path: str) -> None:
+        """Object stores have no directories: nothing to do."""
