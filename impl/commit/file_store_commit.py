@@ -43,6 +43,7 @@ from impl.errors import (
     CommitConflictError,
     CommitOutcomeUnknownError,
     CommitRetriesExhaustedError,
+    CorruptMetadataError,
     OverwritePartitionError,
     PaimonError,
     UnsupportedFileSystemError,
@@ -256,9 +257,27 @@ class FileStoreCommit:
         own = self._last_published
         return own if own is not None and own.id == snapshot_id else self.snapshot_manager.snapshot(snapshot_id)
 
-    def _check_now(self, snapshot: Snapshot | None, changes: Sequence[ManifestEntry], kind: CommitKind) -> _Checked:
-        fold = check_conflicts(self._live_at(snapshot), changes, kind, self._key_sort_key,
-                               describe_partition=self.describe_partition)
+    def _expired_meanwhile(self, snapshot: Snapshot | None, error: FileNotFoundError) -> bool:
+        """True when ``snapshot`` was expired (or rolled back) while we read its metadata, which
+        is why a file it names was missing; otherwise a retained snapshot lost a file, which is
+        corruption and raised as such."""
+        if snapshot is not None and not self.snapshot_manager.snapshot_exists(snapshot.id):
+            return True
+        missing = error.filename or (error.args[0] if error.args else "?")
+        where = f"snapshot {snapshot.id}" if snapshot is not None else "the table"
+        raise CorruptMetadataError(str(missing), f"referenced by {where} of {self.table_name} but missing") from error
+
+    def _check_now(self, snapshot: Snapshot | None, changes: Sequence[ManifestEntry],
+                   kind: CommitKind) -> _Checked | None:
+        """The optimistic check against ``snapshot``; None when it expired while we read it
+        (the retry loop then checks against the new latest)."""
+        try:
+            live = self._live_at(snapshot)
+        except FileNotFoundError as e:
+            if self._expired_meanwhile(snapshot, e):
+                return None
+            raise
+        fold = check_conflicts(live, changes, kind, self._key_sort_key, describe_partition=self.describe_partition)
         return _Checked(snapshot.id if snapshot else None, snapshot.delta_manifest_list if snapshot else None, fold,
                         snapshot)
 
@@ -585,12 +604,16 @@ class FileStoreCommit:
             unknown.outcome_unknown = False
             unknown.written_files = []
 
-        live = self._live_at(latest)
-        changes, fold = self._checked_changes(attempt, live, latest)
-
         written: list[str] = []
         try:
+            live = self._live_at(latest)
+            changes, fold = self._checked_changes(attempt, live, latest)
             snapshot = self._write_metadata(attempt, latest, changes, written)
+        except FileNotFoundError as e:
+            self._delete_manifests(written)
+            if self._expired_meanwhile(latest, e):
+                return None  # like a lost race: retry on the new latest
+            raise
         except BaseException:
             self._delete_manifests(written)
             raise

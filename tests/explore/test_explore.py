@@ -69,3 +69,15 @@ def test_cli_prints_the_verdict_last_and_exits_1_on_a_violation(capsys):
     assert main(["--committers", "2", "--conflicting", "--no-faults", "--schedules", "50",
                  "--plant", "no-recheck-after-lost-race"]) == 1
     assert capsys.readouterr().out.strip().splitlines()[-1].endswith("1 violations")
+
+
+@pytest.mark.parametrize("seed", [215, 233])
+def test_a_committer_whose_base_snapshot_expires_mid_commit_retries_on_the_new_latest(seed):
+    """Regression (found by the explorer, random seeds 215 and 233, no faults): a committer read
+    snapshot 1 as its base, expiration then deleted 1..2 and their manifest lists, and the
+    committer's next read of those lists let a bare FileNotFoundError escape commit(). It now
+    takes the vanished base like a lost race and retries on the new latest."""
+    scenario = Scenario(committers=2, compact=True, conflicting=True, expire=True, readers=1)
+    outcome = replay(scenario, seed, faults=False)
+    assert not any("FileNotFoundError" in str(v) for v in outcome.violations), \
+        [str(v) for v in outcome.violations]
