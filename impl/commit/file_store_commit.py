@@ -618,6 +618,14 @@ class FileStoreCommit:
             self._delete_manifests(written)
             raise
 
+        if latest is not None and not self.snapshot_manager.snapshot_exists(latest.id):
+            # Our base expired (or was rolled back) while we worked: its id, and maybe ours,
+            # can be free again, and creating ours would put a snapshot below the latest on a
+            # base that is gone. Take it as a lost race and retry on the new latest. (Found by
+            # the deterministic explorer; a committer that stalls between this check and the
+            # create is not covered: expiration's retained minimum is what protects that window.)
+            self._delete_manifests(written)
+            return None
         try:
             published = self.snapshot_manager.try_publish(snapshot)
         except UnsupportedFileSystemError:

@@ -211,30 +211,10 @@ class SnapshotManager:
         On success the LATEST hint is updated; a failure to write the hint is logged and
         ignored, since the snapshot is already published and hints are never trusted.
         """
-        path = self.snapshot_path(snapshot.id)
-        published = self.file_io.try_write_atomic(path, snapshot.to_json_bytes())
-        if published and snapshot.id > 1 and not self.snapshot_exists(snapshot.id - 1) \
-                and self._has_snapshot_after(snapshot.id):
-            # The id was free because expiration (or a rollback) had already deleted it: a
-            # committer that stalled on base ``id - 1`` re-created an expired id below the
-            # latest. Expiration deletes ids in ascending order and never the latest, so a
-            # snapshot above ours that exists while ``id - 1`` is gone was built on the old
-            # snapshot of this id, not on ours: take ours back and report a lost race (the
-            # retry starts from the real latest). When ours is the latest, a fast expiration
-            # may have removed ``id - 1`` after we published: ours stays. Found by the
-            # deterministic explorer (tests/explore/test_explore.py).
-            log.warning("snapshot %s of %s re-created an expired id; withdrawn", snapshot.id, self.table_path)
-            self.file_io.delete(path)
-            return False
+        published = self.file_io.try_write_atomic(self.snapshot_path(snapshot.id), snapshot.to_json_bytes())
         if published:
             self.commit_hint(LATEST_HINT, snapshot.id)
         return published
-
-    def _has_snapshot_after(self, snapshot_id: int) -> bool:
-        if self.snapshot_exists(snapshot_id + 1):
-            return True
-        latest = self.latest_snapshot_id()
-        return latest is not None and latest > snapshot_id
 
     def commit_hint(self, name: str, snapshot_id: int) -> None:
         try:

@@ -55,11 +55,17 @@ def test_random_mode_finds_each_planted_bug(plant, scenario, budget):
 def test_expiration_racing_a_stalled_committer_never_reuses_an_expired_id():
     """Regression (found by the explorer, random seed 93): c0 publishes its APPEND as snapshot 2
     and stalls before its COMPACT; c1 publishes 3 and 4; expiration deletes 1..3; c0 then took
-    the free key snapshot-3 again, below the latest, on a base that no longer exists."""
+    the free key snapshot-3 again, below the latest, on a base that no longer exists. (A first
+    fix withdrew such a snapshot after the fact; seed 313 showed it also withdrew legitimate
+    snapshots others had built on, so the check now happens before the create.)"""
     scenario = Scenario(committers=2, compact=True, conflicting=True, expire=True, readers=1)
     schedule = [Decision(0)] * 18 + [Decision(1)] * 27 + [Decision(2)] * 40 + [Decision(0)] * 4
     outcome = run_schedule(scenario, Forced(schedule))
-    assert any("snapshot-3" in str(s.op) and s.actor == 0 and s.op.kind.value == "create" for s in outcome.steps)
+    # c0 notices, right before its create, that its base snapshot 2 is gone: a lost race, retried
+    # on the real latest, instead of re-creating the expired id 3 below it
+    assert not any("snapshot-3" in str(s.op) and s.actor == 0 and s.op.kind.value == "create" for s in outcome.steps)
+    assert any(str(s.op).endswith("snapshot/snapshot-2") and s.actor == 0 and s.op.kind.value == "head"
+               for s in outcome.steps[45:])
     assert [str(v) for v in outcome.violations] == []
 
 
@@ -81,3 +87,4 @@ def test_a_committer_whose_base_snapshot_expires_mid_commit_retries_on_the_new_l
     outcome = replay(scenario, seed, faults=False)
     assert not any("FileNotFoundError" in str(v) for v in outcome.violations), \
         [str(v) for v in outcome.violations]
+
