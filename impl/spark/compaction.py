@@ -45,7 +45,7 @@ def _compact_function(job: WriteJob, full: bool):
         key = task_key()
         base_fs = job.ref.filesystem()
         intent = job.intent(fs=base_fs)
-        tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p), intent.drop_if_closed)
+        tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p), lambda p: intent.drop_if_closed(key, p))
         table = job.ref.table(filesystem=tracked)
         out = []
         for partition, bucket, total, files in items:

@@ -70,7 +70,7 @@ class WriteIntent:
         """Record that ``path`` is about to be written (before it is)."""
         self.file_io.write_bytes(self._marker(task_key, path), b"")
 
-    def drop_if_closed(self, path: str) -> None:
+    def drop_if_closed(self, task_key: str, path: str) -> None:
         """After ``path`` was written: if the driver already closed this write (committed or
         aborted), nobody will clean it up any more, so the task removes it itself.
 
@@ -81,7 +81,7 @@ class WriteIntent:
         read-after-write consistency (local disk, S3).
         """
         if self.file_io.file_exists(self.closed_marker):
-            self.file_io.delete_quietly([path])
+            self.file_io.delete_quietly([path, self._marker(task_key, path)])
 
     # ------------------------------------------------------------------ driver
 
@@ -264,6 +264,7 @@ def clean_after_failure(table, intent: WriteIntent, commit_user: str, since_snap
     if doomed and sweep_delay_seconds > 0:
         time.sleep(sweep_delay_seconds)
         intent.file_io.delete_quietly(doomed)
+        intent.discard()  # log entries a straggler wrote after the first sweep
     return doomed
 
 

@@ -113,7 +113,7 @@ def write_batches(batches: Iterable[pa.RecordBatch], job: WriteJob, key: str | N
     key = key or task_key()
     base_fs = job.ref.filesystem()
     intent = job.intent(fs=base_fs)
-    tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p), intent.drop_if_closed)
+    tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p), lambda p: intent.drop_if_closed(key, p))
     table = job.ref.table(filesystem=tracked)
     w = table.new_batch_write_builder().new_write()
     ok = False
