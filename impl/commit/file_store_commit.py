@@ -618,7 +618,12 @@ class FileStoreCommit:
             self._delete_manifests(written)
             raise
 
-        if latest is not None and not self.snapshot_manager.snapshot_exists(latest.id):
+        try:
+            base_gone = latest is not None and not self.snapshot_manager.snapshot_exists(latest.id)
+        except BaseException:
+            self._delete_manifests(written)  # nothing was published: a failed try leaves nothing
+            raise
+        if base_gone:
             # Our base expired (or was rolled back) while we worked: its id, and maybe ours,
             # can be free again, and creating ours would put a snapshot below the latest on a
             # base that is gone. Take it as a lost race and retry on the new latest. (Found by
