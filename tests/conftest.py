@@ -1,4 +1,5 @@
-"""Root conftest: the count of Hypothesis state-machine examples a run executed.
+"""Root conftest: the summaries a run prints (Hypothesis state-machine examples, crash points
+tried) and the S3 server fixture.
 
 Every state-machine test (tests/stateful, tests/fault) appends ``("hypothesis_examples", n)``
 and ``("hypothesis_steps", n)`` to its report's ``user_properties``, which xdist ships to the
@@ -8,7 +9,12 @@ controller never loads the conftests of sub-directories.
 
 from __future__ import annotations
 
+import glob
+import json
 import os
+import shutil
+
+import pytest
 
 
 def profile_name() -> str:
@@ -16,6 +22,11 @@ def profile_name() -> str:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    _stateful_summary(terminalreporter)
+    _fault_summary(terminalreporter, config)
+
+
+def _stateful_summary(terminalreporter):
     totals: dict[str, dict[str, int]] = {}
     for outcome in ("passed", "failed"):
         for report in terminalreporter.stats.get(outcome, []):
@@ -41,9 +52,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 # --------------------------------------------------------------------------- S3 server
 
-import pytest  # noqa: E402
-
-
 @pytest.fixture(scope="session")
 def s3_server():
     """A real S3 API server (moto) on 127.0.0.1, one per xdist worker process."""
@@ -59,3 +67,54 @@ def s3_server():
 def s3_bucket(s3_server):
     """A fresh, empty bucket on the test S3 server."""
     return s3_server.new_bucket()
+
+
+# --------------------------------------------------------------------------- crash-point summary
+# Every enumeration test appends how many fault points it tried to $PAIMON_FAULT_SUMMARY_DIR (one
+# JSONL file per process, see tests/fault/fault_scenarios.record_summary); the controlling process
+# clears it when the session starts and prints the totals per test and scenario at the end. It
+# lives here, not in tests/fault, because with testpaths and xdist the controller loads only this
+# conftest.
+
+SUMMARY_DIR = os.environ.get("PAIMON_FAULT_SUMMARY_DIR", "/tmp/paimon-fault-summary")
+
+
+def _is_controller(config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    if _is_controller(config):
+        shutil.rmtree(SUMMARY_DIR, ignore_errors=True)
+        os.makedirs(SUMMARY_DIR, exist_ok=True)
+
+
+def _fault_summary(terminalreporter, config):
+    if not _is_controller(config):
+        return
+    rows: dict[tuple[str, str], dict] = {}
+    for path in glob.glob(os.path.join(SUMMARY_DIR, "*.jsonl")):
+        with open(path) as fh:
+            for line in fh:
+                rec = json.loads(line)
+                key = (rec.pop("test"), rec.pop("scenario"))
+                row = rows.setdefault(key, {"mode": rec.pop("mode"), "crash_points": 0})
+                rec.pop("mode", None)
+                for k, v in rec.items():
+                    if isinstance(v, int):
+                        row[k] = row.get(k, 0) + v
+    if not rows:
+        return
+    lines = ["fault points tried per test and scenario:"]
+    total = 0
+    for (test, scenario), row in sorted(rows.items()):
+        extra = ", ".join(f"{k}={v}" for k, v in row.items() if k not in ("mode", "crash_points"))
+        lines.append(f"  {test:<34} {scenario:<20} {row['crash_points']:>5}  [{row['mode']}]"
+                     + (f"  {extra}" if extra else ""))
+        total += row["crash_points"]
+    lines.append(f"  total fault points: {total}")
+    with open(os.path.join(SUMMARY_DIR, "SUMMARY.txt"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    terminalreporter.write_sep("-", "fault injection summary")
+    for line in lines:
+        terminalreporter.write_line(line)
