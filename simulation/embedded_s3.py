@@ -42,7 +42,7 @@ class EmbeddedStore:
                 "fs.s3.accessKeySecret": SECRET_KEY, "fs.s3.region": REGION}
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -59,7 +59,7 @@ class EmbeddedS3:
                 f"--embedded-s3 needs moto's S3 server, which is not installed ({e}); install the test "
                 f"extra: pip install -e \".[test]\"") from e
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=_free_port(), verbose=False)
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
         self._started = False
 
     def start(self) -> EmbeddedStore:

@@ -381,14 +381,12 @@ class FileIO:
         self.ensure_atomic_create(posixpath.dirname(path))
         self.requests.add(RequestKind.PUT)
         try:
-            created = object_store.conditional_create(self.fs, path, data)
-        except FileNotFoundError as e:
-            raise FileIOError(f"cannot publish {path}: {e}") from e
+            outcome = object_store.conditional_create(self.fs, path, data)
         except OSError as e:
             raise FileIOError(f"cannot publish {path}: {e}") from e
-        if not created:
-            self.requests.add(RequestKind.GET)  # the read-back that told a lost race apart
-        return created
+        if outcome is not object_store.Publication.CREATED:
+            self.requests.add(RequestKind.GET)  # the read-back after a refusal
+        return outcome.published
 
     def ensure_atomic_create(self, directory: str) -> None:
         """Raise :class:`UnsupportedFileSystemError` unless publishing under ``directory`` is safe.

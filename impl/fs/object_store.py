@@ -19,6 +19,7 @@ Two subtleties decide correctness, both handled by :func:`conditional_create`:
 
 from __future__ import annotations
 
+import enum
 import os
 import threading
 import uuid
@@ -240,8 +241,20 @@ def has_conditional_create(fs: fsspec.AbstractFileSystem) -> bool:
     return bool(getattr(fs, "supports_conditional_create", False)) or is_s3(fs)
 
 
-def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> bool:
-    """Create ``path`` with ``data`` unless it exists; True when this call's bytes are there.
+class Publication(enum.Enum):
+    """What a conditional create of a key came to."""
+
+    CREATED = "created"  # the PUT was accepted
+    OURS_AFTER_RETRY = "ours-after-retry"  # refused, but the key holds our bytes: a retry of our landed PUT
+    TAKEN = "taken"  # refused: another writer holds the key
+
+    @property
+    def published(self) -> bool:
+        return self is not Publication.TAKEN
+
+
+def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> Publication:
+    """Create ``path`` with ``data`` unless it exists.
 
     A refusal (412, ``FileExistsError``) is checked by reading the key back: equal bytes mean
     an earlier try of this very write landed and the client's retry was refused. Any other
@@ -250,15 +263,15 @@ def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) ->
     """
     try:
         fs.pipe_file(path, data, mode="create")
-        return True
+        return Publication.CREATED
     except FileExistsError:
         pass
     try:
         existing = get_object(fs, path) if is_s3(fs) else fs.cat_file(path)
     except FileNotFoundError:
         # refused, then gone: a concurrent expiration or rollback removed it; not ours
-        return False
-    return bool(existing == data)
+        return Publication.TAKEN
+    return Publication.OURS_AFTER_RETRY if existing == data else Publication.TAKEN
 
 
 _PROBED: dict[tuple[str, str], bool] = {}
@@ -298,8 +311,6 @@ def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> N
             refused = False
         except FileExistsError:
             refused = True
-    except (FileExistsError, PermissionError, FileNotFoundError) as e:
-        raise FileIOError(f"cannot probe conditional writes under {directory}: {e}") from e
     except OSError as e:
         raise FileIOError(f"cannot probe conditional writes under {directory}: {e}") from e
     finally:

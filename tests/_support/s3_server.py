@@ -7,20 +7,14 @@ server enforces ``If-None-Match: *`` on PUT (tests/s3/test_s3_server.py proves i
 
 from __future__ import annotations
 
-import logging
-import socket
 import uuid
 from dataclasses import dataclass
+
+from simulation.embedded_s3 import EmbeddedS3
 
 ACCESS_KEY = "paimon-test-key"
 SECRET_KEY = "paimon-test-secret"
 REGION = "us-east-1"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -50,18 +44,14 @@ class S3Endpoint:
 
 
 class S3Server:
-    """moto's ThreadedMotoServer on 127.0.0.1 (werkzeug's request log silenced)."""
+    """moto's ThreadedMotoServer on 127.0.0.1, started the way the main job's ``--embedded-s3``
+    starts it (simulation/embedded_s3.py)."""
 
     def __init__(self) -> None:
-        from moto.server import ThreadedMotoServer
-
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        self.port = free_port()
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self._embedded = EmbeddedS3()
 
     def start(self) -> S3Endpoint:
-        self._server.start()
-        return S3Endpoint(f"http://127.0.0.1:{self.port}")
+        return S3Endpoint(self._embedded.start().endpoint)
 
     def stop(self) -> None:
-        self._server.stop()
+        self._embedded.stop()
