@@ -154,7 +154,9 @@ class IdSource:
 
 
 class Clock:
-    """A logical clock shared by the actors of one run (one actor runs at a time)."""
+    """A logical clock of one actor's machine. Each actor has its own (as separate machines
+    do), so no state outside the store is shared and the explorer's partial-order reduction,
+    which sees only storage operations, is sound."""
 
     def __init__(self, start: int = 1_700_000_000_000):
         self._now = start
@@ -162,6 +164,9 @@ class Clock:
     def millis(self) -> int:
         self._now += 1
         return self._now
+
+    def seconds(self) -> float:
+        return self._now / 1000
 
     def sleep(self, seconds: float) -> None:
         self._now += int(seconds * 1000)
@@ -183,7 +188,7 @@ class World:
     store: SimStore
     seed: int
     factories: Factories
-    clock: Clock = field(default_factory=Clock)
+    clocks: dict[str, Clock] = field(default_factory=dict)
     reports: list[ActorReport] = field(default_factory=list)
 
     # --------------------------------------------------------------- setup
@@ -193,8 +198,11 @@ class World:
         for f in seed_files(self.scenario):
             io.write_bytes(self.data_path(f), b"seed")
         commit = FileStoreCommit(io, TABLE, sim_schema(), commit_user=SEED_USER, id_factory=IdSource("seed"),
-                                 clock_millis=self.clock.millis)
+                                 clock_millis=self.clock(SEED_USER).millis)
         commit.commit(to_committable(0, new_files=seed_files(self.scenario)))
+
+    def clock(self, actor: str) -> Clock:
+        return self.clocks.setdefault(actor, Clock())
 
     def data_path(self, f: FileFacts) -> str:
         return posixpath.join(TABLE, partition_path(["p"], [f.partition]), f"bucket-{f.bucket}", f.file_name)
@@ -215,7 +223,8 @@ class World:
         io = self._file_io()
         commit = self.factories.commit(
             io, TABLE, sim_schema(), commit_user=plan.user, options=CommitOptions(max_retries=6),
-            clock_millis=self.clock.millis, sleep=self.clock.sleep,
+            clock_millis=self.clock(plan.user).millis, sleep=self.clock(plan.user).sleep,
+            monotonic=self.clock(plan.user).seconds,
             jitter=random.Random(f"{self.seed}-{name}"), id_factory=IdSource(name))
         commit.snapshot_manager = self.factories.snapshot_manager(io, TABLE)
         return commit

@@ -1,5 +1,5 @@
 """Schedules: one run, seeded random runs (random walk and PCT, with crashes and storage
-faults), exhaustive search with sleep sets, replay and shrinking."""
+faults), exhaustive search (DPOR with sleep sets), replay and shrinking."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from fault_injection.explore.oracle import Violation, check
-from fault_injection.explore.scenario import Factories, Scenario, World
+from fault_injection.explore.scenario import ActorReport, Factories, Scenario, World
 from fault_injection.explore.scheduler import Action, Chooser, Decision, Runner, Step
 from fault_injection.explore.store import Op, SimStore, dependent
 
@@ -23,6 +23,7 @@ class RunOutcome:
     steps: tuple[Step, ...]
     violations: tuple[Violation, ...]
     abandoned: bool
+    reports: tuple[ActorReport, ...] = ()  # what each actor saw and reported
 
     @property
     def decisions(self) -> list[Decision]:
@@ -39,12 +40,12 @@ def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | No
     store.gate = runner
     result = runner.run(world.bodies())
     if result.abandoned:
-        return RunOutcome(result.steps, (), True)
+        return RunOutcome(result.steps, (), True, tuple(world.reports))
     faults = any(s.action is not Action.PROCEED for s in result.steps)
     violations = [Violation("actor", f"{world.reports[i].name} raised {type(e).__name__}: {e}")
                   for i, e in result.errors.items()]
     violations += check(world, faults=faults)
-    return RunOutcome(result.steps, tuple(violations), False)
+    return RunOutcome(result.steps, tuple(violations), False, tuple(world.reports))
 
 
 # ------------------------------------------------------------------ choosers
@@ -194,10 +195,13 @@ def shrink(scenario: Scenario, decisions: Sequence[Decision], factories: Factori
 
 @dataclass
 class _Node:
+    """One step of the DFS stack: what was enabled, asleep, to be explored and explored there."""
+
     enabled: dict[int, Op]
     sleep: dict[int, Op]
     chosen: int
     done: set[int]
+    backtrack: set[int]
 
 
 class NondeterminismError(RuntimeError):
@@ -205,9 +209,10 @@ class NondeterminismError(RuntimeError):
 
 
 class _DfsChooser:
-    def __init__(self, stack: list[_Node], prefix_len: int):
+    def __init__(self, stack: list[_Node], prefix_len: int, dpor: bool):
         self._stack = stack
         self._prefix_len = prefix_len
+        self._dpor = dpor
 
     def choose(self, step: int, enabled: Mapping[int, Op]) -> Decision | None:
         if step < self._prefix_len:
@@ -226,8 +231,39 @@ class _DfsChooser:
         if not awake:
             return None  # every continuation is explored from another order already
         chosen = awake[0]
-        self._stack.append(_Node(dict(enabled), sleep, chosen, {chosen}))
+        # without DPOR every awake actor is a backtrack candidate (plain sleep-set search)
+        backtrack = {chosen} if self._dpor else set(awake)
+        self._stack.append(_Node(dict(enabled), sleep, chosen, {chosen}, backtrack))
         return Decision(chosen)
+
+
+def races(steps: Sequence[Step]) -> list[tuple[int, int]]:
+    """The reversible races of one run: pairs (i, j), i < j, of dependent operations of two
+    actors where step i does not happen before step j through other steps (Flanagan and
+    Godefroid, POPL 2005: for each j, the last such i). Happens-before is program order plus
+    the order of dependent operations, tracked with vector clocks indexed by step number."""
+    actor_clock: dict[int, dict[int, int]] = {}  # actor -> {actor: 1 + index of its last step HB}
+    step_clock: list[dict[int, int]] = []
+    found: list[tuple[int, int]] = []
+    for j, sj in enumerate(steps):
+        mine = actor_clock.get(sj.actor, {})
+        clock = dict(mine)
+        last_race: int | None = None
+        for i in range(j - 1, -1, -1):
+            si = steps[i]
+            if si.actor == sj.actor or not dependent(si.op, sj.op):
+                continue
+            if last_race is None and mine.get(si.actor, 0) <= i:
+                last_race = i
+            for a, v in step_clock[i].items():
+                if clock.get(a, 0) < v:
+                    clock[a] = v
+        clock[sj.actor] = j + 1
+        step_clock.append(clock)
+        actor_clock[sj.actor] = clock
+        if last_race is not None:
+            found.append((last_race, j))
+    return found
 
 
 @dataclass
@@ -242,15 +278,25 @@ class ExhaustiveReport:
 
 
 def exhaustive(scenario: Scenario, *, factories: Factories | None = None, max_schedules: int | None = None,
-               stop_at_first: bool = False,
+               stop_at_first: bool = False, dpor: bool = True,
                on_schedule: Callable[[RunOutcome], None] | None = None) -> ExhaustiveReport:
-    """Every distinct interleaving (up to commuting operations) by stateless DFS with sleep sets."""
+    """Every distinct interleaving, up to the order of commuting operations: a stateless DFS
+    with sleep sets and, with ``dpor`` (the default), dynamic partial-order reduction: a node
+    branches only to actors whose operation races with a later one of the run, instead of to
+    every awake actor."""
     report = ExhaustiveReport()
     started = time.perf_counter()
     stack: list[_Node] = []
     prefix_len = 0
     while True:
-        outcome = run_schedule(scenario, _DfsChooser(stack, prefix_len), factories)
+        outcome = run_schedule(scenario, _DfsChooser(stack, prefix_len, dpor), factories)
+        if dpor:
+            for i, j in races(outcome.steps):
+                node, actor = stack[i], outcome.steps[j].actor
+                if actor in node.enabled:  # always, here: actors never block one another
+                    node.backtrack.add(actor)
+                else:
+                    node.backtrack.update(node.enabled)
         if outcome.abandoned:
             report.blocked += 1
         else:
@@ -272,7 +318,7 @@ def exhaustive(scenario: Scenario, *, factories: Factories | None = None, max_sc
         # backtrack to the deepest node with an unexplored, awake alternative
         while stack:
             node = stack[-1]
-            options = [a for a in sorted(node.enabled) if a not in node.sleep and a not in node.done]
+            options = sorted(a for a in node.backtrack if a not in node.sleep and a not in node.done)
             if options:
                 node.chosen = options[0]
                 node.done.add(options[0])

@@ -53,7 +53,7 @@ from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.fs.paths import IdFactory, TablePaths, partition_path, random_id
+from impl.fs.paths import LATEST_HINT, IdFactory, TablePaths, partition_path, random_id
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
@@ -101,6 +101,7 @@ class _UnknownOutcome:
     outcome_unknown: bool = False  # the last publish call raised
     unknown_snapshot_id: int = 0  # the id that call tried to take
     written_files: list[str] = field(default_factory=list)  # manifests/lists of the last try
+    base: Snapshot | None = None  # the snapshot that try built on (checked again if it landed)
     # set when this part did land but a later part of the same call ended unknown: a repeat
     # of the call must skip it (its files are live now) and report this snapshot again
     landed_snapshot_id: int | None = None
@@ -170,13 +171,14 @@ class FileStoreCommit:
         table_name: str | None = None,
         clock_millis: Callable[[], int] = lambda: int(time.time() * 1000),
         sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
         manifest_file: ManifestFile | None = None,
         jitter: random.Random | None = None,
         id_factory: IdFactory | None = None,
     ):
-        """``clock_millis``, ``sleep``, ``jitter`` (the backoff's random source, default the
-        ``random`` module) and ``id_factory`` (the uuid part of new file names and the default
-        commit user) are seams for the deterministic simulation; the defaults are the real ones."""
+        """``clock_millis``, ``sleep``, ``monotonic`` (the retry timeout's clock), ``jitter``
+        (the backoff's random source, default the ``random`` module) and ``id_factory`` (the
+        uuid part of new file names and the default commit user) are seams for the deterministic simulation; the defaults are the real ones."""
         self.file_io = file_io
         self.paths = TablePaths(table_path, id_factory=id_factory)
         self.schema = schema
@@ -185,6 +187,7 @@ class FileStoreCommit:
         self.table_name = table_name or self.paths.table_path
         self._clock_millis = clock_millis
         self._sleep = sleep
+        self._monotonic = monotonic
         self._jitter = jitter
 
         self.partition_names = list(schema.partition_keys)
@@ -544,7 +547,7 @@ class FileStoreCommit:
             raise
 
     def _retry_loop(self, attempt: _Attempt) -> int:
-        started = time.monotonic()
+        started = self._monotonic()
         retries = 0
         stats = attempt.stats
         first_try = True
@@ -556,7 +559,7 @@ class FileStoreCommit:
                 stats.record_published(sid, attempt.kind)
                 return sid
             stats.lost_races += 1
-            elapsed_ms = (time.monotonic() - started) * 1000
+            elapsed_ms = (self._monotonic() - started) * 1000
             timed_out = self.options.timeout_ms is not None and elapsed_ms > self.options.timeout_ms
             if retries >= self.options.max_retries or timed_out:
                 if attempt.unknown.outcome_unknown:
@@ -597,8 +600,13 @@ class FileStoreCommit:
         if unknown.outcome_unknown:
             own = self._find_own_snapshot(unknown.unknown_snapshot_id, latest, attempt.committable.identifier,
                                           attempt.kind)
-            if own is not None:
+            joined = None if own is None else self._joined(attempt, own, unknown.base)
+            if joined is None and own is not None:
+                raise self._stale_id_error(attempt, own, unknown.base)
+            if joined:
                 return own  # the previous try did land; its files are now referenced
+            if own is not None:
+                self._withdraw(own)  # it re-took an expired id: it never joined the history
             # Known now: it did not land. Its files are ours to remove.
             self._delete_manifests(unknown.written_files)
             unknown.outcome_unknown = False
@@ -628,21 +636,28 @@ class FileStoreCommit:
             # can be free again, and creating ours would put a snapshot below the latest on a
             # base that is gone. Take it as a lost race and retry on the new latest. (Found by
             # the deterministic explorer; a committer that stalls between this check and the
-            # create is not covered: expiration's retained minimum is what protects that window.)
+            # create is caught after it, by _joined.)
             self._delete_manifests(written)
             return None
+        joined: bool | None = True
         try:
-            published = self.snapshot_manager.try_publish(snapshot)
+            published = self.snapshot_manager.try_create(snapshot)
+            if published:
+                joined = self._joined(attempt, snapshot.id, latest)
+                if joined is False:
+                    self._withdraw(snapshot.id)
         except UnsupportedFileSystemError:
             self._delete_manifests(written)
             raise
         except Exception as e:  # noqa: BLE001 - any failure here leaves the outcome unknown
             log.warning("publishing snapshot %s of %s failed, outcome unknown: %s", snapshot.id, self.table_name, e)
-            unknown.outcome_unknown = True
-            unknown.unknown_snapshot_id = snapshot.id
-            unknown.written_files = written
+            self._record_unknown(unknown, snapshot.id, written, latest)
             return None
-        if published:
+        if joined is None:
+            self._record_unknown(unknown, snapshot.id, written, latest)
+            raise self._stale_id_error(attempt, snapshot.id, latest)
+        if published and joined:
+            self.snapshot_manager.commit_hint(LATEST_HINT, snapshot.id)
             live.advance(snapshot.id, snapshot.delta_manifest_list, _fold_as_delta(live, fold))
             self._last_published = snapshot
             return snapshot.id
@@ -667,6 +682,59 @@ class FileStoreCommit:
             return changes, checked.fold  # nobody committed since the check: skip it (seed 003)
         return changes, check_conflicts(live, changes, attempt.kind, self._key_sort_key,
                                         describe_partition=self.describe_partition)
+
+    @staticmethod
+    def _record_unknown(unknown: _UnknownOutcome, snapshot_id: int, written: list[str], base: Snapshot | None) -> None:
+        unknown.outcome_unknown = True
+        unknown.unknown_snapshot_id = snapshot_id
+        unknown.written_files = written
+        unknown.base = base
+
+    def _joined(self, attempt: _Attempt, snapshot_id: int, base: Snapshot | None) -> bool | None:
+        """After creating ``snapshot_id`` on ``base``: whether it joined the table's history
+        (True), provably did not (False), or no read tells (None).
+
+        The create is conditional, but an id can be free twice: if this committer stalled
+        between its base check and the create while others published that id and more and
+        expiration deleted them, the create re-takes an expired id below the latest (found by
+        the deterministic explorer). Expiration deletes snapshots in increasing id order, so a
+        base still on storage, unchanged, proves that our id was never expired before the
+        create: the common case, one GET. Otherwise the snapshot after ours decides: it was
+        built on ours exactly when the files we added are live in its base (their names are
+        ours alone). With no snapshot after ours, or nothing added, no read tells.
+        """
+        if base is None or self.snapshot_manager.still_holds(base):
+            return True
+        added = {e.file.file_name for e in attempt.part.table if e.kind is FileKind.ADD}
+        try:
+            successor = self.snapshot_manager.try_snapshot(snapshot_id + 1)
+            if successor is None or not added:
+                return None
+            after = {e.file.file_name for e in live_entries(
+                self.manifest_file.read_all(self.manifest_list.read_base_manifests(successor)))}
+        except FileNotFoundError:
+            return None  # the successor expired while we read it
+        if added <= after:
+            return True
+        return False if added.isdisjoint(after) else None
+
+    def _withdraw(self, snapshot_id: int) -> None:
+        """Delete the snapshot this committer created on an expired id. No one builds on it: the
+        snapshot after it existed before it did, so every search for the latest passes it."""
+        log.warning("snapshot %s of %s re-took an id expiration had freed; withdrawn", snapshot_id, self.table_name)
+        self.file_io.delete(self.snapshot_manager.snapshot_path(snapshot_id))
+
+    def _stale_id_error(self, attempt: _Attempt, snapshot_id: int, base: Snapshot | None) -> CommitOutcomeUnknownError:
+        # The LATEST hint is not moved onto a snapshot that may be stale. Retention
+        # (snapshot.num-retained.min, snapshot.time-retained) keeps this window closed in
+        # practice; the deterministic explorer opens it on purpose.
+        base_id = base.id if base is not None else "?"
+        return CommitOutcomeUnknownError(
+            f"{attempt.describe(self.table_name)} by {self.commit_user}: snapshot {snapshot_id} was created, but its "
+            f"base snapshot {base_id} was expired or replaced meanwhile, so whether snapshot {snapshot_id} joined the "
+            f"table's history or re-took an id that expiration had freed cannot be told. Nothing was deleted. Check "
+            f"the table before committing this identifier again, and keep snapshot.num-retained.min and "
+            f"snapshot.time-retained larger than any commit can stall")
 
     def _find_own_snapshot(self, tried_id: int, latest: Snapshot | None, identifier: int,
                            kind: CommitKind) -> int | None:

@@ -211,10 +211,19 @@ class SnapshotManager:
         On success the LATEST hint is updated; a failure to write the hint is logged and
         ignored, since the snapshot is already published and hints are never trusted.
         """
-        published = self.file_io.try_write_atomic(self.snapshot_path(snapshot.id), snapshot.to_json_bytes())
+        published = self.try_create(snapshot)
         if published:
             self.commit_hint(LATEST_HINT, snapshot.id)
         return published
+
+    def try_create(self, snapshot: Snapshot) -> bool:
+        """Atomically create ``snapshot-<id>`` without touching the hints; False if the id is taken."""
+        return self.file_io.try_write_atomic(self.snapshot_path(snapshot.id), snapshot.to_json_bytes())
+
+    def still_holds(self, snapshot: Snapshot) -> bool:
+        """Whether ``snapshot-<id>`` is still on storage with exactly this content (not expired,
+        not expired and re-created by someone else)."""
+        return self.try_snapshot(snapshot.id) == snapshot
 
     def commit_hint(self, name: str, snapshot_id: int) -> None:
         try:

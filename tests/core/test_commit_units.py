@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
-import types
 
 import pytest
 from commit_helpers import (
@@ -210,8 +209,6 @@ def test_backoff_jitter_spans_at_least_one_millisecond(table, monkeypatch):
 def test_commit_timeout_stops_retrying_once_exceeded(table, monkeypatch):
     fio, root = table
     clock = {"ms": 0.0}
-    monkeypatch.setattr(fsc, "time", types.SimpleNamespace(monotonic=lambda: clock["ms"] / 1000.0,
-                                                           time=lambda: 1_700_000_000.0))
     monkeypatch.setattr(fsc.random, "uniform", lambda lo, hi: lo)
 
     def sleep(seconds):
@@ -219,6 +216,7 @@ def test_commit_timeout_stops_retrying_once_exceeded(table, monkeypatch):
 
     comp = AlwaysWins(fio, root)
     ours = new_commit(hooked(fio, before_publish=comp), root, user="ours", sleep=sleep,
+                      monotonic=lambda: clock["ms"] / 1000.0,
                       options=CommitOptions(max_retries=100, min_retry_wait_ms=30, max_retry_wait_ms=30,
                                             timeout_ms=90))
     with pytest.raises(CommitRetriesExhaustedError, match="after 4 retries in 120 ms"):
