@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--overwrite", action="store_true", help="add an overwrite of partition 0")
     p.add_argument("--expire", action="store_true", help="add an expiration of all but the latest snapshot")
     p.add_argument("--readers", type=int, default=1)
+    p.add_argument("--compactor", action="store_true", help="add a dedicated compactor (COMPACT-only commits)")
+    p.add_argument("--orphans", action="store_true", help="add an orphan-file removal")
     p.add_argument("--exhaustive", action="store_true")
     p.add_argument("--max-schedules", type=int, default=None, help="exhaustive: stop after this many")
     p.add_argument("--schedules", type=int, default=200)
@@ -47,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.disable(logging.WARNING)  # impl logs every simulated fault; the verdict is printed below
 
     scenario = Scenario(committers=args.committers, compact=not args.append_only, conflicting=args.conflicting,
-                        overwrite=args.overwrite, expire=args.expire, readers=args.readers)
+                        overwrite=args.overwrite, expire=args.expire, readers=args.readers,
+                        compactor=args.compactor, orphans=args.orphans)
     f = factories(Plant(args.plant) if args.plant else None)
     faults = not args.no_faults
     print(f"configuration: {scenario.label()}" + (f", planted bug {args.plant}" if args.plant else ""))

@@ -17,7 +17,7 @@ store's log (so snapshots expiration removed later still count). Checks:
   before their read began (real-time order);
 - every file live in a retained snapshot exists (invariant 4); in a run without crashes and
   storage faults the manifest directory holds exactly what retained snapshots reference
-  (invariant 10).
+  (invariant 10), and an orphan removal that finished removed what set-up left unreferenced.
 """
 
 from __future__ import annotations
@@ -26,7 +26,16 @@ import posixpath
 from dataclasses import dataclass
 from typing import Sequence
 
-from fault_injection.explore.scenario import TABLE, ActorReport, Plan, Role, Status, World, seed_files
+from fault_injection.explore.scenario import (
+    SETUP_ORPHANS,
+    TABLE,
+    ActorReport,
+    Plan,
+    Role,
+    Status,
+    World,
+    seed_files,
+)
 from impl.format.json_records import CommitKind, Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
@@ -53,7 +62,7 @@ def _part_entries(plan: Plan, kind: CommitKind) -> list[Entry]:
 def _kinds(plan: Plan) -> list[CommitKind]:
     if plan.overwrite_partition is not None:
         return [CommitKind.OVERWRITE]
-    return [CommitKind.APPEND] + ([CommitKind.COMPACT] if plan.compact_before else [])
+    return ([CommitKind.APPEND] if plan.append else []) + ([CommitKind.COMPACT] if plan.compact_before else [])
 
 
 def check(world: World, *, faults: bool) -> list[Violation]:
@@ -139,10 +148,18 @@ def check(world: World, *, faults: bool) -> list[Violation]:
         for sid in on_storage:
             referenced |= reader.referenced_files(reader.snapshot(sid))
         manifest_dir = paths.manifest_dir + "/"
+        setup_orphans = {posixpath.basename(rel) for rel in SETUP_ORPHANS}
         leftovers = sorted(posixpath.basename(k) for k in store.files
-                           if k.startswith(manifest_dir) and posixpath.basename(k) not in referenced)
+                           if k.startswith(manifest_dir) and posixpath.basename(k) not in referenced | setup_orphans)
         if leftovers and not world.scenario.expire:
             out.append(Violation("invariant 10", f"manifests no retained snapshot references: {leftovers}"))
+
+    # ---- orphan removal that ran to its end removed what set-up left unreferenced
+    for r in world.reports:
+        if r.role is Role.ORPHANS and r.status is Status.OK and not faults:
+            left = [rel for rel in SETUP_ORPHANS if posixpath.join(TABLE, rel) in store.files]
+            if left:
+                out.append(Violation("orphan removal", f"finished but left the unreferenced {left}"))
 
     # ---- every actor's report agrees with the history
     for r in world.reports:
@@ -198,7 +215,7 @@ def _check_report(r: ActorReport, parts: dict[tuple[str, int, CommitKind], list[
 def _check_reads(reports: Sequence[ActorReport], history: dict[int, Snapshot], model: Model) -> list[Violation]:
     out: list[Violation] = []
     acked = [(r.finished_step, max(r.snapshot_ids)) for r in reports
-             if r.role in (Role.COMMITTER, Role.OVERWRITE) and r.status is Status.OK and r.snapshot_ids
+             if r.role in (Role.COMMITTER, Role.OVERWRITE, Role.COMPACTOR) and r.status is Status.OK and r.snapshot_ids
              and r.finished_step is not None]
     for r in reports:
         if r.role is not Role.READER:

@@ -7,7 +7,13 @@ Actors (each its own process in spirit: its own FileIO, FileStoreCommit and seed
   committers compact the same file when ``conflicting``, else each its own);
 - ``overwrite``: replaces partition 0 with one new file;
 - ``expire``: expires every snapshot but the latest;
-- ``reader``: reads the latest snapshot's live files, then time-travels to snapshot 1.
+- ``reader``: reads the latest snapshot's live files, then time-travels to snapshot 1;
+- ``compactor``: a dedicated compaction job: reads the latest snapshot, picks the (up to two)
+  first level-0 files of partition 0 and commits only a COMPACT of them into one level-1 file;
+- ``orphans``: orphan-file removal with a cut-off between set-up and the run: it may delete
+  the unreferenced files set-up left (one data file, one manifest), never a file a snapshot or
+  an in-flight commit uses (the store stamps set-up writes with time 0, run writes later, so
+  file ages do not depend on the order of operations).
 
 A crashed committer or overwriter restarts as a new process (new FileStoreCommit, new ids)
 and recovers through ``filter_committed`` before committing the rest. What every actor saw
@@ -34,6 +40,8 @@ from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths, partition_path
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager
+from impl.table.maintenance import remove_orphan_files
+from impl.table.table import FileStoreTable
 from model.rules import FileFacts
 from simulation.bridge import PARTITION_TYPE, ModelFactsReader, sim_schema, to_committable
 
@@ -56,6 +64,14 @@ class Role(enum.Enum):
     OVERWRITE = "overwrite"
     EXPIRE = "expire"
     READER = "reader"
+    COMPACTOR = "compactor"
+    ORPHANS = "orphans"
+
+
+# files set-up leaves unreferenced, for orphan removal; and the cut-off between set-up and run
+SETUP_ORPHANS = ("p=0/bucket-0/data-orphan.parquet", "manifest/manifest-orphan-0")
+RUN_EPOCH_SECONDS = 1_000_000.0
+ORPHAN_CUTOFF_MILLIS = 1  # older than this: written during set-up
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,12 @@ class Scenario:
     overwrite: bool = False
     expire: bool = False
     readers: int = 0
+    compactor: bool = False
+    orphans: bool = False
+
+    @property
+    def actors(self) -> int:
+        return self.committers + self.overwrite + self.expire + self.readers + self.compactor + self.orphans
 
     def label(self) -> str:
         parts = [f"{self.committers} committer(s) x " + ("APPEND+COMPACT" if self.compact else "APPEND")]
@@ -77,6 +99,10 @@ class Scenario:
             parts.append("1 expiration")
         if self.readers:
             parts.append(f"{self.readers} reader(s)")
+        if self.compactor:
+            parts.append("1 dedicated compactor")
+        if self.orphans:
+            parts.append("1 orphan removal")
         return " + ".join(parts)
 
 
@@ -117,6 +143,7 @@ class ActorReport:
     finished_step: int | None = None
     restarts: int = 0
     reads: list[ReadObservation] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # orphan removal: what it deleted
     error: str | None = None
 
 
@@ -200,6 +227,10 @@ class World:
         commit = FileStoreCommit(io, TABLE, sim_schema(), commit_user=SEED_USER, id_factory=IdSource("seed"),
                                  clock_millis=self.clock(SEED_USER).millis)
         commit.commit(to_committable(0, new_files=seed_files(self.scenario)))
+        if self.scenario.orphans:
+            for rel in SETUP_ORPHANS:
+                io.write_bytes(posixpath.join(TABLE, rel), b"left by a crash before the run")
+        self.store.epoch_seconds = RUN_EPOCH_SECONDS
 
     def clock(self, actor: str) -> Clock:
         return self.clocks.setdefault(actor, Clock())
@@ -236,7 +267,7 @@ class World:
             report = ActorReport(plan.user, Role.OVERWRITE if plan.overwrite_partition is not None else Role.COMMITTER,
                                  plan)
             self.reports.append(report)
-            out.append(self._writer_body(plan, report))
+            out.append(self._writer_body(report, lambda p=plan: p))
         if self.scenario.expire:
             report = ActorReport("expire", Role.EXPIRE)
             self.reports.append(report)
@@ -245,14 +276,29 @@ class World:
             report = ActorReport(f"reader{r}", Role.READER)
             self.reports.append(report)
             out.append(self._reader_body(report))
+        if self.scenario.compactor:
+            report = ActorReport("compactor", Role.COMPACTOR)
+            self.reports.append(report)
+            out.append(self._writer_body(report, self._compaction_plan))
+        if self.scenario.orphans:
+            report = ActorReport("orphans", Role.ORPHANS)
+            self.reports.append(report)
+            out.append(self._orphans_body(report))
         return out
 
-    def _writer_body(self, plan: Plan, report: ActorReport) -> ActorBody:
+    def _writer_body(self, report: ActorReport, plan_of: Callable[[], Plan]) -> ActorBody:
+        """A committing actor; ``plan_of`` gives its plan (read from the table, for the compactor)."""
         def body(ctx: ActorContext) -> None:
             process = 0
             while True:
                 try:
-                    self._write_and_commit(plan, report, process)
+                    if report.plan is None:
+                        try:
+                            report.plan = plan_of()
+                        except (PaimonError, FileNotFoundError) as e:
+                            report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
+                            break
+                    self._write_and_commit(report.plan, report, process)
                     break
                 except ActorCrashed:
                     if process >= MAX_RESTARTS:
@@ -295,6 +341,34 @@ class World:
             report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
             # an error before the commit call (writing its data file) has no published ids
             report.snapshot_ids = list(getattr(e, "published_snapshot_ids", None) or [])
+
+    def _compaction_plan(self) -> Plan:
+        """What the dedicated compactor compacts: the first two level-0 files of partition 0 in
+        the latest snapshot, into one level-1 file over their key range."""
+        io = self._file_io()
+        latest = self.factories.snapshot_manager(io, TABLE).latest_snapshot()
+        live = _reader(io).live(latest) if latest is not None else {}
+        picked = tuple(sorted((f for f in live.values() if f.partition == 0 and f.level == 0),
+                              key=lambda f: f.file_name)[:2])
+        if not picked:
+            return Plan("compactor")
+        after = FileFacts(0, 0, 1, 1, "data-compactor-compact.parquet", min(f.min_key for f in picked),
+                          max(f.max_key for f in picked), sum(f.row_count for f in picked))
+        return Plan("compactor", compact_before=picked, compact_after=(after,))
+
+    def _orphans_body(self, report: ActorReport) -> ActorBody:
+        def body(ctx: ActorContext) -> None:
+            table = FileStoreTable(self._file_io(), TABLE, sim_schema())
+            try:
+                report.removed = sorted(remove_orphan_files(table, ORPHAN_CUTOFF_MILLIS))
+                report.status = Status.OK
+            except ActorCrashed:
+                report.status = Status.DIED
+            except (PaimonError, FileNotFoundError) as e:
+                report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
+            report.finished_step = ctx.step
+
+        return body
 
     def _expire_body(self, report: ActorReport) -> ActorBody:
         def body(ctx: ActorContext) -> None:

@@ -89,8 +89,7 @@ def seeded_chooser(scenario: Scenario, seed: int, *, faults: bool) -> Chooser:
     fault = rng.choice(FAULT_ACTIONS)
     if seed % 2 == 0:
         return RandomWalk(rng, fault_at, fault)
-    actors = scenario.committers + scenario.overwrite + scenario.expire + scenario.readers
-    return PCT(rng, actors, rng.choice((2, 3)), fault_at, fault)
+    return PCT(rng, scenario.actors, rng.choice((2, 3)), fault_at, fault)
 
 
 class Forced:

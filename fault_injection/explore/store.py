@@ -104,6 +104,11 @@ class SimStore(AbstractFileSystem):
         self.gate: Gate = gate or UNGATED
         self.files: dict[str, bytes] = {}
         self.snapshot_writes: list[SnapshotWrite] = []
+        # the last-modified time of every key, from a coarse store clock the explorer moves
+        # between set-up and the run: within the run it does not depend on the order of
+        # operations, which keeps operations on different keys commuting
+        self.epoch_seconds = 0.0
+        self.mtimes: dict[str, float] = {}
 
     # --------------------------------------------------------------- scheduling
     def _point(self, kind: OpKind, path: str) -> FaultAction:
@@ -162,7 +167,7 @@ class SimStore(AbstractFileSystem):
             if rest:
                 names.setdefault(full, {"name": full, "type": "directory", "size": 0})
             else:
-                names[full] = {"name": full, "type": "file", "size": len(data)}
+                names[full] = {"name": full, "type": "file", "size": len(data), "mtime": self.mtimes[key]}
         self._after(action, OpKind.LIST, directory)
         if not names:
             raise FileNotFoundError(directory)
@@ -173,8 +178,8 @@ class SimStore(AbstractFileSystem):
              **kwargs: Any) -> Any:
         directory = self._strip_protocol(path).rstrip("/")
         action = self._point(OpKind.LIST, directory)
-        found = {k: {"name": k, "type": "file", "size": len(v)} for k, v in sorted(self.files.items())
-                 if k.startswith(directory + "/")}
+        found = {k: {"name": k, "type": "file", "size": len(v), "mtime": self.mtimes[k]}
+                 for k, v in sorted(self.files.items()) if k.startswith(directory + "/")}
         self._after(action, OpKind.LIST, directory)
         return found if detail else sorted(found)
 
@@ -186,6 +191,7 @@ class SimStore(AbstractFileSystem):
         if kind is OpKind.CREATE and path in self.files:
             raise FileExistsError(path)
         self.files[path] = bytes(value)
+        self.mtimes[path] = self.epoch_seconds
         if posixpath.basename(path).startswith("snapshot-"):
             self.snapshot_writes.append(SnapshotWrite(path, bytes(value)))
         self._after(action, kind, path)

@@ -258,7 +258,12 @@ class FileStoreCommit:
         """Snapshot ``snapshot_id`` that this committer just published: the object it wrote,
         or read back when the id was found after an unknown outcome."""
         own = self._last_published
-        return own if own is not None and own.id == snapshot_id else self.snapshot_manager.snapshot(snapshot_id)
+        if own is not None and own.id == snapshot_id:
+            return own
+        # found after an unknown outcome, it may be expired already: the latest then serves as
+        # the COMPACT part's first base (its check is repeated against whatever is latest anyway)
+        return self.snapshot_manager.try_snapshot(snapshot_id) or self.snapshot_manager.snapshot(
+            self.snapshot_manager.latest_snapshot_id() or snapshot_id)
 
     def _expired_meanwhile(self, snapshot: Snapshot | None, error: FileNotFoundError) -> bool:
         """True when ``snapshot`` was expired (or rolled back) while we read its metadata, which
@@ -600,12 +605,18 @@ class FileStoreCommit:
         if unknown.outcome_unknown:
             own = self._find_own_snapshot(unknown.unknown_snapshot_id, latest, attempt.committable.identifier,
                                           attempt.kind)
-            joined = None if own is None else self._joined(attempt, own, unknown.base)
-            if joined is None and own is not None:
-                raise self._stale_id_error(attempt, own, unknown.base)
-            if joined:
-                return own  # the previous try did land; its files are now referenced
-            if own is not None:
+            if own is None:
+                expired = self._landed_and_expired(attempt, unknown.unknown_snapshot_id, latest)
+                if expired is None:
+                    raise self._expired_unknown_error(attempt, unknown.unknown_snapshot_id)
+                if expired:
+                    return unknown.unknown_snapshot_id  # it landed; expiration already removed it
+            else:
+                joined = self._joined(attempt, own, unknown.base)
+                if joined is None:
+                    raise self._stale_id_error(attempt, own, unknown.base)
+                if joined:
+                    return own  # the previous try did land; its files are now referenced
                 self._withdraw(own)  # it re-took an expired id: it never joined the history
             # Known now: it did not land. Its files are ours to remove.
             self._delete_manifests(unknown.written_files)
@@ -735,6 +746,37 @@ class FileStoreCommit:
             f"table's history or re-took an id that expiration had freed cannot be told. Nothing was deleted. Check "
             f"the table before committing this identifier again, and keep snapshot.num-retained.min and "
             f"snapshot.time-retained larger than any commit can stall")
+
+    def _landed_and_expired(self, attempt: _Attempt, tried_id: int, latest: Snapshot | None) -> bool | None:
+        """With no snapshot of ours among ids >= ``tried_id``: whether the unknown try did land
+        and expiration removed it since (True), provably did not land (False: its files may go),
+        or no read tells (None: its files must stay, a retained snapshot may list them).
+
+        Found by the deterministic explorer: a lost response on the create, another writer
+        built on our snapshot, expiration removed ours, and our cleanup then deleted a delta
+        manifest the other writer's snapshot still listed.
+        """
+        if latest is None or latest.id < tried_id:
+            return False  # nobody ever took the id
+        if self.snapshot_manager.snapshot_exists(tried_id):
+            return False  # another writer holds it (the scan saw it was not ours)
+        added = {e.file.file_name for e in attempt.part.table if e.kind is FileKind.ADD}
+        earliest = self.snapshot_manager.earliest_snapshot()
+        if not added or earliest is None:
+            return None
+        try:
+            live = {e.file.file_name for e in self._read_live(earliest)}
+        except FileNotFoundError:
+            return None  # expired while we read it
+        # our file names are ours alone: live in a retained snapshot means our snapshot landed
+        return True if added <= live else None
+
+    def _expired_unknown_error(self, attempt: _Attempt, tried_id: int) -> CommitOutcomeUnknownError:
+        return CommitOutcomeUnknownError(
+            f"{attempt.describe(self.table_name)} by {self.commit_user}: the outcome of publishing snapshot {tried_id} "
+            f"was unknown, and snapshot {tried_id} has been expired since, so whether it was ours cannot be told. "
+            f"Nothing was deleted (orphan removal reclaims what no snapshot uses). Check the table before "
+            f"committing this identifier again")
 
     def _find_own_snapshot(self, tried_id: int, latest: Snapshot | None, identifier: int,
                            kind: CommitKind) -> int | None:

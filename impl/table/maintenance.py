@@ -10,6 +10,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from impl.errors import CorruptMetadataError
 from impl.format.json_records import Snapshot
 from impl.fs.paths import LATEST_HINT, TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
@@ -32,8 +33,31 @@ def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | Non
     """
     reader = snapshot_file_reader(table)
     used: set[str] = set()
-    for snap in (table.snapshot_manager.snapshots() if snapshots is None else snapshots):
-        used |= reader.files(snap, Missing.RAISE).names()
+    if snapshots is not None:
+        for snap in snapshots:
+            used |= reader.files(snap, Missing.RAISE).names()
+        return used
+    # Every present snapshot, in increasing id order, then those published since the listing,
+    # until none is new: a concurrent commit's snapshot may carry older manifests forward. A
+    # snapshot expired while we read it is skipped: expiration goes in increasing id order, so
+    # whatever it referenced that is still in use, a later snapshot we read references too.
+    # (Both found by the deterministic explorer's orphan-removal actor.)
+    sm = table.snapshot_manager
+    ids = sm.snapshot_ids()
+    seen = 0
+    while ids:
+        for sid in ids:
+            snap = sm.try_snapshot(sid)
+            if snap is None:
+                continue
+            try:
+                used |= reader.files(snap, Missing.RAISE).names()
+            except CorruptMetadataError:
+                if sm.snapshot_exists(sid):
+                    raise
+        seen = max(seen, ids[-1])
+        latest = sm.latest_snapshot_id()
+        ids = list(range(seen + 1, latest + 1)) if latest is not None else []
     return used
 
 
