@@ -23,6 +23,7 @@ and reported goes into an :class:`ActorReport` for the oracle.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import posixpath
 import random
@@ -267,7 +268,7 @@ class World:
             report = ActorReport(plan.user, Role.OVERWRITE if plan.overwrite_partition is not None else Role.COMMITTER,
                                  plan)
             self.reports.append(report)
-            out.append(self._writer_body(report, lambda p=plan: p))
+            out.append(self._writer_body(report, functools.partial(_same, plan)))
         if self.scenario.expire:
             report = ActorReport("expire", Role.EXPIRE)
             self.reports.append(report)
@@ -410,6 +411,10 @@ class World:
             report.finished_step = ctx.step
 
         return body
+
+
+def _same(plan: Plan) -> Plan:
+    return plan
 
 
 def _reader(io: FileIO) -> ModelFactsReader:

@@ -612,10 +612,10 @@ class FileStoreCommit:
                 if expired:
                     return unknown.unknown_snapshot_id  # it landed; expiration already removed it
             else:
-                joined = self._joined(attempt, own, unknown.base)
-                if joined is None:
+                own_joined = self._joined(attempt, own, unknown.base)
+                if own_joined is None:
                     raise self._stale_id_error(attempt, own, unknown.base)
-                if joined:
+                if own_joined:
                     return own  # the previous try did land; its files are now referenced
                 self._withdraw(own)  # it re-took an expired id: it never joined the history
             # Known now: it did not land. Its files are ours to remove.

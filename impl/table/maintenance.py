@@ -47,11 +47,11 @@ def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | Non
     seen = 0
     while ids:
         for sid in ids:
-            snap = sm.try_snapshot(sid)
-            if snap is None:
+            present = sm.try_snapshot(sid)
+            if present is None:
                 continue
             try:
-                used |= reader.files(snap, Missing.RAISE).names()
+                used |= reader.files(present, Missing.RAISE).names()
             except CorruptMetadataError:
                 if sm.snapshot_exists(sid):
                     raise
