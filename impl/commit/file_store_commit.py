@@ -712,14 +712,24 @@ class FileStoreCommit:
         base still on storage, unchanged, proves that our id was never expired before the
         create: the common case, one GET. Otherwise the snapshot after ours decides: it was
         built on ours exactly when the files we added are live in its base (their names are
-        ours alone). With no snapshot after ours, or nothing added, no read tells.
+        ours alone); with none after ours, whether any snapshot above exists decides.
         """
         if base is None or self.snapshot_manager.still_holds(base):
             return True
         added = {e.file.file_name for e in attempt.part.table if e.kind is FileKind.ADD}
         try:
             successor = self.snapshot_manager.try_snapshot(snapshot_id + 1)
-            if successor is None or not added:
+            if successor is None:
+                # Had ours joined, a successor could only be expired after ours was. So with
+                # ours still there and no successor: a snapshot above means ours re-took an
+                # expired id; none means ours is the latest, on a base expired since.
+                if self.snapshot_manager.try_snapshot(snapshot_id) is None:
+                    return None
+                latest_id = self.snapshot_manager.latest_snapshot_id()
+                if latest_id == snapshot_id:
+                    return True
+                return False if latest_id is not None and latest_id > snapshot_id + 1 else None
+            if not added:
                 return None
             after = {e.file.file_name for e in live_entries(
                 self.manifest_file.read_all(self.manifest_list.read_base_manifests(successor)))}

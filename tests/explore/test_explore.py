@@ -27,6 +27,7 @@ def _quiet():
     CONFLICTING,
     Scenario(committers=3, compact=False, readers=1),
     Scenario(committers=1, compact=True, conflicting=True, overwrite=True, readers=1),
+    Scenario(committers=2, compact=True, expire=True, readers=1, compactor=True, orphans=True),
 ], ids=lambda s: s.label())
 def test_random_schedules_with_crashes_and_faults_find_nothing(scenario):
     report = random_mode(scenario, schedules=150, seed=1000, faults=True)
@@ -166,6 +167,8 @@ def test_a_committer_whose_base_snapshot_expires_mid_commit_retries_on_the_new_l
 @pytest.mark.parametrize("scenario", [
     Scenario(committers=2, compact=False, readers=0),
     Scenario(committers=1, compact=True, conflicting=True, overwrite=True, readers=0),
+    Scenario(committers=1, compact=False, readers=0, compactor=True),
+    Scenario(committers=1, compact=False, expire=True, orphans=True, readers=0),
 ], ids=lambda s: s.label())
 def test_exhaustive_mode_checks_every_distinct_interleaving(scenario):
     report = exhaustive(scenario)
