@@ -2,7 +2,7 @@
 
 Random mode (default): ``--schedules N`` seeded schedules from ``--seed S`` (random walk and
 PCT, crashes and storage faults unless ``--no-faults``); a failing schedule prints its seed
-and a shrunk schedule. ``--replay S`` reruns schedule S step for step. ``--exhaustive`` runs
+and a shrunk schedule (fewest context switches). ``--replay S`` reruns schedule S step for step. ``--exhaustive`` runs
 every distinct interleaving (sleep sets) of the configuration. ``--plant NAME`` swaps in a
 planted bug. The last line is ``explored N schedules, K violations``; the exit code is 1 when
 K > 0.
@@ -18,6 +18,7 @@ from fault_injection.explore.plants import Plant, factories
 from fault_injection.explore.scenario import Scenario
 from fault_injection.explore.scheduler import Decision
 from fault_injection.explore.search import (
+    context_switches,
     exhaustive,
     format_schedule,
     format_steps,
@@ -85,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             decisions = [Decision(s.actor, s.action) for s in finding.steps]
             small, outcome = shrink(scenario, decisions, f)
-            print(f"shrunk: {len(finding.steps)} -> {len(outcome.steps)} steps, forced decisions: "
+            print(f"shrunk: {len(finding.steps)} -> {len(outcome.steps)} steps, {context_switches(finding.steps)} -> "
+                  f"{context_switches(outcome.steps)} context switches, forced decisions: "
                   f"{' '.join(str(d) for d in small) or '(none: the default order fails)'}")
             print(f"shrunk schedule: {format_schedule(outcome.steps)}")
         except ValueError as e:

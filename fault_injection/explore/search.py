@@ -357,6 +357,12 @@ def naive_interleavings(steps: Sequence[Step]) -> int:
     return total
 
 
+def context_switches(steps: Sequence[Step]) -> int:
+    """How often the running actor changes: what the shrinker minimizes (every actor runs to
+    its end, so the steps of a schedule are nearly fixed; its switches are what a reader follows)."""
+    return sum(1 for i in range(1, len(steps)) if steps[i].actor != steps[i - 1].actor)
+
+
 def format_schedule(steps: Sequence[Step]) -> str:
     """Run-length form: ``0x5 1x3 0:crash ...`` (actor x consecutive steps)."""
     out: list[str] = []

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import concurrent.futures
 from concurrent.futures import Executor, Future
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -51,6 +51,23 @@ from impl.mergetree.options import MergeTreeOptions
 _SYSTEM_BYTES_PER_ROW = 9
 
 
+
+
+class InlineExecutor(Executor):
+    """Runs each submitted task at once, on the submitting thread: compaction without a
+    background thread (a synchronous mode for deterministic simulation and debugging).
+
+    >>> InlineExecutor().submit(sum, [1, 2]).result()
+    3
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - delivered through the future, as a pool would
+            future.set_exception(e)
+        return future
 
 
 class MergeTreeWriter:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from impl.errors import OverwritePartitionError
@@ -43,9 +44,11 @@ class BatchWriteBuilder:
         self._overwrite = spec
         return self
 
-    def new_write(self) -> TableWrite:
+    def new_write(self, *, compaction_executor: Executor | None = None) -> TableWrite:
+        """``compaction_executor``: see :class:`TableWrite` (default: a background thread pool)."""
         return TableWrite(self.table, self.commit_user, streaming=False,
-                          ignore_previous_files=self._overwrite is not NO_OVERWRITE)
+                          ignore_previous_files=self._overwrite is not NO_OVERWRITE,
+                          compaction_executor=compaction_executor)
 
     def new_commit(self) -> TableCommit:
         return TableCommit(self.table, self.commit_user, streaming=False, overwrite_partition=self._overwrite)
@@ -62,8 +65,9 @@ class StreamWriteBuilder:
         self.commit_user = commit_user
         return self
 
-    def new_write(self) -> TableWrite:
-        return TableWrite(self.table, self.commit_user, streaming=True)
+    def new_write(self, *, compaction_executor: Executor | None = None) -> TableWrite:
+        """``compaction_executor``: see :class:`TableWrite` (default: a background thread pool)."""
+        return TableWrite(self.table, self.commit_user, streaming=True, compaction_executor=compaction_executor)
 
     def new_commit(self) -> TableCommit:
         return TableCommit(self.table, self.commit_user, streaming=True)

@@ -16,7 +16,7 @@ the writer (and storage) exactly as it was.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -201,7 +201,10 @@ class TableWrite:
     """
 
     def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
-                 ignore_previous_files: bool = False):
+                 ignore_previous_files: bool = False, compaction_executor: Executor | None = None):
+        """``compaction_executor`` runs the merge tree's compactions (default: a thread pool
+        owned by this write); :class:`impl.mergetree.writer.InlineExecutor` runs each on the
+        calling thread, a synchronous mode for deterministic runs."""
         if table.is_primary_key_table and table.bucket_mode is not BucketMode.HASH_FIXED:
             raise UnsupportedTableFeatureError(
                 f"{table.identifier}: writing a primary-key table needs a fixed 'bucket' >= 1 "
@@ -217,6 +220,7 @@ class TableWrite:
         self._restored: tuple[int | None, dict[tuple[bytes, int], list[DataFileMeta]]] | None = None
         self._restored_checked = False
         self._executor: ThreadPoolExecutor | None = None
+        self._given_executor = compaction_executor
         self._closed = False
         self._prepared = False
         self._bucket_key = list(table.bucket_keys)
@@ -317,7 +321,9 @@ class TableWrite:
         _, live = self._restored if self._restored is not None else (None, {})
         return list(live.get(key, ()))
 
-    def _compaction_executor(self) -> ThreadPoolExecutor:
+    def _compaction_executor(self) -> Executor:
+        if self._given_executor is not None:
+            return self._given_executor
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)),
                                                 thread_name_prefix="paimon-compact")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from typing import Mapping, Sequence
 
 import pyarrow as pa
@@ -15,6 +15,7 @@ from impl.format.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.mergetree import MergeTreeOptions, MergeTreeWriter, merge_read
+from impl.mergetree.writer import InlineExecutor
 
 
 def make_schema(options: Mapping[str, str] | None = None, *, partitioned: bool = False) -> TableSchema:
@@ -53,20 +54,15 @@ AGG_OPTIONS = {
 }
 
 
-class DirectExecutor(Executor):
-    """Runs each task at submit time: compactions finish deterministically before submit returns."""
+class DirectExecutor(InlineExecutor):
+    """impl's synchronous executor, counting what was submitted."""
 
     def __init__(self):
         self.submitted = 0
 
     def submit(self, fn, /, *args, **kwargs):
         self.submitted += 1
-        f: Future = Future()
-        try:
-            f.set_result(fn(*args, **kwargs))
-        except BaseException as e:  # noqa: BLE001 - handed to the future like a real executor
-            f.set_exception(e)
-        return f
+        return super().submit(fn, *args, **kwargs)
 
 
 class Table:

@@ -354,3 +354,31 @@ def test_pk_files_follow_metadata_stats_mode(catalog, mode, mins, maxs, null_cou
         assert decode_row(f.key_stats.min_values, [STRING(False)]) == ("abcdefgh",)
         assert decode_row(f.key_stats.max_values, [STRING(False)]) == ("abcdefgz",)
         assert f.key_stats.null_counts == (0,)
+
+
+def test_synchronous_compaction_mode_runs_on_the_writing_thread(local_catalog):
+    """The compaction seam: with InlineExecutor the merge tree compacts on the calling thread
+    (no background pool is started) and the table reads as with the default pool."""
+    import threading
+
+    from impl.mergetree.writer import InlineExecutor
+
+    results = {}
+    for mode in ("inline", "pool"):
+        t = local_catalog.create_table(f"db.{mode}", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                                       options={"bucket": "1", "num-sorted-run.compaction-trigger": "2"})
+        builder = t.new_stream_write_builder()
+        compactor_threads: set[str] = set()
+        write = builder.new_write(compaction_executor=InlineExecutor() if mode == "inline" else None)
+        commit = builder.new_commit()
+        for i in range(4):
+            write.write_arrow(rows("d", list(range(i, i + 5)), v=[f"w{i}"] * 5))
+            compactor_threads |= {th.name for th in threading.enumerate() if th.name.startswith("paimon-compact")}
+            commit.commit(write.prepare_commit(i), i)
+        write.close()
+        kinds = {s.commit_kind for s in t.snapshot_manager.snapshots()}
+        assert CommitKind.COMPACT in kinds  # compaction did run
+        if mode == "inline":
+            assert compactor_threads == set()
+        results[mode] = as_dict(t.to_arrow())
+    assert results["inline"] == results["pool"] and len(results["inline"]) == 8
