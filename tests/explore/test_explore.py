@@ -111,6 +111,23 @@ def test_a_committer_stalled_right_before_its_create_never_reports_a_re_taken_ex
     assert ops.index((2, "delete", "snapshot-3")) < create < withdraw < ops.index((1, "create", "snapshot-5"))
 
 
+def test_a_re_taken_expired_id_without_a_successor_is_withdrawn_when_a_later_snapshot_exists():
+    """Regression (found by the explorer: random seeds 533 of ``--committers 3 --conflicting
+    --overwrite --expire`` and 479 of ``--compactor --orphans --expire``): as above, but
+    expiration also removed snapshot 4, so no snapshot follows c1's re-taken snapshot 3 and c1
+    reported an unknown outcome, leaving a stale snapshot 3 below the gap. A snapshot above
+    proves ours never joined (a successor expires only after it), so c1 withdraws it."""
+    scenario = Scenario(committers=3, compact=True, expire=True, readers=0)
+    chooser = Phases((1, _is_create_of("snapshot-3")), (0, None), (2, None), (3, None), (1, None))
+    outcome = run_schedule(scenario, chooser)
+    assert [str(v) for v in outcome.violations] == []
+    c1 = outcome.reports[1]
+    assert c1.status is Status.OK and c1.snapshot_ids == [2, 7]
+    ops = [(s.actor, s.op.kind.value, s.op.path.rsplit("/", 1)[-1]) for s in outcome.steps]
+    assert (3, "delete", "snapshot-4") in ops and (1, "get", "snapshot-4") in ops
+    assert ops.index((1, "create", "snapshot-3")) < ops.index((1, "delete", "snapshot-3"))
+
+
 def test_a_lost_response_on_a_snapshot_that_expires_before_the_retry_deletes_nothing_it_published():
     """Regression (found by the explorer, random seed 5225 of ``--committers 2 --expire``): c0's
     create of snapshot 2 landed but the response was lost; c1 built snapshot 3 on it; expiration
