@@ -358,59 +358,55 @@ class World:
         return Plan("compactor", compact_before=picked, compact_after=(after,))
 
     def _orphans_body(self, report: ActorReport) -> ActorBody:
-        def body(ctx: ActorContext) -> None:
+        def work(ctx: ActorContext) -> None:
             table = FileStoreTable(self._file_io(), TABLE, sim_schema())
-            try:
-                report.removed = sorted(remove_orphan_files(table, ORPHAN_CUTOFF_MILLIS))
-                report.status = Status.OK
-            except ActorCrashed:
-                report.status = Status.DIED
-            except (PaimonError, FileNotFoundError) as e:
-                report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
-            report.finished_step = ctx.step
+            report.removed = sorted(remove_orphan_files(table, ORPHAN_CUTOFF_MILLIS))
 
-        return body
+        return _one_shot(report, work, (PaimonError, FileNotFoundError))
 
     def _expire_body(self, report: ActorReport) -> ActorBody:
-        def body(ctx: ActorContext) -> None:
+        def work(ctx: ActorContext) -> None:
             io = self._file_io()
             expiration = self.factories.expiration(io, TablePaths(TABLE), _reader(io).table.manifest_file,
                                                    lambda p: partition_path(["p"], [_partition(p)]))
-            try:
-                expiration.expire(ExpireConfig(retain_min=1, older_than_millis=2**62))
-                report.status = Status.OK
-            except ActorCrashed:
-                report.status = Status.DIED  # an interrupted expiration leaves only orphans
-            except PaimonError as e:
-                report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
-            report.finished_step = ctx.step
+            expiration.expire(ExpireConfig(retain_min=1, older_than_millis=2**62))
 
-        return body
+        # an interrupted expiration leaves only orphans; a bare FileNotFoundError is a finding
+        return _one_shot(report, work, (PaimonError,))
 
     def _reader_body(self, report: ActorReport) -> ActorBody:
-        def body(ctx: ActorContext) -> None:
+        def work(ctx: ActorContext) -> None:
             io = self._file_io()
             reader = _reader(io)
+            started = ctx.step
+            latest = self.factories.snapshot_manager(io, TABLE).latest_snapshot()
+            report.reads.append(ReadObservation(
+                latest.id if latest else None,
+                frozenset(reader.live(latest)) if latest else None, started, latest=True))
+            started = ctx.step
             try:
-                started = ctx.step
-                latest = self.factories.snapshot_manager(io, TABLE).latest_snapshot()
-                report.reads.append(ReadObservation(
-                    latest.id if latest else None,
-                    frozenset(reader.live(latest)) if latest else None, started, latest=True))
-                started = ctx.step
-                try:
-                    snap = reader.snapshot(1)
-                    report.reads.append(ReadObservation(1, frozenset(reader.live(snap)), started, latest=False))
-                except (PaimonError, FileNotFoundError):
-                    report.reads.append(ReadObservation(None, None, started, latest=False))
-                report.status = Status.OK
-            except ActorCrashed:
-                report.status = Status.DIED
-            except (PaimonError, FileNotFoundError) as e:
-                report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
-            report.finished_step = ctx.step
+                snap = reader.snapshot(1)
+                report.reads.append(ReadObservation(1, frozenset(reader.live(snap)), started, latest=False))
+            except (PaimonError, FileNotFoundError):
+                report.reads.append(ReadObservation(None, None, started, latest=False))
 
-        return body
+        return _one_shot(report, work, (PaimonError, FileNotFoundError))
+
+
+def _one_shot(report: ActorReport, work: ActorBody, expected: tuple[type[BaseException], ...]) -> ActorBody:
+    """An actor that does ``work`` once: OK, DIED when it crashed (no restart), FAILED on an
+    ``expected`` error; anything else escapes to the oracle as the actor's failure."""
+    def body(ctx: ActorContext) -> None:
+        try:
+            work(ctx)
+            report.status = Status.OK
+        except ActorCrashed:
+            report.status = Status.DIED
+        except expected as e:
+            report.status, report.error = Status.FAILED, f"{type(e).__name__}: {e}"
+        report.finished_step = ctx.step
+
+    return body
 
 
 def _same(plan: Plan) -> Plan:
