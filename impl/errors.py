@@ -123,6 +123,19 @@ class CommitOutcomeUnknownError(CommitError):
     """
 
 
+class CommitRecoveryError(CommitError):
+    """Recovery (``filter_committed``) found a part to re-commit whose files are gone.
+
+    The part was either published in a snapshot that expired before the recovery looked
+    (recovery must happen within snapshot retention), or never published and its files were
+    removed as orphans. Re-committing it would reference missing files, so it is refused.
+    """
+
+    def __init__(self, message: str, missing_paths: list[str]):
+        super().__init__(message)
+        self.missing_paths = missing_paths
+
+
 # --------------------------------------------------------------------------- tables
 
 

@@ -145,6 +145,7 @@ class ActorReport:
     restarts: int = 0
     reads: list[ReadObservation] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)  # orphan removal: what it deleted
+    files_written: bool = False  # a writer's data files are durable (its checkpoint)
     error: str | None = None
 
 
@@ -317,8 +318,12 @@ class World:
         committable = plan.committable()
         rest: list[ManifestCommittable] = []
         try:
-            for f in (*plan.append, *plan.compact_after):
-                commit.file_io.write_bytes(self.data_path(f), f.file_name.encode())
+            if not report.files_written:
+                for f in (*plan.append, *plan.compact_after):
+                    commit.file_io.write_bytes(self.data_path(f), f.file_name.encode())
+                # as a streaming job's checkpoint does: a restarted process recovers its
+                # committable with these files instead of writing them again
+                report.files_written = True
             if process:
                 # a restarted process: recover what its crashed predecessor may have published
                 rest = commit.filter_committed([committable])

@@ -42,6 +42,7 @@ from impl.commit.options import CommitOptions
 from impl.errors import (
     CommitConflictError,
     CommitOutcomeUnknownError,
+    CommitRecoveryError,
     CommitRetriesExhaustedError,
     CorruptMetadataError,
     OverwritePartitionError,
@@ -363,11 +364,13 @@ class FileStoreCommit:
         min_identifier = min(c.identifier for c in committables)
         done: set[tuple[int, CommitKind]] = set()
         newest_identifier: int | None = None
+        scanned_below = False  # the scan reached a snapshot older than every identifier asked about
         for snap in self.snapshot_manager.snapshots_of_user(self.commit_user):
             if newest_identifier is None:
                 newest_identifier = snap.commit_identifier
             done.add((snap.commit_identifier, snap.commit_kind))
             if snap.commit_identifier < min_identifier:
+                scanned_below = True
                 break
         out = []
         for c in committables:
@@ -385,7 +388,25 @@ class FileStoreCommit:
             # it is dropped only once its own OVERWRITE snapshot exists (checked above)
             if messages or (not c.messages and not overwritten):
                 out.append(replace(c, messages=tuple(messages)))
+        if out and not scanned_below and (self.snapshot_manager.earliest_snapshot_id() or 1) > 1:
+            # The retained snapshots may not reach back to when these parts were committed:
+            # a part published in a snapshot expired since looks uncommitted. Its files tell.
+            self._check_recoverable(out)
         return out
+
+    def _check_recoverable(self, committables: Sequence[ManifestCommittable]) -> None:
+        """CommitRecoveryError if a file a part to re-commit names is gone (found by the
+        deterministic explorer: a crashed committer's APPEND, overwritten, then expired with
+        its file, was published a second time on recovery, naming the deleted file)."""
+        paths = [self.data_file_path(m.partition, m.bucket, f) for c in committables for m in c.messages
+                 for f in m.written_files() if f in m.new_files or f in m.compact_after]  # data files
+        missing = [p for p in paths if not self.file_io.file_exists(p)]
+        if missing:
+            raise CommitRecoveryError(
+                f"recovery of {self.commit_user} on {self.table_name}: {len(missing)} file(s) of the parts to "
+                f"commit again are gone (first: {missing[0]}). The parts were published in snapshots that expired "
+                f"before this recovery (recover within snapshot.num-retained.min / snapshot.time-retained), or "
+                f"their files were removed as orphans; committing them would name missing files", missing)
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files the messages' writers created (the commit will not happen)."""
@@ -603,25 +624,9 @@ class FileStoreCommit:
             raise
 
         if unknown.outcome_unknown:
-            own = self._find_own_snapshot(unknown.unknown_snapshot_id, latest, attempt.committable.identifier,
-                                          attempt.kind)
-            if own is None:
-                expired = self._landed_and_expired(attempt, unknown.unknown_snapshot_id, latest)
-                if expired is None:
-                    raise self._expired_unknown_error(attempt, unknown.unknown_snapshot_id)
-                if expired:
-                    return unknown.unknown_snapshot_id  # it landed; expiration already removed it
-            else:
-                own_joined = self._joined(attempt, own, unknown.base)
-                if own_joined is None:
-                    raise self._stale_id_error(attempt, own, unknown.base)
-                if own_joined:
-                    return own  # the previous try did land; its files are now referenced
-                self._withdraw(own)  # it re-took an expired id: it never joined the history
-            # Known now: it did not land. Its files are ours to remove.
-            self._delete_manifests(unknown.written_files)
-            unknown.outcome_unknown = False
-            unknown.written_files = []
+            own = self._resolve_unknown_try(attempt, unknown, latest)
+            if own is not None:
+                return own  # the previous try did land
 
         written: list[str] = []
         try:
@@ -756,6 +761,39 @@ class FileStoreCommit:
             f"table's history or re-took an id that expiration had freed cannot be told. Nothing was deleted. Check "
             f"the table before committing this identifier again, and keep snapshot.num-retained.min and "
             f"snapshot.time-retained larger than any commit can stall")
+
+    def _resolve_unknown_try(self, attempt: _Attempt, unknown: _UnknownOutcome, latest: Snapshot | None) -> int | None:
+        """The id of the previous try's snapshot if it landed (and joined the history); None
+        when it provably did not, after deleting what it wrote. Still undecidable, or a read
+        failing on the way: CommitOutcomeUnknownError, nothing deleted."""
+        tried = unknown.unknown_snapshot_id
+        try:
+            own = self._find_own_snapshot(tried, latest, attempt.committable.identifier, attempt.kind)
+            if own is None:
+                expired = self._landed_and_expired(attempt, tried, latest)
+                if expired is None:
+                    raise self._expired_unknown_error(attempt, tried)
+                if expired:
+                    return tried  # it landed; expiration already removed it
+            else:
+                own_joined = self._joined(attempt, own, unknown.base)
+                if own_joined is None:
+                    raise self._stale_id_error(attempt, own, unknown.base)
+                if own_joined:
+                    if latest is not None and latest.id == own:  # the hint its create did not get
+                        self.snapshot_manager.commit_hint(LATEST_HINT, own)
+                    return own  # its files are now referenced
+                self._withdraw(own)  # it re-took an expired id: it never joined the history
+        except CommitOutcomeUnknownError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the outcome stays unknown; nothing was deleted
+            raise CommitOutcomeUnknownError(
+                f"cannot tell whether snapshot {tried} of {self.table_name} landed: {e}") from e
+        # Known now: it did not land. Its files are ours to remove.
+        self._delete_manifests(unknown.written_files)
+        unknown.outcome_unknown = False
+        unknown.written_files = []
+        return None
 
     def _landed_and_expired(self, attempt: _Attempt, tried_id: int, latest: Snapshot | None) -> bool | None:
         """With no snapshot of ours among ids >= ``tried_id``: whether the unknown try did land

@@ -145,6 +145,24 @@ def test_a_lost_response_on_a_snapshot_that_expires_before_the_retry_deletes_not
                for s in outcome.steps)
 
 
+def test_recovery_refuses_to_publish_again_a_part_whose_snapshot_and_files_expired():
+    """Regression (found by the explorer: random seeds 2575 of ``--committers 3 --conflicting
+    --overwrite --expire`` and 5027 of ``--compactor --orphans --expire``): c0 published its
+    APPEND as snapshot 2 and crashed before its COMPACT; an overwrite replaced partition 0
+    (c0's file with it); expiration removed snapshot 2 and c0's file. c0's restarted process
+    found no snapshot of its own (filter_committed sees only retained snapshots), published
+    the APPEND a second time, naming the deleted file. Recovery now checks the files of what it
+    would commit again when the scan did not reach back past it, and refuses."""
+    scenario = Scenario(committers=1, compact=True, overwrite=True, expire=True, readers=0)
+    chooser = Phases((0, _is_create_of("snapshot-3")), (0, Action.CRASH), (1, None), (2, None), (0, None))
+    outcome = run_schedule(scenario, chooser)
+    assert [str(v) for v in outcome.violations] == []
+    c0 = outcome.reports[0]
+    assert c0.restarts == 1 and c0.status is Status.FAILED and "CommitRecoveryError" in (c0.error or "")
+    assert not [s for s in outcome.steps if s.actor == 0 and s.op.kind.value == "create"
+                and not s.op.path.endswith(("/snapshot-2", "/snapshot-3"))]
+
+
 def test_orphan_removal_racing_expiration_finishes_and_removes_only_orphans():
     """Regression (found by the explorer's orphan-removal actor): expiration deleted snapshot
     1's manifest lists while orphan removal was reading snapshot 1, and orphan removal failed

@@ -245,12 +245,12 @@ def publishing_through(commit: FileStoreCommit, hook: Callable[[ImplSnapshot, Ca
     """While inside, ``commit``'s publish calls go to ``hook(snapshot, publish)``; ``publish``
     is the real one (the hook decides whether, when and around what to call it)."""
     manager = commit.snapshot_manager
-    publish = manager.try_publish
-    manager.try_publish = lambda snapshot: hook(snapshot, publish)
+    publish = manager.try_create  # the commit path's create (it moves the LATEST hint itself)
+    manager.try_create = lambda snapshot: hook(snapshot, publish)
     try:
         yield
     finally:
-        del manager.try_publish
+        del manager.try_create
 
 
 def passes(model: Model, entries: list[Entry], kind: str) -> bool:
@@ -608,7 +608,7 @@ class TableMachine(RuleBasedStateMachine):
              upgrade):
         """Committer b commits while committer a is publishing its ``part`` (APPEND or COMPACT).
 
-        impl: b's commit runs inside a's first ``try_publish`` of that part, so a loses the race
+        impl: b's commit runs inside a's first ``try_create`` of that part, so a loses the race
         for the snapshot id and must re-check against the new latest before retrying; with
         ``second`` files, b appends them inside a's second attempt too (a loses twice). b's first
         commit is a compaction (with an APPEND part if ``specs_b``) or an overwrite of the
@@ -656,7 +656,7 @@ class TableMachine(RuleBasedStateMachine):
 
         model_a = model_outcome(self.model, plan_a, model_side)
 
-        # impl: racer k commits inside a's (k+1)-th try_publish of ``part``
+        # impl: racer k commits inside a's (k+1)-th try_create of ``part``
         impl_racers: list[Outcome] = []
 
         def racing_publish(snapshot: ImplSnapshot, publish) -> bool:
