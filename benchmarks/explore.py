@@ -6,7 +6,7 @@ sleep-set search measured in the same run (the baseline; ``--no-baseline`` skips
 large configurations). Then random schedules per minute, and for each planted bug the
 schedules to its first find in random mode and in exhaustive mode.
 
-    python benchmarks/explore.py              # everything (about 25 min on 2 cores)
+    python benchmarks/explore.py              # everything (about 45 min on 2 cores)
     python benchmarks/explore.py --quick      # the small configurations only
 """
 
