@@ -2,8 +2,8 @@
 
 Random mode (default): ``--schedules N`` seeded schedules from ``--seed S`` (random walk and
 PCT, crashes and storage faults unless ``--no-faults``); a failing schedule prints its seed
-and a shrunk schedule (fewest context switches). ``--replay S`` reruns schedule S step for step. ``--exhaustive`` runs
-every distinct interleaving (sleep sets) of the configuration. ``--plant NAME`` swaps in a
+and a shrunk schedule (fewest context switches). ``--replay S`` reruns schedule S step for
+step. ``--exhaustive`` runs every distinct interleaving (DPOR with sleep sets) of the configuration. ``--plant NAME`` swaps in a
 planted bug. The last line is ``explored N schedules, K violations``; the exit code is 1 when
 K > 0.
 """
@@ -16,9 +16,9 @@ import sys
 
 from fault_injection.explore.plants import Plant, factories
 from fault_injection.explore.scenario import Scenario
-from fault_injection.explore.scheduler import Decision
 from fault_injection.explore.search import (
     context_switches,
+    decisions_of,
     exhaustive,
     format_schedule,
     format_steps,
@@ -84,8 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         for v in finding.violations:
             print(f"VIOLATION {v}")
         try:
-            decisions = [Decision(s.actor, s.action) for s in finding.steps]
-            small, outcome = shrink(scenario, decisions, f)
+            small, outcome = shrink(scenario, decisions_of(finding.steps), f)
             print(f"shrunk: {len(finding.steps)} -> {len(outcome.steps)} steps, {context_switches(finding.steps)} -> "
                   f"{context_switches(outcome.steps)} context switches, forced decisions: "
                   f"{' '.join(str(d) for d in small) or '(none: the default order fails)'}")

@@ -25,10 +25,6 @@ class RunOutcome:
     abandoned: bool
     reports: tuple[ActorReport, ...] = ()  # what each actor saw and reported
 
-    @property
-    def decisions(self) -> list[Decision]:
-        return [Decision(s.actor, s.action) for s in self.steps]
-
 
 def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | None = None,
                  seed: int = 0) -> RunOutcome:
@@ -79,6 +75,11 @@ class PCT:
             self._priority[actor] = self._changes[step]
             actor = max(enabled, key=lambda a: self._priority[a])
         return Decision(actor, self._fault if step == self._fault_at else Action.PROCEED)
+
+
+def decisions_of(steps: Sequence[Step]) -> list[Decision]:
+    """The decisions that replay ``steps`` (for :class:`Forced` and shrinking)."""
+    return [Decision(s.actor, s.action) for s in steps]
 
 
 def seeded_chooser(scenario: Scenario, seed: int, *, faults: bool) -> Chooser:
@@ -238,10 +239,11 @@ class _DfsChooser:
         return Decision(chosen)
 
 
-def races(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) -> list[tuple[int, int]]:
-    """The races of one run, as (i, actor): step i and a later operation of ``actor`` (another
-    actor) are dependent, and step i does not happen before that operation. Happens-before is program order plus the order of
-    dependent operations, tracked with vector clocks indexed by step number.
+def race_points(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) -> set[int]:
+    """The steps of one run a race starts from: step i and a later operation of another actor
+    are dependent, and step i does not happen before that operation. Happens-before is
+    program order plus the order of dependent operations, tracked with vector clocks indexed
+    by step number.
 
     Flanagan and Godefroid (POPL 2005) look, at every state, at each actor's next operation
     and the last dependent step before that state; over the states an actor waits through,
@@ -251,7 +253,7 @@ def races(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) -> lis
     """
     actor_clock: dict[int, dict[int, int]] = {}  # actor -> {actor: 1 + index of its last step HB}
     step_clock: list[dict[int, int]] = []
-    found: list[tuple[int, int]] = []
+    found: set[int] = set()
 
     def racing(j: int, actor: int, op: Op) -> tuple[list[int], dict[int, int]]:
         mine = actor_clock.get(actor, {})
@@ -273,9 +275,9 @@ def races(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) -> lis
         clock[sj.actor] = j + 1
         step_clock.append(clock)
         actor_clock[sj.actor] = clock
-        found.extend((i, sj.actor) for i in earlier)
+        found.update(earlier)
     for actor, op in (pending or {}).items():
-        found.extend((i, actor) for i in racing(len(steps), actor, op)[0])
+        found.update(racing(len(steps), actor, op)[0])
     return found
 
 
@@ -311,7 +313,7 @@ def exhaustive(scenario: Scenario, *, factories: Factories | None = None, max_sc
             # interleavings of the orphan-removal configuration (its LISTs race with many
             # writes), caught by comparing against the plain sleep-set search class by class
             # (tests/explore: the two modes must find the same number of schedules).
-            for i, _actor in races(outcome.steps, chooser.pending):
+            for i in race_points(outcome.steps, chooser.pending):
                 stack[i].backtrack.update(stack[i].enabled)
         if outcome.abandoned:
             report.blocked += 1

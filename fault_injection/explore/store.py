@@ -202,6 +202,7 @@ class SimStore(AbstractFileSystem):
         if path not in self.files:
             raise FileNotFoundError(path)
         del self.files[path]
+        del self.mtimes[path]
         self._after(action, OpKind.DELETE, path)
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:

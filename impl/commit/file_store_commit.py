@@ -139,6 +139,10 @@ class _Attempt:
     def describe(self, table_name: str) -> str:
         return f"commit {self.committable.identifier} ({self.kind.value}) of {table_name}"
 
+    def added_names(self) -> set[str]:
+        """Names of the files this part ADDs: new for the table, so only this part can make them live."""
+        return {e.file.file_name for e in self.part.table if e.kind is FileKind.ADD}
+
 
 @dataclass(frozen=True)
 class _WrittenLists:
@@ -179,7 +183,8 @@ class FileStoreCommit:
     ):
         """``clock_millis``, ``sleep``, ``monotonic`` (the retry timeout's clock), ``jitter``
         (the backoff's random source, default the ``random`` module) and ``id_factory`` (the
-        uuid part of new file names and the default commit user) are seams for the deterministic simulation; the defaults are the real ones."""
+        uuid part of new file names and the default commit user) are seams for the
+        deterministic simulation; the defaults are the real ones."""
         self.file_io = file_io
         self.paths = TablePaths(table_path, id_factory=id_factory)
         self.schema = schema
@@ -255,7 +260,7 @@ class FileStoreCommit:
                 raise
         return stats
 
-    def _published_snapshot(self, snapshot_id: int) -> Snapshot:
+    def _published_snapshot(self, snapshot_id: int) -> Snapshot | None:
         """Snapshot ``snapshot_id`` that this committer just published: the object it wrote,
         or read back when the id was found after an unknown outcome."""
         own = self._last_published
@@ -263,8 +268,7 @@ class FileStoreCommit:
             return own
         # found after an unknown outcome, it may be expired already: the latest then serves as
         # the COMPACT part's first base (its check is repeated against whatever is latest anyway)
-        return self.snapshot_manager.try_snapshot(snapshot_id) or self.snapshot_manager.snapshot(
-            self.snapshot_manager.latest_snapshot_id() or snapshot_id)
+        return self.snapshot_manager.try_snapshot(snapshot_id) or self.snapshot_manager.latest_snapshot()
 
     def _expired_meanwhile(self, snapshot: Snapshot | None, error: FileNotFoundError) -> bool:
         """True when ``snapshot`` was expired (or rolled back) while we read its metadata, which
@@ -399,7 +403,7 @@ class FileStoreCommit:
         deterministic explorer: a crashed committer's APPEND, overwritten, then expired with
         its file, was published a second time on recovery, naming the deleted file)."""
         paths = [self.data_file_path(m.partition, m.bucket, f) for c in committables for m in c.messages
-                 for f in m.written_files() if f in m.new_files or f in m.compact_after]  # data files
+                 for f in m.written_data_files()]
         missing = [p for p in paths if not self.file_io.file_exists(p)]
         if missing:
             raise CommitRecoveryError(
@@ -677,7 +681,8 @@ class FileStoreCommit:
             live.advance(snapshot.id, snapshot.delta_manifest_list, _fold_as_delta(live, fold))
             self._last_published = snapshot
             return snapshot.id
-        # Lost the race for this id: nothing references what we wrote.
+        # Lost the race for this id, or withdrew a snapshot that re-took an expired id:
+        # nothing references what we wrote.
         self._delete_manifests(written)
         return None
 
@@ -721,7 +726,7 @@ class FileStoreCommit:
         """
         if base is None or self.snapshot_manager.still_holds(base):
             return True
-        added = {e.file.file_name for e in attempt.part.table if e.kind is FileKind.ADD}
+        added = attempt.added_names()
         try:
             successor = self.snapshot_manager.try_snapshot(snapshot_id + 1)
             if successor is None:
@@ -808,7 +813,7 @@ class FileStoreCommit:
             return False  # nobody ever took the id
         if self.snapshot_manager.snapshot_exists(tried_id):
             return False  # another writer holds it (the scan saw it was not ours)
-        added = {e.file.file_name for e in attempt.part.table if e.kind is FileKind.ADD}
+        added = attempt.added_names()
         earliest = self.snapshot_manager.earliest_snapshot()
         if not added or earliest is None:
             return None

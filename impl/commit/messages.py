@@ -63,14 +63,18 @@ class CommitMessage:
                        compact_new_index_files=(), compact_deleted_index_files=())
 
     def written_files(self) -> list[DataFileMeta]:
-        """Files this message's writer created (what an abort deletes).
+        """Files this message's writer created (what an abort deletes)."""
+        return [*self.new_files, *self.changelog_files, *self._compaction_outputs(), *self.compact_changelog]
 
-        A compaction that only moves a file to another level lists the same file name in
-        compact_before and compact_after: that file is live and is not ours to delete.
-        """
+    def written_data_files(self) -> list[DataFileMeta]:
+        """The data files (no changelog) this message's writer created."""
+        return [*self.new_files, *self._compaction_outputs()]
+
+    def _compaction_outputs(self) -> list[DataFileMeta]:
+        # A compaction that only moves a file to another level lists the same file name in
+        # compact_before and compact_after: that file is live and is not ours.
         upgraded = {f.file_name for f in self.compact_before}
-        after = [f for f in self.compact_after if f.file_name not in upgraded]
-        return [*self.new_files, *self.changelog_files, *after, *self.compact_changelog]
+        return [f for f in self.compact_after if f.file_name not in upgraded]
 
 
 @dataclass(frozen=True)
