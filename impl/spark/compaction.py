@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from impl.spark.tables import TableRef, split_storage_options
-from impl.spark.tracking import tracking_filesystem
 from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
 from impl.table.compact import compact_bucket
 
@@ -44,14 +43,13 @@ def _compact_function(job: WriteJob, full: bool):
             return
         key = task_key()
         base_fs = job.ref.filesystem()
-        intent = job.intent(fs=base_fs)
-        tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p), lambda p: intent.drop_if_closed(key, p))
-        table = job.ref.table(filesystem=tracked)
         out = []
-        for partition, bucket, total, files in items:
-            m = compact_bucket(table, partition, bucket, total, files, full)
-            if m is not None:
-                out.append(m)
+        with job.intent(fs=base_fs).task_attempt(key, base_fs) as tracked:
+            table = job.ref.table(filesystem=tracked)
+            for partition, bucket, total, files in items:
+                m = compact_bucket(table, partition, bucket, total, files, full)
+                if m is not None:
+                    out.append(m)
         yield pickle.dumps(out)
 
     return run

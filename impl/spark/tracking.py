@@ -12,21 +12,32 @@ The driver then knows every file the write produced, whichever attempt made it:
   then the intent directory. If it cannot tell (storage failing, snapshots expired meanwhile)
   it deletes nothing and keeps the intent, so no file a snapshot may use is ever removed.
 
+Spark does not wait for the other running tasks of a failed job (or for the speculative
+duplicates of a finished one) before it calls abort (or commit): those attempts go on writing
+until they end or Spark kills their Python worker (``spark.python.task.killTimeout``, 2 s by
+default), and a killed worker's last PUT can still land. So each attempt also records that it
+started and that it ended (``<write-id>/<task-attempt>.started`` / ``.ended`` under
+``.paimon_py_spark/attempts/``); the driver, after closing the write, waits for the attempts it
+saw start to end (at most ``grace_seconds``, then a little longer for a killed one's requests)
+and sweeps once more.
+
 The intent directory sits beside the databases, outside every table directory, so tables stay
 byte-compatible with Paimon.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import posixpath
 import threading
 import time
 import urllib.parse
 import uuid
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from impl.fs.file_io import FileIO
+from impl.spark.tables import SparkConnectorError
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +46,17 @@ INTENT_ROOT = ".paimon_py_spark"
 
 def new_write_id() -> str:
     return uuid.uuid4().hex
+
+
+class WriteClosedError(SparkConnectorError):
+    """A task attempt started after the driver had already committed or aborted its write."""
+
+
+# How long the driver waits for task attempts it saw start to end, and then how long it lets
+# the requests of an attempt that never ended (a killed Python worker) land before the last sweep.
+ATTEMPT_GRACE_SECONDS = 10.0
+KILLED_ATTEMPT_SETTLE_SECONDS = 1.0
+_POLL_SECONDS = 0.2
 
 
 class WriteIntent:
@@ -46,6 +68,7 @@ class WriteIntent:
         self.write_id = write_id
         root = warehouse_root.rstrip("/") or "/"
         self.dir = posixpath.join(root, INTENT_ROOT, "writes", identifier, write_id)
+        self.attempts_dir = posixpath.join(root, INTENT_ROOT, "attempts", identifier, write_id)
         # Outlives the intent: a task attempt still writing when the driver commits or aborts
         # finds it after its write and removes its own file (see drop_if_closed).
         self.closed_marker = posixpath.join(root, INTENT_ROOT, "closed", identifier, write_id)
@@ -66,6 +89,38 @@ class WriteIntent:
             rel = "@" + p
         return posixpath.join(self.dir, task_key, urllib.parse.quote(rel, safe=""))
 
+    def _attempt_marker(self, task_key: str, state: str) -> str:
+        return posixpath.join(self.attempts_dir, f"{task_key}.{state}")
+
+    def begin(self, task_key: str) -> None:
+        """Before an attempt writes anything: record that it started, then make sure the write
+        is still open. Either the driver's listing (after its closed marker) sees this attempt
+        start, or this attempt sees the marker and writes nothing (:class:`WriteClosedError`)."""
+        started = self._attempt_marker(task_key, "started")
+        self.file_io.write_bytes(started, b"")
+        if self.file_io.file_exists(self.closed_marker):
+            self.file_io.delete_quietly([started])
+            raise WriteClosedError(f"write {self.write_id} was already committed or aborted; "
+                                   f"task attempt {task_key} writes nothing")
+
+    def end(self, task_key: str) -> None:
+        """After an attempt's last write (whether it succeeded or failed). Best effort: an attempt
+        that cannot say it ended only makes the driver wait its grace period."""
+        try:
+            self.file_io.write_bytes(self._attempt_marker(task_key, "ended"), b"")
+        except Exception as e:  # noqa: BLE001
+            log.warning("write %s: cannot record the end of task attempt %s: %s", self.write_id, task_key, e)
+
+    @contextlib.contextmanager
+    def task_attempt(self, task_key: str, fs) -> Iterator[Any]:
+        """The tracking copy of ``fs`` for one task attempt, between :meth:`begin` and :meth:`end`."""
+        self.begin(task_key)
+        try:
+            yield tracking_filesystem(fs, lambda p: self.mark(task_key, p),
+                                      lambda p: self.drop_if_closed(task_key, p))
+        finally:
+            self.end(task_key)
+
     def mark(self, task_key: str, path: str) -> None:
         """Record that ``path`` is about to be written (before it is)."""
         self.file_io.write_bytes(self._marker(task_key, path), b"")
@@ -78,7 +133,8 @@ class WriteIntent:
         the marker; the driver writes the marker, then lists the log and deletes. If the task
         saw no marker, its write happened before the marker, so the driver's listing, which
         comes after the marker, sees the log entry and the file. Needs a store with
-        read-after-write consistency (local disk, S3).
+        read-after-write consistency (local disk, S3). An attempt killed between its write and
+        this check is covered by the driver's wait for the attempts it saw start.
         """
         if self.file_io.file_exists(self.closed_marker):
             self.file_io.delete_quietly([path, self._marker(task_key, path)])
@@ -93,22 +149,51 @@ class WriteIntent:
             out.append(name[1:] if name.startswith("@") else posixpath.join(self.table_root, name))
         return sorted(set(out))
 
-    def delete_unreferenced(self, keep_names: Iterable[str]) -> list[str]:
-        """Delete logged files whose name is not in ``keep_names``; then drop the intent. Returns them."""
+    def unfinished_attempts(self) -> set[str]:
+        """Task attempts that recorded their start but not (yet) their end."""
+        states: dict[str, set[str]] = {}
+        for name in self.file_io.list_names(self.attempts_dir):
+            key, _, state = name.rpartition(".")
+            states.setdefault(key, set()).add(state)
+        return {k for k, s in states.items() if "ended" not in s}
+
+    def delete_unreferenced(self, keep_names: Iterable[str], *, grace_seconds: float = ATTEMPT_GRACE_SECONDS,
+                            settle_seconds: float = KILLED_ATTEMPT_SETTLE_SECONDS,
+                            monotonic: Callable[[], float] = time.monotonic,
+                            sleep: Callable[[float], None] = time.sleep) -> list[str]:
+        """Close the write, delete logged files whose name is not in ``keep_names``, wait for the
+        attempts still running (at most ``grace_seconds``) and sweep again; then drop the intent.
+        Returns the deleted paths."""
         keep = set(keep_names)
-        self.file_io.write_bytes(self.closed_marker, b"")  # before listing: see drop_if_closed
-        doomed = [p for p in self.logged_paths() if posixpath.basename(p) not in keep]
-        self.file_io.delete_quietly(doomed)
+        self.file_io.write_bytes(self.closed_marker, b"")  # before listing: see begin, drop_if_closed
+        doomed = self._sweep(keep)
+        running = self.unfinished_attempts()
+        if running:
+            deadline = monotonic() + grace_seconds
+            while running and monotonic() < deadline:
+                sleep(_POLL_SECONDS)
+                running = self.unfinished_attempts()
+            if running:
+                log.warning("write %s: task attempt(s) %s did not end within %.0f s (killed?)",
+                            self.write_id, sorted(running), grace_seconds)
+                sleep(settle_seconds)
+            doomed = sorted(set(doomed) | set(self._sweep(keep)))
         self.discard()
         return doomed
 
+    def _sweep(self, keep: set[str]) -> list[str]:
+        doomed = [p for p in self.logged_paths() if posixpath.basename(p) not in keep]
+        self.file_io.delete_quietly(doomed)
+        return doomed
+
     def discard(self) -> None:
-        try:
-            self.file_io.fs.rm(self.dir, recursive=True)
-        except FileNotFoundError:
-            pass
-        except Exception as e:  # noqa: BLE001 - a leftover intent only costs disk space
-            log.warning("cannot remove write intent %s: %s", self.dir, e)
+        for d in (self.dir, self.attempts_dir):
+            try:
+                self.file_io.fs.rm(d, recursive=True)
+            except FileNotFoundError:
+                pass
+            except Exception as e:  # noqa: BLE001 - a leftover intent only costs disk space
+                log.warning("cannot remove write intent %s: %s", d, e)
 
 
 # ---------------------------------------------------------------------- tracking file system
@@ -244,29 +329,18 @@ def files_added_by(table, commit_user: str, since_snapshot_id: int) -> set[str] 
         return None
 
 
-# Spark does not wait for the running tasks of a failed job before it aborts the write: a task
-# being killed can still have a PUT in flight that lands after the abort deleted its (then
-# absent) file. The abort sweeps the same paths once more after this long.
-ABORT_SWEEP_DELAY_SECONDS = 2.0
-
-
-def clean_after_failure(table, intent: WriteIntent, commit_user: str, since_snapshot_id: int, *,
-                        sweep_delay_seconds: float = ABORT_SWEEP_DELAY_SECONDS) -> list[str]:
+def clean_after_failure(table, intent: WriteIntent, commit_user: str, since_snapshot_id: int,
+                        **wait: Any) -> list[str]:
     """Abort path: delete the logged files no snapshot of ``commit_user`` added (all of them
-    when nothing was published), then once more after ``sweep_delay_seconds`` for writes that
-    were still in flight. Deletes nothing, and keeps the intent, when unsure."""
+    when nothing was published), waiting for running attempts as :meth:`WriteIntent.delete_unreferenced`
+    does (``wait`` are its keyword arguments). Deletes nothing, and keeps the intent, when unsure."""
     kept = files_added_by(table, commit_user, since_snapshot_id)
     if kept is None:
         log.warning("write %s to %s: outcome unknown, keeping its files (intent %s)",
                     intent.write_id, table.identifier, intent.dir)
         return []
-    doomed = intent.delete_unreferenced(kept)
-    if doomed and sweep_delay_seconds > 0:
-        time.sleep(sweep_delay_seconds)
-        intent.file_io.delete_quietly(doomed)
-        intent.discard()  # log entries a straggler wrote after the first sweep
-    return doomed
+    return intent.delete_unreferenced(kept, **wait)
 
 
-__all__ = ["WriteIntent", "tracking_filesystem", "files_added_by", "clean_after_failure", "new_write_id",
+__all__ = ["WriteIntent", "WriteClosedError", "tracking_filesystem", "files_added_by", "clean_after_failure", "new_write_id",
            "INTENT_ROOT"]

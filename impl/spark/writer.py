@@ -32,7 +32,7 @@ from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
 from impl.fs.file_io import FileIO
 from impl.spark.tables import SparkConnectorError, TableRef
-from impl.spark.tracking import WriteIntent, clean_after_failure, tracking_filesystem
+from impl.spark.tracking import WriteIntent, clean_after_failure
 
 log = logging.getLogger(__name__)
 
@@ -112,9 +112,11 @@ def write_batches(batches: Iterable[pa.RecordBatch], job: WriteJob, key: str | N
     """Write the rows of one task; return its CommitMessages (files logged in the intent first)."""
     key = key or task_key()
     base_fs = job.ref.filesystem()
-    intent = job.intent(fs=base_fs)
-    tracked = tracking_filesystem(base_fs, lambda p: intent.mark(key, p), lambda p: intent.drop_if_closed(key, p))
-    table = job.ref.table(filesystem=tracked)
+    with job.intent(fs=base_fs).task_attempt(key, base_fs) as tracked:
+        return _write_task(batches, job, job.ref.table(filesystem=tracked))
+
+
+def _write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, table) -> list[CommitMessage]:
     w = table.new_batch_write_builder().new_write()
     ok = False
     try:

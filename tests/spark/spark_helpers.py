@@ -29,8 +29,9 @@ def orphans(table_path: str) -> list[str]:
 
 
 def intents_left(warehouse: str) -> list[str]:
-    root = os.path.join(warehouse, ".paimon_py_spark", "writes")
-    return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
+    """What is left of the write logs: intents and task attempts' start/end records."""
+    roots = [os.path.join(warehouse, ".paimon_py_spark", d) for d in ("writes", "attempts")]
+    return [os.path.join(d, f) for root in roots for d, _, fs in os.walk(root) for f in fs]
 
 
 def crash_first_attempt_fs():

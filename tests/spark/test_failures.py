@@ -129,3 +129,84 @@ def test_clean_after_failure_keeps_what_a_published_snapshot_uses(tmp_path):
     assert [s.id for s in t.snapshots()] == [2]
     assert clean_after_failure(t, intent2, "spark-def", since_snapshot_id=0) == []
     assert os.path.exists(stray) and os.path.exists(intent2.dir)
+
+
+class _FakeTime:
+    """monotonic/sleep for the driver's wait; ``on_sleep`` runs what a straggler does meanwhile."""
+
+    def __init__(self, on_sleep=None):
+        self.now = 0.0
+        self.sleeps = 0
+        self.on_sleep = on_sleep
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps += 1
+        self.now += seconds
+        if self.on_sleep is not None:
+            self.on_sleep(self.sleeps)
+
+
+def _intent_on_table(tmp_path):
+    cat = impl.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]))
+    return t, WriteIntent.for_table(t, "w1")
+
+
+def _straggler_write(intent, key, path):
+    """What a task attempt does for one file: log it, then write it (the PUT lands)."""
+    intent.mark(key, path)
+    with open(path, "wb") as fh:
+        fh.write(b"x")
+
+
+def test_abort_waits_for_an_attempt_killed_after_its_write_landed(tmp_path):
+    """Spark aborts without waiting for the job's other running tasks; one is killed after its
+    PUT landed but before it could see the write was closed. The driver saw it start and never
+    end, so it waits out the grace period and sweeps again."""
+    t, intent = _intent_on_table(tmp_path)
+    late = os.path.join(t.path, "bucket-0", "data-late-0.parquet")
+    os.makedirs(os.path.dirname(late))
+    intent.begin("p0-a0-t1")
+    # the write lands while the driver waits, after its first sweep; the attempt never ends
+    clock = _FakeTime(lambda n: _straggler_write(intent, "p0-a0-t1", late) if n == 1 else None)
+    removed = clean_after_failure(t, intent, "spark-w1", since_snapshot_id=0, monotonic=clock.monotonic,
+                                  sleep=clock.sleep, grace_seconds=5.0, settle_seconds=1.0)
+    assert removed == [late] and not os.path.exists(late)
+    assert clock.now >= 6.0  # the whole grace period, then the settle time
+    assert not os.path.exists(intent.dir) and not os.path.exists(intent.attempts_dir)
+
+
+def test_abort_stops_waiting_when_the_running_attempts_end(tmp_path):
+    t, intent = _intent_on_table(tmp_path)
+    late = os.path.join(t.path, "bucket-0", "data-late-0.parquet")
+    os.makedirs(os.path.dirname(late))
+    intent.begin("p1-a0-t2")
+
+    def straggler(n):
+        if n == 2:
+            _straggler_write(intent, "p1-a0-t2", late)
+            intent.drop_if_closed("p1-a0-t2", late)  # it sees the closed marker: removes its own file
+            intent.end("p1-a0-t2")
+
+    clock = _FakeTime(straggler)
+    intent.delete_unreferenced(set(), monotonic=clock.monotonic, sleep=clock.sleep, grace_seconds=60.0)
+    assert not os.path.exists(late)
+    assert clock.sleeps == 2 and clock.now < 1.0  # no grace period once it ended
+    assert intent.unfinished_attempts() == set()
+
+
+def test_attempt_starting_after_the_write_closed_writes_nothing(tmp_path):
+    from impl.spark.tracking import WriteClosedError
+
+    t, intent = _intent_on_table(tmp_path)
+    assert intent.delete_unreferenced(set()) == []
+    with pytest.raises(WriteClosedError, match="already committed or aborted"):
+        with intent.task_attempt("p0-a1-t3", t.file_io.fs):
+            raise AssertionError("the attempt must not start")
+    # it leaves no trace the driver would have to wait for
+    assert intent.unfinished_attempts() == set()
+    assert not os.path.exists(intent.attempts_dir) or os.listdir(intent.attempts_dir) == []

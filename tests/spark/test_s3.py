@@ -50,7 +50,9 @@ class S3Table:
         return store_files(self.options, self.root)
 
     def intents(self) -> set[str]:
-        return store_files(self.options, f"{self.bucket}/wh/.paimon_py_spark/writes")
+        """What is left of the write logs: intents and task attempts' start/end records."""
+        return (store_files(self.options, f"{self.bucket}/wh/.paimon_py_spark/writes")
+                | store_files(self.options, f"{self.bucket}/wh/.paimon_py_spark/attempts"))
 
     def orphans(self) -> list[str]:
         return [s.path for s in find_orphans(store_io(self.options), self.root)]
@@ -232,6 +234,7 @@ def test_simulation_on_s3_with_faults(spark, s3_server, s3_bucket, tmp_path, cap
     table = impl.Catalog(f"s3://{s3_bucket}/sim", options=opts).get_table("sim.events")
     assert table.to_arrow().num_rows > 0
     assert store_files(opts, f"{s3_bucket}/sim/.paimon_py_spark/writes") == set()
+    assert store_files(opts, f"{s3_bucket}/sim/.paimon_py_spark/attempts") == set()
 
 
 def test_simulation_flags_for_object_stores(capsys):
