@@ -15,11 +15,16 @@ when the first of them looked), and split the whole table among themselves. Spar
 filters itself (the reader hands every filter back), so both ways return exactly the right rows.
 
 One more sharing Spark 4.3 does inside a single query: every scan of one loaded relation gets
-the same plan, so ``df.union(df.filter(...))`` would read the filtered plan on both sides. When a
-plan with pushed filters is read twice within one stage (the union case) the read fails with
-:class:`impl.spark.reader.SharedPlanError` instead of answering wrongly. (Scans in different
-stages cannot be told apart from one scan read by two jobs, e.g. a sort's sampling job; load
-the table once per use when one query reads it several times with different filters.)
+the plan of the last filter push, so ``df.filter(a).join(df.filter(b))`` would read the plan
+pruned for ``b`` on both sides. Spark plans every scan of a query before it runs any, so each
+push is recorded per loaded relation (:func:`record_pushed`, on the driver) and the plan is
+pruned with the OR of all of them: right for every filtered scan, whatever stage reads it. A scan
+that pushes nothing (``df.union(df.filter(a))``) calls no method of the source and cannot be
+seen at planning; when such a scan shares a stage with the one filtered scan (the union case),
+the read fails with :class:`impl.spark.reader.SharedPlanError` instead of answering wrongly.
+The one case still unseen is an unfiltered and a filtered use of one loaded DataFrame in
+*different* stages with no join between them (a join's keys give both sides a pushed
+``IS NOT NULL``); load the table once per use there, or read with ``pushdown`` = ``false``.
 
 Storage: a local temporary directory when Spark runs in local mode on a local warehouse (all
 tasks share one machine); otherwise the warehouse's own store (a directory beside the databases),
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import posixpath
 import shutil
 import tempfile
@@ -79,6 +85,50 @@ class ClaimLedger:
         raise RuntimeError(f"claim ledger {self.root}: cannot settle key {key!r}")
 
 
+# ---------------------------------------------------------------------- filters pushed per relation
+
+_NO_PRUNING = b"-"  # a push none of whose filters translates: that scan needs the whole table
+
+
+def record_pushed(relation_id: str, predicate) -> None:
+    """Remember on the driver that a scan of the loaded relation ``relation_id`` pushed
+    ``predicate`` (an impl Predicate, or None when none of its filters could prune).
+
+    Spark 4.3 plans all scans of a query before running any and hands every scan of one loaded
+    relation the plan of the last push; planning with the OR of every push recorded here makes
+    that plan right for each filtered scan. Planning runs in Python workers on the driver, so a
+    local directory is shared by all of them, whatever the master.
+    """
+    data = _NO_PRUNING if predicate is None else pickle.dumps(predicate)
+    d = os.path.join(LOCAL_ROOT, "relations", relation_id)
+    os.makedirs(d, exist_ok=True)
+    final = os.path.join(d, hashlib.sha1(data).hexdigest())
+    if os.path.exists(final):
+        return
+    tmp = f"{final}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, final)  # readers never see a partial record
+
+
+def pushed_predicates(relation_id: str) -> list | None:
+    """The distinct predicates recorded for ``relation_id`` (see :func:`record_pushed`); None
+    when one of the pushes could not prune (the relation must then be read whole)."""
+    d = os.path.join(LOCAL_ROOT, "relations", relation_id)
+    try:
+        names = sorted(n for n in os.listdir(d) if not n.endswith(".tmp"))
+    except FileNotFoundError:
+        return []
+    out = []
+    for name in names:
+        with open(os.path.join(d, name), "rb") as fh:
+            data = fh.read()
+        if data == _NO_PRUNING:
+            return None
+        out.append(pickle.loads(data))
+    return out
+
+
 def prune_local_ledgers(max_age_seconds: float = 86_400.0) -> None:
     """Remove local ledger directories of applications older than ``max_age_seconds``."""
     try:
@@ -86,7 +136,14 @@ def prune_local_ledgers(max_age_seconds: float = 86_400.0) -> None:
     except OSError:
         return
     now = time.time()
+    relations = os.path.join(LOCAL_ROOT, "relations")
+    try:
+        entries += [os.path.join("relations", r) for r in os.listdir(relations)]
+    except OSError:
+        pass
     for name in entries:
+        if name == "relations":
+            continue
         p = os.path.join(LOCAL_ROOT, name)
         try:
             if now - os.path.getmtime(p) > max_age_seconds:
@@ -95,4 +152,4 @@ def prune_local_ledgers(max_age_seconds: float = 86_400.0) -> None:
             pass
 
 
-__all__ = ["ClaimLedger", "prune_local_ledgers"]
+__all__ = ["ClaimLedger", "prune_local_ledgers", "record_pushed", "pushed_predicates"]

@@ -47,13 +47,16 @@ class SharedPlanError(SparkConnectorError):
 class PaimonInputPartition(InputPartition):
     """One read task: its slot (``index`` of ``count``), the plan it belongs to, and its splits."""
 
-    def __init__(self, index: int, count: int, plan_id: str, snapshot_id: int | None, splits: list):
+    def __init__(self, index: int, count: int, plan_id: str, snapshot_id: int | None, splits: list,
+                 predicate=None, pushes: int = 0):
         super().__init__(index)
         self.index = index
         self.count = count
         self.plan_id = plan_id
         self.snapshot_id = snapshot_id
         self.splits = splits
+        self.predicate = predicate  # what the splits were pruned with (None: not pruned)
+        self.pushes = pushes  # distinct filter sets the relation's scans pushed when planned
 
     def __repr__(self) -> str:
         return (f"PaimonInputPartition({self.index}/{self.count}, plan={self.plan_id[:8]}, "
@@ -96,12 +99,13 @@ class PaimonReader(DataSourceReader):
     """Batch reads of one table (see the module docstring)."""
 
     def __init__(self, ref: TableRef, schema, slots: int | None = None, target_bytes: int = DEFAULT_TARGET_BYTES,
-                 pushdown: bool = True):
+                 pushdown: bool = True, relation_id: str | None = None):
         self.ref = ref
         self.schema = schema
         self.slots = slots
         self.target_bytes = target_bytes
         self.pushdown = pushdown
+        self.relation_id = relation_id  # the loaded DataFrame / view this reader plans for
         self.predicate = None  # impl Predicate of the translatable pushed filters (pruning only)
 
     # ------------------------------------------------------------------ planning (driver)
@@ -111,20 +115,43 @@ class PaimonReader(DataSourceReader):
         if self.pushdown:
             table = self.ref.table()
             self.predicate = translate_filters(filters, table.schema)
+            if self.relation_id is not None:
+                from impl.spark.claims import record_pushed
+
+                record_pushed(self.relation_id, self.predicate)
         # Spark evaluates every filter itself: a cached plan can be reused by another query.
         return filters
+
+    def _planning_predicate(self):
+        """(predicate to prune with, number of distinct pushes). Every scan of one loaded
+        relation in a query reads the plan of the last push (Spark 4.3), so the plan is pruned
+        with the OR of all the relation's pushes: right for each of those scans."""
+        if self.predicate is None or self.relation_id is None:
+            return self.predicate, int(self.predicate is not None)
+        from impl.spark.claims import pushed_predicates
+        from impl.table.predicate import CompoundPredicate
+
+        pushed = pushed_predicates(self.relation_id)
+        if pushed is None:
+            return None, 0
+        if self.predicate not in pushed:
+            pushed.append(self.predicate)
+        if len(pushed) == 1:
+            return pushed[0], 1
+        return CompoundPredicate("or", tuple(pushed)), len(pushed)
 
     def _slots(self) -> int:
         return self.slots or max(2, os.cpu_count() or 2)
 
     def partitions(self):
         table = self.ref.table()
-        rb = table.new_read_builder().with_filter(self.predicate)
+        predicate, pushes = self._planning_predicate()
+        rb = table.new_read_builder().with_filter(predicate)
         plan = rb.new_scan().plan()
         units = read_units(table, plan.splits())
         count = partition_count(units, self._slots(), self.target_bytes)
         plan_id = uuid.uuid4().hex
-        return [PaimonInputPartition(i, count, plan_id, plan.snapshot_id, b)
+        return [PaimonInputPartition(i, count, plan_id, plan.snapshot_id, b, predicate, pushes)
                 for i, b in enumerate(pack_units(units, count))]
 
     # ------------------------------------------------------------------ reading (tasks)
@@ -152,13 +179,14 @@ class PaimonReader(DataSourceReader):
         """(splits, predicate) this task reads: the plan's own, or a fresh full plan's share."""
         key, scan, ledger = self._execution()
         if key is None:
-            return partition.splits, self.predicate
+            return partition.splits, partition.predicate
         if ledger.claim(f"plan/{partition.plan_id}", key) == key:
-            if self.predicate is not None:
-                # Two scans of this plan in one stage (a union of one DataFrame with a filtered
-                # copy of itself): Spark gave both the plan pruned for one of them. Refuse
-                # rather than guess. (A scan read again by another stage of the query, e.g. the
-                # sampling job of a sort, is the same scan and fine.)
+            if partition.predicate is not None and partition.pushes == 1:
+                # Two scans of this plan in one stage, and only one filter set was pushed: the
+                # other scan pushed none (a union of one DataFrame with a filtered copy of
+                # itself) and needs rows the plan pruned. Refuse rather than answer wrongly.
+                # (Filtered scans are covered by the OR of their pushes; a scan read again by
+                # another stage of the query, e.g. the sampling job of a sort, is the same scan.)
                 stage, task_partition = scan
                 holder = ledger.claim(f"scan/{partition.plan_id}/{stage}/{partition.index}", task_partition)
                 if holder != task_partition:
@@ -168,7 +196,7 @@ class PaimonReader(DataSourceReader):
                         f"read (pruned for one of them), which can return wrong rows. Load the table once per "
                         f"use (spark.read.format('paimon_py').load(path) for each side), or read with "
                         f".option('pushdown', 'false').")
-            return partition.splits, self.predicate
+            return partition.splits, partition.predicate
         # Someone else's plan (Spark reused a cached read): re-plan the whole table.
         pinned = any(k in dict(self.ref.dynamic_options) for k in TIME_TRAVEL_KEYS)
         if pinned:

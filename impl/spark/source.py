@@ -35,14 +35,16 @@ Threads: the JVM keeps Spark's active session per thread, and Spark looks Python
 up in the active session; call ``impl.spark.register(spark)`` at the start of every thread that
 uses ``paimon_py`` (``write_dataframe`` and ``compact`` do it themselves).
 
-Spark 4.3 caches the planned read of a Python data source on the loaded relation; see
-:mod:`impl.spark.claims` for how reads stay correct anyway, and for the one pattern that is
-refused (one loaded DataFrame read twice in one stage with different filters).
+Spark 4.3 caches the planned read of a Python data source on the loaded relation and shares
+it between the scans of one query; see :mod:`impl.spark.claims` for how reads stay correct
+anyway (a plan pruned with the OR of every filter pushed on the relation), and for the one
+pattern that is refused (a union of one loaded DataFrame with a filtered copy of itself).
 """
 
 from __future__ import annotations
 
 import threading
+import uuid
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource
@@ -124,6 +126,12 @@ def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
 class PaimonDataSource(DataSource):
     """Apache Paimon tables through impl, as a Spark Python data source named ``paimon_py``."""
 
+    def __init__(self, options) -> None:
+        super().__init__(options)
+        # Spark creates the data source once per load() and pickles that instance into every
+        # planning worker: the id names one loaded DataFrame / view (see PaimonReader).
+        self.relation_id = uuid.uuid4().hex
+
     @classmethod
     def name(cls) -> str:
         return FORMAT_NAME
@@ -144,7 +152,8 @@ class PaimonDataSource(DataSource):
         slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
         target = int(connector.get("read.split-size", DEFAULT_TARGET_BYTES))
         pushdown = connector.get("pushdown", "true").strip().lower() not in ("false", "0", "no")
-        return PaimonReader(ref, schema, slots=slots, target_bytes=target, pushdown=pushdown)
+        return PaimonReader(ref, schema, slots=slots, target_bytes=target, pushdown=pushdown,
+                            relation_id=getattr(self, "relation_id", None))
 
     def streamReader(self, schema):
         from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonStreamReader

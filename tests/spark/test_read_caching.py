@@ -92,6 +92,28 @@ def test_union_of_one_dataframe_with_its_filtered_self(spark, table_path):
     assert df.union(df).count() == 12  # no pushed filter: one plan is right for both sides
 
 
+def test_one_dataframe_used_twice_with_different_filters_in_different_stages(spark, table_path):
+    """The hazard Spark 4.3's plan sharing creates: both scans of one loaded DataFrame get the
+    plan of the last push. Planned with the OR of both pushes, each side gets its rows; the
+    filters prune partitions (dt) so a plan pruned for one side only would lose the other's."""
+    _append(spark, table_path, range(0, 10), dt="a")
+    _append(spark, table_path, range(10, 20), dt="b")
+    _append(spark, table_path, range(20, 30), dt="c")
+    df = spark.read.format("paimon_py").load(table_path)
+    low, high = df.filter("dt = 'a' AND id < 3"), df.filter("dt = 'b' AND id > 16")
+    assert sorted((r.id, r.h) for r in low.crossJoin(high.selectExpr("id AS h")).collect()) == \
+        [(lo, hi) for lo in range(3) for hi in (17, 18, 19)]
+    joined = low.selectExpr("id % 3 AS k", "id AS lo").join(high.selectExpr("id % 3 AS k", "id AS hi"), "k")
+    assert sorted((r.lo, r.hi) for r in joined.collect()) == \
+        sorted((lo, hi) for lo in range(3) for hi in (17, 18, 19) if lo % 3 == hi % 3)
+    # both filtered, one stage: the OR plan is right for both sides, nothing to refuse
+    assert _ids(low.union(high)) == [0, 1, 2, 17, 18, 19]
+    # a third filter on the same DataFrame later: the plan widens again, answers stay right
+    mid = df.filter("dt = 'c'")
+    assert _ids(mid.union(low)) == [0, 1, 2] + list(range(20, 30))
+    assert df.count() == 30
+
+
 def test_pushed_filters_prune_partitions_and_files(spark, warehouse):
     """A pruned query never opens the files it prunes: delete them and it still answers."""
     path = os.path.join(warehouse, "db.db", "pruned")
