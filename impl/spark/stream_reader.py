@@ -23,8 +23,8 @@ The stream emits a table's changes snapshot by snapshot, as Paimon's streaming s
   row appears as a plain row holding the retracted values); ``read.changelog=true`` adds a
   first column ``rowkind`` (string ``+I`` / ``-U`` / ``+U`` / ``-D``; rows of a whole-snapshot
   read are ``+I``).
-- order: the rows of one bucket in one micro-batch are read by one task, in sequence-number
-  order (a whole-snapshot read of the bucket first), so a consumer that keeps the order within
+- order: the rows of one bucket in one micro-batch are read by one task, snapshot by snapshot
+  and in sequence-number order within a snapshot (a whole-snapshot read of the bucket first), so a consumer that keeps the order within
   a Spark partition sees the changes of each key in the order they were written. Spark orders
   nothing across partitions.
 
