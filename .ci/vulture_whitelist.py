@@ -18,6 +18,12 @@ _.ANALYZE  # CommitKind
 _.embedded_index  # DataFileMeta field
 _.COUNTS  # StatsModeKind (metadata.stats-mode=counts)
 _.PROCESS  # simulation.committers.CommitterMode
+# StartupMode (scan.mode): Paimon's values, parsed so that they are refused by name by streaming reads
+_.LATEST_DELTA
+_.COMPACTED_FULL
+_.FROM_CREATION_TIMESTAMP
+_.FROM_FILE_CREATION_TIME
+_.INCREMENTAL
 
 # results a caller reads (public API), not used inside the repository
 _.deleted_metadata_files  # ExpireResult
@@ -27,6 +33,7 @@ _.files_after  # spark CompactionResult
 _.pushFilters
 _.initialOffset
 _.latestOffset
+_.prepareForTriggerAvailableNow
 _.streamReader
 
 # pypaimon-compatible API names

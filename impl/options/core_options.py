@@ -25,6 +25,7 @@ from impl.options.values import (
     ChangelogProducer,
     MergeEngine,
     SortOrder,
+    StartupMode,
     StatsMode,
     at_least,
     one_of,
@@ -186,6 +187,15 @@ SCAN_TIMESTAMP_MILLIS: ConfigOption[int | None] = _option(
 INCREMENTAL_BETWEEN: ConfigOption[tuple[int, int] | None] = _option(
     "incremental-between", parse_incremental_between, None,
     "Read the changes after snapshot <start> up to snapshot <end>: '<start>,<end>'.")
+SCAN_MODE: ConfigOption[StartupMode] = _option(
+    "scan.mode", one_of(StartupMode), StartupMode.DEFAULT,
+    "Where a streaming read starts (read by the Spark stream source; batch reads use the snapshot options).")
+STREAMING_READ_OVERWRITE: ConfigOption[bool] = _option(
+    "streaming-read-overwrite", parse_bool, False,
+    "Stream the changes of OVERWRITE snapshots of a primary-key table (not supported: true is refused).")
+STREAMING_READ_APPEND_OVERWRITE: ConfigOption[bool] = _option(
+    "streaming-read-append-overwrite", parse_bool, False,
+    "Stream the files OVERWRITE snapshots add to an append table (not supported: true is refused).")
 SOURCE_SPLIT_TARGET_SIZE: ConfigOption[int] = _option(
     "source.split.target-size", parse_memory_size, 128 * MiB, "Target bytes of one read split.")
 SOURCE_SPLIT_OPEN_FILE_COST: ConfigOption[int] = _option(
@@ -214,7 +224,7 @@ PASSED_THROUGH_KEYS = frozenset({
     "write-buffer-spill.max-disk-size", "page-size", "compaction.optimization-interval",
     "full-compaction.delta-commits", "sort-spill-threshold", "local-sort.max-num-file-handles", "sort-engine",
     "commit.force-compact", "commit.user-prefix", "manifest.format", "manifest.compression",
-    "scan.mode", "incremental-between-scan-mode", "path", "type", "owner", "comment",
+    "incremental-between-scan-mode", "path", "type", "owner", "comment",
     "read.batch-size", "write.batch-size", "file-index.read.enabled", "data-file.prefix",
     "changelog-file.prefix", "file.suffix.include.compression", "dynamic-bucket.target-row-num",
     "dynamic-bucket.initial-buckets", "row-tracking.enabled", "data-evolution.enabled",

@@ -54,6 +54,24 @@ class ChangelogProducer(enum.StrEnum):
     LOOKUP = "lookup"
 
 
+class StartupMode(enum.StrEnum):
+    """``scan.mode``: where a read starts (Paimon's names; ``full`` is Paimon's deprecated
+    name of ``latest-full``)."""
+
+    DEFAULT = "default"
+    LATEST_FULL = "latest-full"
+    FULL = "full"
+    LATEST = "latest"
+    LATEST_DELTA = "latest-delta"
+    COMPACTED_FULL = "compacted-full"
+    FROM_TIMESTAMP = "from-timestamp"
+    FROM_CREATION_TIMESTAMP = "from-creation-timestamp"
+    FROM_FILE_CREATION_TIME = "from-file-creation-time"
+    FROM_SNAPSHOT = "from-snapshot"
+    FROM_SNAPSHOT_FULL = "from-snapshot-full"
+    INCREMENTAL = "incremental"
+
+
 class SortOrder(enum.StrEnum):
     """``sequence.field.sort-order``."""
 

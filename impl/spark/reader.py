@@ -6,7 +6,10 @@ Planning (``partitions()``, in a Python worker on the driver) resolves the snaps
 primary-key tables, which are merged on read; one data file for append tables) and packs the
 units into input partitions of similar size.
 
-``read()`` runs in the tasks and yields Arrow batches cast exactly to the Spark schema.
+``read()`` runs in the tasks and yields Arrow batches cast exactly to the Spark schema. With
+``read.changelog=true`` the schema starts with Paimon's ``rowkind`` column; a batch read returns
+the merged rows of a snapshot, so every row is ``+I`` (Paimon, whose merged read keeps the kind
+of each key's last change, could say ``+U`` where a key was last written as an update).
 
 Correctness under Spark 4.3's plan caching (see :mod:`impl.spark.claims`): a plan is read as
 planned only by the first SQL execution that runs it. Any other execution re-plans the whole
@@ -26,7 +29,8 @@ from dataclasses import replace
 from typing import Iterator
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+import pyarrow.compute as pc
+from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from impl.spark.filters import translate_filters
 from impl.spark.tables import SparkConnectorError, TableRef
@@ -37,6 +41,19 @@ log = logging.getLogger(__name__)
 DEFAULT_TARGET_BYTES = 64 * 1024 * 1024
 BATCH_ROWS = 65536
 TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.timestamp-millis")
+# Paimon's audit-log column (``read.changelog=true``): the row kind as a string, first column
+ROW_KIND_COLUMN = "rowkind"
+_ROW_KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"])
+
+
+def with_row_kind(t: pa.Table, kinds: pa.ChunkedArray | pa.Array | None) -> pa.Table:
+    """``t`` with Paimon's ``rowkind`` column first: the names of ``kinds`` (int8 0..3; null or
+    None: +I)."""
+    if kinds is None:
+        names = pa.repeat(_ROW_KIND_NAMES[0], t.num_rows)
+    else:
+        names = _ROW_KIND_NAMES.take(pc.fill_null(kinds, 0))
+    return t.add_column(0, ROW_KIND_COLUMN, names)
 
 
 class SharedPlanError(SparkConnectorError):
@@ -99,9 +116,10 @@ class PaimonReader(DataSourceReader):
     """Batch reads of one table (see the module docstring)."""
 
     def __init__(self, ref: TableRef, schema, slots: int | None = None, target_bytes: int = DEFAULT_TARGET_BYTES,
-                 pushdown: bool = True, relation_id: str | None = None):
+                 pushdown: bool = True, relation_id: str | None = None, row_kind: bool = False):
         self.ref = ref
         self.schema = schema
+        self.row_kind = row_kind  # read.changelog: a first column rowkind, +I on every merged row
         self.slots = slots
         self.target_bytes = target_bytes
         self.pushdown = pushdown
@@ -224,60 +242,10 @@ class PaimonReader(DataSourceReader):
         for batch in reader:
             if batch.num_rows == 0:
                 continue
-            for b in conform_to_spark(batch, target).to_batches(max_chunksize=BATCH_ROWS):
+            t = with_row_kind(pa.Table.from_batches([batch]), None) if self.row_kind else batch
+            for b in conform_to_spark(t, target).to_batches(max_chunksize=BATCH_ROWS):
                 yield b
 
 
-__all__ = ["PaimonReader", "PaimonStreamReader", "PaimonInputPartition", "read_units", "pack_units", "partition_count"]
-
-
-# ====================================================================== streaming (append tables)
-
-
-class PaimonStreamReader(DataSourceStreamReader):
-    """``spark.readStream.format("paimon_py")`` on an append table.
-
-    Offsets are ``{"snapshot": N}``: everything up to snapshot N has been emitted. The first
-    micro-batch emits the whole latest snapshot (Paimon's ``latest-full`` start), later ones the
-    files added by the APPEND snapshots in between (compaction and expiration add no rows).
-    Primary-key tables are refused: their change stream needs a changelog producer.
-    """
-
-    def __init__(self, ref: TableRef, schema, slots: int | None = None, target_bytes: int = DEFAULT_TARGET_BYTES):
-        self.ref = ref
-        self.schema = schema
-        self.slots = slots
-        self.target_bytes = target_bytes
-
-    def initialOffset(self) -> dict:
-        return {"snapshot": -1}
-
-    def latestOffset(self, start: dict | None = None, limit=None) -> dict:
-        latest = self.ref.table().snapshot_manager.latest_snapshot_id()
-        return {"snapshot": latest if latest is not None else -1}
-
-    def partitions(self, start: dict, end: dict):
-        s, e = int(start["snapshot"]), int(end["snapshot"])
-        if e < 0 or e <= s:
-            return []
-        table = self.ref.table()
-        if s < 0:
-            view = table.copy({"scan.snapshot-id": str(e)})
-        else:
-            view = table.copy({"incremental-between": f"{s},{e}"})
-        units = read_units(view, view.new_read_builder().new_scan().plan().splits())
-        if not units:
-            return []
-        count = partition_count(units, self.slots or max(2, os.cpu_count() or 2), self.target_bytes)
-        return [PaimonInputPartition(i, count, "stream", e, b) for i, b in enumerate(pack_units(units, count)) if b]
-
-    def read(self, partition) -> Iterator[pa.RecordBatch]:
-        table = self.ref.table()
-        target = spark_arrow_schema(self.schema)
-        reader = table.new_read_builder().new_read().to_arrow_batch_reader(partition.splits)
-        for batch in reader:
-            if batch.num_rows:
-                yield from conform_to_spark(batch, target).to_batches(max_chunksize=BATCH_ROWS)
-
-    def commit(self, end: dict) -> None:
-        pass
+__all__ = ["PaimonReader", "PaimonInputPartition", "read_units", "pack_units", "partition_count", "with_row_kind",
+           "ROW_KIND_COLUMN"]

@@ -7,6 +7,24 @@ Reading::
     spark.read.format("paimon_py").option("timestamp-millis", "...").load(table_path)
     CREATE TEMPORARY VIEW v USING paimon_py OPTIONS (path '<table_path>')
 
+Streaming reads (append and primary-key tables; see :mod:`impl.spark.stream_reader`)::
+
+    spark.readStream.format("paimon_py").load(table_path)     # latest-full: the latest snapshot, then changes
+    spark.readStream.format("paimon_py").option("scan.mode", "latest").load(table_path)   # changes only
+    spark.readStream.format("paimon_py").option("scan.snapshot-id", "5").load(table_path) # changes from 5 on
+    spark.readStream.format("paimon_py").option("read.changelog", "true").load(table_path)
+
+A stream emits each snapshot's changes: the changelog files with ``changelog-producer=input``,
+else the data files each APPEND snapshot added; COMPACT and OVERWRITE snapshots add nothing.
+Offsets are snapshot ids; a query resumes from its checkpoint, and fails (naming the snapshot)
+if a snapshot it still has to read has expired. ``scan.mode`` is Paimon's: ``latest-full``
+(default), ``latest``, ``from-snapshot`` (default with ``scan.snapshot-id`` / ``snapshot-id``),
+``from-snapshot-full``, ``from-timestamp`` (default with ``scan.timestamp-millis``). As in
+Paimon's Spark connector, a row's kind (+I/-U/+U/-D) is not shown unless ``read.changelog`` is
+``true``: then a first column ``rowkind`` (string) holds it; batch reads with that option return
+``+I`` for every (merged) row. Rows of one bucket of a micro-batch are read by one task in
+sequence order; Spark keeps no order across tasks.
+
 Writing (save modes ``append`` and ``overwrite``; Spark itself rejects ``error`` / ``ignore``
 for Python data sources with UNSUPPORTED_DATA_SOURCE_SAVE_MODE)::
 
@@ -55,7 +73,8 @@ FORMAT_NAME = "paimon_py"
 
 # connector options (not table options)
 _CONNECTOR_KEYS = {"path", "primary-key", "primary-keys", "partition", "partition-keys", "snapshot-id",
-                   "timestamp-millis", "row-kind-column", "read.parallelism", "read.split-size", "pushdown"}
+                   "timestamp-millis", "row-kind-column", "read.parallelism", "read.split-size", "pushdown",
+                   "read.changelog"}
 _TIME_TRAVEL = {"snapshot-id": "scan.snapshot-id", "timestamp-millis": "scan.timestamp-millis"}
 
 
@@ -123,6 +142,45 @@ def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
     return ref, parsed.connector
 
 
+def _row_kind(connector: dict[str, str]) -> bool:
+    """``read.changelog``: add Paimon's ``rowkind`` column."""
+    from impl.options.values import parse_bool
+
+    return parse_bool("read.changelog", connector.get("read.changelog", "false"))
+
+
+def read_schema(table, row_kind: bool):
+    """The Spark schema a read returns: the table's columns, after ``rowkind`` with ``read.changelog``."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from impl.spark.reader import ROW_KIND_COLUMN
+    from impl.spark.types import spark_schema
+
+    schema = spark_schema(table.schema)
+    if not row_kind:
+        return schema
+    if any(f.name.lower() == ROW_KIND_COLUMN for f in schema.fields):
+        raise SparkConnectorError(f"{FORMAT_NAME}: table {table.identifier} has a column named {ROW_KIND_COLUMN!r}, "
+                                  f"which read.changelog=true would add; read without read.changelog")
+    return StructType([StructField(ROW_KIND_COLUMN, StringType(), True), *schema.fields])
+
+
+def _check_schema(requested, table, row_kind: bool) -> None:
+    """A user-specified read schema must be the one the read returns."""
+    from impl.errors import SchemaMismatchError
+    from impl.spark.types import check_read_schema
+
+    if row_kind:
+        expected = read_schema(table, True)
+        head = requested.fields[:1]
+        if not head or head[0].name != expected.fields[0].name or head[0].dataType != expected.fields[0].dataType:
+            raise SchemaMismatchError(f"read schema {requested.simpleString()} does not match table "
+                                      f"{table.identifier} with read.changelog=true ({expected.simpleString()}); "
+                                      f"omit .schema(...) to use the table's")
+        requested = type(requested)(requested.fields[1:])
+    check_read_schema(requested, table.schema, table.identifier)
+
+
 class PaimonDataSource(DataSource):
     """Apache Paimon tables through impl, as a Spark Python data source named ``paimon_py``."""
 
@@ -137,38 +195,34 @@ class PaimonDataSource(DataSource):
         return FORMAT_NAME
 
     def schema(self):
-        from impl.spark.types import spark_schema
-
-        ref, _ = _read_ref(self.options)
-        return spark_schema(ref.table().schema)
+        ref, connector = _read_ref(self.options)
+        return read_schema(ref.table(), _row_kind(connector))
 
     def reader(self, schema):
         from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonReader
-        from impl.spark.types import check_read_schema
 
         ref, connector = _read_ref(self.options)
         table = ref.table()  # fails early, naming the table, if it does not exist
-        check_read_schema(schema, table.schema, table.identifier)
+        row_kind = _row_kind(connector)
+        _check_schema(schema, table, row_kind)
         slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
         target = int(connector.get("read.split-size", DEFAULT_TARGET_BYTES))
         pushdown = connector.get("pushdown", "true").strip().lower() not in ("false", "0", "no")
         return PaimonReader(ref, schema, slots=slots, target_bytes=target, pushdown=pushdown,
-                            relation_id=getattr(self, "relation_id", None))
+                            relation_id=getattr(self, "relation_id", None), row_kind=row_kind)
 
     def streamReader(self, schema):
-        from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonStreamReader
-        from impl.spark.types import check_read_schema
+        from impl.spark.reader import DEFAULT_TARGET_BYTES
+        from impl.spark.stream_reader import PaimonStreamReader, check_streamable, stream_start
 
         ref, connector = _read_ref(self.options)
         table = ref.table()
-        check_read_schema(schema, table.schema, table.identifier)
-        if table.is_primary_key_table:
-            raise SparkConnectorError(f"{FORMAT_NAME}: streaming reads of primary-key table {table.identifier} "
-                                      f"are not supported (only append tables)")
-        if any(k in dict(ref.dynamic_options) for k in _TIME_TRAVEL.values()):
-            raise SparkConnectorError(f"{FORMAT_NAME}: time travel options do not apply to streaming reads")
+        row_kind = _row_kind(connector)
+        _check_schema(schema, table, row_kind)
+        check_streamable(table)
+        start = stream_start(table.options.raw)  # scan.snapshot-id / timestamp-millis: where the stream starts
         slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
-        return PaimonStreamReader(ref, schema, slots=slots,
+        return PaimonStreamReader(ref, schema, start, row_kind=row_kind, slots=slots,
                                   target_bytes=int(connector.get("read.split-size", DEFAULT_TARGET_BYTES)))
 
     def writer(self, schema, overwrite: bool):

@@ -6,8 +6,9 @@ applied as an Arrow compute expression, then the projection. Files are read conc
 
 Primary-key tables: each split (one bucket) is merged on read by ``impl.mergetree.merge_read``
 (deduplicate / partial-update / aggregation / first-row). Incremental splits of primary-key
-tables (DELTA / CHANGELOG) are returned as raw change rows in sequence order with an extra
-int8 column ``_VALUE_KIND`` (0 +I, 1 -U, 2 +U, 3 -D).
+tables (DELTA / CHANGELOG; one per bucket and snapshot) are returned as raw change rows in
+sequence order with an extra int8 column ``_VALUE_KIND`` (0 +I, 1 -U, 2 +U, 3 -D); splits
+are read in the order given.
 """
 
 from __future__ import annotations

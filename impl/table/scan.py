@@ -205,7 +205,8 @@ class TableScan:
         SnapshotNotFoundError): on append tables the files added by APPEND snapshots; on
         primary-key tables the changelog files of every snapshot in the range when
         ``changelog-producer`` is not ``none``, else the data files added by APPEND snapshots
-        (the raw change rows, see :class:`impl.table.read.TableRead`).
+        (the raw change rows, see :class:`impl.table.read.TableRead`), one split per bucket
+        and snapshot, in snapshot order.
         """
         if self.table.options.incremental_between is not None:
             return self._plan_incremental(*self.table.options.incremental_between)
@@ -227,7 +228,9 @@ class TableScan:
         bucket_filter = self._bucket_filter()
         pk = self.table.is_primary_key_table
         use_changelog = pk and self.table.options.changelog_producer != "none"
+        kind = SplitKind.CHANGELOG if use_changelog else SplitKind.DELTA
         entries: list[ManifestEntry] = []
+        splits: list[DataSplit] = []
         for sid in range(start + 1, end + 1):
             snap = sm.snapshot(sid)  # SnapshotNotFoundError if expired
             if use_changelog:
@@ -236,11 +239,18 @@ class TableScan:
                 metas = self.reader.manifest_list.read_delta_manifests(snap)
             else:
                 continue
-            entries.extend(e for e in self.reader.read_entries(metas, partition_pred, bucket_filter)
-                           if e.kind is FileKind.ADD)
-        entries = self._prune_by_stats(entries)
-        kind = SplitKind.CHANGELOG if use_changelog else SplitKind.DELTA
-        return Plan(end, tuple(self._splits(end, entries, kind)))
+            added = [e for e in self.reader.read_entries(metas, partition_pred, bucket_filter)
+                     if e.kind is FileKind.ADD]
+            if pk:
+                # One split per bucket and snapshot, in snapshot order: sequence numbers order
+                # the rows of one commit only (a writer restored after a full compaction dropped
+                # the newest deletes starts again below them).
+                splits.extend(self._splits(sid, self._prune_by_stats(added), kind))
+            else:
+                entries.extend(added)
+        if not pk:
+            splits = self._splits(end, self._prune_by_stats(entries), kind)
+        return Plan(end, tuple(splits))
 
     # ------------------------------------------------------------------ pruning
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
@@ -28,11 +26,3 @@ def test_stream_emits_full_snapshot_then_increments_across_restarts(spark, table
     spark.range(8, 9).write.format("paimon_py").mode("append").save(table_path)
     run_once()  # restarts from the checkpointed offset
     assert [b for b in batches if b] == [[0, 1, 2, 3, 4], [5, 6, 7, 8]]
-
-
-def test_stream_of_primary_key_table_is_refused(spark, warehouse):
-    p = os.path.join(warehouse, "db.db", "pk")
-    impl.spark.write_dataframe(spark.createDataFrame([(1, 1)], "id long, v long"), p, primary_keys=["id"],
-                               options={"bucket": "1"})
-    with pytest.raises(Exception, match="streaming reads of primary-key"):
-        spark.readStream.format("paimon_py").load(p).writeStream.format("noop").start().awaitTermination(5)
