@@ -7,7 +7,7 @@ Every daemon is started through ``pyspark/bin/spark-class`` with ``SPARK_HOME`` 
 pyspark package (no separate Spark download): the master on free ports, each worker with
 ``--cores 1 --memory 1g`` by default and its own work directory (where its executors run and
 log), all bound to 127.0.0.1. :meth:`SparkCluster.start` returns once the master's JSON status
-(``http://127.0.0.1:<webui>/json``) shows every worker alive, or raises
+(``http://127.0.0.1:<webui>/json/``) shows every worker alive, or raises
 :class:`ClusterStartError` with the daemons' logs.
 
 What the executors see: ``PYSPARK_PYTHON`` is this interpreter, and the workers' environment has
@@ -37,7 +37,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import IO, Any, Sequence
+from typing import IO, Any, Callable, Sequence
 
 from simulation.embedded_s3 import free_port
 
@@ -90,14 +90,23 @@ def _tail(path: str) -> str:
     return text[-_LOG_TAIL_CHARS:]
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the starting process dies (Linux), own process group."""
-    os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        import ctypes
+def _death_signal_setter() -> Callable[[], None] | None:
+    """A function for the child between fork and exec: SIGTERM when the starting process dies.
 
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    Linux only (``PR_SET_PDEATHSIG``). libc is looked up here, in the parent: the child of a
+    threaded process (moto's server, Spark's py4j) must not load libraries or import.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    pr_set_pdeathsig = 1
+
+    def set_death_signal() -> None:
+        prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+
+    return set_death_signal
 
 
 def _children_map() -> dict[int, list[int]]:
@@ -185,7 +194,9 @@ class SparkCluster:
 
     def status(self) -> dict[str, Any]:
         """The master's JSON status (workers, alive workers, cores, applications)."""
-        with urllib.request.urlopen(f"{self.webui_url}/json", timeout=2) as resp:
+        # no proxy: the master is on this machine whatever http_proxy says
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"{self.webui_url}/json/", timeout=2) as resp:
             return dict(json.loads(resp.read()))
 
     def logs(self) -> str:
@@ -218,8 +229,9 @@ class SparkCluster:
         log = open(log_path, "ab")
         self._logs.append(log)
         cmd = [os.path.join(env["SPARK_HOME"], "bin", "spark-class"), *args]
+        # its own process group (stopped as a whole), killed with us if we die first
         proc = subprocess.Popen(cmd, env=env, cwd=self.root, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                                stderr=subprocess.STDOUT, process_group=0, preexec_fn=_death_signal_setter())
         daemon = Daemon(name, proc, log_path)
         self._daemons.append(daemon)
         return daemon
@@ -243,9 +255,10 @@ class SparkCluster:
         port, webui = free_port(), free_port()
         self.master_url = f"spark://{HOST}:{port}"
         self.webui_url = f"http://{HOST}:{webui}"
-        master = self._spawn("master", [MASTER_CLASS, "--host", HOST, "--port", str(port),
-                                        "--webui-port", str(webui)], env)
-        self._wait(deadline, lambda s: True, "the master to answer", [master])
+        self._spawn("master", [MASTER_CLASS, "--host", HOST, "--port", str(port), "--webui-port", str(webui)], env)
+        # The workers start at once, not after the master answers: a JVM takes seconds to start
+        # (twice, with spark-class's launcher), and a worker first connects only once its own
+        # RPC and web UI are up, well after the master listens (if not, it retries in 5-15 s).
         for i in range(self.workers):
             os.makedirs(self.worker_dir(i), exist_ok=True)
             # worker ports 0: chosen by the OS, nothing to collide with
@@ -359,15 +372,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not a.start:
         p.print_help()
         return 2
+    if a.workers < 1 or a.cores < 1:
+        p.error("--workers and --cores must be >= 1")
+    # Ctrl-C even when started in the background of a script (which ignores SIGINT), and kill
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     cluster = SparkCluster(a.workers, cores=a.cores, memory=a.memory)
     try:
         cluster.start()
         print(cluster.master_url, flush=True)
-        print(f"status: {cluster.webui_url} (JSON: {cluster.webui_url}/json); logs and work dirs under {cluster.root}",
+        print(f"status: {cluster.webui_url} (JSON: {cluster.webui_url}/json/); logs and work dirs under {cluster.root}",
               file=sys.stderr, flush=True)
         print(f"run the main job on it: PAIMON_PY_SPARK_MASTER={cluster.master_url} python -m simulation",
               file=sys.stderr, flush=True)
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         while True:
             time.sleep(3600)
     except (KeyboardInterrupt, SystemExit):

@@ -69,8 +69,9 @@ def wait_for_executors(spark, n: int, timeout: float = 60.0) -> dict[str, int]:
 
 
 def run_table(spark, steps: Steps, path: str, options: dict[str, str]) -> dict:
-    import impl.spark
     from pyspark.sql import functions as F
+
+    import impl.spark
 
     # rows generated on the executors, not shipped from the driver
     first = (spark.range(0, KEYS, numPartitions=4)
