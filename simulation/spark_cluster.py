@@ -226,7 +226,7 @@ class SparkCluster:
 
     def _spawn(self, name: str, args: Sequence[str], env: dict[str, str]) -> Daemon:
         log_path = os.path.join(self.root, f"{name}.log")
-        log = open(log_path, "ab")
+        log = open(log_path, "wb")  # a retried start begins a fresh log
         self._logs.append(log)
         cmd = [os.path.join(env["SPARK_HOME"], "bin", "spark-class"), *args]
         # its own process group (stopped as a whole), killed with us if we die first
@@ -242,13 +242,17 @@ class SparkCluster:
             raise RuntimeError("the cluster is already started")
         deadline = time.monotonic() + timeout
         last = ""
-        for _ in range(attempts):
-            try:
-                return self._start_once(deadline)
-            except _PortTaken as e:  # lost a race for a free port: fresh ports, fresh daemons
-                last = str(e)
-                self._stop_daemons()
-        raise ClusterStartError(f"could not bind the master's ports in {attempts} attempts:\n{last}")
+        try:
+            for _ in range(attempts):
+                try:
+                    return self._start_once(deadline)
+                except _PortTaken as e:  # lost a race for a free port: fresh ports, fresh daemons
+                    last = str(e)
+                    self._stop_daemons()
+            raise ClusterStartError(f"could not bind the master's ports in {attempts} attempts:\n{last}")
+        except BaseException:
+            self._stop_daemons()  # a failed start leaves nothing running
+            raise
 
     def _start_once(self, deadline: float) -> str:
         env = self._environment()
