@@ -273,7 +273,8 @@ class SparkCluster:
                    f"{self.workers} workers to register", self._daemons)
         return self.master_url
 
-    def _wait(self, deadline: float, ready, what: str, watched: Sequence[Daemon]) -> None:
+    def _wait(self, deadline: float, ready: Callable[[dict[str, Any]], bool], what: str,
+              watched: Sequence[Daemon]) -> None:
         while True:
             for d in watched:
                 code = d.process.poll()
@@ -290,7 +291,7 @@ class SparkCluster:
                 pass  # not listening yet
             if time.monotonic() > deadline:
                 raise ClusterStartError(f"timed out waiting for {what} (master {self.master_url}, status "
-                                        f"{self.webui_url}/json); logs:\n{self.logs()}")
+                                        f"{self.webui_url}/json/); logs:\n{self.logs()}")
             time.sleep(_POLL_SECONDS)
 
     # ------------------------------------------------------------------ stop

@@ -49,8 +49,12 @@ def cluster(tmp_path_factory):
 def run_job(cluster: SparkCluster, spec: dict, tmp_path) -> dict:
     spec_path, out_path = tmp_path / "spec.json", tmp_path / "out.json"
     spec_path.write_text(json.dumps({"master": cluster.master_url, "executors": 2, **spec}))
-    proc = subprocess.run([sys.executable, JOB, str(spec_path), str(out_path)], capture_output=True, text=True,
-                          timeout=300)
+    try:
+        proc = subprocess.run([sys.executable, JOB, str(spec_path), str(out_path)], capture_output=True, text=True,
+                              timeout=300)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the cluster job did not finish in {e.timeout:.0f} s:\n{e.stderr!r:.6000}\n"
+                    f"cluster logs:\n{cluster.logs()}")
     if proc.returncode != 0:
         pytest.fail(f"the cluster job failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}\n"
                     f"cluster logs:\n{cluster.logs()}")
@@ -59,7 +63,7 @@ def run_job(cluster: SparkCluster, spec: dict, tmp_path) -> dict:
 
 def check_table_result(name: str, res: dict, executors: list[str]) -> None:
     rows = {(dt, k): v for dt, k, v in res["rows"]}
-    assert rows == WANT, f"{name}: rows read through the cluster"
+    assert rows == WANT and len(res["rows"]) == len(WANT), f"{name}: rows read through the cluster"
     assert res["d1_rows"] == sorted([dt, k, v] for (dt, k), v in WANT.items() if dt == "d1"), name
     assert (res["write_snapshots"], res["upsert_snapshots"], res["compact"]["snapshots"]) == ([1], [2], [3]), name
     # 2 partitions x 2 buckets, one file per bucket per write; full compaction leaves one per bucket
