@@ -6,6 +6,9 @@
 - driver host / bind address and ``SPARK_LOCAL_IP`` on 127.0.0.1 (no DNS, no public interface);
 - ``PYSPARK_PYTHON`` / ``PYSPARK_DRIVER_PYTHON`` set to the running interpreter, so workers
   import the same ``impl`` (and pyarrow) as the driver;
+- the driver's ``PYTHONPATH`` shipped as ``spark.executorEnv.PYTHONPATH``: executors on a cluster
+  do not inherit the driver's environment (local mode does), and without it a driver running
+  from a source checkout would have its tasks import whichever ``impl`` is installed;
 - quiet logs (``ERROR``), 4 shuffle partitions, Arrow batches of 64k rows;
 - Python data source filter pushdown enabled (Spark refuses a reader that implements
   ``pushFilters`` while it is off);
@@ -50,6 +53,11 @@ def _prepare_environment() -> None:
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 
+def _executor_environment() -> dict[str, str]:
+    path = os.environ.get("PYTHONPATH")
+    return {"spark.executorEnv.PYTHONPATH": path} if path else {}
+
+
 def session(app_name: str = "paimon-py", master: str | None = None,
             conf: Mapping[str, str] | None = None, *, register_source: bool = True):
     """The active SparkSession, or a new one with the defaults above (then ``conf`` applies)."""
@@ -61,7 +69,7 @@ def session(app_name: str = "paimon-py", master: str | None = None,
         if active is None:
             builder = SparkSession.builder.appName(app_name).master(
                 master or os.environ.get("PAIMON_PY_SPARK_MASTER", "local[2]"))
-            for k, v in {**DEFAULT_CONF, **dict(conf or {})}.items():
+            for k, v in {**DEFAULT_CONF, **_executor_environment(), **dict(conf or {})}.items():
                 builder = builder.config(k, v)
             active = builder.getOrCreate()
             active.sparkContext.setLogLevel("ERROR")
