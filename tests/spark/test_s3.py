@@ -101,8 +101,10 @@ def test_df_write_and_read_primary_key_table_on_s3(spark, s3t):
 def test_write_dataframe_compact_and_read_on_s3(spark, s3t):
     schema = "dt string, id long, v long, op string"
     first = spark.createDataFrame([(f"d{k % 2}", k, k, "+I") for k in range(60)], schema)
+    # no key is both updated and deleted: Spark does not order rows of one key that come from
+    # different input partitions, so such a batch would have no defined result
     second = spark.createDataFrame([(f"d{k % 2}", k, 100 + k, "+U") for k in range(0, 60, 3)]
-                                   + [(f"d{k % 2}", k, 0, "-D") for k in range(1, 60, 5)], schema)
+                                   + [(f"d{k % 2}", k, 0, "-D") for k in range(1, 60, 5) if k % 3], schema)
     opts = {"bucket": "2", "num-sorted-run.compaction-trigger": "10", **s3t.options}
     r1 = impl.spark.write_dataframe(first, s3t.path, primary_keys=["dt", "id"], partition_keys=["dt"],
                                     options=opts, row_kind_column="op")
@@ -113,7 +115,7 @@ def test_write_dataframe_compact_and_read_on_s3(spark, s3t):
     assert len(res.snapshot_ids) == 1 and res.compacted_buckets == 4
     assert res.files_before == 8 and res.files_after == 4
 
-    want = {k: (100 + k if k % 3 == 0 else k) for k in range(60) if k % 5 != 1}
+    want = {k: (100 + k if k % 3 == 0 else k) for k in range(60) if k % 5 != 1 or k % 3 == 0}
     assert _read(spark, s3t) == want
     table = s3t.table()
     assert [s.commit_kind.value for s in table.snapshots()] == ["APPEND", "APPEND", "COMPACT"]
