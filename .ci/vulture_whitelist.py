@@ -28,6 +28,7 @@ _.pushFilters
 _.initialOffset
 _.latestOffset
 _.streamReader
+_.streamWriter
 
 # pypaimon-compatible API names
 _.read_type  # ReadBuilder.read_type
