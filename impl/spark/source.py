@@ -16,8 +16,8 @@ for Python data sources with UNSUPPORTED_DATA_SOURCE_SAVE_MODE)::
     df.write.format("paimon_py").mode("overwrite").save(table_path)  # OVERWRITE snapshot
 
 Streaming writes (a Structured Streaming sink; the same options as ``df.write``; each micro-batch
-is committed exactly once, with the batch id as commit identifier, under a commit user derived from
-the checkpoint location, which is required; see :mod:`impl.spark.stream_writer`)::
+is committed exactly once, with the batch id as commit identifier, under a commit user named after the
+query id Spark keeps in the checkpoint, whose location is required; see :mod:`impl.spark.stream_writer`)::
 
     df.writeStream.format("paimon_py").option("checkpointLocation", checkpoint_dir)
         .option("primary-key", "id").option("bucket", "4").start(table_path)
