@@ -35,6 +35,7 @@ _.initialOffset
 _.latestOffset
 _.prepareForTriggerAvailableNow
 _.streamReader
+_.streamWriter
 
 # pypaimon-compatible API names
 _.read_type  # ReadBuilder.read_type

@@ -33,6 +33,14 @@ for Python data sources with UNSUPPORTED_DATA_SOURCE_SAVE_MODE)::
         .option("partition", "dt").mode("append").save(table_path)   # creates a primary-key table
     df.write.format("paimon_py").mode("overwrite").save(table_path)  # OVERWRITE snapshot
 
+Streaming writes (a Structured Streaming sink; the same options as ``df.write``; each micro-batch
+is committed exactly once, with the batch id as commit identifier, under a commit user named after the
+query id Spark keeps in the checkpoint, whose location is required; see :mod:`impl.spark.stream_writer`)::
+
+    df.writeStream.format("paimon_py").option("checkpointLocation", checkpoint_dir)
+        .option("primary-key", "id").option("bucket", "4").start(table_path)
+    df.repartition("id").writeStream...   # primary-key tables: one task per key in each micro-batch
+
 Object stores (``s3://bucket/warehouse/db.db/table``): the storage options go to the connector as
 data source options, with Paimon's names (pypaimon's ``fs.s3.endpoint``, ``fs.s3.accessKeyId``,
 ``fs.s3.accessKeySecret``, ``fs.s3.region``, or Java's ``s3.endpoint``, ``s3.access-key``,
@@ -224,6 +232,12 @@ class PaimonDataSource(DataSource):
         slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
         return PaimonStreamReader(ref, schema, start, row_kind=row_kind, slots=slots,
                                   target_bytes=int(connector.get("read.split-size", DEFAULT_TARGET_BYTES)))
+
+    def streamWriter(self, schema, overwrite: bool):
+        """The Structured Streaming sink (see :mod:`impl.spark.stream_writer`)."""
+        from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
+
+        return PaimonStreamWriter(make_stream_sink(self.options, schema, overwrite))
 
     def writer(self, schema, overwrite: bool):
         from impl.spark.writer import PaimonWriter

@@ -177,8 +177,11 @@ class CommitOutcome:
 
 
 def commit_write(job: WriteJob, per_task: Sequence[Sequence[CommitMessage]], *, overwrite: bool = False,
-                 overwrite_partition: dict | None = None) -> CommitOutcome:
+                 overwrite_partition: dict | None = None, commit_identifier: int | None = None) -> CommitOutcome:
     """Commit all tasks' messages in one commit; then delete leftovers of other attempts.
+
+    ``commit_identifier``: the snapshots' commit identifier (default Paimon's batch identifier);
+    the streaming sink passes the micro-batch id.
 
     On any failure the write's files that no snapshot uses are removed (see
     :func:`impl.spark.tracking.clean_after_failure`) and the error is raised.
@@ -193,7 +196,7 @@ def commit_write(job: WriteJob, per_task: Sequence[Sequence[CommitMessage]], *, 
             wb.overwrite(overwrite_partition)
         c = wb.new_commit()
         try:
-            stats = c.commit(messages)
+            stats = c.commit(messages, commit_identifier)
         finally:
             c.close()
     except BaseException:
