@@ -3,23 +3,30 @@
 Spark splits a DataFrame into tasks without looking at buckets, so several tasks of one write
 may write the same (partition, bucket) of a primary-key table. Each of them restores the bucket's
 files from the same snapshot and numbers its rows from the same next sequence number, so the
-sequence numbers of their files overlap. That is harmless as long as every key's versions come
-from one task: a key's versions are ordered by its sequence numbers (the merge sorts by key,
-then sequence number; nothing in impl's merge tree or Paimon's relies on the sequence ranges
-of different files being disjoint -- level-0 order by max sequence number, compaction picks
-and drop-delete only matter between versions of one key). Two tasks writing one key, though,
-give two versions whose order is undefined, so such a write is refused.
+sequence numbers of their files overlap (often their ranges are equal). That is harmless as long
+as every key's versions come from one task: a key's versions are ordered by its sequence numbers
+(every merge sorts by key, then sequence number), and versions written before the write are
+numbered below every task's. Nothing in impl's merge tree relies on the sequence ranges of
+different files being disjoint: level 0 is a sorted list (max, then min sequence number,
+creation time, name; no de-duplication), and compaction picks and drop-delete decisions only
+matter between versions of one key. Paimon's own ``Levels`` orders level-0 files of equal max
+sequence number by file name for this very case ("two or more jobs writing the same merge
+tree"). Two tasks writing one key, though, give two versions whose order is undefined, so such
+a write is refused.
 
 The check, in the commit path (:func:`check_shared_keys`), scales with the data:
 
 1. key ranges: the min/max keys the data files' metadata already carries; files of different
    tasks whose ranges do not overlap share no key (range-partitioned input, e.g. ``spark.range``,
    passes here at no cost);
-2. sketches: each task hashes the keys it writes into a fixed-size bitmap per (partition, bucket)
-   (:class:`KeySketchBuilder`, vectorized, bounded bytes, carried beside its CommitMessages); bits
-   set by two tasks are the only places a shared key can be;
-3. exact confirmation, for the candidates only: the key columns of the involved files are read
-   (projection), rows whose hash bit is a candidate kept, and the keys intersected exactly.
+2. sketches: each task hashes the keys it writes, per (partition, bucket) (:class:`KeySketchBuilder`,
+   vectorized, bounded bytes, carried beside its CommitMessages): the distinct hashes while there
+   are few, else a bitmap of hash bits. Hashes (or bits) set by two tasks are the only places a
+   shared key can be; where there are none, nothing is read;
+3. exact confirmation where the sketches leave candidates: the key columns of the involved files
+   are read (projection), the rows whose hash is a candidate kept (with bitmaps only when that
+   prunes most of them: the filter bounds the driver's memory, a join alone costs less CPU), and
+   the keys intersected exactly (a hash semi-join).
 
 A refusal (:class:`WriteRoutingError`) names one shared key and the fix. Writers of one bucket
 that both compacted (each from the same restored files) cannot both be committed: the commit
@@ -35,7 +42,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
 from impl.format.records import DataFileMeta
@@ -43,9 +49,13 @@ from impl.spark.tables import SparkConnectorError
 
 log = logging.getLogger(__name__)
 
-# Sketch size per (task, partition, bucket): about BITS_PER_KEY bits per row written (a candidate
-# filter letting through about 1 - e^(-1/8) = 12 % of the other task's keys), at least MIN_BITS,
-# at most DEFAULT_MAX_BITS (32 KiB, also what a task holds per bucket while it writes).
+# A sketch lists the distinct key hashes a task wrote into a (partition, bucket) while there are
+# at most HASH_LIST_MAX of them (4 bytes each): two such lists share a hash only where they share
+# a key or, rarely, a 32-bit hash, so small writes are cleared without reading anything back.
+# Beyond that, a bitmap of about BITS_PER_KEY bits per row (MIN_BITS..DEFAULT_MAX_BITS, 32 KiB,
+# also what a task holds per bucket while it writes): a candidate filter letting through about
+# 1 - e^(-1/8) = 12 % of the other task's keys until it saturates.
+HASH_LIST_MAX = 4096
 DEFAULT_MAX_BITS = 1 << 18
 MIN_BITS = 64
 BITS_PER_KEY = 8
@@ -91,22 +101,36 @@ def key_slots(hashes: np.ndarray, size: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class KeySketch:
-    """Bits of the hashed primary keys one task wrote into one (partition, bucket)."""
+    """The primary keys one task wrote into one (partition, bucket), hashed (:func:`key_hashes`):
+    the distinct hashes themselves (``hashes``, while few) or a bitmap of ``size`` bits (``bits``)."""
 
-    size: int  # bits, a power of two
-    bits: bytes  # packed, little-endian bit order
     rows: int  # rows that went in
+    hashes: bytes = b""  # sorted distinct uint32 hashes, little-endian (when size == 0)
+    size: int = 0  # bitmap bits, a power of two (0: the sketch lists hashes)
+    bits: bytes = b""  # the bitmap, packed, little-endian bit order
+
+    @property
+    def lists_hashes(self) -> bool:
+        return self.size == 0
+
+    def hash_values(self) -> np.ndarray:
+        return np.frombuffer(self.hashes, dtype="<u4").astype(np.uint32)
 
     def bits_at(self, size: int) -> np.ndarray:
-        """The sketch folded to ``size`` (<= its own) bits, unpacked: bit ``i`` is set if any of
-        the bits ``i * f .. i * f + f - 1`` (``f = self.size // size``) is."""
-        if size > self.size or size & (size - 1):
-            raise ValueError(f"cannot fold a sketch of {self.size} bits to {size}")
+        """The sketch as a bitmap of ``size`` bits (<= its own), unpacked: a folded bitmap sets bit
+        ``i`` if any of its bits ``i * f .. i * f + f - 1`` (``f = self.size // size``) is set."""
+        if size < MIN_BITS or size & (size - 1) or (not self.lists_hashes and size > self.size):
+            raise ValueError(f"cannot turn a sketch of {self.size or 'listed'} bits into {size}")
+        if self.lists_hashes:
+            out = np.zeros(size, dtype=bool)
+            out[key_slots(self.hash_values(), size)] = True
+            return out
         unpacked = np.unpackbits(np.frombuffer(self.bits, dtype=np.uint8), bitorder="little").astype(bool)
         return np.asarray(unpacked.reshape(size, self.size // size).any(axis=1))
 
     def __repr__(self) -> str:
-        return f"KeySketch({self.rows} rows, {self.size} bits)"
+        shape = f"{len(self.hashes) // 4} hashes" if self.lists_hashes else f"{self.size} bits"
+        return f"KeySketch({self.rows} rows, {shape})"
 
 
 Sketches = Mapping[tuple[bytes, int], KeySketch]  # (partition, bucket) -> sketch, of one task
@@ -121,17 +145,20 @@ class KeySketchBuilder:
     """Task side: the key sketch of every (partition, bucket) a task writes.
 
     :meth:`add` takes the rows as :func:`impl.table.write.conform_input` returns them (the values
-    the writer stores) and routes them as the table write does (partition, then bucket); it
-    holds ``max_bits / 8`` bytes per (partition, bucket) seen. :meth:`finish` folds each sketch
-    down to about ``bits_per_key`` bits per row written into it (at most ``max_bits``).
+    the writer stores) and routes them as the table write does (partition, then bucket). Per
+    (partition, bucket) it holds a bitmap of ``max_bits`` bits and, while there are at most
+    ``hash_list_max`` distinct hashes, the hashes. :meth:`finish` gives the hash list if it is
+    still short, else the bitmap folded down to about ``bits_per_key`` bits per row.
     """
 
-    def __init__(self, table, max_bits: int = DEFAULT_MAX_BITS, bits_per_key: int = BITS_PER_KEY):
+    def __init__(self, table, max_bits: int = DEFAULT_MAX_BITS, bits_per_key: int = BITS_PER_KEY,
+                 hash_list_max: int = HASH_LIST_MAX):
         if max_bits < MIN_BITS or max_bits & (max_bits - 1):
             raise ValueError(f"max_bits must be a power of two >= {MIN_BITS}, got {max_bits}")
         schema = table.schema
         self.max_bits = max_bits
         self.bits_per_key = bits_per_key
+        self.hash_list_max = hash_list_max
         self._keys = list(schema.trimmed_primary_keys)
         self._key_types = [schema.field(k).type for k in self._keys]
         self._parts = list(schema.partition_keys)
@@ -142,6 +169,7 @@ class KeySketchBuilder:
         self._slots: dict[tuple[bytes, int], int] = {}
         self._rows = np.zeros(0, dtype=np.int64)
         self._bits = np.zeros((0, max_bits // 8), dtype=np.uint8)
+        self._listed: list[np.ndarray | None] = []  # per slot: its distinct hashes, None past the limit
 
     def add(self, data: pa.Table) -> None:
         from impl.table.bucket import bucket_of_hashes, compute_buckets, encode_partition, group_rows
@@ -170,11 +198,30 @@ class KeySketchBuilder:
         self._rows += np.bincount(slots, minlength=len(self._rows))
         flat = slots * self.max_bits + key_slots(hashes, self.max_bits)
         np.bitwise_or.at(self._bits.reshape(-1), flat >> 3, np.left_shift(1, flat & 7).astype(np.uint8))
+        self._list(slots, hashes)
+
+    def _list(self, slots: np.ndarray, hashes: np.ndarray) -> None:
+        """Add the hashes of the rows of slots still listing theirs."""
+        listing = np.array([h is not None for h in self._listed], dtype=bool)
+        rows = np.flatnonzero(listing[slots])
+        if not len(rows):
+            return
+        order = rows[np.argsort(slots[rows], kind="stable")]
+        s = slots[order]
+        cuts = np.flatnonzero(np.diff(s)) + 1
+        for chunk in np.split(order, cuts):  # per (partition, bucket) still listing
+            slot = int(slots[chunk[0]])
+            known = self._listed[slot]
+            if known is None:  # cannot happen: only listing slots are here
+                continue
+            both = np.union1d(known, hashes[chunk].view(np.uint32))
+            self._listed[slot] = both if len(both) <= self.hash_list_max else None
 
     def _slot(self, key: tuple[bytes, int]) -> int:
         slot = self._slots.get(key)
         if slot is None:
             slot = self._slots[key] = len(self._slots)
+            self._listed.append(np.zeros(0, dtype=np.uint32))
             if slot >= len(self._bits):  # grow by doubling
                 grown = np.zeros((max(4, 2 * len(self._bits)), self._bits.shape[1]), dtype=np.uint8)
                 grown[:len(self._bits)] = self._bits
@@ -188,10 +235,13 @@ class KeySketchBuilder:
         out = {}
         for key, slot in self._slots.items():
             rows = int(self._rows[slot])
-            full = KeySketch(self.max_bits, self._bits[slot].tobytes(), rows)
+            listed = self._listed[slot]
+            if listed is not None:
+                out[key] = KeySketch(rows, hashes=listed.astype("<u4").tobytes())
+                continue
+            full = KeySketch(rows, size=self.max_bits, bits=self._bits[slot].tobytes())
             size = _sketch_size(rows, self.max_bits, self.bits_per_key)
-            bits = full.bits_at(size)
-            out[key] = KeySketch(size, np.packbits(bits, bitorder="little").tobytes(), rows)
+            out[key] = KeySketch(rows, size=size, bits=np.packbits(full.bits_at(size), bitorder="little").tobytes())
         return out
 
 
@@ -208,7 +258,7 @@ class KeyCheckStats:
     confirmed: int = 0  # groups whose keys were read and intersected exactly
     files_read: int = 0
     rows_read: int = 0
-    candidate_rows: int = 0  # rows read whose hash bit was set by another task too
+    candidate_rows: int = 0  # rows the driver kept to intersect (all it read when it did not filter)
 
     def __str__(self) -> str:
         return (f"{self.shared_buckets} shared bucket(s), {self.overlapping} overlapping key range(s), "
@@ -232,18 +282,57 @@ def _clusters(items: list[tuple[int, DataFileMeta]], codec) -> list[list[tuple[i
     return out
 
 
-def candidate_bits(sketches: Sequence[KeySketch | None]) -> np.ndarray | None:
-    """Bits (at the smallest size among ``sketches``) set by two or more of them; a missing
-    sketch counts as all bits set. None when no bit can be ruled out (two or more missing)."""
+# With bitmaps, the driver hashes the keys it reads to keep only candidate rows when that shrinks
+# what it holds at least this much: a semi-join of all keys costs less CPU than hashing them first
+# (measured: 125k int64 keys 1.5 ms to hash vs 1.2-10 ms to join; strings 23 vs 14 ms), so the
+# filter is worth it for the driver's memory only, and a nearly full bitmap filters nothing.
+FILTER_BELOW = 0.25
+
+
+@dataclass(frozen=True)
+class CandidateFilter:
+    """Which rows of a task may hold a shared key: those whose hash is one of ``values`` (sorted
+    uint32, ``by_hash``), or whose bit in a bitmap of ``len(values)`` bits is set in ``values``."""
+
+    by_hash: bool
+    values: np.ndarray
+
+    def keep(self, hashes: np.ndarray) -> np.ndarray:
+        if self.by_hash:
+            return np.isin(hashes.view(np.uint32), self.values)
+        return self.values[key_slots(hashes, len(self.values))]
+
+
+def candidate_filters(sketches: Sequence[KeySketch | None]) -> tuple[bool, list[CandidateFilter | None]]:
+    """For tasks that wrote overlapping key ranges of one bucket (their sketches of it, None where
+    missing: it may hold any key): whether the sketches rule out every shared key, and per task
+    which of its rows are candidates (None: all of them)."""
     present = [s for s in sketches if s is not None]
     missing = len(sketches) - len(present)
     if missing >= 2 or not present:
-        return None
-    size = min(s.size for s in present)
+        return False, [None] * len(sketches)
+    if all(s.lists_hashes for s in present):
+        every, counts = np.unique(np.concatenate([s.hash_values() for s in present]), return_counts=True)
+        if missing:  # the missing one may hold any key: every listed hash is a candidate
+            return False, [None if s is not None else CandidateFilter(True, every) for s in sketches]
+        common = every[counts >= 2]
+        if not len(common):
+            return True, [None] * len(sketches)
+        return False, [CandidateFilter(True, common)] * len(sketches)
+    size = min(s.size for s in present if not s.lists_hashes)
+    folded = [s.bits_at(size) if s is not None else None for s in sketches]
     count = np.zeros(size, dtype=np.int32)
-    for s in present:
-        count += s.bits_at(size)
-    return np.asarray(count + missing >= 2)
+    for bits in folded:
+        if bits is not None:
+            count += bits
+    cand = count + missing >= 2
+    if not cand.any():
+        return True, [None] * len(sketches)
+    filters: list[CandidateFilter | None] = []
+    for bits in folded:  # the share of a task's keys that are candidates, estimated on its bits
+        share = cand[bits].mean() if bits is not None else cand.mean()
+        filters.append(CandidateFilter(False, cand) if share < FILTER_BELOW else None)
+    return False, filters
 
 
 def check_shared_keys(table, per_task: Sequence[Sequence[CommitMessage]],
@@ -278,44 +367,49 @@ def check_shared_keys(table, per_task: Sequence[Sequence[CommitMessage]],
                 continue
             stats.overlapping += 1
             task_sketches = [(sketches[i] or {}).get((partition, bucket)) if sketches else None for i in tasks]
-            cand = candidate_bits(task_sketches)
-            if cand is not None and not cand.any():
+            cleared, filters = candidate_filters(task_sketches)
+            if cleared:
                 stats.cleared_by_sketch += 1
                 continue
             stats.confirmed += 1
-            shared = _shared_key(table, layout, partition, bucket, cluster, tasks, cand, stats)
+            shared = _shared_key(table, layout, partition, bucket, cluster, tasks, filters, stats)
             if shared is not None:
                 raise _refusal(table, layout, partition, bucket, shared, fix_columns)
     return stats
 
 
 def _shared_key(table, layout, partition: bytes, bucket: int, cluster: list[tuple[int, DataFileMeta]],
-                tasks: list[int], cand: np.ndarray | None, stats: KeyCheckStats) -> dict | None:
-    """Exact: one key (column -> value, the smallest) written by two of ``tasks``, or None."""
+                tasks: list[int], filters: list[CandidateFilter | None], stats: KeyCheckStats) -> dict | None:
+    """Exact: one key (column -> value) written by two of ``tasks``, or None. Of each task's keys
+    read, with a filter, only its candidate rows are kept."""
     from impl.mergetree.read import read_kv_tables
 
     bucket_dir = table.paths.bucket_dir(table.partition_cache.path(partition), bucket)
     key_cols = list(layout.key_columns)
-    parts = []
-    for t in tasks:
+    seen: pa.Table | None = None  # the candidate keys of the tasks before this one
+    for t, cand in zip(tasks, filters, strict=True):
         files = [f for i, f in cluster if i == t]
         keys = read_kv_tables(table.file_io, bucket_dir, layout, files, key_cols)
         stats.files_read += len(files)
         stats.rows_read += keys.num_rows
         if cand is not None and keys.num_rows:
-            slots = key_slots(key_hashes([keys.column(c) for c in key_cols], layout.key_types), len(cand))
-            keys = keys.filter(pa.array(cand[slots]))
+            keys = keys.filter(pa.array(cand.keep(key_hashes([keys.column(c) for c in key_cols], layout.key_types))))
         stats.candidate_rows += keys.num_rows
-        parts.append(keys.append_column("__task", pa.array(np.full(keys.num_rows, t, dtype=np.int32))))
-    rows = pa.concat_tables(parts)
-    if rows.num_rows == 0:
-        return None
-    counts = rows.group_by(key_cols).aggregate([("__task", "count_distinct")])
-    shared = counts.filter(pc.greater(counts.column("__task_count_distinct"), 1))
-    if shared.num_rows == 0:
-        return None
-    first = shared.select(key_cols).sort_by([(c, "ascending") for c in key_cols]).slice(0, 1).to_pylist()[0]
-    return {name: first[col] for name, col in zip(layout.key_names, key_cols, strict=True)}
+        if keys.num_rows == 0:
+            continue
+        if seen is not None:
+            hits = _present_in(keys, seen, key_cols)
+            if hits.num_rows:
+                first = hits.sort_by([(c, "ascending") for c in key_cols]).slice(0, 1).to_pylist()[0]
+                return {name: first[col] for name, col in zip(layout.key_names, key_cols, strict=True)}
+        seen = keys if seen is None else pa.concat_tables([seen, keys])
+    return None
+
+
+def _present_in(keys: pa.Table, seen: pa.Table, key_cols: list[str]) -> pa.Table:
+    """The rows of ``keys`` whose key is in ``seen`` (a hash semi-join: every primary-key type
+    Paimon allows -- numbers, strings, binaries, decimals, dates, times, timestamps -- joins)."""
+    return keys.join(seen, key_cols, join_type="left semi")
 
 
 def _refusal(table, layout, partition: bytes, bucket: int, key: dict,
@@ -370,4 +464,5 @@ def keep_one_compaction_per_bucket(per_task: Sequence[Sequence[CommitMessage]]) 
 
 
 __all__ = ["WriteRoutingError", "KeySketch", "KeySketchBuilder", "KeyCheckStats", "check_shared_keys",
-           "candidate_bits", "key_hashes", "key_slots", "keep_one_compaction_per_bucket", "DEFAULT_MAX_BITS"]
+           "candidate_filters", "CandidateFilter", "key_hashes", "key_slots", "keep_one_compaction_per_bucket",
+           "DEFAULT_MAX_BITS", "HASH_LIST_MAX"]

@@ -66,8 +66,8 @@ MIXED = T.StructType([
 ])
 
 
-def _mixed_batch(rng, n) -> pa.RecordBatch:
-    ks = rng.integers(0, 10**6, n)
+def _mixed_batch(rng, n, lo=0, hi=10**6) -> pa.RecordBatch:
+    ks = rng.choice(np.arange(lo, hi), n, replace=False)
     return pa.RecordBatch.from_pydict({
         "dt": pa.array([f"d{k % 3}" for k in ks]),
         "k1": pa.array([f"key-{k}-" + "x" * int(k % 13) for k in ks]),
@@ -80,27 +80,57 @@ def _mixed_batch(rng, n) -> pa.RecordBatch:
     })
 
 
+def _sketches(table, batches_per_task, **builder):
+    """Sketches of these rows as a task builds them, with the builder's sizes overridden."""
+    out = []
+    for batches in batches_per_task:
+        b = KeySketchBuilder(table, **builder)
+        for batch in batches:
+            b.add(conform_input(pa.Table.from_batches([batch]), table))
+        out.append(b.finish())
+    return out
+
+
+BITMAPS = {"hash_list_max": 0}  # sketches as bitmaps from the first row on
+
+
 @pytest.mark.parametrize("bucket_key", [None, "k1"])
 def test_a_tasks_sketch_holds_every_key_its_files_hold(warehouse, bucket_key):
-    """No false negatives: the bits a task sets (from the rows it writes) cover the keys the
-    driver reads from its files, for every key type, partitioned, default or own bucket key."""
+    """No false negatives: the hashes (or bits) a task sets from the rows it writes cover the keys
+    the driver reads from its files, for every key type, partitioned, default or own bucket key."""
     opts = {"bucket": "3", **({"bucket-key": bucket_key} if bucket_key else {})}
     job = prepare_write(os.path.join(warehouse, "db.db", "m"), MIXED,
                         {"primary-key": "dt,k1,k2,k3,k4,k5", "partition": "dt"}, opts)
     rng = np.random.default_rng(5)
-    out = write_task([_mixed_batch(rng, 700), _mixed_batch(rng, 500)], job, "t0")
+    batches = [_mixed_batch(rng, 700), _mixed_batch(rng, 500)]
+    out = write_task(batches, job, "t0")
     table = job.ref.table()
     layout = KVLayout(table.schema)
     assert set(out.sketches) == {(m.partition, m.bucket) for m in out.messages}
     assert len(out.sketches) == 9  # 3 partitions x 3 buckets
     assert sum(s.rows for s in out.sketches.values()) == 1200
+    (bitmaps,) = _sketches(table, [batches], **BITMAPS)
     for m in out.messages:
-        sketch = out.sketches[(m.partition, m.bucket)]
         keys = read_kv_tables(table.file_io, table.paths.bucket_dir(table.partition_cache.path(m.partition), m.bucket),
                               layout, m.new_files, list(layout.key_columns))
-        slots = key_slots(key_hashes([keys.column(c) for c in layout.key_columns], layout.key_types), sketch.size)
-        assert sketch.bits_at(sketch.size)[slots].all()
-        assert sketch.size <= 8 * 1024  # about 8 bits per row, a power of two
+        hashes = key_hashes([keys.column(c) for c in layout.key_columns], layout.key_types)
+        listed = out.sketches[(m.partition, m.bucket)]
+        assert listed.lists_hashes and set(hashes.view(np.uint32).tolist()) == set(listed.hash_values().tolist())
+        bitmap = bitmaps[(m.partition, m.bucket)]
+        assert not bitmap.lists_hashes and bitmap.size <= 8 * 256  # about 8 bits per row, a power of two
+        assert bitmap.bits_at(bitmap.size)[key_slots(hashes, bitmap.size)].all()
+
+    # keys of every type compared exactly: other keys pass, one written again is named
+    other = write_task([_mixed_batch(np.random.default_rng(6), 1200, 10**6, 2 * 10**6)], job, "t1")
+    assert check_shared_keys(table, [out.messages, other.messages], [None, None]).confirmed > 0
+    again = _mixed_batch(np.random.default_rng(5), 700).slice(3, 1)
+    twice = write_task([_mixed_batch(np.random.default_rng(6), 1200, 10**6, 2 * 10**6), again], job, "t2")
+    for sketches in ([out.sketches, twice.sketches], None):
+        with pytest.raises(WriteRoutingError) as e:
+            check_shared_keys(table, [out.messages, twice.messages], sketches)
+        row = again.to_pylist()[0]
+        assert e.value.key == {k: row[k] for k in ("k1", "k2", "k3", "k4", "k5")}
+        assert e.value.partition == {"dt": row["dt"]}
 
 
 def test_disjoint_key_ranges_pass_without_reading(warehouse):
@@ -111,46 +141,46 @@ def test_disjoint_key_ranges_pass_without_reading(warehouse):
     assert (stats.shared_buckets, stats.overlapping, stats.files_read) == (2, 0, 0)
 
 
-def _sketches(table, batches_per_task, **builder):
-    out = []
-    for batches in batches_per_task:
-        b = KeySketchBuilder(table, **builder)
-        for batch in batches:
-            b.add(conform_input(pa.Table.from_batches([batch]), table))
-        out.append(b.finish())
-    return out
-
-
 def test_sketches_clear_interleaved_keys_without_reading(warehouse):
-    job = _job(os.path.join(warehouse, "db.db", "t"))
-    evens, odds = [_batch(range(0, 40, 2))], [_batch(range(1, 40, 2))]
-    a, b = write_task(evens, job, "a"), write_task(odds, job, "b")
-    table = job.ref.table()
-    # 4096 bits per key: 20 keys each in 2^17 bits, no bit in common (the hash is fixed)
-    sketches = _sketches(table, [evens, odds], bits_per_key=4096)
-    stats = check_shared_keys(table, [a.messages, b.messages], sketches)
-    assert (stats.overlapping, stats.cleared_by_sketch, stats.confirmed, stats.files_read) == (1, 1, 0, 0)
-
-
-def test_candidate_bits_are_confirmed_exactly(warehouse):
-    """Sketches forced down to 64 bits: 500 keys per task set every bit, so every key is a
-    candidate; the exact intersection finds none shared (accepted), then one (refused)."""
     job = _job(os.path.join(warehouse, "db.db", "t"))
     evens, odds = [_batch(range(0, 1000, 2))], [_batch(range(1, 1000, 2))]
     a, b = write_task(evens, job, "a"), write_task(odds, job, "b")
     table = job.ref.table()
-    small = _sketches(table, [evens, odds], max_bits=64)
+    # the tasks' own sketches list their 500 hashes: none in common
+    assert all(s.lists_hashes for s in (*a.sketches.values(), *b.sketches.values()))
+    stats = check_shared_keys(table, [a.messages, b.messages], [a.sketches, b.sketches])
+    assert (stats.overlapping, stats.cleared_by_sketch, stats.confirmed, stats.files_read) == (1, 1, 0, 0)
+    # bitmaps of 2^20 bits (2048 bits per key): no bit in common either (the hash is fixed)
+    big = _sketches(table, [evens, odds], hash_list_max=0, max_bits=1 << 20, bits_per_key=2048)
+    stats = check_shared_keys(table, [a.messages, b.messages], big)
+    assert (stats.overlapping, stats.cleared_by_sketch, stats.confirmed, stats.files_read) == (1, 1, 0, 0)
+
+
+def test_candidates_are_confirmed_exactly(warehouse):
+    """Sketches forced down to 64-bit bitmaps: 500 keys per task set every bit, so every key is
+    a candidate; the exact intersection finds none shared (accepted), then one (refused)."""
+    job = _job(os.path.join(warehouse, "db.db", "t"))
+    evens, odds = [_batch(range(0, 1000, 2))], [_batch(range(1, 1000, 2))]
+    a, b = write_task(evens, job, "a"), write_task(odds, job, "b")
+    table = job.ref.table()
+    small = _sketches(table, [evens, odds], hash_list_max=0, max_bits=64)
     assert all(s.size == 64 for sk in small for s in sk.values())
     stats = check_shared_keys(table, [a.messages, b.messages], small)
     assert (stats.confirmed, stats.files_read, stats.rows_read, stats.candidate_rows) == (1, 2, 1000, 1000)
 
-    # the default sketches let through only the keys whose bit the other task set too
-    stats = check_shared_keys(table, [a.messages, b.messages], [a.sketches, b.sketches])
+    # 8 bits per key: the driver keeps only the rows whose bit the other task set too
+    stats = check_shared_keys(table, [a.messages, b.messages], _sketches(table, [evens, odds], **BITMAPS))
     assert stats.confirmed == 1 and 0 < stats.candidate_rows < 400
+    # a task that sent no sketch may hold any key: all of the other task's rows are candidates,
+    # of its own only those whose hash the other listed
+    stats = check_shared_keys(table, [a.messages, b.messages], [a.sketches, None])
+    assert (stats.confirmed, stats.candidate_rows) == (1, 500)
 
     odds_and_one = [_batch([*range(1, 1000, 2), 778])]
     c = write_task(odds_and_one, job, "c")
-    for sketches in (None, [a.sketches, c.sketches], _sketches(table, [evens, odds_and_one], max_bits=64)):
+    for sketches in (None, [a.sketches, c.sketches], [a.sketches, None], small[:1] + [None],
+                     _sketches(table, [evens, odds_and_one], **BITMAPS),
+                     _sketches(table, [evens, odds_and_one], hash_list_max=0, max_bits=64)):
         with pytest.raises(WriteRoutingError, match=r"key \{'id': 778\} \(bucket 0\).*write_dataframe.*"
                                                     r"df\.repartition\('id'\)") as e:
             check_shared_keys(table, [a.messages, c.messages], sketches)
@@ -188,14 +218,44 @@ def test_tasks_compacting_one_bucket_commit_one_compaction(warehouse):
     assert orphans(path) == [] and intents_left(warehouse) == []
 
 
-# ====================================================================== through Spark
-
-
 @pytest.fixture(scope="module")
 def pypaimon_python():
     from pypaimon_env import pypaimon_python as build
 
     return build()
+
+
+def test_files_with_the_same_sequence_numbers_merge_right_in_impl_and_pypaimon(warehouse, pypaimon_python):
+    """Two tasks, one bucket, 50 keys each: their files hold the same sequence numbers (0..49).
+    Every key's versions come from one task, so reads, a later write and a full compaction are
+    defined -- in impl and in pypaimon 2.1.0 (Paimon's own level 0 orders such files by name)."""
+    from pypaimon_env import READ_TABLE, run_pypaimon
+
+    path = os.path.join(warehouse, "db.db", "t")
+    job = _job(path)
+    a = write_task([_batch(range(0, 100, 2), "a")], job, "a")
+    b = write_task([_batch(range(1, 100, 2), "b")], job, "b")
+    (fa,), (fb,) = a.messages[0].new_files, b.messages[0].new_files
+    assert (fa.min_sequence_number, fa.max_sequence_number) == (fb.min_sequence_number, fb.max_sequence_number) == (0, 49)
+    commit_write(job, [a.messages, b.messages], sketches=[a.sketches, b.sketches])
+    expected = {k: "a" if k % 2 == 0 else "b" for k in range(100)}
+
+    def pypaimon_rows():
+        return {r["id"]: r["v"] for r in run_pypaimon(READ_TABLE, warehouse=warehouse, table="db.t", sort_by=["id"])}
+
+    assert _rows(warehouse) == expected and pypaimon_rows() == expected
+    job = _job(path)  # a later write (sequence numbers from 50 on) updates keys of both tasks
+    commit_write(job, [write_task([_batch(range(0, 100, 5), "c")], job, "c").messages])
+    expected.update({k: "c" for k in range(0, 100, 5)})
+    assert _rows(warehouse) == expected and pypaimon_rows() == expected
+    table = impl.Catalog(warehouse).get_table("db.t")
+    table.compact(full=True)
+    assert [s.commit_kind.value for s in table.snapshots()] == ["APPEND", "APPEND", "COMPACT"]
+    assert _rows(warehouse) == expected and pypaimon_rows() == expected
+    assert orphans(path) == []
+
+
+# ====================================================================== through Spark
 
 
 def test_issue_example_spark_range_into_a_primary_key_table(spark, table_path, warehouse):
