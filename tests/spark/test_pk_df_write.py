@@ -187,6 +187,19 @@ def test_candidates_are_confirmed_exactly(warehouse):
         assert e.value.key == {"id": 778} and e.value.bucket == 0
 
 
+@pytest.mark.parametrize("tasks", [3, 7])  # pairwise semi-joins, or one grouping by key
+def test_many_tasks_in_one_bucket(warehouse, tasks):
+    job = _job(os.path.join(warehouse, "db.db", "t"))
+    outs = [write_task([_batch(range(i, 700, tasks))], job, f"t{i}") for i in range(tasks)]
+    table = job.ref.table()
+    stats = check_shared_keys(table, [o.messages for o in outs])
+    assert (stats.overlapping, stats.confirmed, stats.rows_read) == (1, 1, 700)
+    again = write_task([_batch([650, 3, 651])], job, "again")  # 3 and 650, 651 belong to other tasks
+    with pytest.raises(WriteRoutingError) as e:
+        check_shared_keys(table, [o.messages for o in outs] + [again.messages])
+    assert e.value.key == {"id": 3}
+
+
 def test_refused_commit_leaves_no_snapshot_and_no_file(warehouse):
     path = os.path.join(warehouse, "db.db", "t")
     job = _job(path, 2)
@@ -329,3 +342,6 @@ def test_results_print_a_short_summary(spark, table_path):
     uncommitted = impl.spark.write_dataframe(df, table_path, commit=False)
     assert "not committed" in repr(uncommitted) and len(repr(uncommitted)) < 500
     uncommitted.finish(False)
+    # a printed job or table reference never shows the storage options (they may hold secrets)
+    ref = impl.spark.TableRef.from_path("s3://b/wh/db.db/t", storage_options={"fs.s3.accessKeySecret": "hunter2"})
+    assert "hunter2" not in repr(ref) and "hunter2" not in repr(res.job.__class__(ref, "w", "u", 0, ()))
