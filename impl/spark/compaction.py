@@ -24,8 +24,10 @@ from impl.table.compact import compact_bucket
 
 log = logging.getLogger(__name__)
 
-@dataclass
+@dataclass(repr=False)
 class CompactResult:
+    """What :func:`compact` did; prints as one line."""
+
     snapshot_ids: list[int] = field(default_factory=list)
     buckets: int = 0  # buckets looked at
     compacted_buckets: int = 0  # buckets that changed
@@ -34,6 +36,11 @@ class CompactResult:
     tasks: int = 0
     leftovers_removed: int = 0
     attempts: int = 0
+
+    def __repr__(self) -> str:
+        return (f"CompactResult(snapshots={self.snapshot_ids}, buckets={self.buckets}, "
+                f"compacted={self.compacted_buckets}, files {self.files_before} -> {self.files_after}, "
+                f"tasks={self.tasks}, leftovers removed={self.leftovers_removed})")
 
 
 def _compact_function(job: WriteJob, full: bool):

@@ -24,7 +24,15 @@ import pyarrow as pa
 from impl.commit.messages import CommitMessage
 from impl.spark.source import FORMAT_NAME, prepare_write
 from impl.spark.tables import SparkConnectorError, split_storage_options
-from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key, write_batches
+from impl.spark.writer import (
+    CommitOutcome,
+    WriteJob,
+    abort_write,
+    commit_write,
+    task_key,
+    write_batches,
+    written_summary,
+)
 
 log = logging.getLogger(__name__)
 
@@ -76,15 +84,27 @@ def _write_function(job: WriteJob):
     return write
 
 
-@dataclass
+@dataclass(repr=False)
 class WriteResult:
     """What :func:`write_dataframe` did. With ``commit=False``, ``messages`` are to be committed
-    by the caller, who then calls :meth:`finish`."""
+    by the caller, who then calls :meth:`finish`.
+
+    Prints as one line (table, snapshots, tasks, files / rows / bytes written, leftovers removed);
+    the CommitMessages themselves are in ``messages``."""
 
     job: WriteJob
     per_task: list[list[CommitMessage]]
     outcome: CommitOutcome | None = None
     tasks: int = 0
+
+    def __repr__(self) -> str:
+        if self.outcome is None:
+            state = "not committed"
+        else:
+            state = (f"snapshots={self.outcome.snapshot_ids}, "
+                     f"leftovers removed={len(self.outcome.leftovers_removed)}")
+        return (f"WriteResult({self.job.ref.identifier}, {state}, tasks={self.tasks}, "
+                f"{written_summary(self.messages)})")
 
     @property
     def messages(self) -> list[CommitMessage]:

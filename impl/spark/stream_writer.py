@@ -63,9 +63,10 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 
 from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
+from impl.spark.keycheck import Sketches
 from impl.spark.tables import SparkConnectorError
 from impl.spark.tracking import WriteIntent, clean_after_failure
-from impl.spark.writer import CommitOutcome, WriteJob, WriteRoutingError, commit_write, task_key, write_batches
+from impl.spark.writer import CommitOutcome, WriteJob, WriteRoutingError, commit_write, task_key, write_task
 
 log = logging.getLogger(__name__)
 
@@ -265,10 +266,10 @@ def prune_closed_markers(table, key: str, batch_id: int) -> None:
 # ---------------------------------------------------------------------- driver: commit and abort
 
 
-def commit_batch(sink: StreamSink, reported: Sequence[tuple[str, list[CommitMessage]] | None],
+def commit_batch(sink: StreamSink, reported: Sequence[tuple[str, list[CommitMessage], Sketches | None] | None],
                  batch_id: int) -> CommitOutcome | None:
     """Commit micro-batch ``batch_id`` once: ``reported`` holds each task's (write intent name,
-    CommitMessages). Returns None when an earlier run already published the batch."""
+    CommitMessages, key sketches). Returns None when an earlier run already published the batch."""
     names = {r[0] for r in reported if r is not None}
     if not names:
         # Spark runs at least one task per micro-batch (an empty one if there is no input
@@ -293,8 +294,10 @@ def commit_batch(sink: StreamSink, reported: Sequence[tuple[str, list[CommitMess
                  table.identifier, batch_id, newest.id, newest.commit_identifier, len(removed))
         return None
     per_task = [r[1] for r in reported if r is not None]
+    sketches = [r[2] for r in reported if r is not None]
     try:
-        outcome = commit_write(job, per_task, overwrite=sink.overwrite, commit_identifier=batch_id)
+        outcome = commit_write(job, per_task, overwrite=sink.overwrite, commit_identifier=batch_id,
+                               sketches=sketches)
     except WriteRoutingError as e:
         raise WriteRoutingError(f"{e}{routing_hint(table)}") from e
     settle_runs(table, sink, [r for r in runs if r != live], live)
@@ -320,12 +323,14 @@ def abort_batch(sink: StreamSink, batch_id: int) -> list[str]:
 
 
 class PaimonStreamCommitMessage(WriterCommitMessage):
-    """One task's CommitMessages and the write intent (run) they were logged in."""
+    """One task's CommitMessages, the write intent (run) they were logged in, and the key
+    sketches of the buckets it wrote (primary-key tables: the commit's shared-key check)."""
 
-    def __init__(self, task: str, run: str, messages: list[CommitMessage]):
+    def __init__(self, task: str, run: str, messages: list[CommitMessage], sketches: Sketches | None = None):
         self.task = task
         self.run = run
         self.messages = messages
+        self.sketches = sketches
 
 
 class PaimonStreamWriter(DataSourceStreamArrowWriter):
@@ -338,10 +343,11 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonStreamCommitMessage:
         run = self.sink.run_of(*current_batch())
         key = task_key()
-        return PaimonStreamCommitMessage(key, run.name, write_batches(iterator, self.sink.job_of(run), key))
+        out = write_task(iterator, self.sink.job_of(run), key)
+        return PaimonStreamCommitMessage(key, run.name, out.messages, out.sketches)
 
     def commit(self, messages: list, batchId: int) -> None:
-        reported = [(m.run, m.messages) if m is not None else None for m in messages]
+        reported = [(m.run, m.messages, m.sketches) if m is not None else None for m in messages]
         commit_batch(self.sink, reported, batchId)
 
     def abort(self, messages: list, batchId: int) -> None:

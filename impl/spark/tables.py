@@ -147,7 +147,7 @@ class TableRef:
     name: str
     fs_factory: Callable | None = None
     dynamic_options: tuple[tuple[str, str], ...] = field(default=())
-    storage: tuple[tuple[str, str], ...] = field(default=())
+    storage: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold secrets: never printed
 
     @staticmethod
     def from_path(table_path: str, *, fs_factory: Callable | None = None,

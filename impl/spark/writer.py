@@ -11,9 +11,11 @@ and :func:`impl.spark.write_dataframe`:
   attempts;
 - :func:`abort_write` (on the driver): removes every file of the write that no snapshot uses.
 
-Primary-key tables need one writer per bucket: two tasks writing one bucket would restore the
-same sequence numbers and make the order of a key's versions ambiguous. The commit refuses such
-a write (and removes its files); :func:`impl.spark.write_dataframe` routes rows so it never happens.
+Primary-key tables: several tasks may write one bucket (plain ``df.write`` does not route rows
+to buckets) as long as no key was written by two of them; the commit checks that (key ranges,
+then the key sketches the tasks send beside their messages, then an exact intersection of the
+candidates: :mod:`impl.spark.keycheck`) and refuses a write that shares a key, removing its files.
+:func:`impl.spark.write_dataframe` routes rows so that every bucket has one writer.
 """
 
 from __future__ import annotations
@@ -31,16 +33,20 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
 from impl.fs.file_io import FileIO
+from impl.spark.keycheck import (
+    KeyCheckStats,
+    KeySketchBuilder,
+    Sketches,
+    WriteRoutingError,
+    check_shared_keys,
+    keep_one_compaction_per_bucket,
+)
 from impl.spark.tables import SparkConnectorError, TableRef
 from impl.spark.tracking import WriteIntent, clean_after_failure
 
 log = logging.getLogger(__name__)
 
 ROW_KINDS = {"+I": 0, "-U": 1, "+U": 2, "-D": 3}
-
-
-class WriteRoutingError(SparkConnectorError):
-    """Two Spark tasks wrote the same bucket of a primary-key table."""
 
 
 @dataclass(frozen=True)
@@ -108,16 +114,44 @@ def _to_table_columns(batches: list[pa.RecordBatch], job: WriteJob) -> tuple[pa.
     return pa.Table.from_arrays(cols, names=names), kinds
 
 
-def write_batches(batches: Iterable[pa.RecordBatch], job: WriteJob, key: str | None = None) -> list[CommitMessage]:
-    """Write the rows of one task; return its CommitMessages (files logged in the intent first)."""
+@dataclass(frozen=True)
+class TaskOutput:
+    """What one task hands to the driver: its CommitMessages and, for primary-key tables, the key
+    sketch of every (partition, bucket) it wrote (None when not built)."""
+
+    messages: list[CommitMessage]
+    sketches: Sketches | None = None
+
+
+def write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, key: str | None = None, *,
+               sketch: bool = True) -> TaskOutput:
+    """Write the rows of one task (files logged in the intent first); its messages, and with
+    ``sketch`` the key sketches the commit's shared-key check uses (primary-key tables only;
+    a write routed one task per bucket, as :func:`impl.spark.write_dataframe`'s, needs none)."""
     key = key or task_key()
     base_fs = job.ref.filesystem()
     with job.intent(fs=base_fs).task_attempt(key, base_fs) as tracked:
-        return _write_task(batches, job, job.ref.table(filesystem=tracked))
+        return _write_task(batches, job, job.ref.table(filesystem=tracked), sketch)
 
 
-def _write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, table) -> list[CommitMessage]:
+def write_batches(batches: Iterable[pa.RecordBatch], job: WriteJob, key: str | None = None) -> list[CommitMessage]:
+    """Write the rows of one task; return its CommitMessages (files logged in the intent first)."""
+    return write_task(batches, job, key, sketch=False).messages
+
+
+def _write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, table, sketch: bool) -> TaskOutput:
+    from impl.table.write import conform_input
+
+    sketcher = KeySketchBuilder(table) if sketch and table.is_primary_key_table else None
     w = table.new_batch_write_builder().new_write()
+
+    def write(pending: list[pa.RecordBatch]) -> None:
+        data, kinds = _to_table_columns(pending, job)
+        if sketcher is not None:
+            data = conform_input(data, table)  # the sketch hashes the values the files will hold
+            sketcher.add(data)
+        w.write_arrow(data, row_kinds=kinds)
+
     ok = False
     try:
         pending: list[pa.RecordBatch] = []
@@ -128,15 +162,13 @@ def _write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, table) -> list
             pending.append(b)
             rows += b.num_rows
             if rows >= job.batch_rows:
-                data, kinds = _to_table_columns(pending, job)
-                w.write_arrow(data, row_kinds=kinds)
+                write(pending)
                 pending, rows = [], 0
         if pending:
-            data, kinds = _to_table_columns(pending, job)
-            w.write_arrow(data, row_kinds=kinds)
+            write(pending)
         messages = w.prepare_commit()
         ok = True
-        return messages
+        return TaskOutput(messages, sketcher.finish() if sketcher is not None else None)
     finally:
         try:
             w.close()  # after prepare_commit this keeps the prepared files
@@ -148,48 +180,76 @@ def _write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, table) -> list
 # ====================================================================== driver
 
 
-def check_routing(table, per_task: Sequence[Sequence[CommitMessage]]) -> None:
-    """Primary-key tables: no (partition, bucket) may come from two tasks."""
-    if not table.is_primary_key_table:
-        return
-    owner: dict[tuple[bytes, int], int] = {}
-    for i, msgs in enumerate(per_task):
-        for m in msgs:
-            if not (m.new_files or m.compact_after):
-                continue
-            k = (m.partition, m.bucket)
-            if owner.setdefault(k, i) != i:
-                part = table.partition_cache.as_dict(m.partition) if table.partition_keys else {}
-                raise WriteRoutingError(
-                    f"primary-key table {table.identifier}: bucket {m.bucket} of partition {part or '<none>'} "
-                    f"was written by two Spark tasks, which would make the order of a key's versions "
-                    f"ambiguous; write with impl.spark.write_dataframe(df, path) (it routes each bucket "
-                    f"to one task) or repartition the DataFrame to one partition. Nothing was committed.")
+def check_routing(table, per_task: Sequence[Sequence[CommitMessage]],
+                  sketches: Sequence[Sketches | None] | None = None, *,
+                  fix_columns: Sequence[str] | None = None) -> KeyCheckStats:
+    """Primary-key tables: no key may have been written by two tasks (:mod:`impl.spark.keycheck`).
+
+    Raises :class:`WriteRoutingError` naming one such key; returns what the check looked at.
+    """
+    return check_shared_keys(table, per_task, sketches, fix_columns=fix_columns)
 
 
-@dataclass
+@dataclass(repr=False)
 class CommitOutcome:
+    """What :func:`commit_write` committed: snapshots, the committed messages, leftovers removed."""
+
     snapshot_ids: list[int]
     messages: list[CommitMessage]
     leftovers_removed: list[str]
     attempts: int = 0
     lost_races: int = 0
+    key_check: KeyCheckStats | None = None
+    compactions_dropped: int = 0  # compactions of shared buckets not committed (see keycheck)
+
+    def __repr__(self) -> str:
+        return (f"CommitOutcome(snapshots={self.snapshot_ids}, {written_summary(self.messages)}, "
+                f"leftovers removed={len(self.leftovers_removed)}, attempts={self.attempts})")
+
+
+def written_summary(messages: Sequence[CommitMessage]) -> str:
+    """One line on what ``messages`` wrote: buckets, files, rows of new files, bytes."""
+    files = [f for m in messages for f in m.written_files()]
+    rows = sum(f.row_count for m in messages for f in m.new_files)
+    size = sum(f.file_size for f in files)
+    buckets = len({(m.partition, m.bucket) for m in messages})
+    return f"{buckets} bucket(s), {len(files)} file(s) written, {rows:,} rows, {_human_bytes(size)}"
+
+
+def _human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
 
 
 def commit_write(job: WriteJob, per_task: Sequence[Sequence[CommitMessage]], *, overwrite: bool = False,
-                 overwrite_partition: dict | None = None, commit_identifier: int | None = None) -> CommitOutcome:
+                 overwrite_partition: dict | None = None, commit_identifier: int | None = None,
+                 sketches: Sequence[Sketches | None] | None = None) -> CommitOutcome:
     """Commit all tasks' messages in one commit; then delete leftovers of other attempts.
 
-    ``commit_identifier``: the snapshots' commit identifier (default Paimon's batch identifier);
-    the streaming sink passes the micro-batch id.
-
-    On any failure the write's files that no snapshot uses are removed (see
+    ``per_task``: each task's CommitMessages (one entry per task, for the primary-key check);
+    ``sketches``: their key sketches (parallel to ``per_task``; see :func:`write_task`), which
+    let the check skip reading files. Primary-key tables: a write in which two tasks wrote one
+    key is refused (:class:`WriteRoutingError`); of several tasks' compactions of one bucket one
+    is committed. ``commit_identifier``: the snapshots' commit identifier (default Paimon's batch
+    identifier); the streaming sink passes the micro-batch id. On any failure the write's files
+    that no snapshot uses are removed (see
     :func:`impl.spark.tracking.clean_after_failure`) and the error is raised.
     """
     table = job.ref.table()
-    messages = [m for msgs in per_task for m in msgs]
     try:
-        check_routing(table, per_task)
+        fix = [src for dst, src in job.column_map if dst in set(table.primary_keys)] or None
+        checked = check_routing(table, per_task, sketches, fix_columns=fix)
+        if checked.shared_buckets:
+            log.info("write %s to %s: %s", job.write_id, table.identifier, checked)
+        per_task, dropped = keep_one_compaction_per_bucket(per_task)
+        if dropped:
+            log.info("write %s to %s: %d compaction(s) of buckets written by several tasks not committed",
+                     job.write_id, table.identifier, dropped)
+        messages = [m for msgs in per_task for m in msgs]
         wb = table.new_batch_write_builder()
         wb.commit_user = job.commit_user
         if overwrite:
@@ -207,7 +267,8 @@ def commit_write(job: WriteJob, per_task: Sequence[Sequence[CommitMessage]], *, 
     if removed:
         log.info("write %s to %s: removed %d file(s) of failed or retried task attempts",
                  job.write_id, table.identifier, len(removed))
-    return CommitOutcome(list(stats.snapshot_ids), messages, removed, stats.attempts, stats.lost_races)
+    return CommitOutcome(list(stats.snapshot_ids), messages, removed, stats.attempts, stats.lost_races,
+                         checked, dropped)
 
 
 def abort_write(job: WriteJob) -> list[str]:
@@ -224,9 +285,13 @@ def abort_write(job: WriteJob) -> list[str]:
 
 
 class PaimonWriterCommitMessage(WriterCommitMessage):
-    def __init__(self, task: str, messages: list[CommitMessage]):
+    """One task's result as Spark carries it to the driver: its CommitMessages (Paimon's) and,
+    beside them, the key sketches of the buckets it wrote (primary-key tables)."""
+
+    def __init__(self, task: str, messages: list[CommitMessage], sketches: Sketches | None = None):
         self.task = task
         self.messages = messages
+        self.sketches = sketches
 
 
 class PaimonWriter(DataSourceArrowWriter):
@@ -238,15 +303,18 @@ class PaimonWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonWriterCommitMessage:
         key = task_key()
-        return PaimonWriterCommitMessage(key, write_batches(iterator, self.job, key))
+        out = write_task(iterator, self.job, key)
+        return PaimonWriterCommitMessage(key, out.messages, out.sketches)
 
     def commit(self, messages: list) -> None:
-        per_task = [m.messages for m in messages if m is not None]
-        commit_write(self.job, per_task, overwrite=self.overwrite)
+        done = [m for m in messages if m is not None]
+        commit_write(self.job, [m.messages for m in done], overwrite=self.overwrite,
+                     sketches=[m.sketches for m in done])
 
     def abort(self, messages: list) -> None:
         abort_write(self.job)
 
 
-__all__ = ["WriteJob", "PaimonWriter", "PaimonWriterCommitMessage", "write_batches", "commit_write",
-           "abort_write", "check_routing", "CommitOutcome", "WriteRoutingError", "task_key"]
+__all__ = ["WriteJob", "PaimonWriter", "PaimonWriterCommitMessage", "write_batches", "write_task", "TaskOutput",
+           "commit_write", "abort_write", "check_routing", "CommitOutcome", "WriteRoutingError", "task_key",
+           "written_summary"]

@@ -98,6 +98,21 @@ def test_df_write_and_read_primary_key_table_on_s3(spark, s3t):
     assert store_files(s3t.options, f"{s3t.bucket}/wh/.paimon_py_spark/claims")
 
 
+def test_df_write_from_several_tasks_into_a_primary_key_table_on_s3(spark, s3t):
+    """Tasks share buckets: accepted with distinct keys; a key written by two tasks is found by
+    reading the key columns of their files from the store, and refused with nothing left behind."""
+    df = spark.range(0, 300, numPartitions=3).selectExpr("id * 7 % 300 as id", "id as v")
+    (df.write.format("paimon_py").options(**s3t.options).option("primary-key", "id").option("bucket", "2")
+       .mode("append").save(s3t.path))
+    assert _read(spark, s3t) == {k * 7 % 300: k for k in range(300)}
+    before = s3t.files()
+    shared = spark.range(0, 40, numPartitions=2).selectExpr("id % 30 as id", "-id as v")  # 0..9 from both tasks
+    with pytest.raises(Exception, match=r"key \{'id': \d\}.*written by two Spark tasks"):
+        shared.write.format("paimon_py").options(**s3t.options).mode("append").save(s3t.path)
+    assert s3t.files() == before and s3t.intents() == set() and s3t.orphans() == []
+    assert len(s3t.table().snapshots()) == 1
+
+
 def test_write_dataframe_compact_and_read_on_s3(spark, s3t):
     schema = "dt string, id long, v long, op string"
     first = spark.createDataFrame([(f"d{k % 2}", k, k, "+I") for k in range(60)], schema)
