@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+from spark_io import best  # the best of N wall times, as the Spark I/O benchmark measures
+
 
 def frame(spark, rows: int, random_order: bool):
     from pyspark.sql import functions as F
@@ -38,15 +40,6 @@ def frame(spark, rows: int, random_order: bool):
         ids = ids.select(((F.col("id") * step + 13) % rows).alias("id"))
     return ids.select("id", (F.col("id") % 97).cast("int").alias("k"), (F.col("id") * 0.5).alias("v"),
                       F.concat(F.lit("name-"), (F.col("id") % 10007).cast("string")).alias("s"))
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def task_outputs(df, path: str, buckets: int):

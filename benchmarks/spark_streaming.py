@@ -28,7 +28,8 @@ import os
 import shutil
 import sys
 import tempfile
-import time
+
+from spark_io import best  # the best of N wall times, as the Spark I/O benchmark measures
 
 
 def write_input(directory: str, rows: int, files: int, seed: int = 7) -> None:
@@ -84,15 +85,6 @@ def run_stream(spark, src: str, path: str, checkpoint: str, files_per_batch: int
 
 def count_rows(spark, path: str) -> int:
     return spark.read.format("paimon_py").load(path).count()
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main(argv=None) -> int:
