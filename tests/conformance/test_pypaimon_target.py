@@ -13,8 +13,7 @@ import pytest
 
 import impl
 from fault_injection.conformance.adapter import Capability, Outcome, TableRef, TableSpec, Unsupported
-from fault_injection.conformance.targets.pypaimon_target import (PypaimonServerError, PypaimonTarget,
-                                                                 commit_result)
+from fault_injection.conformance.targets.pypaimon_target import PypaimonServerError, PypaimonTarget, commit_result
 
 APPEND = TableSpec(primary_key=False, partitioned=True, bucket=-1)
 PK = TableSpec(primary_key=True, partitioned=True, bucket=2)

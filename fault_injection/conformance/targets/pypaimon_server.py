@@ -40,7 +40,7 @@ sys.stdout = sys.stderr
 logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
 
 import pyarrow as pa  # noqa: E402  (after the stdout swap, in case an import prints)
-from pypaimon import CatalogFactory, Schema  # noqa: E402
+from pypaimon import CatalogFactory, Schema  # type: ignore[import-not-found]  # noqa: E402  (pypaimon lives only in its venv)
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
 
@@ -152,10 +152,6 @@ class Server:
         arrow = builder.new_read().to_arrow(splits)
         return [] if arrow is None else arrow.select(["dt", "id", "v"]).to_pylist()
 
-    def ping(self) -> str:
-        from importlib.metadata import version
-        return version("pypaimon")
-
 
 def main() -> None:
     server = Server()
@@ -171,7 +167,7 @@ def main() -> None:
             PROTOCOL_OUT.flush()
             return
         try:
-            if op not in ("create_table", "prepare", "commit", "overwrite", "compact", "expire", "read_rows", "ping"):
+            if op not in ("create_table", "prepare", "commit", "overwrite", "compact", "expire", "read_rows"):
                 raise ValueError(f"unknown op {op!r}")
             response.update(ok=True, result=getattr(server, op)(**request.get("args", {})))
         except Exception as e:  # every failure goes back to the client, typed by class name

@@ -28,8 +28,15 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from fault_injection.conformance.adapter import (Capability, CommitResult, Outcome, Prepared, TableRef,
-                                                 TableSpec, Unsupported)
+from fault_injection.conformance.adapter import (
+    Capability,
+    CommitResult,
+    Outcome,
+    Prepared,
+    TableRef,
+    TableSpec,
+    Unsupported,
+)
 from impl.errors import PaimonError
 
 SERVER_SCRIPT = Path(__file__).with_name("pypaimon_server.py")
