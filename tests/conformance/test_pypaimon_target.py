@@ -6,14 +6,22 @@ One target (one server process) serves the module; the dead-server test kills it
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 
 import pytest
 
 import impl
 from fault_injection.conformance.adapter import Capability, Outcome, TableRef, TableSpec, Unsupported
-from fault_injection.conformance.targets.pypaimon_target import PypaimonServerError, PypaimonTarget, commit_result
+from fault_injection.conformance.targets.pypaimon_target import (
+    SERVER_SCRIPT,
+    PypaimonServerError,
+    PypaimonTarget,
+    commit_result,
+    pypaimon_python,
+)
 
 APPEND = TableSpec(primary_key=False, partitioned=True, bucket=-1)
 PK = TableSpec(primary_key=True, partitioned=True, bucket=2)
@@ -145,6 +153,49 @@ def test_failures_map_to_outcomes(target, tmp_path):
     with pytest.raises(PypaimonServerError, match="create_table failed: .*Exist"):
         target.create_table(ref, APPEND)
     assert target.read_rows(ref) == []  # the server lives on after errors
+
+
+# Runs the server's conflict verdict under pypaimon's interpreter on the errors pypaimon 2.1.0 raises
+# (write/commit/conflict_detection.py, FileStoreCommit._try_commit), real classes where they exist.
+CLASSIFY = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import pypaimon_server as s
+from pypaimon.write.commit.conflict_detection import RowIdExistenceConflict
+
+class Entry:
+    class file:
+        file_name, first_row_id, row_count = "f", 0, 1
+    bucket = 0
+
+def retried(cause):
+    try:
+        raise RuntimeError("Commit failed 5 after 1000 millis with 3 retries, "
+                           "there maybe exist commit conflicts between multiple jobs.") from cause
+    except RuntimeError as e:
+        return e
+
+cases = {
+    "deletion": RuntimeError("File deletion conflicts detected! Give up committing. Trying to delete file x"),
+    "overwrite": RuntimeError("Overwrite conflict detected: target partitions were modified after snapshot 3."),
+    "row_id": RowIdExistenceConflict(Entry()),
+    "retried_conflict": retried(RuntimeError("File deletion conflicts detected! Give up committing.")),
+    "retried_io": retried(OSError("connection reset")),
+    "retried_nothing": retried(None),
+    "key_error": KeyError("conflict-handle"),
+    "other": RuntimeError("Failed to prepare snapshot: disk full"),
+}
+s.PROTOCOL_OUT.write(json.dumps({k: s.is_conflict(e) for k, e in cases.items()}))
+"""
+
+
+def test_conflict_verdict_on_pypaimons_errors():
+    proc = subprocess.run([str(pypaimon_python()), "-c", CLASSIFY, str(SERVER_SCRIPT.parent)],
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(proc.stdout) == {
+        "deletion": True, "overwrite": True, "row_id": True, "retried_conflict": True,
+        # retries that ran out on an unknown outcome, and errors that are not RuntimeErrors: ERROR
+        "retried_io": False, "retried_nothing": False, "key_error": False, "other": False}
 
 
 def test_dead_server_raises_with_its_stderr(tmp_path):
