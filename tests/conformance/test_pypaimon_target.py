@@ -225,3 +225,17 @@ def test_tables_on_the_s3_server(target, s3_server, s3_bucket):
     assert_snapshot(snapshots(ref)[-1], "s3-user", 43, "APPEND")
     assert by_key(target.read_rows(ref)) == by_key([{"dt": "a", "id": 1, "v": 3}, rows[1]])
     assert by_key(target.read_rows(ref, snapshot_id=1)) == by_key(rows)
+
+
+def test_hung_server_is_ended_not_waited_for(tmp_path):
+    t = PypaimonTarget(timeout_s=1.0)
+    try:
+        ref = TableRef(str(tmp_path / "wh"), "db.t")
+        t.create_table(ref, APPEND)
+        os.kill(t.server_pid, signal.SIGSTOP)  # alive, but answers nothing
+        with pytest.raises(PypaimonServerError, match=r"answered nothing within 1 s \(killed\)"):
+            t.read_rows(ref)
+        with pytest.raises(PypaimonServerError, match="died|refused"):  # a late answer is never read
+            t.read_rows(ref)
+    finally:
+        t.close()

@@ -121,7 +121,10 @@ class PypaimonTarget:
             while b"\n" not in self._buffer:
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(left):
-                    raise self._dead(f"answered nothing within {self._timeout_s:.0f} s")
+                    # A late answer would desynchronise the protocol: end the server for good.
+                    self._proc.kill()
+                    self._proc.wait()
+                    raise self._dead(f"answered nothing within {self._timeout_s:.0f} s (killed)")
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     raise self._dead("closed its output (it died)")
