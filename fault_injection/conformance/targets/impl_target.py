@@ -18,6 +18,7 @@ from fault_injection.conformance.adapter import (
 )
 from impl.errors import CommitConflictError, OverwritePartitionError
 
+NEVER_BY_TIME_MS = 100 * 365 * 24 * 3600 * 1000  # a century
 ARROW_SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
 
 
@@ -113,8 +114,10 @@ class ImplTarget:
         return CommitResult(Outcome.OK, tuple(stats.snapshot_ids) if stats else ())
 
     def expire(self, table: TableRef, retain_min: int, retain_max: int) -> list[int]:
+        # "By count": the time threshold never expires anything, so retain_max alone decides (with
+        # time_retained_ms=0 every snapshot beyond retain_min would be old enough to go).
         result = self._table(table).expire_snapshots(retain_min=retain_min, retain_max=retain_max,
-                                                     time_retained_ms=0)
+                                                     time_retained_ms=NEVER_BY_TIME_MS)
         return sorted(result.expired_snapshot_ids)
 
     def read_rows(self, table: TableRef, snapshot_id: int | None = None) -> list[dict]:
