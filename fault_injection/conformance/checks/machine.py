@@ -46,7 +46,7 @@ class Step:
 
 
 def gen_steps(rng: random.Random, n: int, caps: frozenset[Capability]) -> list[Step]:
-    ops = ["write", "write", "prepare", "commit", "recommit", "recommit_filter", "overwrite", "compact",
+    ops = ["write", "write", "write", "prepare", "commit", "commit", "recommit", "recommit_filter", "overwrite", "compact",
            "expire", "read", "read_at"]
     ops = [o for o in ops if o not in OP_CAPABILITY or OP_CAPABILITY[o] in caps]
     steps = []
@@ -199,8 +199,11 @@ def _do(target: Target, table: TableRef, run: Run, step: Step):
             run.handles[slot] = (target.prepare(table, rows), rows)
         return 0, run.rows, "nothing published"
     if step.op == "commit":
-        if slot not in run.handles or slot in run.committed:
+        if slot in run.committed:
             return 0, run.rows, "nothing published"
+        if slot not in run.handles:  # prepare it now
+            run.handles[slot] = (target.prepare(table, step_rows(step, run.spec, fresh_keys=True)),
+                                 step_rows(step, run.spec, fresh_keys=True))
         prepared, rows = run.handles[slot]
         ident = _ident(run)
         _require_ok(target.commit(table, prepared, USER, ident), "a commit of new files")
