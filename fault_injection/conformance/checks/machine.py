@@ -221,7 +221,12 @@ def _do(target: Target, table: TableRef, run: Run, step: Step):
         if not flt and res.outcome is Outcome.ERROR:
             raise Divergence(-1, f"duplicate commit raised {res.error_class}: {res.message}",
                              "a refusal (FileAlreadyLiveError), nothing published")
-        return 0, run.rows, "nothing published"
+        live_names = {f.file_name for f in run.model.live().values()}
+        if flt or not prepared.file_names or set(prepared.file_names) & live_names:
+            return 0, run.rows, "nothing published (FileAlreadyLiveError, or filtered as committed)"
+        # its files were removed since (an overwrite): the model accepts adding them again
+        return 1, expected_after(run.rows, run.handles[slot][1], run.spec.primary_key), \
+            "one APPEND snapshot re-adding files no longer live"
     if step.op == "overwrite":
         part = step.arg[0]
         rows = step_rows(step, run.spec, fresh_keys=False, partition=part)
