@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from fault_injection.conformance.adapter import Capability, TableRef, TableSpec
 from fault_injection.conformance.checks.duplicate import check_duplicates
@@ -27,7 +27,7 @@ class SuiteConfig:
 
 
 @contextlib.contextmanager
-def s3_tables() -> Iterator[callable]:
+def s3_tables() -> Iterator[Callable[[], TableRef]]:
     """A moto S3 server for the run; yields a maker of fresh table refs on it."""
     from simulation.embedded_s3 import EmbeddedS3
     server = EmbeddedS3()

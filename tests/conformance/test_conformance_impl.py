@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import uuid
 
-from fault_injection.conformance.adapter import CommitResult, Outcome, TableRef
+from fault_injection.conformance.adapter import CommitResult, Outcome, TableRef, TableSpec
 from fault_injection.conformance.checks.duplicate import check_duplicates
 from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
 from fault_injection.conformance.checks.processes import check_race
 from fault_injection.conformance.checks.result import Status
 from fault_injection.conformance.suite import SuiteConfig, render_report, run_suite, summary_line
-from fault_injection.conformance.adapter import TableSpec
 from fault_injection.conformance.targets import open_target
 from fault_injection.conformance.targets.impl_target import ImplTarget
 

@@ -153,8 +153,9 @@ def run_steps(target: Target, table: TableRef, spec: TableSpec, steps: list[Step
             continue
         after = observe(table)
         problems = list(after.problems)
-        prev_live = before.latest().live if before.latest() else ()
-        new = [s for s in after.snapshots if not before.latest() or s.id > before.latest().id]
+        last = before.latest()
+        prev_live = last.live if last else ()
+        new = [s for s in after.snapshots if last is None or s.id > last.id]
         if expect_new is not None and len(new) != expect_new:
             problems.append(f"{len(new)} new snapshots, expected {expect_new}")
         for snap in new:
