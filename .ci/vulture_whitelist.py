@@ -57,3 +57,13 @@ _.do_DELETE
 _.do_HEAD
 _.daemon_threads
 _.close_connection
+
+# conformance: enum members named for targets and reports (the pypaimon target declares them, the
+# integrator's classification of pypaimon divergences uses the other two classes)
+from fault_injection.conformance.adapter import Capability
+from fault_injection.conformance.checks.result import Classification
+
+Capability.COMMIT_IDENTIFIER
+Capability.OBJECT_STORE
+Classification.UNSUPPORTED_FEATURE
+Classification.MODEL_STRICTER

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from impl.commit.file_store_commit import CommitStats, FileStoreCommit
 from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable
-from impl.errors import CommitConflictError, CommitOutcomeUnknownError, OverwritePartitionError
+from impl.errors import CommitConflictError, CommitOutcomeUnknownError, FileAlreadyLiveError, OverwritePartitionError
 from impl.table.errors import CommitUsageError, WriterClosedError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,6 +74,11 @@ class TableCommit:
             if (isinstance(e, CommitOutcomeUnknownError) or (self.streaming and retryable)
                     or not hasattr(e, "published_snapshot_ids")):
                 raise  # the snapshots may have landed, or the caller may retry: keep the files
+            if isinstance(e, FileAlreadyLiveError):
+                # The same messages committed twice (a retried or duplicated commit): their files
+                # are live through the first commit, so deleting them would lose published rows.
+                # Leaving unreferenced ones behind is harmless (orphan cleanup removes them).
+                raise
             published = e.published_snapshot_ids
             rejected = [m.without_append_part() for m in messages] if published else messages
             self.abort(rejected)

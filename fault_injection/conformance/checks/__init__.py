@@ -1,0 +1,1 @@
+"""The conformance checks; each returns :class:`CheckResult` records (see result.py)."""

@@ -1,0 +1,89 @@
+"""The conformance suite against impl (0 divergences, every check ran) and proof that it can fail."""
+
+from __future__ import annotations
+
+import uuid
+
+from fault_injection.conformance.adapter import CommitResult, Outcome, TableRef, TableSpec
+from fault_injection.conformance.checks.duplicate import check_duplicates
+from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
+from fault_injection.conformance.checks.processes import check_race
+from fault_injection.conformance.checks.result import Status
+from fault_injection.conformance.suite import SuiteConfig, render_report, run_suite, summary_line
+from fault_injection.conformance.targets import open_target
+from fault_injection.conformance.targets.impl_target import ImplTarget
+
+CI = SuiteConfig("impl", "local", examples=4, seed=7, processes=3, commits=4, kill_rounds=2)
+
+
+def _assert_all_pass(results):
+    assert results, "no checks ran"
+    assert [r.name for r in results if r.status is not Status.PASS] == [], [r for r in results]
+    assert summary_line(results).endswith(f"{len(results)} checks, 0 divergences")
+
+
+def test_impl_conforms_on_local_disk():
+    results = run_suite(CI)
+    _assert_all_pass(results)
+    names = {r.name for r in results}
+    assert {"commit state machine (primary-key table)", "commit state machine (append table)",
+            "duplicate commit (plain)", "duplicate commit (filter_committed)", "racing processes (local)",
+            "SIGKILL mid-commit"} <= names
+    report = render_report(CI, results)
+    assert report.rstrip().splitlines()[-1] == f"conformance: {len(results)} checks, 0 divergences"
+
+
+def test_impl_races_on_s3(s3_server):
+    bucket = s3_server.new_bucket()
+    table = TableRef(f"s3://{bucket}/wh", f"db.t{uuid.uuid4().hex[:6]}", tuple(sorted(s3_server.options().items())))
+    result = check_race("impl", lambda: open_target("impl"), table, 3, 4, "s3")
+    assert result.status is Status.PASS, result
+    assert result.details.startswith("12 of 12")
+
+
+class DoubleCommitTarget(ImplTarget):
+    """Broken on purpose: every commit publishes its files twice (the second as new copies)."""
+
+    def commit(self, table, prepared, commit_user, identifier, *, filter_committed=False) -> CommitResult:
+        res = super().commit(table, prepared, commit_user, identifier, filter_committed=filter_committed)
+        if res.outcome is Outcome.OK and res.snapshot_ids:
+            rows = self.read_rows(table)[-1:]  # one more row the caller never wrote
+            again = super().prepare(table, rows)
+            super().commit(table, again, commit_user, identifier)
+        return res
+
+
+class SilentTarget(ImplTarget):
+    """Broken on purpose: reports success for a duplicate commit without refusing it, and drops
+    every third acknowledged commit."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def commit(self, table, prepared, commit_user, identifier, *, filter_committed=False) -> CommitResult:
+        self.n += 1
+        if self.n % 3 == 0:
+            return CommitResult(Outcome.OK, (999,))
+        res = super().commit(table, prepared, commit_user, identifier, filter_committed=filter_committed)
+        return CommitResult(Outcome.OK, res.snapshot_ids)
+
+
+def test_machine_finds_a_double_commit_and_shrinks_it():
+    caps = ImplTarget.capabilities
+    results = check_machine("broken", DoubleCommitTarget, fresh_local_table, caps,
+                            TableSpec(False, True, -1), "append table", examples=3, seed=1)
+    (r,) = [r for r in results if r.status is Status.DIVERGENCE]
+    assert "new snapshots, expected 1" in r.details
+    steps = [line for line in r.reproduction.splitlines() if line[:1].isdigit()]
+    assert 1 <= len(steps) <= 2, r.reproduction  # shrunk to the first commit (after a prepare at most)
+
+
+def test_dropped_and_unrefused_commits_are_divergences():
+    results = check_duplicates(SilentTarget, fresh_local_table, ImplTarget.capabilities)
+    plain = next(r for r in results if r.name == "duplicate commit (plain)")
+    assert plain.status is Status.DIVERGENCE and "expected a refusal" in plain.details
+    assert "FileEntry.mergeEntries" in plain.citation and plain.reproduction
+    machine = check_machine("broken", SilentTarget, fresh_local_table, ImplTarget.capabilities,
+                            TableSpec(True, True, 2), "primary-key table", examples=3, seed=2)
+    assert machine[0].status is Status.DIVERGENCE and machine[0].reproduction
