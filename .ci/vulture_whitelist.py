@@ -66,4 +66,3 @@ from fault_injection.conformance.checks.result import Classification
 Capability.COMMIT_IDENTIFIER
 Capability.OBJECT_STORE
 Classification.UNSUPPORTED_FEATURE
-Classification.MODEL_STRICTER

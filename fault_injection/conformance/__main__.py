@@ -24,8 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--processes", type=int, default=3)
     ap.add_argument("--commits", type=int, default=4, help="commits per racing process")
     ap.add_argument("--kill-rounds", type=int, default=2)
+    ap.add_argument("--race-rounds", type=int, default=1, help="racing runs, each on a fresh table")
+    ap.add_argument("--skip-ops", default="", help="state-machine ops to leave out, comma-separated (e.g. recommit)")
     a = ap.parse_args(argv)
-    cfg = SuiteConfig(a.target, a.store, a.examples, a.seed, a.processes, a.commits, a.kill_rounds)
+    cfg = SuiteConfig(a.target, a.store, a.examples, a.seed, a.processes, a.commits, a.kill_rounds, a.race_rounds,
+                      frozenset(o for o in a.skip_ops.split(",") if o))
     results = run_suite(cfg)
     report = render_report(cfg, results)
     if a.report:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -24,6 +25,8 @@ class SuiteConfig:
     processes: int = 3
     commits: int = 4
     kill_rounds: int = 2
+    race_rounds: int = 1  # races run one after the other, each on a fresh table (losses are intermittent)
+    skip_ops: frozenset[str] = frozenset()  # state-machine ops left out (e.g. a known divergence's)
 
 
 @contextlib.contextmanager
@@ -52,16 +55,26 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         if cap not in caps:
             results.append(CheckResult(f"commit state machine ({label})", Status.UNSUPPORTED, cap.value))
             continue
-        results += check_machine(cfg.target, opener, fresh_local_table, caps, spec, label, cfg.examples, cfg.seed)
+        results += check_machine(cfg.target, opener, fresh_local_table, caps, spec, label, cfg.examples, cfg.seed,
+                                 skip_ops=cfg.skip_ops)
     results += check_duplicates(opener, fresh_local_table, caps)
+    def races(make_table: Callable[[], TableRef], store: str) -> list[CheckResult]:
+        out = []
+        for k in range(cfg.race_rounds):
+            r = check_race(cfg.target, opener, make_table(), cfg.processes, cfg.commits, store)
+            if cfg.race_rounds > 1:
+                r = dataclasses.replace(r, name=f"{r.name}, round {k + 1} of {cfg.race_rounds}")
+            out.append(r)
+        return out
+
     if cfg.store == "s3":
         if s3_table_maker is not None:
-            results.append(check_race(cfg.target, opener, s3_table_maker(), cfg.processes, cfg.commits, "s3"))
+            results += races(s3_table_maker, "s3")
         else:
             with s3_tables() as make:
-                results.append(check_race(cfg.target, opener, make(), cfg.processes, cfg.commits, "s3"))
+                results += races(make, "s3")
     else:
-        results.append(check_race(cfg.target, opener, fresh_local_table(), cfg.processes, cfg.commits, "local"))
+        results += races(fresh_local_table, "local")
     results.append(check_sigkill(cfg.target, opener, fresh_local_table(), cfg.kill_rounds, cfg.seed))
     return results
 
@@ -74,7 +87,9 @@ def summary_line(results: list[CheckResult]) -> str:
 def render_report(cfg: SuiteConfig, results: list[CheckResult]) -> str:
     lines = [f"# Conformance report: target `{cfg.target}`, store `{cfg.store}`", "",
              f"Command: `python -m fault_injection.conformance --target {cfg.target} --store {cfg.store} "
-             f"--examples {cfg.examples} --seed {cfg.seed}`", "",
+             f"--examples {cfg.examples} --seed {cfg.seed} --processes {cfg.processes} --commits {cfg.commits} "
+             f"--race-rounds {cfg.race_rounds} --kill-rounds {cfg.kill_rounds}"
+             f"{' --skip-ops ' + ','.join(sorted(cfg.skip_ops)) if cfg.skip_ops else ''}`", "",
              "| check | status | details |", "|---|---|---|"]
     for r in results:
         detail = r.details.replace("|", "\\|").replace("\n", " ")

@@ -87,3 +87,17 @@ def test_dropped_and_unrefused_commits_are_divergences():
     machine = check_machine("broken", SilentTarget, fresh_local_table, ImplTarget.capabilities,
                             TableSpec(True, True, 2), "primary-key table", examples=3, seed=2)
     assert machine[0].status is Status.DIVERGENCE and machine[0].reproduction
+
+
+def test_skipped_ops_are_never_generated():
+    """--skip-ops recommit lets the machine look past a known duplicate-commit divergence."""
+    import random
+
+    from fault_injection.conformance.adapter import Capability
+    from fault_injection.conformance.checks.machine import gen_steps
+
+    caps, rng = frozenset(Capability), random.Random(1)
+    ops = {s.op for _ in range(20) for s in gen_steps(rng, 12, caps)}
+    assert "recommit" in ops
+    skipped = {s.op for _ in range(20) for s in gen_steps(rng, 12, caps, frozenset({"recommit"}))}
+    assert "recommit" not in skipped and "commit" in skipped

@@ -237,3 +237,25 @@ def test_commit_usage_errors(catalog):
     with pytest.raises(CommitUsageError, match="commit_identifier"):
         t.new_stream_write_builder().new_commit().commit([])
     assert t.latest_snapshot() is None
+
+
+def test_committing_the_same_messages_twice_keeps_the_published_files(tmp_path):
+    """A duplicated commit is refused (FileAlreadyLiveError) without deleting the data files of
+    its messages: they are live through the first commit (found by the conformance suite)."""
+    import pyarrow as pa
+
+    import impl
+    from impl.errors import FileAlreadyLiveError
+
+    cat = impl.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]))
+    wb = t.new_stream_write_builder().with_commit_user("u")
+    w = wb.new_write()
+    w.write_arrow(pa.table({"id": [1, 2, 3]}))
+    msgs = w.prepare_commit(1)
+    wb.new_commit().commit(msgs, 1)
+    with pytest.raises(FileAlreadyLiveError):
+        wb.new_commit().commit(msgs, 2)
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 3]
+    assert [s.id for s in t.snapshots()] == [1]

@@ -33,8 +33,11 @@ def _spawn(target_name: str, table: TableRef, user: str, commits: int, base: int
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # its own process group: a kill takes the whole committer, including a target's helper
+    # process (pypaimon's server), which would otherwise finish the commit in flight after the kill
     return subprocess.Popen([sys.executable, "-m", "fault_injection.conformance.runner", json.dumps(cfg)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
 
 
 def _acks(out: str) -> tuple[list[int], list[dict]]:
@@ -97,7 +100,7 @@ def check_sigkill(target_name: str, open_target: Callable[[], Target], table: Ta
             delay = rng.uniform(1.0, 2.5)  # the child needs ~1 s to import; then it commits in a loop
             delays.append(round(delay, 2))
             time.sleep(delay)
-            p.send_signal(signal.SIGKILL)
+            os.killpg(p.pid, signal.SIGKILL)
             out, _ = p.communicate()
             ids, _ = _acks(out)
             acked += [(user, i) for i in ids]
