@@ -51,6 +51,38 @@ from impl.mergetree.options import MergeTreeOptions
 _SYSTEM_BYTES_PER_ROW = 9
 
 
+class WriteBufferPool:
+    """``write-buffer-size`` shared by the merge-tree writers of one table write.
+
+    Paimon gives all writers of a task one memory pool of ``write-buffer-size``; when a writer
+    needs memory and the pool is full, the writer holding the most is flushed (preempted). A
+    buffer per writer would let memory grow with the number of buckets and partitions written
+    (4 buckets x 256 MB by default), so the writers of a TableWrite share this pool.
+    """
+
+    def __init__(self, size: int):
+        if size <= 0:
+            raise ValueError(f"write buffer pool size must be > 0, got {size}")
+        self.size = float(size)
+        self._writers: dict[int, "MergeTreeWriter"] = {}
+
+    def register(self, writer: "MergeTreeWriter") -> None:
+        self._writers[id(writer)] = writer
+
+    def unregister(self, writer: "MergeTreeWriter") -> None:
+        self._writers.pop(id(writer), None)
+
+    def used(self) -> float:
+        """Estimated bytes buffered by all writers of the pool."""
+        return sum(w.buffered_bytes for w in self._writers.values())
+
+    def flush_largest(self) -> bool:
+        """Flush the writer holding the largest buffer; False if every buffer is empty."""
+        holders = [w for w in self._writers.values() if w.buffered_rows]
+        if not holders:
+            return False
+        max(holders, key=lambda w: w.buffered_bytes).flush_buffer()
+        return True
 
 
 class InlineExecutor(Executor):
@@ -80,7 +112,10 @@ class MergeTreeWriter:
     def __init__(self, file_io: FileIO, paths: TablePaths, schema: TableSchema, options: MergeTreeOptions,
                  partition: bytes, partition_path: str, bucket: int, total_buckets: int,
                  restored_files: Sequence[DataFileMeta],
-                 compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE):
+                 compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE,
+                 buffer_pool: WriteBufferPool | None = None):
+        """``buffer_pool``: the ``write-buffer-size`` shared with other writers (default: a pool of
+        this writer alone)."""
         if bucket < 0:
             raise ValueError(f"bucket must be >= 0, got {bucket}")
         self.file_io = file_io
@@ -115,6 +150,8 @@ class MergeTreeWriter:
         self._buffer: list[pa.Table] = []
         self._buffer_bytes = 0.0
         self._buffer_rows = 0
+        self._pool = buffer_pool if buffer_pool is not None else WriteBufferPool(options.write_buffer_size)
+        self._pool.register(self)
 
         # ordered sets (dict keys) of what the next prepare_commit hands out
         self._new_files: dict[DataFileMeta, None] = {}
@@ -145,6 +182,17 @@ class MergeTreeWriter:
         return self._buffer_rows
 
     @property
+    def buffered_bytes(self) -> float:
+        """Estimated bytes of the buffered rows (what counts against ``write-buffer-size``)."""
+        return self._buffer_bytes
+
+    def flush_buffer(self) -> None:
+        """Flush the buffered rows to level-0 files now (the buffer pool preempting this writer)."""
+        self._check_open()
+        if self._buffer:
+            self._flush(False, False)
+
+    @property
     def is_compacting(self) -> bool:
         return self._future is not None
 
@@ -169,16 +217,15 @@ class MergeTreeWriter:
 
     def _buffer_add(self, kv: pa.Table, user: pa.Table) -> None:
         n = kv.num_rows
-        limit = float(self.options.write_buffer_size)
+        pool = self._pool
         # The _KEY_ columns share the user key columns' buffers, so count user data once.
         row_bytes = max((user.nbytes + _SYSTEM_BYTES_PER_ROW * n) / n, 1.0)
         pos = 0
         while pos < n:
-            space = limit - self._buffer_bytes
+            space = pool.size - pool.used()
             rows = int(space // row_bytes)
             if rows <= 0:
-                if self._buffer:
-                    self._flush(False, False)
+                if pool.flush_largest():
                     continue
                 rows = 1  # a single row larger than the whole buffer still has to go somewhere
             take = min(rows, n - pos)
@@ -186,8 +233,8 @@ class MergeTreeWriter:
             self._buffer_bytes += take * row_bytes
             self._buffer_rows += take
             pos += take
-            if pos < n or self._buffer_bytes >= limit:
-                self._flush(False, False)
+            if pos < n or pool.used() >= pool.size:
+                pool.flush_largest()
 
     def _flush(self, wait_for_compaction: bool, full_compaction: bool, explicit: bool = False) -> None:
         """Flush the buffer (if any), sync a finished compaction, maybe start a new one."""
@@ -201,10 +248,17 @@ class MergeTreeWriter:
     def _flush_buffer(self) -> None:
         buffer, self._buffer = self._buffer, []
         self._buffer_bytes, self._buffer_rows = 0.0, 0
-        # many small writes leave many chunks; sorting and taking are faster on one
-        kv = buffer[0] if len(buffer) == 1 else pa.concat_tables(buffer).combine_chunks()
-        del buffer
         produce_changelog = self.options.changelog_producer == "input"
+        if len(buffer) == 1:
+            kv = buffer[0]
+        elif self._spec.picks_whole_rows and not produce_changelog:
+            # Sorts and takes the chunked buffer without a contiguous copy of it: combining
+            # the chunks first would double the flush's peak memory (buffer + copy + output).
+            kv = pa.concat_tables(buffer)
+        else:
+            # many small writes leave many chunks; sorting and taking are faster on one
+            kv = pa.concat_tables(buffer).combine_chunks()
+        del buffer
         if produce_changelog:
             raw = sort_kv(kv, self._spec)  # the changelog holds every input row, in key order
             merged = merge_sorted(raw, self._spec, drop_delete=False)
@@ -378,6 +432,7 @@ class MergeTreeWriter:
             self._compact_after.clear()
             self._compact_changelog.clear()
             self._buffer, self._buffer_bytes, self._buffer_rows = [], 0.0, 0
+            self._pool.unregister(self)
             if self._own_executor is not None:
                 self._own_executor.shutdown(wait=True)
                 self._own_executor = None

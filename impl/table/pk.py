@@ -68,12 +68,13 @@ class PrimaryKeyBucketWriter:
 
     def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int,
                  restored_files: Sequence[DataFileMeta], executor: Executor | None,
-                 total_buckets: int | None = None):
+                 total_buckets: int | None = None, buffer_pool=None):
+        """``buffer_pool``: the table write's shared ``write-buffer-size`` (a WriteBufferPool)."""
         mt = mergetree()
         self.writer = mt.MergeTreeWriter(
             table.file_io, table.paths, table.schema, table.merge_tree_options, partition, partition_path,
             bucket, table.options.bucket if total_buckets is None else total_buckets, list(restored_files),
-            compaction_executor=executor, stats_mode=table.options.stats_mode)
+            compaction_executor=executor, stats_mode=table.options.stats_mode, buffer_pool=buffer_pool)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data, None if kinds is None else pa.array(kinds, type=pa.int8()))

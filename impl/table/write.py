@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -221,6 +221,7 @@ class TableWrite:
         self._restored_checked = False
         self._executor: ThreadPoolExecutor | None = None
         self._given_executor = compaction_executor
+        self._buffer_pool: Any = None  # impl.mergetree.writer.WriteBufferPool, made on first use
         self._closed = False
         self._prepared = False
         self._bucket_key = list(table.bucket_keys)
@@ -293,7 +294,7 @@ class TableWrite:
             if self.table.is_primary_key_table:
                 from impl.table.pk import PrimaryKeyBucketWriter
                 w = PrimaryKeyBucketWriter(self.table, partition, path, bucket, self._restored_files(key),
-                                           self._compaction_executor())
+                                           self._compaction_executor(), buffer_pool=self._write_buffer_pool())
             else:
                 w = _AppendBucketWriter(self.table, partition, path, bucket)
             self._writers[key] = w
@@ -320,6 +321,14 @@ class TableWrite:
                 self._restored = (latest_id, index)
         _, live = self._restored if self._restored is not None else (None, {})
         return list(live.get(key, ()))
+
+    def _write_buffer_pool(self):
+        # One write-buffer-size for all merge-tree writers of this write, as Paimon's shared
+        # memory pool: memory stays bounded however many buckets and partitions are written.
+        if self._buffer_pool is None:
+            from impl.mergetree.writer import WriteBufferPool
+            self._buffer_pool = WriteBufferPool(self.table.merge_tree_options.write_buffer_size)
+        return self._buffer_pool
 
     def _compaction_executor(self) -> Executor:
         if self._given_executor is not None:

@@ -397,3 +397,24 @@ def test_synchronous_compaction_mode_runs_on_the_writing_thread(local_catalog):
             assert compactor_threads == set()
         results[mode] = as_dict(t.to_arrow())
     assert results["inline"] == results["pool"] and len(results["inline"]) == 8
+
+
+def test_write_buffer_size_is_shared_by_the_buckets_of_one_write(local_catalog):
+    """write-buffer-size bounds all buckets of a write together (Paimon's shared memory pool):
+    with 4 buckets, a buffer per bucket would hold 4x the option before any flush."""
+    schema = pa.schema([("id", pa.int64()), ("v", pa.float64())])
+    t = local_catalog.create_table("db.shared_buf", schema=schema, primary_keys=["id"],
+                                   options={"bucket": "4", "write-buffer-size": "64 kb", "write-only": "true"})
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    n = 20_000
+    for start in range(0, n, 2_000):
+        ids = np.arange(start, start + 2_000, dtype=np.int64)
+        w.write_arrow(pa.table({"id": ids, "v": ids.astype(np.float64)}))
+        pool = w._write_buffer_pool()
+        assert pool.used() <= 64 * 1024  # all buckets' buffered rows together fit one buffer
+    c.commit(w.prepare_commit())
+    w.close()
+    assert len(data_files(t)) > 8  # the shared buffer flushed several times per bucket
+    out = read(t)
+    assert out.num_rows == n and sorted(out.column("id").to_pylist()) == list(range(n))
