@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from itertools import islice
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import pyarrow as pa
@@ -130,7 +132,7 @@ class TableRead:
         else:
             pool = ThreadPoolExecutor(max_workers=min(_MAX_READ_THREADS, len(tasks)),
                                       thread_name_prefix="paimon-read")
-            results = pool.map(lambda task: task(), tasks)
+            results = _bounded_map(pool, tasks, min(_MAX_READ_THREADS, len(tasks)))
         try:
             for t in results:
                 t = self._conform(t, schema)
@@ -181,6 +183,26 @@ class TableRead:
         with self._lock:
             self.files_read += len(split.files)
         return read_pk_split(self, split, with_kind)
+
+
+def _bounded_map(pool: ThreadPoolExecutor, tasks: Sequence[Callable[[], pa.Table]],
+                 window: int) -> Iterator[pa.Table]:
+    """Results of ``tasks`` in order, with at most ``window`` tasks submitted ahead of the caller.
+
+    ``Executor.map`` submits every task at once, so a caller iterating batches slower than the
+    pool reads would find every split's result held in memory; this keeps memory bounded by
+    the number of threads, not the number of splits."""
+    pending: deque = deque()
+    todo = iter(tasks)
+    for task in islice(todo, window):
+        pending.append(pool.submit(task))
+    while pending:
+        result = pending.popleft().result()
+        nxt = next(todo, None)
+        if nxt is not None:
+            pending.append(pool.submit(nxt))
+        yield result
+        del result
 
 
 def apply_filter(t: pa.Table, predicate: Predicate | None) -> pa.Table:
