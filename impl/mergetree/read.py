@@ -20,7 +20,7 @@ import os
 import posixpath
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -203,3 +203,170 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
     if predicate is not None:
         out = out.filter(predicate)
     return out
+
+
+# ---------------------------------------------------------------------------- bounded merges
+
+# Rows decoded per sorted run at a time by the bounded merge (one Parquet batch per run).
+MERGE_BATCH_ROWS = 256 * 1024
+
+
+def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
+               batch_rows: int) -> Iterator[pa.Table]:
+    """The rows of one data file as tables of at most ``batch_rows`` rows (conformed like ``_read_one``)."""
+    try:
+        source = file_io.open_input(path)
+    except FileNotFoundError as e:
+        raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
+    seen = 0
+    with source:
+        try:
+            pf = pq.ParquetFile(source)
+            present = set(pf.schema_arrow.names)
+            wanted = [c for c in target.names if c in present]
+            batches = pf.iter_batches(batch_size=batch_rows, columns=wanted)
+        except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+            raise CorruptDataFileError(path, str(e)) from e
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+                raise CorruptDataFileError(path, str(e)) from e
+            if batch is None:
+                break
+            seen += batch.num_rows
+            yield _conform_kv(pa.Table.from_batches([batch]), present, target, path)
+    if seen != f.row_count:
+        raise CorruptDataFileError(path, f"holds {seen} rows, its metadata says {f.row_count}")
+
+
+def _conform_kv(table: pa.Table, present: set, target: pa.Schema, path: str) -> pa.Table:
+    cols = []
+    for field in target:
+        if field.name in present:
+            cols.append(table.column(field.name))
+        elif field.nullable:
+            cols.append(pa.nulls(table.num_rows, field.type))
+        else:
+            raise CorruptDataFileError(path, f"has no column {field.name!r}")
+    out = pa.Table.from_arrays(cols, names=target.names)
+    if out.schema != target:
+        try:
+            out = out.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise CorruptDataFileError(path, f"columns do not match the table schema ({e})") from e
+    return out
+
+
+def _rows_up_to(t: pa.Table, key_columns: Sequence[str], bound: Sequence) -> int:
+    """How many leading rows of ``t`` (sorted by key, no null keys) have a key <= ``bound``."""
+    le = None
+    for i in reversed(range(len(key_columns))):
+        col = t.column(key_columns[i])
+        b = pa.scalar(bound[i], type=col.type)
+        # lexicographic: k_i < b_i, or k_i == b_i and the remaining columns <= bound
+        cur = pc.less_equal(col, b) if le is None else pc.or_(pc.less(col, b), pc.and_(pc.equal(col, b), le))
+        le = cur
+    assert le is not None
+    return int(pc.sum(le).as_py() or 0)
+
+
+def _streamable_keys(layout: KVLayout) -> bool:
+    """Key types whose Arrow comparison orders like ``sort_indices`` (floats: NaN does not)."""
+    return all(not pa.types.is_floating(layout.arrow_types[c]) for c in layout.key_columns)
+
+
+def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: MergeSpec,
+                     runs: Sequence[Sequence[DataFileMeta]], columns: Sequence[str], drop_delete: bool, *,
+                     final: bool = False, predicate: pc.Expression | None = None,
+                     batch_rows: int = MERGE_BATCH_ROWS) -> Iterator[pa.Table]:
+    """The merged rows of key-overlapping sorted runs, in key order, in bounded chunks.
+
+    Each run (files in key order, one row per key) is decoded ``batch_rows`` rows at a time.
+    A chunk takes, from every run, the buffered rows whose key is <= the smallest last
+    buffered key over the runs: every row of those keys is then in the chunk (a run holds a
+    key once), so merging chunk by chunk gives exactly the merge of the whole. Memory is about
+    ``len(runs) x batch_rows`` rows, whatever the runs' sizes. ``columns`` must include the
+    key, sequence and kind columns; ``predicate`` (key columns only) filters raw rows.
+    """
+    target = layout.schema_for(columns)
+    keys = list(layout.key_columns)
+    iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows)) for run in runs]
+    buffers: list[pa.Table | None] = [None] * len(runs)
+    done = [False] * len(runs)
+    while True:
+        for i, it in enumerate(iters):
+            while not done[i] and (buffers[i] is None or buffers[i].num_rows == 0):  # type: ignore[union-attr]
+                nxt = next(it, None)
+                if nxt is None:
+                    done[i], buffers[i] = True, None
+                else:
+                    buffers[i] = nxt
+        live = [i for i in range(len(runs)) if buffers[i] is not None and buffers[i].num_rows]  # type: ignore[union-attr]
+        if not live:
+            return
+        if any(buffers[i].column(k).null_count for i in live for k in keys):  # type: ignore[union-attr]
+            # null keys: Arrow comparisons cannot bound them; merge the rest whole
+            rest = [buffers[i] for i in live] + [t for i in live for t in iters[i]]
+            yield from _merge_chunk(pa.concat_tables(rest), layout, spec, drop_delete, final, predicate)
+            return
+        lasts = [buffers[i].slice(buffers[i].num_rows - 1).select(keys).to_pylist()[0] for i in live]  # type: ignore[union-attr]
+        bound = min((tuple(r[k] for k in keys) for r in lasts))
+        parts = []
+        for i in live:
+            b = buffers[i]
+            assert b is not None
+            n = _rows_up_to(b, keys, bound)
+            if n:
+                parts.append(b.slice(0, n))
+                buffers[i] = b.slice(n)
+        chunk = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        del parts
+        yield from _merge_chunk(chunk, layout, spec, drop_delete, final, predicate)
+
+
+def _chain_files(file_io: FileIO, bucket_dir: str, files: Sequence[DataFileMeta], target: pa.Schema,
+                 batch_rows: int) -> Iterator[pa.Table]:
+    for f in files:
+        yield from _iter_file(file_io, file_path(bucket_dir, f), f, target, batch_rows)
+
+
+def _merge_chunk(kv: pa.Table, layout: KVLayout, spec: MergeSpec, drop_delete: bool, final: bool,
+                 predicate: pc.Expression | None) -> Iterator[pa.Table]:
+    if predicate is not None and kv.num_rows:
+        rows = _key_only_indices(kv, layout, predicate)
+        if rows is not None:
+            kv = kv.take(rows)
+    if kv.num_rows:
+        out = merge_kv(kv, spec, drop_delete, final=final)
+        if out.num_rows:
+            yield out
+
+
+def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options: MergeTreeOptions,
+                    partition_path: str, bucket: int, files: Sequence[DataFileMeta],
+                    projection: Sequence[str] | None = None, predicate: pc.Expression | None = None,
+                    batch_rows: int = MERGE_BATCH_ROWS) -> Iterator[pa.Table]:
+    """:func:`merge_read` as a stream of tables in key order, holding about one batch per sorted
+    run of a key-overlapping section in memory (never the whole bucket)."""
+    layout = KVLayout(schema)
+    spec = MergeSpec.from_schema(schema, options)
+    if not _streamable_keys(layout):
+        yield merge_read(file_io, paths, schema, options, partition_path, bucket, files, projection, predicate)
+        return
+    out_cols = list(layout.value_names if projection is None else projection)
+    unknown = [c for c in out_cols if c not in set(layout.value_names)]
+    if unknown:
+        raise SchemaMismatchError(f"projection names unknown column(s) {unknown} of schema {schema.id}")
+    value_cols = spec.required_value_columns(out_cols, layout.value_names)
+    columns = [*layout.key_columns, SEQUENCE_NUMBER, VALUE_KIND, *value_cols]
+    bucket_dir = paths.bucket_dir(partition_path, bucket)
+    for section in interval_partition(files, KeyCodec(layout.key_types)):
+        runs = [run.files for run in section]
+        for merged in iter_merged_runs(file_io, bucket_dir, layout, spec, runs, columns, True, final=True,
+                                       predicate=predicate, batch_rows=batch_rows):
+            out = merged.select(out_cols)
+            if predicate is not None:
+                out = out.filter(predicate)
+            if out.num_rows:
+                yield out

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -114,3 +114,18 @@ def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> p
     if expr is not None:
         kv = kv.filter(expr)
     return kv.select(projection + ([mt.VALUE_KIND] if with_kind else []))
+
+
+def iter_pk_data_split(reader: "TableRead", split: "DataSplit") -> Iterator[pa.Table]:
+    """The merged rows of one DATA split as a stream of tables in key order (bounded memory:
+    about one batch per overlapping sorted run, never the whole bucket)."""
+    mt = mergetree()
+    table = reader.table
+    projection = list(reader.projection)
+    pred_fields = [f for f in table.schema.field_names
+                   if reader.predicate is not None and f in reader.predicate.fields() and f not in projection]
+    expr = reader.predicate.to_arrow() if reader.predicate is not None else None
+    for out in mt.iter_merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
+                                  split.partition_path, split.bucket, list(split.files),
+                                  projection=projection + pred_fields, predicate=expr):
+        yield out.select(projection)

@@ -104,7 +104,26 @@ class TableRead:
         def batches() -> Iterator[pa.RecordBatch]:
             for t in self._iter_tables(splits):
                 yield from t.to_batches()
-        return pa.RecordBatchReader.from_batches(schema, batches())
+
+        def merged_batches() -> Iterator[pa.RecordBatch]:
+            # One split at a time, each merged chunk by chunk: memory stays bounded by the
+            # chunk size however large a bucket is.
+            from impl.table.pk import iter_pk_data_split
+            produced = 0
+            for s in splits:
+                with self._lock:
+                    self.files_read += len(s.files)
+                for t in iter_pk_data_split(self, s):
+                    t = self._conform(t, schema)
+                    if self.limit is not None:
+                        t = t.slice(0, self.limit - produced)
+                    produced += t.num_rows
+                    yield from t.to_batches()
+                    if self.limit is not None and produced >= self.limit:
+                        return
+
+        streamed = self.table.is_primary_key_table and all(s.kind is SplitKind.DATA for s in splits)
+        return pa.RecordBatchReader.from_batches(schema, merged_batches() if streamed else batches())
 
     def to_pandas(self, splits: Sequence[DataSplit]):
         return self.to_arrow(splits).to_pandas()

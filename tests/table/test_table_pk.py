@@ -418,3 +418,28 @@ def test_write_buffer_size_is_shared_by_the_buckets_of_one_write(local_catalog):
     assert len(data_files(t)) > 8  # the shared buffer flushed several times per bucket
     out = read(t)
     assert out.num_rows == n and sorted(out.column("id").to_pylist()) == list(range(n))
+
+
+def test_batch_reader_streams_merged_rows_equal_to_to_arrow(local_catalog, monkeypatch):
+    """to_arrow_batch_reader merges each bucket chunk by chunk: same rows as to_arrow (composite
+    key, deletes, overlapping runs, projection, limit), in several batches per bucket."""
+    import impl.mergetree.read as mread
+    monkeypatch.setattr(mread, "MERGE_BATCH_ROWS", 50)
+    monkeypatch.setattr(mread.iter_merge_read, "__defaults__", (None, None, 50))
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string()), ("v", pa.float64())])
+    t = local_catalog.create_table("db.stream", schema=schema, primary_keys=["id", "s"],
+                                   options={"bucket": "2", "write-only": "true"})
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        ids = rng.integers(0, 800, 600)
+        kinds = np.where(rng.random(600) < 0.1, 3, 0).astype(np.int8)
+        write(t, pa.table({"id": ids, "s": (ids % 7).astype(str), "v": rng.random(600)}), row_kinds=kinds)
+    rb = t.new_read_builder().with_projection(["v", "id", "s"])
+    splits = rb.new_scan().plan().splits()
+    order = [("id", "ascending"), ("s", "ascending")]
+    whole = rb.new_read().to_arrow(splits).sort_by(order)
+    batches = list(rb.new_read().to_arrow_batch_reader(splits))
+    assert len(batches) > 2 * len(splits)
+    assert pa.Table.from_batches(batches).sort_by(order).equals(whole)
+    limited = t.new_read_builder().with_limit(30).new_read().to_arrow_batch_reader(splits).read_all()
+    assert limited.num_rows == 30
