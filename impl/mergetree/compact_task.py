@@ -23,7 +23,7 @@ from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KeyCodec
 from impl.mergetree.levels import SortedRun
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
-from impl.mergetree.read import read_kv_tables
+from impl.mergetree.read import iter_merged_runs, read_kv_tables, streamable_keys
 
 
 class CompactionCancelled(Exception):
@@ -147,12 +147,21 @@ class CompactionTask:
         try:
             for section in step.sections:
                 self._check()
-                files = [f for run in section for f in run.files]
-                kv = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files)
-                merged = merge_kv(kv, self.spec, self.drop_delete)
-                del kv
-                self._check()
-                writer.write(merged)
+                if not streamable_keys(self.ctx.layout):
+                    files = [f for run in section for f in run.files]
+                    kv = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files)
+                    merged = merge_kv(kv, self.spec, self.drop_delete)
+                    del kv
+                    self._check()
+                    writer.write(merged)
+                    continue
+                # Merged chunk by chunk: a section may be the whole bucket, which must not be
+                # held in memory at once.
+                for merged in iter_merged_runs(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, self.spec,
+                                               [run.files for run in section], self.ctx.layout.all_columns,
+                                               self.drop_delete):
+                    self._check()
+                    writer.write(merged)
             after = writer.close()
         finally:
             with self._lock:

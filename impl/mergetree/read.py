@@ -271,7 +271,7 @@ def _rows_up_to(t: pa.Table, key_columns: Sequence[str], bound: Sequence) -> int
     return int(pc.sum(le).as_py() or 0)
 
 
-def _streamable_keys(layout: KVLayout) -> bool:
+def streamable_keys(layout: KVLayout) -> bool:
     """Key types whose Arrow comparison orders like ``sort_indices`` (floats: NaN does not)."""
     return all(not pa.types.is_floating(layout.arrow_types[c]) for c in layout.key_columns)
 
@@ -351,7 +351,7 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
     run of a key-overlapping section in memory (never the whole bucket)."""
     layout = KVLayout(schema)
     spec = MergeSpec.from_schema(schema, options)
-    if not _streamable_keys(layout):
+    if not streamable_keys(layout):
         yield merge_read(file_io, paths, schema, options, partition_path, bucket, files, projection, predicate)
         return
     out_cols = list(layout.value_names if projection is None else projection)

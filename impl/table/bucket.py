@@ -447,9 +447,10 @@ def split_by_group(table: pa.Table, group_ids: np.ndarray) -> list[tuple[int, pa
     order = np.argsort(group_ids, kind="stable")
     sorted_ids = group_ids[order]
     cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
-    taken = table.take(pa.array(order))
     bounds = np.concatenate(([0], cuts, [n]))
-    return [(int(sorted_ids[bounds[i]]), taken.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i])))
+    # One take per group (not slices of one taken table): each group owns its memory, so a
+    # writer that buffers one group does not keep every other group's rows alive with it.
+    return [(int(sorted_ids[bounds[i]]), table.take(pa.array(order[bounds[i]:bounds[i + 1]])))
             for i in range(len(bounds) - 1)]
 
 

@@ -193,3 +193,16 @@ def test_table_bucket_mode(catalog):
     unaware = catalog.create_table("db.unaware", schema=schema)
     fixed = catalog.create_table("db.fixed", schema=schema, primary_keys=["id"], options={"bucket": "2"})
     assert unaware.bucket_mode is BucketMode.BUCKET_UNAWARE and fixed.bucket_mode is BucketMode.HASH_FIXED
+
+
+def test_split_by_group_parts_own_their_memory():
+    """Each group is its own copy, not a slice of one shared table: a writer buffering one
+    bucket's rows must not keep the other buckets' rows of the same batch alive."""
+    from impl.table.bucket import split_by_group
+    t = pa.table({"x": np.arange(1000, dtype=np.int64)})
+    parts = split_by_group(t, np.arange(1000) % 4)
+    assert [g for g, _ in parts] == [0, 1, 2, 3]
+    for g, part in parts:
+        assert part.column("x").to_pylist() == list(range(g, 1000, 4))
+        (chunk,) = part.column("x").chunks
+        assert chunk.buffers()[1].size <= 8 * part.num_rows + 64  # no shared 8,000-byte parent
