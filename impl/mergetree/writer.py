@@ -1,7 +1,8 @@
 """MergeTreeWriter: the writer of one (partition, bucket) of a primary-key table.
 
 Rows get increasing sequence numbers and go into a write buffer bounded by
-``write-buffer-size``. A flush (buffer full, ``compact``, ``prepare_commit``) sorts the buffer,
+``write-buffer-size``, which all writers of one table write share (a :class:`WriteBufferPool`;
+when it is full, the writer holding the most is flushed). A flush (buffer full, ``compact``, ``prepare_commit``) sorts the buffer,
 merges it with the table's merge engine keeping retractions (level 0 is never the highest
 level), and writes level-0 files rolling at ``target-file-size``; with
 ``changelog-producer=input`` it also writes the raw rows as changelog files, or, when the
