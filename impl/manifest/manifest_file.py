@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from impl.errors import CorruptMetadataError
 from impl.format import avro
@@ -179,13 +179,32 @@ class ManifestFile:
         self._cache.put(file_name, entries)
         return entries
 
-    def read_manifest(self, meta: ManifestFileMeta) -> list[ManifestEntry]:
+    def read_manifest(self, meta: ManifestFileMeta,
+                      partition_filter: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
         """Entries of the manifest ``meta`` describes, checked against its size and entry count.
 
         Every reader that has the meta (commits, scans, expiration, maintenance) reads through
         here, so a manifest cut at a block boundary raises CorruptMetadataError on every path.
+
+        With ``partition_filter`` (serialized partition -> keep?), only the entries of kept
+        partitions are returned, and the others are never turned into objects: building the
+        entry objects costs more than decoding the Avro records, so a partition-filtered scan
+        of a manifest holding many partitions skips most of its cost. Such a partial read is
+        not cached; a cached manifest is filtered from the cache.
         """
-        return self.read(meta.file_name, meta.file_size, meta.num_added_files + meta.num_deleted_files)
+        expected_count = meta.num_added_files + meta.num_deleted_files
+        if partition_filter is None:
+            return self.read(meta.file_name, meta.file_size, expected_count)
+        cached = self._cache.get(meta.file_name)
+        if cached is not None:
+            return [e for e in cached if partition_filter(e.partition)]
+        path = self.paths.manifest_path(meta.file_name)
+        data = self.file_io.read_bytes(path)
+        _check_size(path, data, meta.file_size)
+        records = avro.read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
+        if len(records) != expected_count:
+            raise CorruptMetadataError(path, f"holds {len(records)} entries, its manifest list says {expected_count}")
+        return [ManifestEntry.from_avro(r, path) for r in records if partition_filter(_raw_partition(r, path))]
 
     def read_all(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
         """Entries of every given manifest, in order, each checked as :meth:`read_manifest` does."""
@@ -283,6 +302,14 @@ class IndexManifestFile:
         path = self.paths.manifest_path(file_name)
         records = avro.read_avro(self.file_io.read_bytes(path), path, "IndexManifestEntry", ("_INDEX_TYPE", "_FILE_NAME"))
         return [IndexManifestEntry.from_avro(r, path) for r in records]
+
+
+def _raw_partition(record: dict, path: str) -> bytes:
+    """The serialized partition of an undecoded manifest entry record."""
+    p = record.get("_PARTITION")
+    if not isinstance(p, (bytes, bytearray, memoryview)):
+        raise CorruptMetadataError(path, f"bad manifest entry (_PARTITION is {type(p).__name__})")
+    return bytes(p)
 
 
 def _write_or_remove(file_io: FileIO, path: str, data: bytes) -> None:
