@@ -15,13 +15,13 @@ import io
 import fastavro
 import pyarrow as pa
 import pytest
+from table_helpers import write
 
 from impl.errors import CorruptMetadataError
 from impl.format import avro
 from impl.format.binary_row import encode_row
 from impl.format.records import DataFileMeta, FileKind, ManifestEntry
 from impl.format.types import parse_type
-from table_helpers import write
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64())])
 DAYS = ["d1", "d2", "d3", "d4"]
