@@ -201,10 +201,10 @@ class ManifestFile:
         path = self.paths.manifest_path(meta.file_name)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, meta.file_size)
-        records = avro.read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
-        if len(records) != expected_count:
-            raise CorruptMetadataError(path, f"holds {len(records)} entries, its manifest list says {expected_count}")
-        return [ManifestEntry.from_avro(r, path) for r in records if partition_filter(_raw_partition(r, path))]
+        records, total = avro.read_manifest_entry_records(data, path, partition_filter)
+        if total != expected_count:
+            raise CorruptMetadataError(path, f"holds {total} entries, its manifest list says {expected_count}")
+        return [ManifestEntry.from_avro(r, path) for r in records]
 
     def read_all(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
         """Entries of every given manifest, in order, each checked as :meth:`read_manifest` does."""
@@ -302,14 +302,6 @@ class IndexManifestFile:
         path = self.paths.manifest_path(file_name)
         records = avro.read_avro(self.file_io.read_bytes(path), path, "IndexManifestEntry", ("_INDEX_TYPE", "_FILE_NAME"))
         return [IndexManifestEntry.from_avro(r, path) for r in records]
-
-
-def _raw_partition(record: dict, path: str) -> bytes:
-    """The serialized partition of an undecoded manifest entry record."""
-    p = record.get("_PARTITION")
-    if not isinstance(p, (bytes, bytearray, memoryview)):
-        raise CorruptMetadataError(path, f"bad manifest entry (_PARTITION is {type(p).__name__})")
-    return bytes(p)
 
 
 def _write_or_remove(file_io: FileIO, path: str, data: bytes) -> None:

@@ -113,6 +113,12 @@ def test_filtered_read_of_a_bad_manifest_raises_corrupt_metadata(local_catalog):
     with pytest.raises(CorruptMetadataError, match="_PARTITION"):
         t.manifest_file.read_manifest(bad_meta, lambda p: True)
     # an entry count that disagrees with the manifest list (a file cut at a block boundary)
-    short = meta.__class__(**{**bad_meta.__dict__, "num_added_files": 3})
-    with pytest.raises(CorruptMetadataError, match="manifest list says 3"):
-        t.manifest_file.read_manifest(short, lambda p: True)
+    short = meta.__class__(**{**meta.__dict__, "num_added_files": 3})
+    for keep in (lambda p: True, lambda p: False):
+        with pytest.raises(CorruptMetadataError, match="manifest list says 3"):
+            # a fresh table: the writer's own cache holds the manifest it wrote
+            local_catalog.get_table("db.m").manifest_file.read_manifest(short, keep)
+    # garbage in place of the manifest
+    t.file_io.write_bytes(t.manifest_file.paths.manifest_path("bad"), b"x" * len(data))
+    with pytest.raises(CorruptMetadataError, match="not a readable Avro file"):
+        t.manifest_file.read_manifest(bad_meta, lambda p: True)
