@@ -15,10 +15,10 @@ import fastavro
 from fastavro.write import Writer
 
 try:  # fastavro's compiled per-value readers (public in every fastavro >= 1.9, not documented)
-    from fastavro._read import read_bytes as _read_bytes
-    from fastavro._read import read_long as _read_long
-    from fastavro._read import read_record as _read_record
-    from fastavro._read import skip_record as _skip_record
+    from fastavro._read import read_bytes as _read_bytes  # type: ignore[attr-defined]
+    from fastavro._read import read_long as _read_long  # type: ignore[attr-defined]
+    from fastavro._read import read_record as _read_record  # type: ignore[attr-defined]
+    from fastavro._read import skip_record as _skip_record  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - a fastavro without them: filter after decoding
     _read_bytes = _read_long = _read_record = _skip_record = None
 
@@ -255,7 +255,7 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
         out: list[dict] = []
         total = 0
         for block in blocks:
-            stream = block.bytes_
+            stream = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
             total += block.num_records
             for _ in range(block.num_records):
                 version = _read_long(stream)
