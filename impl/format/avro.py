@@ -229,9 +229,10 @@ _ENTRY_PREFIX = (("_VERSION", "int"), ("_KIND", "int"), ("_PARTITION", "bytes"),
                  ("_TOTAL_BUCKETS", "int"))
 
 
-def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool]) -> tuple[list[dict], int]:
-    """ManifestEntry records of a manifest whose serialized partition ``keep_partition`` accepts,
-    and the number of records in the file.
+def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool]
+                                ) -> tuple[list[tuple[int, dict]], set[bytes], int]:
+    """(position in the file, record) of the ManifestEntry records of a manifest whose serialized
+    partition ``keep_partition`` accepts; every partition in the file; the number of records.
 
     The ``_FILE`` record of every other entry is skipped undecoded: decoding it (two dozen
     fields, two stats records) is most of the cost of reading a manifest, and a one-partition
@@ -249,30 +250,33 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
         if (_read_record is None or prefix != _ENTRY_PREFIX or not isinstance(file_type, dict)
                 or file_type.get("type") != "record" or fields[5].get("name") != "_FILE"):
             records = read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
-            kept = [r for r in records if keep_partition(_partition_of(r, path))]
-            return kept, len(records)
+            parts = [_partition_of(r, path) for r in records]
+            kept = [(i, r) for i, (r, p) in enumerate(zip(records, parts, strict=True)) if keep_partition(p)]
+            return kept, set(parts), len(records)
         named = getattr(blocks, "_named_schemas", {})
-        out: list[dict] = []
+        out: list[tuple[int, dict]] = []
+        seen: set[bytes] = set()
         total = 0
         for block in blocks:
             stream = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
-            total += block.num_records
-            for _ in range(block.num_records):
+            for i in range(total, total + block.num_records):
                 version = _read_long(stream)
                 kind = _read_long(stream)
                 partition = _read_bytes(stream)
                 bucket = _read_long(stream)
                 total_buckets = _read_long(stream)
+                seen.add(partition)
                 if not keep_partition(partition):
                     _skip_record(stream, file_type, named)
                     continue
-                out.append({"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
-                            "_TOTAL_BUCKETS": total_buckets, "_FILE": _read_record(stream, file_type, named)})
+                out.append((i, {"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
+                                "_TOTAL_BUCKETS": total_buckets, "_FILE": _read_record(stream, file_type, named)}))
+            total += block.num_records
     except CorruptMetadataError:
         raise
     except Exception as e:  # noqa: BLE001 - fastavro raises many kinds for garbage input
         raise CorruptMetadataError(path, f"not a readable Avro file ({type(e).__name__}: {e})") from e
-    return out, total
+    return out, seen, total
 
 
 def _partition_of(record: dict, path: str) -> bytes:

@@ -65,6 +65,17 @@ def test_one_partition_filter_reads_only_its_manifests(catalog):
     assert full_gets - one_gets == manifests - 2
     assert _files(one) == {f for f in _files(full) if f[0] == "dt=d3"}
     assert len(_files(one)) == 4  # two commits x two buckets
+    # planned again on the same table: the partition's entries come from the manifest cache, so
+    # it makes the requests of a plan that reads no manifest (a partition no manifest holds)
+    none_rb = one_table.new_read_builder()
+    none_scan = none_rb.with_filter(none_rb.new_predicate_builder().equal("dt", "d9")).new_scan()
+    before = one_table.file_io.requests.snapshot()
+    assert none_scan.plan().splits() == [] and none_scan.reader.manifests_read == 0
+    no_manifest_gets = one_table.file_io.requests.since(before).get("GET", 0)
+    before = one_table.file_io.requests.snapshot()
+    again = rb.new_scan().plan().splits()
+    assert one_table.file_io.requests.since(before).get("GET", 0) == no_manifest_gets
+    assert _files(again) == _files(one) and [s.partition_path for s in again] == [s.partition_path for s in one]
     assert sorted(one_table.to_arrow().filter(pa.compute.equal(pa.compute.field("dt"), "d3"))["id"].to_pylist()) \
         == sorted(rb.new_read().to_arrow(one)["id"].to_pylist())
 
@@ -88,6 +99,15 @@ def test_filter_inside_a_manifest_keeps_only_matching_entries(local_catalog):
     assert {f[0] for f in _files(one)} == {"dt=d1", "dt=d4"} and len(_files(one)) >= 4  # >= 1 file per commit
     # planned on the warm table (manifests in its cache): the same files
     assert _files(rb.new_scan().plan().splits()) == _files(one)
+    # filtered reads on one table object, each decoding some partitions of the merged manifests
+    # (d1, then d1 + d4 which needs d4 decoded, then d4 alone from what is cached)
+    t = local_catalog.get_table("db.t")
+    for days in (["d1"], ["d1", "d4"], ["d4"], ["d1", "d4"]):
+        b = t.new_read_builder()
+        got = b.with_filter(b.new_predicate_builder().is_in("dt", days)).new_scan().plan().splits()
+        assert _files(got) == {f for f in _files(full) if f[0] in {f"dt={d}" for d in days}}
+        order = [s.partition_path for s in full if s.partition_path in {f"dt={d}" for d in days}]
+        assert [s.partition_path for s in got] == order  # file order, not the order decoded
 
 
 def _manifest_with(local_catalog, records):
