@@ -30,7 +30,7 @@ from impl.format.records import DataFileMeta, FileKind, ManifestEntry, ManifestF
 from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
-from impl.manifest.entries import merge_entries
+from impl.manifest.entries import live_entries
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
@@ -186,7 +186,7 @@ class SnapshotReader:
         if snapshot is None:
             return []
         entries = self.read_entries(self.manifest_list.read_data_manifests(snapshot), partition_pred, bucket_filter)
-        return [e for e in merge_entries(entries).values() if e.kind is FileKind.ADD]
+        return live_entries(entries)
 
 
 class TableScan:
