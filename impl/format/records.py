@@ -22,20 +22,6 @@ INDEX_MANIFEST_ENTRY_VERSION = 1
 _EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
-def _built(cls, fields: dict):
-    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, already
-    converted), without running the generated ``__init__``.
-
-    Manifest decoding builds one DataFileMeta, two SimpleStats and one ManifestEntry per file:
-    a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, which made
-    object construction the largest cost of planning a 100k-file table. The records have no
-    ``__post_init__``, so filling ``__dict__`` at once gives an equal object.
-    """
-    obj = object.__new__(cls)
-    obj.__dict__.update(fields)
-    return obj
-
-
 class FileKind(enum.IntEnum):
     ADD = 0
     DELETE = 1
@@ -44,12 +30,6 @@ class FileKind(enum.IntEnum):
 class FileSource(enum.IntEnum):
     APPEND = 0
     COMPACT = 1
-
-
-# Enum members by their Avro int, looked up without the enum call (a KeyError for an unknown
-# value, which from_avro reports as a corrupt entry, as FileKind(v)'s ValueError was).
-_FILE_KINDS = {k.value: k for k in FileKind}
-_FILE_SOURCES = {k.value: k for k in FileSource}
 
 
 @dataclass(frozen=True)
@@ -70,8 +50,7 @@ class SimpleStats:
     @staticmethod
     def from_avro(d: dict) -> "SimpleStats":
         nc = d.get("_NULL_COUNTS")
-        return _built(SimpleStats, {"min_values": bytes(d["_MIN_VALUES"]), "max_values": bytes(d["_MAX_VALUES"]),
-                                    "null_counts": None if nc is None else tuple(nc)})
+        return SimpleStats(bytes(d["_MIN_VALUES"]), bytes(d["_MAX_VALUES"]), None if nc is None else tuple(nc))
 
 
 EMPTY_STATS = SimpleStats()
@@ -156,30 +135,29 @@ class DataFileMeta:
     @staticmethod
     def from_avro(d: dict) -> "DataFileMeta":
         source = d.get("_FILE_SOURCE")
-        created = d.get("_CREATION_TIME")
-        return _built(DataFileMeta, {
-            "file_name": str(d["_FILE_NAME"]),
-            "file_size": int(d["_FILE_SIZE"]),
-            "row_count": int(d["_ROW_COUNT"]),
-            "min_key": bytes(d["_MIN_KEY"]),
-            "max_key": bytes(d["_MAX_KEY"]),
-            "key_stats": SimpleStats.from_avro(d["_KEY_STATS"]),
-            "value_stats": SimpleStats.from_avro(d["_VALUE_STATS"]),
-            "min_sequence_number": int(d["_MIN_SEQUENCE_NUMBER"]),
-            "max_sequence_number": int(d["_MAX_SEQUENCE_NUMBER"]),
-            "schema_id": int(d["_SCHEMA_ID"]),
-            "level": int(d["_LEVEL"]),
-            "extra_files": tuple(d.get("_EXTRA_FILES") or ()),
-            "creation_time_millis": created if type(created) is int else _millis_of(created),
-            "delete_row_count": d.get("_DELETE_ROW_COUNT"),
-            "embedded_file_index": d.get("_EMBEDDED_FILE_INDEX"),
-            "file_source": None if source is None else _FILE_SOURCES[source],
-            "value_stats_cols": _tuple_or_none(d.get("_VALUE_STATS_COLS")),
-            "external_path": d.get("_EXTERNAL_PATH"),
-            "first_row_id": d.get("_FIRST_ROW_ID"),
-            "write_cols": _tuple_or_none(d.get("_WRITE_COLS")),
-            "write_cols_sequences": _tuple_or_none(d.get("_WRITE_COLS_SEQUENCES")),
-        })
+        return DataFileMeta(
+            file_name=str(d["_FILE_NAME"]),
+            file_size=int(d["_FILE_SIZE"]),
+            row_count=int(d["_ROW_COUNT"]),
+            min_key=bytes(d["_MIN_KEY"]),
+            max_key=bytes(d["_MAX_KEY"]),
+            key_stats=SimpleStats.from_avro(d["_KEY_STATS"]),
+            value_stats=SimpleStats.from_avro(d["_VALUE_STATS"]),
+            min_sequence_number=int(d["_MIN_SEQUENCE_NUMBER"]),
+            max_sequence_number=int(d["_MAX_SEQUENCE_NUMBER"]),
+            schema_id=int(d["_SCHEMA_ID"]),
+            level=int(d["_LEVEL"]),
+            extra_files=tuple(d.get("_EXTRA_FILES") or ()),
+            creation_time_millis=_millis_of(d.get("_CREATION_TIME")),
+            delete_row_count=d.get("_DELETE_ROW_COUNT"),
+            embedded_file_index=d.get("_EMBEDDED_FILE_INDEX"),
+            file_source=None if source is None else FileSource(source),
+            value_stats_cols=_tuple_or_none(d.get("_VALUE_STATS_COLS")),
+            external_path=d.get("_EXTERNAL_PATH"),
+            first_row_id=d.get("_FIRST_ROW_ID"),
+            write_cols=_tuple_or_none(d.get("_WRITE_COLS")),
+            write_cols_sequences=_tuple_or_none(d.get("_WRITE_COLS_SEQUENCES")),
+        )
 
 
 class FileIdentity(NamedTuple):
@@ -234,13 +212,13 @@ class ManifestEntry:
     @staticmethod
     def from_avro(d: dict, path: str) -> "ManifestEntry":
         try:
-            return _built(ManifestEntry, {
-                "kind": _FILE_KINDS[d["_KIND"]],
-                "partition": bytes(d["_PARTITION"]),
-                "bucket": int(d["_BUCKET"]),
-                "total_buckets": int(d["_TOTAL_BUCKETS"]),
-                "file": DataFileMeta.from_avro(d["_FILE"]),
-            })
+            return ManifestEntry(
+                kind=FileKind(int(d["_KIND"])),
+                partition=bytes(d["_PARTITION"]),
+                bucket=int(d["_BUCKET"]),
+                total_buckets=int(d["_TOTAL_BUCKETS"]),
+                file=DataFileMeta.from_avro(d["_FILE"]),
+            )
         except (KeyError, TypeError, ValueError) as e:
             raise CorruptMetadataError(path, f"bad manifest entry ({type(e).__name__}: {e})") from e
 
