@@ -9,10 +9,18 @@ nullable fields read fine.
 from __future__ import annotations
 
 import io
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import fastavro
 from fastavro.write import Writer
+
+try:  # fastavro's compiled per-value readers (public in every fastavro >= 1.9, not documented)
+    from fastavro._read import read_bytes as _read_bytes  # type: ignore[attr-defined]
+    from fastavro._read import read_long as _read_long  # type: ignore[attr-defined]
+    from fastavro._read import read_record as _read_record  # type: ignore[attr-defined]
+    from fastavro._read import skip_record as _skip_record  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - a fastavro without them: filter after decoding
+    _read_bytes = _read_long = _read_record = _skip_record = None
 
 from impl.errors import CorruptMetadataError
 
@@ -213,3 +221,67 @@ def read_avro(data: bytes, path: str, expected_record: str, required_fields: Ite
         if missing:
             raise CorruptMetadataError(path, f"expected {expected_record} records, missing fields {missing}")
     return records
+
+
+# The leading fields of a manifest entry as Paimon (Java, pypaimon and this package) writes them;
+# _FILE, the large part, follows.
+_ENTRY_PREFIX = (("_VERSION", "int"), ("_KIND", "int"), ("_PARTITION", "bytes"), ("_BUCKET", "int"),
+                 ("_TOTAL_BUCKETS", "int"))
+
+
+def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool]
+                                ) -> tuple[list[tuple[int, dict]], set[bytes], int]:
+    """(position in the file, record) of the ManifestEntry records of a manifest whose serialized
+    partition ``keep_partition`` accepts; every partition in the file; the number of records.
+
+    The ``_FILE`` record of every other entry is skipped undecoded: decoding it (two dozen
+    fields, two stats records) is most of the cost of reading a manifest, and a one-partition
+    scan of a manifest holding many partitions needs few of them. A file whose writer schema
+    does not start with the usual fields is decoded in full and filtered afterwards.
+    """
+    if not data:
+        raise CorruptMetadataError(path, "file is empty")
+    try:
+        blocks = fastavro.block_reader(io.BytesIO(data))
+        schema = blocks.writer_schema
+        fields = schema.get("fields", []) if isinstance(schema, dict) else []
+        prefix = tuple((f.get("name"), f.get("type")) for f in fields[:5])
+        file_type = fields[5].get("type") if len(fields) == 6 else None
+        if (_read_record is None or prefix != _ENTRY_PREFIX or not isinstance(file_type, dict)
+                or file_type.get("type") != "record" or fields[5].get("name") != "_FILE"):
+            records = read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
+            parts = [_partition_of(r, path) for r in records]
+            kept = [(i, r) for i, (r, p) in enumerate(zip(records, parts, strict=True)) if keep_partition(p)]
+            return kept, set(parts), len(records)
+        named = getattr(blocks, "_named_schemas", {})
+        out: list[tuple[int, dict]] = []
+        seen: set[bytes] = set()
+        total = 0
+        for block in blocks:
+            stream = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
+            for i in range(total, total + block.num_records):
+                version = _read_long(stream)
+                kind = _read_long(stream)
+                partition = _read_bytes(stream)
+                bucket = _read_long(stream)
+                total_buckets = _read_long(stream)
+                seen.add(partition)
+                if not keep_partition(partition):
+                    _skip_record(stream, file_type, named)
+                    continue
+                out.append((i, {"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
+                                "_TOTAL_BUCKETS": total_buckets, "_FILE": _read_record(stream, file_type, named)}))
+            total += block.num_records
+    except CorruptMetadataError:
+        raise
+    except Exception as e:  # noqa: BLE001 - fastavro raises many kinds for garbage input
+        raise CorruptMetadataError(path, f"not a readable Avro file ({type(e).__name__}: {e})") from e
+    return out, seen, total
+
+
+def _partition_of(record: dict, path: str) -> bytes:
+    """The serialized partition of a decoded manifest entry record."""
+    p = record.get("_PARTITION")
+    if not isinstance(p, (bytes, bytearray, memoryview)):
+        raise CorruptMetadataError(path, f"bad manifest entry (_PARTITION is {type(p).__name__})")
+    return bytes(p)

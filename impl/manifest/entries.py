@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from impl.errors import DuplicateFileError
 from impl.format.records import FileIdentity, FileKind, ManifestEntry
@@ -18,9 +18,25 @@ from impl.format.records import FileIdentity, FileKind, ManifestEntry
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> dict[FileIdentity, ManifestEntry]:
     """Fold entries in order into the surviving ones, keyed by identity (insertion ordered)."""
-    merged: dict[FileIdentity, ManifestEntry] = {}
+    return _fold(entries, lambda e: e.identity)
+
+
+def live_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
+    """The ADD entries that survive a full fold (what a snapshot's reader sees)."""
+    return [e for e in _fold(entries, _identity_tuple).values() if e.kind is FileKind.ADD]
+
+
+def _identity_tuple(e: ManifestEntry) -> tuple:
+    # FileIdentity's fields as a plain tuple: the same equality, without the NamedTuple
+    # construction that made up most of the fold's cost when planning 100k-file tables
+    f = e.file
+    return (e.partition, e.bucket, f.level, f.file_name, f.extra_files, f.embedded_file_index, f.external_path)
+
+
+def _fold(entries: Iterable[ManifestEntry], key: Callable[[ManifestEntry], Any]) -> dict[Any, ManifestEntry]:
+    merged: dict[Any, ManifestEntry] = {}
     for entry in entries:
-        ident = entry.identity
+        ident = key(entry)
         if entry.kind is FileKind.ADD:
             if ident in merged:
                 raise DuplicateFileError(entry.file.file_name, _describe(entry))
@@ -30,11 +46,6 @@ def merge_entries(entries: Iterable[ManifestEntry]) -> dict[FileIdentity, Manife
         elif merged[ident].kind is FileKind.ADD:
             del merged[ident]
     return merged
-
-
-def live_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
-    """The ADD entries that survive a full fold (what a snapshot's reader sees)."""
-    return [e for e in merge_entries(entries).values() if e.kind is FileKind.ADD]
 
 
 def _describe(entry: ManifestEntry) -> str:

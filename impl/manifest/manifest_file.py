@@ -6,9 +6,11 @@ Manifests are immutable once written, so entries read from one are cached by fil
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections import OrderedDict
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
 from impl.errors import CorruptMetadataError
 from impl.format import avro
@@ -28,10 +30,31 @@ from impl.fs.paths import TablePaths
 DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
 
 
+@dataclass
+class _PartialManifest:
+    """What partition-filtered reads decoded of one manifest: every partition it holds, and the
+    entries of some of them with their positions in the file (to return them in file order)."""
+
+    partitions: frozenset[bytes]
+    entries: dict[bytes, list[tuple[int, ManifestEntry]]]
+
+    @property
+    def size(self) -> int:
+        return sum(len(v) for v in self.entries.values()) + 1
+
+    def select(self, keep: Callable[[bytes], bool]) -> list[ManifestEntry] | None:
+        """The entries of the kept partitions in file order, or None if one was not decoded."""
+        wanted = [p for p in self.partitions if keep(p)]
+        if any(p not in self.entries for p in wanted):
+            return None
+        return [e for _, e in heapq.merge(*(self.entries[p] for p in wanted), key=lambda t: t[0])]
+
+
 class _EntryCache:
     def __init__(self, max_entries: int):
         self.max_entries = max_entries
-        self._data: OrderedDict[str, list] = OrderedDict()
+        self._data: OrderedDict[str, Any] = OrderedDict()
+        self._sizes: dict[str, int] = {}
         self._size = 0
         self._lock = threading.Lock()
 
@@ -42,17 +65,24 @@ class _EntryCache:
                 self._data.move_to_end(key)
             return v
 
-    def put(self, key: str, value: list) -> None:
-        if len(value) > self.max_entries:
+    def put(self, key: str, value, size: int | None = None, *, replace: bool = False) -> None:
+        """Keep ``value`` (``size`` entries, default ``len(value)``), dropping the least recently
+        used values beyond ``max_entries``."""
+        size = len(value) if size is None else size
+        if size > self.max_entries:
             return
         with self._lock:
             if key in self._data:
-                return
+                if not replace:
+                    return
+                self._size -= self._sizes.pop(key)
+                del self._data[key]
             self._data[key] = value
-            self._size += len(value)
+            self._sizes[key] = size
+            self._size += size
             while self._size > self.max_entries and self._data:
-                _, old = self._data.popitem(last=False)
-                self._size -= len(old)
+                old, _ = self._data.popitem(last=False)
+                self._size -= self._sizes.pop(old)
 
 
 def compute_partition_stats(partitions: Iterable[bytes], partition_type: Sequence[DataType]) -> SimpleStats:
@@ -95,6 +125,7 @@ class ManifestFile:
         self.schema_id = schema_id
         self.target_file_size_bytes = target_file_size_bytes
         self._cache = _EntryCache(cache_max_entries)
+        self._partial = _EntryCache(cache_max_entries)  # of _PartialManifest, by manifest name
 
     # ------------------------------------------------------------------ write
 
@@ -179,13 +210,48 @@ class ManifestFile:
         self._cache.put(file_name, entries)
         return entries
 
-    def read_manifest(self, meta: ManifestFileMeta) -> list[ManifestEntry]:
+    def read_manifest(self, meta: ManifestFileMeta,
+                      partition_filter: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
         """Entries of the manifest ``meta`` describes, checked against its size and entry count.
 
         Every reader that has the meta (commits, scans, expiration, maintenance) reads through
         here, so a manifest cut at a block boundary raises CorruptMetadataError on every path.
+
+        With ``partition_filter`` (serialized partition -> keep?), only the entries of kept
+        partitions are returned, and the others are never turned into objects: building the
+        entry objects costs more than decoding the Avro records, so a partition-filtered scan
+        of a manifest holding many partitions skips most of its cost. Such a partial read is
+        not cached; a cached manifest is filtered from the cache.
         """
-        return self.read(meta.file_name, meta.file_size, meta.num_added_files + meta.num_deleted_files)
+        expected_count = meta.num_added_files + meta.num_deleted_files
+        if partition_filter is None:
+            return self.read(meta.file_name, meta.file_size, expected_count)
+        cached = self._cache.get(meta.file_name)
+        if cached is not None:
+            return [e for e in cached if partition_filter(e.partition)]
+        partial: _PartialManifest | None = self._partial.get(meta.file_name)
+        if partial is not None:
+            selected = partial.select(partition_filter)
+            if selected is not None:
+                return selected
+        path = self.paths.manifest_path(meta.file_name)
+        data = self.file_io.read_bytes(path)
+        _check_size(path, data, meta.file_size)
+        records, partitions, total = avro.read_manifest_entry_records(data, path, partition_filter)
+        if total != expected_count:
+            raise CorruptMetadataError(path, f"holds {total} entries, its manifest list says {expected_count}")
+        kept = [(i, ManifestEntry.from_avro(r, path)) for i, r in records]
+        # Remember the decoded partitions, so that planning the same partitions again (a warm
+        # table) needs no read; partitions decoded by earlier reads are kept.
+        by_partition: dict[bytes, list[tuple[int, ManifestEntry]]] = dict(partial.entries) if partial else {}
+        for p in partitions:
+            if partition_filter(p):
+                by_partition[p] = []
+        for i, e in kept:
+            by_partition[e.partition].append((i, e))
+        fresh = _PartialManifest(frozenset(partitions), by_partition)
+        self._partial.put(meta.file_name, fresh, fresh.size, replace=True)
+        return [e for _, e in kept]
 
     def read_all(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
         """Entries of every given manifest, in order, each checked as :meth:`read_manifest` does."""

@@ -30,7 +30,7 @@ from impl.format.records import DataFileMeta, FileKind, ManifestEntry, ManifestF
 from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
-from impl.manifest.entries import merge_entries
+from impl.manifest.entries import live_entries
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
@@ -129,6 +129,8 @@ class SnapshotReader:
         self.manifest_file = table.manifest_file
         self.manifest_list = table.manifest_list
         self.partitions = table.partition_cache
+        self.manifests_read = 0  # manifests whose entries were read (from storage or the cache)
+        self.manifests_pruned = 0  # manifests skipped by their partition statistics
 
     def _manifest_may_match(self, m: ManifestFileMeta, partition_pred: Predicate | None) -> bool:
         if partition_pred is None or not self.partitions.types:
@@ -146,25 +148,37 @@ class SnapshotReader:
 
     def read_entries(self, metas: Iterable[ManifestFileMeta], partition_pred: Predicate | None = None,
                      bucket_filter: BucketFilter | None = None) -> list[ManifestEntry]:
-        """Entries of the given manifests that may match the partition predicate and bucket filter."""
+        """Entries of the given manifests that may match the partition predicate and bucket filter.
+
+        Counts the manifests it reads and skips (``manifests_read`` / ``manifests_pruned``).
+        """
         out: list[ManifestEntry] = []
-        part_ok: dict[bytes, bool] = {}
+        partition_filter = self._partition_filter(partition_pred)
         for m in metas:
             if not self._manifest_may_match(m, partition_pred):
+                self.manifests_pruned += 1
                 continue
-            for e in self.manifest_file.read_manifest(m):
-                if partition_pred is not None and self.partitions.types:
-                    ok = part_ok.get(e.partition)
-                    if ok is None:
-                        values = self.partitions.as_dict(e.partition)
-                        ok = partition_pred.test_stats(_exact_lookup(values))
-                        part_ok[e.partition] = ok
-                    if not ok:
-                        continue
-                if bucket_filter is not None and not bucket_filter(e):
-                    continue
-                out.append(e)
+            self.manifests_read += 1
+            entries = self.manifest_file.read_manifest(m, partition_filter)
+            if bucket_filter is None:
+                out.extend(entries)
+            else:
+                out.extend(e for e in entries if bucket_filter(e))
         return out
+
+    def _partition_filter(self, partition_pred: Predicate | None) -> Callable[[bytes], bool] | None:
+        """Serialized partition -> may it match (decoded and tested once per distinct partition)."""
+        if partition_pred is None or not self.partitions.types:
+            return None
+        part_ok: dict[bytes, bool] = {}
+
+        def keep(partition: bytes) -> bool:
+            ok = part_ok.get(partition)
+            if ok is None:
+                ok = partition_pred.test_stats(_exact_lookup(self.partitions.as_dict(partition)))
+                part_ok[partition] = ok
+            return ok
+        return keep
 
     def live_entries(self, snapshot: Snapshot | None, partition_pred: Predicate | None = None,
                      bucket_filter: BucketFilter | None = None) -> list[ManifestEntry]:
@@ -172,7 +186,7 @@ class SnapshotReader:
         if snapshot is None:
             return []
         entries = self.read_entries(self.manifest_list.read_data_manifests(snapshot), partition_pred, bucket_filter)
-        return [e for e in merge_entries(entries).values() if e.kind is FileKind.ADD]
+        return live_entries(entries)
 
 
 class TableScan:
