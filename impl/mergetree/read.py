@@ -84,22 +84,7 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema) ->
         raise CorruptDataFileError(path, str(e)) from e
     if table.num_rows != f.row_count:
         raise CorruptDataFileError(path, f"holds {table.num_rows} rows, its metadata says {f.row_count}")
-    cols = []
-    for field in target:
-        if field.name in present:
-            cols.append(table.column(field.name))
-        elif field.nullable:
-            # written under an older schema without this column
-            cols.append(pa.nulls(table.num_rows, field.type))
-        else:
-            raise CorruptDataFileError(path, f"has no column {field.name!r}")
-    out = pa.Table.from_arrays(cols, names=target.names)
-    if out.schema != target:
-        try:
-            out = out.cast(target)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise CorruptDataFileError(path, f"columns do not match the table schema ({e})") from e
-    return out
+    return _conform_kv(table, present, target, path)
 
 
 def read_kv_tables(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Sequence[DataFileMeta],
@@ -241,11 +226,13 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
 
 
 def _conform_kv(table: pa.Table, present: set, target: pa.Schema, path: str) -> pa.Table:
+    """``table`` (columns ``present`` of a data file) in the layout ``target``."""
     cols = []
     for field in target:
         if field.name in present:
             cols.append(table.column(field.name))
         elif field.nullable:
+            # written under an older schema without this column
             cols.append(pa.nulls(table.num_rows, field.type))
         else:
             raise CorruptDataFileError(path, f"has no column {field.name!r}")
