@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Callable
 
-from fault_injection.conformance.adapter import TableRef, TableSpec, Target
+from fault_injection.conformance.adapter import Outcome, TableRef, TableSpec, Target
 from fault_injection.conformance.checks.result import (
     CheckResult,
     Classification,
@@ -40,6 +40,17 @@ def _spawn(target_name: str, table: TableRef, user: str, commits: int, base: int
                             start_new_session=True)
 
 
+def _final_problems(target: Target, table: TableRef, acked: list[tuple[str, int]], rows: list[dict]) -> list[str]:
+    """After the processes: the storage audit, every acknowledged commit exactly once, and the rows
+    the target reads equal to the acknowledged rows."""
+    obs = observe(table)
+    problems = list(obs.problems) + exactly_once_problems(obs, acked)
+    diff = rows_difference(rows, target.read_rows(table))
+    if diff:
+        problems.append(f"rows read vs acknowledged rows: {diff}")
+    return problems
+
+
 def _acks(out: str) -> tuple[list[int], list[dict]]:
     msgs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     return [m["ack"] for m in msgs if "ack" in m], [m for m in msgs if "fail" in m]
@@ -64,11 +75,7 @@ def check_race(target_name: str, open_target: Callable[[], Target], table: Table
             failures += fails
             if p.returncode != 0:
                 failures.append({"process": k, "exit": p.returncode, "stderr": err[-500:]})
-        obs = observe(table)
-        problems = list(obs.problems) + exactly_once_problems(obs, acked)
-        diff = rows_difference(rows, target.read_rows(table))
-        if diff:
-            problems.append(f"rows read vs acknowledged rows: {diff}")
+        problems = _final_problems(target, table, acked, rows)
     finally:
         target.close()
     details = f"{len(acked)} of {processes * commits} commits acknowledged"
@@ -118,16 +125,12 @@ def check_sigkill(target_name: str, open_target: Callable[[], Target], table: Ta
                 rows += rows_for(base, inflight)
         fresh = target.prepare(table, rows_for(BASE * (rounds + 1), 1))
         res = target.commit(table, fresh, "after-kill", 1)
-        if res.outcome.value != "ok":
+        if res.outcome is not Outcome.OK:
             problems.append(f"a fresh commit after the kills: {res.outcome.value} {res.error_class}: {res.message}")
         else:
             acked.append(("after-kill", 1))
             rows += rows_for(BASE * (rounds + 1), 1)
-        obs = observe(table)
-        problems += list(obs.problems) + exactly_once_problems(obs, acked)
-        diff = rows_difference(rows, target.read_rows(table))
-        if diff:
-            problems.append(f"rows read vs acknowledged rows: {diff}")
+        problems += _final_problems(target, table, acked, rows)
     finally:
         target.close()
     repro = f"{rounds} rounds: a child commits in a loop into an append table {SPEC}, SIGKILL after {delays} s"
