@@ -446,3 +446,89 @@ def test_java_spellings_of_values():
     assert duration_string(decimal.Decimal("86400")) == "PT24H"
     assert duration_string(decimal.Decimal("5400.5")) == "PT1H30M0.5S"
     assert duration_string(decimal.Decimal(0)) == "PT0S"
+
+
+# ---------------------------------------------------------------------------- pypaimon 2.1.0
+
+PYPAIMON_WRITES = """
+import pyarrow as pa
+from pypaimon import CatalogFactory, Schema
+catalog = CatalogFactory.create({"warehouse": params["warehouse"]})
+catalog.create_database("db", True)
+pa_schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64()), ("s", pa.string())])
+def write(table, data):
+    wb = table.new_batch_write_builder()
+    w = wb.new_write(); c = wb.new_commit()
+    w.write_arrow(pa.table(data, schema=pa_schema))
+    c.commit(w.prepare_commit()); w.close(); c.close()
+catalog.create_table("db.p", Schema.from_pyarrow_schema(
+    pa_schema, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"}), False)
+t = catalog.get_table("db.p")
+write(t, {"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": [1.5, None, 2.0], "s": ["x", "y", None]})
+write(t, {"dt": ["a"], "id": [1], "v": [2.5], "s": ["z"]})
+t.create_tag("t1", 1, time_retained="1d")
+t.create_tag("t2")
+t.branch_manager().create_branch("dev", "t1")
+result = {}
+for name in params["tables"]:
+    st = catalog.get_table("db.p$" + name)
+    rb = st.new_read_builder()
+    result[name] = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+"""
+
+
+@pytest.fixture(scope="module")
+def pypaimon_table(tmp_path_factory):
+    """A table written, tagged and branched by pypaimon 2.1.0, with pypaimon's own reading of
+    its system tables (one pypaimon process)."""
+    pypaimon_env = pytest.importorskip("pypaimon_env")
+    pypaimon_env.pypaimon_python()
+    warehouse = str(tmp_path_factory.mktemp("pypaimon-systab"))
+    theirs = pypaimon_env.run_pypaimon(PYPAIMON_WRITES, warehouse=warehouse, tables=sorted(JAVA_COLUMNS))
+    return warehouse, theirs
+
+
+def _project(rows_, cols):
+    return [tuple(r[c] for c in cols) for r in rows_]
+
+
+def test_system_tables_of_a_pypaimon_table(pypaimon_table):
+    warehouse, theirs = pypaimon_table
+    cat = impl.Catalog(warehouse)
+    ours = {name: sys_read(cat, f"db.p${name}").to_pylist() for name in JAVA_COLUMNS}
+    # columns pypaimon 2.1.0 spells as Java does agree value for value
+    snap_cols = ["snapshot_id", "schema_id", "commit_user", "commit_identifier", "commit_kind",
+                 "base_manifest_list", "delta_manifest_list", "total_record_count", "delta_record_count"]
+    assert _project(ours["snapshots"], snap_cols) == _project(theirs["snapshots"], snap_cols)
+    assert len(ours["snapshots"]) == 2
+    assert _project(ours["schemas"], ["schema_id", "fields", "partition_keys", "primary_keys", "options"]) == \
+        _project(theirs["schemas"], ["schema_id", "fields", "partition_keys", "primary_keys", "options"])
+    assert ours["options"] == theirs["options"]
+    man_cols = ["file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id",
+                "min_partition_stats", "max_partition_stats"]
+    assert _project(ours["manifests"], man_cols) == _project(theirs["manifests"], man_cols)
+    file_cols = ["bucket", "file_format", "schema_id", "level", "record_count", "file_size_in_bytes", "min_key",
+                 "max_key", "min_sequence_number", "max_sequence_number", "deleteRowCount"]
+    assert sorted(_project(ours["files"], file_cols)) == sorted(_project(theirs["files"], file_cols))
+    assert sorted(posixpath.basename(r["file_path"]) for r in ours["files"]) == \
+        sorted(posixpath.basename(r["file_path"]) for r in theirs["files"])
+    assert {r["file_source"] for r in ours["files"]} == {"APPEND"}
+    # pypaimon writes no value statistics on primary-key tables: every column reads null
+    assert {r["min_value_stats"] for r in ours["files"]} == {"{dt=null, id=null, s=null, v=null}"}
+    part_cols = ["partition", "record_count", "file_size_in_bytes", "file_count"]
+    assert _project(ours["partitions"], part_cols) == _project(theirs["partitions"], part_cols)
+    assert [r["total_buckets"] for r in ours["partitions"]] == [2, 2]
+    bucket_cols = ["bucket", "record_count", "file_size_in_bytes", "file_count"]
+    assert _project(ours["buckets"], bucket_cols) == _project(theirs["buckets"], bucket_cols)
+    assert [r["partition"] for r in ours["buckets"]] == ["{a}", "{b}"]  # Java's ROW cast; pypaimon says dt=a
+    tag_cols = ["tag_name", "snapshot_id", "schema_id", "record_count", "time_retained"]
+    assert _project(ours["tags"], tag_cols) == sorted(_project(theirs["tags"], tag_cols))
+    assert _project(ours["tags"], tag_cols) == [("t1", 1, 0, 3, "PT24H"), ("t2", 2, 0, 4, None)]
+    their_t1 = next(r for r in theirs["tags"] if r["tag_name"] == "t1")
+    assert str(ours["tags"][0]["create_time"]) == their_t1["create_time"]
+    assert [r["branch_name"] for r in ours["branches"]] == [r["branch_name"] for r in theirs["branches"]] == ["dev"]
+    # we write on top of pypaimon's table: the system tables follow
+    write(cat.get_table("db.p"), rows(["b"], [3], [3.0], ["q"]))
+    snaps = sys_read(cat, "db.p$snapshots", projection=["snapshot_id", "total_record_count"]).to_pylist()
+    assert snaps[-1] == {"snapshot_id": 3, "total_record_count": 5}
+    assert sys_read(cat, "db.p$files").num_rows == 4
