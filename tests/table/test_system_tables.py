@@ -532,3 +532,26 @@ def test_system_tables_of_a_pypaimon_table(pypaimon_table):
     snaps = sys_read(cat, "db.p$snapshots", projection=["snapshot_id", "total_record_count"]).to_pylist()
     assert snaps[-1] == {"snapshot_id": 3, "total_record_count": 5}
     assert sys_read(cat, "db.p$files").num_rows == 4
+
+
+def test_column_spellings_equal_the_value_spellings():
+    """The whole-column renderers $files uses agree with the one-value rules, row for row."""
+    from impl.table.system.render import key_column, stats_map_column, text_column
+    types = [parse_type(x) for x in ("DOUBLE", "DATE", "STRING", "TIMESTAMP(3)", "DECIMAL(5, 2)", "BOOLEAN",
+                                     "INT", "FLOAT")]
+    names = ["d", "day", "s", "ts", "dec", "b", "i", "f"]
+    rows_ = [
+        (1e10, _dt.date(2024, 1, 2), "x", _dt.datetime(2024, 1, 2, 3, 4, 5, 6000), decimal.Decimal("1.50"), True,
+         -3, 0.1),
+        (None, None, None, None, None, None, None, None),
+        (0.5, _dt.date(1969, 12, 31), "", _dt.datetime(2024, 1, 2), decimal.Decimal("-0.05"), False, 0, 2.5),
+    ]
+    for internal in (True, False):
+        texts = [text_column([r[j] for r in rows_], t, internal=internal) for j, t in enumerate(types)]
+        if internal:
+            got = stats_map_column(names, texts, len(rows_)).to_pylist()
+            assert got == [stats_map_string(names, list(r), types) for r in rows_]
+        else:
+            got = key_column(texts, len(rows_)).to_pylist()
+            assert got == [key_string(r, types) for r in rows_]
+    assert stats_map_column([], [], 2).to_pylist() == ["{}", "{}"]

@@ -22,8 +22,13 @@ import decimal
 import math
 from typing import Any, Sequence
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from impl.format.binary_row import date_to_days
-from impl.format.types import DataType
+from impl.format.types import DataType, to_arrow
+
+_INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 
 
 def java_double(v: float, single: bool = False) -> str:
@@ -168,7 +173,58 @@ def stats_map_string(names: Sequence[str], values: Sequence[Any], types: Sequenc
         for n, v, t in pairs) + "}"
 
 
+# ---------------------------------------------------------------------------- whole columns
+#
+# The same spellings over a column of values at once: pyarrow's casts to string already spell
+# integers, booleans, strings, dates and plain decimals as Java does, so only floats and
+# timestamps (Java's own formats) are spelled value by value.
+
+
+def text_column(values: Sequence[Any], t: DataType, *, internal: bool) -> pa.Array:
+    """Each value's text (null stays null): Paimon's internal object's ``toString`` when
+    ``internal``, else the external Java object's (see :func:`internal_object_string`)."""
+    r = t.root
+    if r in _INTEGERS:
+        return pa.array(values, pa.int64()).cast(pa.string())
+    if t.is_string:
+        return pa.array(values, pa.string())
+    if r == "BOOLEAN":
+        return pa.array(values, pa.bool_()).cast(pa.string())
+    if r == "DATE":
+        dates = pa.array(values, pa.date32())
+        return (dates.cast(pa.int32()) if internal else dates).cast(pa.string())
+    if r == "DECIMAL" and internal:
+        return pa.array(values, to_arrow(t)).cast(pa.string())
+    spell = internal_object_string if internal else external_object_string
+    return pa.array([None if v is None else spell(v, t) for v in values], pa.string())
+
+
+def _join(parts: Sequence[pa.Array], separator: str, n: int) -> pa.Array:
+    if not parts:
+        return pa.array([""] * n, pa.string())
+    if len(parts) == 1:
+        return parts[0]
+    return pc.binary_join_element_wise(*parts, separator)
+
+
+def _wrap(open_: str, body: pa.Array, close: str) -> pa.Array:
+    return pc.binary_join_element_wise(open_, body, close, "")
+
+
+def stats_map_column(names: Sequence[str], texts: Sequence[pa.Array], n: int) -> pa.Array:
+    """:func:`stats_map_string` of ``n`` rows at once; ``texts[i]`` is column ``names[i]``'s text."""
+    parts = [pc.binary_join_element_wise(f"{name}=", pc.fill_null(text, "null"), "")
+             for name, text in sorted(zip(names, texts, strict=True), key=lambda p: p[0])]
+    return _wrap("{", _join(parts, ", ", n), "}")
+
+
+def key_column(texts: Sequence[pa.Array], n: int) -> pa.Array:
+    """:func:`key_string` of ``n`` rows at once, from each key field's text column."""
+    return _wrap("[", _join([pc.fill_null(t, "null") for t in texts], ", ", n), "]")
+
+
 __all__ = [
+    "text_column", "stats_map_column", "key_column",
     "java_double", "local_date_time", "cast_to_string", "row_cast_to_string", "partition_spec_string",
     "external_object_string", "key_string", "internal_object_string", "stats_map_string",
 ]

@@ -29,7 +29,13 @@ from impl.format.types import DataField, DataType, parse_type, to_arrow
 from impl.manifest.manifest_file import IndexManifestFile
 from impl.table.scan import SnapshotReader
 from impl.table.system import refs
-from impl.table.system.render import key_string, partition_spec_string, row_cast_to_string, stats_map_string
+from impl.table.system.render import (
+    key_column,
+    partition_spec_string,
+    row_cast_to_string,
+    stats_map_column,
+    text_column,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
@@ -250,46 +256,104 @@ MANIFESTS = SystemTableSpec("manifests", _fields(
 # ---------------------------------------------------------------------------- $files
 
 
+def _by_group(files: Sequence[DataFileMeta], key: Callable[[DataFileMeta], object]) -> dict[object, list[int]]:
+    groups: dict[object, list[int]] = {}
+    for i, f in enumerate(files):
+        groups.setdefault(key(f), []).append(i)
+    return groups
+
+
+def _in_file_order(groups: dict[object, list[int]], pieces: list[pa.Array]) -> pa.Array:
+    """Per-group results (in ``groups`` order) back in the order of the files."""
+    order = np.fromiter((i for idx in groups.values() for i in idx), dtype=np.int64)
+    return pa.concat_arrays(pieces).take(pa.array(np.argsort(order, kind="stable")))
+
+
+_BIGINT = parse_type("BIGINT")
+
+
 class _StatsRenderer:
     """Value statistics of files rendered against the table's current fields, matched by field
     id (Java's SimpleStatsEvolution): a renamed column keeps its stats, a column the file does
-    not cover reads null. One plan per (schema id, stats columns) is computed once."""
+    not cover reads null.
+
+    Files are grouped by the layout of their statistics (schema id, stats columns); each group
+    is decoded file by file into columns, then spelled and joined a column at a time."""
 
     def __init__(self, table: "FileStoreTable"):
         self.load = _schema_loader(table)
         self.table_fields = list(table.schema.fields)
         self.names = [f.name for f in self.table_fields]
-        self._plans: dict[tuple, tuple[list[DataType], list[int | None]]] = {}
 
     def _plan(self, f: DataFileMeta) -> tuple[list[DataType], list[int | None]]:
-        key = (f.schema_id, f.value_stats_cols, f.write_cols)
-        plan = self._plans.get(key)
-        if plan is None:
-            file_fields = list(self.load(f.schema_id).fields)
-            by_name = {x.name: x for x in file_fields}
-            cols = f.value_stats_cols if f.value_stats_cols is not None else (
-                f.write_cols if f.write_cols is not None else [x.name for x in file_fields])
-            stats_fields = [by_name[c] for c in cols if c in by_name]
-            pos_by_id = {x.id: i for i, x in enumerate(stats_fields)}
-            plan = ([x.type.copy(True) for x in stats_fields], [pos_by_id.get(t.id) for t in self.table_fields])
-            self._plans[key] = plan
-        return plan
+        """The types of the file's stats row, and for each table field its position there (or None)."""
+        file_fields = list(self.load(f.schema_id).fields)
+        by_name = {x.name: x for x in file_fields}
+        cols = f.value_stats_cols if f.value_stats_cols is not None else (
+            f.write_cols if f.write_cols is not None else [x.name for x in file_fields])
+        stats_fields = [by_name[c] for c in cols if c in by_name]
+        pos_by_id = {x.id: i for i, x in enumerate(stats_fields)}
+        return [x.type.copy(True) for x in stats_fields], [pos_by_id.get(t.id) for t in self.table_fields]
 
-    def render(self, f: DataFileMeta) -> tuple[str, str, str]:
-        types, positions = self._plan(f)
-        try:
-            lo = decode_row(f.value_stats.min_values, types, path=f.file_name)
-            hi = decode_row(f.value_stats.max_values, types, path=f.file_name)
-        except Exception:  # noqa: BLE001 - stats in a form we cannot decode render as unknown
-            lo = hi = (None,) * len(types)
-        nulls = f.value_stats.null_counts or ()
+    def render(self, files: Sequence[DataFileMeta]) -> tuple[pa.Array, pa.Array, pa.Array]:
+        """(null_value_counts, min_value_stats, max_value_stats) of every file, in order."""
+        groups = _by_group(files, lambda f: (f.schema_id, f.value_stats_cols, f.write_cols))
+        pieces: tuple[list[pa.Array], list[pa.Array], list[pa.Array]] = ([], [], [])
+        for idx in groups.values():
+            types, positions = self._plan(files[idx[0]])
+            lows, highs, nulls = [], [], []
+            for i in idx:
+                f = files[i]
+                try:
+                    lo = decode_row(f.value_stats.min_values, types, path=f.file_name)
+                    hi = decode_row(f.value_stats.max_values, types, path=f.file_name)
+                except Exception:  # noqa: BLE001 - stats in a form we cannot decode render as unknown
+                    lo = hi = (None,) * len(types)
+                lows.append(lo)
+                highs.append(hi)
+                nulls.append(f.value_stats.null_counts or ())
+            m = len(idx)
+            texts: tuple[list[pa.Array], list[pa.Array], list[pa.Array]] = ([], [], [])
+            for field, pos in zip(self.table_fields, positions, strict=True):
+                if pos is None:
+                    for t in texts:
+                        t.append(pa.nulls(m, pa.string()))
+                    continue
+                texts[0].append(text_column([c[pos] if pos < len(c) else None for c in nulls], _BIGINT, internal=True))
+                texts[1].append(text_column([r[pos] for r in lows], field.type, internal=True))
+                texts[2].append(text_column([r[pos] for r in highs], field.type, internal=True))
+            for piece, text in zip(pieces, texts, strict=True):
+                piece.append(stats_map_column(self.names, text, m))
+        if not files:
+            return pa.array([], pa.string()), pa.array([], pa.string()), pa.array([], pa.string())
+        return (_in_file_order(groups, pieces[0]), _in_file_order(groups, pieces[1]),
+                _in_file_order(groups, pieces[2]))
 
-        def pick(values: Sequence, i: int | None):
-            return None if i is None or i >= len(values) else values[i]
-        col_types = [t.type for t in self.table_fields]
-        return (stats_map_string(self.names, [pick(nulls, i) for i in positions], [None] * len(positions)),
-                stats_map_string(self.names, [pick(lo, i) for i in positions], col_types),
-                stats_map_string(self.names, [pick(hi, i) for i in positions], col_types))
+
+def _key_columns(table: "FileStoreTable", files: Sequence[DataFileMeta]) -> tuple[pa.Array, pa.Array]:
+    """(min_key, max_key) of every file: ``[v1, v2]`` of the trimmed primary key as the file's
+    schema defines it, null for files without a key (append tables)."""
+    if not files:
+        return pa.array([], pa.string()), pa.array([], pa.string())
+    load = _schema_loader(table)
+    groups = _by_group(files, lambda f: f.schema_id)
+    mins: list[pa.Array] = []
+    maxs: list[pa.Array] = []
+    for schema_id, idx in groups.items():
+        assert isinstance(schema_id, int)
+        schema = load(schema_id)
+        names = schema.trimmed_primary_keys or tuple(schema.field_names)
+        types = [schema.field(k).type for k in names]
+        for raw_of, out in ((lambda f: f.min_key, mins), (lambda f: f.max_key, maxs)):
+            raws = [raw_of(files[i]) for i in idx]
+            # no key is a row of no fields: Java's getFieldCount() <= 0
+            has_key = [len(r) >= 4 and int.from_bytes(r[:4], "big") > 0 for r in raws]
+            rows_ = [decode_row(r, types, path=files[i].file_name) if k else (None,) * len(types)
+                     for r, k, i in zip(raws, has_key, idx, strict=True)]
+            text = key_column([text_column([r[j] for r in rows_], t, internal=False) for j, t in enumerate(types)],
+                              len(idx))
+            out.append(pc.if_else(pa.array(has_key, pa.bool_()), text, pa.scalar(None, pa.string())))
+    return _in_file_order(groups, mins), _in_file_order(groups, maxs)
 
 
 def _file_format(file_name: str) -> str:
@@ -332,23 +396,10 @@ def _build_files(table: "FileStoreTable", snapshot: Snapshot | None, needed: fro
                                pa.list_(pa.string())),
     })
     if needed & {"min_key", "max_key"}:
-        load = _schema_loader(table)
-
-        def key(raw: bytes, f: DataFileMeta) -> str | None:
-            if len(raw) < 4 or int.from_bytes(raw[:4], "big") <= 0:
-                return None  # no key (append tables): Java's getFieldCount() <= 0
-            schema = load(f.schema_id)
-            names = schema.trimmed_primary_keys or tuple(schema.field_names)
-            types = [schema.field(k).type for k in names]
-            return key_string(decode_row(raw, types, path=f.file_name), types)
-        out["min_key"] = pa.array([key(f.min_key, f) for f in files], s)
-        out["max_key"] = pa.array([key(f.max_key, f) for f in files], s)
+        out["min_key"], out["max_key"] = _key_columns(table, files)
     stats_cols = ("null_value_counts", "min_value_stats", "max_value_stats")
     if needed & set(stats_cols):
-        renderer = _StatsRenderer(table)
-        rendered = [renderer.render(f) for f in files]
-        for i, name in enumerate(stats_cols):
-            out[name] = pa.array([r[i] for r in rendered], s)
+        out.update(zip(stats_cols, _StatsRenderer(table).render(files), strict=True))
     for name in ("partition", "file_path", "min_key", "max_key", *stats_cols):
         out.setdefault(name, pa.nulls(n, s))
     return out
