@@ -555,3 +555,30 @@ def test_column_spellings_equal_the_value_spellings():
             got = key_column(texts, len(rows_)).to_pylist()
             assert got == [key_string(r, types) for r in rows_]
     assert stats_map_column([], [], 2).to_pylist() == ["{}", "{}"]
+
+
+# ---------------------------------------------------------------------------- object store
+
+
+def test_system_tables_on_s3(s3_server, s3_bucket):
+    """On S3: file paths carry the s3:// scheme (Java's bucket path), and a branch, which has no
+    directory object, takes its creation time from its schema file."""
+    cat = impl.Catalog(f"s3://{s3_bucket}/warehouse", options=s3_server.options())
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                         options={"bucket": "1"})
+    write(t, rows(["a", "b"], [1, 2], [1.0, 2.0], ["x", "y"]))
+    files = sys_read(cat, "db.t$files", projection=["file_path", "record_count"]).to_pylist()
+    assert len(files) == 2 and all(f["file_path"].startswith(f"s3://{s3_bucket}/warehouse/db.db/t/dt=")
+                                   for f in files)
+    assert all(t.file_io.exists(f["file_path"]) for f in files)
+    _write_tag(t, "v1", 1, {})
+    t.file_io.write_bytes(posixpath.join(t.path, "branch", "branch-dev", "schema", "schema-0"),
+                          t.file_io.read_bytes(t.paths.schema_path(0)))
+    assert sys_read(cat, "db.t$tags", projection=["tag_name", "snapshot_id"]).to_pylist() == \
+        [{"tag_name": "v1", "snapshot_id": 1}]
+    branches = sys_read(cat, "db.t$branches").to_pylist()
+    assert [b["branch_name"] for b in branches] == ["dev"]
+    assert branches[0]["create_time"] > _dt.datetime(2000, 1, 1)
+    assert sys_read(cat, "db.t$partitions", projection=["partition", "record_count"]).to_pylist() == \
+        [{"partition": "dt=a", "record_count": 1}, {"partition": "dt=b", "record_count": 1}]
