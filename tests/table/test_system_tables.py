@@ -582,3 +582,26 @@ def test_system_tables_on_s3(s3_server, s3_bucket):
     assert branches[0]["create_time"] > _dt.datetime(2000, 1, 1)
     assert sys_read(cat, "db.t$partitions", projection=["partition", "record_count"]).to_pylist() == \
         [{"partition": "dt=a", "record_count": 1}, {"partition": "dt=b", "record_count": 1}]
+
+
+def test_files_filter_on_cheap_columns_is_applied_before_spelling(catalog):
+    """A filter on partition / bucket / level drops files before keys and statistics are spelled;
+    the rows equal those of the unfiltered table filtered afterwards."""
+    t = catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "3"})
+    for i in range(3):
+        write(t, rows(["a", "b", "c"], [i, i + 10, i + 20], [float(i)] * 3, ["x"] * 3))
+    everything = sys_read(catalog, "db.pk$files").to_pylist()
+    pb = catalog.get_table("db.pk$files").new_read_builder().new_predicate_builder()
+    for flt, keep in [
+        (pb.equal("bucket", everything[0]["bucket"]), lambda r: r["bucket"] == everything[0]["bucket"]),
+        (pb.and_(pb.is_in("partition", ["{a}", "{c}"]), pb.equal("level", 0)),
+         lambda r: r["partition"] in ("{a}", "{c}") and r["level"] == 0),
+        # a conjunct on a spelled column is applied after spelling, on top of the early one
+        (pb.and_(pb.equal("partition", "{b}"), pb.equal("min_key", "[11]")),
+         lambda r: r["partition"] == "{b}" and r["min_key"] == "[11]"),
+        (pb.or_(pb.equal("partition", "{b}"), pb.equal("max_key", "[0]")),
+         lambda r: r["partition"] == "{b}" or r["max_key"] == "[0]"),
+    ]:
+        expected = [r for r in everything if keep(r)]
+        assert expected and sys_read(catalog, "db.pk$files", predicate=flt).to_pylist() == expected

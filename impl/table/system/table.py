@@ -20,7 +20,7 @@ import pyarrow as pa
 from impl.table.errors import InvalidPredicateError, SystemTableReadOnlyError
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.scan import TableScan
-from impl.table.system.tables import SystemTableSpec
+from impl.table.system.tables import ReadRequest, SystemTableSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
@@ -221,7 +221,7 @@ class SystemTableRead:
                 f"{self.table.identifier} reads only its own splits, got {split!r}")
         data = self.table.data_table
         snapshot = data.snapshot(split.snapshot_id) if split.snapshot_id is not None else None
-        columns = self.table.spec.build(data, snapshot, self._needed())
+        columns = self.table.spec.build(data, snapshot, ReadRequest(self._needed(), self.predicate))
         schema = self.table.arrow_schema
         t = pa.Table.from_arrays([columns[f.name].cast(f.type) for f in schema], schema=schema)
         if self.predicate is not None and t.num_rows:

@@ -27,6 +27,7 @@ from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, ManifestEntry
 from impl.format.types import DataField, DataType, parse_type, to_arrow
 from impl.manifest.manifest_file import IndexManifestFile
+from impl.table.predicate import Predicate, only_fields
 from impl.table.scan import SnapshotReader
 from impl.table.system import refs
 from impl.table.system.render import (
@@ -41,7 +42,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
 
 Columns = dict[str, pa.Array]
-Builder = Callable[["FileStoreTable", "Snapshot | None", frozenset[str]], Columns]
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """What a read wants of a builder: the columns it reads (projected or filtered on) and its
+    filter, which a builder may apply early to skip work (the read applies it again)."""
+
+    needed: frozenset[str]
+    predicate: Predicate | None = None
+
+
+Builder = Callable[["FileStoreTable", "Snapshot | None", ReadRequest], Columns]
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _DELETION_VECTORS_INDEX = "DELETION_VECTORS"
@@ -146,7 +158,7 @@ def _codes(keys: Sequence) -> tuple[np.ndarray, list]:
 # ---------------------------------------------------------------------------- $snapshots
 
 
-def _build_snapshots(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_snapshots(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     snaps = table.snapshots()
     i64 = pa.int64()
     return {
@@ -183,7 +195,7 @@ SNAPSHOTS = SystemTableSpec("snapshots", _fields(
 # ---------------------------------------------------------------------------- $schemas
 
 
-def _build_schemas(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_schemas(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     from impl.table.table import schema_ids
     load = _schema_loader(table)
     schemas = [load(i) for i in schema_ids(table.file_io, table.paths)]
@@ -208,7 +220,7 @@ SCHEMAS = SystemTableSpec("schemas", _fields(
 # ---------------------------------------------------------------------------- $options
 
 
-def _build_options(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_options(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     from impl.table.table import load_latest_schema
     options: Mapping[str, str] = load_latest_schema(table.file_io, table.paths, table.identifier).options
     return {"key": pa.array(list(options), pa.string()), "value": pa.array(list(options.values()), pa.string())}
@@ -221,12 +233,12 @@ OPTIONS = SystemTableSpec("options", _fields(("key", "STRING NOT NULL"), ("value
 # ---------------------------------------------------------------------------- $manifests
 
 
-def _build_manifests(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_manifests(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     metas = table.manifest_list.read_data_manifests(snapshot) if snapshot is not None else []
     parts = _PartitionText(table)
 
     def stats(which: str) -> pa.Array:
-        if f"{which}_partition_stats" not in needed:
+        if f"{which}_partition_stats" not in request.needed:
             return pa.nulls(len(metas), pa.string())
         rows = [getattr(m.partition_stats, f"{which}_values") for m in metas]
         return pa.array([row_cast_to_string(decode_row(r, parts.types, path=m.file_name), parts.types)
@@ -361,25 +373,15 @@ def _file_format(file_name: str) -> str:
     return file_name[file_name.rfind(".") + 1:]
 
 
-def _build_files(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_files(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     entries = _live_entries(table, snapshot)
-    files = [e.file for e in entries]
-    n = len(files)
     parts = _PartitionText(table)
     i64, i32, s = pa.int64(), pa.int32(), pa.string()
-    out: Columns = {}
-    if "partition" in needed:
-        # one rendering per distinct partition, expanded by index: no per-file formatting
-        codes, distinct = _codes([e.partition for e in entries])
-        out["partition"] = pa.array([parts.row(p) for p in distinct], s).take(pa.array(codes))
-    if "file_path" in needed:
-        fs = table.file_io
-        qualify = fs.fs.unstrip_protocol if fs.is_object_store else (lambda p: p)
-        out["file_path"] = pa.array(
-            [qualify(table.paths.data_file_path(parts_path, e.bucket, e.file.file_name, e.file.external_path))
-             for e, parts_path in zip(entries, (table.partition_cache.path(e.partition) for e in entries),
-                                      strict=True)], s)
-    out.update({
+    # the columns read straight off the records (and the partition, spelled once per partition)
+    codes, distinct = _codes([e.partition for e in entries])
+    files = [e.file for e in entries]
+    cheap = pa.table({
+        "partition": pa.array([parts.row(p) for p in distinct], s).take(pa.array(codes, pa.int64())),
         "bucket": pa.array([e.bucket for e in entries], i32),
         "file_format": pa.array([_file_format(f.file_name) for f in files], s),
         "schema_id": pa.array([f.schema_id for f in files], i64),
@@ -395,12 +397,29 @@ def _build_files(table: "FileStoreTable", snapshot: Snapshot | None, needed: fro
         "write_cols": pa.array([None if f.write_cols is None else list(f.write_cols) for f in files],
                                pa.list_(pa.string())),
     })
-    if needed & {"min_key", "max_key"}:
+    # Conjuncts on those columns (partition, bucket, level, ...: what Java pushes into the
+    # scan) drop files before their paths, keys and statistics are spelled.
+    early = only_fields(request.predicate, set(cheap.column_names))
+    if early is not None and entries:
+        kept = cheap.append_column("__row", pa.array(np.arange(len(entries)))).filter(early.to_arrow())
+        rows_kept = kept.column("__row").to_numpy()
+        cheap = kept.drop_columns(["__row"])
+        entries = [entries[i] for i in rows_kept]
+        files = [files[i] for i in rows_kept]
+    n = len(entries)
+    out: Columns = {name: _chunk(cheap.column(name)) for name in cheap.column_names}
+    if "file_path" in request.needed:
+        fs = table.file_io
+        qualify = fs.fs.unstrip_protocol if fs.is_object_store else (lambda p: p)
+        out["file_path"] = pa.array(
+            [qualify(table.paths.data_file_path(table.partition_cache.path(e.partition), e.bucket, e.file.file_name,
+                                                e.file.external_path)) for e in entries], s)
+    if request.needed & {"min_key", "max_key"}:
         out["min_key"], out["max_key"] = _key_columns(table, files)
     stats_cols = ("null_value_counts", "min_value_stats", "max_value_stats")
-    if needed & set(stats_cols):
+    if request.needed & set(stats_cols):
         out.update(zip(stats_cols, _StatsRenderer(table).render(files), strict=True))
-    for name in ("partition", "file_path", "min_key", "max_key", *stats_cols):
+    for name in ("file_path", "min_key", "max_key", *stats_cols):
         out.setdefault(name, pa.nulls(n, s))
     return out
 
@@ -454,7 +473,7 @@ def _deleted_counts(table: "FileStoreTable", snapshot: Snapshot | None) -> dict[
     return out
 
 
-def _build_partitions(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_partitions(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     entries = _live_entries(table, snapshot)
     codes, distinct = _codes([e.partition for e in entries])
     facts = _file_facts(entries).append_column("p", pa.array(codes, pa.int64()))
@@ -495,7 +514,7 @@ PARTITIONS = SystemTableSpec("partitions", _fields(
 ), True, _build_partitions)
 
 
-def _build_buckets(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_buckets(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     entries = _live_entries(table, snapshot)
     codes, distinct = _codes([e.partition for e in entries])
     facts = _file_facts(entries).append_column("p", pa.array(codes, pa.int64()))
@@ -525,7 +544,7 @@ BUCKETS = SystemTableSpec("buckets", _fields(
 # ---------------------------------------------------------------------------- $tags / $branches
 
 
-def _build_tags(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_tags(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     tags = refs.list_tags(table.file_io, table.paths)
     return {
         "tag_name": pa.array([t.name for t in tags], pa.string()),
@@ -547,7 +566,7 @@ TAGS = SystemTableSpec("tags", _fields(
 ), False, _build_tags)
 
 
-def _build_branches(table: "FileStoreTable", snapshot: Snapshot | None, needed: frozenset[str]) -> Columns:
+def _build_branches(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     branches = refs.list_branches(table.file_io, table.paths)
     return {
         "branch_name": pa.array([b.name for b in branches], pa.string()),
@@ -564,4 +583,4 @@ SYSTEM_TABLES: dict[str, SystemTableSpec] = {
     s.name: s for s in (SNAPSHOTS, SCHEMAS, OPTIONS, MANIFESTS, FILES, PARTITIONS, BUCKETS, TAGS, BRANCHES)
 }
 
-__all__ = ["SystemTableSpec", "SYSTEM_TABLES", "local_millis"]
+__all__ = ["SystemTableSpec", "SYSTEM_TABLES", "ReadRequest", "local_millis"]
