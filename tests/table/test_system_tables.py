@@ -605,3 +605,28 @@ def test_files_filter_on_cheap_columns_is_applied_before_spelling(catalog):
     ]:
         expected = [r for r in everything if keep(r)]
         assert expected and sys_read(catalog, "db.pk$files", predicate=flt).to_pylist() == expected
+
+
+def test_files_statistics_follow_field_ids_across_schemas(catalog):
+    """Files written under schema 0 are described against the latest schema by field id (Java's
+    SimpleStatsEvolution): a renamed column keeps its statistics, an added one reads null,
+    a dropped one is gone. Schema 1 is written here as an ALTER TABLE would write it."""
+    import dataclasses
+
+    from impl.format.types import DataField
+    t = catalog.create_table("db.app", schema=SCHEMA)
+    write(t, rows(["a", "b"], [1, 2], [0.5, 1.5], ["x", None]))
+    s0 = t.schema
+    fields = [f for f in s0.fields if f.name != "dt"]  # drop dt
+    fields = [dataclasses.replace(f, name="value") if f.name == "v" else f for f in fields]  # rename v
+    fields.append(DataField(s0.highest_field_id + 1, "extra", parse_type("INT")))  # add extra
+    s1 = dataclasses.replace(s0, id=1, fields=tuple(fields), highest_field_id=s0.highest_field_id + 1)
+    t.file_io.write_bytes(t.paths.schema_path(1), s1.to_json_bytes())
+    r = sys_read(catalog, "db.app$files", projection=["schema_id", "null_value_counts", "min_value_stats",
+                                                       "max_value_stats"]).to_pylist()
+    assert r == [{"schema_id": 0, "null_value_counts": "{extra=null, id=0, s=1, value=0}",
+                  "min_value_stats": "{extra=null, id=1, s=x, value=0.5}",
+                  "max_value_stats": "{extra=null, id=2, s=x, value=1.5}"}]
+    schemas = sys_read(catalog, "db.app$schemas", projection=["schema_id", "fields"]).to_pylist()
+    assert [s["schema_id"] for s in schemas] == [0, 1]
+    assert [f["name"] for f in json.loads(schemas[1]["fields"])] == ["id", "value", "s", "extra"]
