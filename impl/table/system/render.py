@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
+import struct
 from typing import Any, Sequence
 
 import pyarrow as pa
@@ -58,7 +59,6 @@ def java_double(v: float, single: bool = False) -> str:
 
 
 def _as_float32(v: float) -> float:
-    import struct
     f32 = struct.unpack("f", struct.pack("f", v))[0]
     # the shortest decimal that round-trips through float32
     for digits in range(1, 18):
