@@ -659,3 +659,23 @@ def test_partitions_count_rows_deleted_by_deletion_vectors(catalog):
     got = sys_read(catalog, "db.pk$partitions", projection=["partition", "deleted_record_count"]).to_pylist()
     assert got == [{"partition": "dt=a", "deleted_record_count": 7}, {"partition": "dt=b", "deleted_record_count": None},
                    {"partition": "dt=c", "deleted_record_count": 0}]
+
+
+def test_snapshots_filter_on_id_reads_only_those_snapshot_files(catalog):
+    t = catalog.create_table("db.app", schema=SCHEMA)
+    for i in range(6):
+        write(t, rows(["a"], [i], [1.0], ["x"]))
+    st = catalog.get_table("db.app$snapshots")
+    pb = st.new_read_builder().new_predicate_builder()
+    io = st.data_table.file_io
+    for flt, ids, files_read in [
+        (pb.equal("snapshot_id", 4), [4], 1),
+        (pb.between("snapshot_id", 2, 3), [2, 3], 2),
+        (pb.and_(pb.greater_than("snapshot_id", 4), pb.equal("commit_kind", "APPEND")), [5, 6], 2),
+        # an OR with another column cannot narrow the ids: every snapshot is read
+        (pb.or_(pb.equal("snapshot_id", 1), pb.equal("commit_kind", "COMPACT")), [1], 6),
+    ]:
+        before = io.requests.snapshot()
+        got = st.to_arrow(predicate=flt, projection=["snapshot_id"]).column(0).to_pylist()
+        assert got == ids
+        assert io.requests.since(before).get("GET", 0) == files_read

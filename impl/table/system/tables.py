@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from impl.format.binary_row import decode_row
 from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, ManifestEntry
+from impl.format.stats import ColumnStats
 from impl.format.types import DataField, DataType, parse_type, to_arrow
 from impl.manifest.manifest_file import IndexManifestFile
 from impl.table.predicate import Predicate, only_fields
@@ -158,8 +159,21 @@ def _codes(keys: Sequence) -> tuple[np.ndarray, list]:
 # ---------------------------------------------------------------------------- $snapshots
 
 
+def _snapshot_id_may_match(predicate: Predicate | None) -> Callable[[int], bool]:
+    """Whether a snapshot id can pass the conjuncts of ``predicate`` on ``snapshot_id`` (pure:
+    decided on the id alone, before its file is read; Java pushes the same range down)."""
+    on_id = only_fields(predicate, {"snapshot_id"})
+    if on_id is None:
+        return lambda _: True
+    return lambda i: on_id.test_stats(lambda name: ColumnStats(i, i, 0, 1) if name == "snapshot_id" else None)
+
+
 def _build_snapshots(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    snaps = table.snapshots()
+    sm = table.snapshot_manager
+    wanted = _snapshot_id_may_match(request.predicate)
+    # ids are listed, and only the files of the ids a filter can keep are read
+    found = (sm.try_snapshot(i) for i in sm.snapshot_ids() if wanted(i))
+    snaps = [x for x in found if x is not None]  # None: expired while we listed
     i64 = pa.int64()
     return {
         "snapshot_id": pa.array([s.id for s in snaps], i64),
