@@ -123,26 +123,19 @@ def _schema_loader(table: "FileStoreTable") -> Callable[[int], TableSchema]:
 
 
 class _PartitionText:
-    """Each distinct serialized partition decoded and rendered once."""
+    """Partitions spelled as Java does, from the table's cache of decoded partitions."""
 
     def __init__(self, table: "FileStoreTable"):
+        self.cache = table.partition_cache
         self.names = list(table.schema.partition_keys)
         self.types = [table.schema.field(k).type for k in self.names]
         self.default_name = table.options.partition_default_name
-        self._values: dict[bytes, tuple] = {}
-
-    def values(self, partition: bytes) -> tuple:
-        v = self._values.get(partition)
-        if v is None:
-            v = decode_row(partition, self.types) if self.types else ()
-            self._values[partition] = v
-        return v
 
     def row(self, partition: bytes) -> str:
-        return row_cast_to_string(self.values(partition), self.types)
+        return row_cast_to_string(self.cache.values(partition), self.types)
 
     def spec(self, partition: bytes) -> str:
-        return partition_spec_string(self.names, self.values(partition), self.types, self.default_name)
+        return partition_spec_string(self.names, self.cache.values(partition), self.types, self.default_name)
 
 
 def _live_entries(table: "FileStoreTable", snapshot: Snapshot | None) -> list[ManifestEntry]:
