@@ -2,9 +2,12 @@
 how each one's rows are built from the table's metadata.
 
 Each builder takes the data table, the snapshot to describe (None: the table is empty, or
-the table is not snapshot-based) and the set of columns the read needs, and returns those
-columns as Arrow arrays. Columns that cost a decode per file (keys and statistics of
-``$files``) are only built when they are read.
+the table is not snapshot-based) and a :class:`ReadRequest` (the columns the read needs, its
+filter), and returns the columns as Arrow arrays. Columns that cost a decode per file (keys and
+statistics of ``$files``) are only built when they are read, and only for the files that pass
+the filter's conjuncts on cheap columns; ``$snapshots`` reads only the snapshot files whose id
+can pass the filter. File paths are as this library's FileIO names them (``s3://...`` on object
+stores, plain paths on local disk).
 
 Time columns are ``TIMESTAMP(3)`` wall-clock values, as Java gives them: commit and schema
 times (stored as epoch millis) in the process's local time zone; file creation times as the
