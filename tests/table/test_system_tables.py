@@ -10,7 +10,10 @@ import json
 import posixpath
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute in the random histories
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 from table_helpers import read, write
 
 import impl
@@ -679,3 +682,48 @@ def test_snapshots_filter_on_id_reads_only_those_snapshot_files(catalog):
         got = st.to_arrow(predicate=flt, projection=["snapshot_id"]).column(0).to_pylist()
         assert got == ids
         assert io.requests.since(before).get("GET", 0) == files_read
+
+
+# ---------------------------------------------------------------------------- random histories
+
+OPS = ("append", "upsert", "compact", "overwrite", "expire")
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=hs.lists(hs.sampled_from(OPS), min_size=1, max_size=6), seed=hs.integers(0, 1000))
+def test_system_tables_agree_with_the_table_after_any_history(local_catalog, ops, seed):
+    """After a random history of writes, compactions, overwrites and expirations: $files is the
+    live file set of the latest snapshot, $partitions / $buckets are its sums, $snapshots lists
+    the retained snapshots, $manifests nets out to the live file count."""
+    import random
+    rng = random.Random(seed)
+    name = f"db.h{seed}_{len(ops)}_{rng.randrange(10**9)}"
+    t = local_catalog.create_table(name, schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                                   options={"bucket": "2"})
+    for op in ops:
+        dts = [rng.choice("abc") for _ in range(4)]
+        data = rows(dts, [rng.randrange(20) for _ in dts], [rng.random() for _ in dts], ["x"] * 4)
+        if op in ("append", "upsert"):
+            write(t, data)
+        elif op == "compact":
+            t.compact(full=rng.random() < 0.5)
+        elif op == "overwrite":
+            write(t, data.filter(pa.compute.equal(data.column("dt"), dts[0])), overwrite={"dt": dts[0]})
+        else:
+            t.expire_snapshots(retain_min=1, retain_max=2, time_retained_ms=0)
+    live = {f.file_name: (bucket, f) for _, bucket, f in _live_files(t)}
+    files = sys_read(local_catalog, f"{name}$files").to_pylist()
+    assert sorted(posixpath.basename(r["file_path"]) for r in files) == sorted(live)
+    for r in files:
+        bucket, f = live[posixpath.basename(r["file_path"])]
+        assert (r["bucket"], r["record_count"], r["level"]) == (bucket, f.row_count, f.level)
+    parts = sys_read(local_catalog, f"{name}$partitions").to_pylist()
+    assert sum(p["record_count"] for p in parts) == sum(r["record_count"] for r in files)
+    assert sum(p["file_count"] for p in parts) == len(files)
+    buckets = sys_read(local_catalog, f"{name}$buckets").to_pylist()
+    assert sum(b["file_size_in_bytes"] for b in buckets) == sum(r["file_size_in_bytes"] for r in files)
+    assert {(b["partition"], b["bucket"]) for b in buckets} == {(r["partition"], r["bucket"]) for r in files}
+    snaps = sys_read(local_catalog, f"{name}$snapshots", projection=["snapshot_id"]).column(0).to_pylist()
+    assert snaps == [s.id for s in t.snapshots()]
+    manifests = sys_read(local_catalog, f"{name}$manifests").to_pylist()
+    assert sum(m["num_added_files"] - m["num_deleted_files"] for m in manifests) == len(files)
