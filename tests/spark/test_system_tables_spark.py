@@ -30,6 +30,9 @@ def test_spark_reads_system_tables(spark, warehouse, table_path):
                   spark.read.format("paimon_py").load(table_path + "$partitions").collect()) == [1, 2]
     arr = files.select("write_cols", "file_path").collect()
     assert all(os.path.exists(r.file_path) for r in arr)
+    # time travel through the source's option: the files of snapshot 1
+    old = spark.read.format("paimon_py").option("snapshot-id", "1").load(table_path + "$files")
+    assert old.count() == 2 and files.count() == 3
 
 
 def test_spark_refuses_to_write_a_system_table(spark, warehouse, table_path):
