@@ -28,8 +28,11 @@ from impl.table import (
     Predicate,
     PredicateBuilder,
     Schema,
+    SystemTable,
+    SystemTableReadOnlyError,
     TableAlreadyExistError,
     TableNotExistError,
+    UnknownSystemTableError,
     UnsupportedTableFeatureError,
 )
 
@@ -39,5 +42,5 @@ __all__ = [
     "CorruptMetadataError", "InvalidOptionError", "SchemaMismatchError", "SnapshotNotFoundError",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidSchemaError", "NullKeyError", "TableAlreadyExistError", "TableNotExistError",
-    "UnsupportedTableFeatureError",
+    "UnsupportedTableFeatureError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
 ]

@@ -219,7 +219,9 @@ class SparkJob:
                          options={"bucket": str(self.cfg.buckets), "file.compression": "zstd",
                                   "num-sorted-run.compaction-trigger": "4"},
                          ignore_if_exists=True)
-        self.table = cat.get_table(TABLE)
+        table = cat.get_table(TABLE)
+        assert isinstance(table, FileStoreTable)  # TABLE names a data table, not a system table
+        self.table = table
         self.replayer = ModelReplayer(self.table)
 
     # ================================================================== writers

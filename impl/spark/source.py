@@ -6,6 +6,7 @@ Reading::
     spark.read.format("paimon_py").option("snapshot-id", "3").load(table_path)      # time travel
     spark.read.format("paimon_py").option("timestamp-millis", "...").load(table_path)
     CREATE TEMPORARY VIEW v USING paimon_py OPTIONS (path '<table_path>')
+    spark.read.format("paimon_py").load(table_path + "$snapshots")   # system tables, see impl.spark.system
 
 Streaming reads (append and primary-key tables; see :mod:`impl.spark.stream_reader`)::
 
@@ -75,7 +76,7 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource
 
-from impl.spark.tables import SparkConnectorError, TableRef, canonical_storage_key, is_storage_key
+from impl.spark.tables import SparkConnectorError, TableRef, canonical_storage_key, is_storage_key, split_table_path
 
 FORMAT_NAME = "paimon_py"
 
@@ -208,10 +209,18 @@ class PaimonDataSource(DataSource):
 
     def reader(self, schema):
         from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonReader
+        from impl.table.system import SystemTable
 
         ref, connector = _read_ref(self.options)
         table = ref.table()  # fails early, naming the table, if it does not exist
         row_kind = _row_kind(connector)
+        if isinstance(table, SystemTable):
+            from impl.spark.system import SystemTableReader
+            if row_kind:
+                raise SparkConnectorError(f"{FORMAT_NAME}: system table {table.identifier} has no row kinds; "
+                                          "read it without read.changelog")
+            _check_schema(schema, table, False)
+            return SystemTableReader(ref, schema)
         _check_schema(schema, table, row_kind)
         slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
         target = int(connector.get("read.split-size", DEFAULT_TARGET_BYTES))
@@ -225,6 +234,9 @@ class PaimonDataSource(DataSource):
 
         ref, connector = _read_ref(self.options)
         table = ref.table()
+        if "$" in ref.name:
+            raise SparkConnectorError(f"{FORMAT_NAME}: system table {table.identifier} cannot be read as a stream; "
+                                      "read it as a batch")
         row_kind = _row_kind(connector)
         _check_schema(schema, table, row_kind)
         check_streamable(table)
@@ -237,14 +249,25 @@ class PaimonDataSource(DataSource):
         """The Structured Streaming sink (see :mod:`impl.spark.stream_writer`)."""
         from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
 
+        _refuse_system_table_write(parse_options(self.options).path, "a streaming write")
         return PaimonStreamWriter(make_stream_sink(self.options, schema, overwrite))
 
     def writer(self, schema, overwrite: bool):
         from impl.spark.writer import PaimonWriter
 
         parsed = parse_options(self.options)
+        _refuse_system_table_write(parsed.path, "a write")
         job = prepare_write(parsed.path, schema, parsed.connector, parsed.table, storage_options=parsed.storage)
         return PaimonWriter(job, overwrite)
+
+
+def _refuse_system_table_write(path: str, operation: str) -> None:
+    from impl.table.catalog import split_system_table
+    from impl.table.errors import SystemTableReadOnlyError
+
+    _, db, name = split_table_path(path)
+    if split_system_table(name)[1] is not None:
+        raise SystemTableReadOnlyError(f"{db}.{name}", operation)
 
 
 def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: dict[str, str], *,

@@ -14,8 +14,10 @@ from impl.table.errors import (
     InvalidPredicateError,
     InvalidSchemaError,
     NullKeyError,
+    SystemTableReadOnlyError,
     TableAlreadyExistError,
     TableNotExistError,
+    UnknownSystemTableError,
     UnsupportedTableFeatureError,
     WriterClosedError,
 )
@@ -24,6 +26,7 @@ from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, Pr
 from impl.table.read import TableRead
 from impl.table.scan import DataSplit, Plan, SplitKind, TableScan
 from impl.table.schema import Schema
+from impl.table.system import SystemTable
 from impl.table.table import FileStoreTable
 from impl.table.write import TableWrite
 
@@ -32,7 +35,7 @@ __all__ = [
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidIdentifierError", "InvalidPredicateError", "InvalidSchemaError", "NullKeyError",
     "TableAlreadyExistError", "TableNotExistError", "UnsupportedTableFeatureError", "WriterClosedError",
-    "CommitUsageError",
+    "CommitUsageError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
     "TableOptions", "CompoundPredicate", "LeafPredicate", "Predicate", "PredicateBuilder", "TableRead",
     "DataSplit", "Plan", "SplitKind", "TableScan", "Schema", "FileStoreTable", "TableWrite", "BucketMode",
 ]

@@ -22,10 +22,13 @@ from impl.table.errors import (
     DatabaseNotEmptyError,
     DatabaseNotExistError,
     InvalidIdentifierError,
+    SystemTableReadOnlyError,
     TableAlreadyExistError,
     TableNotExistError,
+    UnknownSystemTableError,
 )
 from impl.table.schema import Schema, build_table_schema
+from impl.table.system import SYSTEM_TABLES, SystemTable
 from impl.table.table import FileStoreTable, load_latest_schema, schema_ids
 
 DB_SUFFIX = ".db"
@@ -38,6 +41,17 @@ def _check_name(kind: str, name) -> str:
     if any(c in _BAD_CHARS for c in name) or name in (".", "..") or name.startswith("."):
         raise InvalidIdentifierError(f"{kind} name {name!r} contains a path separator or starts with '.'")
     return name
+
+
+def split_system_table(table: str) -> tuple[str, str | None]:
+    """``"t$snapshots"`` -> ("t", "snapshots"); ``"t"`` -> ("t", None). ``$`` is reserved for
+    system tables, as in Paimon."""
+    base, sep, system = table.partition("$")
+    if not sep:
+        return table, None
+    if not base:
+        raise InvalidIdentifierError(f"table name {table!r} has no data table before '$'")
+    return base, system
 
 
 def parse_identifier(identifier) -> tuple[str, str]:
@@ -131,7 +145,11 @@ class Catalog:
         return sorted(out)
 
     def table_exists(self, identifier) -> bool:
-        return bool(schema_ids(self.file_io, TablePaths(self.table_path(identifier))))
+        db, name = parse_identifier(identifier)
+        base, system = split_system_table(name)
+        if system is not None and system.lower() not in SYSTEM_TABLES:
+            return False
+        return bool(schema_ids(self.file_io, TablePaths(self.table_path((db, base)))))
 
     def create_table(self, identifier, schema: pa.Schema | Schema, primary_keys: Sequence[str] | None = None,
                      partition_keys: Sequence[str] | None = None, options: Mapping | None = None,
@@ -142,6 +160,9 @@ class Catalog:
         :class:`impl.table.schema.Schema`. The database must exist.
         """
         db, name = parse_identifier(identifier)
+        if "$" in name:
+            raise InvalidIdentifierError(
+                f"table name {name!r} contains '$', which is reserved for system tables (db.t$snapshots)")
         if isinstance(schema, Schema):
             pa_schema = schema.pa_schema
             primary_keys = primary_keys if primary_keys is not None else schema.primary_keys
@@ -158,17 +179,32 @@ class Catalog:
         paths = TablePaths(self.table_path((db, name)))
         if schema_ids(self.file_io, paths):
             if ignore_if_exists:
-                return self.get_table(ident)
+                return self._get_data_table(db, name)
             raise TableAlreadyExistError(ident)
         self.file_io.mkdirs(paths.schema_dir)
         if not self.file_io.try_write_atomic(paths.schema_path(0), table_schema.to_json_bytes()):
             if ignore_if_exists:
-                return self.get_table(ident)
+                return self._get_data_table(db, name)
             raise TableAlreadyExistError(ident)
         return FileStoreTable(self.file_io, paths.table_path, table_schema, ident)
 
-    def get_table(self, identifier) -> FileStoreTable:
+    def get_table(self, identifier) -> FileStoreTable | SystemTable:
+        """The table ``db.t``, or its system table ``db.t$snapshots`` (``$schemas``, ``$options``,
+        ``$manifests``, ``$files``, ``$partitions``, ``$buckets``, ``$tags``, ``$branches``),
+        a read-only :class:`impl.table.system.SystemTable`."""
         db, name = parse_identifier(identifier)
+        base, system = split_system_table(name)
+        if system is not None:
+            return self._get_system_table(db, base, system)
+        return self._get_data_table(db, name)
+
+    def _get_system_table(self, db: str, base: str, system: str) -> SystemTable:
+        spec = SYSTEM_TABLES.get(system.lower())
+        if spec is None:
+            raise UnknownSystemTableError(f"{db}.{base}${system}", system, list(SYSTEM_TABLES))
+        return SystemTable(self._get_data_table(db, base), spec)
+
+    def _get_data_table(self, db: str, name: str) -> FileStoreTable:
         ident = f"{db}.{name}"
         paths = TablePaths(self.table_path((db, name)))
         if not schema_ids(self.file_io, paths):
@@ -179,6 +215,8 @@ class Catalog:
 
     def drop_table(self, identifier, ignore_if_not_exists: bool = False) -> None:
         db, name = parse_identifier(identifier)
+        if split_system_table(name)[1] is not None:
+            raise SystemTableReadOnlyError(f"{db}.{name}", "drop_table")
         path = self.table_path((db, name))
         if not schema_ids(self.file_io, TablePaths(path)):
             if ignore_if_not_exists:

@@ -72,10 +72,33 @@ class CommitUsageError(TableError, ValueError):
     """A commit call is malformed: not CommitMessages, or a stream commit without an identifier."""
 
 
+class UnknownSystemTableError(TableNotExistError):
+    """``db.t$name`` names no system table; ``known`` lists the names that exist."""
+
+    def __init__(self, identifier: str, name: str, known: list[str]):
+        self.name = name
+        self.known = list(known)
+        TableError.__init__(self, f"table {identifier!r}: {name!r} is not a system table "
+                                  f"(system tables: {', '.join('$' + k for k in known)})")
+        self.identifier = identifier
+
+
+class SystemTableReadOnlyError(TableError):
+    """A write, commit or maintenance call on a system table (``db.t$snapshots`` ...), which
+    only describes its data table and cannot be changed."""
+
+    def __init__(self, identifier: str, operation: str):
+        self.identifier = identifier
+        self.operation = operation
+        super().__init__(f"system table {identifier!r} is read-only: {operation} is not allowed "
+                         "(write to the data table instead)")
+
+
 
 
 __all__ = [
     "DatabaseNotExistError", "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "TableNotExistError",
     "TableAlreadyExistError", "InvalidIdentifierError", "InvalidSchemaError", "NullKeyError",
     "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "CommitUsageError", "DataFileError",
+    "UnknownSystemTableError", "SystemTableReadOnlyError",
 ]

@@ -50,7 +50,9 @@ class ImplTarget:
         return self._catalogs[key]
 
     def _table(self, table: TableRef) -> impl.FileStoreTable:
-        return self._catalog(table).get_table(table.identifier)
+        t = self._catalog(table).get_table(table.identifier)
+        assert isinstance(t, impl.FileStoreTable), f"{table.identifier} is a system table"
+        return t
 
     def create_table(self, table: TableRef, spec: TableSpec) -> None:
         cat = self._catalog(table)
