@@ -16,6 +16,7 @@ import pyarrow as pa
 from impl.errors import InvalidOptionError
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, DataType, TypeParseError, from_arrow, to_arrow
+from impl.options import core_options as co
 from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
@@ -187,7 +188,7 @@ def _check_deletion_vectors(schema: TableSchema, options: TableOptions) -> None:
     if options.raw.get("sequence.field"):
         raise UnsupportedTableFeatureError(
             "option 'deletion-vectors.enabled' with 'sequence.field' is not implemented (remove one of them)")
-    if options.raw.get("deletion-vectors.bitmap64", "false").strip().lower() == "true":
+    if co.DELETION_VECTORS_BITMAP64.get(options.raw):
         raise UnsupportedTableFeatureError(
             "option 'deletion-vectors.bitmap64' = true is not implemented: use the default 32-bit bitmaps")
 

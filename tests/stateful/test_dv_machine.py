@@ -1,4 +1,4 @@
-"""Stateful machine of deletion-vector tables: the invariants of specs/invariants.md 11-13.
+"""Stateful machine of deletion-vector tables: invariants 22-24 of specs/invariants.md.
 
 A real table (memory file system, deduplicate, ``deletion-vectors.enabled``, 2 buckets, tiny
 write buffer and target file size so writes flush several level-0 runs and compactions roll
@@ -7,9 +7,9 @@ level 0 up with lookup), by a long-lived streaming writer (keeps its deletion ve
 cache across commits), compacted by the dedicated job, and reopened. After every step, from
 the physical state of the latest snapshot (every live file's rows and every deletion vector):
 
-11. every deletion vector names a live data file at level >= 1 (``model.deletion_vectors.dangling``);
-12. at most one valid row per key across levels >= 1 (``duplicate_valid_keys``);
-13. impl's read = the model's no-merge read of that state (``read_with_deletion_vectors``) =
+22. every deletion vector names a live data file at level >= 1 (``model.deletion_vectors.dangling``);
+23. at most one valid row per key across levels >= 1 (``duplicate_valid_keys``);
+24. impl's read = the model's no-merge read of that state (``read_with_deletion_vectors``) =
     ``model.merge_rows`` of every row written up to the last compaction.
 """
 
