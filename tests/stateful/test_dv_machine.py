@@ -116,6 +116,20 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         self._close_stream()
         self.table.compact(full=full)
 
+    @rule(keep=st.integers(1, 3))
+    def expire(self, keep):
+        """Expiration deletes index files only expired snapshots use (the invariant reads every
+        live vector, so a wrongly deleted one fails it)."""
+        type(self).steps += 1
+        now = max(s.time_millis for s in self.table.snapshots()) + 1 if self.table.snapshots() else 0
+        self.table.expire_snapshots(retain_min=keep, retain_max=keep, time_retained_ms=0, now_millis=now,
+                                    max_deletes=10_000)
+        referenced = {f.file_name for s in self.table.snapshots()
+                      for files in bucket_index_files(self.table, s).values() for f in files}
+        index_dir = self.table.paths.index_dir
+        on_disk = {p.rsplit("/", 1)[-1] for p in self.fs.find(index_dir)} if self.fs.exists(index_dir) else set()
+        assert on_disk == referenced, f"index files on storage {sorted(on_disk)} vs referenced {sorted(referenced)}"
+
     @rule()
     def reopen(self):
         type(self).steps += 1
