@@ -28,6 +28,7 @@ import numpy as np
 
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
+from impl.mergetree.changelog import compaction_changelog
 from impl.mergetree.file_writer import KVFileContext, RollingKVWriter
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KeyCodec
@@ -35,6 +36,7 @@ from impl.mergetree.levels import SortedRun
 from impl.mergetree.lookup import LookupLevels
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
 from impl.mergetree.read import iter_merged_runs, read_kv_tables, streamable_keys
+from impl.options.values import ChangelogProducer
 
 
 class CompactionCancelled(Exception):
@@ -54,6 +56,17 @@ class CompactResult:
     def merge(self, other: "CompactResult") -> "CompactResult":
         return CompactResult(self.before + other.before, self.after + other.after, self.changelog + other.changelog,
                              {**self.deletions, **other.deletions})
+
+
+@dataclass(frozen=True)
+class ChangelogContext:
+    """A compaction of a table with ``changelog-producer`` lookup or full-compaction: the
+    producer, the level >= 1 files of the bucket at submission (lookup's previous versions) and
+    their deletion vectors."""
+
+    producer: ChangelogProducer
+    upper_files: tuple[DataFileMeta, ...]
+    vectors: Mapping[str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -136,8 +149,9 @@ class CompactionTask:
 
     def __init__(self, ctx: KVFileContext, namer: DataFileNamer, spec: MergeSpec, files: Sequence[DataFileMeta],
                  output_level: int, max_level: int, min_file_size: int, drop_delete: bool,
-                 dv: DvContext | None = None):
+                 dv: DvContext | None = None, changelog: ChangelogContext | None = None):
         self.dv = dv
+        self.changelog = changelog
         self.ctx = ctx
         self.namer = namer
         self.spec = spec
@@ -170,6 +184,9 @@ class CompactionTask:
             self._check()
             if self.dv is not None:
                 result = CompactResult(result.before, result.after, result.changelog, self._lookup_deletions())
+            if self.changelog is not None:
+                result = CompactResult(result.before, result.after, result.changelog + self._changelog(),
+                                       result.deletions)
             return result
         except BaseException:
             self.delete_outputs()
@@ -216,6 +233,35 @@ class CompactionTask:
                               list(self.ctx.layout.key_columns))
         self._check()
         return self.dv.lookup.lookup(keys, self.dv.targets)
+
+    def _changelog(self) -> tuple[DataFileMeta, ...]:
+        """Changelog files of this compaction (see :mod:`impl.mergetree.changelog`)."""
+        assert self.changelog is not None
+        if self.changelog.producer is ChangelogProducer.LOOKUP:
+            new_files = [f for f in self.files if f.level == 0]
+            old_files = list(self.changelog.upper_files)
+        elif self.output_level == self.max_level:
+            new_files = [f for f in self.files if f.level < self.max_level]
+            old_files = [f for f in self.files if f.level == self.max_level]
+        else:
+            return ()
+        if not new_files:
+            return ()
+
+        def read(files, vectors):
+            return read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files,
+                                  deletion_vectors=vectors)
+        rows = compaction_changelog(read, self.ctx.layout, self.spec, new_files, old_files, self.changelog.vectors)
+        self._check()
+        if rows.num_rows == 0:
+            return ()
+        writer = RollingKVWriter(self.ctx, self.namer.changelog_file, 0, FileSource.COMPACT)
+        try:
+            writer.write(rows)
+            return tuple(writer.close())
+        finally:
+            with self._lock:
+                self._written.extend(writer.written)
 
     def delete_outputs(self) -> None:
         """Delete every file this task wrote (never the files it upgraded: those belong to the table)."""
