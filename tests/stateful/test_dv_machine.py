@@ -10,7 +10,9 @@ the physical state of the latest snapshot (every live file's rows and every dele
 22. every deletion vector names a live data file at level >= 1 (``model.deletion_vectors.dangling``);
 23. at most one valid row per key across levels >= 1 (``duplicate_valid_keys``);
 24. impl's read = the model's no-merge read of that state (``read_with_deletion_vectors``) =
-    ``model.merge_rows`` of every row written up to the last compaction.
+    ``model.merge_rows`` of every row written up to the last compaction;
+25. with ``changelog-producer`` lookup or full-compaction (drawn per example), the changelog of
+    every snapshot, replayed in order from an empty table, gives the table's rows.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ class DeletionVectorMachine(RuleBasedStateMachine):
     examples = 0
     steps = 0
 
-    @initialize(trigger=st.integers(2, 5), levels=st.integers(3, 6))
-    def create(self, trigger, levels):
+    @initialize(trigger=st.integers(2, 5), levels=st.integers(3, 6),
+                producer=st.sampled_from(["none", "lookup", "full-compaction"]))
+    def create(self, trigger, levels, producer):
         type(self).examples += 1
         self.fs = fsspec.filesystem("memory")
         self.root = f"/dv-machine-{uuid.uuid4().hex}"
@@ -56,7 +59,10 @@ class DeletionVectorMachine(RuleBasedStateMachine):
             "db.t", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
             options={"bucket": "2", "deletion-vectors.enabled": "true", "write-buffer-size": "2 kb",
                      "target-file-size": "4 kb", "num-sorted-run.compaction-trigger": str(trigger),
-                     "num-levels": str(levels)})
+                     "num-levels": str(levels), "changelog-producer": producer})
+        self.producer = producer
+        self.replayed: dict = {}  # the changelog of every snapshot, applied in order
+        self.replayed_to = 0
         self.rows: list[tuple] = []  # every row written: (key, sequence, kind, value)
         self.visible = 0  # rows a read must reflect: those written up to the last compaction
         self.stream = None
@@ -121,6 +127,7 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         """Expiration deletes index files only expired snapshots use (the invariant reads every
         live vector, so a wrongly deleted one fails it)."""
         type(self).steps += 1
+        self._replay_changelog()
         now = max(s.time_millis for s in self.table.snapshots()) + 1 if self.table.snapshots() else 0
         self.table.expire_snapshots(retain_min=keep, retain_max=keep, time_retained_ms=0, now_millis=now,
                                     max_deletes=10_000)
@@ -135,6 +142,20 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         type(self).steps += 1
         self._close_stream()
         self.table = impl.Catalog(self.root, filesystem=self.fs).get_table("db.t")
+
+    def _replay_changelog(self):
+        """Apply the changelog of the snapshots since the last replay (before any can expire)."""
+        latest = self.table.latest_snapshot()
+        if self.producer == "none" or latest is None or latest.id == self.replayed_to:
+            return
+        changes = self.table.copy({"incremental-between": f"{self.replayed_to},{latest.id}"}).to_arrow()
+        for r in changes.to_pylist():
+            key = (r["dt"], r["id"])
+            if r["_VALUE_KIND"] in (INSERT, UPDATE_AFTER):
+                self.replayed[key] = r["v"]
+            else:
+                assert self.replayed.pop(key, None) == r["v"], f"retraction of {key} does not match"
+        self.replayed_to = latest.id
 
     @invariant()
     def deletion_vector_invariants(self):
@@ -166,6 +187,10 @@ class DeletionVectorMachine(RuleBasedStateMachine):
             assert (r["dt"], r["id"]) not in got
             got[(r["dt"], r["id"])] = r["v"]
         assert got == state_rows == merge_rows(self.rows[:self.visible])
+        if self.producer != "none":
+            # 25. lookup / full-compaction: the changelog replayed from empty gives the table
+            self._replay_changelog()
+            assert self.replayed == got
 
 
 def test_deletion_vector_tables_keep_their_invariants(request):
