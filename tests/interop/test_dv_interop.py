@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from pypaimon_env import run_pypaimon
 
 import impl
@@ -33,13 +34,14 @@ def _rows(table, snapshot_id):
     return sorted([r["dt"], r["k1"], r["k2"], r["v"]] for r in t.to_pylist())
 
 
-def test_pypaimon_reads_impl_dv_tables_after_every_compaction(tmp_path, pypaimon):
+@pytest.mark.parametrize("producer", ["none", "lookup"])
+def test_pypaimon_reads_impl_dv_tables_after_every_compaction(tmp_path, pypaimon, producer):
     wh = str(tmp_path / "wh")
     cat = impl.Catalog(wh)
     cat.create_database("db")
     table = cat.create_table("db.dv", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "k1", "k2"],
                              options={"bucket": "2", "deletion-vectors.enabled": "true",
-                                      "num-sorted-run.compaction-trigger": "3"})
+                                      "num-sorted-run.compaction-trigger": "3", "changelog-producer": producer})
     rng = np.random.default_rng(15)
     model: dict[tuple, int] = {}
     expected: dict[int, list] = {}
