@@ -27,7 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.format.records import DataFileMeta
-from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KVLayout, RowKind
+from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, RowKind
+from impl.mergetree.lookup import key_bounds, overlapping
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
 
 _N, _O, _ORD = "__paimon_new", "__paimon_old", "__paimon_order"
@@ -76,8 +77,10 @@ def changelog_rows(old: pa.Table, new: pa.Table, layout: KVLayout) -> pa.Table:
 
 
 def compaction_changelog(read, layout: KVLayout, spec: MergeSpec, new_files: Sequence[DataFileMeta],
-                         old_files: Sequence[DataFileMeta], vectors: Mapping[str, np.ndarray]) -> pa.Table:
-    """The changelog rows of the keys of ``new_files`` against their rows in ``old_files``.
+                         old_files: Sequence[DataFileMeta], vectors: Mapping[str, np.ndarray],
+                         codec: KeyCodec) -> pa.Table:
+    """The changelog rows of the keys of ``new_files`` against their rows in ``old_files``
+    (only the old files whose key range meets the new keys are read).
 
     ``read(files, vectors)`` returns the KV rows (all columns) of files, minus deleted rows.
     """
@@ -86,8 +89,11 @@ def compaction_changelog(read, layout: KVLayout, spec: MergeSpec, new_files: Seq
     new = merge_kv(read(new_files, {}), spec, drop_delete=False)
     if not old_files or new.num_rows == 0:
         return changelog_rows(layout.empty(), new, layout)
-    old_all = read(old_files, vectors)
     keys = list(layout.key_columns)
+    old_files = overlapping(old_files, key_bounds(new.select(keys), keys, codec), codec)
+    if not old_files:
+        return changelog_rows(layout.empty(), new, layout)
+    old_all = read(old_files, vectors)
     old_all = old_all.join(new.select(keys), keys, join_type="left semi")
     old = merge_kv(old_all, spec, drop_delete=True)
     return changelog_rows(old, new, layout)

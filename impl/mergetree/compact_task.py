@@ -251,7 +251,8 @@ class CompactionTask:
         def read(files, vectors):
             return read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files,
                                   deletion_vectors=vectors)
-        rows = compaction_changelog(read, self.ctx.layout, self.spec, new_files, old_files, self.changelog.vectors)
+        rows = compaction_changelog(read, self.ctx.layout, self.spec, new_files, old_files, self.changelog.vectors,
+                                    self.ctx.key_codec)
         self._check()
         if rows.num_rows == 0:
             return ()

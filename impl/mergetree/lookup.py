@@ -28,6 +28,21 @@ _POS = "__paimon_lookup_pos"
 DEFAULT_LOOKUP_CACHE_BYTES = 256 * 1024 * 1024
 
 
+def key_bounds(keys: pa.Table, key_cols: Sequence[str], codec: KeyCodec) -> tuple[tuple, tuple]:
+    """Sort keys (``codec.sort_key``) of the smallest and largest key of ``keys`` (non-empty)."""
+    order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in key_cols])
+    first = keys.take(order.slice(0, 1)).to_pylist()[0]
+    last = keys.take(order.slice(len(order) - 1, 1)).to_pylist()[0]
+    return (codec.sort_key(codec.encode([first[c] for c in key_cols])),
+            codec.sort_key(codec.encode([last[c] for c in key_cols])))
+
+
+def overlapping(files: Sequence[DataFileMeta], bounds: tuple[tuple, tuple], codec: KeyCodec) -> list[DataFileMeta]:
+    """The files whose key range meets ``bounds`` (from :func:`key_bounds`)."""
+    lo, hi = bounds
+    return [f for f in files if not (codec.sort_key(f.max_key) < lo or codec.sort_key(f.min_key) > hi)]
+
+
 class LookupLevels:
     """Key -> (file, position) lookups over data files of one bucket, with a bounded key cache."""
 
@@ -74,16 +89,9 @@ class LookupLevels:
             return {}
         key_cols = list(self.layout.key_columns)
         keys = keys.select(key_cols)
-        order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in key_cols])
-        first = keys.take(order.slice(0, 1)).to_pylist()[0]
-        last = keys.take(order.slice(len(order) - 1, 1)).to_pylist()[0]
-        lo = self.codec.sort_key(self.codec.encode([first[c] for c in key_cols]))
-        hi = self.codec.sort_key(self.codec.encode([last[c] for c in key_cols]))
         query = None
         out: dict[str, np.ndarray] = {}
-        for f in files:
-            if self.codec.sort_key(f.max_key) < lo or self.codec.sort_key(f.min_key) > hi:
-                continue
+        for f in overlapping(files, key_bounds(keys, key_cols, self.codec), self.codec):
             if query is None:
                 query = keys.group_by(key_cols).aggregate([])  # distinct keys
             hits = self._keys_of(f).join(query, key_cols, join_type="inner")
