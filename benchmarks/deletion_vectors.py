@@ -1,5 +1,8 @@
 """Deletion vectors: merge-free reads and the cost of lookup compaction.
 
+Also times the write of the same workload with ``changelog-producer`` lookup (with and
+without deletion vectors).
+
 Writes the same primary-key workload (``--rows`` rows over ``--commits`` batch commits,
 30 % of each commit's rows update earlier keys, 4 buckets) into three tables:
 
@@ -108,10 +111,15 @@ def main() -> None:
         dv, t_dv = write_table(root, "dv", {"deletion-vectors.enabled": "true"}, data)
         plain, t_plain = write_table(root, "plain", {}, data)
         runs, t_runs = write_table(root, "runs", {"write-only": "true"}, data)
+        _, t_cl = write_table(root, "lookup_cl", {"changelog-producer": "lookup"}, data)
+        _, t_dv_cl = write_table(root, "dv_lookup_cl",
+                                 {"deletion-vectors.enabled": "true", "changelog-producer": "lookup"}, data)
         print("\nwrite + compaction (all commits)")
         print(f"  deletion vectors (lookup)     {t_dv:8.2f} s   {t_dv / t_plain:5.2f}x of plain")
         print(f"  plain (universal compaction)  {t_plain:8.2f} s   (baseline)")
         print(f"  write-only (no compaction)    {t_runs:8.2f} s")
+        print(f"  changelog-producer lookup     {t_cl:8.2f} s   {t_cl / t_plain:5.2f}x of plain")
+        print(f"  dv + lookup changelog         {t_dv_cl:8.2f} s   {t_dv_cl / t_plain:5.2f}x of plain")
 
         entries = SnapshotReader(dv).live_entries(dv.latest_snapshot())
         paths = [dv.paths.data_file_path(dv.partition_cache.path(e.partition), e.bucket, e.file.file_name)
