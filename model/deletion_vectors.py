@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from model.errors import IndexFileConflictError
-from model.rules import ADD, INSERT, UPDATE_AFTER
+from model.rules import ADD, DELETE_ROW, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 
 Row = tuple  # (key, sequence_number, row_kind, value)
 Files = Mapping[str, tuple[int, Sequence[Row]]]
@@ -83,3 +83,21 @@ def check_deletion_vectors(previous: Iterable[IndexEntry], changes: Iterable[Ind
                 if data_file in seen or data_file not in names:
                     raise IndexFileConflictError(f"deletion vector of {data_file} is duplicated or dangling")
                 seen.add(data_file)
+
+
+def changelog(old: Mapping[Any, Any], new: Mapping[Any, tuple[int, Any]]) -> list[tuple[Any, int, Any]]:
+    """The changelog of compaction producers (``impl.mergetree.changelog.changelog_rows``):
+    per key of ``new`` ({key: (row kind, value)}) in key order, against ``old`` ({key: value},
+    the previous version): +I new if no previous; -U old, +U new if both; -D old if the new
+    version is a retraction and a previous exists; nothing otherwise."""
+    out: list[tuple[Any, int, Any]] = []
+    for key in sorted(new):
+        kind, value = new[key]
+        if kind in (INSERT, UPDATE_AFTER):
+            if key in old:
+                out += [(key, UPDATE_BEFORE, old[key]), (key, UPDATE_AFTER, value)]
+            else:
+                out.append((key, INSERT, value))
+        elif key in old:
+            out.append((key, DELETE_ROW, old[key]))
+    return out

@@ -8,6 +8,8 @@ import zlib
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mergetree_helpers import Table, make_schema
 
 import model.deletion_vectors as mdv
@@ -16,6 +18,7 @@ from impl.errors import CorruptMetadataError, IndexFileConflictError
 from impl.format.records import DELETION_VECTORS_INDEX, DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.mergetree.changelog import changelog_rows
 from impl.mergetree.deletion_vectors import (
     BITMAP_MAGIC,
     DeletionVectorsMaintainer,
@@ -182,3 +185,27 @@ def test_deletion_vector_commit_rules_match_the_model(case, conflict):
     except ModelIndexFileConflictError as e:
         model_error = e
     assert (impl_error is not None) == conflict == (model_error is not None)
+
+
+_kind = st.sampled_from([0, 1, 2, 3])
+
+
+@settings(max_examples=60, deadline=None)
+@given(old=st.dictionaries(st.integers(0, 30), st.text(max_size=3), max_size=20),
+       new=st.dictionaries(st.integers(0, 30), st.tuples(_kind, st.text(max_size=3)), max_size=20))
+def test_changelog_rows_match_the_model(old, new):
+    layout = KVLayout(make_schema())
+
+    def kv(rows):  # rows: [(id, seq, kind, k)] in key order
+        n = len(rows)
+        return pa.table({"_KEY_id": pa.array([r[0] for r in rows], pa.int64()),
+                         "_SEQUENCE_NUMBER": pa.array([r[1] for r in rows], pa.int64()),
+                         "_VALUE_KIND": pa.array([r[2] for r in rows], pa.int8()),
+                         "id": pa.array([r[0] for r in rows], pa.int64()), "k": [r[3] for r in rows],
+                         "v": pa.nulls(n, pa.float64()), "ts": pa.nulls(n, pa.int64())}).cast(layout.arrow_schema)
+    old_t = kv([(key, 1, 0, v) for key, v in sorted(old.items())])
+    new_t = kv([(key, 100 + key, kind, v) for key, (kind, v) in sorted(new.items())])
+    got = changelog_rows(old_t, new_t, layout)
+    assert [(r["id"], r["_VALUE_KIND"], r["k"]) for r in got.to_pylist()] == mdv.changelog(old, new)
+    # every row of a key carries the new version's sequence number (the read orders by it)
+    assert all(r["_SEQUENCE_NUMBER"] == 100 + r["id"] for r in got.to_pylist())
