@@ -111,6 +111,13 @@ class KeyRangeOverlapError(CommitConflictError):
     """On a primary-key table, two files of one (partition, bucket, level >= 1) would overlap in key range."""
 
 
+class IndexFileConflictError(CommitConflictError):
+    """The commit's index-file changes contradict the latest snapshot: it deletes a deletion-vector
+    index file that is no longer live (another commit replaced the bucket's vectors), adds one
+    twice, gives one data file two deletion vectors, or leaves a deletion vector naming a data
+    file that is not live."""
+
+
 class CommitRetriesExhaustedError(CommitError):
     """Every attempt lost the race for the next snapshot id (``commit.max-retries`` or ``commit.timeout``)."""
 

@@ -3,6 +3,8 @@
 rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions)
 table.py  -- Model: retained snapshots; commit, overwrite, expire, read
 errors.py -- error classes, named as in impl.errors
+deletion_vectors.py -- deletion vectors: the no-merge read, the two safety invariants, the
+                       commit rules on DV index files (import model.deletion_vectors)
 """
 
 from model.errors import (
@@ -11,6 +13,7 @@ from model.errors import (
     DuplicateFileError,
     FileAlreadyLiveError,
     FileNotLiveError,
+    IndexFileConflictError,
     KeyRangeOverlapError,
     ModelError,
     SnapshotNotFoundError,
@@ -39,7 +42,7 @@ __all__ = [
     "ADD", "APPEND", "COMPACT", "DELETE", "DELETE_ROW", "INSERT", "OVERWRITE",
     "UPDATE_AFTER", "UPDATE_BEFORE",
     "BucketCountChangedError", "CommitConflictError", "DuplicateFileError",
-    "FileAlreadyLiveError", "FileNotLiveError", "KeyRangeOverlapError", "ModelError",
+    "FileAlreadyLiveError", "FileNotLiveError", "IndexFileConflictError", "KeyRangeOverlapError", "ModelError",
     "SnapshotNotFoundError",
     "Entry", "FileFacts", "Identity", "Model", "Snapshot",
     "check_conflicts", "identity", "merge_entries", "merge_rows",

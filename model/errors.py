@@ -46,3 +46,7 @@ class FileNotLiveError(CommitConflictError):
 
 class KeyRangeOverlapError(CommitConflictError):
     """Primary-key table: two files of one (partition, bucket, level >= 1) overlap in key range."""
+
+
+class IndexFileConflictError(CommitConflictError):
+    """Deletion-vector index changes contradict the snapshot (impl.errors.IndexFileConflictError)."""

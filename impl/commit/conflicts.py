@@ -22,9 +22,15 @@ from itertools import pairwise
 from typing import Any, Callable, Iterable, NoReturn, Sequence
 
 from impl.commit.live_files import LiveFiles
-from impl.errors import BucketCountChangedError, FileAlreadyLiveError, FileNotLiveError, KeyRangeOverlapError
+from impl.errors import (
+    BucketCountChangedError,
+    FileAlreadyLiveError,
+    FileNotLiveError,
+    IndexFileConflictError,
+    KeyRangeOverlapError,
+)
 from impl.format.json_records import CommitKind
-from impl.format.records import FileIdentity, FileKind, ManifestEntry
+from impl.format.records import DELETION_VECTORS_INDEX, FileIdentity, FileKind, IndexManifestEntry, ManifestEntry
 
 KeySortKey = Callable[[bytes], Any]  # serialized key BinaryRow -> comparable value
 DescribePartition = Callable[[bytes], str]  # serialized partition -> text for error messages
@@ -127,3 +133,56 @@ def _check_key_ranges(live: LiveFiles, fold: Fold, key_sort_key: KeySortKey,
                     f"key ranges of {a.file.file_name} and {b.file.file_name} overlap in partition "
                     f"{describe_partition(partition)}, bucket {bucket}, level {level}",
                     files=(a.file.file_name, b.file.file_name))
+
+
+# ---------------------------------------------------------------------------- deletion vectors
+
+LiveNames = Callable[[bytes, int], set[str]]  # (partition, bucket) -> live data file names after the commit
+
+
+def check_deletion_vector_conflicts(previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry],
+                                    removed_buckets: Iterable[tuple[bytes, int]], live_names: LiveNames, *,
+                                    describe_partition: DescribePartition = lambda p: p.hex()) -> None:
+    """Raise IndexFileConflictError if the deletion-vector index changes cannot be applied.
+
+    Rules (``model.check_deletion_vectors`` mirrors them): a DELETE names a live DV index
+    file (else another commit replaced the bucket's vectors since this writer read them); an
+    ADD is not live yet; after the commit, no data file has two deletion vectors and every
+    deletion vector names a live data file. The last two are checked for the buckets the index
+    changes touch and the buckets whose data files the commit removes (``removed_buckets``).
+    """
+    live = {e.identity: e for e in previous if e.kind is FileKind.ADD and e.index_file.index_type == DELETION_VECTORS_INDEX}
+    touched = set(removed_buckets)
+    for c in changes:
+        if c.index_file.index_type != DELETION_VECTORS_INDEX:
+            continue
+        where = f"partition {describe_partition(c.partition)}, bucket {c.bucket}"
+        touched.add((c.partition, c.bucket))
+        if c.kind is FileKind.ADD:
+            if c.identity in live:
+                raise IndexFileConflictError(f"deletion vector index file {c.index_file.file_name} ({where}) is already live")
+            live[c.identity] = c
+        elif live.pop(c.identity, None) is None:
+            raise IndexFileConflictError(
+                f"commit deletes deletion vector index file {c.index_file.file_name} ({where}), which is not live: "
+                f"another commit replaced this bucket's deletion vectors; restart the writer from the latest snapshot")
+    by_bucket: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+    for e in live.values():
+        if (e.partition, e.bucket) in touched:
+            by_bucket.setdefault((e.partition, e.bucket), []).append(e)
+    for (partition, bucket), entries in sorted(by_bucket.items()):
+        names = live_names(partition, bucket)
+        seen: dict[str, str] = {}
+        for e in entries:
+            for r in e.index_file.deletion_vector_ranges or ():
+                where = f"partition {describe_partition(partition)}, bucket {bucket}"
+                if r.data_file_name in seen:
+                    raise IndexFileConflictError(
+                        f"data file {r.data_file_name} ({where}) would have two deletion vectors, in "
+                        f"{seen[r.data_file_name]} and {e.index_file.file_name}", files=(r.data_file_name,))
+                seen[r.data_file_name] = e.index_file.file_name
+                if r.data_file_name not in names:
+                    raise IndexFileConflictError(
+                        f"deletion vector in {e.index_file.file_name} names data file {r.data_file_name} ({where}), "
+                        f"which is not live after this commit (compacted or deleted by another commit)",
+                        files=(r.data_file_name,))

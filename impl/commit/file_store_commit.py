@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from impl.commit.conflicts import Fold, KeySortKey, check_conflicts
+from impl.commit.conflicts import Fold, KeySortKey, check_conflicts, check_deletion_vector_conflicts
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import (
     BATCH_COMMIT_IDENTIFIER,
@@ -51,7 +51,14 @@ from impl.errors import (
 )
 from impl.format.binary_row import decode_row, sort_key
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
-from impl.format.records import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
+from impl.format.records import (
+    DELETION_VECTORS_INDEX,
+    DataFileMeta,
+    FileKind,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+)
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import LATEST_HINT, IdFactory, TablePaths, partition_path, random_id
@@ -636,7 +643,7 @@ class FileStoreCommit:
         try:
             live = self._live_at(latest)
             changes, fold = self._checked_changes(attempt, live, latest)
-            snapshot = self._write_metadata(attempt, latest, changes, written)
+            snapshot = self._write_metadata(attempt, latest, changes, written, live, fold)
         except FileNotFoundError as e:
             self._delete_manifests(written)
             if self._expired_meanwhile(latest, e):
@@ -849,7 +856,7 @@ class FileStoreCommit:
     # ------------------------------------------------------------------ metadata of one try
 
     def _write_metadata(self, attempt: _Attempt, latest: Snapshot | None, changes: Sequence[ManifestEntry],
-                        written: list[str]) -> Snapshot:
+                        written: list[str], live: LiveFiles, fold: Fold) -> Snapshot:
         """Write merged base list, delta manifests + list, changelog and index manifests; the
         snapshot that references them.
 
@@ -861,7 +868,7 @@ class FileStoreCommit:
         if attempt.part.changelog:
             changelog_list, changelog_size = self._write_manifests_and_list(attempt.part.changelog, written,
                                                                             name_suffix="changelog")
-        index_manifest = self._write_index_manifest(latest, attempt.part.index, written)
+        index_manifest = self._write_index_manifest(latest, attempt, written, live, fold)
         lists = _WrittenLists(base_list, base_size, delta_list, delta_size, changelog_list, changelog_size,
                               index_manifest)
         previous_total = self._total_record_count(latest)
@@ -893,14 +900,38 @@ class FileStoreCommit:
         _, size = self.manifest_list.write(manifests, name=list_name)
         return list_name, size
 
-    def _write_index_manifest(self, latest: Snapshot | None, index_changes: Sequence[IndexManifestEntry],
-                              written: list[str]) -> str | None:
+    def _write_index_manifest(self, latest: Snapshot | None, attempt: _Attempt, written: list[str],
+                              live: LiveFiles, fold: Fold) -> str | None:
         """The index manifest of the new snapshot: the previous one, or a new one when the
-        index files change (None once no index file is left)."""
+        index files change (None once no index file is left).
+
+        Deletion-vector index files are checked against the data files the snapshot will hold
+        (:func:`check_deletion_vector_conflicts`); an OVERWRITE drops the deletion vectors of
+        the partitions it replaces, as Paimon does."""
         index_manifest = latest.index_manifest if latest is not None else None
-        if not index_changes:
+        index_changes = list(attempt.part.index)
+        if not index_changes and not (index_manifest and fold.removed):
             return index_manifest
         previous_index = self.index_manifest_file.read(index_manifest) if index_manifest else []
+        if attempt.overwrite_matches is not None:
+            matches = attempt.overwrite_matches
+            gone = {c.identity for c in index_changes if c.kind is FileKind.DELETE}
+            index_changes = [replace(e, kind=FileKind.DELETE) for e in previous_index
+                             if e.kind is FileKind.ADD and e.index_file.index_type == DELETION_VECTORS_INDEX
+                             and matches(e.partition) and e.identity not in gone] + index_changes
+        added_names: dict[tuple[bytes, int], set[str]] = {}
+        for e in fold.added.values():
+            added_names.setdefault((e.partition, e.bucket), set()).add(e.file.file_name)
+
+        def live_names(partition: bytes, bucket: int) -> set[str]:
+            names = {n for n in live.upper_level_names(partition, bucket)}
+            names -= {i.file_name for i in fold.removed if (i.partition, i.bucket) == (partition, bucket)}
+            return names | added_names.get((partition, bucket), set())
+
+        check_deletion_vector_conflicts(previous_index, index_changes, {(i.partition, i.bucket) for i in fold.removed},
+                                        live_names, describe_partition=self.describe_partition)
+        if not index_changes:
+            return index_manifest
         live_index = fold_index_entries(previous_index, index_changes)
         if not live_index:
             return None

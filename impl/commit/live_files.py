@@ -26,6 +26,7 @@ class LiveFiles:
         self.by_identity: dict[FileIdentity, ManifestEntry] = {}
         self._buckets: dict[bytes, dict[int, set[FileIdentity]]] = defaultdict(lambda: defaultdict(set))
         self._groups: dict[tuple[bytes, int, int], set[FileIdentity]] = defaultdict(set)
+        self._max_level = 0  # highest level ever seen (bounds the level groups of a bucket)
         for e in entries:
             self._add(e)
 
@@ -49,6 +50,11 @@ class LiveFiles:
     def group(self, partition: bytes, bucket: int, level: int) -> set[FileIdentity]:
         return self._groups.get((partition, bucket, level), set())
 
+    def upper_level_names(self, partition: bytes, bucket: int) -> set[str]:
+        """File names of the live files of one bucket at levels >= 1."""
+        return {i.file_name for level in range(1, self._max_level + 1)
+                for i in self._groups.get((partition, bucket, level), ())}
+
     # ------------------------------------------------------------------ mutation
 
     def _add(self, e: ManifestEntry) -> None:
@@ -58,6 +64,7 @@ class LiveFiles:
             self._buckets[e.partition][e.total_buckets].add(ident)
         if e.file.level >= 1:
             self._groups[(e.partition, e.bucket, e.file.level)].add(ident)
+            self._max_level = max(self._max_level, e.file.level)
 
     def _remove(self, ident: FileIdentity) -> None:
         e = self.by_identity.pop(ident, None)

@@ -284,6 +284,10 @@ class ManifestFileMeta:
             raise CorruptMetadataError(path, f"bad manifest file meta ({type(e).__name__}: {e})") from e
 
 
+# IndexFileMeta.index_type of deletion-vector index files (Paimon's DELETION_VECTORS_INDEX)
+DELETION_VECTORS_INDEX = "DELETION_VECTORS"
+
+
 @dataclass(frozen=True)
 class DeletionVectorMeta:
     data_file_name: str

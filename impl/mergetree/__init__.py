@@ -16,7 +16,13 @@ from impl.mergetree.merge_engine import (
     sort_kv,
 )
 from impl.mergetree.options import MergeTreeOptions
-from impl.mergetree.read import CorruptDataFileError, iter_merge_read, merge_read, read_kv_files
+from impl.mergetree.read import (
+    CorruptDataFileError,
+    deletion_vector_read,
+    iter_merge_read,
+    merge_read,
+    read_kv_files,
+)
 from impl.mergetree.writer import MergeTreeWriter, WriterClosedError
 
 __all__ = [
@@ -24,5 +30,5 @@ __all__ = [
     "interval_partition", "KEY_PREFIX", "SEQUENCE_NUMBER", "VALUE_KIND", "KeyCodec", "KVLayout", "RowKind",
     "Levels", "LevelsError", "LevelSortedRun", "SortedRun", "FieldAgg", "MergeEngineError", "MergeSpec",
     "SequenceGroup", "merge_kv", "merge_sorted", "sort_kv", "MergeTreeOptions",
-    "CorruptDataFileError", "iter_merge_read", "merge_read", "read_kv_files", "MergeTreeWriter", "WriterClosedError",
+    "CorruptDataFileError", "iter_merge_read", "merge_read", "deletion_vector_read", "read_kv_files", "MergeTreeWriter", "WriterClosedError",
 ]

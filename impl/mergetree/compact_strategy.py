@@ -98,7 +98,19 @@ class UniversalCompaction:
             return None
         return self._size_ratio(max_level, runs, 1)
 
-    def _size_ratio(self, max_level: int, runs: Sequence[LevelSortedRun], count: int) -> CompactUnit | None:
+    def force_pick_level0(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        """All level-0 runs (and what the size ratio adds), even a single one: Paimon's
+        ``forcePickL0``, which lookup compaction (deletion vectors) uses when :meth:`pick`
+        finds nothing, so level-0 data always reaches level >= 1."""
+        count = 0
+        while count < len(runs) and runs[count].level == 0:
+            count += 1
+        if count == 0:
+            return None
+        return self._size_ratio(num_levels - 1, runs, count, force=True)
+
+    def _size_ratio(self, max_level: int, runs: Sequence[LevelSortedRun], count: int,
+                    force: bool = False) -> CompactUnit | None:
         candidate = sum(r.total_size for r in runs[:count])
         for nxt in runs[count:]:
             # candidate * (100 + ratio) / 100 < next, in integers (Paimon computes it in doubles)
@@ -106,7 +118,7 @@ class UniversalCompaction:
                 break
             candidate += nxt.total_size
             count += 1
-        if count > 1:
+        if force or count > 1:
             return _unit(runs, max_level, count)
         return None
 

@@ -8,22 +8,35 @@ files get merged), a larger file is upgraded -- moved to the output level as met
 after the pending candidates are rewritten (candidates before it must not be skipped, or key
 order across the output would break). An upgrade into the max level of a file holding
 deletes becomes a rewrite of that file, so the max level never keeps retractions.
+
+With deletion vectors (``DvContext``) the task follows Paimon's lookup compaction: a level-0
+file holding retractions (or of unknown delete count) is rewritten rather than upgraded, and
+rewrites drop retractions at every output level (the writer passes ``drop_delete``), so levels
+>= 1 hold no retraction; rewrites skip the rows the deletion vectors of their inputs delete;
+and every key of a level-0 input is looked up in the level >= 1 files the compaction does not
+touch (all older than its inputs), whose rows of those keys are then superseded: their
+positions go into ``CompactResult.deletions``.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from typing import Sequence, Union
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence, Union
+
+import numpy as np
 
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
+from impl.mergetree.changelog import compaction_changelog
 from impl.mergetree.file_writer import KVFileContext, RollingKVWriter
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KeyCodec
 from impl.mergetree.levels import SortedRun
+from impl.mergetree.lookup import LookupLevels
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
 from impl.mergetree.read import iter_merged_runs, read_kv_tables, streamable_keys
+from impl.options.values import ChangelogProducer
 
 
 class CompactionCancelled(Exception):
@@ -37,9 +50,33 @@ class CompactResult:
     before: tuple[DataFileMeta, ...] = ()
     after: tuple[DataFileMeta, ...] = ()
     changelog: tuple[DataFileMeta, ...] = ()
+    # deletion-vector mode: row positions this compaction superseded, per untouched data file
+    deletions: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def merge(self, other: "CompactResult") -> "CompactResult":
-        return CompactResult(self.before + other.before, self.after + other.after, self.changelog + other.changelog)
+        return CompactResult(self.before + other.before, self.after + other.after, self.changelog + other.changelog,
+                             {**self.deletions, **other.deletions})
+
+
+@dataclass(frozen=True)
+class ChangelogContext:
+    """A compaction of a table with ``changelog-producer`` lookup or full-compaction: the
+    producer, the level >= 1 files of the bucket at submission (lookup's previous versions) and
+    their deletion vectors."""
+
+    producer: ChangelogProducer
+    upper_files: tuple[DataFileMeta, ...]
+    vectors: Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class DvContext:
+    """What a compaction of a deletion-vector table needs: the deletion vectors of its input
+    files, the lookup structure, and the level >= 1 files it does not touch (lookup targets)."""
+
+    input_vectors: Mapping[str, np.ndarray]
+    lookup: LookupLevels
+    targets: tuple[DataFileMeta, ...]
 
 
 @dataclass(frozen=True)
@@ -60,15 +97,20 @@ Step = Union[Upgrade, Rewrite]
 
 
 def plan_compaction(files: Sequence[DataFileMeta], output_level: int, max_level: int, min_file_size: int,
-                    codec: KeyCodec) -> list[Step]:
-    """The upgrades and rewrites that compact ``files`` into ``output_level``, in key order."""
+                    codec: KeyCodec, deletion_vectors: bool = False) -> list[Step]:
+    """The upgrades and rewrites that compact ``files`` into ``output_level``, in key order.
+
+    ``deletion_vectors``: a level-0 file that may hold retractions is rewritten, not upgraded
+    (Paimon's LookupMergeTreeCompactRewriter: levels >= 1 must hold none)."""
     steps: list[Step] = []
     candidate: list[tuple[SortedRun, ...]] = []
 
     def upgrade(f: DataFileMeta) -> None:
         if f.level == output_level:
             return
-        if output_level != max_level or f.delete_row_count == 0:
+        if deletion_vectors and f.level == 0 and f.delete_row_count != 0:
+            steps.append(Rewrite(((SortedRun((f,)),),)))
+        elif output_level != max_level or f.delete_row_count == 0:
             steps.append(Upgrade(f))
         else:
             steps.append(Rewrite(((SortedRun((f,)),),)))
@@ -106,7 +148,10 @@ class CompactionTask:
     """
 
     def __init__(self, ctx: KVFileContext, namer: DataFileNamer, spec: MergeSpec, files: Sequence[DataFileMeta],
-                 output_level: int, max_level: int, min_file_size: int, drop_delete: bool):
+                 output_level: int, max_level: int, min_file_size: int, drop_delete: bool,
+                 dv: DvContext | None = None, changelog: ChangelogContext | None = None):
+        self.dv = dv
+        self.changelog = changelog
         self.ctx = ctx
         self.namer = namer
         self.spec = spec
@@ -130,13 +175,18 @@ class CompactionTask:
         try:
             result = CompactResult()
             for step in plan_compaction(self.files, self.output_level, self.max_level, self.min_file_size,
-                                        self.ctx.key_codec):
+                                        self.ctx.key_codec, self.dv is not None):
                 self._check()
                 if isinstance(step, Upgrade):
                     result = result.merge(CompactResult((step.file,), (step.file.upgrade(self.output_level),)))
                 else:
                     result = result.merge(self._rewrite(step))
             self._check()
+            if self.dv is not None:
+                result = CompactResult(result.before, result.after, result.changelog, self._lookup_deletions())
+            if self.changelog is not None:
+                result = CompactResult(result.before, result.after, result.changelog + self._changelog(),
+                                       result.deletions)
             return result
         except BaseException:
             self.delete_outputs()
@@ -149,7 +199,8 @@ class CompactionTask:
                 self._check()
                 if not streamable_keys(self.ctx.layout):
                     files = [f for run in section for f in run.files]
-                    kv = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files)
+                    kv = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files,
+                                        deletion_vectors=self._input_vectors)
                     merged = merge_kv(kv, self.spec, self.drop_delete)
                     del kv
                     self._check()
@@ -159,7 +210,7 @@ class CompactionTask:
                 # held in memory at once.
                 for merged in iter_merged_runs(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, self.spec,
                                                [run.files for run in section], self.ctx.layout.all_columns,
-                                               self.drop_delete):
+                                               self.drop_delete, deletion_vectors=self._input_vectors):
                     self._check()
                     writer.write(merged)
             after = writer.close()
@@ -167,6 +218,51 @@ class CompactionTask:
             with self._lock:
                 self._written.extend(writer.written)
         return CompactResult(step.files, tuple(after))
+
+    @property
+    def _input_vectors(self) -> Mapping[str, np.ndarray] | None:
+        return None if self.dv is None else self.dv.input_vectors
+
+    def _lookup_deletions(self) -> dict[str, np.ndarray]:
+        """Positions, in the untouched level >= 1 files, of the keys this compaction wrote from level 0."""
+        assert self.dv is not None
+        level0 = [f for f in self.files if f.level == 0]
+        if not level0 or not self.dv.targets:
+            return {}
+        keys = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, level0,
+                              list(self.ctx.layout.key_columns))
+        self._check()
+        return self.dv.lookup.lookup(keys, self.dv.targets)
+
+    def _changelog(self) -> tuple[DataFileMeta, ...]:
+        """Changelog files of this compaction (see :mod:`impl.mergetree.changelog`)."""
+        assert self.changelog is not None
+        if self.changelog.producer is ChangelogProducer.LOOKUP:
+            new_files = [f for f in self.files if f.level == 0]
+            old_files = list(self.changelog.upper_files)
+        elif self.output_level == self.max_level:
+            new_files = [f for f in self.files if f.level < self.max_level]
+            old_files = [f for f in self.files if f.level == self.max_level]
+        else:
+            return ()
+        if not new_files:
+            return ()
+
+        def read(files, vectors):
+            return read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files,
+                                  deletion_vectors=vectors)
+        rows = compaction_changelog(read, self.ctx.layout, self.spec, new_files, old_files, self.changelog.vectors,
+                                    self.ctx.key_codec)
+        self._check()
+        if rows.num_rows == 0:
+            return ()
+        writer = RollingKVWriter(self.ctx, self.namer.changelog_file, 0, FileSource.COMPACT)
+        try:
+            writer.write(rows)
+            return tuple(writer.close())
+        finally:
+            with self._lock:
+                self._written.extend(writer.written)
 
     def delete_outputs(self) -> None:
         """Delete every file this task wrote (never the files it upgraded: those belong to the table)."""

@@ -37,7 +37,9 @@ MB = 1024 * 1024
 # Paimon's target-file-size when unset, for primary-key tables
 PRIMARY_KEY_TARGET_FILE_SIZE = 128 * MB
 
-SUPPORTED_CHANGELOG_PRODUCERS = frozenset({ChangelogProducer.NONE, ChangelogProducer.INPUT})
+SUPPORTED_CHANGELOG_PRODUCERS = frozenset(ChangelogProducer)
+# producers that compare a key's previous and new version: deduplicate without sequence.field only
+COMPARING_CHANGELOG_PRODUCERS = frozenset({ChangelogProducer.LOOKUP, ChangelogProducer.FULL_COMPACTION})
 
 SequenceGroups = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
 
@@ -59,8 +61,19 @@ def resolve_num_levels(compaction_trigger: int, configured: int | None) -> int:
 def supported_changelog_producer(producer: ChangelogProducer) -> ChangelogProducer:
     """The producer, if this library implements it (a silently missing changelog would be worse)."""
     if producer not in SUPPORTED_CHANGELOG_PRODUCERS:
-        raise InvalidOptionError(f"option 'changelog-producer': {producer.value!r} is not supported (none, input)")
+        raise InvalidOptionError(f"option 'changelog-producer': {producer.value!r} is not supported")
     return producer
+
+
+def check_changelog_producer(opts: "MergeTreeOptions") -> "MergeTreeOptions":
+    """``lookup`` / ``full-compaction`` are implemented for deduplicate without sequence.field."""
+    if opts.changelog_producer in COMPARING_CHANGELOG_PRODUCERS and (
+            opts.merge_engine is not MergeEngine.DEDUPLICATE or opts.sequence_fields):
+        raise InvalidOptionError(
+            f"option 'changelog-producer' = {opts.changelog_producer.value!r} is implemented for merge-engine "
+            f"'deduplicate' without 'sequence.field' only (got {opts.merge_engine.value!r}"
+            f"{', sequence.field' if opts.sequence_fields else ''}); use 'input' or 'none'")
+    return opts
 
 
 def require_positive(option: ConfigOption[int], value: int) -> int:
@@ -134,7 +147,7 @@ class MergeTreeOptions:
         target_file_size = co.TARGET_FILE_SIZE.get(o)
         co.FILE_FORMAT.get(o)  # validated here too: the merge tree writes Parquet only
         co.WRITE_BUFFER_SPILLABLE.get(o)  # accepted and checked; spilling sorted runs is not built yet
-        return MergeTreeOptions(
+        return check_changelog_producer(MergeTreeOptions(
             bucket=co.BUCKET.get(o),
             target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
             write_buffer_size=require_positive(co.WRITE_BUFFER_SIZE, co.WRITE_BUFFER_SIZE.get(o)),
@@ -159,4 +172,4 @@ class MergeTreeOptions:
             partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
             file_compression=co.FILE_COMPRESSION.get(o),
             file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),
-        )
+        ))

@@ -20,7 +20,7 @@ import os
 import posixpath
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +32,7 @@ from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.mergetree.deletion_vectors import keep_mask
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
@@ -69,7 +70,8 @@ def file_path(bucket_dir: str, f: DataFileMeta) -> str:
     return f.external_path or posixpath.join(bucket_dir, f.file_name)
 
 
-def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema) -> pa.Table:
+def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
+              deleted: np.ndarray | None = None) -> pa.Table:
     try:
         source = file_io.open_input(path)
     except FileNotFoundError as e:
@@ -84,12 +86,18 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema) ->
         raise CorruptDataFileError(path, str(e)) from e
     if table.num_rows != f.row_count:
         raise CorruptDataFileError(path, f"holds {table.num_rows} rows, its metadata says {f.row_count}")
+    keep = keep_mask(deleted, 0, table.num_rows)
+    if keep is not None:
+        table = table.filter(pa.array(keep))
     return _conform_kv(table, present, target, path)
 
 
 def read_kv_tables(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Sequence[DataFileMeta],
-                   columns: Sequence[str] | None = None) -> pa.Table:
-    """Raw KV rows of ``files`` of one bucket directory, concatenated in the order given."""
+                   columns: Sequence[str] | None = None,
+                   deletion_vectors: Mapping[str, np.ndarray] | None = None) -> pa.Table:
+    """Raw KV rows of ``files`` of one bucket directory, concatenated in the order given.
+
+    ``deletion_vectors`` (data file name -> deleted row positions) drops those rows."""
     cols = list(layout.all_columns if columns is None else columns)
     unknown = [c for c in cols if c not in layout.arrow_types]
     if unknown:
@@ -97,12 +105,13 @@ def read_kv_tables(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Se
     target = layout.schema_for(cols)
     if not files:
         return target.empty_table()
+    dvs = deletion_vectors or {}
     jobs = [(file_path(bucket_dir, f), f) for f in files]
     if len(jobs) == 1:
-        tables = [_read_one(file_io, jobs[0][0], jobs[0][1], target)]
+        tables = [_read_one(file_io, jobs[0][0], jobs[0][1], target, dvs.get(jobs[0][1].file_name))]
     else:
         pool = _pool()
-        futures = [pool.submit(_read_one, file_io, p, f, target) for p, f in jobs]
+        futures = [pool.submit(_read_one, file_io, p, f, target, dvs.get(f.file_name)) for p, f in jobs]
         tables = [fu.result() for fu in futures]
     return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
@@ -197,7 +206,7 @@ MERGE_BATCH_ROWS = 256 * 1024
 
 
 def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
-               batch_rows: int) -> Iterator[pa.Table]:
+               batch_rows: int, deleted: np.ndarray | None = None) -> Iterator[pa.Table]:
     """The rows of one data file as tables of at most ``batch_rows`` rows (conformed like ``_read_one``)."""
     try:
         source = file_io.open_input(path)
@@ -219,8 +228,10 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
                 raise CorruptDataFileError(path, str(e)) from e
             if batch is None:
                 break
+            keep = keep_mask(deleted, seen, batch.num_rows)
             seen += batch.num_rows
-            yield _conform_kv(pa.Table.from_batches([batch]), present, target, path)
+            t = pa.Table.from_batches([batch])
+            yield _conform_kv(t if keep is None else t.filter(pa.array(keep)), present, target, path)
     if seen != f.row_count:
         raise CorruptDataFileError(path, f"holds {seen} rows, its metadata says {f.row_count}")
 
@@ -266,7 +277,8 @@ def streamable_keys(layout: KVLayout) -> bool:
 def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: MergeSpec,
                      runs: Sequence[Sequence[DataFileMeta]], columns: Sequence[str], drop_delete: bool, *,
                      final: bool = False, predicate: pc.Expression | None = None,
-                     batch_rows: int = MERGE_BATCH_ROWS) -> Iterator[pa.Table]:
+                     batch_rows: int = MERGE_BATCH_ROWS,
+                     deletion_vectors: Mapping[str, np.ndarray] | None = None) -> Iterator[pa.Table]:
     """The merged rows of key-overlapping sorted runs, in key order, in bounded chunks.
 
     Each run (files in key order, one row per key) is decoded ``batch_rows`` rows at a time.
@@ -274,11 +286,13 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     buffered key over the runs: every row of those keys is then in the chunk (a run holds a
     key once), so merging chunk by chunk gives exactly the merge of the whole. Memory is about
     ``len(runs) x batch_rows`` rows, whatever the runs' sizes. ``columns`` must include the
-    key, sequence and kind columns; ``predicate`` (key columns only) filters raw rows.
+    key, sequence and kind columns; ``predicate`` (key columns only) filters raw rows;
+    ``deletion_vectors`` drops the deleted rows of the files that have one.
     """
     target = layout.schema_for(columns)
     keys = list(layout.key_columns)
-    iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows)) for run in runs]
+    iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows, deletion_vectors or {}))
+             for run in runs]
     buffers: list[pa.Table | None] = [None] * len(runs)
     done = [False] * len(runs)
     while True:
@@ -313,9 +327,10 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
 
 
 def _chain_files(file_io: FileIO, bucket_dir: str, files: Sequence[DataFileMeta], target: pa.Schema,
-                 batch_rows: int) -> Iterator[pa.Table]:
+                 batch_rows: int, deletion_vectors: Mapping[str, np.ndarray]) -> Iterator[pa.Table]:
     for f in files:
-        yield from _iter_file(file_io, file_path(bucket_dir, f), f, target, batch_rows)
+        yield from _iter_file(file_io, file_path(bucket_dir, f), f, target, batch_rows,
+                              deletion_vectors.get(f.file_name))
 
 
 def _merge_chunk(kv: pa.Table, layout: KVLayout, spec: MergeSpec, drop_delete: bool, final: bool,
@@ -357,3 +372,36 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
                 out = out.filter(predicate)
             if out.num_rows:
                 yield out
+
+
+def deletion_vector_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, partition_path: str, bucket: int,
+                         files: Sequence[DataFileMeta], deletion_vectors: Mapping[str, np.ndarray],
+                         projection: Sequence[str] | None = None,
+                         predicate: pc.Expression | None = None) -> pa.Table:
+    """The rows of the level >= 1 files of a deletion-vector bucket: no merge.
+
+    With deletion vectors, compaction keeps at most one valid row per key across levels >= 1
+    (it marks every older row it supersedes as deleted) and drops retractions, so the rows
+    are the concatenation of the files minus their deleted positions. Retract rows (written by
+    another writer that kept them) are still dropped. Level-0 files must not be passed: they
+    are not visible until compacted (Paimon's batch scan of such tables skips level 0).
+    """
+    layout = KVLayout(schema)
+    out_cols = list(layout.value_names if projection is None else projection)
+    unknown = [c for c in out_cols if c not in set(layout.value_names)]
+    if unknown:
+        raise SchemaMismatchError(f"projection names unknown column(s) {unknown} of schema {schema.id}")
+    level0 = [f.file_name for f in files if f.level == 0]
+    if level0:
+        raise ValueError(f"deletion_vector_read takes level >= 1 files only, got level-0 {level0}")
+    has_retracts = any(f.delete_row_count is None or f.delete_row_count > 0 for f in files)
+    columns = [*([VALUE_KIND] if has_retracts else []), *out_cols]
+    kv = read_kv_tables(file_io, paths.bucket_dir(partition_path, bucket), layout, files, columns, deletion_vectors)
+    if has_retracts and kv.num_rows:
+        retract = retract_mask(kv.column(VALUE_KIND))
+        if retract.any():
+            kv = kv.filter(pa.array(~retract))
+    out = kv.select(out_cols)
+    if predicate is not None and out.num_rows:
+        out = out.filter(predicate)
+    return out

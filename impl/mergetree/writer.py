@@ -41,12 +41,14 @@ from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
 from impl.fs.file_io import FileIO
 from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
-from impl.mergetree.compact_task import CompactionTask, CompactResult
+from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext
+from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
 from impl.mergetree.file_writer import KVFileContext, write_kv_files
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
+from impl.mergetree.lookup import LookupLevels
 from impl.mergetree.merge_engine import MergeSpec, merge_kv, merge_sorted, sort_kv
-from impl.mergetree.options import MergeTreeOptions
+from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeTreeOptions
 
 # Bytes per row of the writer's own columns (_SEQUENCE_NUMBER int64 + _VALUE_KIND int8).
 _SYSTEM_BYTES_PER_ROW = 9
@@ -114,9 +116,12 @@ class MergeTreeWriter:
                  partition: bytes, partition_path: str, bucket: int, total_buckets: int,
                  restored_files: Sequence[DataFileMeta],
                  compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE,
-                 buffer_pool: WriteBufferPool | None = None):
+                 buffer_pool: WriteBufferPool | None = None,
+                 deletion_vectors: DeletionVectorsMaintainer | None = None):
         """``buffer_pool``: the ``write-buffer-size`` shared with other writers (default: a pool of
-        this writer alone)."""
+        this writer alone). ``deletion_vectors``: the bucket's deletion vectors (restored from
+        its index files) when the table has ``deletion-vectors.enabled``: compaction then
+        looks keys up and marks superseded rows instead of leaving them to the read's merge."""
         if bucket < 0:
             raise ValueError(f"bucket must be >= 0, got {bucket}")
         self.file_io = file_io
@@ -147,6 +152,13 @@ class MergeTreeWriter:
         self._strategy = UniversalCompaction(options.max_size_amplification_percent, options.size_ratio,
                                              options.num_sorted_run_compaction_trigger)
         self._next_sequence = max((f.max_sequence_number for f in restored), default=-1) + 1
+        self._dv = deletion_vectors
+        producer = options.changelog_producer
+        self._changelog_producer = producer if producer in COMPARING_CHANGELOG_PRODUCERS else None
+        # lookup (deletion vectors, or the lookup changelog producer) forces level 0 up
+        self._force_level0 = deletion_vectors is not None or producer is ChangelogProducer.LOOKUP
+        self._lookup = (LookupLevels(file_io, self._ctx.bucket_dir, self._layout, self._codec)
+                        if deletion_vectors is not None else None)
 
         self._buffer: list[pa.Table] = []
         self._buffer_bytes = 0.0
@@ -326,13 +338,29 @@ class MergeTreeWriter:
         else:
             if self._future is not None:
                 return
-            unit = self._strategy.pick(self._levels.num_levels, self._levels.level_sorted_runs())
+            runs = self._levels.level_sorted_runs()
+            unit = self._strategy.pick(self._levels.num_levels, runs)
+            if unit is None and self._force_level0:
+                # lookup compaction: level 0 always goes up (Paimon's ForceUpLevel0Compaction)
+                unit = self._strategy.force_pick_level0(self._levels.num_levels, runs)
         if not is_useful(unit):
             return
-        # Deletes can go only when nothing older than the output lies below it.
-        drop_delete = unit.output_level != 0 and unit.output_level >= self._levels.non_empty_highest_level()
+        # Deletes can go only when nothing older than the output lies below it -- or, with
+        # deletion vectors, always: the older rows are marked deleted instead.
+        drop_delete = unit.output_level != 0 and (
+            unit.output_level >= self._levels.non_empty_highest_level() or self._dv is not None)
+        dv = None
+        if self._dv is not None and self._lookup is not None:
+            picked = {f.file_name for f in unit.files}
+            targets = tuple(f for f in self._levels.all_files() if f.level >= 1 and f.file_name not in picked)
+            dv = DvContext(self._dv.of(picked), self._lookup, targets)
+        changelog = None
+        if self._changelog_producer is not None:
+            upper = tuple(f for f in self._levels.all_files() if f.level >= 1)
+            vectors = self._dv.of(f.file_name for f in upper) if self._dv is not None else {}
+            changelog = ChangelogContext(self._changelog_producer, upper, vectors)
         task = CompactionTask(self._ctx, self._namer, self._spec, unit.files, unit.output_level,
-                              self._levels.max_level, self.options.compaction_file_size, drop_delete)
+                              self._levels.max_level, self.options.compaction_file_size, drop_delete, dv, changelog)
         self._future = self._executor_for_compaction().submit(task.run)
         self._task = task
 
@@ -350,6 +378,10 @@ class MergeTreeWriter:
         except BaseException:
             task.delete_outputs()
             raise
+        if self._dv is not None and self._lookup is not None:
+            removed = {f.file_name for f in result.before} - {f.file_name for f in result.after}
+            self._dv.apply(removed, result.deletions)
+            self._lookup.forget(list(removed))
         self._update_compact_result(result)
 
     def _update_compact_result(self, result: CompactResult) -> None:
@@ -374,13 +406,22 @@ class MergeTreeWriter:
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
         """Flush, sync compaction (waiting if asked or if too many runs piled up), drain the changes."""
         self._check_open()
-        self._flush(wait_compaction, False)
+        # changelog-producer full-compaction: every commit fully compacts (its changelog comes
+        # from the compaction into the max level), as with full-compaction.delta-commits = 1
+        full = self._changelog_producer is ChangelogProducer.FULL_COMPACTION and not self.options.write_only
+        if full:
+            wait_compaction = True
+        self._flush(wait_compaction, full)
         if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger + 1:
             wait_compaction = True
         self._try_sync(wait_compaction)
         return self._drain()
 
     def _drain(self) -> CommitMessage:
+        # The deletion vectors are written once per commit, as Paimon does: one index file
+        # holding every vector of the bucket replaces the previous ones, in the COMPACT
+        # snapshot that also carries the compaction whose deletions they record.
+        index = self._dv.write() if self._dv is not None else None
         msg = CommitMessage(
             partition=self.partition,
             bucket=self.bucket,
@@ -390,6 +431,8 @@ class MergeTreeWriter:
             compact_before=tuple(self._compact_before.values()),
             compact_after=tuple(self._compact_after),
             compact_changelog=tuple(self._compact_changelog),
+            compact_new_index_files=index.added if index is not None else (),
+            compact_deleted_index_files=index.removed if index is not None else (),
         )
         self._new_files.clear()
         self._new_changelog.clear()

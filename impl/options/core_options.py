@@ -210,7 +210,10 @@ PARTITION_DEFAULT_NAME: ConfigOption[str] = _option(
 METADATA_STATS_MODE: ConfigOption[StatsMode] = _option(
     "metadata.stats-mode", parse_stats_mode, StatsMode(), "Column statistics kept in data file metadata.")
 DELETION_VECTORS_ENABLED: ConfigOption[bool] = _option(
-    "deletion-vectors.enabled", parse_bool, False, "Deletion-vector mode (not supported).")
+    "deletion-vectors.enabled", parse_bool, False, "Deletion-vector mode: compaction marks superseded rows, reads of levels >= 1 skip the merge.")
+DELETION_VECTORS_BITMAP64: ConfigOption[bool] = _option(
+    "deletion-vectors.bitmap64", parse_bool, False,
+    "64-bit deletion-vector bitmaps (Paimon's Iceberg-compatible variant; only false is implemented).")
 DYNAMIC_PARTITION_OVERWRITE: ConfigOption[bool] = _option(
     "dynamic-partition-overwrite", parse_bool, True,
     "An overwrite without a partition spec replaces only the partitions it writes.")

@@ -17,8 +17,9 @@ The stream emits a table's changes snapshot by snapshot, as Paimon's streaming s
   snapshot added. COMPACT snapshots change no row and are skipped. OVERWRITE snapshots are
   skipped (their changelog files are read with ``changelog-producer=input``), as Paimon does
   without ``streaming-read-overwrite`` / ``streaming-read-append-overwrite``; setting those to
-  true is refused (not implemented). ``changelog-producer`` ``lookup`` / ``full-compaction``
-  (changelog written by compaction) is refused.
+  true is refused (not implemented). With ``changelog-producer`` ``lookup`` /
+  ``full-compaction`` the changelog is written by compaction, into COMPACT snapshots, and read
+  from there (-U old / +U new per update, -D old per delete).
 - row kinds: as in Paimon's Spark connector, the rows carry no row kind by default (a -U or -D
   row appears as a plain row holding the retracted values); ``read.changelog=true`` adds a
   first column ``rowkind`` (string ``+I`` / ``-U`` / ``+U`` / ``-D``; rows of a whole-snapshot
@@ -51,7 +52,7 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from impl.errors import SnapshotNotFoundError
 from impl.options import core_options as co
-from impl.options.values import ChangelogProducer, StartupMode
+from impl.options.values import StartupMode
 from impl.spark.reader import (
     BATCH_ROWS,
     DEFAULT_TARGET_BYTES,
@@ -121,14 +122,9 @@ def stream_start(options: Mapping[str, str]) -> StreamStart:
 
 
 def check_streamable(table) -> None:
-    """Refuse what the stream cannot read faithfully (changelog written by compaction, the
-    changes of OVERWRITE snapshots)."""
+    """Refuse what the stream cannot read faithfully (the changes of OVERWRITE snapshots)."""
     raw = table.options.raw
     if table.is_primary_key_table:
-        producer = table.options.changelog_producer
-        if producer not in (ChangelogProducer.NONE, ChangelogProducer.INPUT):
-            raise StreamStartError(f"streaming reads of {table.identifier} (changelog-producer={producer.value}) "
-                                   f"are not supported: only changelog-producer none or input")
         if co.STREAMING_READ_OVERWRITE.get(raw):
             raise StreamStartError(f"streaming-read-overwrite=true is not supported ({table.identifier}); "
                                    f"OVERWRITE snapshots are skipped by streaming reads")

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Sequence
 
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
-from impl.format.records import DataFileMeta, FileSource
+from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
 from impl.table.commit import TableCommit
+from impl.table.pk import bucket_index_files
 from impl.table.read import read_parquet_bytes
 from impl.table.scan import SnapshotReader
 
@@ -46,8 +47,13 @@ def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: in
 
 
 def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total_buckets: int,
-                   files: Sequence[DataFileMeta], full: bool) -> CommitMessage | None:
+                   files: Sequence[DataFileMeta], full: bool,
+                   index_files: Sequence[IndexFileMeta] | None = None) -> CommitMessage | None:
     """Compact one bucket given its live files; its CommitMessage, or None if nothing changed.
+
+    ``index_files``: the bucket's index files in the snapshot ``files`` come from (its
+    deletion vectors); None reads them from the latest snapshot (a commit against a newer
+    snapshot whose vectors changed meanwhile fails its conflict check).
 
     The new files exist on storage once this returns; they become live only when the message
     is committed (``TableCommit.abort`` removes them otherwise).
@@ -55,7 +61,11 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
     path = table.partition_cache.path(partition)
     if table.is_primary_key_table:
         from impl.table.pk import PrimaryKeyBucketWriter
-        w = PrimaryKeyBucketWriter(table, partition, path, bucket, list(files), None, total_buckets=total_buckets)
+        if index_files is None and table.options.deletion_vectors:
+            latest = table.snapshot_manager.latest_snapshot()
+            index_files = bucket_index_files(table, latest).get((partition, bucket), [])
+        w = PrimaryKeyBucketWriter(table, partition, path, bucket, list(files), None, total_buckets=total_buckets,
+                                   restored_index=index_files or ())
         try:
             w.compact(full)
             m = w.prepare_commit(True)
@@ -100,7 +110,9 @@ def compact_table(table: "FileStoreTable", full: bool = False) -> CommitStats | 
     failure: BaseException | None = None
     workers = max(1, min(len(groups), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paimon-compact-job") as pool:
-        futures = [pool.submit(compact_bucket, table, p, b, es[0].total_buckets, [e.file for e in es], full)
+        index = bucket_index_files(table, latest) if table.options.deletion_vectors else {}
+        futures = [pool.submit(compact_bucket, table, p, b, es[0].total_buckets, [e.file for e in es], full,
+                               index.get((p, b), []))
                    for (p, b), es in groups.items()]
         for fu in futures:  # wait for all, so nothing is still writing when we clean up
             try:

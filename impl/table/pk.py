@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
 from impl.errors import InvalidOptionError, PaimonError
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta
+from impl.format.json_records import Snapshot, TableSchema
+from impl.format.records import DataFileMeta, IndexFileMeta
 from impl.table.errors import UnsupportedTableFeatureError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,13 +68,21 @@ class PrimaryKeyBucketWriter:
 
     def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int,
                  restored_files: Sequence[DataFileMeta], executor: Executor | None,
-                 total_buckets: int | None = None, buffer_pool=None):
-        """``buffer_pool``: the table write's shared ``write-buffer-size`` (a WriteBufferPool)."""
+                 total_buckets: int | None = None, buffer_pool=None,
+                 restored_index: Sequence[IndexFileMeta] = ()):
+        """``buffer_pool``: the table write's shared ``write-buffer-size`` (a WriteBufferPool).
+        ``restored_index``: the bucket's index files in the snapshot ``restored_files`` come
+        from (its deletion vectors, on a ``deletion-vectors.enabled`` table)."""
         mt = mergetree()
+        dv = None
+        if table.options.deletion_vectors:
+            from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
+            dv = DeletionVectorsMaintainer(table.file_io, table.paths, restored_index)
         self.writer = mt.MergeTreeWriter(
             table.file_io, table.paths, table.schema, table.merge_tree_options, partition, partition_path,
             bucket, table.options.bucket if total_buckets is None else total_buckets, list(restored_files),
-            compaction_executor=executor, stats_mode=table.options.stats_mode, buffer_pool=buffer_pool)
+            compaction_executor=executor, stats_mode=table.options.stats_mode, buffer_pool=buffer_pool,
+            deletion_vectors=dv)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data, None if kinds is None else pa.array(kinds, type=pa.int8()))
@@ -87,6 +95,18 @@ class PrimaryKeyBucketWriter:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def bucket_index_files(table: "FileStoreTable", snapshot: Snapshot | None
+                       ) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
+    """The live index files of ``snapshot`` by (partition, bucket)."""
+    if snapshot is None or not snapshot.index_manifest:
+        return {}
+    from impl.manifest.manifest_file import IndexManifestFile
+    out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
+    for e in IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest):
+        out.setdefault((e.partition, e.bucket), []).append(e.index_file)
+    return out
 
 
 # ============================================================================ reads
@@ -102,6 +122,12 @@ def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> p
                    if reader.predicate is not None and f in reader.predicate.fields() and f not in projection]
     columns = projection + pred_fields
     expr = reader.predicate.to_arrow() if reader.predicate is not None else None
+    if split.kind is SplitKind.DATA and table.options.deletion_vectors:
+        from impl.mergetree.deletion_vectors import read_deletion_vectors
+        dvs = read_deletion_vectors(table.file_io, table.paths, split.index_files)
+        out = mt.deletion_vector_read(table.file_io, table.paths, table.schema, split.partition_path, split.bucket,
+                                      list(split.files), dvs, projection=columns, predicate=expr)
+        return out.select(projection)
     if split.kind is SplitKind.DATA:
         out = mt.merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
                             split.partition_path, split.bucket, list(split.files), projection=columns,
@@ -125,6 +151,10 @@ def iter_pk_data_split(reader: "TableRead", split: "DataSplit") -> Iterator[pa.T
     pred_fields = [f for f in table.schema.field_names
                    if reader.predicate is not None and f in reader.predicate.fields() and f not in projection]
     expr = reader.predicate.to_arrow() if reader.predicate is not None else None
+    if table.options.deletion_vectors:
+        # no merge: a file at a time is already bounded
+        yield read_pk_split(reader, split, False)
+        return
     for out in mt.iter_merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
                                   split.partition_path, split.bucket, list(split.files),
                                   projection=projection + pred_fields, predicate=expr):

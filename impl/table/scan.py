@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
@@ -26,7 +26,7 @@ import pyarrow as pa
 from impl.errors import SnapshotNotFoundError
 from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot
-from impl.format.records import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
+from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, ManifestEntry, ManifestFileMeta
 from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
@@ -54,6 +54,8 @@ class DataSplit:
     """Files of one (partition, bucket) to read together.
 
     ``kind`` is DATA for a snapshot read, DELTA / CHANGELOG for incremental reads.
+    ``index_files``: on ``deletion-vectors.enabled`` tables, the bucket's deletion-vector index
+    files of the snapshot (DATA splits only).
     """
 
     snapshot_id: int
@@ -63,6 +65,7 @@ class DataSplit:
     partition_path: str
     files: tuple[DataFileMeta, ...]
     kind: SplitKind = SplitKind.DATA
+    index_files: tuple[IndexFileMeta, ...] = ()
 
     @property
     def row_count(self) -> int:
@@ -231,7 +234,26 @@ class TableScan:
         bucket_filter = self._bucket_filter()
         entries = self.reader.live_entries(snapshot, partition_pred, bucket_filter)
         entries = self._prune_by_stats(entries)
-        return Plan(snapshot.id, tuple(self._splits(snapshot.id, entries, SplitKind.DATA)))
+        splits = self._splits(snapshot.id, entries, SplitKind.DATA)
+        if self.table.is_primary_key_table and self.table.options.deletion_vectors:
+            splits = self._deletion_vector_splits(snapshot, splits)
+        return Plan(snapshot.id, tuple(splits))
+
+    def _deletion_vector_splits(self, snapshot: Snapshot, splits: list[DataSplit]) -> list[DataSplit]:
+        """Splits of a deletion-vector table: level >= 1 files only, with the bucket's index files.
+
+        As Paimon's batch scan of such tables (``batchScanSkipLevel0``): level-0 files are not
+        read; compaction (forced up from level 0 by lookup) makes their rows visible, and the
+        level >= 1 files are read without merge, minus the positions their vectors delete.
+        """
+        from impl.table.pk import bucket_index_files
+        index = bucket_index_files(self.table, snapshot)
+        out = []
+        for s in splits:
+            files = tuple(f for f in s.files if f.level >= 1)
+            if files:
+                out.append(replace(s, files=files, index_files=tuple(index.get((s.partition, s.bucket), ()))))
+        return out
 
     def _plan_incremental(self, start: int, end: int) -> Plan:
         sm = self.table.snapshot_manager

@@ -16,6 +16,7 @@ import pyarrow as pa
 from impl.errors import InvalidOptionError
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, DataType, TypeParseError, from_arrow, to_arrow
+from impl.options import core_options as co
 from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
@@ -169,12 +170,35 @@ def validate_for_create(schema: TableSchema) -> TableOptions:
     return options
 
 
+def _check_deletion_vectors(schema: TableSchema, options: TableOptions) -> None:
+    """What ``deletion-vectors.enabled`` is implemented for: primary-key tables with the
+    deduplicate engine and no ``sequence.field``, 32-bit bitmaps (Paimon's default).
+
+    Other engines need the looked-up old row merged into the new one (Paimon's
+    LookupMergeFunction), and first-row / sequence fields may let the older row win; those are
+    refused rather than silently read wrong."""
+    from impl.options.values import MergeEngine
+    if not schema.primary_keys:
+        raise UnsupportedTableFeatureError(
+            "option 'deletion-vectors.enabled' is implemented for primary-key tables only (this is an append table)")
+    if options.merge_engine is not MergeEngine.DEDUPLICATE:
+        raise UnsupportedTableFeatureError(
+            f"option 'deletion-vectors.enabled' is implemented for merge-engine 'deduplicate' only, "
+            f"not {options.merge_engine.value!r}")
+    if options.raw.get("sequence.field"):
+        raise UnsupportedTableFeatureError(
+            "option 'deletion-vectors.enabled' with 'sequence.field' is not implemented (remove one of them)")
+    if co.DELETION_VECTORS_BITMAP64.get(options.raw):
+        raise UnsupportedTableFeatureError(
+            "option 'deletion-vectors.bitmap64' = true is not implemented: use the default 32-bit bitmaps")
+
+
 def validate_options(schema: TableSchema, options: TableOptions) -> None:
     """Cross-checks between options and fields, shared by table creation and ``Table.copy``."""
     names = schema.field_names
     pk_table = bool(schema.primary_keys)
     if options.deletion_vectors:
-        raise UnsupportedTableFeatureError("option 'deletion-vectors.enabled' is not supported")
+        _check_deletion_vectors(schema, options)
     if options.bucket_key is not None:
         for k in options.bucket_key:
             if k not in names:

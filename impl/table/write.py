@@ -218,6 +218,8 @@ class TableWrite:
         self._partition_paths: dict[bytes, str] = {}
         # (snapshot id, live files per (partition, bucket)) for restoring new merge-tree writers
         self._restored: tuple[int | None, dict[tuple[bytes, int], list[DataFileMeta]]] | None = None
+        # index files per (partition, bucket) of the same snapshot (deletion vectors)
+        self._restored_index: dict[tuple[bytes, int], list] = {}
         self._restored_checked = False
         self._executor: ThreadPoolExecutor | None = None
         self._given_executor = compaction_executor
@@ -294,7 +296,8 @@ class TableWrite:
             if self.table.is_primary_key_table:
                 from impl.table.pk import PrimaryKeyBucketWriter
                 w = PrimaryKeyBucketWriter(self.table, partition, path, bucket, self._restored_files(key),
-                                           self._compaction_executor(), buffer_pool=self._write_buffer_pool())
+                                           self._compaction_executor(), buffer_pool=self._write_buffer_pool(),
+                                           restored_index=self._restored_index.get(key, ()))
             else:
                 w = _AppendBucketWriter(self.table, partition, path, bucket)
             self._writers[key] = w
@@ -319,6 +322,9 @@ class TableWrite:
                 for e in SnapshotReader(self.table).live_entries(latest):
                     index.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._restored = (latest_id, index)
+                if self.table.options.deletion_vectors:
+                    from impl.table.pk import bucket_index_files
+                    self._restored_index = bucket_index_files(self.table, latest)
         _, live = self._restored if self._restored is not None else (None, {})
         return list(live.get(key, ()))
 

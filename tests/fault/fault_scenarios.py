@@ -26,7 +26,7 @@ import json
 import os
 import posixpath
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import pyarrow as pa
@@ -38,10 +38,12 @@ from fault_injection.table_audit import TableAudit, audit_table
 from impl.commit import CommitMessage, FileStoreCommit, ManifestCommittable
 from impl.format.binary_row import decode_row, encode_row
 from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta, FileSource, ManifestEntry
+from impl.format.records import DELETION_VECTORS_INDEX, DataFileMeta, FileSource, IndexFileMeta, ManifestEntry
 from impl.format.types import BIGINT, STRING, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths, partition_path
+from impl.manifest.manifest_file import IndexManifestFile
+from impl.mergetree.deletion_vectors import as_positions, encode_index_file, read_deletion_vectors
 from model import Model
 from model.rules import FileFacts
 
@@ -119,6 +121,29 @@ class F:
         return FileFacts((self.dt,), self.bucket, TOTAL_BUCKETS, self.level, self.name, self.lo, self.hi, self.rows)
 
 
+@dataclass(frozen=True)
+class IX:
+    """One deletion-vector index file of bucket (``dt``, ``bucket``): data file name -> deleted positions."""
+
+    dt: str
+    bucket: int
+    name: str
+    vectors: tuple[tuple[str, tuple[int, ...]], ...]
+
+    def encoded(self) -> tuple[bytes, tuple]:
+        return encode_index_file({n: as_positions(p) for n, p in self.vectors})
+
+    def data(self) -> bytes:
+        return self.encoded()[0]
+
+    def meta(self) -> IndexFileMeta:
+        data, ranges = self.encoded()
+        return IndexFileMeta(DELETION_VECTORS_INDEX, self.name, len(data), len(ranges), ranges)
+
+    def path(self, root: str) -> str:
+        return TablePaths(table_path(root)).index_file_path(self.name)
+
+
 _PARQUET_CACHE: dict[F, bytes] = {}
 _PARQUET_LOCK = threading.Lock()
 
@@ -180,14 +205,17 @@ class CommitSpec:
     compact_before: tuple[F, ...] = ()
     compact_after: tuple[F, ...] = ()
     overwrite: dict | None = None
+    # deletion-vector index files the COMPACT part adds and removes (it always changes data too)
+    compact_new_index: tuple[IX, ...] = ()
+    compact_deleted_index: tuple[IX, ...] = ()
 
     @property
     def parts(self) -> list[Part]:
+        compact = self.compact_before or self.compact_after or self.compact_new_index or self.compact_deleted_index
         if self.overwrite is not None:
-            kinds = ["OVERWRITE"] + (["COMPACT"] if self.compact_before or self.compact_after else [])
+            kinds = ["OVERWRITE"] + (["COMPACT"] if compact else [])
         else:
-            kinds = (["APPEND"] if self.new_files else []) + (
-                ["COMPACT"] if self.compact_before or self.compact_after else [])
+            kinds = (["APPEND"] if self.new_files else []) + (["COMPACT"] if compact else [])
         return [(self.user, self.identifier, k) for k in kinds]
 
     @property
@@ -196,14 +224,17 @@ class CommitSpec:
 
     def messages(self) -> tuple[CommitMessage, ...]:
         groups: dict[tuple[str, int], dict[str, list]] = {}
-        for attr in ("new_files", "compact_before", "compact_after"):
+        attrs = ("new_files", "compact_before", "compact_after", "compact_new_index", "compact_deleted_index")
+        for attr in attrs:
             for f in getattr(self, attr):
-                groups.setdefault((f.dt, f.bucket), {"new_files": [], "compact_before": [], "compact_after": []})
+                groups.setdefault((f.dt, f.bucket), {a: [] for a in attrs})
                 groups[(f.dt, f.bucket)][attr].append(f.meta())
         return tuple(
             CommitMessage(encode_row([dt], PARTITION_TYPE), bucket, TOTAL_BUCKETS,
                           new_files=tuple(g["new_files"]), compact_before=tuple(g["compact_before"]),
-                          compact_after=tuple(g["compact_after"]))
+                          compact_after=tuple(g["compact_after"]),
+                          compact_new_index_files=tuple(g["compact_new_index"]),
+                          compact_deleted_index_files=tuple(g["compact_deleted_index"]))
             for (dt, bucket), g in sorted(groups.items())
         )
 
@@ -242,6 +273,9 @@ def run_commit(file_io: FileIO, root: str, schema: TableSchema, spec: CommitSpec
     rewrites data files that are missing (its own, never referenced) and commits only what
     ``filter_committed`` says is not published yet. Returns the snapshot ids published."""
     write_data_files(file_io, root, spec.written_files, only_missing=recover)
+    for ix in spec.compact_new_index:
+        if not (recover and file_io.exists(ix.path(root)) and file_io.file_size(ix.path(root)) == len(ix.data())):
+            file_io.write_bytes(ix.path(root), ix.data())
     commit = committer or new_committer(file_io, root, schema, spec.user)
     todo = [spec.committable()]
     if recover:
@@ -432,6 +466,57 @@ def _append_compact(user_id: int) -> CommitSpec:
     return CommitSpec("writer", user_id, new_files=(N1,), compact_before=(H10, N1, H5), compact_after=(C1,))
 
 
+X1 = F(d(2), 1, 1, "data-x1-0.parquet", 1, 9)
+IX1 = IX(d(2), 1, "index-dv1-0", (("data-x1-0.parquet", (3, 4)),))
+IX2 = IX(d(1), 0, "index-dv2-0", (("data-c1-0.parquet", (0, 1, 29)),))
+IX3 = IX(d(2), 1, "index-dv3-0", (("data-x1-0.parquet", (3, 4, 5)),))
+
+#: The history plus a compaction of bucket (d2, 1) that writes a deletion vector for its output.
+DV_HISTORY = HISTORY + (
+    CommitSpec("writer", 8, compact_before=(H6, H11), compact_after=(X1,), compact_new_index=(IX1,)),)
+
+
+def _append_compact_dv(user_id: int) -> CommitSpec:
+    # append_compact whose COMPACT part also adds a deletion-vector index file for the new
+    # level-1 file and replaces the index file of bucket (d2, 1) (one DELETE, two ADDs)
+    return replace(_append_compact(user_id), compact_new_index=(IX2, IX3), compact_deleted_index=(IX1,))
+
+
+def expected_index(specs_and_parts) -> set[str]:
+    """Live index file names after the COMPACT parts among ``specs_and_parts`` (spec, kind)."""
+    live: set[str] = set()
+    for spec, kind in specs_and_parts:
+        if kind == "COMPACT":
+            live -= {ix.name for ix in spec.compact_deleted_index}
+            live |= {ix.name for ix in spec.compact_new_index}
+    return live
+
+
+def check_deletion_vectors(inner, root: str, a: TableAudit, scn: Scenario, parts: list, where: str) -> None:
+    """Every snapshot's deletion vectors parse (CRC checked) and name live files of their
+    bucket; the latest snapshot holds exactly the index files of the published parts."""
+    fio = FileIO(inner)
+    paths = TablePaths(table_path(root))
+    index_manifests = IndexManifestFile(fio, paths)
+    for sid, view in a.views.items():
+        name = view.snapshot.index_manifest
+        if not name:
+            continue
+        live = {}
+        for e in view.live:
+            live.setdefault((e.partition, e.bucket), set()).add(e.file.file_name)
+        for ie in index_manifests.read(name):
+            vectors = read_deletion_vectors(fio, paths, [ie.index_file])
+            dangling = set(vectors) - live.get((ie.partition, ie.bucket), set())
+            assert not dangling, f"{where}: snapshot {sid}: deletion vectors of files not live: {dangling}"
+    history = [(spec, part[2]) for spec in scn.history for part in spec.parts]
+    want = expected_index(history + [(scn.spec_of(p), p[2]) for p in parts])
+    latest = a.views[max(a.views)].snapshot if a.views else None
+    got = {ie.index_file.file_name for ie in index_manifests.read(latest.index_manifest)} \
+        if latest is not None and latest.index_manifest else set()
+    assert got == want, f"{where}: live index files {sorted(got)}, expected {sorted(want)}"
+
+
 def scenarios() -> dict[str, Scenario]:
     plain = make_schema()
     return {
@@ -445,6 +530,8 @@ def scenarios() -> dict[str, Scenario]:
             "manifest_full_merge", make_schema(TINY_MANIFEST_OPTIONS), HISTORY, (_append_compact(8),)),
         "overwrite": Scenario(
             "overwrite", plain, HISTORY, (CommitSpec("writer", 8, new_files=(O1, O2), overwrite={"dt": d(1)}),)),
+        "deletion_vectors": Scenario(
+            "deletion_vectors", plain, DV_HISTORY, (_append_compact_dv(9),)),
         "race": Scenario(
             "race", plain, HISTORY,
             (CommitSpec("writer", 8, new_files=(R1,)), CommitSpec("competitor", 1, new_files=(R2,))),
@@ -516,6 +603,7 @@ def check_table(inner, root: str, scn: Scenario, where: str, *, complete: bool =
         assert a.views[s.id].snapshot.total_record_count == s.total_record_count, (
             f"{where}: snapshot {s.id} totalRecordCount {a.views[s.id].snapshot.total_record_count} "
             f"vs model {s.total_record_count}")
+    check_deletion_vectors(inner, root, a, scn, parts, where)
     return a, model
 
 

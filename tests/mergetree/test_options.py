@@ -73,14 +73,17 @@ def test_cross_option_rules():
     assert resolve_num_levels(3, None) == 4 and resolve_num_levels(3, 2) == 2
     assert supported_changelog_producer(ChangelogProducer.INPUT) is ChangelogProducer.INPUT
     for producer in (ChangelogProducer.FULL_COMPACTION, ChangelogProducer.LOOKUP):
-        with pytest.raises(InvalidOptionError, match=f"changelog-producer.*{producer.value}.*not supported"):
-            supported_changelog_producer(producer)
+        assert MergeTreeOptions.from_options({"changelog-producer": producer.value}).changelog_producer is producer
+        # they compare a key's previous and new version: deduplicate without sequence.field only
+        for extra in ({"merge-engine": "aggregation"}, {"sequence.field": "ts"}):
+            with pytest.raises(InvalidOptionError, match=f"changelog-producer.*{producer.value}.*deduplicate"):
+                MergeTreeOptions.from_options({"changelog-producer": producer.value, **extra})
 
 
 @pytest.mark.parametrize("key,value", [
     ("target-file-size", "lots"), ("write-buffer-size", "12 parsecs"), ("num-levels", "1"),
     ("num-sorted-run.compaction-trigger", "0"), ("merge-engine", "last-one-wins"),
-    ("changelog-producer", "lookup"), ("changelog-producer", "sometimes"), ("write-only", "maybe"),
+    ("changelog-producer", "sometimes"), ("write-only", "maybe"),
     ("file.compression", "middle-out"), ("file.format", "orc"), ("bucket", "0"),
     ("compaction.size-ratio", "-1"), ("ignore-delete", "perhaps"), ("bucket", "-3"),
     ("write-buffer-size", "0"), ("target-file-size", "0"), ("fields.v.ignore-retract", "maybe"),

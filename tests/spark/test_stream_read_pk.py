@@ -192,6 +192,22 @@ def test_input_changelog_streams_every_written_row_in_sequence_order(spark, ware
         b.stop()
 
 
+@pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
+def test_compaction_changelog_streams_retract_pairs(spark, warehouse, tmp_path, producer):
+    path = make_table(warehouse, producer.replace("-", "_"), **{"changelog-producer": producer, "write-only": "false"})
+    write(path, [("+I", 1, "a"), ("+I", 2, "b")])
+    s = Stream(spark, path, str(tmp_path / producer), **{"read.changelog": "true", "scan.mode": "from-snapshot",
+                                                         "scan.snapshot-id": "1"})
+    try:
+        assert sorted(s.drain()) == [("+I", 1, "a"), ("+I", 2, "b")]
+        write(path, [("+I", 1, "a2"), ("-D", 2, "b"), ("+I", 3, "c")])
+        rows = s.drain()
+        assert sorted(rows) == sorted([("-U", 1, "a"), ("+U", 1, "a2"), ("-D", 2, "b"), ("+I", 3, "c")])
+        assert [r for r in rows if r[1] == 1] == [("-U", 1, "a"), ("+U", 1, "a2")]  # in order
+    finally:
+        s.stop()
+
+
 def test_each_scan_mode_starts_where_paimon_does(spark, warehouse, tmp_path):
     path = make_table(warehouse)
     write(path, [("+I", 1, "a"), ("+I", 2, "b")])
