@@ -107,6 +107,12 @@ class FileNotLiveError(CommitConflictError):
     """The commit deletes a file that is not live (already deleted by another commit, or never added)."""
 
 
+class IndexFileConflictError(CommitConflictError):
+    """The commit's index changes were made on an index another commit changed since: it deletes
+    an index file that is not live, or adds a bucket's HASH index while that bucket has a live
+    one it does not replace. The writer must write again on the new latest snapshot."""
+
+
 class KeyRangeOverlapError(CommitConflictError):
     """On a primary-key table, two files of one (partition, bucket, level >= 1) would overlap in key range."""
 

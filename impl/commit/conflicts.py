@@ -13,6 +13,12 @@ Evaluated against the live files of the latest snapshot, in this order:
 The fold is computed as an overlay on the indexed live files, so the cost is proportional
 to the changes, not to the table. Rules 1 and 4 look only at partitions and LSM groups the
 changes touch: on any state these rules produced, untouched ones are already consistent.
+
+Index files (:func:`check_index_conflicts`), against the live index entries of the latest snapshot:
+
+5. a DELETE of an index file must name a live one (else another commit replaced it);
+6. an ADD of a bucket's HASH index must DELETE that bucket's live HASH index, if it has one
+   (else the writer assigned keys without seeing it: two writers both opened the bucket).
 """
 
 from __future__ import annotations
@@ -22,9 +28,15 @@ from itertools import pairwise
 from typing import Any, Callable, Iterable, NoReturn, Sequence
 
 from impl.commit.live_files import LiveFiles
-from impl.errors import BucketCountChangedError, FileAlreadyLiveError, FileNotLiveError, KeyRangeOverlapError
+from impl.errors import (
+    BucketCountChangedError,
+    FileAlreadyLiveError,
+    FileNotLiveError,
+    IndexFileConflictError,
+    KeyRangeOverlapError,
+)
 from impl.format.json_records import CommitKind
-from impl.format.records import FileIdentity, FileKind, ManifestEntry
+from impl.format.records import FileIdentity, FileKind, IndexManifestEntry, ManifestEntry
 
 KeySortKey = Callable[[bytes], Any]  # serialized key BinaryRow -> comparable value
 DescribePartition = Callable[[bytes], str]  # serialized partition -> text for error messages
@@ -127,3 +139,30 @@ def _check_key_ranges(live: LiveFiles, fold: Fold, key_sort_key: KeySortKey,
                     f"key ranges of {a.file.file_name} and {b.file.file_name} overlap in partition "
                     f"{describe_partition(partition)}, bucket {bucket}, level {level}",
                     files=(a.file.file_name, b.file.file_name))
+
+
+def check_index_conflicts(live: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry], *,
+                          describe_partition: DescribePartition = lambda p: p.hex()) -> None:
+    """Rules 5 and 6: IndexFileConflictError if ``changes`` were made on a stale index."""
+    live_ids = {e.identity for e in live if e.kind is FileKind.ADD}
+    deleted = set()
+    for c in changes:
+        if c.kind is FileKind.DELETE:
+            if c.identity not in live_ids:
+                raise IndexFileConflictError(
+                    f"index file {c.index_file.file_name} ({c.index_file.index_type}) of partition "
+                    f"{describe_partition(c.partition)} bucket {c.bucket} is not live: another commit replaced it "
+                    f"since this writer read the index. Write the data again on the latest snapshot",
+                    (c.index_file.file_name,))
+            deleted.add(c.identity)
+    hash_live = {(e.partition, e.bucket): e for e in live
+                 if e.kind is FileKind.ADD and e.index_file.index_type == "HASH"}
+    for c in changes:
+        if c.kind is FileKind.ADD and c.index_file.index_type == "HASH":
+            current = hash_live.get((c.partition, c.bucket))
+            if current is not None and current.identity not in deleted:
+                raise IndexFileConflictError(
+                    f"HASH index {c.index_file.file_name} of partition {describe_partition(c.partition)} bucket "
+                    f"{c.bucket} was built without {current.index_file.file_name}, which another commit published "
+                    f"meanwhile: both writers assigned keys to this bucket. Write the data again on the latest "
+                    f"snapshot", (c.index_file.file_name, current.index_file.file_name))

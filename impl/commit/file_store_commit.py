@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from impl.commit.conflicts import Fold, KeySortKey, check_conflicts
+from impl.commit.conflicts import Fold, KeySortKey, check_conflicts, check_index_conflicts
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import (
     BATCH_COMMIT_IDENTIFIER,
@@ -56,7 +56,13 @@ from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import LATEST_HINT, IdFactory, TablePaths, partition_path, random_id
 from impl.manifest.entries import live_entries
-from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
+from impl.manifest.manifest_file import (
+    BUCKETED_INDEX_TYPES,
+    IndexManifestFile,
+    ManifestFile,
+    ManifestList,
+    fold_index_entries,
+)
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
 from impl.snapshot.manager import SnapshotManager
 
@@ -861,7 +867,7 @@ class FileStoreCommit:
         if attempt.part.changelog:
             changelog_list, changelog_size = self._write_manifests_and_list(attempt.part.changelog, written,
                                                                             name_suffix="changelog")
-        index_manifest = self._write_index_manifest(latest, attempt.part.index, written)
+        index_manifest = self._write_index_manifest(latest, attempt, written)
         lists = _WrittenLists(base_list, base_size, delta_list, delta_size, changelog_list, changelog_size,
                               index_manifest)
         previous_total = self._total_record_count(latest)
@@ -893,14 +899,23 @@ class FileStoreCommit:
         _, size = self.manifest_list.write(manifests, name=list_name)
         return list_name, size
 
-    def _write_index_manifest(self, latest: Snapshot | None, index_changes: Sequence[IndexManifestEntry],
-                              written: list[str]) -> str | None:
+    def _write_index_manifest(self, latest: Snapshot | None, attempt: _Attempt, written: list[str]) -> str | None:
         """The index manifest of the new snapshot: the previous one, or a new one when the
-        index files change (None once no index file is left)."""
+        index files change (None once no index file is left).
+
+        The index changes are checked against the previous index first (rules 5 and 6 of
+        :mod:`impl.commit.conflicts`); an OVERWRITE also drops the HASH index files of the
+        partitions it replaces (their keys are gone with their data files)."""
         index_manifest = latest.index_manifest if latest is not None else None
-        if not index_changes:
+        index_changes = list(attempt.part.index)
+        if not index_changes and attempt.overwrite_matches is None:
             return index_manifest
         previous_index = self.index_manifest_file.read(index_manifest) if index_manifest else []
+        if attempt.overwrite_matches is not None:
+            index_changes = _overwrite_index_changes(previous_index, index_changes, attempt.overwrite_matches)
+            if not index_changes:
+                return index_manifest
+        check_index_conflicts(previous_index, index_changes, describe_partition=self.describe_partition)
         live_index = fold_index_entries(previous_index, index_changes)
         if not live_index:
             return None
@@ -977,6 +992,17 @@ class _CachedKeySortKey:
                 self._cache.clear()
             self._cache[key] = v
         return v
+
+
+def _overwrite_index_changes(previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry],
+                             matches: Callable[[bytes], bool]) -> list[IndexManifestEntry]:
+    """An OVERWRITE's index changes: DELETE every live HASH index of a replaced partition (its
+    data files all go), then the overwrite's own ADDs; its own DELETEs are covered by those."""
+    drops = [replace(e, kind=FileKind.DELETE) for e in previous
+             if e.kind is FileKind.ADD and e.index_file.index_type in BUCKETED_INDEX_TYPES and matches(e.partition)]
+    dropped = {e.identity for e in drops}
+    own = [c for c in changes if not (c.kind is FileKind.DELETE and c.identity in dropped)]
+    return drops + own
 
 
 def _fold_as_delta(live: LiveFiles, fold: Fold) -> list[ManifestEntry]:

@@ -1,0 +1,326 @@
+"""Dynamic bucket mode (``bucket`` = -1 on a primary-key table): hash index files and the assigner.
+
+Facts from Apache Paimon (Java ``HashIndexFile``, ``PartitionIndex``, ``HashBucketAssigner``,
+``DynamicBucketIndexMaintainer``, ``IndexManifestFileHandler``) and pypaimon 2.1.0
+(``index/dynamic_bucket.py``):
+
+- A key's hash is ``BinaryRow.hashCode()`` of the trimmed primary key (the same hash as the
+  fixed-bucket routing, :func:`impl.table.bucket.row_hashes`).
+- Each (partition, bucket) that holds keys has one HASH index file, ``<table>/index/index-<uuid>-<n>``:
+  the distinct int32 key hashes of that bucket, big-endian, no header (4 bytes per key), listed in
+  the index manifest with index type ``HASH`` and row count = number of hashes.
+- A key stays in the bucket it was first written to: the partition's index files are loaded into
+  a hash -> bucket map before assigning.
+- A new key goes to the first bucket (ascending id) holding fewer than
+  ``dynamic-bucket.target-row-num`` keys; when all are full, to the smallest unused bucket id;
+  with ``dynamic-bucket.max-buckets`` reached, to a random existing bucket (Java's fallback).
+- A commit replaces a changed bucket's index file by a complete new one. Java sends only the new
+  file and its index manifest combiner replaces the bucket's entry; this library also sends the
+  DELETE of the file the writer started from, so the committer can tell that another writer
+  changed the same bucket meanwhile (:func:`impl.commit.conflicts.check_index_conflicts`). Both
+  forms fold to the same index manifest.
+
+Assignment is vectorized: numpy ``searchsorted`` over the partition's sorted hashes finds known
+keys; new keys (first appearance order) are poured into bucket capacities with a cumulative sum.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import numpy as np
+
+from impl.commit.messages import CommitMessage
+from impl.errors import CorruptMetadataError, TableError
+from impl.format.json_records import Snapshot
+from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry
+from impl.fs.file_io import FileIO
+from impl.fs.paths import FileNamer, IdFactory, TablePaths
+from impl.manifest.manifest_file import IndexManifestFile
+from impl.options.values import MAX_DYNAMIC_BUCKETS
+
+if TYPE_CHECKING:
+    from impl.table.table import FileStoreTable
+
+HASH_INDEX = "HASH"
+INDEX_FILE_PREFIX = "index-"
+# Java's unlimited case: bucket ids 0 .. Short.MAX_VALUE - 1 (PartitionIndex.assign)
+_UNLIMITED_MAX_BUCKET_ID = MAX_DYNAMIC_BUCKETS - 2
+
+
+class DynamicBucketError(TableError):
+    """The dynamic bucket index cannot serve a write (buckets exhausted, or data without an index)."""
+
+
+# ============================================================================ file format
+
+
+def encode_hash_index(hashes: np.ndarray) -> bytes:
+    """The bytes of a HASH index file: each int32 hash big-endian (sorted, as pypaimon writes)."""
+    return np.sort(np.asarray(hashes, dtype=np.int32)).astype(">i4").tobytes()
+
+
+def decode_hash_index(data: bytes, path: str) -> np.ndarray:
+    """The int32 hashes of a HASH index file; a length that is not a multiple of 4 is corrupt."""
+    if len(data) % 4:
+        raise CorruptMetadataError(path, f"HASH index of {len(data)} bytes is not a whole number of int32 hashes")
+    return np.frombuffer(data, dtype=">i4").astype(np.int32)
+
+
+class HashIndexFile:
+    """Reads and writes the HASH index files of one table (``<table>/index/``)."""
+
+    def __init__(self, file_io: FileIO, paths: TablePaths, id_factory: IdFactory | None = None):
+        self.file_io = file_io
+        self.paths = paths
+        self._namer = FileNamer(INDEX_FILE_PREFIX, id_factory=id_factory)
+
+    def path(self, meta: IndexFileMeta) -> str:
+        return meta.external_path or self.paths.index_file_path(meta.file_name)
+
+    def read(self, meta: IndexFileMeta) -> np.ndarray:
+        path = self.path(meta)
+        hashes = decode_hash_index(self.file_io.read_bytes(path), path)
+        if len(hashes) != meta.row_count:
+            raise CorruptMetadataError(path, f"HASH index holds {len(hashes)} hashes, its index manifest entry "
+                                             f"says {meta.row_count}")
+        return hashes
+
+    def write(self, hashes: np.ndarray) -> IndexFileMeta:
+        data = encode_hash_index(hashes)
+        name = self._namer.next()
+        self.file_io.write_bytes(self.paths.index_file_path(name), data)
+        return IndexFileMeta(HASH_INDEX, name, len(data), len(data) // 4)
+
+
+# ============================================================================ assignment rule
+
+
+@dataclass
+class PartitionIndex:
+    """The keys of one partition: sorted unique hashes, the bucket of each, keys per bucket.
+
+    ``assign`` is the rule, pure but for the random fallback past ``max_buckets``.
+    """
+
+    hashes: np.ndarray  # int32, sorted, unique
+    buckets: np.ndarray  # int32, the bucket of hashes[i]
+    target_row_num: int
+    max_buckets: int = -1
+    rng: random.Random = field(default_factory=random.Random)
+
+    @staticmethod
+    def of(hashes: np.ndarray, buckets: np.ndarray, target_row_num: int, max_buckets: int = -1,
+           rng: random.Random | None = None) -> PartitionIndex:
+        """From (possibly unsorted) pairs; a hash listed twice keeps its first bucket."""
+        hashes = np.asarray(hashes, dtype=np.int32)
+        buckets = np.asarray(buckets, dtype=np.int32)
+        uniq, first = np.unique(hashes, return_index=True)
+        return PartitionIndex(uniq, buckets[first], target_row_num, max_buckets, rng or random.Random())
+
+    def bucket_counts(self) -> dict[int, int]:
+        ids, counts = np.unique(self.buckets, return_counts=True)
+        return dict(zip(ids.tolist(), counts.tolist(), strict=True))
+
+    def hashes_of(self, bucket: int) -> np.ndarray:
+        return self.hashes[self.buckets == bucket]
+
+    def assign(self, key_hashes: np.ndarray) -> np.ndarray:
+        """The bucket of every key hash (int32 per row); new keys are added to the index."""
+        key_hashes = np.asarray(key_hashes, dtype=np.int32)
+        out = np.empty(len(key_hashes), dtype=np.int32)
+        pos = np.searchsorted(self.hashes, key_hashes)
+        clipped = np.minimum(pos, max(len(self.hashes) - 1, 0))
+        known = (pos < len(self.hashes)) & (self.hashes[clipped] == key_hashes) if len(self.hashes) else \
+            np.zeros(len(key_hashes), dtype=bool)
+        out[known] = self.buckets[clipped[known]]
+        if known.all():
+            return out
+        new_rows = ~known
+        uniq, first, inverse = np.unique(key_hashes[new_rows], return_index=True, return_inverse=True)
+        arrival = np.argsort(first, kind="stable")  # new keys in order of first appearance
+        new_buckets = np.empty(len(uniq), dtype=np.int32)
+        new_buckets[arrival] = self._place(len(uniq))
+        out[new_rows] = new_buckets[inverse.reshape(-1)]
+        merged_h = np.concatenate([self.hashes, uniq])
+        merged_b = np.concatenate([self.buckets, new_buckets])
+        order = np.argsort(merged_h, kind="stable")
+        self.hashes, self.buckets = merged_h[order], merged_b[order]
+        return out
+
+    def _place(self, n: int) -> np.ndarray:
+        """Buckets of ``n`` new keys in arrival order: fill non-full buckets (ascending id), then
+        open the smallest unused ids, then (max-buckets reached) random existing buckets."""
+        counts = self.bucket_counts()
+        room_ids = np.array(sorted(b for b, c in counts.items() if c < self.target_row_num), dtype=np.int64)
+        room = np.array([self.target_row_num - counts[b] for b in room_ids.tolist()], dtype=np.int64)
+        max_id = _UNLIMITED_MAX_BUCKET_ID if self.max_buckets == -1 else self.max_buckets - 1
+        need = n - int(room.sum()) if len(room) else n
+        if need > 0:
+            wanted = -(-need // self.target_row_num)
+            fresh = _free_ids(set(counts), max_id, wanted)
+            if len(fresh) < wanted and self.max_buckets == -1:
+                raise DynamicBucketError(
+                    f"dynamic bucket mode: a partition would need more than {max_id + 1} buckets; raise "
+                    f"'dynamic-bucket.target-row-num' (now {self.target_row_num})")
+            room_ids = np.concatenate([room_ids, np.array(fresh, dtype=np.int64)])
+            room = np.concatenate([room, np.full(len(fresh), self.target_row_num, dtype=np.int64)])
+        cum = np.cumsum(room)
+        slots = np.arange(n, dtype=np.int64)
+        placed = slots < (cum[-1] if len(cum) else 0)
+        result = np.empty(n, dtype=np.int32)
+        result[placed] = room_ids[np.searchsorted(cum, slots[placed], side="right")]
+        overflow = int((~placed).sum())
+        if overflow:
+            # max-buckets reached: Java picks a random existing bucket per new key
+            every = np.array(sorted(set(counts) | set(room_ids.tolist())), dtype=np.int32)
+            picks = np.random.default_rng(self.rng.getrandbits(64)).integers(0, len(every), overflow)
+            result[~placed] = every[picks]
+        return result
+
+
+def _free_ids(used: set[int], max_id: int, wanted: int) -> list[int]:
+    out: list[int] = []
+    b = 0
+    while len(out) < wanted and b <= max_id:
+        if b not in used:
+            out.append(b)
+        b += 1
+    return out
+
+
+# ============================================================================ the write side
+
+
+@dataclass(frozen=True)
+class _LoadedPartition:
+    index: PartitionIndex
+    files: dict[int, IndexFileMeta]  # bucket -> its live HASH index file when loaded (or last prepared)
+
+
+@dataclass
+class DynamicBucketAssigner:
+    """Assigns the rows of one TableWrite to buckets and maintains the partitions' HASH index.
+
+    Each partition's index is loaded from the latest snapshot when the write first touches it
+    (``ignore_existing``: an overwrite starts from nothing). ``index_changes`` gives, per changed
+    (partition, bucket), the new complete index file to ADD and the file it replaces to DELETE.
+    """
+
+    table: FileStoreTable
+    ignore_existing: bool = False
+    rng: random.Random = field(default_factory=random.Random)
+    _partitions: dict[bytes, _LoadedPartition] = field(default_factory=dict)
+    _changed: set[tuple[bytes, int]] = field(default_factory=set)
+    _snapshot: Snapshot | None = None
+    _snapshot_read: bool = False
+
+    def __post_init__(self) -> None:
+        self.files = HashIndexFile(self.table.file_io, self.table.paths)
+
+    def assign(self, partition: bytes, key_hashes: np.ndarray) -> np.ndarray:
+        """Buckets (int32 per row) of rows of ``partition`` with these key hashes."""
+        loaded = self._partitions.get(partition)
+        if loaded is None:
+            loaded = self._partitions[partition] = self._load(partition)
+        before = loaded.index.bucket_counts()
+        buckets = loaded.index.assign(key_hashes)
+        after = loaded.index.bucket_counts()
+        self._changed.update((partition, b) for b, c in after.items() if before.get(b) != c)
+        return buckets
+
+    def index_changes(self) -> dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]]:
+        """Write the new index file of every changed bucket: (new file, file it replaces or None)."""
+        out = {}
+        for partition, bucket in sorted(self._changed):
+            loaded = self._partitions[partition]
+            meta = self.files.write(loaded.index.hashes_of(bucket))
+            out[(partition, bucket)] = (meta, loaded.files.get(bucket))
+            loaded.files[bucket] = meta  # a stream write's next commit replaces this one
+        self._changed.clear()
+        return out
+
+    def attach(self, messages: Sequence[CommitMessage]) -> list[CommitMessage]:
+        """``messages`` with each changed bucket's index change (every changed bucket has a message:
+        its rows were written there)."""
+        changes = self.index_changes()
+        out = []
+        for m in messages:
+            change = changes.pop((m.partition, m.bucket), None)
+            if change is not None:
+                new, old = change
+                m = replace(m, new_index_files=(*m.new_index_files, new),
+                            deleted_index_files=(*m.deleted_index_files, *([old] if old else [])))
+            out.append(m)
+        for (partition, bucket), (new, old) in changes.items():
+            out.append(CommitMessage(partition, bucket, self.table.options.bucket, new_index_files=(new,),
+                                     deleted_index_files=(old,) if old else ()))
+        return out
+
+    def abort(self, messages: Iterable[CommitMessage]) -> None:
+        self.table.file_io.delete_quietly(self.files.path(f) for m in messages for f in m.new_index_files)
+
+    # ------------------------------------------------------------------ loading
+
+    def _latest(self) -> Snapshot | None:
+        if not self._snapshot_read:
+            self._snapshot = self.table.snapshot_manager.latest_snapshot()
+            self._snapshot_read = True
+        return self._snapshot
+
+    def _load(self, partition: bytes) -> _LoadedPartition:
+        opts = self.table.options
+        empty = PartitionIndex.of(np.empty(0, np.int32), np.empty(0, np.int32), opts.dynamic_bucket_target_row_num,
+                                  opts.dynamic_bucket_max_buckets, self.rng)
+        snapshot = None if self.ignore_existing else self._latest()
+        if snapshot is None:
+            return _LoadedPartition(empty, {})
+        entries = [e for e in hash_index_entries(self.table, snapshot) if e.partition == partition]
+        files: dict[int, IndexFileMeta] = {}
+        for e in entries:
+            if e.bucket in files:
+                raise CorruptMetadataError(
+                    snapshot.index_manifest or "?",
+                    f"two HASH index files for bucket {e.bucket} of partition {self._describe(partition)}: "
+                    f"{files[e.bucket].file_name}, {e.index_file.file_name}")
+            files[e.bucket] = e.index_file
+        self._check_indexed(partition, snapshot, set(files))
+        arrays = [self.files.read(f) for f in files.values()]
+        hashes = np.concatenate(arrays) if arrays else np.empty(0, np.int32)
+        buckets = np.concatenate([np.full(len(a), b, dtype=np.int32) for b, a in zip(files, arrays, strict=True)]) \
+            if arrays else np.empty(0, np.int32)
+        index = PartitionIndex.of(hashes, buckets, opts.dynamic_bucket_target_row_num,
+                                  opts.dynamic_bucket_max_buckets, self.rng)
+        return _LoadedPartition(index, files)
+
+    def _check_indexed(self, partition: bytes, snapshot: Snapshot, indexed: set[int]) -> None:
+        """Data in a bucket without a HASH index means keys the assigner cannot see: refuse
+        (writing would put those keys a second time into another bucket)."""
+        from impl.table.scan import SnapshotReader
+        data_buckets = {e.bucket for e in SnapshotReader(self.table).live_entries(snapshot)
+                        if e.partition == partition}
+        missing = sorted(data_buckets - indexed)
+        if missing:
+            raise DynamicBucketError(
+                f"{self.table.identifier}: partition {self._describe(partition)} has data in buckets {missing} but "
+                f"no HASH index for them, so the bucket of existing keys is unknown; overwrite the partition to "
+                f"rebuild its index")
+
+    def _describe(self, partition: bytes) -> str:
+        return self.table.partition_cache.path(partition) or "<unpartitioned>"
+
+
+def hash_index_entries(table: FileStoreTable, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
+    """The live HASH index entries of ``snapshot``."""
+    if snapshot is None or not snapshot.index_manifest:
+        return []
+    entries = IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest)
+    return [e for e in entries if e.kind is FileKind.ADD and e.index_file.index_type == HASH_INDEX]
+
+
+__all__ = [
+    "HASH_INDEX", "DynamicBucketAssigner", "DynamicBucketError", "HashIndexFile", "PartitionIndex",
+    "decode_hash_index", "encode_hash_index", "hash_index_entries",
+]
