@@ -16,7 +16,6 @@ import pyarrow as pa
 from impl.errors import InvalidOptionError
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, DataType, TypeParseError, from_arrow, to_arrow
-from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
 
@@ -158,7 +157,6 @@ def validate_for_create(schema: TableSchema) -> TableOptions:
     """Checks a new table must pass (stricter than what reading an existing table needs)."""
     options = TableOptions.from_options(schema.options)
     validate_options(schema, options)
-    mode = bucket_mode(options.bucket, schema.primary_keys, schema.partition_keys)
     if schema.primary_keys:
         from impl.table.pk import merge_tree_options, mergetree
         try:
