@@ -46,3 +46,7 @@ class FileNotLiveError(CommitConflictError):
 
 class KeyRangeOverlapError(CommitConflictError):
     """Primary-key table: two files of one (partition, bucket, level >= 1) overlap in key range."""
+
+
+class IndexFileConflictError(CommitConflictError):
+    """The commit's index changes were made on a stale index (rules 5 and 6)."""

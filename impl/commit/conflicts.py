@@ -18,7 +18,8 @@ Index files (:func:`check_index_conflicts`), against the live index entries of t
 
 5. a DELETE of an index file must name a live one (else another commit replaced it);
 6. an ADD of a bucket's HASH index must DELETE that bucket's live HASH index, if it has one
-   (else the writer assigned keys without seeing it: two writers both opened the bucket).
+   (else the writer assigned keys without seeing it: two writers both opened the bucket), and
+   one commit ADDs at most one HASH index per bucket.
 """
 
 from __future__ import annotations
@@ -157,8 +158,15 @@ def check_index_conflicts(live: Sequence[IndexManifestEntry], changes: Sequence[
             deleted.add(c.identity)
     hash_live = {(e.partition, e.bucket): e for e in live
                  if e.kind is FileKind.ADD and e.index_file.index_type == "HASH"}
+    added: dict[tuple[bytes, int], str] = {}
     for c in changes:
         if c.kind is FileKind.ADD and c.index_file.index_type == "HASH":
+            first = added.setdefault((c.partition, c.bucket), c.index_file.file_name)
+            if first != c.index_file.file_name:
+                raise IndexFileConflictError(
+                    f"HASH indexes {first} and {c.index_file.file_name} of partition {describe_partition(c.partition)} "
+                    f"bucket {c.bucket} in one commit: two writers assigned keys to this bucket independently",
+                    (first, c.index_file.file_name))
             current = hash_live.get((c.partition, c.bucket))
             if current is not None and current.identity not in deleted:
                 raise IndexFileConflictError(

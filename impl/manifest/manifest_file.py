@@ -375,16 +375,15 @@ def fold_index_entries(previous: Sequence[IndexManifestEntry], changes: Sequence
     """Live index files after applying ``changes`` (DELETEs first, then ADDs) to ``previous``.
 
     An ADD of a :data:`BUCKETED_INDEX_TYPES` file replaces the live file of the same
-    (partition, bucket, type); other types are added and removed by file name."""
+    (partition, bucket, type), the last ADD winning; other types are added and removed by file name."""
     live: dict[tuple, IndexManifestEntry] = {e.identity: e for e in previous if e.kind is FileKind.ADD}
     for c in changes:
         if c.kind is FileKind.DELETE:
             live.pop(c.identity, None)
-    replaced = {(c.partition, c.bucket, c.index_file.index_type) for c in changes
-                if c.kind is FileKind.ADD and c.index_file.index_type in BUCKETED_INDEX_TYPES}
-    if replaced:
-        live = {k: e for k, e in live.items() if (e.partition, e.bucket, e.index_file.index_type) not in replaced}
     for c in changes:
         if c.kind is FileKind.ADD:
+            if c.index_file.index_type in BUCKETED_INDEX_TYPES:
+                slot = (c.partition, c.bucket, c.index_file.index_type)
+                live = {k: e for k, e in live.items() if (e.partition, e.bucket, e.index_file.index_type) != slot}
             live[c.identity] = c
     return list(live.values())
