@@ -191,10 +191,17 @@ class IndexEntry:
     index: IndexFacts
 
 
-def check_index_conflicts(live: Mapping[IndexIdentity, IndexFacts], changes: Iterable[IndexEntry]) -> None:
-    """impl.commit.conflicts.check_index_conflicts: 5. a DELETE names a live index file;
-    6. an ADD of a bucket's HASH file DELETEs the bucket's live HASH file, if it has one, and
-    is the only HASH ADD of that bucket in the change list."""
+def check_index_conflicts(live: Mapping[IndexIdentity, IndexFacts], changes: Iterable[IndexEntry],
+                          views: Mapping[Hashable, frozenset[str]] | None = None) -> None:
+    """impl.commit.conflicts.check_index_conflicts: 7. a partition's rows were routed by exactly
+    its live HASH files (``views``: partition -> file names); 5. a DELETE names a live index
+    file; 6. an ADD of a bucket's HASH file DELETEs the bucket's live HASH file, if it has one,
+    and is the only HASH ADD of that bucket in the change list."""
+    for partition, view in (views or {}).items():
+        now = frozenset(f.file_name for f in live.values() if f.index_type == HASH and f.partition == partition)
+        if now != view:
+            raise IndexFileConflictError(f"HASH index of partition {partition} changed: {sorted(view)} -> {sorted(now)}",
+                                         tuple(sorted(now ^ view)))
     changes = list(changes)
     deleted = set()
     for c in changes:

@@ -103,6 +103,7 @@ class Model:
         *,
         new_index_files: Iterable[IndexFacts] = (),
         deleted_index_files: Iterable[IndexFacts] = (),
+        index_views: Mapping[Hashable, frozenset[str]] | None = None,
         skip_committed: bool = False,
     ) -> list[int]:
         """Commit one committable: an APPEND snapshot, then a COMPACT snapshot; return the new ids.
@@ -112,15 +113,16 @@ class Model:
         two publications: a conflict in the COMPACT part raises but leaves the APPEND published.
         With ``skip_committed``, a part whose (user, identifier, kind) is already in a retained
         snapshot is skipped, so re-running a commit completes it exactly once. Index file
-        changes (dynamic bucket mode) ride in the APPEND part.
+        changes and ``index_views`` (dynamic bucket mode: per partition, the HASH index file
+        names the rows were routed by) ride in the APPEND part.
         """
         append = [Entry(ADD, f) for f in new_files] + [Entry(DELETE, f) for f in deleted_files]
         index = [IndexEntry(ADD, f) for f in new_index_files] + [IndexEntry(DELETE, f) for f in deleted_index_files]
         compact = [Entry(DELETE, f) for f in compact_before] + [Entry(ADD, f) for f in compact_after]
         done = self.committed_kinds(user, identifier) if skip_committed else set()
         published = []
-        if (append or index) and APPEND not in done:
-            published.append(self._publish(APPEND, user, identifier, append, index))
+        if (append or index or index_views) and APPEND not in done:
+            published.append(self._publish(APPEND, user, identifier, append, index, index_views))
         if compact and COMPACT not in done:
             published.append(self._publish(COMPACT, user, identifier, compact))  # may raise: APPEND stays
         return published
@@ -162,12 +164,13 @@ class Model:
         return [self._publish(OVERWRITE, user, identifier, changes, index)]
 
     def _publish(self, kind: str, user: str, identifier: int, changes: list[Entry],
-                 index_changes: list[IndexEntry] | None = None) -> int:
+                 index_changes: list[IndexEntry] | None = None,
+                 index_views: Mapping[Hashable, frozenset[str]] | None = None) -> int:
         """Check ``changes`` against the latest snapshot and append the next snapshot (or raise)."""
         live = check_conflicts(self.live(), changes, kind, self.primary_key)
         index = self.live_index()
+        check_index_conflicts(index, index_changes or (), index_views)
         if index_changes:
-            check_index_conflicts(index, index_changes)
             index = MappingProxyType(fold_index(index, index_changes))
         latest = self.latest()
         snapshot = Snapshot(

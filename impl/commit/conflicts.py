@@ -19,14 +19,18 @@ Index files (:func:`check_index_conflicts`), against the live index entries of t
 5. a DELETE of an index file must name a live one (else another commit replaced it);
 6. an ADD of a bucket's HASH index must DELETE that bucket's live HASH index, if it has one
    (else the writer assigned keys without seeing it: two writers both opened the bucket), and
-   one commit ADDs at most one HASH index per bucket.
+   one commit ADDs at most one HASH index per bucket;
+7. a partition whose rows were routed by its HASH index (the message's ``hash_index_view``)
+   must still have exactly those HASH files: a key's bucket depends on every bucket of its
+   partition (which are full, which exist), so any change there, another writer's new keys or
+   an overwrite, may have put the same key elsewhere. OVERWRITE parts make no such claim.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any, Callable, Iterable, NoReturn, Sequence
+from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from impl.commit.live_files import LiveFiles
 from impl.errors import (
@@ -142,9 +146,19 @@ def _check_key_ranges(live: LiveFiles, fold: Fold, key_sort_key: KeySortKey,
                     files=(a.file.file_name, b.file.file_name))
 
 
-def check_index_conflicts(live: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry], *,
+def check_index_conflicts(live: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry],
+                          views: Mapping[bytes, frozenset[str]] | None = None, *,
                           describe_partition: DescribePartition = lambda p: p.hex()) -> None:
-    """Rules 5 and 6: IndexFileConflictError if ``changes`` were made on a stale index."""
+    """Rules 5 to 7: IndexFileConflictError if ``changes`` were made, or rows routed, on a stale index."""
+    for partition, view in sorted((views or {}).items()):
+        now = frozenset(e.index_file.file_name for e in live if e.kind is FileKind.ADD
+                        and e.index_file.index_type == "HASH" and e.partition == partition)
+        if now != view:
+            raise IndexFileConflictError(
+                f"the HASH index of partition {describe_partition(partition)} changed since this writer routed its "
+                f"rows by it ({len(view)} file(s) then, {len(now)} now, {len(now & view)} in common): another "
+                f"commit assigned keys or overwrote the partition meanwhile. Write the data again on the latest "
+                f"snapshot", tuple(sorted(now ^ view)))
     live_ids = {e.identity for e in live if e.kind is FileKind.ADD}
     deleted = set()
     for c in changes:

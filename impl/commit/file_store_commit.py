@@ -92,12 +92,16 @@ class _Part:
     table: tuple[ManifestEntry, ...]
     changelog: tuple[ManifestEntry, ...]
     index: tuple[IndexManifestEntry, ...]
+    # (partition, HASH index file names) its rows were routed by: checked at every try
+    index_views: tuple[tuple[bytes, frozenset[str]], ...] = ()
 
     @staticmethod
     def of(changes: CollectedChanges, kind: CommitKind) -> _Part:
         if kind is CommitKind.COMPACT:
             return _Part(tuple(changes.compact_table), tuple(changes.compact_changelog), tuple(changes.compact_index))
-        return _Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index))
+        views = () if kind is CommitKind.OVERWRITE else tuple(sorted(changes.append_index_views.items()))
+        return _Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index),
+                     views)
 
 
 @dataclass
@@ -244,7 +248,8 @@ class FileStoreCommit:
                 checked: _Checked | None = None
                 if changes.has_append and self._resolve_unknown(committable.identifier, CommitKind.APPEND,
                                                                 original, stats):
-                    changes = replace(changes, append_table=[], append_changelog=[], append_index=[])
+                    changes = replace(changes, append_table=[], append_changelog=[], append_index=[],
+                                      append_index_views={})
                 if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT,
                                                                  original, stats):
                     changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
@@ -903,19 +908,21 @@ class FileStoreCommit:
         """The index manifest of the new snapshot: the previous one, or a new one when the
         index files change (None once no index file is left).
 
-        The index changes are checked against the previous index first (rules 5 and 6 of
-        :mod:`impl.commit.conflicts`); an OVERWRITE also drops the HASH index files of the
-        partitions it replaces (their keys are gone with their data files)."""
+        The index changes and the index views of the part's rows are checked against the
+        previous index first (rules 5 to 7 of :mod:`impl.commit.conflicts`); an OVERWRITE also
+        drops the HASH index files of the partitions it replaces (their keys are gone with
+        their data files)."""
         index_manifest = latest.index_manifest if latest is not None else None
         index_changes = list(attempt.part.index)
-        if not index_changes and attempt.overwrite_matches is None:
+        views = dict(attempt.part.index_views)
+        if not index_changes and not views and attempt.overwrite_matches is None:
             return index_manifest
         previous_index = self.index_manifest_file.read(index_manifest) if index_manifest else []
         if attempt.overwrite_matches is not None:
             index_changes = _overwrite_index_changes(previous_index, index_changes, attempt.overwrite_matches)
-            if not index_changes:
-                return index_manifest
-        check_index_conflicts(previous_index, index_changes, describe_partition=self.describe_partition)
+        check_index_conflicts(previous_index, index_changes, views, describe_partition=self.describe_partition)
+        if not index_changes:
+            return index_manifest
         live_index = fold_index_entries(previous_index, index_changes)
         if not live_index:
             return None

@@ -16,9 +16,11 @@ Facts from Apache Paimon (Java ``HashIndexFile``, ``PartitionIndex``, ``HashBuck
   with ``dynamic-bucket.max-buckets`` reached, to a random existing bucket (Java's fallback).
 - A commit replaces a changed bucket's index file by a complete new one. Java sends only the new
   file and its index manifest combiner replaces the bucket's entry; this library also sends the
-  DELETE of the file the writer started from, so the committer can tell that another writer
-  changed the same bucket meanwhile (:func:`impl.commit.conflicts.check_index_conflicts`). Both
-  forms fold to the same index manifest.
+  DELETE of the file the writer started from, and with every message the names of the
+  partition's HASH files its rows were routed by (``CommitMessage.hash_index_view``), so the
+  committer refuses rows routed by an index another commit changed meanwhile
+  (:func:`impl.commit.conflicts.check_index_conflicts`, rules 5 to 7). Java relies on a single
+  assigner per partition instead. Both forms fold to the same index manifest.
 
 Assignment is vectorized: numpy ``searchsorted`` over the partition's sorted hashes finds known
 keys; new keys (first appearance order) are poured into bucket capacities with a cumulative sum.
@@ -48,6 +50,7 @@ HASH_INDEX = "HASH"
 INDEX_FILE_PREFIX = "index-"
 # Java's unlimited case: bucket ids 0 .. Short.MAX_VALUE - 1 (PartitionIndex.assign)
 _UNLIMITED_MAX_BUCKET_ID = MAX_DYNAMIC_BUCKETS - 2
+_LOAD_ATTEMPTS = 5  # reads of a partition's index that may each lose a race with expiration
 
 
 class DynamicBucketError(TableError):
@@ -205,7 +208,8 @@ class DynamicBucketAssigner:
     """Assigns the rows of one TableWrite to buckets and maintains the partitions' HASH index.
 
     Each partition's index is loaded from the latest snapshot when the write first touches it
-    (``ignore_existing``: an overwrite starts from nothing). ``index_changes`` gives, per changed
+    (``ignore_existing``: an overwrite starts from nothing); the names of the files it loaded
+    go with the partition's messages as their ``hash_index_view``. ``index_changes`` gives, per changed
     (partition, bucket), the new complete index file to ADD and the file it replaces to DELETE.
     """
 
@@ -214,8 +218,6 @@ class DynamicBucketAssigner:
     rng: random.Random = field(default_factory=random.Random)
     _partitions: dict[bytes, _LoadedPartition] = field(default_factory=dict)
     _changed: set[tuple[bytes, int]] = field(default_factory=set)
-    _snapshot: Snapshot | None = None
-    _snapshot_read: bool = False
 
     def __post_init__(self) -> None:
         self.files = HashIndexFile(self.table.file_io, self.table.paths)
@@ -244,7 +246,9 @@ class DynamicBucketAssigner:
 
     def attach(self, messages: Sequence[CommitMessage]) -> list[CommitMessage]:
         """``messages`` with each changed bucket's index change (every changed bucket has a message:
-        its rows were written there)."""
+        its rows were written there), and each message with the view its rows were routed by:
+        the names of its partition's HASH index files before this commit's changes."""
+        views = {p: frozenset(f.file_name for f in loaded.files.values()) for p, loaded in self._partitions.items()}
         changes = self.index_changes()
         out = []
         for m in messages:
@@ -253,10 +257,10 @@ class DynamicBucketAssigner:
                 new, old = change
                 m = replace(m, new_index_files=(*m.new_index_files, new),
                             deleted_index_files=(*m.deleted_index_files, *([old] if old else [])))
-            out.append(m)
+            out.append(replace(m, hash_index_view=views.get(m.partition)))
         for (partition, bucket), (new, old) in changes.items():
             out.append(CommitMessage(partition, bucket, self.table.options.bucket, new_index_files=(new,),
-                                     deleted_index_files=(old,) if old else ()))
+                                     deleted_index_files=(old,) if old else (), hash_index_view=views[partition]))
         return out
 
     def abort(self, messages: Iterable[CommitMessage]) -> None:
@@ -264,17 +268,23 @@ class DynamicBucketAssigner:
 
     # ------------------------------------------------------------------ loading
 
-    def _latest(self) -> Snapshot | None:
-        if not self._snapshot_read:
-            self._snapshot = self.table.snapshot_manager.latest_snapshot()
-            self._snapshot_read = True
-        return self._snapshot
-
     def _load(self, partition: bytes) -> _LoadedPartition:
+        """The partition's index in the latest snapshot (each partition is read when first
+        written: its view is checked at commit on its own). A snapshot expired while being read
+        is a race with expiration: read the new latest."""
+        for _ in range(_LOAD_ATTEMPTS - 1):
+            snapshot = None if self.ignore_existing else self.table.snapshot_manager.latest_snapshot()
+            try:
+                return self._load_at(partition, snapshot)
+            except FileNotFoundError:
+                if snapshot is None or self.table.snapshot_manager.snapshot_exists(snapshot.id):
+                    raise
+        return self._load_at(partition, self.table.snapshot_manager.latest_snapshot())
+
+    def _load_at(self, partition: bytes, snapshot: Snapshot | None) -> _LoadedPartition:
         opts = self.table.options
         empty = PartitionIndex.of(np.empty(0, np.int32), np.empty(0, np.int32), opts.dynamic_bucket_target_row_num,
                                   opts.dynamic_bucket_max_buckets, self.rng)
-        snapshot = None if self.ignore_existing else self._latest()
         if snapshot is None:
             return _LoadedPartition(empty, {})
         entries = [e for e in hash_index_entries(self.table, snapshot) if e.partition == partition]

@@ -200,7 +200,7 @@ def test_two_writers_opening_the_same_bucket_conflict_and_the_loser_writes_nothi
     w1b.new_commit().commit(m1)
     latest = t.latest_snapshot().id
     manifests = set(t.file_io.list_names(t.paths.manifest_dir))
-    with pytest.raises(IndexFileConflictError, match=r"bucket 0.*not live"):
+    with pytest.raises(IndexFileConflictError, match=r"index of partition \{dt='a'\} changed since this writer"):
         w2b.new_commit().commit(m2)
     assert t.latest_snapshot().id == latest
     assert set(t.file_io.list_names(t.paths.manifest_dir)) == manifests
@@ -216,9 +216,46 @@ def test_two_writers_creating_a_partitions_first_bucket_conflict(catalog):
     w2.write_arrow(rows("a", [1, 2]))  # key 1 would end up in bucket 0 twice with different indexes
     m1, m2 = w1.prepare_commit(), w2.prepare_commit()
     w1b.new_commit().commit(m1)
-    with pytest.raises(IndexFileConflictError, match="was built without"):
+    with pytest.raises(IndexFileConflictError, match=r"0 file\(s\) then, 1 now"):
         w2b.new_commit().commit(m2)
     check_index_matches_data(t)
+
+
+def test_rows_routed_by_an_index_an_overwrite_replaced_conflict(catalog):
+    # the writer's key 5 is known (bucket 1); an overwrite rebuilds the partition and puts key 5
+    # into bucket 0: committing the writer's row into bucket 1 would keep key 5 twice
+    t = make(catalog, target=2)
+    write(t, rows("a", range(4)))
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(rows("a", [3], "late"))  # known key: no index change, only a view
+    m = w.prepare_commit()
+    assert not any(x.new_index_files for x in m) and all(x.hash_index_view for x in m)
+    write(t, rows("a", [3, 9], "o"), overwrite={"dt": "a"})
+    with pytest.raises(IndexFileConflictError, match="changed since"):
+        wb.new_commit().commit(m)
+    check_index_matches_data(t)
+
+
+def test_index_rules_without_views_as_pypaimon_commits_them():
+    # rules 5 and 6 alone (messages without hash_index_view, as another writer may send)
+    from impl.commit.conflicts import check_index_conflicts
+    from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry
+
+    def e(kind, name, bucket=0):
+        return IndexManifestEntry(kind, b"p", bucket, IndexFileMeta(HASH_INDEX, name, 4, 1))
+
+    live = [e(FileKind.ADD, "h0"), e(FileKind.ADD, "h1", 1)]
+    check_index_conflicts(live, [e(FileKind.DELETE, "h0"), e(FileKind.ADD, "h0b"), e(FileKind.ADD, "h2", 2)])
+    with pytest.raises(IndexFileConflictError, match="h9.*not live"):
+        check_index_conflicts(live, [e(FileKind.DELETE, "h9"), e(FileKind.ADD, "h0b")])
+    with pytest.raises(IndexFileConflictError, match="built without h0"):
+        check_index_conflicts(live, [e(FileKind.ADD, "h0b")])
+    with pytest.raises(IndexFileConflictError, match="in one commit"):
+        check_index_conflicts(live, [e(FileKind.ADD, "x", 2), e(FileKind.ADD, "y", 2)])
+    with pytest.raises(IndexFileConflictError, match="changed since"):
+        check_index_conflicts(live, [], {b"p": frozenset({"h0"})})
+    check_index_conflicts(live, [], {b"p": frozenset({"h0", "h1"}), b"q": frozenset()})
 
 
 def test_writers_on_different_partitions_do_not_conflict(catalog):
