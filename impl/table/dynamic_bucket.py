@@ -23,7 +23,8 @@ Facts from Apache Paimon (Java ``HashIndexFile``, ``PartitionIndex``, ``HashBuck
   assigner per partition instead. Both forms fold to the same index manifest.
 
 Assignment is vectorized: numpy ``searchsorted`` over the partition's sorted hashes finds known
-keys; new keys (first appearance order) are poured into bucket capacities with a cumulative sum.
+keys; new keys (distinct, in order of first appearance: Arrow's hash-based ``unique``) are poured
+into bucket capacities with a cumulative sum.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
 from impl.errors import CorruptMetadataError, TableError
@@ -124,8 +127,9 @@ class PartitionIndex:
         return PartitionIndex(uniq, buckets[first], target_row_num, max_buckets, rng or random.Random())
 
     def bucket_counts(self) -> dict[int, int]:
-        ids, counts = np.unique(self.buckets, return_counts=True)
-        return dict(zip(ids.tolist(), counts.tolist(), strict=True))
+        counts = np.bincount(self.buckets, minlength=1) if len(self.buckets) else np.zeros(0, np.int64)
+        ids = np.flatnonzero(counts)
+        return dict(zip(ids.tolist(), counts[ids].tolist(), strict=True))
 
     def hashes_of(self, bucket: int) -> np.ndarray:
         return self.hashes[self.buckets == bucket]
@@ -134,24 +138,39 @@ class PartitionIndex:
         """The bucket of every key hash (int32 per row); new keys are added to the index."""
         key_hashes = np.asarray(key_hashes, dtype=np.int32)
         out = np.empty(len(key_hashes), dtype=np.int32)
-        pos = np.searchsorted(self.hashes, key_hashes)
-        clipped = np.minimum(pos, max(len(self.hashes) - 1, 0))
-        known = (pos < len(self.hashes)) & (self.hashes[clipped] == key_hashes) if len(self.hashes) else \
-            np.zeros(len(key_hashes), dtype=bool)
-        out[known] = self.buckets[clipped[known]]
+        pos, known = self._lookup(key_hashes)
+        out[known] = self.buckets[pos[known]]
         if known.all():
             return out
-        new_rows = ~known
-        uniq, first, inverse = np.unique(key_hashes[new_rows], return_index=True, return_inverse=True)
-        arrival = np.argsort(first, kind="stable")  # new keys in order of first appearance
-        new_buckets = np.empty(len(uniq), dtype=np.int32)
-        new_buckets[arrival] = self._place(len(uniq))
-        out[new_rows] = new_buckets[inverse.reshape(-1)]
-        merged_h = np.concatenate([self.hashes, uniq])
-        merged_b = np.concatenate([self.buckets, new_buckets])
-        order = np.argsort(merged_h, kind="stable")
-        self.hashes, self.buckets = merged_h[order], merged_b[order]
+        new_rows = np.flatnonzero(~known)
+        new_keys = pa.array(key_hashes[new_rows])
+        # distinct new keys in order of first appearance, and each new row's one (hash-based: O(n))
+        arrival = pc.unique(new_keys)
+        arrival_buckets = self._place(len(arrival))
+        out[new_rows] = arrival_buckets[pc.index_in(new_keys, value_set=arrival).to_numpy()]
+        # insert them into the sorted index
+        fresh = arrival.to_numpy()
+        order = np.argsort(fresh)
+        fresh, fresh_buckets = fresh[order], arrival_buckets[order]
+        at = np.searchsorted(self.hashes, fresh)
+        self.hashes = np.insert(self.hashes, at, fresh)
+        self.buckets = np.insert(self.buckets, at, fresh_buckets)
         return out
+
+    def _lookup(self, key_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Position of each key hash in the index, and whether it is there. A batch small next
+        to the index binary-searches it; a large one probes a hash table of it (random-order
+        binary searches over a large array are cache-bound)."""
+        n_index = len(self.hashes)
+        if not n_index:
+            return np.zeros(len(key_hashes), dtype=np.int64), np.zeros(len(key_hashes), dtype=bool)
+        if len(key_hashes) * 16 < n_index:
+            pos = np.searchsorted(self.hashes, key_hashes)
+            known = self.hashes[np.minimum(pos, n_index - 1)] == key_hashes
+            return pos, known & (pos < n_index)
+        found = pc.index_in(pa.array(key_hashes), value_set=pa.array(self.hashes))
+        known = found.is_valid().to_numpy(zero_copy_only=False)
+        return found.fill_null(0).to_numpy().astype(np.int64), known
 
     def _place(self, n: int) -> np.ndarray:
         """Buckets of ``n`` new keys in arrival order: fill non-full buckets (ascending id), then
