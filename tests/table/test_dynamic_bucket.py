@@ -328,3 +328,21 @@ def test_data_in_a_bucket_without_index_is_refused(catalog):
     with pytest.raises(DynamicBucketError, match=r"dt=a.*no HASH index.*overwrite"):
         w.write_arrow(rows("a", [1]))
     w.close()
+
+
+def test_rollback_restores_the_index_of_the_snapshot(catalog):
+    t = make(catalog, target=2)
+    write(t, rows("a", range(3)))
+    sid = t.latest_snapshot().id
+    index = index_by_bucket(t)
+    write(t, rows("a", range(3, 7)))
+    write(t, rows("a", [0, 9]))
+    t.rollback_to(sid)
+    assert index_by_bucket(t) == index
+    check_index_matches_data(t)
+    # the files only later snapshots used are gone; later writes start from the restored index
+    listed = {e.index_file.file_name for e in hash_index_entries(t, t.latest_snapshot())}
+    assert set(t.file_io.list_names(t.paths.index_dir)) == listed
+    write(t, rows("a", [1, 5]))
+    check_index_matches_data(t)
+    assert sorted(read(t).column("id").to_pylist()) == [0, 1, 2, 5]
