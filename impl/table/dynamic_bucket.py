@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -281,9 +281,6 @@ class DynamicBucketAssigner:
             out.append(CommitMessage(partition, bucket, self.table.options.bucket, new_index_files=(new,),
                                      deleted_index_files=(old,) if old else (), hash_index_view=views[partition]))
         return out
-
-    def abort(self, messages: Iterable[CommitMessage]) -> None:
-        self.table.file_io.delete_quietly(self.files.path(f) for m in messages for f in m.new_index_files)
 
     # ------------------------------------------------------------------ loading
 

@@ -204,6 +204,11 @@ def test_two_writers_opening_the_same_bucket_conflict_and_the_loser_writes_nothi
         w2b.new_commit().commit(m2)
     assert t.latest_snapshot().id == latest
     assert set(t.file_io.list_names(t.paths.manifest_dir)) == manifests
+    # the loser aborts: its data and index files go, the winner's stay
+    index_names = set(t.file_io.list_names(t.paths.index_dir))
+    w2b.new_commit().abort(m2)
+    lost = {f.file_name for m in m2 for f in m.new_index_files}
+    assert lost and set(t.file_io.list_names(t.paths.index_dir)) == index_names - lost
     check_index_matches_data(t)
     assert sorted(read(t).column("id").to_pylist()) == [0, 1, 10, 11]
 
