@@ -237,6 +237,7 @@ class DynamicBucketAssigner:
     rng: random.Random = field(default_factory=random.Random)
     _partitions: dict[bytes, _LoadedPartition] = field(default_factory=dict)
     _changed: set[tuple[bytes, int]] = field(default_factory=set)
+    _buckets_at: tuple[tuple[int, str], dict[bytes, set[int]]] | None = None
 
     def __post_init__(self) -> None:
         self.files = HashIndexFile(self.table.file_io, self.table.paths)
@@ -324,15 +325,25 @@ class DynamicBucketAssigner:
     def _check_indexed(self, partition: bytes, snapshot: Snapshot, indexed: set[int]) -> None:
         """Data in a bucket without a HASH index means keys the assigner cannot see: refuse
         (writing would put those keys a second time into another bucket)."""
-        from impl.table.scan import SnapshotReader
-        data_buckets = {e.bucket for e in SnapshotReader(self.table).live_entries(snapshot)
-                        if e.partition == partition}
+        data_buckets = self._data_buckets(snapshot).get(partition, set())
         missing = sorted(data_buckets - indexed)
         if missing:
             raise DynamicBucketError(
                 f"{self.table.identifier}: partition {self._describe(partition)} has data in buckets {missing} but "
                 f"no HASH index for them, so the bucket of existing keys is unknown; overwrite the partition to "
                 f"rebuild its index")
+
+    def _data_buckets(self, snapshot: Snapshot) -> dict[bytes, set[int]]:
+        """Buckets holding live data files, per partition, in ``snapshot`` (read once per snapshot
+        however many partitions the write touches)."""
+        cached = self._buckets_at
+        if cached is None or cached[0] != (snapshot.id, snapshot.delta_manifest_list):
+            from impl.table.scan import SnapshotReader
+            buckets: dict[bytes, set[int]] = {}
+            for e in SnapshotReader(self.table).live_entries(snapshot):
+                buckets.setdefault(e.partition, set()).add(e.bucket)
+            cached = self._buckets_at = ((snapshot.id, snapshot.delta_manifest_list), buckets)
+        return cached[1]
 
     def _describe(self, partition: bytes) -> str:
         return self.table.partition_cache.path(partition) or "<unpartitioned>"
