@@ -7,7 +7,8 @@ A primary-key table created without ``bucket`` is written by one side, updated b
 - the rows equal the model (last value per key), read by both sides;
 - no key is live in two buckets (each bucket's rows read on their own, as splits);
 - every bucket's HASH index lists exactly the key hashes of its live rows, so the next writer,
-  whichever side, keeps each key where it is.
+  whichever side, keeps each key where it is (also after impl overwrites a partition and
+  pypaimon writes into it).
 """
 
 from __future__ import annotations
@@ -161,3 +162,19 @@ def test_impl_dynamic_table_updated_by_pypaimon_then_impl(tmp_path):
     check_buckets(t)
     got = run_pypaimon(PP + "result = read()", warehouse=wh, options=OPTIONS)
     assert ordered(got) == expected(state)
+
+    # impl overwrites one partition (its HASH index rebuilt from the new rows); pypaimon writes
+    # into it on that index
+    fresh = [{"dt": DATES[0], "id": i, "v": f"o{i}"} for i in range(100, 112)]
+    t.copy({"dynamic-partition-overwrite": "true"}).write_arrow(pa.Table.from_pylist(fresh, schema=SCHEMA),
+                                                                 overwrite={"dt": DATES[0]})
+    state = apply({k: r for k, r in state.items() if k[0] != DATES[0]}, [fresh])
+    check_buckets(t)
+    fourth = [[{"dt": DATES[0], "id": i, "v": f"p{i}"} for i in range(105, 125)]]
+    got = run_pypaimon(PP + "write(params['commits']); result = read()", warehouse=wh, options=OPTIONS,
+                       commits=fourth)
+    state = apply(state, fourth)
+    assert ordered(got) == expected(state)
+    t = impl.Catalog(wh).get_table("db.t")
+    assert ordered(t.to_arrow().to_pylist()) == expected(state)
+    check_buckets(t)
