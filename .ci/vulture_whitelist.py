@@ -66,3 +66,9 @@ from fault_injection.conformance.checks.result import Classification
 Capability.COMMIT_IDENTIFIER
 Capability.OBJECT_STORE
 Classification.UNSUPPORTED_FEATURE
+
+# dynamic-bucket.initial-buckets: declared so its value is validated and documented (Paimon's
+# assigner parallelism of a distributed writer); this library assigns with one assigner
+from impl.options import core_options
+
+core_options.DYNAMIC_BUCKET_INITIAL_BUCKETS

@@ -112,10 +112,12 @@ class KeyRangeOverlapError(CommitConflictError):
 
 
 class IndexFileConflictError(CommitConflictError):
-    """The commit's index-file changes contradict the latest snapshot: it deletes a deletion-vector
-    index file that is no longer live (another commit replaced the bucket's vectors), adds one
-    twice, gives one data file two deletion vectors, or leaves a deletion vector naming a data
-    file that is not live."""
+    """The commit's index-file changes contradict the latest snapshot. HASH index (dynamic bucket
+    mode): rows routed by an index another commit changed since, an index file deleted that is
+    not live, or a bucket's HASH index added without replacing the live one. Deletion vectors: an
+    index file deleted that is no longer live (another commit replaced the bucket's vectors) or
+    added twice, one data file given two vectors, or a vector left naming a data file that is not
+    live. The writer must write again on the new latest snapshot."""
 
 
 class CommitRetriesExhaustedError(CommitError):

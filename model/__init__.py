@@ -1,6 +1,7 @@
 """Executable reference model of the Paimon commit protocol: pure Python, no I/O, no impl.
 
-rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions)
+rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions);
+             index facts of dynamic bucket mode: fold_index, check_index_conflicts, assign_buckets
 table.py  -- Model: retained snapshots; commit, overwrite, expire, read
 errors.py -- error classes, named as in impl.errors
 deletion_vectors.py -- deletion vectors: the no-merge read, the two safety invariants, the
@@ -24,6 +25,7 @@ from model.rules import (
     COMPACT,
     DELETE,
     DELETE_ROW,
+    HASH,
     INSERT,
     OVERWRITE,
     UPDATE_AFTER,
@@ -31,19 +33,28 @@ from model.rules import (
     Entry,
     FileFacts,
     Identity,
+    IndexEntry,
+    IndexFacts,
+    IndexIdentity,
+    assign_buckets,
     check_conflicts,
+    check_index_conflicts,
+    check_index_invariant,
+    fold_index,
     identity,
+    index_identity,
     merge_entries,
     merge_rows,
 )
 from model.table import Model, Snapshot
 
 __all__ = [
-    "ADD", "APPEND", "COMPACT", "DELETE", "DELETE_ROW", "INSERT", "OVERWRITE",
+    "ADD", "APPEND", "COMPACT", "DELETE", "DELETE_ROW", "HASH", "INSERT", "OVERWRITE",
     "UPDATE_AFTER", "UPDATE_BEFORE",
     "BucketCountChangedError", "CommitConflictError", "DuplicateFileError",
     "FileAlreadyLiveError", "FileNotLiveError", "IndexFileConflictError", "KeyRangeOverlapError", "ModelError",
     "SnapshotNotFoundError",
-    "Entry", "FileFacts", "Identity", "Model", "Snapshot",
-    "check_conflicts", "identity", "merge_entries", "merge_rows",
+    "Entry", "FileFacts", "Identity", "IndexEntry", "IndexFacts", "IndexIdentity", "Model", "Snapshot",
+    "assign_buckets", "check_conflicts", "check_index_conflicts", "check_index_invariant", "fold_index",
+    "identity", "index_identity", "merge_entries", "merge_rows",
 ]

@@ -49,4 +49,5 @@ class KeyRangeOverlapError(CommitConflictError):
 
 
 class IndexFileConflictError(CommitConflictError):
-    """Deletion-vector index changes contradict the snapshot (impl.errors.IndexFileConflictError)."""
+    """The commit's index changes contradict the snapshot: a HASH index made on a stale index (rules 5-7) or
+    deletion-vector changes that cannot apply (impl.errors.IndexFileConflictError)."""

@@ -16,6 +16,7 @@ from model.errors import (
     DuplicateFileError,
     FileAlreadyLiveError,
     FileNotLiveError,
+    IndexFileConflictError,
     KeyRangeOverlapError,
 )
 
@@ -158,3 +159,118 @@ def merge_rows(rows: Iterable[tuple[Any, int, int, Any]]) -> dict[Any, Any]:
         if key not in winner or seq >= winner[key][1]:
             winner[key] = row
     return {key: row[3] for key, row in winner.items() if row[2] in (INSERT, UPDATE_AFTER)}
+
+
+# ============================================================================ index files (dynamic bucket mode)
+
+HASH = "HASH"  # the index type of a dynamic bucket's key hashes
+
+IndexIdentity = tuple  # (partition, bucket, index_type, file_name)
+
+
+@dataclass(frozen=True)
+class IndexFacts:
+    """One index file. A HASH file lists the key hashes of its (partition, bucket)."""
+
+    partition: Hashable
+    bucket: int
+    index_type: str
+    file_name: str
+    hashes: frozenset[int] = frozenset()
+
+
+def index_identity(facts: IndexFacts) -> IndexIdentity:
+    return (facts.partition, facts.bucket, facts.index_type, facts.file_name)
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One index manifest change: an index file added or deleted."""
+
+    kind: str  # ADD or DELETE
+    index: IndexFacts
+
+
+def check_index_conflicts(live: Mapping[IndexIdentity, IndexFacts], changes: Iterable[IndexEntry],
+                          views: Mapping[Hashable, frozenset[str]] | None = None) -> None:
+    """impl.commit.conflicts.check_index_conflicts: 7. a partition's rows were routed by exactly
+    its live HASH files (``views``: partition -> file names); 5. a DELETE names a live index
+    file; 6. an ADD of a bucket's HASH file DELETEs the bucket's live HASH file, if it has one,
+    and is the only HASH ADD of that bucket in the change list."""
+    for partition, view in (views or {}).items():
+        now = frozenset(f.file_name for f in live.values() if f.index_type == HASH and f.partition == partition)
+        if now != view:
+            raise IndexFileConflictError(f"HASH index of partition {partition} changed: {sorted(view)} -> {sorted(now)}",
+                                         tuple(sorted(now ^ view)))
+    changes = list(changes)
+    deleted = set()
+    for c in changes:
+        if c.kind == DELETE:
+            if index_identity(c.index) not in live:
+                raise IndexFileConflictError(f"index file {c.index.file_name} is not live", (c.index.file_name,))
+            deleted.add(index_identity(c.index))
+    hash_live = {(f.partition, f.bucket): f for f in live.values() if f.index_type == HASH}
+    added: dict[tuple, str] = {}
+    for c in changes:
+        if c.kind == ADD and c.index.index_type == HASH:
+            first = added.setdefault((c.index.partition, c.index.bucket), c.index.file_name)
+            if first != c.index.file_name:
+                raise IndexFileConflictError(f"two HASH indexes {first}, {c.index.file_name} for one bucket",
+                                             (first, c.index.file_name))
+            current = hash_live.get((c.index.partition, c.index.bucket))
+            if current is not None and index_identity(current) not in deleted:
+                raise IndexFileConflictError(
+                    f"HASH index {c.index.file_name} does not replace the live {current.file_name}",
+                    (c.index.file_name, current.file_name))
+
+
+def fold_index(live: Mapping[IndexIdentity, IndexFacts], changes: Iterable[IndexEntry]) -> dict[IndexIdentity, IndexFacts]:
+    """impl.manifest.manifest_file.fold_index_entries: DELETEs first, then ADDs; a HASH ADD
+    replaces its bucket's HASH file (Paimon's bucketed combiner)."""
+    changes = list(changes)
+    out = dict(live)
+    for c in changes:
+        if c.kind == DELETE:
+            out.pop(index_identity(c.index), None)
+    for c in changes:
+        if c.kind == ADD:
+            if c.index.index_type == HASH:
+                out = {k: f for k, f in out.items()
+                       if not (f.index_type == HASH and (f.partition, f.bucket) == (c.index.partition, c.index.bucket))}
+            out[index_identity(c.index)] = c.index
+    return out
+
+
+def check_index_invariant(live: Mapping[IndexIdentity, IndexFacts]) -> None:
+    """At most one HASH file per (partition, bucket); no key hash in two buckets of a partition."""
+    seen_bucket: set = set()
+    owner: dict[tuple, int] = {}
+    for f in live.values():
+        if f.index_type != HASH:
+            continue
+        assert (f.partition, f.bucket) not in seen_bucket, f"two HASH files for {(f.partition, f.bucket)}"
+        seen_bucket.add((f.partition, f.bucket))
+        for h in f.hashes:
+            other = owner.setdefault((f.partition, h), f.bucket)
+            assert other == f.bucket, f"hash {h} of partition {f.partition} in buckets {other} and {f.bucket}"
+
+
+def assign_buckets(owner: dict[int, int], key_hashes: Iterable[int], target_row_num: int) -> list[int]:
+    """impl.table.dynamic_bucket.PartitionIndex.assign, row by row (unlimited max-buckets).
+
+    ``owner`` maps the partition's known key hashes to their buckets and is updated: a known
+    key keeps its bucket; a new key goes to the lowest bucket holding fewer than
+    ``target_row_num`` keys, else to the lowest unused bucket id."""
+    out = []
+    for h in key_hashes:
+        if h not in owner:
+            counts: dict[int, int] = defaultdict(int)
+            for b in owner.values():
+                counts[b] += 1
+            room = sorted(b for b, c in counts.items() if c < target_row_num)
+            if room:
+                owner[h] = room[0]
+            else:
+                owner[h] = next(b for b in range(len(counts) + 1) if b not in counts)
+        out.append(owner[h])
+    return out

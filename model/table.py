@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Hashable, Iterable, Mapping
 
@@ -12,14 +12,21 @@ from model.rules import (
     APPEND,
     COMPACT,
     DELETE,
+    HASH,
     OVERWRITE,
     Entry,
     FileFacts,
     Identity,
+    IndexEntry,
+    IndexFacts,
+    IndexIdentity,
     check_conflicts,
+    check_index_conflicts,
+    fold_index,
 )
 
 _EMPTY: Mapping[Identity, FileFacts] = MappingProxyType({})
+_NO_INDEX: Mapping[IndexIdentity, IndexFacts] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,8 @@ class Snapshot:
     changes: tuple[Entry, ...]  # the entries this snapshot published (its delta), in order
     total_record_count: int  # sum of row_count over live
     delta_record_count: int  # sum of ADD row counts - sum of DELETE row counts over changes
+    # live index files (the index manifest)
+    index: Mapping[IndexIdentity, IndexFacts] = field(default_factory=lambda: _NO_INDEX)
 
 
 class Model:
@@ -64,6 +73,11 @@ class Model:
         latest = self.latest()
         return latest.live if latest else _EMPTY
 
+    def live_index(self) -> Mapping[IndexIdentity, IndexFacts]:
+        """Live index files of the latest snapshot."""
+        latest = self.latest()
+        return latest.index if latest else _NO_INDEX
+
     def files_needed(self) -> frozenset[Identity]:
         """Identities live in any retained snapshot: what storage must still hold."""
         return frozenset(key for s in self.snapshots for key in s.live)
@@ -87,6 +101,9 @@ class Model:
         compact_before: Iterable[FileFacts] = (),
         compact_after: Iterable[FileFacts] = (),
         *,
+        new_index_files: Iterable[IndexFacts] = (),
+        deleted_index_files: Iterable[IndexFacts] = (),
+        index_views: Mapping[Hashable, frozenset[str]] | None = None,
         skip_committed: bool = False,
     ) -> list[int]:
         """Commit one committable: an APPEND snapshot, then a COMPACT snapshot; return the new ids.
@@ -95,14 +112,17 @@ class Model:
         stale view only shows up as conflicts). Empty parts publish nothing. The two snapshots are
         two publications: a conflict in the COMPACT part raises but leaves the APPEND published.
         With ``skip_committed``, a part whose (user, identifier, kind) is already in a retained
-        snapshot is skipped, so re-running a commit completes it exactly once.
+        snapshot is skipped, so re-running a commit completes it exactly once. Index file
+        changes and ``index_views`` (dynamic bucket mode: per partition, the HASH index file
+        names the rows were routed by) ride in the APPEND part.
         """
         append = [Entry(ADD, f) for f in new_files] + [Entry(DELETE, f) for f in deleted_files]
+        index = [IndexEntry(ADD, f) for f in new_index_files] + [IndexEntry(DELETE, f) for f in deleted_index_files]
         compact = [Entry(DELETE, f) for f in compact_before] + [Entry(ADD, f) for f in compact_after]
         done = self.committed_kinds(user, identifier) if skip_committed else set()
         published = []
-        if append and APPEND not in done:
-            published.append(self._publish(APPEND, user, identifier, append))
+        if (append or index or index_views) and APPEND not in done:
+            published.append(self._publish(APPEND, user, identifier, append, index, index_views))
         if compact and COMPACT not in done:
             published.append(self._publish(COMPACT, user, identifier, compact))  # may raise: APPEND stays
         return published
@@ -114,9 +134,11 @@ class Model:
         partitions: Iterable[Hashable] | None = None,
         new_files: Iterable[FileFacts] = (),
         *,
+        new_index_files: Iterable[IndexFacts] = (),
         skip_committed: bool = False,
     ) -> list[int]:
-        """Replace the live files of ``partitions`` (None: the whole table) by ``new_files``.
+        """Replace the live files of ``partitions`` (None: the whole table) by ``new_files``;
+        the HASH index files of those partitions are replaced by ``new_index_files``.
 
         Always publishes one OVERWRITE snapshot, even with no changes (unless skipped as already
         committed). A new file outside ``partitions`` is bad input (ValueError), as in Paimon.
@@ -134,11 +156,22 @@ class Model:
             for f in self.live().values()
             if partitions is None or f.partition in partitions
         ] + [Entry(ADD, f) for f in new_files]
-        return [self._publish(OVERWRITE, user, identifier, changes)]
+        index = [
+            IndexEntry(DELETE, f)
+            for f in self.live_index().values()
+            if f.index_type == HASH and (partitions is None or f.partition in partitions)
+        ] + [IndexEntry(ADD, f) for f in new_index_files]
+        return [self._publish(OVERWRITE, user, identifier, changes, index)]
 
-    def _publish(self, kind: str, user: str, identifier: int, changes: list[Entry]) -> int:
+    def _publish(self, kind: str, user: str, identifier: int, changes: list[Entry],
+                 index_changes: list[IndexEntry] | None = None,
+                 index_views: Mapping[Hashable, frozenset[str]] | None = None) -> int:
         """Check ``changes`` against the latest snapshot and append the next snapshot (or raise)."""
         live = check_conflicts(self.live(), changes, kind, self.primary_key)
+        index = self.live_index()
+        check_index_conflicts(index, index_changes or (), index_views)
+        if index_changes:
+            index = MappingProxyType(fold_index(index, index_changes))
         latest = self.latest()
         snapshot = Snapshot(
             id=latest.id + 1 if latest else 1,
@@ -151,6 +184,7 @@ class Model:
             delta_record_count=sum(
                 e.file.row_count if e.kind == ADD else -e.file.row_count for e in changes
             ),
+            index=index,
         )
         self.snapshots.append(snapshot)
         return snapshot.id

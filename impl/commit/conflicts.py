@@ -13,13 +13,24 @@ Evaluated against the live files of the latest snapshot, in this order:
 The fold is computed as an overlay on the indexed live files, so the cost is proportional
 to the changes, not to the table. Rules 1 and 4 look only at partitions and LSM groups the
 changes touch: on any state these rules produced, untouched ones are already consistent.
+
+Index files (:func:`check_index_conflicts`), against the live index entries of the latest snapshot:
+
+5. a DELETE of an index file must name a live one (else another commit replaced it);
+6. an ADD of a bucket's HASH index must DELETE that bucket's live HASH index, if it has one
+   (else the writer assigned keys without seeing it: two writers both opened the bucket), and
+   one commit ADDs at most one HASH index per bucket;
+7. a partition whose rows were routed by its HASH index (the message's ``hash_index_view``)
+   must still have exactly those HASH files: a key's bucket depends on every bucket of its
+   partition (which are full, which exist), so any change there, another writer's new keys or
+   an overwrite, may have put the same key elsewhere. OVERWRITE parts make no such claim.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any, Callable, Iterable, NoReturn, Sequence
+from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from impl.commit.live_files import LiveFiles
 from impl.errors import (
@@ -186,3 +197,47 @@ def check_deletion_vector_conflicts(previous: Sequence[IndexManifestEntry], chan
                         f"deletion vector in {e.index_file.file_name} names data file {r.data_file_name} ({where}), "
                         f"which is not live after this commit (compacted or deleted by another commit)",
                         files=(r.data_file_name,))
+
+
+def check_index_conflicts(live: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry],
+                          views: Mapping[bytes, frozenset[str]] | None = None, *,
+                          describe_partition: DescribePartition = lambda p: p.hex()) -> None:
+    """Rules 5 to 7: IndexFileConflictError if ``changes`` were made, or rows routed, on a stale index."""
+    for partition, view in sorted((views or {}).items()):
+        now = frozenset(e.index_file.file_name for e in live if e.kind is FileKind.ADD
+                        and e.index_file.index_type == "HASH" and e.partition == partition)
+        if now != view:
+            raise IndexFileConflictError(
+                f"the HASH index of partition {describe_partition(partition)} changed since this writer routed its "
+                f"rows by it ({len(view)} file(s) then, {len(now)} now, {len(now & view)} in common): another "
+                f"commit assigned keys or overwrote the partition meanwhile. Write the data again on the latest "
+                f"snapshot", tuple(sorted(now ^ view)))
+    live_ids = {e.identity for e in live if e.kind is FileKind.ADD}
+    deleted = set()
+    for c in changes:
+        if c.kind is FileKind.DELETE:
+            if c.identity not in live_ids:
+                raise IndexFileConflictError(
+                    f"index file {c.index_file.file_name} ({c.index_file.index_type}) of partition "
+                    f"{describe_partition(c.partition)} bucket {c.bucket} is not live: another commit replaced it "
+                    f"since this writer read the index. Write the data again on the latest snapshot",
+                    (c.index_file.file_name,))
+            deleted.add(c.identity)
+    hash_live = {(e.partition, e.bucket): e for e in live
+                 if e.kind is FileKind.ADD and e.index_file.index_type == "HASH"}
+    added: dict[tuple[bytes, int], str] = {}
+    for c in changes:
+        if c.kind is FileKind.ADD and c.index_file.index_type == "HASH":
+            first = added.setdefault((c.partition, c.bucket), c.index_file.file_name)
+            if first != c.index_file.file_name:
+                raise IndexFileConflictError(
+                    f"HASH indexes {first} and {c.index_file.file_name} of partition {describe_partition(c.partition)} "
+                    f"bucket {c.bucket} in one commit: two writers assigned keys to this bucket independently",
+                    (first, c.index_file.file_name))
+            current = hash_live.get((c.partition, c.bucket))
+            if current is not None and current.identity not in deleted:
+                raise IndexFileConflictError(
+                    f"HASH index {c.index_file.file_name} of partition {describe_partition(c.partition)} bucket "
+                    f"{c.bucket} was built without {current.index_file.file_name}, which another commit published "
+                    f"meanwhile: both writers assigned keys to this bucket. Write the data again on the latest "
+                    f"snapshot", (c.index_file.file_name, current.index_file.file_name))

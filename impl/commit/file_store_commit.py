@@ -29,7 +29,13 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from impl.commit.conflicts import Fold, KeySortKey, check_conflicts, check_deletion_vector_conflicts
+from impl.commit.conflicts import (
+    Fold,
+    KeySortKey,
+    check_conflicts,
+    check_deletion_vector_conflicts,
+    check_index_conflicts,
+)
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import (
     BATCH_COMMIT_IDENTIFIER,
@@ -52,7 +58,6 @@ from impl.errors import (
 from impl.format.binary_row import decode_row, sort_key
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import (
-    DELETION_VECTORS_INDEX,
     DataFileMeta,
     FileKind,
     IndexManifestEntry,
@@ -63,7 +68,12 @@ from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import LATEST_HINT, IdFactory, TablePaths, partition_path, random_id
 from impl.manifest.entries import live_entries
-from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
+from impl.manifest.manifest_file import (
+    IndexManifestFile,
+    ManifestFile,
+    ManifestList,
+    fold_index_entries,
+)
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
 from impl.snapshot.manager import SnapshotManager
 
@@ -93,12 +103,16 @@ class _Part:
     table: tuple[ManifestEntry, ...]
     changelog: tuple[ManifestEntry, ...]
     index: tuple[IndexManifestEntry, ...]
+    # (partition, HASH index file names) its rows were routed by: checked at every try
+    index_views: tuple[tuple[bytes, frozenset[str]], ...] = ()
 
     @staticmethod
     def of(changes: CollectedChanges, kind: CommitKind) -> _Part:
         if kind is CommitKind.COMPACT:
             return _Part(tuple(changes.compact_table), tuple(changes.compact_changelog), tuple(changes.compact_index))
-        return _Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index))
+        views = () if kind is CommitKind.OVERWRITE else tuple(sorted(changes.append_index_views.items()))
+        return _Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index),
+                     views)
 
 
 @dataclass
@@ -245,7 +259,8 @@ class FileStoreCommit:
                 checked: _Checked | None = None
                 if changes.has_append and self._resolve_unknown(committable.identifier, CommitKind.APPEND,
                                                                 original, stats):
-                    changes = replace(changes, append_table=[], append_changelog=[], append_index=[])
+                    changes = replace(changes, append_table=[], append_changelog=[], append_index=[],
+                                      append_index_views={})
                 if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT,
                                                                  original, stats):
                     changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
@@ -905,26 +920,27 @@ class FileStoreCommit:
         """The index manifest of the new snapshot: the previous one, or a new one when the
         index files change (None once no index file is left).
 
-        Deletion-vector index files are checked against the data files the snapshot will hold
-        (:func:`check_deletion_vector_conflicts`); an OVERWRITE drops the deletion vectors of
-        the partitions it replaces, as Paimon does."""
+        The index changes and the index views of the part's rows are checked against the
+        previous index first (rules 5 to 7 of :mod:`impl.commit.conflicts`); deletion-vector
+        index files also against the data files the snapshot will hold
+        (:func:`check_deletion_vector_conflicts`). An OVERWRITE drops the index files (HASH and
+        deletion vectors) of the partitions it replaces, as Paimon does: their data files all go."""
         index_manifest = latest.index_manifest if latest is not None else None
         index_changes = list(attempt.part.index)
-        if not index_changes and not (index_manifest and fold.removed):
+        views = dict(attempt.part.index_views)
+        if (not index_changes and not views and attempt.overwrite_matches is None
+                and not (index_manifest and fold.removed)):
             return index_manifest
         previous_index = self.index_manifest_file.read(index_manifest) if index_manifest else []
         if attempt.overwrite_matches is not None:
-            matches = attempt.overwrite_matches
-            gone = {c.identity for c in index_changes if c.kind is FileKind.DELETE}
-            index_changes = [replace(e, kind=FileKind.DELETE) for e in previous_index
-                             if e.kind is FileKind.ADD and e.index_file.index_type == DELETION_VECTORS_INDEX
-                             and matches(e.partition) and e.identity not in gone] + index_changes
+            index_changes = _overwrite_index_changes(previous_index, index_changes, attempt.overwrite_matches)
+        check_index_conflicts(previous_index, index_changes, views, describe_partition=self.describe_partition)
         added_names: dict[tuple[bytes, int], set[str]] = {}
         for e in fold.added.values():
             added_names.setdefault((e.partition, e.bucket), set()).add(e.file.file_name)
 
         def live_names(partition: bytes, bucket: int) -> set[str]:
-            names = {n for n in live.upper_level_names(partition, bucket)}
+            names = set(live.upper_level_names(partition, bucket))
             names -= {i.file_name for i in fold.removed if (i.partition, i.bucket) == (partition, bucket)}
             return names | added_names.get((partition, bucket), set())
 
@@ -1008,6 +1024,18 @@ class _CachedKeySortKey:
                 self._cache.clear()
             self._cache[key] = v
         return v
+
+
+def _overwrite_index_changes(previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry],
+                             matches: Callable[[bytes], bool]) -> list[IndexManifestEntry]:
+    """An OVERWRITE's index changes: DELETE every live index file (HASH and deletion vectors) of a
+    replaced partition (its data files all go), then the overwrite's own ADDs; its own DELETEs are
+    covered by those."""
+    drops = [replace(e, kind=FileKind.DELETE) for e in previous
+             if e.kind is FileKind.ADD and matches(e.partition)]
+    dropped = {e.identity for e in drops}
+    own = [c for c in changes if not (c.kind is FileKind.DELETE and c.identity in dropped)]
+    return drops + own
 
 
 def _fold_as_delta(live: LiveFiles, fold: Fold) -> list[ManifestEntry]:

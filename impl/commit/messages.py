@@ -34,6 +34,10 @@ class CommitMessage:
     deleted_index_files: tuple[IndexFileMeta, ...] = ()
     compact_new_index_files: tuple[IndexFileMeta, ...] = ()
     compact_deleted_index_files: tuple[IndexFileMeta, ...] = ()
+    # Dynamic bucket mode: names of the partition's HASH index files the writer assigned this
+    # message's rows from (None: no claim). The APPEND part conflicts if the partition's live
+    # HASH files differ at commit: another writer changed the index the rows were routed by.
+    hash_index_view: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         for name in ("new_files", "deleted_files", "changelog_files", "compact_before", "compact_after",
@@ -56,7 +60,7 @@ class CommitMessage:
 
     def without_append_part(self) -> "CommitMessage":
         return replace(self, new_files=(), deleted_files=(), changelog_files=(),
-                       new_index_files=(), deleted_index_files=())
+                       new_index_files=(), deleted_index_files=(), hash_index_view=None)
 
     def without_compact_part(self) -> "CommitMessage":
         return replace(self, compact_before=(), compact_after=(), compact_changelog=(),
@@ -101,6 +105,8 @@ class CollectedChanges:
     compact_table: list[ManifestEntry]
     compact_changelog: list[ManifestEntry]
     compact_index: list[IndexManifestEntry]
+    # partition -> the HASH index file names its APPEND rows were routed by (dynamic bucket mode)
+    append_index_views: dict[bytes, frozenset[str]] = field(default_factory=dict)
 
     @property
     def has_append(self) -> bool:
@@ -131,4 +137,10 @@ def collect_changes(messages: Sequence[CommitMessage]) -> CollectedChanges:
         c.compact_changelog.extend(entry(FileKind.ADD, f) for f in m.compact_changelog)
         c.compact_index.extend(index(FileKind.ADD, f) for f in m.compact_new_index_files)
         c.compact_index.extend(index(FileKind.DELETE, f) for f in m.compact_deleted_index_files)
+        if m.hash_index_view is not None and m.has_append_part():
+            seen = c.append_index_views.setdefault(m.partition, m.hash_index_view)
+            if seen != m.hash_index_view:
+                # messages of two writes that read different indexes of one partition: the
+                # committer checks both claims by keeping the one that cannot hold
+                c.append_index_views[m.partition] = frozenset({"<inconsistent views>"})
     return c

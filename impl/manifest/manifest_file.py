@@ -365,12 +365,25 @@ def _check_size(path: str, data: bytes, expected_size: int | None) -> None:
         raise CorruptMetadataError(path, f"is {len(data)} bytes, its reference records {expected_size} (truncated?)")
 
 
+# Index types with one file per (partition, bucket): an ADD replaces the bucket's previous file
+# (Paimon's IndexManifestFileHandler.BucketedCombiner; Java and pypaimon commit a new HASH index
+# without a DELETE of the old one).
+BUCKETED_INDEX_TYPES = frozenset({"HASH"})
+
+
 def fold_index_entries(previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry]) -> list[IndexManifestEntry]:
-    """Live index files after applying ``changes`` (ADD adds, DELETE removes) to ``previous``."""
+    """Live index files after applying ``changes`` (DELETEs first, then ADDs) to ``previous``.
+
+    An ADD of a :data:`BUCKETED_INDEX_TYPES` file replaces the live file of the same
+    (partition, bucket, type), the last ADD winning; other types are added and removed by file name."""
     live: dict[tuple, IndexManifestEntry] = {e.identity: e for e in previous if e.kind is FileKind.ADD}
     for c in changes:
-        if c.kind is FileKind.ADD:
-            live[c.identity] = c
-        else:
+        if c.kind is FileKind.DELETE:
             live.pop(c.identity, None)
+    for c in changes:
+        if c.kind is FileKind.ADD:
+            if c.index_file.index_type in BUCKETED_INDEX_TYPES:
+                slot = (c.partition, c.bucket, c.index_file.index_type)
+                live = {k: e for k, e in live.items() if (e.partition, e.bucket, e.index_file.index_type) != slot}
+            live[c.identity] = c
     return list(live.values())

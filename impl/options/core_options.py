@@ -37,6 +37,7 @@ from impl.options.values import (
     parse_incremental_between,
     parse_int,
     parse_lowercase,
+    parse_max_buckets,
     parse_memory_size,
     parse_name_list,
     parse_optional_text,
@@ -124,6 +125,18 @@ COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT: ConfigOption[int] = _option(
 COMPACTION_SIZE_RATIO: ConfigOption[int] = _option(
     "compaction.size-ratio", at_least(0), 1,
     "Percentage flexibility when comparing sorted run sizes for a size-ratio compaction.")
+
+# ---------------------------------------------------------------------------- dynamic bucket mode (bucket -1)
+
+DYNAMIC_BUCKET_TARGET_ROW_NUM: ConfigOption[int] = _option(
+    "dynamic-bucket.target-row-num", at_least(1), 2_000_000,
+    "Dynamic bucket mode: keys one bucket takes before new keys go to another bucket.")
+DYNAMIC_BUCKET_MAX_BUCKETS: ConfigOption[int] = _option(
+    "dynamic-bucket.max-buckets", parse_max_buckets, -1,
+    "Dynamic bucket mode: most buckets per partition (-1 unlimited); past it new keys go to a random bucket.")
+DYNAMIC_BUCKET_INITIAL_BUCKETS: ConfigOption[int | None] = _option(
+    "dynamic-bucket.initial-buckets", at_least(1), None,
+    "Dynamic bucket mode: assigner parallelism of a distributed writer (parsed; this library assigns with one).")
 
 # per-field options of the aggregation and partial-update engines
 FIELD_AGGREGATE_FUNCTION: FieldOption[str] = FieldOption(
@@ -229,8 +242,8 @@ PASSED_THROUGH_KEYS = frozenset({
     "commit.force-compact", "commit.user-prefix", "manifest.format", "manifest.compression",
     "incremental-between-scan-mode", "path", "type", "owner", "comment",
     "read.batch-size", "write.batch-size", "file-index.read.enabled", "data-file.prefix",
-    "changelog-file.prefix", "file.suffix.include.compression", "dynamic-bucket.target-row-num",
-    "dynamic-bucket.initial-buckets", "row-tracking.enabled", "data-evolution.enabled",
+    "changelog-file.prefix", "file.suffix.include.compression", "dynamic-bucket.assigner-parallelism",
+    "row-tracking.enabled", "data-evolution.enabled",
     "aggregation.remove-record-on-delete", "lookup-wait",
 })
 # Families of keys: per-field options, format and file-index settings, and the snapshot,

@@ -184,6 +184,18 @@ def parse_bucket(key: str, value: object) -> int:
     return n
 
 
+# Paimon stores a dynamic bucket id in a Java short: ids 0..32767.
+MAX_DYNAMIC_BUCKETS = 32768
+
+
+def parse_max_buckets(key: str, value: object) -> int:
+    """``dynamic-bucket.max-buckets``: -1 (unlimited) or 1..32768 (a bucket id is a Java short)."""
+    n = parse_int(key, value)
+    if n != -1 and not 1 <= n <= MAX_DYNAMIC_BUCKETS:
+        raise InvalidOptionError(f"option {key!r}: {n} must be -1 (unlimited) or between 1 and {MAX_DYNAMIC_BUCKETS}")
+    return n
+
+
 def parse_incremental_between(key: str, value: object) -> tuple[int, int]:
     """``<start snapshot id>,<end snapshot id>`` with ``0 <= start <= end``."""
     parts = [p.strip() for p in str(value).split(",")]

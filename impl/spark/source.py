@@ -305,6 +305,12 @@ def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: d
         dynamic = {k: v for k, v in table_opts.items() if k not in ("bucket", "bucket-key")}
     ref = base.with_options(dynamic) if dynamic else base
     table = ref.table()
+    if table.is_primary_key_table and table.options.bucket < 1:
+        # Spark tasks would each assign buckets from their own copy of the HASH index: the commit
+        # would refuse their index files (IndexFileConflictError) after all the work
+        raise SparkConnectorError(
+            f"{FORMAT_NAME}: {table.identifier} is a dynamic bucket table (bucket -1); Spark writes into it are not "
+            f"supported. Write it with impl's TableWrite (one assigner per partition), or use a fixed-bucket table")
     mapping = check_write_schema(data_schema, table.schema, table.identifier)
     column_map = [(f.name, src) for f, src in zip(table.schema.fields, mapping, strict=True)]
     latest = table.snapshot_manager.latest_snapshot_id() or 0

@@ -377,8 +377,8 @@ class BucketMode(enum.Enum):
     rejected as an option value)."""
 
     HASH_FIXED = "HASH_FIXED"  # bucket >= 1: the hash of the bucket key modulo the bucket count
-    HASH_DYNAMIC = "HASH_DYNAMIC"  # primary key holding every partition field, bucket -1 (not implemented)
-    CROSS_PARTITION = "CROSS_PARTITION"  # primary key without some partition field, bucket -1 (not implemented)
+    HASH_DYNAMIC = "HASH_DYNAMIC"  # primary key holding every partition field, bucket -1 (impl.table.dynamic_bucket)
+    CROSS_PARTITION = "CROSS_PARTITION"  # primary key without some partition field, bucket -1 (refused)
     BUCKET_UNAWARE = "BUCKET_UNAWARE"  # append table, bucket -1: files in bucket 0, total buckets -1
 
 

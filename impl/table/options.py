@@ -95,6 +95,8 @@ class TableOptions:
     stats_mode: StatsMode = co.METADATA_STATS_MODE.default
     deletion_vectors: bool = co.DELETION_VECTORS_ENABLED.default
     dynamic_partition_overwrite: bool = co.DYNAMIC_PARTITION_OVERWRITE.default
+    dynamic_bucket_target_row_num: int = co.DYNAMIC_BUCKET_TARGET_ROW_NUM.default
+    dynamic_bucket_max_buckets: int = co.DYNAMIC_BUCKET_MAX_BUCKETS.default
     commit: CommitOptions = CommitOptions()
 
     def target_file_size_for(self, primary_key_table: bool) -> int:
@@ -140,5 +142,7 @@ class TableOptions:
             stats_mode=co.METADATA_STATS_MODE.get(raw),
             deletion_vectors=co.DELETION_VECTORS_ENABLED.get(raw),
             dynamic_partition_overwrite=co.DYNAMIC_PARTITION_OVERWRITE.get(raw),
+            dynamic_bucket_target_row_num=co.DYNAMIC_BUCKET_TARGET_ROW_NUM.get(raw),
+            dynamic_bucket_max_buckets=co.DYNAMIC_BUCKET_MAX_BUCKETS.get(raw),
             commit=CommitOptions.from_options(raw),
         )

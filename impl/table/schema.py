@@ -17,7 +17,6 @@ from impl.errors import InvalidOptionError
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, DataType, TypeParseError, from_arrow, to_arrow
 from impl.options import core_options as co
-from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
 
@@ -96,7 +95,11 @@ def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | No
     if pks:
         missing = [p for p in parts if p not in pks]
         if missing:
-            raise InvalidSchemaError(f"primary keys {list(pks)} must include every partition key; missing {missing}")
+            # with bucket -1 Paimon would run cross-partition upserts (a global key index): not implemented
+            raise InvalidSchemaError(
+                f"primary keys {list(pks)} must include every partition key; missing {missing}. Add {missing} to "
+                f"the primary key (cross-partition upserts, Paimon's mode for such a key with 'bucket' = -1, are "
+                f"not supported)")
         if set(pks) == set(parts):
             raise InvalidSchemaError(
                 f"primary keys {list(pks)} equal the partition keys: each partition would hold one row")
@@ -155,11 +158,6 @@ def validate_for_create(schema: TableSchema) -> TableOptions:
     """Checks a new table must pass (stricter than what reading an existing table needs)."""
     options = TableOptions.from_options(schema.options)
     validate_options(schema, options)
-    mode = bucket_mode(options.bucket, schema.primary_keys, schema.partition_keys)
-    if mode in (BucketMode.HASH_DYNAMIC, BucketMode.CROSS_PARTITION):
-        raise UnsupportedTableFeatureError(
-            "primary-key tables need a fixed bucket count: set option 'bucket' to a number >= 1 "
-            f"(dynamic bucket mode {mode.value}, bucket = -1, is not implemented)")
     if schema.primary_keys:
         from impl.table.pk import merge_tree_options, mergetree
         try:
@@ -210,12 +208,13 @@ def validate_options(schema: TableSchema, options: TableOptions) -> None:
         for k in options.bucket_key:
             if schema.field(k).type.root in _NESTED:
                 raise InvalidOptionError(f"option 'bucket-key': {k!r} has nested type {schema.field(k).type}")
+    if options.bucket == -1 and options.bucket_key is not None:
+        # bucket-unaware and dynamic bucket mode hash nothing / the primary key (Paimon and pypaimon refuse it too)
+        raise InvalidOptionError("option 'bucket-key' needs a fixed 'bucket' count (bucket is -1)")
     if not pk_table:
         if options.bucket > 0 and options.bucket_key is None:
             raise InvalidOptionError(
                 f"append table with 'bucket' = {options.bucket} needs option 'bucket-key' (the columns to hash)")
-        if options.bucket == -1 and options.bucket_key is not None:
-            raise InvalidOptionError("option 'bucket-key' needs a fixed 'bucket' count (bucket is -1)")
         if options.changelog_producer != "none":
             raise InvalidOptionError("option 'changelog-producer' needs a primary-key table")
         if "merge-engine" in options.raw:

@@ -117,7 +117,8 @@ class FileStoreTable:
     @property
     def bucket_mode(self) -> BucketMode:
         """How rows go to buckets: HASH_FIXED (bucket >= 1), BUCKET_UNAWARE (append, bucket -1),
-        HASH_DYNAMIC / CROSS_PARTITION (primary key, bucket -1; not writable here)."""
+        HASH_DYNAMIC (primary key, bucket -1, keys in the bucket the HASH index gives them),
+        CROSS_PARTITION (primary key without every partition key, bucket -1; refused)."""
         return bucket_mode(self.options.bucket, self.schema.primary_keys, self.schema.partition_keys)
 
     def __repr__(self) -> str:

@@ -7,7 +7,9 @@ partition is encoded to a BinaryRow once), buckets by Paimon's hash of the bucke
 Append tables get a :class:`RollingFileWriter` per (partition, bucket); bucket-unaware
 tables (``bucket`` = -1) write to bucket 0 with total buckets -1. Primary-key tables get an
 ``impl.mergetree.MergeTreeWriter`` per (partition, bucket), restored from the files that
-bucket holds in the latest snapshot.
+bucket holds in the latest snapshot. Dynamic-bucket primary-key tables (``bucket`` = -1) route
+by :class:`impl.table.dynamic_bucket.DynamicBucketAssigner` (each key keeps the bucket of the
+table's HASH index), and their commit messages carry the changed buckets' new index files.
 
 Input is checked completely before any row is routed, so a rejected ``write_arrow`` leaves
 the writer (and storage) exactly as it was.
@@ -27,8 +29,10 @@ from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
+from impl.options.values import MAX_DYNAMIC_BUCKETS
 from impl.table.append_writer import RollingFileWriter
-from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, split_by_group
+from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, row_hashes, split_by_group
+from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -205,10 +209,9 @@ class TableWrite:
         """``compaction_executor`` runs the merge tree's compactions (default: a thread pool
         owned by this write); :class:`impl.mergetree.writer.InlineExecutor` runs each on the
         calling thread, a synchronous mode for deterministic runs."""
-        if table.is_primary_key_table and table.bucket_mode is not BucketMode.HASH_FIXED:
-            raise UnsupportedTableFeatureError(
-                f"{table.identifier}: writing a primary-key table needs a fixed 'bucket' >= 1 "
-                f"(dynamic bucket mode is not implemented)")
+        if table.bucket_mode is BucketMode.CROSS_PARTITION:
+            raise UnsupportedTableFeatureError(cross_partition_message(table.identifier, table.primary_keys,
+                                                                       table.partition_keys))
         self.table = table
         self.commit_user = commit_user
         self.streaming = streaming
@@ -229,6 +232,10 @@ class TableWrite:
         self._bucket_key = list(table.bucket_keys)
         self._bucket_types = [table.schema.field(k).type for k in self._bucket_key]
         self._partition_types = [table.schema.field(k).type for k in table.schema.partition_keys]
+        # dynamic bucket mode: keys keep the bucket the table's HASH index gives them
+        self._assigner: DynamicBucketAssigner | None = None
+        if table.bucket_mode is BucketMode.HASH_DYNAMIC:
+            self._assigner = DynamicBucketAssigner(table, ignore_existing=ignore_previous_files)
 
     # ------------------------------------------------------------------ writing
 
@@ -268,6 +275,13 @@ class TableWrite:
         if self.table.bucket_mode is BucketMode.HASH_FIXED:
             num_buckets = self.table.options.bucket
             buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets)
+            keys = part_ids * num_buckets + buckets
+        elif self._assigner is not None:
+            num_buckets = MAX_DYNAMIC_BUCKETS
+            hashes = row_hashes([t.column(k) for k in self._bucket_key], self._bucket_types)
+            buckets = np.empty(n, dtype=np.int64)
+            for pid, rows in _rows_by_partition(part_ids, len(partitions)):
+                buckets[rows] = self._assigner.assign(partitions[pid], hashes[rows])
             keys = part_ids * num_buckets + buckets
         else:  # bucket-unaware: everything in bucket 0
             num_buckets = 1
@@ -358,6 +372,8 @@ class TableWrite:
             m = w.prepare_commit(not self.streaming)
             if not m.is_empty():
                 messages.append(m)
+        if self._assigner is not None:
+            messages = self._assigner.attach(messages)
         return messages
 
     def close(self) -> None:
@@ -387,6 +403,24 @@ class TableWrite:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _rows_by_partition(part_ids: np.ndarray, n_partitions: int):
+    """(partition id, row positions in input order) for each partition present."""
+    if n_partitions == 1:
+        yield 0, np.arange(len(part_ids))
+        return
+    order = np.argsort(part_ids, kind="stable")
+    cuts = np.flatnonzero(np.diff(part_ids[order])) + 1
+    for rows in np.split(order, cuts):
+        yield int(part_ids[rows[0]]), rows
+
+
+def cross_partition_message(identifier: str, primary_keys, partition_keys) -> str:
+    missing = [k for k in partition_keys if k not in primary_keys]
+    return (f"{identifier}: primary key {list(primary_keys)} lacks partition key(s) {missing}, which with "
+            f"'bucket' = -1 is Paimon's cross-partition upsert mode (a key moving between partitions); it is not "
+            f"supported. Add {missing} to the primary key, or set a fixed 'bucket' >= 1")
 
 
 __all__ = ["TableWrite", "conform_input", "row_kinds_of", "ROW_KIND_NAMES"]

@@ -396,7 +396,8 @@ def test_overwrite_publishes_changelog_and_index_files_of_both_parts(table):
                                            compact_before=[dfile("fresh", 2, 1, 2)],
                                            compact_after=[dfile("fresh-1", 2, 1, 2, 1)],
                                            compact_changelog=[dfile("changelog-c", 2)],
-                                           compact_new_index_files=[index_file("index-c")])], 2)
+                                           compact_new_index_files=[index_file("index-c")],
+                                           compact_deleted_index_files=[index_file("index-o")])], 2)
     assert stats.snapshot_ids == [2, 3]
     v = TableView(fio, root)
     ml, mf = v.ml(), v.mf()
@@ -405,7 +406,8 @@ def test_overwrite_publishes_changelog_and_index_files_of_both_parts(table):
     assert [e.file.file_name for e in mf.read_all(ml.read_changelog_manifests(s2))] == ["changelog-o"]
     assert [e.file.file_name for e in mf.read_all(ml.read_changelog_manifests(s3))] == ["changelog-c"]
     assert {e.index_file.file_name for e in imf.read(s2.index_manifest)} == {"index-o"}
-    assert {e.index_file.file_name for e in imf.read(s3.index_manifest)} == {"index-o", "index-c"}
+    # the COMPACT part replaced the bucket's HASH index
+    assert {e.index_file.file_name for e in imf.read(s3.index_manifest)} == {"index-c"}
     v.check()
 
 
@@ -622,16 +624,29 @@ def test_a_snapshot_without_changelog_has_no_changelog_manifests(table):
 # ============================================================================ index manifests
 
 
-def _index(kind, name, bucket=0):
-    return IndexManifestEntry(kind, part("p1"), bucket, index_file(name))
+def _index(kind, name, bucket=0, index_type="HASH"):
+    return IndexManifestEntry(kind, part("p1"), bucket, dataclasses.replace(index_file(name), index_type=index_type))
 
 
 def test_fold_index_entries():
-    previous = [_index(FileKind.ADD, "i1"), _index(FileKind.ADD, "i2"), _index(FileKind.DELETE, "gone")]
-    folded = fold_index_entries(previous, [_index(FileKind.DELETE, "i1"), _index(FileKind.ADD, "i3"),
-                                           _index(FileKind.DELETE, "never-added"), _index(FileKind.ADD, "i2", 1)])
+    # a type with many files per bucket: added and removed by file name
+    g = "GLOBAL"
+    previous = [_index(FileKind.ADD, "i1", 0, g), _index(FileKind.ADD, "i2", 0, g), _index(FileKind.DELETE, "gone", 0, g)]
+    folded = fold_index_entries(previous, [_index(FileKind.DELETE, "i1", 0, g), _index(FileKind.ADD, "i3", 0, g),
+                                           _index(FileKind.DELETE, "never-added", 0, g),
+                                           _index(FileKind.ADD, "i2", 1, g)])
     assert [(e.index_file.file_name, e.bucket) for e in folded] == [("i2", 0), ("i3", 0), ("i2", 1)]
     assert all(e.kind is FileKind.ADD for e in folded)
+
+
+def test_fold_index_entries_replaces_a_buckets_hash_index():
+    # HASH: one file per (partition, bucket); an ADD replaces it with or without the DELETE
+    # (Java and pypaimon send only the ADD; this library sends both)
+    previous = [_index(FileKind.ADD, "h0"), _index(FileKind.ADD, "h1", 1), _index(FileKind.ADD, "g", 0, "GLOBAL")]
+    java_style = fold_index_entries(previous, [_index(FileKind.ADD, "h0b")])
+    ours = fold_index_entries(previous, [_index(FileKind.DELETE, "h0"), _index(FileKind.ADD, "h0b")])
+    for folded in (java_style, ours):
+        assert sorted((e.index_file.file_name, e.bucket) for e in folded) == [("g", 0), ("h0b", 0), ("h1", 1)]
 
 
 def test_index_manifest_written_by_java_record_names_is_read(table):

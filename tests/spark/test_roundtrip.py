@@ -218,3 +218,18 @@ def test_write_dataframe_routes_one_task_per_bucket(spark, table_path):
         for k in rows.column("id").to_pylist():
             got[k] = s.bucket
     assert all(got[k] == want[k] for k in range(3000))
+
+
+def test_spark_write_into_a_dynamic_bucket_table_is_refused_before_any_file(spark, warehouse, table_path):
+    cat = impl.Catalog(warehouse)
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string())]),
+                         primary_keys=["id"])
+    t.write_arrow(pa.table({"id": pa.array([1], pa.int64()), "name": ["a"]}))
+    before = sorted(os.listdir(table_path))
+    df = spark.createDataFrame([(2, "b")], "id long, name string")
+    with pytest.raises(impl.spark.SparkConnectorError, match="dynamic bucket table.*TableWrite"):
+        impl.spark.write_dataframe(df, table_path)
+    with pytest.raises(Exception, match="dynamic bucket table"):
+        df.write.format("paimon_py").mode("append").save(table_path)
+    assert sorted(os.listdir(table_path)) == before and len(t.snapshots()) == 1

@@ -53,10 +53,13 @@ from model import (
     APPEND,
     COMPACT,
     DELETE,
+    HASH,
     CommitConflictError,
     Entry,
     FileFacts,
+    IndexFacts,
     Model,
+    SnapshotNotFoundError,
     check_conflicts,
     identity,
 )
@@ -161,7 +164,9 @@ class Plan:
     def run_model(self, model: Model, *, skip_committed: bool = False) -> list[int]:
         if self.overwrite is None:
             return model.commit(self.user, self.identifier, self.new_files, self.deleted_files,
-                                self.compact_before, self.compact_after, skip_committed=skip_committed)
+                                self.compact_before, self.compact_after, skip_committed=skip_committed,
+                                new_index_files=[index_facts(i) for i in self.new_index],
+                                deleted_index_files=[index_facts(i) for i in self.deleted_index])
         if self.overwrite == "partition":
             partitions = {self.partition}
         elif self.overwrite == "dynamic":
@@ -198,6 +203,13 @@ class Plan:
             if stats.lost_races:
                 event("lost a race")
         return ids
+
+
+def index_facts(ref: tuple) -> IndexFacts:
+    """A plan's index file (p, bucket, total_buckets, name) as the model's fact (the bridge
+    writes them as HASH index files)."""
+    p, b, _, name = ref
+    return IndexFacts(p, b, HASH, name)
 
 
 def fmt(f: FileFacts) -> str:
@@ -476,19 +488,36 @@ class TableMachine(RuleBasedStateMachine):
         return tuple(before), after
 
     def append_extras(self, c: Committer, new: tuple[FileFacts, ...], changelog: bool, index: int | None) -> dict:
-        """Changelog files for ``new``; an index file for the first new file's bucket and, for odd
-        ``index``, the deletion of one index file of the latest snapshot."""
+        """Changelog files for ``new``; a HASH index file for the first new file's bucket that
+        replaces (DELETEs) the one the committer's view has there (except for ``index`` 0: the
+        replacement without its DELETE, index rule 6), and, for odd ``index``, the deletion of
+        one index file of the latest snapshot. A stale view makes index rule 5 or 6 refuse it."""
         extra: dict = {}
         if changelog:
             extra["changelog"] = tuple(replace(f, file_name=f"cl-{f.file_name}", level=0) for f in new)
         if index is not None:
             self.next_file += 1
-            extra["new_index"] = ((new[0].partition, new[0].bucket, new[0].total_buckets, f"ix{self.next_file}"),)
+            p0, b0 = new[0].partition, new[0].bucket
+            extra["new_index"] = ((p0, b0, new[0].total_buckets, f"ix{self.next_file}"),)
+            deleted = []
+            if index:
+                deleted += [(p0, b0, name) for p, b, name in sorted(self.view_index(c)) if (p, b) == (p0, b0)]
             current = sorted(self.expected_index(self.model.latest().id) if self.model.latest() else ())
-            if index % 2 and current:
-                p, b, name = current[index % len(current)]
-                extra["deleted_index"] = ((p, b, self.view_buckets(c, p), name),)
+            if index % 2 and current and current[index % len(current)] not in deleted:
+                deleted.append(current[index % len(current)])
+            if deleted:
+                extra["deleted_index"] = tuple((p, b, self.view_buckets(c, p), name) for p, b, name in deleted)
         return extra
+
+    def view_index(self, c: Committer) -> frozenset:
+        """Index files (p, bucket, name) of the snapshot the committer last saw (the latest if
+        that one expired)."""
+        if c.view_id is None:
+            return frozenset()
+        try:
+            return self.expected_index(c.view_id)
+        except SnapshotNotFoundError:
+            return self.expected_index(self.model.latest().id) if self.model.latest() else frozenset()
 
     def record_extras(self, plan: Plan, out: Outcome) -> None:
         """Remember the changelog and index changes of the plan's APPEND snapshot, if it published one."""
@@ -497,14 +526,10 @@ class TableMachine(RuleBasedStateMachine):
             self.extras[appended[0]] = plan
 
     def expected_index(self, sid: int) -> frozenset:
-        """Live index files (p, bucket, name) of snapshot ``sid``: the fold of every APPEND's
-        index changes up to it (an index file is keyed by partition, bucket, type and name)."""
-        live: set = set()
-        for i in sorted(k for k in self.extras if k <= sid):
-            plan = self.extras[i]
-            live |= {(p, b, n) for p, b, _, n in plan.new_index}
-            live -= {(p, b, n) for p, b, _, n in plan.deleted_index}
-        return frozenset(live)
+        """Live index files (p, bucket, name) of snapshot ``sid``: the model's (the fold of every
+        index change up to it, a HASH ADD replacing its bucket's file, an overwrite dropping the
+        HASH files of the partitions it replaces)."""
+        return frozenset((f.partition, f.bucket, f.file_name) for f in self.model.snapshot(sid).index.values())
 
     def resurrects(self, plan: Plan) -> bool:
         """Would ``plan`` ADD again a file the table had before? Either the same identity, now
@@ -560,8 +585,9 @@ class TableMachine(RuleBasedStateMachine):
           changelog=st.booleans(), index=st.sampled_from([None] * 3 + list(range(6))))
     def write(self, c, specs, delete, readd, changelog, index):
         """APPEND new files; sometimes also delete a file of the view, or re-add a live one; with
-        changelog files for the new files, and an index file added (and, for odd ``index``, one
-        of the latest snapshot's index files deleted)."""
+        changelog files for the new files, and a HASH index file replacing the one of the
+        committer's view in that bucket (see ``append_extras``: stale views meet index rules 5
+        and 6, checked by the model too)."""
         com = self.committer(c)
         new = self.new_files(com, specs)
         deleted = ()
@@ -896,7 +922,7 @@ class TableMachine(RuleBasedStateMachine):
           model's live files of that snapshot: identity, bucket count, key range, row count;
           its totalRecordCount / deltaRecordCount, kind, user and identifier are the model's;
           its changelog list holds its APPEND's changelog files (and changelogRecordCount their
-          rows), its index manifest the fold of all index changes so far;
+          rows), its index manifest the model's live index files (HASH replacing per bucket);
         - every manifest and list a retained snapshot references exists, unchanged in size, and
           the manifest directory holds nothing else (no leftovers of refused or lost commits);
         - the base manifest list of every snapshot is bounded (``check_base_bound``).

@@ -19,7 +19,6 @@ from impl.table import (
     InvalidSchemaError,
     TableAlreadyExistError,
     TableNotExistError,
-    UnsupportedTableFeatureError,
 )
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string()), ("amount", pa.float64())])
@@ -104,8 +103,13 @@ def test_schema_object_form(catalog):
     ({"partition_keys": ["nope"]}, InvalidSchemaError, "nope"),
     ({"primary_keys": ["id"], "partition_keys": ["dt"], "options": {"bucket": "1"}}, InvalidSchemaError, "partition"),
     ({"primary_keys": ["dt"], "partition_keys": ["dt"], "options": {"bucket": "1"}}, InvalidSchemaError, "equal"),
-    ({"primary_keys": ["id"]}, UnsupportedTableFeatureError, "bucket"),
-    ({"primary_keys": ["id"], "options": {"bucket": "-1"}}, UnsupportedTableFeatureError, "dynamic"),
+    # bucket -1 with a primary key lacking a partition key: cross-partition upserts, refused naming the fix
+    ({"primary_keys": ["id"], "partition_keys": ["dt"]}, InvalidSchemaError, r"Add \['dt'\].*cross-partition"),
+    ({"primary_keys": ["id"], "options": {"bucket-key": "id"}}, InvalidOptionError, "bucket-key"),
+    ({"primary_keys": ["id"], "options": {"dynamic-bucket.max-buckets": "0"}}, InvalidOptionError, "max-buckets"),
+    ({"primary_keys": ["id"], "options": {"dynamic-bucket.max-buckets": "40000"}}, InvalidOptionError, "max-buckets"),
+    ({"primary_keys": ["id"], "options": {"dynamic-bucket.target-row-num": "0"}}, InvalidOptionError,
+     "target-row-num"),
     ({"options": {"bucket": "0"}}, InvalidOptionError, "bucket"),
     ({"options": {"bucket": "two"}}, InvalidOptionError, "bucket"),
     ({"options": {"bucket": "4"}}, InvalidOptionError, "bucket-key"),
