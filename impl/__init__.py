@@ -6,15 +6,20 @@
 
 from impl.errors import (
     BucketCountChangedError,
+    ColumnAlreadyExistError,
+    ColumnNotExistError,
     CommitConflictError,
     CommitError,
     CorruptMetadataError,
     InvalidOptionError,
     PaimonError,
+    SchemaChangedError,
+    SchemaChangeError,
     SchemaMismatchError,
     SnapshotNotFoundError,
     TableError,
 )
+from impl.schema import Move, SchemaChange
 from impl.table import (
     Catalog,
     DatabaseAlreadyExistError,
@@ -39,5 +44,6 @@ __all__ = [
     "CorruptMetadataError", "InvalidOptionError", "SchemaMismatchError", "SnapshotNotFoundError",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidSchemaError", "NullKeyError", "TableAlreadyExistError", "TableNotExistError",
-    "UnsupportedTableFeatureError",
+    "UnsupportedTableFeatureError", "SchemaChange", "Move", "SchemaChangeError", "SchemaChangedError",
+    "ColumnNotExistError", "ColumnAlreadyExistError",
 ]

@@ -114,9 +114,10 @@ class MergeTreeWriter:
                  partition: bytes, partition_path: str, bucket: int, total_buckets: int,
                  restored_files: Sequence[DataFileMeta],
                  compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE,
-                 buffer_pool: WriteBufferPool | None = None):
+                 buffer_pool: WriteBufferPool | None = None, schemas=None):
         """``buffer_pool``: the ``write-buffer-size`` shared with other writers (default: a pool of
-        this writer alone)."""
+        this writer alone). ``schemas`` (a SchemaManager) lets compaction read restored files
+        written under older schemas by field id; what it writes is under ``schema``."""
         if bucket < 0:
             raise ValueError(f"bucket must be >= 0, got {bucket}")
         self.file_io = file_io
@@ -127,7 +128,7 @@ class MergeTreeWriter:
         self.partition_path = partition_path
         self.bucket = bucket
         self.total_buckets = total_buckets
-        self._layout = KVLayout(schema)
+        self._layout = KVLayout(schema, schemas)
         self._spec = MergeSpec.from_schema(schema, options)
         self._codec = KeyCodec(self._layout.key_types)
         self._ctx = KVFileContext(

@@ -17,6 +17,9 @@ from impl.errors import FileIOError
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import check_bucket_reachable, storage_options
 from impl.fs.paths import TablePaths
+from impl.schema.changes import SchemaChange, apply_changes
+from impl.schema.manager import SchemaManager
+from impl.snapshot.manager import SnapshotManager
 from impl.table.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -25,7 +28,7 @@ from impl.table.errors import (
     TableAlreadyExistError,
     TableNotExistError,
 )
-from impl.table.schema import Schema, build_table_schema
+from impl.table.schema import Schema, build_table_schema, validate_for_create
 from impl.table.table import FileStoreTable, load_latest_schema, schema_ids
 
 DB_SUFFIX = ".db"
@@ -176,6 +179,34 @@ class Catalog:
                 raise DatabaseNotExistError(db)
             raise TableNotExistError(ident)
         return FileStoreTable(self.file_io, paths.table_path, load_latest_schema(self.file_io, paths, ident), ident)
+
+    def alter_table(self, identifier, changes: Sequence[SchemaChange], ignore_if_not_exists: bool = False) -> None:
+        """Apply ``changes`` (a list of :class:`impl.SchemaChange`) as the table's next schema.
+
+        The new ``schema/schema-<id+1>`` is created atomically; when a concurrent alter takes
+        that id first, the changes are rebuilt on its schema (and refused if they no longer
+        apply). A refused change raises :class:`impl.errors.SchemaChangeError` naming the column
+        and the rule (or :class:`InvalidOptionError` for an option value) and writes nothing.
+        Files written before keep their schema id and are read by field id.
+        """
+        db, name = parse_identifier(identifier)
+        ident = f"{db}.{name}"
+        paths = TablePaths(self.table_path((db, name)))
+        if not schema_ids(self.file_io, paths):
+            if ignore_if_not_exists:
+                return
+            if not self._database_exists(db):
+                raise DatabaseNotExistError(db)
+            raise TableNotExistError(ident)
+        changes = list(changes) if isinstance(changes, (list, tuple)) else changes
+        snapshots = SnapshotManager(self.file_io, paths)
+
+        def build(latest):
+            new = apply_changes(latest, changes, has_snapshots=lambda: snapshots.latest_snapshot() is not None)
+            validate_for_create(new)  # the new schema must be a table one could create
+            return new
+
+        SchemaManager(self.file_io, paths).commit_changes(build, ident)
 
     def drop_table(self, identifier, ignore_if_not_exists: bool = False) -> None:
         db, name = parse_identifier(identifier)
