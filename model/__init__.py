@@ -1,7 +1,8 @@
 """Executable reference model of the Paimon commit protocol: pure Python, no I/O, no impl.
 
 rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions)
-table.py  -- Model: retained snapshots; commit, overwrite, expire, read
+table.py  -- Model: retained snapshots; commit, overwrite, expire, read; schema ids (alter)
+schema.py -- schema facts and the rule for a commit prepared under an older schema
 errors.py -- error classes, named as in impl.errors
 """
 
@@ -13,6 +14,7 @@ from model.errors import (
     FileNotLiveError,
     KeyRangeOverlapError,
     ModelError,
+    SchemaChangedError,
     SnapshotNotFoundError,
 )
 from model.rules import (
@@ -33,6 +35,7 @@ from model.rules import (
     merge_entries,
     merge_rows,
 )
+from model.schema import FieldFacts, SchemaFacts, commit_schema_problem
 from model.table import Model, Snapshot
 
 __all__ = [
@@ -40,7 +43,7 @@ __all__ = [
     "UPDATE_AFTER", "UPDATE_BEFORE",
     "BucketCountChangedError", "CommitConflictError", "DuplicateFileError",
     "FileAlreadyLiveError", "FileNotLiveError", "KeyRangeOverlapError", "ModelError",
-    "SnapshotNotFoundError",
+    "SnapshotNotFoundError", "SchemaChangedError", "FieldFacts", "SchemaFacts", "commit_schema_problem",
     "Entry", "FileFacts", "Identity", "Model", "Snapshot",
     "check_conflicts", "identity", "merge_entries", "merge_rows",
 ]

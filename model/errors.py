@@ -46,3 +46,12 @@ class FileNotLiveError(CommitConflictError):
 
 class KeyRangeOverlapError(CommitConflictError):
     """Primary-key table: two files of one (partition, bucket, level >= 1) overlap in key range."""
+
+
+class SchemaChangedError(CommitConflictError):
+    """A commit prepared under an older schema meets a schema its files cannot be published under."""
+
+    def __init__(self, message: str, prepared_schema_id: int, latest_schema_id: int):
+        self.prepared_schema_id = prepared_schema_id
+        self.latest_schema_id = latest_schema_id
+        super().__init__(message)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Hashable, Iterable, Mapping
 
-from model.errors import SnapshotNotFoundError
+from model.errors import SchemaChangedError, SnapshotNotFoundError
 from model.rules import (
     ADD,
     APPEND,
@@ -18,6 +18,7 @@ from model.rules import (
     Identity,
     check_conflicts,
 )
+from model.schema import SchemaFacts, commit_schema_problem
 
 _EMPTY: Mapping[Identity, FileFacts] = MappingProxyType({})
 
@@ -32,14 +33,37 @@ class Snapshot:
     changes: tuple[Entry, ...]  # the entries this snapshot published (its delta), in order
     total_record_count: int  # sum of row_count over live
     delta_record_count: int  # sum of ADD row counts - sum of DELETE row counts over changes
+    schema_id: int = 0  # the table's latest schema when the snapshot was published
 
 
 class Model:
     """Reference table. ``snapshots`` holds the retained snapshots, ids contiguous and ascending."""
 
-    def __init__(self, primary_key: bool):
+    def __init__(self, primary_key: bool, schema: SchemaFacts | None = None):
         self.primary_key = primary_key
         self.snapshots: list[Snapshot] = []
+        # schema ids 0..n, never removed; empty when a test does not track schemas
+        self.schemas: list[SchemaFacts] = [schema] if schema is not None else []
+
+    def alter(self, new: SchemaFacts) -> int:
+        """Publish the next schema (id latest + 1); its id."""
+        expected = self.schemas[-1].id + 1 if self.schemas else 0
+        if new.id != expected:
+            raise ValueError(f"the next schema has id {expected}, not {new.id}")
+        self.schemas.append(new)
+        return new.id
+
+    def _schema_id_for(self, prepared_schema_id: int | None) -> int:
+        """The rule of a commit prepared under ``prepared_schema_id`` (None: the latest)."""
+        if not self.schemas:
+            return 0
+        latest = self.schemas[-1]
+        if prepared_schema_id is not None:
+            problem = commit_schema_problem(self.schemas[prepared_schema_id], latest)
+            if problem is not None:
+                raise SchemaChangedError(f"prepared under schema {prepared_schema_id}, table at {latest.id}: {problem}",
+                                         prepared_schema_id, latest.id)
+        return latest.id
 
     # ------------------------------------------------------------------ reading
 
@@ -88,8 +112,13 @@ class Model:
         compact_after: Iterable[FileFacts] = (),
         *,
         skip_committed: bool = False,
+        prepared_schema_id: int | None = None,
     ) -> list[int]:
         """Commit one committable: an APPEND snapshot, then a COMPACT snapshot; return the new ids.
+
+        ``prepared_schema_id``: the schema the files were written under; each publication
+        checks it against the latest schema (``model.schema.commit_schema_problem``) and takes
+        the latest schema id.
 
         Each part is checked against the LATEST snapshot at its own publication (a committer's
         stale view only shows up as conflicts). Empty parts publish nothing. The two snapshots are
@@ -102,9 +131,10 @@ class Model:
         done = self.committed_kinds(user, identifier) if skip_committed else set()
         published = []
         if append and APPEND not in done:
-            published.append(self._publish(APPEND, user, identifier, append))
+            published.append(self._publish(APPEND, user, identifier, append, prepared_schema_id))
         if compact and COMPACT not in done:
-            published.append(self._publish(COMPACT, user, identifier, compact))  # may raise: APPEND stays
+            # may raise: APPEND stays
+            published.append(self._publish(COMPACT, user, identifier, compact, prepared_schema_id))
         return published
 
     def overwrite(
@@ -136,9 +166,11 @@ class Model:
         ] + [Entry(ADD, f) for f in new_files]
         return [self._publish(OVERWRITE, user, identifier, changes)]
 
-    def _publish(self, kind: str, user: str, identifier: int, changes: list[Entry]) -> int:
+    def _publish(self, kind: str, user: str, identifier: int, changes: list[Entry],
+                 prepared_schema_id: int | None = None) -> int:
         """Check ``changes`` against the latest snapshot and append the next snapshot (or raise)."""
         live = check_conflicts(self.live(), changes, kind, self.primary_key)
+        schema_id = self._schema_id_for(prepared_schema_id)
         latest = self.latest()
         snapshot = Snapshot(
             id=latest.id + 1 if latest else 1,
@@ -151,6 +183,7 @@ class Model:
             delta_record_count=sum(
                 e.file.row_count if e.kind == ADD else -e.file.row_count for e in changes
             ),
+            schema_id=schema_id,
         )
         self.snapshots.append(snapshot)
         return snapshot.id
