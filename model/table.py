@@ -53,6 +53,12 @@ class Model:
         self.schemas.append(new)
         return new.id
 
+    def schema_problem(self, prepared_schema_id: int | None) -> str | None:
+        """Why a commit prepared under ``prepared_schema_id`` would be refused now, or None."""
+        if not self.schemas or prepared_schema_id is None:
+            return None
+        return commit_schema_problem(self.schemas[prepared_schema_id], self.schemas[-1])
+
     def _schema_id_for(self, prepared_schema_id: int | None) -> int:
         """The rule of a commit prepared under ``prepared_schema_id`` (None: the latest)."""
         if not self.schemas:
@@ -145,6 +151,7 @@ class Model:
         new_files: Iterable[FileFacts] = (),
         *,
         skip_committed: bool = False,
+        prepared_schema_id: int | None = None,
     ) -> list[int]:
         """Replace the live files of ``partitions`` (None: the whole table) by ``new_files``.
 
@@ -164,7 +171,7 @@ class Model:
             for f in self.live().values()
             if partitions is None or f.partition in partitions
         ] + [Entry(ADD, f) for f in new_files]
-        return [self._publish(OVERWRITE, user, identifier, changes)]
+        return [self._publish(OVERWRITE, user, identifier, changes, prepared_schema_id)]
 
     def _publish(self, kind: str, user: str, identifier: int, changes: list[Entry],
                  prepared_schema_id: int | None = None) -> int:
