@@ -28,6 +28,7 @@ from impl.table.errors import (
     TableAlreadyExistError,
     TableNotExistError,
 )
+from impl.table.options import warn_unknown_keys
 from impl.table.schema import Schema, build_table_schema, validate_for_create
 from impl.table.table import FileStoreTable, load_latest_schema, schema_ids
 
@@ -200,13 +201,16 @@ class Catalog:
             raise TableNotExistError(ident)
         changes = list(changes) if isinstance(changes, (list, tuple)) else changes
         snapshots = SnapshotManager(self.file_io, paths)
+        old_options = dict(load_latest_schema(self.file_io, paths, ident).options)
 
         def build(latest):
             new = apply_changes(latest, changes, has_snapshots=lambda: snapshots.latest_snapshot() is not None)
-            validate_for_create(new)  # the new schema must be a table one could create
+            validate_for_create(new, warn_unknown=False)  # the new schema must be a table one could create
             return new
 
-        SchemaManager(self.file_io, paths).commit_changes(build, ident)
+        new = SchemaManager(self.file_io, paths).commit_changes(build, ident)
+        # unknown options are stored as given; warn about the ones this alter set, once
+        warn_unknown_keys({k: v for k, v in new.options.items() if k not in old_options})
 
     def drop_table(self, identifier, ignore_if_not_exists: bool = False) -> None:
         db, name = parse_identifier(identifier)

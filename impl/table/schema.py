@@ -150,9 +150,9 @@ def _reassign_ids(t: DataType, highest: list[int]) -> DataType:
     return t
 
 
-def validate_for_create(schema: TableSchema) -> TableOptions:
+def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True) -> TableOptions:
     """Checks a new table must pass (stricter than what reading an existing table needs)."""
-    options = TableOptions.from_options(schema.options)
+    options = TableOptions.from_options(schema.options, warn_unknown=warn_unknown)
     validate_options(schema, options)
     mode = bucket_mode(options.bucket, schema.primary_keys, schema.partition_keys)
     if mode in (BucketMode.HASH_DYNAMIC, BucketMode.CROSS_PARTITION):

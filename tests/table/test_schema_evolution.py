@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import warnings
 from decimal import Decimal
 
 import pyarrow as pa
@@ -73,12 +74,16 @@ def test_alter_writes_next_schema_file_with_new_field_ids(catalog):
 
 def test_options_comment_and_identifier_forms(catalog):
     catalog.create_table("db.t", pa.schema([("id", pa.int64())]), options={"bucket": "-1"})
-    catalog.alter_table(("db", "t"), [SC.set_option("my.custom-option", "42"), SC.set_option("snapshot.num-retained.min", 5),
-                                      SC.update_comment("hello")])
+    with pytest.warns(UserWarning, match="my.custom-option"):
+        catalog.alter_table(("db", "t"), [SC.set_option("my.custom-option", "42"),
+                                          SC.set_option("snapshot.num-retained.min", 5), SC.update_comment("hello")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the option stored before is not warned about again
+        catalog.alter_table("db.t", [SC.update_comment("hello again")])
     t = catalog.get_table("db.t")
     assert t.schema.options["my.custom-option"] == "42"  # unknown but valid options are stored
     assert t.options.snapshot_num_retained_min == 5
-    assert t.schema.comment == "hello"
+    assert t.schema.comment == "hello again"
     catalog.alter_table("db.t", [SC.remove_option("my.custom-option"), SC.remove_option("not-there")])
     assert "my.custom-option" not in catalog.get_table("db.t").schema.options
     with pytest.raises(impl.TableNotExistError):
