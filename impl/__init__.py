@@ -6,15 +6,20 @@
 
 from impl.errors import (
     BucketCountChangedError,
+    ColumnAlreadyExistError,
+    ColumnNotExistError,
     CommitConflictError,
     CommitError,
     CorruptMetadataError,
     InvalidOptionError,
     PaimonError,
+    SchemaChangedError,
+    SchemaChangeError,
     SchemaMismatchError,
     SnapshotNotFoundError,
     TableError,
 )
+from impl.schema import Move, SchemaChange
 from impl.table import (
     Catalog,
     DatabaseAlreadyExistError,
@@ -43,4 +48,6 @@ __all__ = [
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidSchemaError", "NullKeyError", "TableAlreadyExistError", "TableNotExistError",
     "UnsupportedTableFeatureError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
+    "SchemaChange", "Move", "SchemaChangeError", "SchemaChangedError",
+    "ColumnNotExistError", "ColumnAlreadyExistError",
 ]

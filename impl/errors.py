@@ -166,3 +166,38 @@ class SchemaMismatchError(TableError, ValueError):
 
 class OverwritePartitionError(CommitError, ValueError):
     """An overwrite of some partitions carries files that belong to other partitions."""
+
+
+# --------------------------------------------------------------------------- schema evolution
+
+
+class SchemaChangeError(TableError, ValueError):
+    """``alter_table`` refused a change; nothing was written.
+
+    ``column`` names the column the change was about (None for option and comment changes),
+    ``rule`` says which rule refused it (e.g. ``"primary key columns cannot be dropped"``).
+    """
+
+    def __init__(self, message: str, column: str | None = None, rule: str = ""):
+        self.column = column
+        self.rule = rule
+        super().__init__(message)
+
+
+class ColumnNotExistError(SchemaChangeError):
+    """A schema change names a column the table does not have."""
+
+
+class ColumnAlreadyExistError(SchemaChangeError):
+    """A schema change adds or renames to a column name the table already has."""
+
+
+class SchemaChangedError(CommitConflictError):
+    """A commit prepared under an older schema meets a newer schema whose change makes the
+    prepared files unpublishable (a layout option or a key changed, or a column's type moved
+    to one the files cannot be read as). Nothing is published; write again under the new schema."""
+
+    def __init__(self, message: str, prepared_schema_id: int, latest_schema_id: int):
+        self.prepared_schema_id = prepared_schema_id
+        self.latest_schema_id = latest_schema_id
+        super().__init__(message)

@@ -2,7 +2,8 @@
 
 rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions);
              index facts of dynamic bucket mode: fold_index, check_index_conflicts, assign_buckets
-table.py  -- Model: retained snapshots; commit, overwrite, expire, read
+table.py  -- Model: retained snapshots; commit, overwrite, expire, read; schema ids (alter)
+schema.py -- schema facts and the rule for a commit prepared under an older schema
 errors.py -- error classes, named as in impl.errors
 deletion_vectors.py -- deletion vectors: the no-merge read, the two safety invariants, the
                        commit rules on DV index files (import model.deletion_vectors)
@@ -17,6 +18,7 @@ from model.errors import (
     IndexFileConflictError,
     KeyRangeOverlapError,
     ModelError,
+    SchemaChangedError,
     SnapshotNotFoundError,
 )
 from model.rules import (
@@ -46,6 +48,7 @@ from model.rules import (
     merge_entries,
     merge_rows,
 )
+from model.schema import FieldFacts, SchemaFacts, commit_schema_problem
 from model.table import Model, Snapshot
 
 __all__ = [
@@ -53,7 +56,7 @@ __all__ = [
     "UPDATE_AFTER", "UPDATE_BEFORE",
     "BucketCountChangedError", "CommitConflictError", "DuplicateFileError",
     "FileAlreadyLiveError", "FileNotLiveError", "IndexFileConflictError", "KeyRangeOverlapError", "ModelError",
-    "SnapshotNotFoundError",
+    "SnapshotNotFoundError", "SchemaChangedError", "FieldFacts", "SchemaFacts", "commit_schema_problem",
     "Entry", "FileFacts", "Identity", "IndexEntry", "IndexFacts", "IndexIdentity", "Model", "Snapshot",
     "assign_buckets", "check_conflicts", "check_index_conflicts", "check_index_invariant", "fold_index",
     "identity", "index_identity", "merge_entries", "merge_rows",

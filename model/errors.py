@@ -51,3 +51,12 @@ class KeyRangeOverlapError(CommitConflictError):
 class IndexFileConflictError(CommitConflictError):
     """The commit's index changes contradict the snapshot: a HASH index made on a stale index (rules 5-7) or
     deletion-vector changes that cannot apply (impl.errors.IndexFileConflictError)."""
+
+
+class SchemaChangedError(CommitConflictError):
+    """A commit prepared under an older schema meets a schema its files cannot be published under."""
+
+    def __init__(self, message: str, prepared_schema_id: int, latest_schema_id: int):
+        self.prepared_schema_id = prepared_schema_id
+        self.latest_schema_id = latest_schema_id
+        super().__init__(message)

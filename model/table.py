@@ -6,13 +6,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Hashable, Iterable, Mapping
 
-from model.errors import SnapshotNotFoundError
+from model.errors import SchemaChangedError, SnapshotNotFoundError
 from model.rules import (
     ADD,
     APPEND,
     COMPACT,
     DELETE,
-    HASH,
     OVERWRITE,
     Entry,
     FileFacts,
@@ -24,6 +23,7 @@ from model.rules import (
     check_index_conflicts,
     fold_index,
 )
+from model.schema import SchemaFacts, commit_schema_problem
 
 _EMPTY: Mapping[Identity, FileFacts] = MappingProxyType({})
 _NO_INDEX: Mapping[IndexIdentity, IndexFacts] = MappingProxyType({})
@@ -41,14 +41,43 @@ class Snapshot:
     delta_record_count: int  # sum of ADD row counts - sum of DELETE row counts over changes
     # live index files (the index manifest)
     index: Mapping[IndexIdentity, IndexFacts] = field(default_factory=lambda: _NO_INDEX)
+    schema_id: int = 0  # the table's latest schema when the snapshot was published
 
 
 class Model:
     """Reference table. ``snapshots`` holds the retained snapshots, ids contiguous and ascending."""
 
-    def __init__(self, primary_key: bool):
+    def __init__(self, primary_key: bool, schema: SchemaFacts | None = None):
         self.primary_key = primary_key
         self.snapshots: list[Snapshot] = []
+        # schema ids 0..n, never removed; empty when a test does not track schemas
+        self.schemas: list[SchemaFacts] = [schema] if schema is not None else []
+
+    def alter(self, new: SchemaFacts) -> int:
+        """Publish the next schema (id latest + 1); its id."""
+        expected = self.schemas[-1].id + 1 if self.schemas else 0
+        if new.id != expected:
+            raise ValueError(f"the next schema has id {expected}, not {new.id}")
+        self.schemas.append(new)
+        return new.id
+
+    def schema_problem(self, prepared_schema_id: int | None) -> str | None:
+        """Why a commit prepared under ``prepared_schema_id`` would be refused now, or None."""
+        if not self.schemas or prepared_schema_id is None:
+            return None
+        return commit_schema_problem(self.schemas[prepared_schema_id], self.schemas[-1])
+
+    def _schema_id_for(self, prepared_schema_id: int | None) -> int:
+        """The rule of a commit prepared under ``prepared_schema_id`` (None: the latest)."""
+        if not self.schemas:
+            return 0
+        latest = self.schemas[-1]
+        if prepared_schema_id is not None:
+            problem = commit_schema_problem(self.schemas[prepared_schema_id], latest)
+            if problem is not None:
+                raise SchemaChangedError(f"prepared under schema {prepared_schema_id}, table at {latest.id}: {problem}",
+                                         prepared_schema_id, latest.id)
+        return latest.id
 
     # ------------------------------------------------------------------ reading
 
@@ -105,8 +134,13 @@ class Model:
         deleted_index_files: Iterable[IndexFacts] = (),
         index_views: Mapping[Hashable, frozenset[str]] | None = None,
         skip_committed: bool = False,
+        prepared_schema_id: int | None = None,
     ) -> list[int]:
         """Commit one committable: an APPEND snapshot, then a COMPACT snapshot; return the new ids.
+
+        ``prepared_schema_id``: the schema the files were written under; each publication
+        checks it against the latest schema (``model.schema.commit_schema_problem``) and takes
+        the latest schema id.
 
         Each part is checked against the LATEST snapshot at its own publication (a committer's
         stale view only shows up as conflicts). Empty parts publish nothing. The two snapshots are
@@ -122,9 +156,10 @@ class Model:
         done = self.committed_kinds(user, identifier) if skip_committed else set()
         published = []
         if (append or index or index_views) and APPEND not in done:
-            published.append(self._publish(APPEND, user, identifier, append, index, index_views))
+            published.append(self._publish(APPEND, user, identifier, append, prepared_schema_id, index, index_views))
         if compact and COMPACT not in done:
-            published.append(self._publish(COMPACT, user, identifier, compact))  # may raise: APPEND stays
+            # may raise: APPEND stays
+            published.append(self._publish(COMPACT, user, identifier, compact, prepared_schema_id))
         return published
 
     def overwrite(
@@ -136,9 +171,11 @@ class Model:
         *,
         new_index_files: Iterable[IndexFacts] = (),
         skip_committed: bool = False,
+        prepared_schema_id: int | None = None,
     ) -> list[int]:
         """Replace the live files of ``partitions`` (None: the whole table) by ``new_files``;
-        the HASH index files of those partitions are replaced by ``new_index_files``.
+        every index file of those partitions (HASH, deletion vectors) is replaced by
+        ``new_index_files``, as impl and Paimon do: their data files all go.
 
         Always publishes one OVERWRITE snapshot, even with no changes (unless skipped as already
         committed). A new file outside ``partitions`` is bad input (ValueError), as in Paimon.
@@ -159,15 +196,16 @@ class Model:
         index = [
             IndexEntry(DELETE, f)
             for f in self.live_index().values()
-            if f.index_type == HASH and (partitions is None or f.partition in partitions)
+            if partitions is None or f.partition in partitions
         ] + [IndexEntry(ADD, f) for f in new_index_files]
-        return [self._publish(OVERWRITE, user, identifier, changes, index)]
+        return [self._publish(OVERWRITE, user, identifier, changes, prepared_schema_id, index)]
 
     def _publish(self, kind: str, user: str, identifier: int, changes: list[Entry],
-                 index_changes: list[IndexEntry] | None = None,
+                 prepared_schema_id: int | None = None, index_changes: list[IndexEntry] | None = None,
                  index_views: Mapping[Hashable, frozenset[str]] | None = None) -> int:
         """Check ``changes`` against the latest snapshot and append the next snapshot (or raise)."""
         live = check_conflicts(self.live(), changes, kind, self.primary_key)
+        schema_id = self._schema_id_for(prepared_schema_id)  # impl checks the schema before the index
         index = self.live_index()
         check_index_conflicts(index, index_changes or (), index_views)
         if index_changes:
@@ -185,6 +223,7 @@ class Model:
                 e.file.row_count if e.kind == ADD else -e.file.row_count for e in changes
             ),
             index=index,
+            schema_id=schema_id,
         )
         self.snapshots.append(snapshot)
         return snapshot.id

@@ -53,6 +53,7 @@ from impl.errors import (
     CorruptMetadataError,
     OverwritePartitionError,
     PaimonError,
+    SchemaChangedError,
     UnsupportedFileSystemError,
 )
 from impl.format.binary_row import decode_row, sort_key
@@ -75,6 +76,8 @@ from impl.manifest.manifest_file import (
     fold_index_entries,
 )
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
+from impl.schema.evolution import commit_schema_problem
+from impl.schema.manager import SchemaManager
 from impl.snapshot.manager import SnapshotManager
 
 log = logging.getLogger(__name__)
@@ -223,6 +226,9 @@ class FileStoreCommit:
             [schema.field(k).type for k in schema.trimmed_primary_keys] if schema.primary_keys else None
         )
         self.snapshot_manager = SnapshotManager(file_io, self.paths)
+        self.schema_manager = SchemaManager(file_io, self.paths)
+        self.schema_manager.remember(schema)
+        self._latest_schema = schema  # newest schema seen; the next probe starts after it
         self.manifest_file = manifest_file or ManifestFile(
             file_io, self.paths, self.partition_type, schema_id=schema.id,
             target_file_size_bytes=self.options.merge.target_file_size_bytes,
@@ -658,7 +664,8 @@ class FileStoreCommit:
         try:
             live = self._live_at(latest)
             changes, fold = self._checked_changes(attempt, live, latest)
-            snapshot = self._write_metadata(attempt, latest, changes, written, live, fold)
+            schema_id = self._checked_schema_id()
+            snapshot = self._write_metadata(attempt, latest, changes, written, live, fold, schema_id)
         except FileNotFoundError as e:
             self._delete_manifests(written)
             if self._expired_meanwhile(latest, e):
@@ -870,8 +877,26 @@ class FileStoreCommit:
 
     # ------------------------------------------------------------------ metadata of one try
 
+    def _checked_schema_id(self) -> int:
+        """The schema id the next snapshot takes: the table's latest, once the commit passes the
+        schema rule (:func:`impl.schema.evolution.commit_schema_problem`) against it.
+
+        A commit prepared under schema N that meets a newer schema L is published under L when
+        nothing its files depend on changed (its files keep schema id N and are read by field
+        id); otherwise it is refused with :class:`SchemaChangedError` before anything is
+        written. The latest schema is found by probing ``schema-(id+1)`` (one HEAD, no listing)."""
+        latest = self.schema_manager.latest_from(self._latest_schema)
+        self._latest_schema = latest
+        problem = commit_schema_problem(self.schema, latest)
+        if problem is not None:
+            raise SchemaChangedError(
+                f"commit to {self.table_name} was prepared under schema {self.schema.id}, but the table is now at "
+                f"schema {latest.id}: {problem}. Nothing was published; write the data again under the new schema",
+                self.schema.id, latest.id)
+        return latest.id
+
     def _write_metadata(self, attempt: _Attempt, latest: Snapshot | None, changes: Sequence[ManifestEntry],
-                        written: list[str], live: LiveFiles, fold: Fold) -> Snapshot:
+                        written: list[str], live: LiveFiles, fold: Fold, schema_id: int) -> Snapshot:
         """Write merged base list, delta manifests + list, changelog and index manifests; the
         snapshot that references them.
 
@@ -889,7 +914,7 @@ class FileStoreCommit:
         previous_total = self._total_record_count(latest)
         return _new_snapshot(
             previous=latest, previous_total_records=previous_total, lists=lists, changes=changes,
-            changelog=attempt.part.changelog, schema_id=self.schema.id, commit_user=self.commit_user,
+            changelog=attempt.part.changelog, schema_id=schema_id, commit_user=self.commit_user,
             committable=attempt.committable, kind=attempt.kind, time_millis=self._clock_millis())
 
     def _write_base_list(self, latest: Snapshot | None, written: list[str], stats: CommitStats) -> tuple[str, int]:

@@ -13,9 +13,9 @@ for NOT NULL fields; reading casts either form to the nullable in-memory schema.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +25,11 @@ from impl.errors import SchemaMismatchError
 from impl.format.binary_row import decode_row, encode_row, sort_key
 from impl.format.json_records import TableSchema
 from impl.format.types import DataType, to_arrow
+from impl.schema.evolution import column_sources
+
+if TYPE_CHECKING:  # pragma: no cover
+    from impl.format.records import DataFileMeta
+    from impl.schema.manager import SchemaManager
 
 KEY_PREFIX = "_KEY_"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -51,9 +56,21 @@ def retract_mask(kinds: pa.Array | pa.ChunkedArray | np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class KVLayout:
-    """Column names and types of a table's KV files, derived from its schema."""
+    """Column names and types of a table's KV files, derived from its schema.
+
+    ``schemas`` finds the schema an older data file was written under, so its columns are
+    matched to this schema by field id (renamed keys and values keep their data). Without it,
+    files are matched by column name (only right while the schema never changed)."""
 
     schema: TableSchema
+    schemas: "SchemaManager | None" = field(default=None, compare=False, hash=False, repr=False)
+
+    def file_sources(self, f: "DataFileMeta") -> Mapping[str, str | None] | None:
+        """Current user column -> column name in ``f`` (by field id); None when ``f`` was written
+        under this schema (names match as they are)."""
+        if f.schema_id == self.schema.id or self.schemas is None:
+            return None
+        return column_sources(self.schemas.schema(f.schema_id), self.schema)
 
     @cached_property
     def key_names(self) -> tuple[str, ...]:

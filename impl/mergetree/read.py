@@ -37,6 +37,7 @@ from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
 from impl.mergetree.options import MergeTreeOptions
+from impl.schema.evolution import plan_columns
 
 # Kept as a name of this package; it is impl.errors.DataFileError.
 CorruptDataFileError = DataFileError
@@ -71,7 +72,10 @@ def file_path(bucket_dir: str, f: DataFileMeta) -> str:
 
 
 def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
-              deleted: np.ndarray | None = None) -> pa.Table:
+              deleted: np.ndarray | None = None, sources=None) -> pa.Table:
+    """``f`` in the layout ``target``, without the rows ``deleted`` (its deletion vector);
+    ``sources`` (``KVLayout.file_sources``) maps the columns of a file written under an older
+    schema by field id."""
     try:
         source = file_io.open_input(path)
     except FileNotFoundError as e:
@@ -79,9 +83,8 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
     try:
         with source:
             pf = pq.ParquetFile(source)
-            present = set(pf.schema_arrow.names)
-            wanted = [c for c in target.names if c in present]
-            table = pf.read(columns=wanted)
+            pairs = plan_columns(target.names, set(pf.schema_arrow.names), sources)
+            table = pf.read(columns=[p for _, p in pairs]).rename_columns([c for c, _ in pairs])
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
         raise CorruptDataFileError(path, str(e)) from e
     if table.num_rows != f.row_count:
@@ -89,7 +92,7 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
     keep = keep_mask(deleted, 0, table.num_rows)
     if keep is not None:
         table = table.filter(pa.array(keep))
-    return _conform_kv(table, present, target, path)
+    return _conform_kv(table, {c for c, _ in pairs}, target, path)
 
 
 def read_kv_tables(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Sequence[DataFileMeta],
@@ -106,23 +109,26 @@ def read_kv_tables(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Se
     if not files:
         return target.empty_table()
     dvs = deletion_vectors or {}
-    jobs = [(file_path(bucket_dir, f), f) for f in files]
+    jobs = [(file_path(bucket_dir, f), f, dvs.get(f.file_name), layout.file_sources(f)) for f in files]
     if len(jobs) == 1:
-        tables = [_read_one(file_io, jobs[0][0], jobs[0][1], target, dvs.get(jobs[0][1].file_name))]
+        tables = [_read_one(file_io, jobs[0][0], jobs[0][1], target, jobs[0][2], jobs[0][3])]
     else:
         pool = _pool()
-        futures = [pool.submit(_read_one, file_io, p, f, target, dvs.get(f.file_name)) for p, f in jobs]
+        futures = [pool.submit(_read_one, file_io, p, f, target, dv, src) for p, f, dv, src in jobs]
         tables = [fu.result() for fu in futures]
     return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
 
 def read_kv_files(file_io: FileIO, paths: TablePaths, schema: TableSchema, partition_path: str, bucket: int,
-                  files: Sequence[DataFileMeta], columns: Sequence[str] | None = None) -> pa.Table:
+                  files: Sequence[DataFileMeta], columns: Sequence[str] | None = None, *,
+                  schemas=None) -> pa.Table:
     """Raw KV rows (``_KEY_*``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, user columns) of ``files``.
 
     ``columns`` selects physical columns (default: all). Not merged, not sorted across files.
+    ``schemas`` (a SchemaManager) maps files of older schemas by field id.
     """
-    return read_kv_tables(file_io, paths.bucket_dir(partition_path, bucket), KVLayout(schema), files, columns)
+    return read_kv_tables(file_io, paths.bucket_dir(partition_path, bucket), KVLayout(schema, schemas), files,
+                          columns)
 
 
 def _key_only_indices(kv: pa.Table, layout: KVLayout, predicate: pc.Expression) -> pa.Array | None:
@@ -154,13 +160,15 @@ def _disjoint_in_key_order(files: Sequence[DataFileMeta], layout: KVLayout, spec
 
 def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options: MergeTreeOptions,
                partition_path: str, bucket: int, files: Sequence[DataFileMeta],
-               projection: Sequence[str] | None = None, predicate: pc.Expression | None = None) -> pa.Table:
+               projection: Sequence[str] | None = None, predicate: pc.Expression | None = None, *,
+               schemas=None) -> pa.Table:
     """The merged rows of one bucket: user columns only, one row per live key, deletes removed.
 
     ``projection`` (user column names, output order) is applied after the merge;
-    ``predicate`` (a pyarrow Expression over user columns) filters the merged rows.
+    ``predicate`` (a pyarrow Expression over user columns) filters the merged rows;
+    ``schemas`` (a SchemaManager) maps files of older schemas by field id.
     """
-    layout = KVLayout(schema)
+    layout = KVLayout(schema, schemas)
     spec = MergeSpec.from_schema(schema, options)
     out_cols = list(layout.value_names if projection is None else projection)
     unknown = [c for c in out_cols if c not in set(layout.value_names)]
@@ -206,7 +214,7 @@ MERGE_BATCH_ROWS = 256 * 1024
 
 
 def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
-               batch_rows: int, deleted: np.ndarray | None = None) -> Iterator[pa.Table]:
+               batch_rows: int, deleted: np.ndarray | None = None, sources=None) -> Iterator[pa.Table]:
     """The rows of one data file as tables of at most ``batch_rows`` rows (conformed like ``_read_one``)."""
     try:
         source = file_io.open_input(path)
@@ -216,9 +224,10 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
     with source:
         try:
             pf = pq.ParquetFile(source)
-            present = set(pf.schema_arrow.names)
-            wanted = [c for c in target.names if c in present]
-            batches = pf.iter_batches(batch_size=batch_rows, columns=wanted)
+            pairs = plan_columns(target.names, set(pf.schema_arrow.names), sources)
+            present = {c for c, _ in pairs}
+            current = [c for c, _ in pairs]
+            batches = pf.iter_batches(batch_size=batch_rows, columns=[p for _, p in pairs])
         except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
             raise CorruptDataFileError(path, str(e)) from e
         while True:
@@ -230,7 +239,7 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
                 break
             keep = keep_mask(deleted, seen, batch.num_rows)
             seen += batch.num_rows
-            t = pa.Table.from_batches([batch])
+            t = pa.Table.from_batches([batch]).rename_columns(current)
             yield _conform_kv(t if keep is None else t.filter(pa.array(keep)), present, target, path)
     if seen != f.row_count:
         raise CorruptDataFileError(path, f"holds {seen} rows, its metadata says {f.row_count}")
@@ -291,7 +300,7 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     """
     target = layout.schema_for(columns)
     keys = list(layout.key_columns)
-    iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows, deletion_vectors or {}))
+    iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows, layout, deletion_vectors or {}))
              for run in runs]
     buffers: list[pa.Table | None] = [None] * len(runs)
     done = [False] * len(runs)
@@ -327,10 +336,10 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
 
 
 def _chain_files(file_io: FileIO, bucket_dir: str, files: Sequence[DataFileMeta], target: pa.Schema,
-                 batch_rows: int, deletion_vectors: Mapping[str, np.ndarray]) -> Iterator[pa.Table]:
+                 batch_rows: int, layout: KVLayout, deletion_vectors: Mapping[str, np.ndarray]) -> Iterator[pa.Table]:
     for f in files:
         yield from _iter_file(file_io, file_path(bucket_dir, f), f, target, batch_rows,
-                              deletion_vectors.get(f.file_name))
+                              deletion_vectors.get(f.file_name), layout.file_sources(f))
 
 
 def _merge_chunk(kv: pa.Table, layout: KVLayout, spec: MergeSpec, drop_delete: bool, final: bool,
@@ -348,13 +357,14 @@ def _merge_chunk(kv: pa.Table, layout: KVLayout, spec: MergeSpec, drop_delete: b
 def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options: MergeTreeOptions,
                     partition_path: str, bucket: int, files: Sequence[DataFileMeta],
                     projection: Sequence[str] | None = None, predicate: pc.Expression | None = None,
-                    batch_rows: int = MERGE_BATCH_ROWS) -> Iterator[pa.Table]:
+                    batch_rows: int = MERGE_BATCH_ROWS, *, schemas=None) -> Iterator[pa.Table]:
     """:func:`merge_read` as a stream of tables in key order, holding about one batch per sorted
     run of a key-overlapping section in memory (never the whole bucket)."""
-    layout = KVLayout(schema)
+    layout = KVLayout(schema, schemas)
     spec = MergeSpec.from_schema(schema, options)
     if not streamable_keys(layout):
-        yield merge_read(file_io, paths, schema, options, partition_path, bucket, files, projection, predicate)
+        yield merge_read(file_io, paths, schema, options, partition_path, bucket, files, projection, predicate,
+                         schemas=schemas)
         return
     out_cols = list(layout.value_names if projection is None else projection)
     unknown = [c for c in out_cols if c not in set(layout.value_names)]

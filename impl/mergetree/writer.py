@@ -117,11 +117,13 @@ class MergeTreeWriter:
                  restored_files: Sequence[DataFileMeta],
                  compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE,
                  buffer_pool: WriteBufferPool | None = None,
-                 deletion_vectors: DeletionVectorsMaintainer | None = None):
+                 deletion_vectors: DeletionVectorsMaintainer | None = None, schemas=None):
         """``buffer_pool``: the ``write-buffer-size`` shared with other writers (default: a pool of
         this writer alone). ``deletion_vectors``: the bucket's deletion vectors (restored from
         its index files) when the table has ``deletion-vectors.enabled``: compaction then
-        looks keys up and marks superseded rows instead of leaving them to the read's merge."""
+        looks keys up and marks superseded rows instead of leaving them to the read's merge.
+        ``schemas`` (a SchemaManager) lets compaction read restored files written under older
+        schemas by field id; what it writes is under ``schema``."""
         if bucket < 0:
             raise ValueError(f"bucket must be >= 0, got {bucket}")
         self.file_io = file_io
@@ -132,7 +134,7 @@ class MergeTreeWriter:
         self.partition_path = partition_path
         self.bucket = bucket
         self.total_buckets = total_buckets
-        self._layout = KVLayout(schema)
+        self._layout = KVLayout(schema, schemas)
         self._spec = MergeSpec.from_schema(schema, options)
         self._codec = KeyCodec(self._layout.key_types)
         self._ctx = KVFileContext(

@@ -353,7 +353,7 @@ def check_shared_keys(table, per_task: Sequence[Sequence[CommitMessage]],
     for i, msgs in enumerate(per_task):
         for m in msgs:
             by_bucket.setdefault((m.partition, m.bucket), []).extend((i, f) for f in m.new_files)
-    layout = KVLayout(table.schema)
+    layout = KVLayout(table.schema, table.schema_manager)
     codec = KeyCodec(layout.key_types)
     for (partition, bucket), items in sorted(by_bucket.items()):
         if len({i for i, _ in items}) < 2:

@@ -17,6 +17,9 @@ from impl.errors import FileIOError
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import check_bucket_reachable, storage_options
 from impl.fs.paths import TablePaths
+from impl.schema.changes import SchemaChange, apply_changes
+from impl.schema.manager import SchemaManager
+from impl.snapshot.manager import SnapshotManager
 from impl.table.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -27,7 +30,8 @@ from impl.table.errors import (
     TableNotExistError,
     UnknownSystemTableError,
 )
-from impl.table.schema import Schema, build_table_schema
+from impl.table.options import warn_unknown_keys
+from impl.table.schema import Schema, build_table_schema, validate_for_create
 from impl.table.system import SYSTEM_TABLES, SystemTable
 from impl.table.table import FileStoreTable, load_latest_schema, schema_ids
 
@@ -212,6 +216,37 @@ class Catalog:
                 raise DatabaseNotExistError(db)
             raise TableNotExistError(ident)
         return FileStoreTable(self.file_io, paths.table_path, load_latest_schema(self.file_io, paths, ident), ident)
+
+    def alter_table(self, identifier, changes: Sequence[SchemaChange], ignore_if_not_exists: bool = False) -> None:
+        """Apply ``changes`` (a list of :class:`impl.SchemaChange`) as the table's next schema.
+
+        The new ``schema/schema-<id+1>`` is created atomically; when a concurrent alter takes
+        that id first, the changes are rebuilt on its schema (and refused if they no longer
+        apply). A refused change raises :class:`impl.errors.SchemaChangeError` naming the column
+        and the rule (or :class:`InvalidOptionError` for an option value) and writes nothing.
+        Files written before keep their schema id and are read by field id.
+        """
+        db, name = parse_identifier(identifier)
+        ident = f"{db}.{name}"
+        paths = TablePaths(self.table_path((db, name)))
+        if not schema_ids(self.file_io, paths):
+            if ignore_if_not_exists:
+                return
+            if not self._database_exists(db):
+                raise DatabaseNotExistError(db)
+            raise TableNotExistError(ident)
+        changes = list(changes) if isinstance(changes, (list, tuple)) else changes
+        snapshots = SnapshotManager(self.file_io, paths)
+        old_options = dict(load_latest_schema(self.file_io, paths, ident).options)
+
+        def build(latest):
+            new = apply_changes(latest, changes, has_snapshots=lambda: snapshots.latest_snapshot() is not None)
+            validate_for_create(new, warn_unknown=False)  # the new schema must be a table one could create
+            return new
+
+        new = SchemaManager(self.file_io, paths).commit_changes(build, ident)
+        # unknown options are stored as given; warn about the ones this alter set, once
+        warn_unknown_keys({k: v for k, v in new.options.items() if k not in old_options})
 
     def drop_table(self, identifier, ignore_if_not_exists: bool = False) -> None:
         db, name = parse_identifier(identifier)

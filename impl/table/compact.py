@@ -28,7 +28,7 @@ from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
 from impl.table.commit import TableCommit
 from impl.table.pk import bucket_index_files
-from impl.table.read import read_parquet_bytes
+from impl.table.read import read_data_file
 from impl.table.scan import SnapshotReader
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,8 +86,9 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
     try:
         for f in picked:
             fpath = table.paths.data_file_path(path, bucket, f.file_name, f.external_path)
-            data = read_parquet_bytes(table.file_io.read_bytes(fpath), fpath, table.schema.field_names)
-            writer.write(data.select(table.schema.field_names).cast(table.arrow_schema))
+            # files of older schemas are read by field id and rewritten under the current one
+            data = read_data_file(table, table.file_io.read_bytes(fpath), fpath, f, table.schema.field_names)
+            writer.write(data.cast(table.arrow_schema))
         after = writer.prepare_commit()
     except BaseException:
         writer.abort()

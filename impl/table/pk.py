@@ -82,7 +82,7 @@ class PrimaryKeyBucketWriter:
             table.file_io, table.paths, table.schema, table.merge_tree_options, partition, partition_path,
             bucket, table.options.bucket if total_buckets is None else total_buckets, list(restored_files),
             compaction_executor=executor, stats_mode=table.options.stats_mode, buffer_pool=buffer_pool,
-            deletion_vectors=dv)
+            deletion_vectors=dv, schemas=table.schema_manager)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data, None if kinds is None else pa.array(kinds, type=pa.int8()))
@@ -131,10 +131,11 @@ def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> p
     if split.kind is SplitKind.DATA:
         out = mt.merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
                             split.partition_path, split.bucket, list(split.files), projection=columns,
-                            predicate=expr)
+                            predicate=expr, schemas=table.schema_manager)
         return out.select(projection)
     kv = mt.read_kv_files(table.file_io, table.paths, table.schema, split.partition_path, split.bucket,
-                          list(split.files), columns=[mt.SEQUENCE_NUMBER, mt.VALUE_KIND, *columns])
+                          list(split.files), columns=[mt.SEQUENCE_NUMBER, mt.VALUE_KIND, *columns],
+                          schemas=table.schema_manager)
     if kv.num_rows:
         kv = kv.take(pc.sort_indices(kv, sort_keys=[(mt.SEQUENCE_NUMBER, "ascending")]))
     if expr is not None:
@@ -157,5 +158,6 @@ def iter_pk_data_split(reader: "TableRead", split: "DataSplit") -> Iterator[pa.T
         return
     for out in mt.iter_merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
                                   split.partition_path, split.bucket, list(split.files),
-                                  projection=projection + pred_fields, predicate=expr):
+                                  projection=projection + pred_fields, predicate=expr,
+                                  schemas=table.schema_manager):
         yield out.select(projection)

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from impl.format.records import DataFileMeta
+from impl.schema.evolution import column_sources, plan_columns
 from impl.table.errors import DataFileError
 from impl.table.predicate import Predicate
 from impl.table.scan import DataSplit, SplitKind
@@ -50,6 +51,38 @@ def read_parquet_bytes(data, path: str, columns: Sequence[str] | None = None) ->
         return pf.read(columns=columns)
     except (pa.ArrowException, OSError, ValueError) as e:
         raise DataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from e
+
+
+def read_data_file(table: "FileStoreTable", source, path: str, f: DataFileMeta, columns: Sequence[str]) -> pa.Table:
+    """``columns`` (current names) of an append data file, in the table's current types.
+
+    A file written under an older schema (``f.schema_id``) is matched by field id: renamed
+    columns are read under their old name, columns it lacks (added since, or re-added after a
+    drop) read as nulls, widened types are cast."""
+    sources = None
+    if f.schema_id != table.schema.id:
+        sources = column_sources(table.schema_manager.schema(f.schema_id), table.schema)
+    try:
+        pf = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, (bytes, bytearray, memoryview)) else source)
+        pairs = plan_columns(columns, set(pf.schema_arrow.names), sources)
+        t = pf.read(columns=[p for _, p in pairs]).rename_columns([c for c, _ in pairs])
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise DataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from e
+    full = table.arrow_schema
+    cols = []
+    for name in columns:
+        field = full.field(name)
+        if name in t.column_names:
+            col = t.column(name)
+            if not col.type.equals(field.type):
+                try:
+                    col = col.cast(field.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                    raise DataFileError(path, f"column {name!r} ({col.type}) does not read as {field.type}: {e}") from e
+        else:
+            col = pa.nulls(t.num_rows, field.type)
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=pa.schema([full.field(n) for n in columns]))
 
 
 class TableRead:
@@ -183,16 +216,13 @@ class TableRead:
         path = self._data_file_path(split, f)
         try:
             with self.table.file_io.open_input(path) as source:
-                t = read_parquet_bytes(source, path, self._read_columns())
+                t = read_data_file(self.table, source, path, f, self._read_columns())
         except FileNotFoundError as e:
             raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
         with self._lock:
             self.files_read += 1
         if t.num_rows != f.row_count:
             raise DataFileError(path, f"holds {t.num_rows} rows, its manifest entry says {f.row_count}")
-        missing = [c for c in self._read_columns() if c not in t.column_names]
-        for c in missing:  # written under an older schema without this column
-            t = t.append_column(self._full_schema.field(c), pa.nulls(t.num_rows, self._full_schema.field(c).type))
         if self.predicate is not None:
             t = t.filter(self.predicate.to_arrow())
         return t.select(self.projection)
@@ -230,4 +260,4 @@ def apply_filter(t: pa.Table, predicate: Predicate | None) -> pa.Table:
     return t.filter(predicate.to_arrow())
 
 
-__all__ = ["TableRead", "read_parquet_bytes", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]
+__all__ = ["TableRead", "read_parquet_bytes", "read_data_file", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]

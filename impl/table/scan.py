@@ -25,12 +25,13 @@ import pyarrow as pa
 
 from impl.errors import SnapshotNotFoundError
 from impl.format.binary_row import decode_row
-from impl.format.json_records import CommitKind, Snapshot
+from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, ManifestEntry, ManifestFileMeta
 from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
 from impl.manifest.entries import live_entries
+from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
@@ -192,6 +193,27 @@ class SnapshotReader:
         return live_entries(entries)
 
 
+def _old_schema_lookup(file_schema: TableSchema, schema: TableSchema) -> Callable:
+    """Stats lookups (current column name -> ColumnStats) for files written under ``file_schema``."""
+    sources = column_sources(file_schema, schema)
+    fields = {f.name: f for f in file_schema.fields}
+
+    def lookup_for(m: DataFileMeta, pk: bool, keys: list[str]) -> Callable:
+        if pk:
+            old_keys = [sources[k] for k in keys]
+            if any(k is None for k in old_keys):
+                return lambda name: None
+            stats = FileStats.of_keys(m, fields, old_keys)  # type: ignore[arg-type]
+        else:
+            stats = FileStats.of_values(m, fields, file_schema.field_names)
+
+        def get(name: str):
+            old = sources.get(name)
+            return None if old is None else stats.get(old)
+        return get
+    return lookup_for
+
+
 class TableScan:
     """Plans the splits of one read (``ReadBuilder.new_scan()``)."""
 
@@ -299,19 +321,28 @@ class TableScan:
         statistics are not, since a newer file of the same key may replace the value).
         """
         schema = self.table.schema
-        fields = {f.name: f for f in schema.fields}
-        if self.table.is_primary_key_table:
-            keys = list(schema.trimmed_primary_keys)
-            pred = only_fields(self.predicate, set(keys))
-            stats_of = lambda m: FileStats.of_keys(m, fields, keys)  # noqa: E731
-        else:
-            pred = self.predicate
-            stats_of = lambda m: FileStats.of_values(m, fields, schema.field_names)  # noqa: E731
+        pk = self.table.is_primary_key_table
+        keys = list(schema.trimmed_primary_keys)
+        pred = only_fields(self.predicate, set(keys)) if pk else self.predicate
         if pred is None or pred.fields() <= self.partition_names:
             return entries
+        lookups: dict[int, Callable] = {}
+
+        def stats_of(m: DataFileMeta):
+            # Statistics are laid out by the schema the file was written under: decode them with
+            # that schema and look current columns up by field id. A column the file lacks has
+            # no statistics (None: the file is kept).
+            if m.schema_id == schema.id:
+                fields = {f.name: f for f in schema.fields}
+                return (FileStats.of_keys(m, fields, keys) if pk else
+                        FileStats.of_values(m, fields, schema.field_names)).get
+            if m.schema_id not in lookups:
+                lookups[m.schema_id] = _old_schema_lookup(self.table.schema_manager.schema(m.schema_id), schema)
+            return lookups[m.schema_id](m, pk, keys)
+
         kept = []
         for e in entries:
-            if pred.test_stats(stats_of(e.file).get):
+            if pred.test_stats(stats_of(e.file)):
                 kept.append(e)
             else:
                 self.files_pruned_by_stats += 1

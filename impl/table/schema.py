@@ -154,9 +154,9 @@ def _reassign_ids(t: DataType, highest: list[int]) -> DataType:
     return t
 
 
-def validate_for_create(schema: TableSchema) -> TableOptions:
+def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True) -> TableOptions:
     """Checks a new table must pass (stricter than what reading an existing table needs)."""
-    options = TableOptions.from_options(schema.options)
+    options = TableOptions.from_options(schema.options, warn_unknown=warn_unknown)
     validate_options(schema, options)
     if schema.primary_keys:
         from impl.table.pk import merge_tree_options, mergetree

@@ -14,6 +14,7 @@ from impl.format.json_records import Snapshot, TableSchema
 from impl.fs.file_io import FileIO
 from impl.fs.paths import SCHEMA_PREFIX, TablePaths
 from impl.manifest.manifest_file import ManifestFile, ManifestList
+from impl.schema.manager import SchemaManager
 from impl.snapshot.manager import SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
@@ -58,11 +59,14 @@ class FileStoreTable:
     """
 
     def __init__(self, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None = None,
-                 dynamic_options: Mapping[str, str] | None = None):
+                 dynamic_options: Mapping[str, str] | None = None, schema_manager: SchemaManager | None = None):
         self.file_io = file_io
         self.path = path.rstrip("/")
         self.paths = TablePaths(self.path)
         self.schema = schema
+        # reads the schemas older data files were written under (cached; shared by copies)
+        self.schema_manager = schema_manager or SchemaManager(file_io, self.paths)
+        self.schema_manager.remember(schema)
         self.identifier = identifier or self.path
         self.dynamic_options = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
         merged = {**schema.options, **self.dynamic_options}
@@ -132,7 +136,7 @@ class FileStoreTable:
         extra = {str(k): str(v) for k, v in dynamic_options.items()}
         warn_unknown_keys(extra)
         merged = {**self.dynamic_options, **extra}
-        return FileStoreTable(self.file_io, self.path, self.schema, self.identifier, merged)
+        return FileStoreTable(self.file_io, self.path, self.schema, self.identifier, merged, self.schema_manager)
 
     # ------------------------------------------------------------------ builders
 

@@ -45,6 +45,8 @@ from impl.commit import FileStoreCommit
 from impl.commit.options import CommitOptions
 from impl.format import avro
 from impl.format.json_records import Snapshot as ImplSnapshot
+from impl.format.json_records import TableSchema
+from impl.format.types import INT, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
@@ -56,9 +58,11 @@ from model import (
     HASH,
     CommitConflictError,
     Entry,
+    FieldFacts,
     FileFacts,
     IndexFacts,
     Model,
+    SchemaFacts,
     SnapshotNotFoundError,
     check_conflicts,
     identity,
@@ -125,6 +129,7 @@ class Plan:
     changelog: tuple[FileFacts, ...] = ()  # changelog files of the APPEND part (not in the model)
     new_index: tuple[tuple, ...] = ()  # index files (p, bucket, total_buckets, name) the APPEND adds
     deleted_index: tuple[tuple, ...] = ()  # ... and deletes
+    prepared_schema_id: int | None = None  # the schema the committer's files were written under
 
     @property
     def append_entries(self) -> list[Entry]:
@@ -166,17 +171,20 @@ class Plan:
             return model.commit(self.user, self.identifier, self.new_files, self.deleted_files,
                                 self.compact_before, self.compact_after, skip_committed=skip_committed,
                                 new_index_files=[index_facts(i) for i in self.new_index],
-                                deleted_index_files=[index_facts(i) for i in self.deleted_index])
+                                deleted_index_files=[index_facts(i) for i in self.deleted_index],
+                                prepared_schema_id=self.prepared_schema_id)
         if self.overwrite == "partition":
             partitions = {self.partition}
         elif self.overwrite == "dynamic":
             partitions = {f.partition for f in self.new_files}
         else:
             partitions = None
-        ids = model.overwrite(self.user, self.identifier, partitions, self.new_files, skip_committed=skip_committed)
+        ids = model.overwrite(self.user, self.identifier, partitions, self.new_files, skip_committed=skip_committed,
+                              prepared_schema_id=self.prepared_schema_id)
         if self.compact_before or self.compact_after:  # impl: a COMPACT snapshot follows the OVERWRITE
             ids += model.commit(self.user, self.identifier, compact_before=self.compact_before,
-                                compact_after=self.compact_after, skip_committed=skip_committed)
+                                compact_after=self.compact_after, skip_committed=skip_committed,
+                                prepared_schema_id=self.prepared_schema_id)
         return ids
 
     def run_impl(self, commit: FileStoreCommit, *, filter_committed: bool = False) -> list[int]:
@@ -210,6 +218,14 @@ def index_facts(ref: tuple) -> IndexFacts:
     writes them as HASH index files)."""
     p, b, _, name = ref
     return IndexFacts(p, b, HASH, name)
+
+
+def schema_facts(schema: TableSchema) -> SchemaFacts:
+    """The model's view of an impl schema (type names as model.schema spells them)."""
+    names = {"VARCHAR": "STRING"}
+    return SchemaFacts(schema.id, tuple(FieldFacts(f.id, f.name, names.get(f.type.root, f.type.root), f.type.nullable)
+                                        for f in schema.fields),
+                       schema.partition_keys, schema.primary_keys, dict(schema.options))
 
 
 def fmt(f: FileFacts) -> str:
@@ -265,7 +281,10 @@ def publishing_through(commit: FileStoreCommit, hook: Callable[[ImplSnapshot, Ca
         del manager.try_create
 
 
-def passes(model: Model, entries: list[Entry], kind: str) -> bool:
+def passes(model: Model, entries: list[Entry], kind: str, prepared_schema_id: int | None = None) -> bool:
+    """Whether the part would get to its publish call (conflict check, then schema check)."""
+    if model.schema_problem(prepared_schema_id) is not None:
+        return False
     try:
         check_conflicts(model.live(), entries, kind, model.primary_key)
         return True
@@ -341,7 +360,8 @@ class TableMachine(RuleBasedStateMachine):
     ``commit_again`` (the last committable once more, through filter_committed),
     ``publish_outcome_unknown`` (the publish call raises after or before landing), ``overwrite``
     (a partition, the whole table, dynamic, or with a stray file), ``change_bucket_count``,
-    ``expire`` and ``reopen``.
+    ``alter`` (a new schema: a column added, or the bucket option changed), ``adopt_schema``
+    (a committer reopens under the latest schema), ``expire`` and ``reopen``.
     Invariants: ``storage_matches_model`` and ``data_files_match_retained_snapshots``.
     """
 
@@ -380,12 +400,14 @@ class TableMachine(RuleBasedStateMachine):
             "commit.max-retry-wait": "2 ms",
         }
         self.schema = sim_schema(self.options, primary_key=self.PRIMARY_KEY)
+        self.schemas = [self.schema]  # the table's schemas by id (alter appends)
+        self.model = Model(primary_key=self.PRIMARY_KEY, schema=schema_facts(self.schema))
         self.committers = [Committer(i, f"user-{i}", self._new_commit(f"user-{i}")) for i in range(n)]
         self.reader = ModelFactsReader(FileIO(self.fs), self.root, primary_key=self.PRIMARY_KEY)
         note(f"{n} committers, merge config target/full/min-count = {self.merge_config}")
 
-    def _new_commit(self, user: str) -> FileStoreCommit:
-        return FileStoreCommit(FileIO(self.fs), self.root, self.schema, commit_user=user,
+    def _new_commit(self, user: str, schema: TableSchema | None = None) -> FileStoreCommit:
+        return FileStoreCommit(FileIO(self.fs), self.root, schema or self.schema, commit_user=user,
                                options=CommitOptions.from_options(self.options), sleep=lambda s: None)
 
     def teardown(self):
@@ -432,7 +454,7 @@ class TableMachine(RuleBasedStateMachine):
     def new_plan(self, c: Committer, **kw) -> Plan:
         """A committable of ``c``. Its writer has written the new data files already: each gets a
         placeholder at its data path, so expiration's deletions can be checked (no Parquet)."""
-        plan = Plan(c.user, c.next_identifier, **kw)
+        plan = Plan(c.user, c.next_identifier, prepared_schema_id=c.commit.schema.id, **kw)
         c.next_identifier += 1
         for f in plan.new_files + plan.compact_after:
             if f.file_name not in self.created:
@@ -672,7 +694,7 @@ class TableMachine(RuleBasedStateMachine):
                 plan_a.append_only().run_model(self.model)  # raises: a never reaches its COMPACT part
             entries = plan_a.append_entries if part == APPEND else plan_a.compact_entries
             for r in racers:
-                if not passes(self.model, entries, part):
+                if not passes(self.model, entries, part, plan_a.prepared_schema_id):
                     break  # a's check fails before it tries to publish: no later racer runs
                 out = model_outcome(self.model, r, lambda r=r: r.run_model(self.model))
                 model_racers.append(out)
@@ -721,7 +743,7 @@ class TableMachine(RuleBasedStateMachine):
         model_racer: list[Outcome] = []
 
         def model_side():
-            if not passes(self.model, plan.append_entries, APPEND):
+            if not passes(self.model, plan.append_entries, APPEND, plan.prepared_schema_id):
                 plan.run_model(self.model)  # raises: a never reaches its publish call
             if landed:
                 plan.run_model(self.model)
@@ -829,7 +851,8 @@ class TableMachine(RuleBasedStateMachine):
             return
         before = self.model.latest().id if self.model.latest() else 0
         was_done = self.model.committed_kinds(com.last.user, com.last.identifier)
-        out = self.run(com, com.last, again=True)
+        # the repeat goes through the committer as it is now: its schema is the one checked
+        out = self.run(com, replace(com.last, prepared_schema_id=com.commit.schema.id), again=True)
         if com.last.overwrite is None:
             # a part that was published is not published again
             again = {s.kind for s in self.model.snapshots if s.id > before}
@@ -898,11 +921,34 @@ class TableMachine(RuleBasedStateMachine):
         assert list(result.expired_snapshot_ids) == removed
         event("expired snapshots" if removed else "expired nothing")
 
+    @rule(layout=st.booleans())
+    def alter(self, layout):
+        """ALTER TABLE: the next schema adds a nullable column (committers prepared under older
+        schemas still publish, under the new schema id) or, with ``layout``, changes the
+        ``bucket`` option (their commits are refused with SchemaChangedError until they adopt it)."""
+        latest = self.schemas[-1]
+        highest = latest.highest_field_id if latest.highest_field_id is not None else max(f.id for f in latest.fields)
+        if layout:
+            new = replace(latest, id=latest.id + 1, options={**latest.options, "bucket": str(latest.id + 2)})
+        else:
+            new = replace(latest, id=latest.id + 1, highest_field_id=highest + 1,
+                          fields=latest.fields + (DataField(highest + 1, f"c{highest + 1}", INT()),))
+        assert FileIO(self.fs).try_write_atomic(TablePaths(self.root).schema_path(new.id), new.to_json_bytes())
+        self.schemas.append(new)
+        self.model.alter(schema_facts(new))
+        note(f"alter -> schema {new.id} ({'bucket changed' if layout else 'column added'})")
+
+    @rule(c=committer_ids)
+    def adopt_schema(self, c):
+        """The committer's writer reopens under the latest schema."""
+        cm = self.committer(c)
+        cm.commit = self._new_commit(cm.user, self.schemas[-1])
+
     @rule()
     def reopen(self):
         """Fresh FileIO and FileStoreCommit objects over the same storage (no cached state)."""
         for c in self.committers:
-            c.commit = self._new_commit(c.user)
+            c.commit = self._new_commit(c.user, c.commit.schema)
         self.reader = ModelFactsReader(FileIO(fsspec.filesystem("memory")), self.root, primary_key=self.PRIMARY_KEY)
         self.verified.clear()
 
@@ -969,7 +1015,8 @@ class TableMachine(RuleBasedStateMachine):
         needed = {self.data_path(f) for s in self.model.snapshots for f in s.live.values()}
         unpublished = {n for n in self.created if n not in self.published}
         data = {p for p in self.fs.find(self.root)
-                if not p.startswith((self.reader.paths.snapshot_dir, self.reader.paths.manifest_dir))}
+                if not p.startswith((self.reader.paths.snapshot_dir, self.reader.paths.manifest_dir,
+                                     self.reader.paths.schema_dir))}
         data_names = {posixpath.basename(p) for p in data}
         missing = sorted(needed - data)
         assert not missing, f"files live in a retained snapshot are missing: {missing}"
@@ -989,6 +1036,7 @@ class TableMachine(RuleBasedStateMachine):
                                  f"only in impl {only_impl}, only in model {only_model}")
         assert (snap.commit_kind.value, snap.commit_user, snap.commit_identifier) == \
             (want.kind, want.commit_user, want.commit_identifier), f"snapshot {sid} header"
+        assert snap.schema_id == want.schema_id, f"snapshot {sid}: schemaId {snap.schema_id}, model {want.schema_id}"
         assert snap.total_record_count == want.total_record_count, \
             f"snapshot {sid}: totalRecordCount {snap.total_record_count}, model {want.total_record_count}"
         assert snap.delta_record_count == want.delta_record_count, \
