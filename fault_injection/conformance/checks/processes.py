@@ -8,8 +8,9 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 from fault_injection.conformance.adapter import Outcome, TableRef, TableSpec, Target
 from fault_injection.conformance.checks.result import (
@@ -26,10 +27,13 @@ SPEC = TableSpec(primary_key=False, partitioned=True, bucket=-1)
 BASE = 100_000  # each process writes ids base*k + identifier: every row is distinct
 
 
-def _spawn(target_name: str, table: TableRef, user: str, commits: int, base: int) -> subprocess.Popen:
+def _spawn(target_name: str, table: TableRef, user: str, commits: int, base: int,
+           barrier: tuple[str, int] | None = None) -> subprocess.Popen:
     cfg = {"target": target_name, "warehouse": table.warehouse, "identifier": table.identifier,
            "storage_options": [list(kv) for kv in table.storage_options], "user": user, "commits": commits,
            "base": base}
+    if barrier is not None:
+        cfg["barrier_dir"], cfg["barrier_count"] = barrier
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -57,13 +61,20 @@ def _acks(out: str) -> tuple[list[int], list[dict]]:
 
 
 def check_race(target_name: str, open_target: Callable[[], Target], table: TableRef, processes: int,
-               commits: int, store: str) -> CheckResult:
-    name = f"racing processes ({store})"
-    repro = f"{processes} OS processes x {commits} commits each into one append table {SPEC} on {store}"
+               commits: int, store: str, racer_targets: Sequence[str] = ()) -> CheckResult:
+    """``processes`` OS processes commit ``commits`` times each into one table. With
+    ``racer_targets`` the racers are mixed writers: process k runs racer_targets[k % len]
+    (e.g. impl and Paimon Java committing into one table); the final check is the same."""
+    racers = [racer_targets[k % len(racer_targets)] if racer_targets else target_name for k in range(processes)]
+    name = f"racing processes ({store}{', ' + ' + '.join(sorted(set(racers))) if racer_targets else ''})"
+    repro = f"{processes} OS processes ({', '.join(racers)}) x {commits} commits each into one append table " \
+            f"{SPEC} on {store}"
     target = open_target()
     try:
         target.create_table(table, SPEC)
-        procs = [_spawn(target_name, table, f"racer-{k}", commits, BASE * (k + 1)) for k in range(processes)]
+        # Mixed writers start together (runner._await_barrier): a JVM starts far slower than impl.
+        barrier = (tempfile.mkdtemp(prefix="race-barrier-"), processes) if racer_targets else None
+        procs = [_spawn(racers[k], table, f"racer-{k}", commits, BASE * (k + 1), barrier) for k in range(processes)]
         acked: list[tuple[str, int]] = []
         rows: list[dict] = []
         failures = []
