@@ -396,6 +396,7 @@ public final class Harness {
      */
     private JsonNode compact(JsonNode a) throws Exception {
         FileStoreTable table = table(a);
+        long t0 = System.nanoTime();
         boolean full = a.path("full").asBoolean(true);
         String user = a.path("commit_user").asText("paimon-java-harness");
         long identifier = a.path("identifier").asLong(Long.MAX_VALUE);
@@ -444,6 +445,7 @@ public final class Harness {
         ObjectNode out = JSON.createObjectNode();
         Long latest = table.snapshotManager().latestSnapshotId();
         out.put("snapshot_id", latest == null ? -1 : latest);
+        out.put("compact_ms", (System.nanoTime() - t0) / 1e6);
         return out;
     }
 
@@ -525,7 +527,8 @@ public final class Harness {
     }
 
     /**
-     * Reads rows to a Parquet file. Args: out (path); snapshot_id or tag (time travel, else the
+     * Reads rows to a Parquet file. Args: out (path; without it nothing is written); sum_fields
+     * (BIGINT columns to sum, reported as sum_NAME); snapshot_id or tag (time travel, else the
      * latest snapshot); changelog_of (a snapshot id: that snapshot's changelog, as a streaming
      * read sees it, with each row's kind in an extra column "_row_kind"). read_ms excludes
      * writing the output.
@@ -571,6 +574,21 @@ public final class Harness {
                     });
         }
         double readMs = (System.nanoTime() - t0) / 1e6;
+        ObjectNode out = JSON.createObjectNode();
+        out.put("rows", rows.size());
+        out.put("read_ms", readMs);
+        // Checksums of BIGINT columns, so a benchmark can compare what each side read.
+        for (JsonNode f : a.path("sum_fields")) {
+            int pos = type.getFieldIndex(f.asText());
+            long sum = 0;
+            for (InternalRow r : rows) {
+                sum += r.isNullAt(pos) ? 0 : r.getLong(pos);
+            }
+            out.put("sum_" + f.asText(), sum);
+        }
+        if (!a.has("out")) {
+            return out;
+        }
         RowType outType = type;
         if (withKind) {
             List<DataField> fields = new ArrayList<>(type.getFields());
@@ -598,9 +616,6 @@ public final class Harness {
             }
             writer.close();
         }
-        ObjectNode out = JSON.createObjectNode();
-        out.put("rows", rows.size());
-        out.put("read_ms", readMs);
         return out;
     }
 
