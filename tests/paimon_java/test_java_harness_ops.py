@@ -7,7 +7,6 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from paimon_java import JavaHarnessError
 
 pytestmark = pytest.mark.paimon_java
