@@ -5,7 +5,8 @@ identifiers 1..commits: prepares rows ``{"dt": "p", "id": base + i, "v": i}``, c
 under ``user`` and, on success, prints ``{"ack": i}`` (flushed) so the parent knows which
 commits were acknowledged before it was killed. Other outcomes print ``{"fail": i, ...}``.
 With ``barrier_dir`` (and ``barrier_count``) in the config, the racers first wait for each other
-so that their commits overlap.
+so that their commits overlap; with ``compact_every`` = k, every k-th commit is followed by a
+full compaction under ``<user>-compact`` (printed as ``{"compact": i, "outcome": ...}``).
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ def main(arg: str) -> None:
             msg = {"ack": ident} if res.outcome is Outcome.OK else \
                 {"fail": ident, "outcome": res.outcome.value, "error": res.error_class, "message": res.message}
             print(json.dumps(msg), flush=True)
+            if cfg.get("compact_every") and ident % cfg["compact_every"] == 0:
+                # a full compaction under "<user>-compact", identifier = the commit's
+                res = target.compact(table, cfg["user"] + "-compact", ident)
+                print(json.dumps({"compact": ident, "outcome": res.outcome.value, "error": res.error_class,
+                                  "message": res.message, "snapshot_ids": list(res.snapshot_ids)}), flush=True)
     finally:
         target.close()
 

@@ -123,15 +123,13 @@ class PaimonJavaTarget:
                                  commit_user=commit_user, identifier=identifier)
 
     def compact(self, table: TableRef, commit_user: str, identifier: int) -> CommitResult:
-        before = set(self._result("snapshot_ids", **_table_args(table)))
         try:
-            self._server.call("compact", **_table_args(table), full=True, commit_user=commit_user,
-                              identifier=identifier)
+            result = self._server.call("compact", **_table_args(table), full=True, commit_user=commit_user,
+                                       identifier=identifier)
         except self._errors as e:
             return CommitResult(Outcome.CONFLICT if e.conflict else Outcome.ERROR, error_class=e.error_class,
                                 message=e.message)
-        after = self._result("snapshot_ids", **_table_args(table))
-        return CommitResult(Outcome.OK, tuple(i for i in after if i not in before))
+        return CommitResult(Outcome.OK, tuple(result["snapshot_ids"]))
 
     def expire(self, table: TableRef, retain_min: int, retain_max: int) -> list[int]:
         before = self._result("snapshot_ids", **_table_args(table))

@@ -397,6 +397,7 @@ public final class Harness {
     private JsonNode compact(JsonNode a) throws Exception {
         FileStoreTable table = table(a);
         long t0 = System.nanoTime();
+        Long before = table.snapshotManager().latestSnapshotId();
         boolean full = a.path("full").asBoolean(true);
         String user = a.path("commit_user").asText("paimon-java-harness");
         long identifier = a.path("identifier").asLong(Long.MAX_VALUE);
@@ -446,6 +447,8 @@ public final class Harness {
         Long latest = table.snapshotManager().latestSnapshotId();
         out.put("snapshot_id", latest == null ? -1 : latest);
         out.put("compact_ms", (System.nanoTime() - t0) / 1e6);
+        // The snapshots this compaction published (none when there was nothing to compact).
+        out.set("snapshot_ids", ownSnapshots(table, before, user, identifier));
         return out;
     }
 
