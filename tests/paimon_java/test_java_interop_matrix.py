@@ -12,7 +12,8 @@ level (5) whichever side ran it.
 
 Table kinds: append (bucket-unaware, and partitioned with 2 fixed buckets), primary key
 (partitioned, 2 buckets) with each merge engine impl supports (deduplicate with deletes through
-``rowkind.field``, partial-update, aggregation, first-row), and deduplicate with
+``rowkind.field``, deduplicate ordered by ``sequence.field``, partial-update, aggregation with
+sum / last_non_null_value and with max / min, first-row), and deduplicate with
 ``changelog-producer=input``, where each APPEND snapshot's changelog read by the other side
 equals the rows (and kinds) that were written.
 """
@@ -82,6 +83,11 @@ KINDS = [
     Kind("pk-aggregation", PK_COLS, ("dt", "id"), ("dt",),
          {"bucket": "2", "merge-engine": "aggregation", "fields.amount.aggregate-function": "sum",
           "fields.v.aggregate-function": "last_non_null_value"}, "aggregation"),
+    Kind("pk-aggregation-max-min", PK_COLS, ("dt", "id"), ("dt",),
+         {"bucket": "2", "merge-engine": "aggregation", "fields.amount.aggregate-function": "max",
+          "fields.v.aggregate-function": "min"}, "aggregation"),
+    Kind("pk-deduplicate-sequence-field", PK_COLS, ("dt", "id"), ("dt",),
+         {"bucket": "2", "sequence.field": "amount"}, "deduplicate"),
     Kind("pk-first-row", PK_COLS, ("dt", "id"), ("dt",), {"bucket": "2", "merge-engine": "first-row"},
          "first-row"),
     Kind("pk-changelog-input", PK_COLS, ("dt", "id"), ("dt",),
@@ -122,9 +128,14 @@ def expected_rows(kind: Kind, batches: list[list[dict]]) -> list[dict]:
     if kind.engine is None:
         return sort_rows(rows)
     state: dict = {}
+    seq = kind.options.get("sequence.field")
     for r in rows:
         key = (r["dt"], r["id"])
-        if kind.engine == "deduplicate":
+        if kind.engine == "deduplicate" and seq:
+            # the highest sequence.field value wins; on a tie the later row
+            if key not in state or r[seq] >= state[key][seq]:
+                state[key] = r
+        elif kind.engine == "deduplicate":
             if r["op"] == "-D":
                 state.pop(key, None)
             else:
@@ -136,9 +147,14 @@ def expected_rows(kind: Kind, batches: list[list[dict]]) -> list[dict]:
             state[key] = {**r, **{c: (r[c] if r[c] is not None else old.get(c)) for c in kind.value_columns}}
         elif kind.engine == "aggregation":
             old = state.get(key)
-            amount = r["amount"] if old is None else old["amount"] + r["amount"]
-            state[key] = {**r, "amount": amount}
+            state[key] = dict(r) if old is None else \
+                {**r, **{c: AGGREGATE[kind.options.get(f"fields.{c}.aggregate-function", "last_non_null_value")](
+                    old[c], r[c]) for c in kind.value_columns}}
     return sort_rows(state.values())
+
+
+# aggregate functions of the reference: (accumulated, new) -> accumulated; inputs are never null
+AGGREGATE = {"sum": lambda a, b: a + b, "max": max, "min": min, "last_non_null_value": lambda a, b: b}
 
 
 def sort_rows(rows) -> list[dict]:
