@@ -71,3 +71,30 @@ def test_deletion_vector_table_compacts_level0_away(java, tmp_path):
     java.call("read", warehouse=wh, table=t, out=str(out))
     assert sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist()) == \
         [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
+
+
+def test_batch_write_overwrite_and_one_shot_cli(java, tmp_path):
+    """BatchWriteBuilder writes (identifier Long.MAX_VALUE, as Paimon's batch commits use) and a
+    static-partition overwrite; and the one-shot command line answers the same protocol line."""
+    import json
+    import subprocess
+
+    from paimon_java import MAIN_CLASS, harness_classpath
+
+    wh, t = str(tmp_path / "wh"), "db.b"
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+    java.call("create_table", warehouse=wh, table=t, fields=[["dt", "STRING"], ["id", "BIGINT"]],
+              partition_keys=["dt"], table_options={"bucket": "-1"})
+    rows = [{"dt": "a", "id": 1}, {"dt": "b", "id": 2}]
+    java.call("write", warehouse=wh, table=t, batch=True, parquet=write_parquet(tmp_path / "a.parquet", rows, schema))
+    java.call("write", warehouse=wh, table=t, batch=True, overwrite={"dt": "a"},
+              parquet=write_parquet(tmp_path / "o.parquet", [{"dt": "a", "id": 9}], schema))
+    meta = java.call("metadata", warehouse=wh, table=t)
+    assert [(s["kind"], s["commit_identifier"]) for s in meta["snapshots"]] == \
+        [("APPEND", 2**63 - 1), ("OVERWRITE", 2**63 - 1)]
+    assert sorted((r["dt"], r["id"]) for r in java.call("read_rows", warehouse=wh, table=t)) == [("a", 9), ("b", 2)]
+
+    proc = subprocess.run(["java", "-cp", harness_classpath(), MAIN_CLASS, "snapshot_ids",
+                           json.dumps({"warehouse": wh, "table": t})], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == {"id": 0, "ok": True, "result": [1, 2]}
