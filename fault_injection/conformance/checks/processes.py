@@ -154,7 +154,9 @@ def check_sigkill(target_name: str, open_target: Callable[[], Target], table: Ta
     return CheckResult(name, Status.PASS, details, repro)
 
 
-PK_SPEC = TableSpec(primary_key=True, partitioned=True, bucket=2)
+# write-only: the writers never compact on their own (on either side), so write commits are pure
+# APPENDs and every compaction is one of the racers' explicit full compactions.
+PK_SPEC = TableSpec(primary_key=True, partitioned=True, bucket=2, options=(("write-only", "true"),))
 
 
 def check_mixed_compacting_race(racer_targets: Sequence[str], open_target: Callable[[], Target], table: TableRef,
