@@ -362,3 +362,36 @@ def test_first_row_level0_is_invisible_to_java(java, tmp_path):
     assert java_side.read() == []
     side.impl_table().compact(full=True)
     assert java_side.read() == want
+
+
+@pytest.mark.parametrize("first", ["java", "impl"])
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.name in ("append-partitioned-2-buckets", "pk-deduplicate")],
+                         ids=lambda k: k.name)
+def test_overwrite_by_one_side_read_and_written_by_the_other(kind: Kind, first: str, java, tmp_path):
+    """A writes two commits, then overwrites one partition with a batch commit; B reads exactly
+    the other partition's rows plus the new ones, sees an OVERWRITE snapshot, and commits on top."""
+    warehouse = tmp_path / "wh"
+    a = Side(first, kind, warehouse, tmp_path, java)
+    b = Side("impl" if first == "java" else "java", kind, warehouse, tmp_path, java)
+    batches = change_stream(kind, seed=zlib.crc32(f"overwrite/{kind.name}/{first}".encode()))
+    a.create()
+    a.commit(batches[0])
+    a.commit(batches[1])
+    fresh = [{**r, "dt": DATES[0]} for r in batches[2]]
+    if kind.engine:
+        fresh = list({r["id"]: {**r, "op": "+I"} for r in fresh}.values())
+    data = pa.Table.from_pylist(fresh, schema=kind.arrow_schema)
+    if a.name == "java":
+        path = tmp_path / "overwrite.parquet"
+        pq.write_table(data, path)
+        java.call("write", warehouse=str(warehouse), table=TABLE, parquet=str(path), batch=True,
+                  overwrite={"dt": DATES[0]})
+    else:
+        a.impl_table().write_arrow(data, overwrite={"dt": DATES[0]})
+    kept = [r for r in expected_rows(kind, batches[:2]) if r["dt"] != DATES[0]]
+    want = sort_rows(kept + expected_rows(kind, [fresh]))
+    assert b.read() == want and a.read() == want
+    meta = assert_same_metadata(java, warehouse)
+    assert meta["snapshots"][-1]["kind"] == "OVERWRITE"
+    b.commit(batches[3])
+    assert b.read() == a.read() == expected_rows(kind, [kept, fresh, batches[3]])
