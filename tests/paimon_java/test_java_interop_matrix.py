@@ -395,3 +395,39 @@ def test_overwrite_by_one_side_read_and_written_by_the_other(kind: Kind, first: 
     assert meta["snapshots"][-1]["kind"] == "OVERWRITE"
     b.commit(batches[3])
     assert b.read() == a.read() == expected_rows(kind, [kept, fresh, batches[3]])
+
+
+def test_timestamp9_from_java_reads_right_and_from_impl_is_misread_by_java(java, tmp_path):
+    """Pins a divergence: Paimon Java stores TIMESTAMP(7..9) in Parquet as INT96 (its Parquet
+    schema converter: precision > 6), and its reader takes an INT64 nanosecond column as if it
+    held milliseconds. impl writes TIMESTAMP(9) as pyarrow's INT64 nanoseconds, so Paimon Java
+    reads impl's TIMESTAMP(9) values wrong (TIMESTAMP(6), INT64 microseconds, is read right).
+    The other way round is right: impl reads Java's INT96 column exactly. When impl writes
+    INT96 for precision > 6, the middle assertion flips and this test must change with it."""
+    import datetime as _dt
+
+    value = _dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
+    schema = pa.schema([("id", pa.int64()), ("ts9", pa.timestamp("ns")), ("ts6", pa.timestamp("us"))])
+    data = pa.table({"id": [1], "ts9": pa.array([value], pa.timestamp("ns")),
+                     "ts6": pa.array([value], pa.timestamp("us"))}, schema=schema)
+    fields = [["id", "BIGINT"], ["ts9", "TIMESTAMP(9)"], ["ts6", "TIMESTAMP(6)"]]
+
+    # Java writes (its input as INT96, which its Parquet reader takes right), impl reads.
+    wh_java = tmp_path / "java"
+    java.call("create_table", warehouse=str(wh_java), table=TABLE, fields=fields, table_options={"bucket": "-1"})
+    pq.write_table(data, tmp_path / "in.parquet", use_deprecated_int96_timestamps=True)
+    java.call("write", warehouse=str(wh_java), table=TABLE, parquet=str(tmp_path / "in.parquet"),
+              commit_user="u", identifier=1)
+    [row] = impl.Catalog(str(wh_java)).get_table(TABLE).to_arrow().to_pylist()
+    assert (row["ts9"].to_pydatetime(), row["ts6"]) == (value, value)
+
+    # impl writes (INT64 nanoseconds), Java reads: TIMESTAMP(6) right, TIMESTAMP(9) wrong.
+    wh_impl = tmp_path / "impl"
+    cat = impl.Catalog(str(wh_impl))
+    cat.create_database("db", ignore_if_exists=True)
+    cat.create_table(TABLE, schema=schema, options={"bucket": "-1"}).write_arrow(data)
+    out = tmp_path / "out.parquet"
+    java.call("read", warehouse=str(wh_impl), table=TABLE, out=str(out))
+    [row] = pq.read_table(out).to_pylist()
+    assert row["ts6"] == value
+    assert row["ts9"] != value
