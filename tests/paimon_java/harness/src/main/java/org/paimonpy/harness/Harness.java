@@ -83,8 +83,9 @@ import java.util.Map;
  *
  * <p>Rows travel as Parquet files: Paimon's own Parquet reader reads the input with the table's
  * row type, and its Parquet writer writes read results (so no per-type value conversion lives
- * here). Every op names its table by {@code warehouse} (a filesystem catalog) and {@code table}
- * ("db.name").
+ * here for bulk data); the conformance target's small tables of simple types use JSON rows
+ * (prepare, overwrite, read_rows). Every op names its table by {@code warehouse} (a filesystem
+ * catalog) and {@code table} ("db.name"); {@code options} are dynamic options for the call.
  */
 public final class Harness {
 
