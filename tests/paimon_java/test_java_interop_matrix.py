@@ -431,3 +431,28 @@ def test_timestamp9_from_java_reads_right_and_from_impl_is_misread_by_java(java,
     [row] = pq.read_table(out).to_pylist()
     assert row["ts6"] == value
     assert row["ts9"] != value
+
+
+def test_deletion_vector_table_from_java_is_misread_by_impl(java, tmp_path):
+    """Pins a divergence (deletion vectors are being built in impl): Paimon Java writes a
+    deletion-vector table, deleting key 1 and updating key 2; its lookup compaction marks the old
+    rows in a deletion vector and drops the delete record. impl today neither applies deletion
+    vectors nor refuses the table (no UnsupportedTableFeatureError for
+    ``deletion-vectors.enabled``), so it returns the deleted row of key 1 again. When impl reads deletion vectors, the impl assertion
+    flips to ``want`` and this test becomes the DV cell of the matrix (Java writes, impl reads)."""
+    wh = tmp_path / "wh"
+    schema = pa.schema([("id", pa.int64()), ("op", pa.string()), ("v", pa.string())])
+    java.call("create_table", warehouse=str(wh), table=TABLE, fields=[["id", "BIGINT"], ["op", "STRING"], ["v", "STRING"]],
+              primary_keys=["id"], table_options={"bucket": "1", "deletion-vectors.enabled": "true",
+                                                  "rowkind.field": "op"})
+    for ident, batch in enumerate([[{"id": i, "op": "+I", "v": f"a{i}"} for i in range(5)],
+                                   [{"id": 1, "op": "-D", "v": None}, {"id": 2, "op": "+I", "v": "b2"}]], start=1):
+        path = tmp_path / f"in-{ident}.parquet"
+        pq.write_table(pa.Table.from_pylist(batch, schema=schema), path)
+        java.call("write", warehouse=str(wh), table=TABLE, parquet=str(path), commit_user="u", identifier=ident)
+    want = [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
+    out = tmp_path / "java.parquet"
+    java.call("read", warehouse=str(wh), table=TABLE, out=str(out))
+    assert sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist()) == want
+    got = sorted((r["id"], r["v"]) for r in impl.Catalog(str(wh)).get_table(TABLE).to_arrow().to_pylist())
+    assert got != want and (1, "a1") in got
