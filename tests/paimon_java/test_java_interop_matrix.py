@@ -440,19 +440,45 @@ def test_deletion_vector_table_from_java_is_misread_by_impl(java, tmp_path):
     vectors nor refuses the table (no UnsupportedTableFeatureError for
     ``deletion-vectors.enabled``), so it returns the deleted row of key 1 again. When impl reads deletion vectors, the impl assertion
     flips to ``want`` and this test becomes the DV cell of the matrix (Java writes, impl reads)."""
+    wh, java_rows = _java_pk_table(java, tmp_path, {"bucket": "1", "deletion-vectors.enabled": "true"})
+    want = [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
+    assert java_rows == want
+    got = sorted((r["id"], r["v"]) for r in impl.Catalog(str(wh)).get_table(TABLE).to_arrow().to_pylist())
+    assert got != want and (1, "a1") in got
+
+
+def _java_pk_table(java, tmp_path, options: dict) -> tuple[Path, list[tuple]]:
+    """Paimon Java writes a primary-key table with ``options``: 5 inserts, then a delete of key 1
+    and an update of key 2. Returns the warehouse and the rows Paimon Java reads back."""
     wh = tmp_path / "wh"
     schema = pa.schema([("id", pa.int64()), ("op", pa.string()), ("v", pa.string())])
     java.call("create_table", warehouse=str(wh), table=TABLE, fields=[["id", "BIGINT"], ["op", "STRING"], ["v", "STRING"]],
-              primary_keys=["id"], table_options={"bucket": "1", "deletion-vectors.enabled": "true",
-                                                  "rowkind.field": "op"})
+              primary_keys=["id"], table_options={**options, "rowkind.field": "op"})
     for ident, batch in enumerate([[{"id": i, "op": "+I", "v": f"a{i}"} for i in range(5)],
                                    [{"id": 1, "op": "-D", "v": None}, {"id": 2, "op": "+I", "v": "b2"}]], start=1):
         path = tmp_path / f"in-{ident}.parquet"
         pq.write_table(pa.Table.from_pylist(batch, schema=schema), path)
         java.call("write", warehouse=str(wh), table=TABLE, parquet=str(path), commit_user="u", identifier=ident)
-    want = [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
     out = tmp_path / "java.parquet"
     java.call("read", warehouse=str(wh), table=TABLE, out=str(out))
-    assert sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist()) == want
-    got = sorted((r["id"], r["v"]) for r in impl.Catalog(str(wh)).get_table(TABLE).to_arrow().to_pylist())
-    assert got != want and (1, "a1") in got
+    return wh, sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist())
+
+
+def test_dynamic_bucket_table_from_java_read_by_impl(java, tmp_path):
+    """Paimon Java writes a dynamic-bucket table (bucket = -1, buckets assigned by its
+    HashBucketAssigner, with a hash index); impl reads the same rows."""
+    wh, java_rows = _java_pk_table(java, tmp_path, {"bucket": "-1"})
+    assert java_rows == [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
+    table = impl.Catalog(str(wh)).get_table(TABLE)
+    assert sorted((r["id"], r["v"]) for r in table.to_arrow().to_pylist()) == java_rows
+    assert java.call("metadata", warehouse=str(wh), table=TABLE)["snapshots"][-1]["kind"] == "APPEND"
+
+
+@pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
+def test_changelog_producers_impl_lacks_are_refused_clearly(java, tmp_path, producer):
+    """A table Paimon Java writes with a changelog producer impl does not implement: impl refuses
+    to open it with a typed error naming the option, rather than reading it some other way."""
+    wh, java_rows = _java_pk_table(java, tmp_path, {"bucket": "1", "changelog-producer": producer})
+    assert java_rows == [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
+    with pytest.raises(impl.InvalidOptionError, match="changelog-producer"):
+        impl.Catalog(str(wh)).get_table(TABLE).to_arrow()

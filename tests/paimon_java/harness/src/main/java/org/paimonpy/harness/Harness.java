@@ -301,6 +301,43 @@ public final class Harness {
         return table.newCommit(user).ignoreEmptyCommit(a.path("ignore_empty_commit").asBoolean(true));
     }
 
+    /**
+     * Writes rows through {@code write}. Dynamic-bucket primary-key tables (bucket = -1) need a
+     * bucket per row from Paimon's HashBucketAssigner (its Flink sink runs one as an operator
+     * before the writer): one assigner (a single channel) per call, over the table's hash index,
+     * keyed by the commit user, and told of the commit identifier before the commit.
+     */
+    private static void writeRows(
+            FileStoreTable table, org.apache.paimon.table.sink.TableWrite write, List<InternalRow> rows,
+            String commitUser, long identifier)
+            throws Exception {
+        if (table.bucketMode() != org.apache.paimon.table.BucketMode.HASH_DYNAMIC) {
+            for (InternalRow r : rows) {
+                write.write(r);
+            }
+            return;
+        }
+        org.apache.paimon.index.HashBucketAssigner assigner =
+                new org.apache.paimon.index.HashBucketAssigner(
+                        table.snapshotManager(),
+                        commitUser,
+                        table.store().newIndexFileHandler(),
+                        1,
+                        1,
+                        0,
+                        table.coreOptions().dynamicBucketTargetRowNum(),
+                        table.coreOptions().dynamicBucketMaxBuckets());
+        org.apache.paimon.table.sink.DynamicBucketRowKeyExtractor extractor =
+                new org.apache.paimon.table.sink.DynamicBucketRowKeyExtractor(table.schema());
+        for (InternalRow r : rows) {
+            extractor.setRecord(r);
+            int bucket =
+                    assigner.assign(extractor.partition(), extractor.trimmedPrimaryKey().hashCode());
+            write.write(r, bucket);
+        }
+        assigner.prepareCommit(identifier);
+    }
+
     private static RowKind rowKind(String shortString) {
         return RowKind.fromShortString(shortString);
     }
@@ -350,9 +387,9 @@ public final class Harness {
             }
             try (BatchTableWrite write = builder.newWrite().withIOManager(IO_MANAGER);
                     BatchTableCommit commit = builder.newCommit()) {
-                for (InternalRow r : rows) {
-                    write.write(r);
-                }
+                // BatchWriteBuilder keeps its (random) commit user private; the assigner only
+                // uses its user to pick up its own previous assignments, which a batch has none of.
+                writeRows(table, write, rows, "paimon-java-harness-batch", Long.MAX_VALUE);
                 List<CommitMessage> messages = write.prepareCommit();
                 long t1 = System.nanoTime();
                 commit.commit(messages);
@@ -365,9 +402,7 @@ public final class Harness {
             long identifier = a.get("identifier").asLong();
             try (StreamTableWrite write = (StreamTableWrite) builder.newWrite().withIOManager(IO_MANAGER);
                     StreamTableCommit commit = streamCommit(table, a)) {
-                for (InternalRow r : rows) {
-                    write.write(r);
-                }
+                writeRows(table, write, rows, builder.commitUser(), identifier);
                 // Lookup tables (first-row, lookup changelog, deletion vectors) compact level 0
                 // away before the commit, as Flink's writer does with lookup-wait (default
                 // true): their batch scans skip level 0 (CoreOptions.batchScanSkipLevel0).
@@ -806,9 +841,7 @@ public final class Harness {
         StreamWriteBuilder builder = table.newStreamWriteBuilder();
         List<CommitMessage> messages;
         try (StreamTableWrite write = (StreamTableWrite) builder.newWrite().withIOManager(IO_MANAGER)) {
-            for (InternalRow r : rows) {
-                write.write(r);
-            }
+            writeRows(table, write, rows, builder.commitUser(), 0);
             messages = write.prepareCommit(table.coreOptions().needLookup(), 0);
         }
         String handle = "h" + (++handles);
@@ -884,9 +917,7 @@ public final class Harness {
         try (StreamTableWrite write = (StreamTableWrite) builder.newWrite().withIOManager(IO_MANAGER);
                 org.apache.paimon.table.sink.TableCommitImpl commit =
                         table.newCommit(user).ignoreEmptyCommit(false).withOverwrite(partition)) {
-            for (InternalRow r : rows) {
-                write.write(r);
-            }
+            writeRows(table, write, rows, user, identifier);
             commit.commit(identifier, write.prepareCommit(table.coreOptions().needLookup(), identifier));
         }
         return ownSnapshots(table, before, user, identifier);
