@@ -12,7 +12,8 @@ Paimon publishes snapshot N by ``LocalFileIO.rename(tmp, snapshot-N)``, which ch
 target does not exist and then ``Files.move(ATOMIC_MOVE)``, under a lock that lives in one JVM
 only (``RENAME_LOCK``); two processes can both pass the check, and the later move silently
 replaces the earlier snapshot (rename(2) replaces). impl publishes with ``os.link``, which fails
-with EEXIST instead. Observed in about one race of four with two JVMs and two impl processes. So
+with EEXIST instead. Observed once in about twenty races of two JVMs and two impl processes (a JVM's commit lost,
+so replaced by the other JVM). So
 these tests allow exactly that shape of problem (an acknowledged commit in no snapshot, its rows
 missing, nothing extra) and count it; everything else must hold.
 
