@@ -25,11 +25,21 @@ conversion when installed) are paid before the timer on every side. impl and raw
 measurements run ``--repeat`` times, pypaimon's ``--pypaimon-repeat`` times (they take
 20-40 s); the medians are reported, and the load average, since the machine may be shared.
 
+Paimon Java (the reference, release 1.4.2 through tests/paimon_java/harness; ``--no-java`` leaves
+it out) runs in one warm JVM, started before any timer, so JVM start is excluded. Warm-up: before
+the timed runs the JVM does the whole Java workload once on scratch tables (both writes, every
+read, a compaction), so its write, read and compaction paths are loaded and JIT-compiled. The
+harness times inside the JVM (``System.nanoTime``): writes exclude reading the input (it reads the
+commit's Parquet copy into rows first) and time write + prepareCommit + commit of each commit;
+reads time the scan plus reading every row (copied, as impl materializes an Arrow table);
+Java reads the same table files impl wrote, and Java's compaction compacts its own copy of
+impl's table. Java's memory is the JVM's whole peak RSS (heap included), so it is printed apart.
+
 Targets (PASS / MISS): primary-key write >= 10x faster than pypaimon and <= 3x raw Parquet;
 merge-on-read >= 20x faster than pypaimon; impl's peak memory <= pypaimon's on every line.
 
     python benchmarks/table_vs_pypaimon.py [--rows 1000000] [--commits 10] [--repeat 3]
-                                           [--pypaimon-repeat 1] [--dir /tmp/x (kept)]
+                                           [--pypaimon-repeat 1] [--dir /tmp/x (kept)] [--no-java]
 """
 
 from __future__ import annotations
@@ -84,6 +94,9 @@ def generate(directory: str, rows: int, commits: int) -> list[str]:
         path = os.path.join(directory, f"commit-{c:02d}.arrow")
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, t.schema) as w:
             w.write_table(t)
+        # the same commit as Parquet, for the Java harness (Paimon's own Parquet reader loads it)
+        import pyarrow.parquet as pq
+        pq.write_table(t, path[:-len(".arrow")] + ".parquet")
         paths.append(path)
     return paths
 
@@ -219,6 +232,53 @@ def worker_main(side: str, op: str, params: str) -> None:
     print("@@BENCH@@" + json.dumps({"seconds": seconds, "peak_mb": peak_kb / 1024, "base_mb": _BASE_MB[0], **info}))
 
 
+# ============================================================================ Paimon Java (one warm JVM)
+
+JAVA_TYPES = {"int64": "BIGINT", "string": "STRING", "float64": "DOUBLE"}
+
+
+class JavaSide:
+    """The Paimon Java measurements, through the harness's JSON-lines server (one JVM)."""
+
+    def __init__(self, inputs: list[str]):
+        from paimon_java import JavaServer
+        self.server = JavaServer(heap="6g")
+        self.parquet = [p[:-len(".arrow")] + ".parquet" for p in inputs]
+
+    def peak_rss_mb(self) -> float:
+        with open(f"/proc/{self.server._proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def write(self, warehouse: str, table: str, pk: bool) -> dict:
+        opts = {"bucket": str(BUCKETS), "write-only": "true"} if pk else {}
+        self.server.call("create_table", warehouse=warehouse, table=table,
+                         fields=[[n, JAVA_TYPES[t]] for n, t in FIELDS], primary_keys=["id"] if pk else [],
+                         table_options=opts)
+        seconds = 0.0
+        for c, path in enumerate(self.parquet):
+            r = self.server.call("write", warehouse=warehouse, table=table, parquet=path, commit_user="bench",
+                                 identifier=c + 1)
+            seconds += (r["write_ms"] + r["commit_ms"]) / 1000
+        return {"seconds": seconds}
+
+    def read(self, warehouse: str, table: str) -> dict:
+        r = self.server.call("read", warehouse=warehouse, table=table, sum_fields=["id", "ts"])
+        return {"seconds": r["read_ms"] / 1000, "rows": r["rows"], "id_sum": r["sum_id"], "ts_sum": r["sum_ts"]}
+
+    def compact(self, warehouse: str, table: str) -> dict:
+        # impl's table is write-only (no compaction between commits); the harness's compaction is
+        # a dedicated job, which write-only does not apply to (as in Paimon's compact action).
+        r = self.server.call("compact", warehouse=warehouse, table=table, full=True, commit_user="bench-compact",
+                             identifier=1)
+        return {"seconds": r["compact_ms"] / 1000}
+
+    def close(self) -> None:
+        self.server.close()
+
+
 # ============================================================================ orchestration
 
 
@@ -275,6 +335,38 @@ LABELS = [("write-pk", "pk write (10 commits)"), ("read-pk", "pk merge-on-read")
           ("write-append", "append write (10 commits)"), ("read-append", "append read")]
 
 
+def java_steps(inputs: list[str], work: str, wh_impl: str, repeat: int, runs: dict) -> None:
+    """Paimon Java's lines: warm-up pass on scratch tables, then ``repeat`` timed runs of each."""
+    java = JavaSide(inputs)
+    wh_java = os.path.join(work, "wh-java")
+    try:
+        t0 = time.perf_counter()
+        java.write(wh_java, "db.warm_pk", True)
+        java.write(wh_java, "db.warm_app", False)
+        java.read(wh_java, "db.warm_pk")
+        java.read(wh_java, "db.warm_app")
+        copy_table(wh_impl, "db.pk_0", "db.warm_pkj")
+        java.compact(wh_impl, "db.warm_pkj")
+        print(f"  java      warm-up pass (both writes, both reads, a compaction) {time.perf_counter() - t0:.1f} s",
+              file=sys.stderr, flush=True)
+        for i in range(repeat):
+            copy_table(wh_impl, "db.pk_0", f"db.pkj_{i}")
+        plan = [("write-pk", lambda i: java.write(wh_java, f"db.pk_{i}", True)),
+                ("read-pk", lambda i: java.read(wh_impl, "db.pk_0")),
+                ("compact", lambda i: java.compact(wh_impl, f"db.pkj_{i}")),
+                ("read-compacted", lambda i: java.read(wh_impl, "db.pkc_0")),
+                ("write-append", lambda i: java.write(wh_java, f"db.app_{i}", False)),
+                ("read-append", lambda i: java.read(wh_impl, "db.app_0"))]
+        for op, fn in plan:
+            for i in range(repeat):
+                r = fn(i)
+                runs.setdefault(("java", op), []).append(r)
+                print(f"  java      {op:<15} run {i + 1}/{repeat} {r['seconds']:8.2f} s", file=sys.stderr, flush=True)
+        runs[("java", "peak")] = [{"seconds": 0.0, "peak_mb": java.peak_rss_mb()}]
+    finally:
+        java.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -282,6 +374,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each impl / raw measurement (median reported)")
     ap.add_argument("--pypaimon-repeat", type=int, default=1, help="runs of each pypaimon measurement")
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one, removed)")
+    ap.add_argument("--no-java", action="store_true", help="leave Paimon Java out")
     args = ap.parse_args()
 
     sys.path.insert(0, os.path.join(REPO, "tests", "_support"))
@@ -332,6 +425,8 @@ def main() -> None:
         step("impl", "read-append", lambda i: dict(warehouse=wh_impl, table="db.app_0"))
         step("pypaimon", "read-append", lambda i: dict(warehouse=wh_impl, table="db.app_0"))
         step("raw", "read-append", lambda i: dict(dir=os.path.join(raw, "app_0")))
+        if not args.no_java:
+            java_steps(inputs, work, wh_impl, args.repeat, runs)
     finally:
         if not args.dir:
             import shutil
@@ -346,11 +441,16 @@ def main() -> None:
             if len(sums) != 1:
                 raise SystemExit(f"{key}: runs read different rows: {sums}")
         R[key] = {**rs[0], "seconds": median([r["seconds"] for r in rs]),
-                  "peak_mb": median([r["peak_mb"] for r in rs]), "base_mb": median([r["base_mb"] for r in rs])}
+                  "peak_mb": median([r.get("peak_mb", 0.0) for r in rs]),
+                  "base_mb": median([r.get("base_mb", 0.0) for r in rs])}
     for op in ("read-pk", "read-compacted", "read-append"):
         a, b = R[("impl", op)], R[("pypaimon", op)]
         if (a["rows"], a["id_sum"], a["ts_sum"]) != (b["rows"], b["id_sum"], b["ts_sum"]):
             raise SystemExit(f"{op}: impl and pypaimon read different rows: {a} vs {b}")
+        if ("java", op) in R:
+            j = R[("java", op)]
+            if (a["rows"], a["id_sum"], a["ts_sum"]) != (j["rows"], j["id_sum"], j["ts_sum"]):
+                raise SystemExit(f"{op}: impl and Paimon Java read different rows: {a} vs {j}")
     if R[("raw", "read-compacted")]["rows"] != R[("impl", "read-compacted")]["rows"]:
         raise SystemExit("read-compacted: raw files hold a different number of rows than impl read")
 
@@ -381,6 +481,19 @@ def main() -> None:
               f" | {m(i):>7} {m(pp):>7} {m(rw):>7} "
               f"{fmt_ratio(i and i['peak_mb'], pp and pp['peak_mb'])} {fmt_ratio(i and i['peak_mb'], rw and rw['peak_mb'])}")
     print()
+    if ("java", "write-pk") in R:
+        from paimon_java import PAIMON_JAVA_VERSION
+        print(f"Paimon Java {PAIMON_JAVA_VERSION} (one warm JVM, start excluded, after a warm-up pass over the "
+              f"whole workload; median of {args.repeat} runs; the JVM's peak RSS over all of it "
+              f"{R[('java', 'peak')]['peak_mb']:.0f} MB, heap limit 6 GB):")
+        jh = f"{'operation':<27} {'impl s':>7} {'java s':>7} {'impl/java':>9}"
+        print(jh)
+        print("-" * len(jh))
+        for op, label in LABELS:
+            i, j = R.get(("impl", op)), R.get(("java", op))
+            if i and j:
+                print(f"{label:<27} {i['seconds']:>7.2f} {j['seconds']:>7.2f} {fmt_ratio(i['seconds'], j['seconds']):>9}")
+        print()
 
     def target(ok: bool, text: str) -> None:
         print(f"{'PASS' if ok else 'MISS'}  {text}")

@@ -1,4 +1,4 @@
-"""``python -m fault_injection.conformance --target impl|pypaimon [--store local|s3] [--report PATH]``.
+"""``python -m fault_injection.conformance --target impl|pypaimon|paimon-java [--store local|s3] [--report PATH]``.
 
 Runs every conformance check, writes the Markdown report (stdout without ``--report``), prints
 the summary line ``conformance: N checks, K divergences`` and exits 0 when K == 0, else 1.

@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 from fault_injection.conformance.adapter import Capability, TableRef, TableSpec
 from fault_injection.conformance.checks.duplicate import check_duplicates
 from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
-from fault_injection.conformance.checks.processes import check_race, check_sigkill
+from fault_injection.conformance.checks.processes import check_mixed_compacting_race, check_race, check_sigkill
 from fault_injection.conformance.checks.result import CheckResult, Status
 from fault_injection.conformance.targets import open_target
 
@@ -76,6 +76,14 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     else:
         results += races(fresh_local_table, "local")
     results.append(check_sigkill(cfg.target, opener, fresh_local_table(), cfg.kill_rounds, cfg.seed))
+    if cfg.target == "paimon-java":
+        # Mixed writers: impl and the reference committing into one table from separate
+        # processes (appends; then appends racing full compactions on a primary-key table).
+        mixed = ("impl", cfg.target)
+        results.append(check_race("impl", opener, fresh_local_table(), max(cfg.processes, 2), cfg.commits, "local",
+                                  racer_targets=mixed))
+        results.append(check_mixed_compacting_race(mixed, opener, fresh_local_table(), max(cfg.processes, 2),
+                                                   cfg.commits, compact_every=2))
     return results
 
 

@@ -8,8 +8,9 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 from fault_injection.conformance.adapter import Outcome, TableRef, TableSpec, Target
 from fault_injection.conformance.checks.result import (
@@ -26,10 +27,13 @@ SPEC = TableSpec(primary_key=False, partitioned=True, bucket=-1)
 BASE = 100_000  # each process writes ids base*k + identifier: every row is distinct
 
 
-def _spawn(target_name: str, table: TableRef, user: str, commits: int, base: int) -> subprocess.Popen:
+def _spawn(target_name: str, table: TableRef, user: str, commits: int, base: int,
+           barrier: tuple[str, int] | None = None, compact_every: int = 0) -> subprocess.Popen:
     cfg = {"target": target_name, "warehouse": table.warehouse, "identifier": table.identifier,
            "storage_options": [list(kv) for kv in table.storage_options], "user": user, "commits": commits,
-           "base": base}
+           "base": base, "compact_every": compact_every}
+    if barrier is not None:
+        cfg["barrier_dir"], cfg["barrier_count"] = barrier
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -57,13 +61,20 @@ def _acks(out: str) -> tuple[list[int], list[dict]]:
 
 
 def check_race(target_name: str, open_target: Callable[[], Target], table: TableRef, processes: int,
-               commits: int, store: str) -> CheckResult:
-    name = f"racing processes ({store})"
-    repro = f"{processes} OS processes x {commits} commits each into one append table {SPEC} on {store}"
+               commits: int, store: str, racer_targets: Sequence[str] = ()) -> CheckResult:
+    """``processes`` OS processes commit ``commits`` times each into one table. With
+    ``racer_targets`` the racers are mixed writers: process k runs racer_targets[k % len]
+    (e.g. impl and Paimon Java committing into one table); the final check is the same."""
+    racers = [racer_targets[k % len(racer_targets)] if racer_targets else target_name for k in range(processes)]
+    name = f"racing processes ({store}{', ' + ' + '.join(sorted(set(racers))) if racer_targets else ''})"
+    repro = f"{processes} OS processes ({', '.join(racers)}) x {commits} commits each into one append table " \
+            f"{SPEC} on {store}"
     target = open_target()
     try:
         target.create_table(table, SPEC)
-        procs = [_spawn(target_name, table, f"racer-{k}", commits, BASE * (k + 1)) for k in range(processes)]
+        # Mixed writers start together (runner._await_barrier): a JVM starts far slower than impl.
+        barrier = (tempfile.mkdtemp(prefix="race-barrier-"), processes) if racer_targets else None
+        procs = [_spawn(racers[k], table, f"racer-{k}", commits, BASE * (k + 1), barrier) for k in range(processes)]
         acked: list[tuple[str, int]] = []
         rows: list[dict] = []
         failures = []
@@ -140,4 +151,85 @@ def check_sigkill(target_name: str, open_target: Callable[[], Target], table: Ta
                            "contiguous complete snapshots, referenced files exist, acknowledged commits once, "
                            "the in-flight one at most once, a fresh commit succeeds",
                            Classification.TARGET_DEFECT, "specs/invariants.md")
+    return CheckResult(name, Status.PASS, details, repro)
+
+
+# write-only: the writers never compact on their own (on either side), so write commits are pure
+# APPENDs and every compaction is one of the racers' explicit full compactions.
+PK_SPEC = TableSpec(primary_key=True, partitioned=True, bucket=2, options=(("write-only", "true"),))
+
+
+def check_mixed_compacting_race(racer_targets: Sequence[str], open_target: Callable[[], Target], table: TableRef,
+                                processes: int, commits: int, compact_every: int) -> CheckResult:
+    """Mixed writers on a primary-key table (2 buckets), each racer also compacting fully every
+    ``compact_every`` commits, so compactions race with each other and with appends.
+
+    What the model says (model/rules.py check_conflicts): an APPEND of brand-new files never
+    conflicts, so every write commit is acknowledged; a COMPACT conflicts only when a file it
+    deletes is already gone, which only another COMPACT (or an overwrite) does, so a refused
+    compaction is explained only if another racer's compaction landed. Then the usual final
+    check: audit, every acknowledged commit (writes and compactions) exactly once, rows equal the
+    acknowledged rows (distinct keys, so merging keeps them all).
+    """
+    racers = [racer_targets[k % len(racer_targets)] for k in range(processes)]
+    name = f"racing compacting processes ({' + '.join(sorted(set(racers)))})"
+    repro = (f"{processes} OS processes ({', '.join(racers)}) x {commits} commits, a full compaction after every "
+             f"{compact_every}, into one primary-key table {PK_SPEC}")
+    target = open_target()
+    problems: list[str] = []
+    try:
+        target.create_table(table, PK_SPEC)
+        barrier = (tempfile.mkdtemp(prefix="race-barrier-"), processes)
+        procs = [_spawn(racers[k], table, f"racer-{k}", commits, BASE * (k + 1), barrier, compact_every)
+                 for k in range(processes)]
+        acked: list[tuple[str, int]] = []
+        rows: list[dict] = []
+        refused: list[tuple[str, dict]] = []
+        compacted: list[tuple[str, int]] = []  # (racer, snapshot id its compaction reported)
+        compactions = 0
+        for k, p in enumerate(procs):
+            out, err = p.communicate(timeout=600)
+            msgs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+            for m in msgs:
+                if "ack" in m:
+                    acked.append((f"racer-{k}", m["ack"]))
+                    rows += rows_for(BASE * (k + 1), m["ack"])
+                elif "fail" in m:
+                    problems.append(f"racer-{k} ({racers[k]}) write commit {m['fail']} refused: "
+                                    f"{m['outcome']} {m['error']}: {str(m['message'])[:200]}")
+                elif "compact" in m and m["outcome"] == "ok":
+                    compacted += [(f"racer-{k}", i) for i in m["snapshot_ids"]]
+                    compactions += 1
+                elif "compact" in m:
+                    refused.append((f"racer-{k}", m))
+            if p.returncode != 0:
+                problems.append(f"racer-{k} ({racers[k]}) exit {p.returncode}: {err[-500:]}")
+        obs = observe(table)
+        # Each acknowledged compaction's snapshots exist, are COMPACT, and belong to it alone
+        # (impl's compaction job commits under a user of its own, so ids are what identify it).
+        sids = [sid for _, sid in compacted]
+        for racer, sid in compacted:
+            snap = obs.by_id(sid)
+            if snap is None or snap.kind != "COMPACT":
+                problems.append(f"{racer}'s acknowledged compaction reported snapshot {sid}, which is "
+                                f"{'missing' if snap is None else snap.kind}")
+        if len(set(sids)) != len(sids):
+            problems.append(f"a snapshot id reported by two compactions: {sorted(compacted)}")
+        compacting_racers = {racer for racer, _ in compacted}
+        for racer, m in refused:
+            if m["outcome"] != "conflict" or not (compacting_racers - {racer}):
+                problems.append(f"{racer} compaction {m['compact']} refused ({m['outcome']} {m['error']}: "
+                                f"{str(m['message'])[:200]}) and no other racer's compaction explains it")
+        problems += _final_problems(target, table, acked, rows)
+    finally:
+        target.close()
+    details = (f"{len(acked)} of {processes * commits} write commits acknowledged; {compactions} compactions "
+               f"acknowledged ({len(compacted)} COMPACT snapshots), {len(refused)} refused"
+               + "".join(f"; {r} ({racers[int(r.split('-')[1])]}) compaction {m['compact']}: {m['outcome']} "
+                         f"{m['error']}" for r, m in refused))
+    if problems:
+        return CheckResult(name, Status.DIVERGENCE, f"{details}; " + "; ".join(problems[:20]), repro,
+                           "every write commit acknowledged; refusals only of compactions, each explained by "
+                           "another racer's compaction; every acknowledged commit exactly once; rows = acknowledged",
+                           Classification.TARGET_DEFECT, "model/rules.py check_conflicts; specs/invariants.md")
     return CheckResult(name, Status.PASS, details, repro)

@@ -1,4 +1,4 @@
-"""The targets the conformance suites can drive, by name: ``impl`` and ``pypaimon``."""
+"""The targets the conformance suites can drive, by name: ``impl``, ``pypaimon`` and ``paimon-java``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import importlib
 
 from fault_injection.conformance.adapter import Target
 
-TARGET_NAMES = ("impl", "pypaimon")
+TARGET_NAMES = ("impl", "pypaimon", "paimon-java")
 
 
 class UnknownTargetError(ValueError):
@@ -25,4 +25,7 @@ def open_target(name: str, **kw) -> Target:
             raise UnknownTargetError(
                 f"the pypaimon target needs fault_injection/conformance/targets/pypaimon_target.py ({e})") from e
         return module.PypaimonTarget(**kw)
+    if name == "paimon-java":
+        from fault_injection.conformance.targets.paimon_java_target import PaimonJavaTarget
+        return PaimonJavaTarget(**kw)
     raise UnknownTargetError(f"unknown target {name!r}: choose one of {', '.join(TARGET_NAMES)}")
