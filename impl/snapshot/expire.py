@@ -21,6 +21,10 @@ files are gone.)
    snapshot ``end`` does not reference (every later snapshot's base derives from ``end``'s
    base + delta, so what ``end`` does not reference no later snapshot does).
 
+Tags: a name in ``protected`` (the files of every tag of every branch and of the other
+branches' snapshots, computed by the table layer) is never deleted, whatever the rules above
+say: the snapshot file of a tagged snapshot goes, its files stay until the tag goes.
+
 What a snapshot references is :mod:`impl.snapshot.references`' rule. Snapshot ``end`` must be
 complete (a missing file of it is CorruptMetadataError); a missing file of an expired
 snapshot was removed by an interrupted earlier run.
@@ -96,7 +100,7 @@ class SnapshotExpiration:
 
     # ------------------------------------------------------------------ choosing
 
-    def expire(self, config: ExpireConfig) -> ExpireResult:
+    def expire(self, config: ExpireConfig, protected: frozenset[str] = frozenset()) -> ExpireResult:
         sm = self.snapshot_manager
         latest = sm.latest_snapshot_id()
         earliest = sm.earliest_snapshot_id()
@@ -111,12 +115,14 @@ class SnapshotExpiration:
             if snap is not None and config.older_than_millis <= snap.time_millis:
                 end = sid
                 break
-        return self.expire_until(earliest, end, config)
+        return self.expire_until(earliest, end, config, protected)
 
     # ------------------------------------------------------------------ deleting
 
-    def expire_until(self, earliest: int, end_exclusive: int, config: ExpireConfig = ExpireConfig()) -> ExpireResult:
-        """Expire snapshots ``earliest .. end_exclusive - 1``; snapshot ``end_exclusive`` must exist."""
+    def expire_until(self, earliest: int, end_exclusive: int, config: ExpireConfig = ExpireConfig(),
+                     protected: frozenset[str] = frozenset()) -> ExpireResult:
+        """Expire snapshots ``earliest .. end_exclusive - 1``; snapshot ``end_exclusive`` must exist.
+        No file whose name is in ``protected`` is deleted."""
         sm = self.snapshot_manager
         if end_exclusive <= earliest:
             return ExpireResult()
@@ -169,6 +175,10 @@ class SnapshotExpiration:
             for name in sorted(set(files.index_files) - keep_index):
                 meta_candidates.append(self.paths.index_file_path(name))
         meta_candidates = list(dict.fromkeys(meta_candidates))
+        if protected:
+            data_candidates = unprotected(data_candidates, protected)
+            changelog_candidates = unprotected(changelog_candidates, protected)
+            meta_candidates = unprotected(meta_candidates, protected)
 
         # the snapshot files, oldest first, then the hint; from here on the files above are
         # referenced by no present snapshot
@@ -224,4 +234,9 @@ class SnapshotExpiration:
                 d = posixpath.dirname(d)
 
 
-__all__ = ["ExpireConfig", "ExpireResult", "SnapshotExpiration"]
+def unprotected(paths: list[str], protected: frozenset[str]) -> list[str]:
+    """The paths whose file name is not protected (by a tag or another branch)."""
+    return [p for p in paths if posixpath.basename(p) not in protected]
+
+
+__all__ = ["ExpireConfig", "ExpireResult", "SnapshotExpiration", "unprotected"]

@@ -26,9 +26,11 @@ from impl.table.errors import (
     TableNotExistError,
 )
 from impl.table.schema import Schema, build_table_schema
-from impl.table.table import FileStoreTable, load_latest_schema, schema_ids
+from impl.table.table import FileStoreTable, load_latest_schema, open_branch, schema_ids
 
 DB_SUFFIX = ".db"
+SYSTEM_TABLE_SPLITTER = "$"
+BRANCH_SUFFIX_PREFIX = "branch_"
 _BAD_CHARS = set("/\\\x00")
 
 
@@ -168,7 +170,13 @@ class Catalog:
         return FileStoreTable(self.file_io, paths.table_path, table_schema, ident)
 
     def get_table(self, identifier) -> FileStoreTable:
+        """The table ``db.t``, or a view of its branch ``b`` with ``db.t$branch_b`` (Paimon's
+        identifier syntax; BranchNotFoundError if the branch does not exist)."""
         db, name = parse_identifier(identifier)
+        base, sep, suffix = name.partition(SYSTEM_TABLE_SPLITTER)
+        if sep and suffix.startswith(BRANCH_SUFFIX_PREFIX) and base:
+            table = self.get_table((db, base))
+            return open_branch(self.file_io, table.path, f"{db}.{name}", suffix[len(BRANCH_SUFFIX_PREFIX):])
         ident = f"{db}.{name}"
         paths = TablePaths(self.table_path((db, name)))
         if not schema_ids(self.file_io, paths):
