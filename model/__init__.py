@@ -1,7 +1,7 @@
 """Executable reference model of the Paimon commit protocol: pure Python, no I/O, no impl.
 
 rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions)
-table.py  -- Model: retained snapshots; commit, overwrite, expire, read
+table.py  -- Model: retained snapshots and tags; commit, overwrite, expire, read, tag, rollback
 errors.py -- error classes, named as in impl.errors
 """
 
@@ -11,9 +11,12 @@ from model.errors import (
     DuplicateFileError,
     FileAlreadyLiveError,
     FileNotLiveError,
+    InvalidTagNameError,
     KeyRangeOverlapError,
     ModelError,
     SnapshotNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
 )
 from model.rules import (
     ADD,
@@ -29,6 +32,7 @@ from model.rules import (
     FileFacts,
     Identity,
     check_conflicts,
+    files_kept,
     identity,
     merge_entries,
     merge_rows,
@@ -40,7 +44,7 @@ __all__ = [
     "UPDATE_AFTER", "UPDATE_BEFORE",
     "BucketCountChangedError", "CommitConflictError", "DuplicateFileError",
     "FileAlreadyLiveError", "FileNotLiveError", "KeyRangeOverlapError", "ModelError",
-    "SnapshotNotFoundError",
+    "SnapshotNotFoundError", "InvalidTagNameError", "TagAlreadyExistsError", "TagNotFoundError",
     "Entry", "FileFacts", "Identity", "Model", "Snapshot",
-    "check_conflicts", "identity", "merge_entries", "merge_rows",
+    "check_conflicts", "files_kept", "identity", "merge_entries", "merge_rows",
 ]

@@ -46,3 +46,15 @@ class FileNotLiveError(CommitConflictError):
 
 class KeyRangeOverlapError(CommitConflictError):
     """Primary-key table: two files of one (partition, bucket, level >= 1) overlap in key range."""
+
+
+class InvalidTagNameError(ModelError):
+    """A tag name is blank."""
+
+
+class TagAlreadyExistsError(ModelError):
+    """A tag of that name exists; tags are created only if absent."""
+
+
+class TagNotFoundError(ModelError):
+    """No tag has that name."""
