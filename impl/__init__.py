@@ -5,15 +5,23 @@
 """
 
 from impl.errors import (
+    BranchAlreadyExistsError,
+    BranchNotFoundError,
+    BranchStateError,
     BucketCountChangedError,
     CommitConflictError,
     CommitError,
     CorruptMetadataError,
+    InvalidBranchNameError,
     InvalidOptionError,
+    InvalidTagNameError,
+    NoSnapshotError,
     PaimonError,
     SchemaMismatchError,
     SnapshotNotFoundError,
     TableError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
 )
 from impl.table import (
     Catalog,
@@ -40,4 +48,6 @@ __all__ = [
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidSchemaError", "NullKeyError", "TableAlreadyExistError", "TableNotExistError",
     "UnsupportedTableFeatureError",
+    "TagAlreadyExistsError", "TagNotFoundError", "InvalidTagNameError", "NoSnapshotError",
+    "BranchAlreadyExistsError", "BranchNotFoundError", "BranchStateError", "InvalidBranchNameError",
 ]

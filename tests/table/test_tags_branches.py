@@ -372,3 +372,26 @@ def test_expiring_one_branch_keeps_the_other_branchs_files(local_catalog):
     assert rows_of(dev) == dev_rows
     assert rows_of(t) == sorted(main_rows + sort_rows(batch(200, 201, "y")),
                                 key=lambda r: tuple((r[k] is None, r[k]) for k in r))
+
+
+def test_corrupt_tag_file_is_reported(local_catalog):
+    from impl.errors import CorruptMetadataError
+    t = local_catalog.create_table("db.t", schema=SCHEMA)
+    write(t, batch(0, 3))
+    t.create_tag("ok")
+    t.file_io.write_bytes(t.paths.tag_path("bad"), b"{not json")
+    with pytest.raises(CorruptMetadataError, match="tag-bad"):
+        t.copy({"scan.tag-name": "bad"}).to_arrow()
+    obj = json.loads(t.file_io.read_bytes(t.paths.tag_path("ok")))
+    t.file_io.write_bytes(t.paths.tag_path("neg"), json.dumps({**obj, "tagTimeRetained": -1}).encode())
+    with pytest.raises(CorruptMetadataError, match="tagTimeRetained"):
+        t.tag_manager.get("neg")
+    t.file_io.write_bytes(t.paths.tag_path("when"), json.dumps({**obj, "tagTimeRetained": 5,
+                                                                 "tagCreateTime": "yesterday"}).encode())
+    with pytest.raises(CorruptMetadataError, match="tagCreateTime"):
+        t.tag_manager.get("when")
+    # expiration refuses to guess what a corrupt tag keeps: it deletes nothing
+    write(t, batch(3, 6))
+    with pytest.raises(CorruptMetadataError):
+        t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+    assert [s.id for s in t.snapshots()] == [1, 2]
