@@ -177,10 +177,9 @@ class Model:
     def create_tag(self, name: str, snapshot_id: int | None = None) -> Snapshot:
         """Tag the latest snapshot or ``snapshot_id``. An expired snapshot can be tagged only
         while another tag keeps it; a taken name is refused (tags are created if absent)."""
+        # checked in this order: the name's form, the snapshot, then whether the name is taken
         if not name.strip():
             raise InvalidTagNameError(f"tag name {name!r} is blank")
-        if name in self.tags:
-            raise TagAlreadyExistsError(f"tag {name!r} already exists")
         if snapshot_id is None:
             snap = self.latest()
             if snap is None:
@@ -188,6 +187,8 @@ class Model:
         else:
             held = [s for s in self.tags.values() if s.id == snapshot_id]
             snap = held[0] if held else self.snapshot(snapshot_id)
+        if name in self.tags:
+            raise TagAlreadyExistsError(f"tag {name!r} already exists")
         self.tags[name] = snap
         return snap
 

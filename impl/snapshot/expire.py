@@ -21,9 +21,11 @@ files are gone.)
    snapshot ``end`` does not reference (every later snapshot's base derives from ``end``'s
    base + delta, so what ``end`` does not reference no later snapshot does).
 
-Tags: a name in ``protected`` (the files of every tag of every branch and of the other
-branches' snapshots, computed by the table layer) is never deleted, whatever the rules above
-say: the snapshot file of a tagged snapshot goes, its files stay until the tag goes.
+Tags: a name in ``protected`` is never deleted, whatever the rules above say: the snapshot
+file of a tagged snapshot goes, its files stay until the tag goes. ``protected`` is a set of
+names or a function of the expired range ``(begin, end)`` that returns one, called only when
+there is something to expire; the table layer passes the files of the tags
+:func:`tags_to_skip` selects and of every tag and present snapshot of the other branches.
 
 What a snapshot references is :mod:`impl.snapshot.references`' rule. Snapshot ``end`` must be
 complete (a missing file of it is CorruptMetadataError); a missing file of an expired
@@ -37,7 +39,7 @@ from __future__ import annotations
 import logging
 import posixpath
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence, Union
 
 from impl.errors import PaimonError
 from impl.format.records import FileKind, ManifestEntry
@@ -50,6 +52,25 @@ from impl.snapshot.references import Missing, SnapshotFileReader, entry_paths
 log = logging.getLogger(__name__)
 
 MAX_RETAINED = 2**31 - 1
+
+# names expiration must not delete, or a function of the expired range (begin, end) giving them
+Protected = Union[frozenset[str], Callable[[int, int], frozenset[str]]]
+
+
+def tags_to_skip(tag_ids: Sequence[int], begin: int, end: int) -> list[int]:
+    """The tagged snapshot ids whose files expiring ``begin .. end - 1`` must keep (Paimon's
+    findSkippingTags): the newest tag at or before ``begin`` and every tag before ``end``.
+
+    Why no others: a data file is added once and deleted once, so the snapshots it is live in
+    form one contiguous range. Expiration only deletes files DELETEd by deltas up to ``end``
+    and not live in ``end``: such a file's range ends before ``end``, and if it reaches an
+    older tag it also reaches the newest tag at or before ``begin``. Tags of ``end`` or later
+    cannot hold it.
+    """
+    ids = sorted(set(tag_ids))
+    before = [t for t in ids if t <= begin]
+    start = before[-1] if before else begin
+    return [t for t in ids if start <= t < end]
 
 
 @dataclass(frozen=True)
@@ -100,7 +121,7 @@ class SnapshotExpiration:
 
     # ------------------------------------------------------------------ choosing
 
-    def expire(self, config: ExpireConfig, protected: frozenset[str] = frozenset()) -> ExpireResult:
+    def expire(self, config: ExpireConfig, protected: Protected = frozenset()) -> ExpireResult:
         sm = self.snapshot_manager
         latest = sm.latest_snapshot_id()
         earliest = sm.earliest_snapshot_id()
@@ -120,7 +141,7 @@ class SnapshotExpiration:
     # ------------------------------------------------------------------ deleting
 
     def expire_until(self, earliest: int, end_exclusive: int, config: ExpireConfig = ExpireConfig(),
-                     protected: frozenset[str] = frozenset()) -> ExpireResult:
+                     protected: Protected = frozenset()) -> ExpireResult:
         """Expire snapshots ``earliest .. end_exclusive - 1``; snapshot ``end_exclusive`` must exist.
         No file whose name is in ``protected`` is deleted."""
         sm = self.snapshot_manager
@@ -132,6 +153,8 @@ class SnapshotExpiration:
                 begin = sid + 1  # an interrupted run already removed the ones below
                 break
         end_snapshot = sm.snapshot(end_exclusive)
+        if callable(protected):
+            protected = protected(begin, end_exclusive)  # may raise (a corrupt tag): nothing deleted yet
         expired = [s for s in (sm.try_snapshot(i) for i in range(begin, end_exclusive)) if s is not None]
 
         # what the first retained snapshot needs, and what the expired ones reference
@@ -239,4 +262,4 @@ def unprotected(paths: list[str], protected: frozenset[str]) -> list[str]:
     return [p for p in paths if posixpath.basename(p) not in protected]
 
 
-__all__ = ["ExpireConfig", "ExpireResult", "SnapshotExpiration", "unprotected"]
+__all__ = ["ExpireConfig", "ExpireResult", "Protected", "SnapshotExpiration", "tags_to_skip", "unprotected"]

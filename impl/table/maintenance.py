@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from impl.branch.manager import BranchManager
 from impl.errors import CorruptMetadataError, SnapshotNotFoundError
 from impl.format.json_records import Snapshot
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
+from impl.snapshot.expire import tags_to_skip
 from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.references import Missing, PartitionPathOf, SnapshotFileReader, SnapshotFiles
 from impl.tag.manager import TagManager
@@ -98,15 +99,25 @@ def tag_names_used(table: "FileStoreTable", tags: Iterable[Tag]) -> set[str]:
     return used
 
 
-def protected_names(table: "FileStoreTable") -> frozenset[str]:
-    """What expiring the table's branch must not delete: the files of every tag of every
-    branch and of every present snapshot of the other branches (Paimon's tag "skippers",
-    widened to branches since they share files)."""
-    used = tag_names_used(table, (t for _, t in all_tags(table)))
-    for branch in all_branches(table):
-        if branch != table.branch:
-            used |= used_file_names(table, snapshot_manager=SnapshotManager(table.file_io, table.paths.with_branch(branch)))
-    return frozenset(used)
+def protected_names(table: "FileStoreTable") -> Callable[[int, int], frozenset[str]]:
+    """What expiring snapshots ``begin .. end - 1`` of the table's branch must not delete (a
+    function of the range, called by the expiration only when it has something to expire):
+    the files of the branch's tags :func:`impl.snapshot.expire.tags_to_skip` selects (Paimon's
+    skipping tags), and of every tag and present snapshot of the other branches, which share
+    files with this one (created from its tags, or fast-forwarded to)."""
+
+    def protect(begin: int, end: int) -> frozenset[str]:
+        own = list(table.tag_manager.tags())
+        wanted = set(tags_to_skip([t.snapshot.id for t in own], begin, end))
+        used = tag_names_used(table, (t for t in own if t.snapshot.id in wanted))
+        for branch in all_branches(table):
+            if branch == table.branch:
+                continue
+            paths = table.paths.with_branch(branch)
+            used |= tag_names_used(table, TagManager(table.file_io, paths).tags())
+            used |= used_file_names(table, snapshot_manager=SnapshotManager(table.file_io, paths))
+        return frozenset(used)
+    return protect
 
 
 def table_used_names(table: "FileStoreTable") -> set[str]:

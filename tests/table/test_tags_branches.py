@@ -25,6 +25,7 @@ from impl.errors import (
     TagAlreadyExistsError,
     TagNotFoundError,
 )
+from impl.snapshot.expire import tags_to_skip
 from impl.table.maintenance import table_used_names, tag_names_used
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
@@ -178,6 +179,30 @@ def test_expire_keeps_tagged_files_and_delete_tag_frees_them(history):
     t.delete_tag("t7")
     assert names_on_disk(t) == live_data_names(t, t.latest_snapshot())
     assert t.tags() == []
+
+
+def test_tags_to_skip_rule():
+    # the newest tag at or before begin, and every tag before end
+    assert tags_to_skip([2, 5, 9, 12], begin=6, end=11) == [5, 9]
+    assert tags_to_skip([2, 5, 9, 12], begin=5, end=6) == [5]
+    assert tags_to_skip([7, 9], begin=3, end=8) == [7]
+    assert tags_to_skip([], begin=3, end=8) == []
+    assert tags_to_skip([12], begin=3, end=8) == []
+
+
+def test_expire_one_snapshot_at_a_time_keeps_older_tags(history):
+    """Tags older than the expired range still keep their files: the newest tag at or before
+    the range protects every file an older tag shares with the range."""
+    t, rows = history
+    t.create_tag("t2", 2)
+    t.create_tag("t5", 5)
+    for _ in range(11):
+        t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=1)
+        assert by_tag(t, "t2") == rows[2] and by_tag(t, "t5") == rows[5]
+    assert [s.id for s in t.snapshots()] == [12]
+    tagged = [t.tag_manager.get(n).snapshot for n in ("t2", "t5")]
+    assert names_on_disk(t) == live_data_names(t, t.latest_snapshot()).union(
+        *(live_data_names(t, s) for s in tagged))
 
 
 def test_delete_tag_of_present_snapshot_removes_only_the_tag(history):
