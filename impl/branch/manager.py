@@ -10,8 +10,10 @@ files and data files are shared with the table root. Facts carried over from Pai
   snapshot's; its next commit is that snapshot's id + 1.
 - names: not ``main``, not blank, not only digits (plus, here: usable as a directory name).
 - ``fast_forward(branch)`` makes the current branch (main) equal to the branch from the
-  branch's earliest snapshot E on: main's snapshots >= E, its schemas >= E's schema id and its
-  tags of snapshots >= E are deleted, then the branch's schemas, snapshots and tags are copied in.
+  branch's earliest snapshot E on: main's snapshots >= E (newest first), its tags of snapshots
+  >= E and its schemas above E's schema id are deleted, then the branch's schemas, snapshots
+  (ascending) and tags are copied in. A crash leaves main readable (its snapshots below E, plus
+  a prefix of the branch's); running ``fast_forward`` again completes it.
 - deleting a branch deletes its directory; files only it referenced become orphans, which
   :meth:`impl.FileStoreTable.remove_orphan_files` removes.
 
@@ -185,8 +187,11 @@ class BranchManager:
         for tag in list(tags.tags()):
             if tag.snapshot.id >= earliest_id:
                 self.file_io.delete(self.paths.tag_path(tag.name))
+        # Paimon deletes schemas >= E's and copies the branch's in; keeping E's own schema
+        # (overwritten by the copy below) means a crash in between leaves main's remaining
+        # snapshots, whose schemas are at most E's, with their schemas
         for sid in schema_ids_in(self.file_io, self.paths.schema_dir):
-            if sid >= earliest_schema:
+            if sid > earliest_schema:
                 self.file_io.delete(self.paths.schema_path(sid))
 
         # copy the branch's: schemas before the snapshots that name them, snapshots in id order
