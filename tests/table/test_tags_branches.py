@@ -420,3 +420,28 @@ def test_corrupt_tag_file_is_reported(local_catalog):
     with pytest.raises(CorruptMetadataError):
         t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
     assert [s.id for s in t.snapshots()] == [1, 2]
+
+
+def test_deleting_main_tag_of_expired_snapshot_keeps_the_branch_made_from_it(local_catalog):
+    t = local_catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    for i in range(3):
+        write(t, batch(10 * i, 10 * i + 5))
+    t.create_tag("base", 1)
+    t.create_branch("dev", tag="base")
+    dev = t.copy({"branch": "dev"})
+    t.compact(full=True)  # main's later deltas delete snapshot 1's file
+    t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+    dev_rows = rows_of(dev)
+    assert dev_rows == sort_rows(batch(0, 5))
+    deleted = t.delete_tag("base")  # the branch's snapshot and its copy of the tag still need the files
+    assert not any(p.endswith(".parquet") for p in deleted)
+    assert rows_of(dev) == dev_rows
+    # the branch's own maintenance: tag, write, expire, roll back on the branch view
+    dev.create_tag("d1")
+    write(dev, batch(300, 302, "z"))
+    dev.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+    assert [s.id for s in dev.snapshots()] == [2]
+    dev.rollback_to("d1")
+    assert rows_of(dev) == dev_rows and [s.id for s in dev.snapshots()] == [1]
+    assert "snapshot-1" in listing(t, dev.paths.snapshot_dir)
+    assert rows_of(t) == sort_rows(pa.concat_tables([batch(0, 5), batch(10, 15), batch(20, 25)]))
