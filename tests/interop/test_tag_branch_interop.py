@@ -2,7 +2,8 @@
 
 1. impl tags a primary-key table (one tag with a retention), expires the tagged snapshots,
    makes a branch from a tag and commits on it; pypaimon reads each tag (``scan.tag-name``),
-   the tag's retention, the branch (``db.t$branch_dev``) and its branch list.
+   the tag's retention, the branch (``db.t$branch_dev``) and its branch list; impl
+   fast-forwards main to the branch and pypaimon reads main as the branch.
 2. pypaimon tags a table (with and without retention), makes a branch from a tag and commits
    on it; impl reads the tags, their retention, the branch, expires main (the tags stay
    readable), rolls main back to a tag; pypaimon reads the result.
@@ -105,6 +106,12 @@ def test_pypaimon_reads_impl_tags_and_branch(tmp_path, pypaimon):
     assert got["_retained_seconds"] == 86400.0 and got["_create_time_set"]
     assert sort_rows(got["_branch"]) == want_branch
     assert got["_branches"] == ["dev"]
+
+    # impl fast-forwards main to the branch; pypaimon reads main as the branch
+    t.fast_forward("dev")
+    assert impl_rows(t) == want_branch
+    got = pp_run('result = {"main": read("db.pk")}', warehouse=wh)
+    assert sort_rows(got["main"]) == want_branch
 
 
 PP_MAKE_TAGS = """
