@@ -242,7 +242,8 @@ def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
     """
     tags = table.tag_manager
     tag = tags.get(name)  # TagNotFoundError
-    if table.snapshot_manager.snapshot_exists(tag.snapshot.id):
+    if table.snapshot_manager.try_snapshot(tag.snapshot.id) == tag.snapshot:
+        # (compared, not only probed: an id re-used after a rollback holds another snapshot)
         tags.delete_file(name)
         return []
     files = snapshot_file_reader(table).files(tag.snapshot, Missing.SKIP)

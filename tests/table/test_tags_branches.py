@@ -445,3 +445,16 @@ def test_deleting_main_tag_of_expired_snapshot_keeps_the_branch_made_from_it(loc
     assert rows_of(dev) == dev_rows and [s.id for s in dev.snapshots()] == [1]
     assert "snapshot-1" in listing(t, dev.paths.snapshot_dir)
     assert rows_of(t) == sort_rows(pa.concat_tables([batch(0, 5), batch(10, 15), batch(20, 25)]))
+
+
+def test_tag_create_time_encoding_matches_jackson():
+    from impl.tag.tag import decode_local_datetime, encode_local_datetime
+    cases = {
+        dt.datetime(2024, 1, 2, 3, 4): [2024, 1, 2, 3, 4],  # trailing zero seconds and nanos omitted
+        dt.datetime(2024, 1, 2, 3, 4, 5): [2024, 1, 2, 3, 4, 5],
+        dt.datetime(2024, 1, 2, 3, 4, 0, 7): [2024, 1, 2, 3, 4, 0, 7000],  # nanos need the seconds
+    }
+    for ts, arr in cases.items():
+        assert encode_local_datetime(ts) == arr
+        assert decode_local_datetime(arr, "p") == ts
+    assert decode_local_datetime([2024, 1, 2, 3, 4, 5, 123456789], "p") == dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
