@@ -110,13 +110,7 @@ def protected_names(table: "FileStoreTable") -> Callable[[int, int], frozenset[s
         own = list(table.tag_manager.tags())
         wanted = set(tags_to_skip([t.snapshot.id for t in own], begin, end))
         used = tag_names_used(table, (t for t in own if t.snapshot.id in wanted))
-        for branch in all_branches(table):
-            if branch == table.branch:
-                continue
-            paths = table.paths.with_branch(branch)
-            used |= tag_names_used(table, TagManager(table.file_io, paths).tags())
-            used |= used_file_names(table, snapshot_manager=SnapshotManager(table.file_io, paths))
-        return frozenset(used)
+        return frozenset(used | other_branches_used_names(table))
     return protect
 
 
@@ -233,23 +227,64 @@ def rollback_to(table: "FileStoreTable", target: int | str) -> list[str]:
     return doomed
 
 
+def cleanup_neighbours(tag_id: int, other_tag_ids: Sequence[int], earliest_id: int | None) -> tuple[int | None, int | None]:
+    """Which snapshots can still need the files of a deleted tag of expired snapshot ``tag_id``
+    (Paimon's TagManager.doClean): the newest other tag below it, and the nearest of the
+    earliest snapshot and the oldest other tag above it, as (left tag id, right id). A file is
+    live over one contiguous range of snapshots, so if any retained snapshot or other tag of
+    the branch holds a file of the tag, one of these two does."""
+    left = max((i for i in other_tag_ids if i < tag_id), default=None)
+    right = min((i for i in (*other_tag_ids, *([earliest_id] if earliest_id is not None else ())) if i > tag_id),
+                default=None)
+    return left, right
+
+
 def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
     """Delete tag ``name`` and the files only it kept; return the deleted paths.
 
-    As Paimon's TagManager.deleteTag: if the tagged snapshot is still present, only the tag
-    file goes (the snapshot keeps its files). Otherwise the tag's files that no present
-    snapshot and no other tag of any branch references are deleted, after the tag file.
+    As Paimon's TagManager.deleteTag: if the tagged snapshot is still present, or another tag
+    keeps the same snapshot, only the tag file goes. Otherwise the tag's files that neither its
+    neighbours (:func:`cleanup_neighbours`) nor any tag or present snapshot of another branch
+    references are deleted, after the tag file. What to keep is read before anything is
+    deleted, so an unreadable neighbour stops the call with nothing changed.
     """
     tags = table.tag_manager
+    sm = table.snapshot_manager
     tag = tags.get(name)  # TagNotFoundError
-    if table.snapshot_manager.try_snapshot(tag.snapshot.id) == tag.snapshot:
+    others = [t for t in tags.tags() if t.name != name]
+    if sm.try_snapshot(tag.snapshot.id) == tag.snapshot or any(t.snapshot == tag.snapshot for t in others):
         # (compared, not only probed: an id re-used after a rollback holds another snapshot)
         tags.delete_file(name)
         return []
-    files = snapshot_file_reader(table).files(tag.snapshot, Missing.SKIP)
+    reader = snapshot_file_reader(table)
+    files = reader.files(tag.snapshot, Missing.SKIP)
+    earliest = sm.earliest_snapshot()
+    if earliest is not None and earliest.id < tag.snapshot.id:
+        # not one linear history (an id re-used after a rollback): check everything else
+        used = used_file_names(table) | tag_names_used(table, others) | other_branches_used_names(table)
+    else:
+        left, right = cleanup_neighbours(tag.snapshot.id, [t.snapshot.id for t in others],
+                                         earliest.id if earliest is not None else None)
+        keep = [t.snapshot for t in others if t.snapshot.id in (left, right)]
+        if earliest is not None and earliest.id == right:
+            keep.append(earliest)
+        used = set()
+        for snap in dict.fromkeys(keep):
+            used |= reader.files(snap, Missing.RAISE).names()
+        used |= other_branches_used_names(table)
     tags.delete_file(name)
     candidates = files.paths(table.paths, table.partition_cache.path)
-    used = table_used_names(table)
     doomed = [p for n, p in candidates.items() if n not in used]
     table.file_io.delete_quietly(doomed)
     return doomed
+
+
+def other_branches_used_names(table: "FileStoreTable") -> set[str]:
+    """Every file name a tag or present snapshot of a branch other than the table's references."""
+    used: set[str] = set()
+    for branch in all_branches(table):
+        if branch != table.branch:
+            paths = table.paths.with_branch(branch)
+            used |= tag_names_used(table, TagManager(table.file_io, paths).tags())
+            used |= used_file_names(table, snapshot_manager=SnapshotManager(table.file_io, paths))
+    return used

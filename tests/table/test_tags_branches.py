@@ -458,3 +458,43 @@ def test_tag_create_time_encoding_matches_jackson():
         assert encode_local_datetime(ts) == arr
         assert decode_local_datetime(arr, "p") == ts
     assert decode_local_datetime([2024, 1, 2, 3, 4, 5, 123456789], "p") == dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
+
+
+def test_cleanup_neighbours_rule():
+    from impl.table.maintenance import cleanup_neighbours
+    assert cleanup_neighbours(5, [2, 4, 9], earliest_id=7) == (4, 7)  # earliest before the next tag
+    assert cleanup_neighbours(5, [2, 6, 9], earliest_id=7) == (2, 6)
+    assert cleanup_neighbours(5, [], earliest_id=7) == (None, 7)
+    assert cleanup_neighbours(5, [8], earliest_id=None) == (None, 8)
+
+
+def test_delete_tag_whose_id_holds_another_snapshot_checks_everything(history):
+    """A tag whose id a different present snapshot holds (not one linear history): its files
+    are checked against every snapshot and tag, so nothing still read is deleted."""
+    t, rows = history
+    snap = t.snapshot(3)
+    forged = json.loads(t.file_io.read_bytes(t.paths.snapshot_path(3)))
+    forged["commitIdentifier"] = 424242
+    t.file_io.write_bytes(t.paths.tag_path("odd"), json.dumps(forged).encode())
+    assert t.tag_manager.get("odd").snapshot != snap
+    deleted = t.delete_tag("odd")
+    assert deleted == []  # snapshot 3 itself still uses every file the forged tag names
+    for sid in range(1, 13):
+        assert at(t, sid) == rows[sid]
+
+
+def test_delete_newer_tag_keeps_files_an_older_tag_shares(history):
+    """Deleting the newer of two tags of expired snapshots keeps what the older one still reads
+    (its left neighbour), and frees only what neither the older tag nor the table needs."""
+    t, rows = history
+    t.create_tag("t3", 3)
+    t.create_tag("t7", 7)
+    t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+    t3, t7 = (t.tag_manager.get(n).snapshot for n in ("t3", "t7"))
+    shared = live_data_names(t, t3) & live_data_names(t, t7)
+    assert shared  # the history keeps snapshot 1's file live up to the compaction
+    deleted = {posixpath.basename(p) for p in t.delete_tag("t7")}
+    assert not deleted & shared
+    assert deleted == live_data_names(t, t7) - live_data_names(t, t3) - live_data_names(t, t.latest_snapshot()) \
+        | (deleted - {n for n in deleted if n.endswith(".parquet")})
+    assert by_tag(t, "t3") == rows[3] and rows_of(t) == rows[12]
