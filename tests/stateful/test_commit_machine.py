@@ -906,23 +906,44 @@ class TableMachine(RuleBasedStateMachine):
         assert impl_out == model_out
         event(f"create tag: {model_out}")
 
+    @precondition(lambda self: self.model.tags)
     @rule(pick=st.integers(0, 50), name=st.sampled_from(TAG_NAMES))
     def delete_tag(self, pick, name):
         """Delete a tag (mostly an existing one) in model and impl; impl frees the files only it kept."""
-        if self.model.tags and pick % 4:
+        if pick % 8:
             name = sorted(self.model.tags)[pick % len(self.model.tags)]
+        self.delete_one_tag(name)
+
+    def delete_one_tag(self, name: str) -> None:
         model_out = impl_out = "ok"
+        earliest = self.model.earliest()
+        expired = name in self.model.tags and earliest is not None and self.model.tags[name].id < earliest.id
         try:
             self.model.delete_tag(name)
         except ModelError as e:
             model_out = type(e).__name__
+        deleted: list[str] = []
         try:
-            impl_delete_tag(self.impl_table(), name)
+            deleted = impl_delete_tag(self.impl_table(), name)
         except impl_errors.PaimonError as e:
             impl_out = type(e).__name__
+        if expired:
+            event(f"delete tag of an expired snapshot: {'deleted files' if deleted else 'nothing to delete'}")
         note(f"delete tag {name} -> model {model_out} | impl {impl_out}")
         assert impl_out == model_out
-        event(f"delete tag: {model_out}")
+        event(f"delete tag: {model_out}{' (its snapshot expired)' if expired else ''}")
+
+    def expired_tags(self) -> list[str]:
+        earliest = self.model.earliest()
+        return sorted(n for n, snap in self.model.tags.items() if earliest is not None and snap.id < earliest.id)
+
+    @precondition(lambda self: self.expired_tags())
+    @rule(pick=st.integers(0, 50))
+    def delete_expired_tag(self, pick):
+        """Delete a tag whose snapshot expired: impl deletes the files only it kept (checked by
+        ``data_files_match_retained_snapshots``), keeping what a retained snapshot or tag reads."""
+        names = self.expired_tags()
+        self.delete_one_tag(names[pick % len(names)])
 
     @rule()
     def reopen(self):

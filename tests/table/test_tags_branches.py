@@ -498,3 +498,20 @@ def test_delete_newer_tag_keeps_files_an_older_tag_shares(history):
     assert deleted == live_data_names(t, t7) - live_data_names(t, t3) - live_data_names(t, t.latest_snapshot()) \
         | (deleted - {n for n in deleted if n.endswith(".parquet")})
     assert by_tag(t, "t3") == rows[3] and rows_of(t) == rows[12]
+
+
+def test_delete_tag_keeps_files_the_table_still_reads(local_catalog):
+    """The tag's files that the earliest retained snapshot still reads (its right neighbour)
+    stay; nothing the table reads is deleted."""
+    t = local_catalog.create_table("db.t", schema=SCHEMA)
+    for i in range(5):
+        write(t, batch(i * 10, i * 10 + 2))
+    t.create_tag("t2", 2)
+    t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+    assert [s.id for s in t.snapshots()] == [5]
+    before = names_on_disk(t)
+    assert live_data_names(t, t.tag_manager.get("t2").snapshot) <= live_data_names(t, t.latest_snapshot())
+    deleted = t.delete_tag("t2")
+    assert not any(p.endswith(".parquet") for p in deleted)
+    assert names_on_disk(t) == before and rows_of(t) == sort_rows(pa.concat_tables([batch(i * 10, i * 10 + 2)
+                                                                                    for i in range(5)]))
