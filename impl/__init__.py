@@ -5,19 +5,27 @@
 """
 
 from impl.errors import (
+    BranchAlreadyExistsError,
+    BranchNotFoundError,
+    BranchStateError,
     BucketCountChangedError,
     ColumnAlreadyExistError,
     ColumnNotExistError,
     CommitConflictError,
     CommitError,
     CorruptMetadataError,
+    InvalidBranchNameError,
     InvalidOptionError,
+    InvalidTagNameError,
+    NoSnapshotError,
     PaimonError,
     SchemaChangedError,
     SchemaChangeError,
     SchemaMismatchError,
     SnapshotNotFoundError,
     TableError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
 )
 from impl.schema import Move, SchemaChange
 from impl.table import (
@@ -50,4 +58,6 @@ __all__ = [
     "UnsupportedTableFeatureError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
     "SchemaChange", "Move", "SchemaChangeError", "SchemaChangedError",
     "ColumnNotExistError", "ColumnAlreadyExistError",
+    "TagAlreadyExistsError", "TagNotFoundError", "InvalidTagNameError", "NoSnapshotError",
+    "BranchAlreadyExistsError", "BranchNotFoundError", "BranchStateError", "InvalidBranchNameError",
 ]

@@ -69,6 +69,15 @@ class SnapshotNotFoundError(PaimonError):
         super().__init__(f"snapshot {snapshot_id} of table {table_path} does not exist")
 
 
+class NoSnapshotError(SnapshotNotFoundError):
+    """An operation needs a snapshot (e.g. tagging the latest) and the table has none yet."""
+
+    def __init__(self, table_path: str, what: str):
+        PaimonError.__init__(self, f"table {table_path} has no snapshot yet: {what}")
+        self.table_path = table_path
+        self.snapshot_id = 0
+
+
 class DuplicateFileError(PaimonError):
     """A stream of manifest entries adds the same file identity twice."""
 
@@ -201,3 +210,53 @@ class SchemaChangedError(CommitConflictError):
         self.prepared_schema_id = prepared_schema_id
         self.latest_schema_id = latest_schema_id
         super().__init__(message)
+
+
+# --------------------------------------------------------------------------- tags and branches
+
+
+class InvalidTagNameError(TableError, ValueError):
+    """A tag name breaks the rules: blank, or not usable as a file name (``/``, ``\\``, NUL,
+    a leading ``.``)."""
+
+
+class TagAlreadyExistsError(TableError):
+    """``create_tag`` of a name that is taken (the tag file is created only if absent)."""
+
+    def __init__(self, table: str, tag_name: str):
+        self.tag_name = tag_name
+        super().__init__(f"tag {tag_name!r} of table {table} already exists; delete it first or pick another name")
+
+
+class TagNotFoundError(TableError):
+    """The named tag does not exist."""
+
+    def __init__(self, table: str, tag_name: str):
+        self.tag_name = tag_name
+        super().__init__(f"tag {tag_name!r} of table {table} does not exist")
+
+
+class InvalidBranchNameError(TableError, ValueError):
+    """A branch name breaks Paimon's rules: 'main', blank, only digits, or not usable as a
+    directory name."""
+
+
+class BranchAlreadyExistsError(TableError):
+    """``create_branch`` of a name that is taken."""
+
+    def __init__(self, table: str, branch: str):
+        self.branch = branch
+        super().__init__(f"branch {branch!r} of table {table} already exists")
+
+
+class BranchNotFoundError(TableError):
+    """The named branch does not exist."""
+
+    def __init__(self, table: str, branch: str):
+        self.branch = branch
+        super().__init__(f"branch {branch!r} of table {table} does not exist")
+
+
+class BranchStateError(TableError):
+    """A branch operation that the branch's state does not allow (fast-forward of a branch
+    without snapshots, fast-forward from the branch itself)."""

@@ -2,7 +2,8 @@
 
 rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions);
              index facts of dynamic bucket mode: fold_index, check_index_conflicts, assign_buckets
-table.py  -- Model: retained snapshots; commit, overwrite, expire, read; schema ids (alter)
+table.py  -- Model: retained snapshots and tags; commit, overwrite, expire, read, tag, rollback;
+             schema ids (alter)
 schema.py -- schema facts and the rule for a commit prepared under an older schema
 errors.py -- error classes, named as in impl.errors
 deletion_vectors.py -- deletion vectors: the no-merge read, the two safety invariants, the
@@ -16,10 +17,13 @@ from model.errors import (
     FileAlreadyLiveError,
     FileNotLiveError,
     IndexFileConflictError,
+    InvalidTagNameError,
     KeyRangeOverlapError,
     ModelError,
     SchemaChangedError,
     SnapshotNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
 )
 from model.rules import (
     ADD,
@@ -42,6 +46,7 @@ from model.rules import (
     check_conflicts,
     check_index_conflicts,
     check_index_invariant,
+    files_kept,
     fold_index,
     identity,
     index_identity,
@@ -57,7 +62,8 @@ __all__ = [
     "BucketCountChangedError", "CommitConflictError", "DuplicateFileError",
     "FileAlreadyLiveError", "FileNotLiveError", "IndexFileConflictError", "KeyRangeOverlapError", "ModelError",
     "SnapshotNotFoundError", "SchemaChangedError", "FieldFacts", "SchemaFacts", "commit_schema_problem",
+    "InvalidTagNameError", "TagAlreadyExistsError", "TagNotFoundError",
     "Entry", "FileFacts", "Identity", "IndexEntry", "IndexFacts", "IndexIdentity", "Model", "Snapshot",
-    "assign_buckets", "check_conflicts", "check_index_conflicts", "check_index_invariant", "fold_index",
+    "assign_buckets", "check_conflicts", "check_index_conflicts", "files_kept", "check_index_invariant", "fold_index",
     "identity", "index_identity", "merge_entries", "merge_rows",
 ]

@@ -60,3 +60,15 @@ class SchemaChangedError(CommitConflictError):
         self.prepared_schema_id = prepared_schema_id
         self.latest_schema_id = latest_schema_id
         super().__init__(message)
+
+
+class InvalidTagNameError(ModelError):
+    """A tag name is blank."""
+
+
+class TagAlreadyExistsError(ModelError):
+    """A tag of that name exists; tags are created only if absent."""
+
+
+class TagNotFoundError(ModelError):
+    """No tag has that name."""

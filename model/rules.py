@@ -142,6 +142,17 @@ def _check_key_ranges(files: Iterable[FileFacts]) -> None:
                 )
 
 
+def files_kept(retained: Iterable[Mapping[Identity, FileFacts]],
+               tagged: Iterable[Mapping[Identity, FileFacts]]) -> frozenset[Identity]:
+    """What storage must hold: the files live in a retained snapshot or in a tagged one.
+
+    Expiration removes snapshots, never tags: a tagged snapshot's files stay until its last
+    tag goes, even after the snapshot itself expired (impl: the ``protected`` names of
+    impl.snapshot.expire and the tag deletion of impl.table.maintenance).
+    """
+    return frozenset(key for live in (*retained, *tagged) for key in live)
+
+
 # Row kinds, as in Paimon: +I, -U, +U, -D.
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE_ROW = 0, 1, 2, 3
 

@@ -6,7 +6,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Hashable, Iterable, Mapping
 
-from model.errors import SchemaChangedError, SnapshotNotFoundError
+from model.errors import (
+    InvalidTagNameError,
+    SchemaChangedError,
+    SnapshotNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
+)
 from model.rules import (
     ADD,
     APPEND,
@@ -21,6 +27,7 @@ from model.rules import (
     IndexIdentity,
     check_conflicts,
     check_index_conflicts,
+    files_kept,
     fold_index,
 )
 from model.schema import SchemaFacts, commit_schema_problem
@@ -45,11 +52,13 @@ class Snapshot:
 
 
 class Model:
-    """Reference table. ``snapshots`` holds the retained snapshots, ids contiguous and ascending."""
+    """Reference table. ``snapshots`` holds the retained snapshots, ids contiguous and ascending;
+    ``tags`` maps a tag name to the snapshot it keeps (which may have expired)."""
 
     def __init__(self, primary_key: bool, schema: SchemaFacts | None = None):
         self.primary_key = primary_key
         self.snapshots: list[Snapshot] = []
+        self.tags: dict[str, Snapshot] = {}
         # schema ids 0..n, never removed; empty when a test does not track schemas
         self.schemas: list[SchemaFacts] = [schema] if schema is not None else []
 
@@ -108,8 +117,8 @@ class Model:
         return latest.index if latest else _NO_INDEX
 
     def files_needed(self) -> frozenset[Identity]:
-        """Identities live in any retained snapshot: what storage must still hold."""
-        return frozenset(key for s in self.snapshots for key in s.live)
+        """Identities live in any retained or tagged snapshot: what storage must still hold."""
+        return files_kept((s.live for s in self.snapshots), (s.live for s in self.tags.values()))
 
     def committed_kinds(self, user: str, identifier: int) -> set[str]:
         """Kinds of the retained snapshots published by (user, identifier)."""
@@ -241,3 +250,46 @@ class Model:
         removed = self.snapshots[: max(0, len(self.snapshots) - keep)]
         del self.snapshots[: len(removed)]
         return [s.id for s in removed]
+
+    # ------------------------------------------------------------------ tags
+
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> Snapshot:
+        """Tag the latest snapshot or ``snapshot_id``. An expired snapshot can be tagged only
+        while another tag keeps it; a taken name is refused (tags are created if absent)."""
+        # checked in this order: the name's form, the snapshot, then whether the name is taken
+        if not name.strip():
+            raise InvalidTagNameError(f"tag name {name!r} is blank")
+        if snapshot_id is None:
+            snap = self.latest()
+            if snap is None:
+                raise SnapshotNotFoundError(0)
+        else:
+            held = [s for s in self.tags.values() if s.id == snapshot_id]
+            snap = held[0] if held else self.snapshot(snapshot_id)
+        if name in self.tags:
+            raise TagAlreadyExistsError(f"tag {name!r} already exists")
+        self.tags[name] = snap
+        return snap
+
+    def delete_tag(self, name: str) -> None:
+        if name not in self.tags:
+            raise TagNotFoundError(f"tag {name!r} does not exist")
+        del self.tags[name]
+
+    def read_tag(self, name: str) -> Mapping[Identity, FileFacts]:
+        if name not in self.tags:
+            raise TagNotFoundError(f"tag {name!r} does not exist")
+        return self.tags[name].live
+
+    def rollback_to(self, snapshot_id: int) -> None:
+        """Make ``snapshot_id`` the latest: newer snapshots and the tags of newer snapshots go.
+        An expired snapshot that a tag keeps comes back as the only snapshot."""
+        held = [s for s in self.tags.values() if s.id == snapshot_id]
+        first = self.snapshots[0].id if self.snapshots else None
+        if first is not None and first <= snapshot_id <= self.snapshots[-1].id:
+            del self.snapshots[snapshot_id - first + 1:]
+        elif held:
+            self.snapshots = [held[0]]
+        else:
+            raise SnapshotNotFoundError(snapshot_id)
+        self.tags = {n: s for n, s in self.tags.items() if s.id <= snapshot_id}

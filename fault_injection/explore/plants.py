@@ -15,7 +15,7 @@ from impl.format.json_records import Snapshot
 from impl.format.records import ManifestEntry
 from impl.fs.file_io import FileIO
 from impl.fs.paths import LATEST_HINT
-from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
+from impl.snapshot.expire import ExpireConfig, ExpireResult, Protected, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.references import Missing
 
@@ -60,10 +60,10 @@ class ExpireReferencedFile(SnapshotExpiration):
     not hold live: also files an in-flight commit wrote and is about to publish, or files a
     snapshot published meanwhile references."""
 
-    def expire(self, config: ExpireConfig) -> ExpireResult:
+    def expire(self, config: ExpireConfig, protected: Protected = frozenset()) -> ExpireResult:
         latest = self.snapshot_manager.latest_snapshot()
         keep = {e.file.file_name for e in self.references.files(latest, Missing.SKIP).data_files} if latest else set()
-        result = super().expire(config)
+        result = super().expire(config, protected)
         doomed = [f.path for f in self.file_io.walk_files(TABLE)
                   if "/bucket-" in f.path and f.path.rsplit("/", 1)[-1] not in keep]
         self._delete_each(sorted(doomed))

@@ -67,7 +67,7 @@ from impl.format.records import (
 )
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.fs.paths import LATEST_HINT, IdFactory, TablePaths, partition_path, random_id
+from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths, partition_path, random_id
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import (
     IndexManifestFile,
@@ -204,13 +204,15 @@ class FileStoreCommit:
         manifest_file: ManifestFile | None = None,
         jitter: random.Random | None = None,
         id_factory: IdFactory | None = None,
+        branch: str = MAIN_BRANCH,
     ):
         """``clock_millis``, ``sleep``, ``monotonic`` (the retry timeout's clock), ``jitter``
         (the backoff's random source, default the ``random`` module) and ``id_factory`` (the
         uuid part of new file names and the default commit user) are seams for the
         deterministic simulation; the defaults are the real ones."""
         self.file_io = file_io
-        self.paths = TablePaths(table_path, id_factory=id_factory)
+        # a branch's snapshots go to branch/branch-<name>/snapshot; manifests are shared
+        self.paths = TablePaths(table_path, id_factory=id_factory, branch=branch)
         self.schema = schema
         self.commit_user = commit_user or (id_factory or random_id)()
         self.options = options or CommitOptions.from_options(schema.options)

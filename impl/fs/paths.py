@@ -6,7 +6,13 @@
 <table>/manifest/manifest-<uuid>-<n>, manifest-list-<uuid>-<n>, index-manifest-<uuid>-<n>
 <table>/<k1>=<v1>/.../bucket-<b>/data-<uuid>-<n>.parquet, changelog-<uuid>-<n>.parquet
 <table>/index/index-<uuid>-<n>
+<table>/tag/tag-<name>                                   a tag: the snapshot JSON (+ tag fields)
+<table>/branch/branch-<name>/{schema,snapshot,tag}/      a branch's own metadata
 ```
+
+A branch keeps its own schema, snapshot and tag directories under ``branch/branch-<name>/``;
+manifests, index files and data files live at the table root for every branch (Paimon's
+FileStorePathFactory does the same), so a branch made from a tag shares the tag's files.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ LATEST_HINT = "LATEST"
 EARLIEST_HINT = "EARLIEST"
 DATA_FILE_PREFIX = "data-"
 CHANGELOG_FILE_PREFIX = "changelog-"
+TAG_PREFIX = "tag-"
+BRANCH_PREFIX = "branch-"
+MAIN_BRANCH = "main"
 
 
 IdFactory = Callable[[], str]
@@ -74,12 +83,24 @@ class DataFileNamer(FileNamer):
         return self._next_with(CHANGELOG_FILE_PREFIX)
 
 
+def branch_root(table_path: str, branch: str) -> str:
+    """Directory holding a branch's schema/, snapshot/ and tag/ (the table directory for main)."""
+    if branch == MAIN_BRANCH:
+        return table_path
+    return posixpath.join(table_path, "branch", BRANCH_PREFIX + branch)
+
+
 class TablePaths:
-    def __init__(self, table_path: str, id_factory: IdFactory | None = None):
-        """``id_factory``: the uuid source of new manifest and list names (see :class:`FileNamer`)."""
+    def __init__(self, table_path: str, id_factory: IdFactory | None = None, branch: str = MAIN_BRANCH):
+        """``id_factory``: the uuid source of new manifest and list names (see :class:`FileNamer`).
+        ``branch``: whose schema / snapshot / tag directories these are (data is shared)."""
         self.table_path = table_path.rstrip("/")
-        self.snapshot_dir = posixpath.join(self.table_path, "snapshot")
-        self.schema_dir = posixpath.join(self.table_path, "schema")
+        self.branch = branch
+        self.branch_dir = branch_root(self.table_path, branch)
+        self.snapshot_dir = posixpath.join(self.branch_dir, "snapshot")
+        self.schema_dir = posixpath.join(self.branch_dir, "schema")
+        self.tag_dir = posixpath.join(self.branch_dir, "tag")
+        self.branches_dir = posixpath.join(self.table_path, "branch")
         self.manifest_dir = posixpath.join(self.table_path, "manifest")
         self.index_dir = posixpath.join(self.table_path, "index")
         self._manifest = FileNamer("manifest-", id_factory=id_factory)
@@ -95,6 +116,13 @@ class TablePaths:
 
     def schema_path(self, schema_id: int) -> str:
         return posixpath.join(self.schema_dir, f"{SCHEMA_PREFIX}{schema_id}")
+
+    def tag_path(self, tag_name: str) -> str:
+        return posixpath.join(self.tag_dir, f"{TAG_PREFIX}{tag_name}")
+
+    def with_branch(self, branch: str) -> "TablePaths":
+        """The same table's paths for another branch."""
+        return TablePaths(self.table_path, branch=branch)
 
     def manifest_path(self, file_name: str) -> str:
         return posixpath.join(self.manifest_dir, file_name)

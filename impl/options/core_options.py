@@ -197,6 +197,10 @@ SCAN_SNAPSHOT_ID: ConfigOption[int | None] = _option(
     "scan.snapshot-id", at_least(1), None, "Read this snapshot (time travel).")
 SCAN_TIMESTAMP_MILLIS: ConfigOption[int | None] = _option(
     "scan.timestamp-millis", parse_int, None, "Read the latest snapshot committed at or before this epoch millisecond.")
+SCAN_TAG_NAME: ConfigOption[str | None] = _option(
+    "scan.tag-name", parse_optional_text, None, "Read the snapshot this tag keeps (time travel by tag).")
+BRANCH: ConfigOption[str] = _option(
+    "branch", parse_text, "main", "The branch whose snapshots a table view reads and commits to.")
 INCREMENTAL_BETWEEN: ConfigOption[tuple[int, int] | None] = _option(
     "incremental-between", parse_incremental_between, None,
     "Read the changes after snapshot <start> up to snapshot <end>: '<start>,<end>'.")

@@ -21,6 +21,12 @@ files are gone.)
    snapshot ``end`` does not reference (every later snapshot's base derives from ``end``'s
    base + delta, so what ``end`` does not reference no later snapshot does).
 
+Tags: a name in ``protected`` is never deleted, whatever the rules above say: the snapshot
+file of a tagged snapshot goes, its files stay until the tag goes. ``protected`` is a set of
+names or a function of the expired range ``(begin, end)`` that returns one, called only when
+there is something to expire; the table layer passes the files of the tags
+:func:`tags_to_skip` selects and of every tag and present snapshot of the other branches.
+
 What a snapshot references is :mod:`impl.snapshot.references`' rule. Snapshot ``end`` must be
 complete (a missing file of it is CorruptMetadataError); a missing file of an expired
 snapshot was removed by an interrupted earlier run.
@@ -33,7 +39,7 @@ from __future__ import annotations
 import logging
 import posixpath
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence, Union
 
 from impl.errors import PaimonError
 from impl.format.records import FileKind, ManifestEntry
@@ -46,6 +52,25 @@ from impl.snapshot.references import Missing, SnapshotFileReader, entry_paths
 log = logging.getLogger(__name__)
 
 MAX_RETAINED = 2**31 - 1
+
+# names expiration must not delete, or a function of the expired range (begin, end) giving them
+Protected = Union[frozenset[str], Callable[[int, int], frozenset[str]]]
+
+
+def tags_to_skip(tag_ids: Sequence[int], begin: int, end: int) -> list[int]:
+    """The tagged snapshot ids whose files expiring ``begin .. end - 1`` must keep (Paimon's
+    findSkippingTags): the newest tag at or before ``begin`` and every tag before ``end``.
+
+    Why no others: a data file is added once and deleted once, so the snapshots it is live in
+    form one contiguous range. Expiration only deletes files DELETEd by deltas up to ``end``
+    and not live in ``end``: such a file's range ends before ``end``, and if it reaches an
+    older tag it also reaches the newest tag at or before ``begin``. Tags of ``end`` or later
+    cannot hold it.
+    """
+    ids = sorted(set(tag_ids))
+    before = [t for t in ids if t <= begin]
+    start = before[-1] if before else begin
+    return [t for t in ids if start <= t < end]
 
 
 @dataclass(frozen=True)
@@ -96,7 +121,7 @@ class SnapshotExpiration:
 
     # ------------------------------------------------------------------ choosing
 
-    def expire(self, config: ExpireConfig) -> ExpireResult:
+    def expire(self, config: ExpireConfig, protected: Protected = frozenset()) -> ExpireResult:
         sm = self.snapshot_manager
         latest = sm.latest_snapshot_id()
         earliest = sm.earliest_snapshot_id()
@@ -111,12 +136,14 @@ class SnapshotExpiration:
             if snap is not None and config.older_than_millis <= snap.time_millis:
                 end = sid
                 break
-        return self.expire_until(earliest, end, config)
+        return self.expire_until(earliest, end, config, protected)
 
     # ------------------------------------------------------------------ deleting
 
-    def expire_until(self, earliest: int, end_exclusive: int, config: ExpireConfig = ExpireConfig()) -> ExpireResult:
-        """Expire snapshots ``earliest .. end_exclusive - 1``; snapshot ``end_exclusive`` must exist."""
+    def expire_until(self, earliest: int, end_exclusive: int, config: ExpireConfig = ExpireConfig(),
+                     protected: Protected = frozenset()) -> ExpireResult:
+        """Expire snapshots ``earliest .. end_exclusive - 1``; snapshot ``end_exclusive`` must exist.
+        No file whose name is in ``protected`` is deleted."""
         sm = self.snapshot_manager
         if end_exclusive <= earliest:
             return ExpireResult()
@@ -126,6 +153,8 @@ class SnapshotExpiration:
                 begin = sid + 1  # an interrupted run already removed the ones below
                 break
         end_snapshot = sm.snapshot(end_exclusive)
+        if callable(protected):
+            protected = protected(begin, end_exclusive)  # may raise (a corrupt tag): nothing deleted yet
         expired = [s for s in (sm.try_snapshot(i) for i in range(begin, end_exclusive)) if s is not None]
 
         # what the first retained snapshot needs, and what the expired ones reference
@@ -169,6 +198,10 @@ class SnapshotExpiration:
             for name in sorted(set(files.index_files) - keep_index):
                 meta_candidates.append(self.paths.index_file_path(name))
         meta_candidates = list(dict.fromkeys(meta_candidates))
+        if protected:
+            data_candidates = unprotected(data_candidates, protected)
+            changelog_candidates = unprotected(changelog_candidates, protected)
+            meta_candidates = unprotected(meta_candidates, protected)
 
         # the snapshot files, oldest first, then the hint; from here on the files above are
         # referenced by no present snapshot
@@ -224,4 +257,9 @@ class SnapshotExpiration:
                 d = posixpath.dirname(d)
 
 
-__all__ = ["ExpireConfig", "ExpireResult", "SnapshotExpiration"]
+def unprotected(paths: list[str], protected: frozenset[str]) -> list[str]:
+    """The paths whose file name is not protected (by a tag or another branch)."""
+    return [p for p in paths if posixpath.basename(p) not in protected]
+
+
+__all__ = ["ExpireConfig", "ExpireResult", "Protected", "SnapshotExpiration", "tags_to_skip", "unprotected"]

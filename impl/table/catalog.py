@@ -33,9 +33,11 @@ from impl.table.errors import (
 from impl.table.options import warn_unknown_keys
 from impl.table.schema import Schema, build_table_schema, validate_for_create
 from impl.table.system import SYSTEM_TABLES, SystemTable
-from impl.table.table import FileStoreTable, load_latest_schema, schema_ids
+from impl.table.table import FileStoreTable, load_latest_schema, open_branch, schema_ids
 
 DB_SUFFIX = ".db"
+SYSTEM_TABLE_SPLITTER = "$"
+BRANCH_SUFFIX_PREFIX = "branch_"
 _BAD_CHARS = set("/\\\x00")
 
 
@@ -193,20 +195,27 @@ class Catalog:
         return FileStoreTable(self.file_io, paths.table_path, table_schema, ident)
 
     def get_table(self, identifier) -> FileStoreTable | SystemTable:
-        """The table ``db.t``, or its system table ``db.t$snapshots`` (``$schemas``, ``$options``,
-        ``$manifests``, ``$files``, ``$partitions``, ``$buckets``, ``$tags``, ``$branches``),
-        a read-only :class:`impl.table.system.SystemTable`."""
+        """The table ``db.t``; a view of its branch ``b`` with ``db.t$branch_b`` (Paimon's
+        identifier syntax; BranchNotFoundError if the branch does not exist); or a read-only
+        system table (:class:`impl.table.system.SystemTable`) ``db.t$snapshots`` (``$schemas``,
+        ``$options``, ``$manifests``, ``$files``, ``$partitions``, ``$buckets``, ``$tags``,
+        ``$branches``), also of a branch: ``db.t$branch_b$snapshots``."""
         db, name = parse_identifier(identifier)
         base, system = split_system_table(name)
-        if system is not None:
-            return self._get_system_table(db, base, system)
-        return self._get_data_table(db, name)
-
-    def _get_system_table(self, db: str, base: str, system: str) -> SystemTable:
+        if system is None:
+            return self._get_data_table(db, name)
+        table = self._get_data_table(db, base)
+        if system.startswith(BRANCH_SUFFIX_PREFIX):
+            branch, _, rest = system[len(BRANCH_SUFFIX_PREFIX):].partition(SYSTEM_TABLE_SPLITTER)
+            table = open_branch(self.file_io, table.path, f"{db}.{base}{SYSTEM_TABLE_SPLITTER}{BRANCH_SUFFIX_PREFIX}{branch}",
+                                branch)
+            if not rest:
+                return table
+            system = rest
         spec = SYSTEM_TABLES.get(system.lower())
         if spec is None:
-            raise UnknownSystemTableError(f"{db}.{base}${system}", system, list(SYSTEM_TABLES))
-        return SystemTable(self._get_data_table(db, base), spec)
+            raise UnknownSystemTableError(f"{db}.{name}", system, list(SYSTEM_TABLES))
+        return SystemTable(table, spec)
 
     def _get_data_table(self, db: str, name: str) -> FileStoreTable:
         ident = f"{db}.{name}"

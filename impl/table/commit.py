@@ -37,7 +37,7 @@ class TableCommit:
         self.overwrite_partition = overwrite_partition
         self.file_store_commit = FileStoreCommit(
             table.file_io, table.path, table.schema, commit_user=commit_user, options=table.options.commit,
-            table_name=table.identifier, manifest_file=table.manifest_file)
+            table_name=table.identifier, manifest_file=table.manifest_file, branch=table.branch)
         self._committed = False
         self._closed = False
 

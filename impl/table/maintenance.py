@@ -1,20 +1,28 @@
-"""Orphan-file removal and rollback.
+"""Orphan-file removal, rollback and tag deletion.
 
-Both rest on :func:`used_file_names`: every file name a present snapshot references, by the
-rule of :mod:`impl.snapshot.references` (shared with expiration).
+All rest on :func:`used_file_names`: every file name a present snapshot references, by the
+rule of :mod:`impl.snapshot.references` (shared with expiration). Files are shared between
+the branches of a table and kept by tags, so what the whole table still needs
+(:func:`table_used_names`) is the union over every branch (main included) of its present
+snapshots and of its tags; nothing in that union is ever deleted.
 """
 
 from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
-from impl.errors import CorruptMetadataError
+from impl.branch.manager import BranchManager
+from impl.errors import CorruptMetadataError, SnapshotNotFoundError
 from impl.format.json_records import Snapshot
-from impl.fs.paths import LATEST_HINT, TablePaths
+from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
+from impl.snapshot.expire import tags_to_skip
+from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.references import Missing, PartitionPathOf, SnapshotFileReader, SnapshotFiles
+from impl.tag.manager import TagManager
+from impl.tag.tag import Tag
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
@@ -25,8 +33,10 @@ def snapshot_file_reader(table: "FileStoreTable") -> SnapshotFileReader:
                               IndexManifestFile(table.file_io, table.paths), table.paths)
 
 
-def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | None = None) -> set[str]:
-    """Every file name the given (default: all present) snapshots reference.
+def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | None = None,
+                    snapshot_manager: SnapshotManager | None = None) -> set[str]:
+    """Every file name the given (default: all present snapshots of ``snapshot_manager``'s
+    branch, by default the table's) snapshots reference.
 
     CorruptMetadataError if a metadata file of one of them is missing or corrupt: a present
     snapshot must be complete, and guessing would delete files it needs.
@@ -42,7 +52,7 @@ def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | Non
     # snapshot expired while we read it is skipped: expiration goes in increasing id order, so
     # whatever it referenced that is still in use, a later snapshot we read references too.
     # (Both found by the deterministic explorer's orphan-removal actor.)
-    sm = table.snapshot_manager
+    sm = snapshot_manager or table.snapshot_manager
     ids = sm.snapshot_ids()
     seen = 0
     while ids:
@@ -61,15 +71,66 @@ def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | Non
     return used
 
 
+def all_branches(table: "FileStoreTable") -> list[str]:
+    """``main`` and every branch of the table."""
+    return [MAIN_BRANCH, *BranchManager(table.file_io, table.path).branches()]
+
+
+def all_tags(table: "FileStoreTable") -> list[tuple[str, Tag]]:
+    """(branch, tag) for every tag of every branch."""
+    out: list[tuple[str, Tag]] = []
+    for branch in all_branches(table):
+        out.extend((branch, t) for t in TagManager(table.file_io, table.paths.with_branch(branch)).tags())
+    return out
+
+
+def tag_names_used(table: "FileStoreTable", tags: Iterable[Tag]) -> set[str]:
+    """Every file name the given tags reference (each distinct snapshot read once).
+
+    A tag must be complete: CorruptMetadataError if a file it needs is missing.
+    """
+    reader = snapshot_file_reader(table)
+    used: set[str] = set()
+    seen: set[Snapshot] = set()
+    for tag in tags:
+        if tag.snapshot not in seen:
+            seen.add(tag.snapshot)
+            used |= reader.files(tag.snapshot, Missing.RAISE).names()
+    return used
+
+
+def protected_names(table: "FileStoreTable") -> Callable[[int, int], frozenset[str]]:
+    """What expiring snapshots ``begin .. end - 1`` of the table's branch must not delete (a
+    function of the range, called by the expiration only when it has something to expire):
+    the files of the branch's tags :func:`impl.snapshot.expire.tags_to_skip` selects (Paimon's
+    skipping tags), and of every tag and present snapshot of the other branches, which share
+    files with this one (created from its tags, or fast-forwarded to)."""
+
+    def protect(begin: int, end: int) -> frozenset[str]:
+        own = list(table.tag_manager.tags())
+        wanted = set(tags_to_skip([t.snapshot.id for t in own], begin, end))
+        used = tag_names_used(table, (t for t in own if t.snapshot.id in wanted))
+        return frozenset(used | other_branches_used_names(table))
+    return protect
+
+
+def table_used_names(table: "FileStoreTable") -> set[str]:
+    """Every file name any present snapshot or tag of any branch references."""
+    used = tag_names_used(table, (t for _, t in all_tags(table)))
+    for branch in all_branches(table):
+        used |= used_file_names(table, snapshot_manager=SnapshotManager(table.file_io, table.paths.with_branch(branch)))
+    return used
+
+
 def _is_candidate(table: "FileStoreTable", path: str) -> bool:
     """Files orphan cleanup may touch: data / changelog files in bucket directories, manifests,
-    index files, and dot-prefixed temp files. Never schema, snapshot or hint files."""
+    index files, and dot-prefixed temp files. Never schema, snapshot, tag, branch or hint files."""
     rel = posixpath.relpath(path, table.path)
     parts = rel.split("/")
     name = parts[-1]
     if name.startswith(".") and name.endswith(".tmp"):
         return True
-    if parts[0] in ("schema", "snapshot"):
+    if parts[0] in ("schema", "snapshot", "tag", "branch"):
         return False
     if parts[0] in ("manifest", "index") and len(parts) == 2:
         return True
@@ -81,7 +142,7 @@ def remove_orphan_files(table: "FileStoreTable", older_than_millis: int) -> list
     files = [f for f in table.file_io.walk_files(table.path) if _is_candidate(table, f.path)]
     if not files:
         return []
-    used = used_file_names(table)  # raises before deleting anything if a snapshot is unreadable
+    used = table_used_names(table)  # raises before deleting anything if a snapshot or tag is unreadable
     doomed = [f.path for f in files
               if posixpath.basename(f.path) not in used
               and f.modified_millis is not None and f.modified_millis < older_than_millis]
@@ -121,26 +182,109 @@ def plan_rollback(target_id: int, newer: Sequence[SnapshotFiles], table_paths: T
     return RollbackPlan(target_id, ids, candidates)
 
 
-def rollback_to(table: "FileStoreTable", snapshot_id: int) -> list[str]:
-    """Make ``snapshot_id`` the latest snapshot.
+def rollback_to(table: "FileStoreTable", target: int | str) -> list[str]:
+    """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest.
 
-    Newer snapshot files are deleted newest first, the LATEST hint is set, then the files only
-    the removed snapshots referenced are deleted. Returns the deleted data / metadata file
-    paths. Not safe while other writers commit.
+    Paimon's RollbackHelper: the LATEST hint is set first, newer snapshot files are deleted
+    newest first (a crash leaves a contiguous range whose newest is read), then the tags of
+    newer snapshots, then the files that only the removed snapshots referenced (nothing any
+    remaining snapshot or tag of any branch uses). A tag whose snapshot expired is first
+    written back as ``snapshot-<id>`` (EARLIEST hint set to it), so the table always has a
+    snapshot to read. An id whose snapshot expired is taken from a tag of that id. Returns
+    the deleted data / metadata file paths. Not safe while other writers commit.
     """
     sm = table.snapshot_manager
-    sm.snapshot(snapshot_id)  # SnapshotNotFoundError if it does not exist
-    latest = sm.latest_snapshot_id()
-    if latest is None or latest <= snapshot_id:
-        return []
+    tags = table.tag_manager
+    if isinstance(target, str):
+        snap = tags.get(target).snapshot  # TagNotFoundError
+    else:
+        present = sm.try_snapshot(target)
+        if present is None:
+            held = [t for t in tags.tags() if t.snapshot.id == target]
+            if not held:
+                raise SnapshotNotFoundError(table.path, target)
+            present = held[0].snapshot
+        snap = present
+    if not sm.snapshot_exists(snap.id):
+        # expired: write the tag's copy back first, so a crash below still leaves it readable
+        table.file_io.try_write_atomic(table.paths.snapshot_path(snap.id), snap.to_json_bytes())
+        sm.commit_hint(EARLIEST_HINT, snap.id)
+    sm.commit_hint(LATEST_HINT, snap.id)
     reader = snapshot_file_reader(table)
     # a file of a newer snapshot already gone (an interrupted rollback) only cannot be deleted again
-    newer = [reader.files(s, Missing.SKIP)
-             for s in (sm.try_snapshot(i) for i in range(snapshot_id + 1, latest + 1)) if s is not None]
-    plan = plan_rollback(snapshot_id, newer, table.paths, table.partition_cache.path)
-    for sid in plan.snapshot_ids:
+    newer_ids = [i for i in sm.snapshot_ids() if i > snap.id]
+    newer = [reader.files(s, Missing.SKIP) for s in (sm.try_snapshot(i) for i in newer_ids) if s is not None]
+    newer_tags = [t for t in tags.tags() if t.snapshot.id > snap.id]
+    newer += [reader.files(t.snapshot, Missing.SKIP) for t in newer_tags]
+    plan = plan_rollback(snap.id, newer, table.paths, table.partition_cache.path)
+    for sid in sorted(newer_ids, reverse=True):
         table.file_io.delete(table.paths.snapshot_path(sid))
-    sm.commit_hint(LATEST_HINT, snapshot_id)
-    doomed = plan.files_to_delete(used_file_names(table))
+    for t in newer_tags:
+        tags.delete_file(t.name)
+    sm.commit_hint(LATEST_HINT, snap.id)
+    doomed = plan.files_to_delete(table_used_names(table))
     table.file_io.delete_quietly(doomed)
     return doomed
+
+
+def cleanup_neighbours(tag_id: int, other_tag_ids: Sequence[int], earliest_id: int | None) -> tuple[int | None, int | None]:
+    """Which snapshots can still need the files of a deleted tag of expired snapshot ``tag_id``
+    (Paimon's TagManager.doClean): the newest other tag below it, and the nearest of the
+    earliest snapshot and the oldest other tag above it, as (left tag id, right id). A file is
+    live over one contiguous range of snapshots, so if any retained snapshot or other tag of
+    the branch holds a file of the tag, one of these two does."""
+    left = max((i for i in other_tag_ids if i < tag_id), default=None)
+    right = min((i for i in (*other_tag_ids, *([earliest_id] if earliest_id is not None else ())) if i > tag_id),
+                default=None)
+    return left, right
+
+
+def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
+    """Delete tag ``name`` and the files only it kept; return the deleted paths.
+
+    As Paimon's TagManager.deleteTag: if the tagged snapshot is still present, or another tag
+    keeps the same snapshot, only the tag file goes. Otherwise the tag's files that neither its
+    neighbours (:func:`cleanup_neighbours`) nor any tag or present snapshot of another branch
+    references are deleted, after the tag file. What to keep is read before anything is
+    deleted, so an unreadable neighbour stops the call with nothing changed.
+    """
+    tags = table.tag_manager
+    sm = table.snapshot_manager
+    tag = tags.get(name)  # TagNotFoundError
+    others = [t for t in tags.tags() if t.name != name]
+    if sm.try_snapshot(tag.snapshot.id) == tag.snapshot or any(t.snapshot == tag.snapshot for t in others):
+        # (compared, not only probed: an id re-used after a rollback holds another snapshot)
+        tags.delete_file(name)
+        return []
+    reader = snapshot_file_reader(table)
+    files = reader.files(tag.snapshot, Missing.SKIP)
+    earliest = sm.earliest_snapshot()
+    if earliest is not None and earliest.id < tag.snapshot.id:
+        # not one linear history (an id re-used after a rollback): check everything else
+        used = used_file_names(table) | tag_names_used(table, others) | other_branches_used_names(table)
+    else:
+        left, right = cleanup_neighbours(tag.snapshot.id, [t.snapshot.id for t in others],
+                                         earliest.id if earliest is not None else None)
+        keep = [t.snapshot for t in others if t.snapshot.id in (left, right)]
+        if earliest is not None and earliest.id == right:
+            keep.append(earliest)
+        used = set()
+        for snap in dict.fromkeys(keep):
+            used |= reader.files(snap, Missing.RAISE).names()
+        used |= other_branches_used_names(table)
+    tags.delete_file(name)
+    candidates = files.paths(table.paths, table.partition_cache.path)
+    doomed = [p for n, p in candidates.items() if n not in used]
+    table.file_io.delete_quietly(doomed)
+    return doomed
+
+
+def other_branches_used_names(table: "FileStoreTable") -> set[str]:
+    """Every file name a tag or present snapshot of a branch other than the table's references."""
+    used: set[str] = set()
+    for branch in all_branches(table):
+        if branch != table.branch:
+            paths = table.paths.with_branch(branch)
+            used |= tag_names_used(table, TagManager(table.file_io, paths).tags())
+            used |= used_file_names(table, snapshot_manager=SnapshotManager(table.file_io, paths))
+    return used

@@ -41,9 +41,11 @@ def supported_bucket(bucket: int) -> int:
 
 
 def check_one_scan_start(options: Mapping[str, object]) -> None:
-    """A read starts at a snapshot id or at a time, not both."""
-    if co.SCAN_SNAPSHOT_ID.key_in(options) and co.SCAN_TIMESTAMP_MILLIS.key_in(options):
-        raise InvalidOptionError("options 'scan.snapshot-id' and 'scan.timestamp-millis' cannot both be set")
+    """A read starts at one of a snapshot id, a time or a tag."""
+    starts = [o.key for o in (co.SCAN_SNAPSHOT_ID, co.SCAN_TIMESTAMP_MILLIS, co.SCAN_TAG_NAME) if o.key_in(options)]
+    if len(starts) > 1:
+        raise InvalidOptionError(f"options {' and '.join(repr(k) for k in starts)} cannot both be set: "
+                                 "a read starts at one snapshot")
 
 
 def check_retained_counts(retained_min: int, retained_max: int) -> None:
@@ -88,6 +90,8 @@ class TableOptions:
     snapshot_clean_empty_directories: bool = co.SNAPSHOT_CLEAN_EMPTY_DIRECTORIES.default
     scan_snapshot_id: int | None = co.SCAN_SNAPSHOT_ID.default
     scan_timestamp_millis: int | None = co.SCAN_TIMESTAMP_MILLIS.default
+    scan_tag_name: str | None = co.SCAN_TAG_NAME.default
+    branch: str = co.BRANCH.default
     incremental_between: tuple[int, int] | None = co.INCREMENTAL_BETWEEN.default
     split_target_size: int = co.SOURCE_SPLIT_TARGET_SIZE.default
     split_open_file_cost: int = co.SOURCE_SPLIT_OPEN_FILE_COST.default
@@ -135,6 +139,8 @@ class TableOptions:
             snapshot_clean_empty_directories=co.SNAPSHOT_CLEAN_EMPTY_DIRECTORIES.get(raw),
             scan_snapshot_id=co.SCAN_SNAPSHOT_ID.get(raw),
             scan_timestamp_millis=co.SCAN_TIMESTAMP_MILLIS.get(raw),
+            scan_tag_name=co.SCAN_TAG_NAME.get(raw),
+            branch=co.BRANCH.get(raw),
             incremental_between=co.INCREMENTAL_BETWEEN.get(raw),
             split_target_size=co.SOURCE_SPLIT_TARGET_SIZE.get(raw),
             split_open_file_cost=co.SOURCE_SPLIT_OPEN_FILE_COST.get(raw),

@@ -9,7 +9,7 @@ Pruning, cheapest first:
    statistics: a newer file of the same key may hide or change a row.
 
 The snapshot is the latest one, or ``scan.snapshot-id``, or the newest at or before
-``scan.timestamp-millis``. ``incremental-between = "a,b"`` plans the changes of snapshots
+``scan.timestamp-millis``, or the one tag ``scan.tag-name`` keeps. ``incremental-between = "a,b"`` plans the changes of snapshots
 a+1..b instead (see :meth:`TableScan.plan`).
 """
 
@@ -233,6 +233,9 @@ class TableScan:
             return sm.snapshot(opts.scan_snapshot_id)
         if opts.scan_timestamp_millis is not None:
             return sm.earlier_or_equal_time_millis(opts.scan_timestamp_millis)
+        if opts.scan_tag_name is not None:
+            # the tag's own copy of the snapshot: it stays readable after the snapshot expired
+            return self.table.tag_manager.get(opts.scan_tag_name).snapshot
         return sm.latest_snapshot()
 
     # ------------------------------------------------------------------ planning

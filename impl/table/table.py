@@ -9,10 +9,11 @@ from typing import Mapping, Sequence
 
 import pyarrow as pa
 
-from impl.errors import CorruptMetadataError
+from impl.branch.manager import BranchInfo, BranchManager
+from impl.errors import BranchNotFoundError, CorruptMetadataError, InvalidOptionError
 from impl.format.json_records import Snapshot, TableSchema
 from impl.fs.file_io import FileIO
-from impl.fs.paths import SCHEMA_PREFIX, TablePaths
+from impl.fs.paths import MAIN_BRANCH, SCHEMA_PREFIX, TablePaths
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.schema.manager import SchemaManager
 from impl.snapshot.manager import SnapshotManager
@@ -23,6 +24,8 @@ from impl.table.options import TableOptions, warn_unknown_keys
 from impl.table.predicate import Predicate
 from impl.table.scan import PartitionCache
 from impl.table.schema import arrow_schema, bucket_key_names, validate_options
+from impl.tag.manager import TagManager
+from impl.tag.tag import Tag, TagInfo
 
 ONE_DAY_MS = 86_400_000
 
@@ -56,21 +59,27 @@ class FileStoreTable:
 
     Obtain one from :meth:`impl.Catalog.get_table`. ``copy(options)`` gives a view with extra
     dynamic options (time travel, incremental reads, tuning) without changing the table.
+
+    The option ``branch`` (or ``catalog.get_table("db.t$branch_<name>")``) gives a view of a
+    branch: its snapshots, schemas and tags are read from and committed to
+    ``branch/branch-<name>/``; data files and manifests are shared with main.
     """
 
     def __init__(self, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None = None,
                  dynamic_options: Mapping[str, str] | None = None, schema_manager: SchemaManager | None = None):
         self.file_io = file_io
         self.path = path.rstrip("/")
-        self.paths = TablePaths(self.path)
         self.schema = schema
-        # reads the schemas older data files were written under (cached; shared by copies)
-        self.schema_manager = schema_manager or SchemaManager(file_io, self.paths)
-        self.schema_manager.remember(schema)
         self.identifier = identifier or self.path
         self.dynamic_options = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
         merged = {**schema.options, **self.dynamic_options}
         self.options = TableOptions.from_options(merged, warn_unknown=False)
+        self.branch = self.options.branch or MAIN_BRANCH
+        self.paths = TablePaths(self.path, branch=self.branch)
+        # reads the schemas older data files were written under (the branch's schema directory;
+        # cached; shared by copies of the same branch)
+        self.schema_manager = schema_manager or SchemaManager(file_io, self.paths)
+        self.schema_manager.remember(schema)
         if self.dynamic_options:
             validate_options(schema, self.options)
             if schema.primary_keys:
@@ -136,7 +145,11 @@ class FileStoreTable:
         extra = {str(k): str(v) for k, v in dynamic_options.items()}
         warn_unknown_keys(extra)
         merged = {**self.dynamic_options, **extra}
-        return FileStoreTable(self.file_io, self.path, self.schema, self.identifier, merged, self.schema_manager)
+        branch = merged.get("branch") or MAIN_BRANCH
+        if branch == self.branch:
+            return FileStoreTable(self.file_io, self.path, self.schema, self.identifier, merged, self.schema_manager)
+        # another branch: its own latest schema
+        return open_branch(self.file_io, self.path, self.identifier, branch, merged)
 
     # ------------------------------------------------------------------ builders
 
@@ -209,7 +222,9 @@ class FileStoreTable:
             max_deletes=o.snapshot_expire_limit if max_deletes is None else max_deletes,
             clean_empty_directories=o.snapshot_clean_empty_directories,
         )
-        return SnapshotExpiration(self.file_io, self.paths, self.manifest_file, self.partition_cache.path).expire(config)
+        from impl.table.maintenance import protected_names
+        return SnapshotExpiration(self.file_io, self.paths, self.manifest_file,
+                                  self.partition_cache.path).expire(config, protected_names(self))
 
     def remove_orphan_files(self, older_than: int | _dt.datetime | None = None, *,
                             older_than_millis: int | None = None) -> list[str]:
@@ -226,7 +241,88 @@ class FileStoreTable:
                 older_than_millis = int(older_than)
         return remove_orphan_files(self, older_than_millis)
 
-    def rollback_to(self, snapshot_id: int) -> list[str]:
-        """Make ``snapshot_id`` the latest snapshot: drop newer snapshots and the files only they used."""
+    def rollback_to(self, target: int | str) -> list[str]:
+        """Make snapshot ``target`` (an id) or tag ``target`` (a name) the latest snapshot: drop
+        newer snapshots and tags and the files only they used (Paimon's RollbackHelper).
+
+        SnapshotNotFoundError for an id neither a snapshot nor a tag holds, TagNotFoundError
+        for an unknown tag. Returns the deleted file paths.
+        """
         from impl.table.maintenance import rollback_to
-        return rollback_to(self, snapshot_id)
+        if isinstance(target, bool) or not isinstance(target, (int, str)):
+            raise InvalidOptionError(f"rollback_to target {target!r} is neither a snapshot id (int) nor a tag name (str)")
+        return rollback_to(self, target)
+
+    # ------------------------------------------------------------------ tags
+
+    @property
+    def tag_manager(self) -> TagManager:
+        """The tags of this view's branch."""
+        return TagManager(self.file_io, self.paths, self.identifier)
+
+    def create_tag(self, tag_name: str, snapshot_id: int | None = None,
+                   time_retained: _dt.timedelta | str | None = None, ignore_if_exists: bool = False) -> Tag:
+        """Tag snapshot ``snapshot_id`` (default: the latest) as ``tag_name``, atomically.
+
+        ``time_retained`` (a timedelta or a duration such as ``"1 d"``) is recorded in the tag.
+        TagAlreadyExistsError if the name is taken (unless ``ignore_if_exists``: the existing
+        tag is returned); SnapshotNotFoundError if the snapshot does not exist (an expired
+        snapshot can be tagged only while another tag still holds it, as in Paimon);
+        InvalidTagNameError for a blank or path-unsafe name. A refused call writes nothing.
+        """
+        from impl.table.tags import create_tag
+        return create_tag(self, tag_name, snapshot_id, time_retained, ignore_if_exists)
+
+    def delete_tag(self, tag_name: str) -> list[str]:
+        """Delete the tag and the files only it kept (TagNotFoundError if there is none);
+        returns the deleted file paths."""
+        from impl.table.maintenance import delete_tag
+        return delete_tag(self, tag_name)
+
+    def tags(self) -> list[Tag]:
+        """Every tag of this view's branch, by name."""
+        return list(self.tag_manager.tags())
+
+    def list_tags(self) -> list[TagInfo]:
+        """The rows of Paimon's ``$tags`` table for this view's branch, by name."""
+        from impl.table.tags import tag_infos
+        return tag_infos(self)
+
+    # ------------------------------------------------------------------ branches
+
+    @property
+    def branch_manager(self) -> BranchManager:
+        return BranchManager(self.file_io, self.path, self.branch, self.identifier)
+
+    def create_branch(self, branch_name: str, tag: str | None = None, ignore_if_exists: bool = False) -> None:
+        """Create a branch: from tag ``tag`` (it starts at the tag's snapshot) or, without one,
+        empty with the current schema (Paimon's semantics). InvalidBranchNameError,
+        BranchAlreadyExistsError, TagNotFoundError on bad input; nothing is written then."""
+        self.branch_manager.create_branch(branch_name, tag, ignore_if_exists)
+
+    def delete_branch(self, branch_name: str) -> None:
+        """Delete a branch's snapshots, schemas and tags (BranchNotFoundError if there is none).
+        Files only it used are left for :meth:`remove_orphan_files`."""
+        self.branch_manager.delete_branch(branch_name)
+
+    def list_branches(self) -> list[BranchInfo]:
+        """The rows of Paimon's ``$branches`` table (``main`` not included), by name."""
+        return self.branch_manager.branch_infos()
+
+    def branches(self) -> list[str]:
+        return self.branch_manager.branches()
+
+    def fast_forward(self, branch_name: str) -> None:
+        """Replace this view's branch (main) from the branch's earliest snapshot on with the
+        branch's snapshots, schemas and tags (Paimon's fastForward)."""
+        self.branch_manager.fast_forward(branch_name)
+
+
+def open_branch(file_io: FileIO, path: str, identifier: str, branch: str,
+                dynamic_options: Mapping[str, str] | None = None) -> FileStoreTable:
+    """A view of branch ``branch`` of the table at ``path`` (its latest schema); BranchNotFoundError if absent."""
+    paths = TablePaths(path.rstrip("/"), branch=branch)
+    if branch != MAIN_BRANCH and not schema_ids(file_io, paths):
+        raise BranchNotFoundError(identifier, branch)
+    schema = load_latest_schema(file_io, paths, identifier)
+    return FileStoreTable(file_io, path, schema, identifier, {**(dynamic_options or {}), "branch": branch})

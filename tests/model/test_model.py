@@ -22,9 +22,12 @@ from model import (
     FileAlreadyLiveError,
     FileFacts,
     FileNotLiveError,
+    InvalidTagNameError,
     KeyRangeOverlapError,
     Model,
     SnapshotNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
     check_conflicts,
     identity,
     merge_entries,
@@ -476,3 +479,96 @@ def test_expire_keeps_reads_of_retained_snapshots(m, retain_min, extra):
     for sid in ids:
         assert dict(m.read(sid)) == before[sid]
     assert m.files_needed() == {k for sid in ids for k in before[sid]}
+
+
+# ---------------------------------------------------------------------------- tags
+
+
+def test_tag_keeps_files_of_an_expired_snapshot_until_it_goes():
+    m = Model(primary_key=False)
+    a, b, c = ff("a"), ff("b"), ff("c")
+    m.commit("u", 1, new_files=[a])
+    m.commit("u", 2, new_files=[b], deleted_files=[a])
+    m.commit("u", 3, new_files=[c], deleted_files=[b])
+    m.create_tag("t1", 1)
+    m.create_tag("t1-again", 1)
+    m.expire(1, 1)
+    assert [s.id for s in m.snapshots] == [3]
+    assert names(m.read_tag("t1")) == ["a"]
+    assert m.files_needed() == {identity(a), identity(c)}  # b was only in snapshot 2
+    m.delete_tag("t1")
+    assert identity(a) in m.files_needed()  # the other tag of snapshot 1 still keeps it
+    m.delete_tag("t1-again")
+    assert m.files_needed() == {identity(c)}
+
+
+def test_tag_rules():
+    m = Model(primary_key=False)
+    with pytest.raises(SnapshotNotFoundError):
+        m.create_tag("x")  # no snapshot yet
+    m.commit("u", 1, new_files=[ff("a")])
+    m.commit("u", 2, new_files=[ff("b")])
+    m.create_tag("x")
+    assert m.tags["x"].id == 2
+    with pytest.raises(TagAlreadyExistsError):
+        m.create_tag("x", 1)
+    assert m.tags["x"].id == 2
+    with pytest.raises(InvalidTagNameError):
+        m.create_tag("  ")
+    m.expire(1, 1)
+    with pytest.raises(SnapshotNotFoundError):
+        m.create_tag("y", 1)  # expired and no tag keeps it
+    with pytest.raises(TagNotFoundError):
+        m.delete_tag("nope")
+    with pytest.raises(TagNotFoundError):
+        m.read_tag("nope")
+
+
+def test_rollback_drops_newer_snapshots_and_tags_and_restores_a_tagged_one():
+    m = Model(primary_key=False)
+    for i in range(5):
+        m.commit("u", i, new_files=[ff(f"f{i}")])
+    m.create_tag("t2", 2)
+    m.create_tag("t4", 4)
+    m.rollback_to(3)
+    assert [s.id for s in m.snapshots] == [1, 2, 3] and sorted(m.tags) == ["t2"]
+    m.expire(1, 1)
+    m.rollback_to(2)  # expired, kept by t2
+    assert [s.id for s in m.snapshots] == [2] and names(m.live()) == ["f0", "f1"]
+    assert m.commit("u", 9, new_files=[ff("g")]) == [3]
+    with pytest.raises(SnapshotNotFoundError):
+        m.rollback_to(1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["commit", "tag", "untag", "expire"]), st.integers(0, 9)),
+                max_size=25))
+def test_files_needed_covers_every_retained_and_tagged_snapshot(ops):
+    """Invariant: whatever the order of commits, tags and expirations, a tag reads what its
+    snapshot read when it was tagged, and storage keeps every file a retained snapshot or a
+    tag reads."""
+    m = Model(primary_key=False)
+    n = 0
+    at_tagging: dict[str, dict] = {}
+    for op, x in ops:
+        if op == "commit":
+            live = list(m.live().values())
+            n += 1
+            m.commit("u", n, new_files=[ff(f"f{n}")], deleted_files=live[:1] if x % 2 else [])
+        elif op == "tag" and m.snapshots:
+            sid = m.snapshots[x % len(m.snapshots)].id
+            if f"t{sid}" not in m.tags:
+                at_tagging[f"t{sid}"] = dict(m.read(sid))
+                m.create_tag(f"t{sid}", sid)
+        elif op == "untag" and m.tags:
+            name = sorted(m.tags)[x % len(m.tags)]
+            m.delete_tag(name)
+            del at_tagging[name]
+        elif op == "expire" and m.snapshots:
+            m.expire(1, max(1, x % 4))
+        needed = m.files_needed()
+        for name, live in at_tagging.items():
+            assert dict(m.read_tag(name)) == live
+            assert set(live) <= needed
+        for s in m.snapshots:
+            assert set(s.live) <= needed

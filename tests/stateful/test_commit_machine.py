@@ -50,6 +50,10 @@ from impl.format.types import INT, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
+from impl.table.maintenance import delete_tag as impl_delete_tag
+from impl.table.maintenance import protected_names
+from impl.table.table import FileStoreTable
+from impl.tag.manager import TagManager
 from model import (
     ADD,
     APPEND,
@@ -62,6 +66,7 @@ from model import (
     FileFacts,
     IndexFacts,
     Model,
+    ModelError,
     SchemaFacts,
     SnapshotNotFoundError,
     check_conflicts,
@@ -73,6 +78,7 @@ from simulation.committers import absorb_overlapping
 PROFILE = settings.get_profile("stateful-" + os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 N_PARTITIONS = 3
+TAG_NAMES = ["t0", "t1", "t2"]
 DEFAULT_BUCKETS = 2
 MAX_LEVEL = 4
 
@@ -361,8 +367,10 @@ class TableMachine(RuleBasedStateMachine):
     ``publish_outcome_unknown`` (the publish call raises after or before landing), ``overwrite``
     (a partition, the whole table, dynamic, or with a stray file), ``change_bucket_count``,
     ``alter`` (a new schema: a column added, or the bucket option changed), ``adopt_schema``
-    (a committer reopens under the latest schema), ``expire`` and ``reopen``.
-    Invariants: ``storage_matches_model`` and ``data_files_match_retained_snapshots``.
+    (a committer reopens under the latest schema), ``expire`` (tags protect their files),
+    ``create_tag`` / ``delete_tag`` and ``reopen``.
+    Invariants: ``storage_matches_model`` (tags included) and ``data_files_match_retained_snapshots``
+    (the files of tagged snapshots count as retained until their last tag goes).
     """
 
     PRIMARY_KEY = True
@@ -914,7 +922,7 @@ class TableMachine(RuleBasedStateMachine):
                               older_than_millis=2**62 if by_age else 0)
         com = self.committers[0].commit
         expiration = SnapshotExpiration(FileIO(self.fs), TablePaths(self.root), com.manifest_file, com.partition_path)
-        result = expiration.expire(config)
+        result = expiration.expire(config, protected_names(self.impl_table()))
         removed = self.model.expire(1, n - k) if k else []
         note(f"expire {config} -> impl expired {list(result.expired_snapshot_ids)}, "
              f"deleted {len(result.deleted_data_files)} data files | model expired {removed}")
@@ -943,6 +951,72 @@ class TableMachine(RuleBasedStateMachine):
         """The committer's writer reopens under the latest schema."""
         cm = self.committer(c)
         cm.commit = self._new_commit(cm.user, self.schemas[-1])
+
+    def impl_table(self) -> FileStoreTable:
+        return FileStoreTable(FileIO(self.fs), self.root, self.schemas[-1])
+
+    @rule(pick=st.integers(0, 50), name=st.sampled_from(TAG_NAMES))
+    def create_tag(self, pick, name):
+        """Tag a retained snapshot, an expired one a tag keeps, or one expired and untagged
+        (refused): model and impl give the same outcome."""
+        ids = {s.id for s in self.model.snapshots} | {s.id for s in self.model.tags.values()}
+        earliest = self.model.earliest()
+        if earliest is not None and earliest.id > 1:
+            ids.add(earliest.id - 1)
+        if not ids:
+            return
+        sid = sorted(ids)[pick % len(ids)]
+        model_out = impl_out = "ok"
+        try:
+            self.model.create_tag(name, sid)
+        except ModelError as e:
+            model_out = type(e).__name__
+        try:
+            self.impl_table().create_tag(name, sid)
+        except impl_errors.PaimonError as e:
+            impl_out = type(e).__name__
+        note(f"create tag {name} of snapshot {sid} -> model {model_out} | impl {impl_out}")
+        assert impl_out == model_out
+        event(f"create tag: {model_out}")
+
+    @precondition(lambda self: self.model.tags)
+    @rule(pick=st.integers(0, 50), name=st.sampled_from(TAG_NAMES))
+    def delete_tag(self, pick, name):
+        """Delete a tag (mostly an existing one) in model and impl; impl frees the files only it kept."""
+        if pick % 8:
+            name = sorted(self.model.tags)[pick % len(self.model.tags)]
+        self.delete_one_tag(name)
+
+    def delete_one_tag(self, name: str) -> None:
+        model_out = impl_out = "ok"
+        earliest = self.model.earliest()
+        expired = name in self.model.tags and earliest is not None and self.model.tags[name].id < earliest.id
+        try:
+            self.model.delete_tag(name)
+        except ModelError as e:
+            model_out = type(e).__name__
+        deleted: list[str] = []
+        try:
+            deleted = impl_delete_tag(self.impl_table(), name)
+        except impl_errors.PaimonError as e:
+            impl_out = type(e).__name__
+        if expired:
+            event(f"delete tag of an expired snapshot: {'deleted files' if deleted else 'nothing to delete'}")
+        note(f"delete tag {name} -> model {model_out} | impl {impl_out}")
+        assert impl_out == model_out
+        event(f"delete tag: {model_out}{' (its snapshot expired)' if expired else ''}")
+
+    def expired_tags(self) -> list[str]:
+        earliest = self.model.earliest()
+        return sorted(n for n, snap in self.model.tags.items() if earliest is not None and snap.id < earliest.id)
+
+    @precondition(lambda self: self.expired_tags())
+    @rule(pick=st.integers(0, 50))
+    def delete_expired_tag(self, pick):
+        """Delete a tag whose snapshot expired: impl deletes the files only it kept (checked by
+        ``data_files_match_retained_snapshots``), keeping what a retained snapshot or tag reads."""
+        names = self.expired_tags()
+        self.delete_one_tag(names[pick % len(names)])
 
     @rule()
     def reopen(self):
@@ -1001,6 +1075,16 @@ class TableMachine(RuleBasedStateMachine):
             referenced |= set(v.referenced)
         for sid in [k for k in self.verified if k not in ids]:
             del self.verified[sid]
+        tags = {t.name: t for t in TagManager(io, reader.paths).tags()}
+        assert sorted(tags) == sorted(self.model.tags), f"tags on storage {sorted(tags)}, model {sorted(self.model.tags)}"
+        for name, tag in tags.items():
+            want = self.model.tags[name]
+            assert tag.snapshot.id == want.id, f"tag {name} keeps snapshot {tag.snapshot.id}, model {want.id}"
+            assert reader.live(tag.snapshot) == dict(want.live), f"tag {name}: live files differ from the model's"
+            needs = reader.referenced_files(tag.snapshot)
+            missing = sorted(n for n in needs if n not in sizes)
+            assert not missing, f"tag {name} references missing files {missing}"
+            referenced |= needs
         leftovers = set(sizes) - referenced
         assert not leftovers, f"manifest files no retained snapshot references: {sorted(leftovers)}"
 
@@ -1012,11 +1096,12 @@ class TableMachine(RuleBasedStateMachine):
         if self.reader is None:
             return
         self.note_published()
-        needed = {self.data_path(f) for s in self.model.snapshots for f in s.live.values()}
+        kept = [*self.model.snapshots, *self.model.tags.values()]
+        needed = {self.data_path(f) for s in kept for f in s.live.values()}
         unpublished = {n for n in self.created if n not in self.published}
+        paths = self.reader.paths
         data = {p for p in self.fs.find(self.root)
-                if not p.startswith((self.reader.paths.snapshot_dir, self.reader.paths.manifest_dir,
-                                     self.reader.paths.schema_dir))}
+                if not p.startswith((paths.snapshot_dir, paths.manifest_dir, paths.schema_dir, paths.tag_dir))}
         data_names = {posixpath.basename(p) for p in data}
         missing = sorted(needed - data)
         assert not missing, f"files live in a retained snapshot are missing: {missing}"

@@ -1,0 +1,114 @@
+"""A tag: a named, retained copy of one snapshot (``tag/tag-<name>``), and the rules on its name.
+
+The tag file holds the snapshot's JSON. Paimon 2.x adds two optional keys when the tag has a
+retention: ``tagCreateTime`` (a Java LocalDateTime as ``[y, mo, d, h, mi, s?, nanos?]``,
+trailing zeros omitted as Jackson does) and ``tagTimeRetained`` (a Java Duration as decimal
+seconds). Without a retention neither key is written, so older readers keep reading the file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass
+
+from impl.errors import CorruptMetadataError, InvalidTagNameError
+from impl.format.json_records import Snapshot
+
+TAG_CREATE_TIME = "tagCreateTime"
+TAG_TIME_RETAINED = "tagTimeRetained"
+
+_PATH_UNSAFE = ("/", "\\", "\x00")
+
+
+def check_tag_name(name: object) -> str:
+    """Paimon's rule (not blank) plus what a file name needs here (no separator, no leading dot:
+    dot-files are the temp files of atomic publication)."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidTagNameError(f"tag name {name!r} is blank; a tag needs a non-blank name")
+    if any(c in name for c in _PATH_UNSAFE) or name.startswith("."):
+        raise InvalidTagNameError(
+            f"tag name {name!r} contains '/', '\\' or NUL or starts with '.'; it must be usable as a file name")
+    return name
+
+
+def encode_local_datetime(ts: _dt.datetime) -> list[int]:
+    """Jackson's LocalDateTime array: seconds only when seconds or nanos are non-zero, nanos only when non-zero."""
+    nanos = ts.microsecond * 1000
+    out = [ts.year, ts.month, ts.day, ts.hour, ts.minute]
+    if ts.second or nanos:
+        out.append(ts.second)
+        if nanos:
+            out.append(nanos)
+    return out
+
+
+def decode_local_datetime(value: object, path: str) -> _dt.datetime:
+    if not isinstance(value, list) or not 5 <= len(value) <= 7 or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise CorruptMetadataError(path, f"key {TAG_CREATE_TIME!r} must be [y, mo, d, h, mi, s?, nanos?], found {value!r}")
+    y, mo, d, h, mi, s, nanos = (list(value) + [0, 0])[:7]
+    try:
+        return _dt.datetime(y, mo, d, h, mi, s, nanos // 1000)
+    except ValueError as e:
+        raise CorruptMetadataError(path, f"key {TAG_CREATE_TIME!r}: {e}") from None
+
+
+@dataclass(frozen=True)
+class Tag:
+    """One tag: its name, the snapshot it keeps, and its optional retention.
+
+    ``create_time`` is a naive local time, as Java's LocalDateTime; both it and
+    ``time_retained`` are None for a tag created without a retention.
+    """
+
+    name: str
+    snapshot: Snapshot
+    create_time: _dt.datetime | None = None
+    time_retained: _dt.timedelta | None = None
+
+    def to_json_bytes(self) -> bytes:
+        data = self.snapshot.to_json_bytes()
+        if self.time_retained is None:
+            return data
+        obj = json.loads(data)
+        if self.create_time is not None:
+            obj[TAG_CREATE_TIME] = encode_local_datetime(self.create_time)
+        obj[TAG_TIME_RETAINED] = self.time_retained.total_seconds()
+        return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
+
+    @staticmethod
+    def from_json_bytes(name: str, data: bytes, path: str) -> "Tag":
+        snapshot = Snapshot.from_json_bytes(data, path)  # checks every snapshot key
+        obj = json.loads(data)
+        created = obj.get(TAG_CREATE_TIME)
+        retained = obj.get(TAG_TIME_RETAINED)
+        if retained is not None and (isinstance(retained, bool) or not isinstance(retained, (int, float))
+                                     or retained < 0):
+            raise CorruptMetadataError(path, f"key {TAG_TIME_RETAINED!r} must be non-negative seconds, found {retained!r}")
+        return Tag(
+            name=name,
+            snapshot=snapshot,
+            create_time=None if created is None else decode_local_datetime(created, path),
+            time_retained=None if retained is None else _dt.timedelta(seconds=retained),
+        )
+
+    def is_expired(self, now: _dt.datetime) -> bool:
+        """Whether the retention has run out (a tag without retention never expires)."""
+        if self.time_retained is None or self.create_time is None:
+            return False
+        return self.create_time + self.time_retained < now
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    """One row of Paimon's ``$tags`` system table."""
+
+    tag_name: str
+    snapshot_id: int
+    schema_id: int
+    commit_time: _dt.datetime  # the snapshot's commit time, naive local time as Java shows it
+    record_count: int | None
+    branches: tuple[str, ...]  # branches created from this tag (they hold a copy of it)
+    create_time: _dt.datetime | None
+    time_retained: _dt.timedelta | None
