@@ -1,8 +1,7 @@
-"""Tags and branches as ``$tags`` / ``$branches`` need them, read straight from Paimon's layout.
+"""Tags and branches as ``$tags`` / ``$branches`` need them.
 
-This is the one seam between the system tables and tag / branch management: two small
-functions. Once a TagManager / BranchManager exists, these two bodies become calls to it and
-nothing else here changes.
+Tags come from :class:`impl.tag.TagManager`; branches are listed with their creation time as
+Java's ``$branches`` shows it (the branch directory's modification time).
 
 Layout (Paimon's TagManager / FileSystemBranchManager):
 
@@ -16,27 +15,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-import json
 import posixpath
 from dataclasses import dataclass
 
-from impl.errors import CorruptMetadataError, FileIOError
-from impl.format.json_records import Snapshot
+from impl.errors import FileIOError
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.tag import Tag, TagManager
 
 TAG_PREFIX = "tag-"
 BRANCH_PREFIX = "branch-"
-
-
-@dataclass(frozen=True)
-class TagInfo:
-    """One tag: its name, the snapshot it holds and its retention metadata (None when absent)."""
-
-    name: str
-    snapshot: Snapshot
-    create_time: _dt.datetime | None
-    time_retained: decimal.Decimal | None  # seconds
 
 
 @dataclass(frozen=True)
@@ -47,59 +35,9 @@ class BranchInfo:
     create_time_millis: int
 
 
-def _local_date_time(value, path: str) -> _dt.datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):  # ISO text, as some writers produce
-        try:
-            return _dt.datetime.fromisoformat(value)
-        except ValueError as e:
-            raise CorruptMetadataError(path, f"tagCreateTime {value!r} is not a date-time") from e
-    if (not isinstance(value, list) or not 5 <= len(value) <= 7
-            or not all(isinstance(x, int) and not isinstance(x, bool) for x in value)):
-        raise CorruptMetadataError(path, f"tagCreateTime {value!r} is not [y, mo, d, h, mi, s, ns]")
-    y, mo, d, h, mi = value[:5]
-    s = value[5] if len(value) > 5 else 0
-    ns = value[6] if len(value) > 6 else 0
-    try:
-        return _dt.datetime(y, mo, d, h, mi, s, ns // 1000)
-    except ValueError as e:
-        raise CorruptMetadataError(path, f"tagCreateTime {value!r}: {e}") from e
-
-
-def _duration_seconds(value, path: str) -> decimal.Decimal | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise CorruptMetadataError(path, f"tagTimeRetained {value!r} is not a number of seconds")
-    try:
-        return decimal.Decimal(str(value))
-    except decimal.InvalidOperation as e:
-        raise CorruptMetadataError(path, f"tagTimeRetained {value!r} is not a number of seconds") from e
-
-
-def read_tag(data: bytes, name: str, path: str) -> TagInfo:
-    """Parse one ``tag-<name>`` file (pure: bytes in, record out)."""
-    snapshot = Snapshot.from_json_bytes(data, path)
-    obj = json.loads(data)  # valid JSON: from_json_bytes checked it
-    return TagInfo(name, snapshot, _local_date_time(obj.get("tagCreateTime"), path),
-                   _duration_seconds(obj.get("tagTimeRetained"), path))
-
-
-def list_tags(file_io: FileIO, paths: TablePaths) -> list[TagInfo]:
-    """Every tag of the table, sorted by name. (Seam: becomes ``TagManager.list``.)"""
-    tag_dir = posixpath.join(paths.table_path, "tag")
-    out = []
-    for file_name in sorted(file_io.list_names(tag_dir)):
-        if not file_name.startswith(TAG_PREFIX) or len(file_name) == len(TAG_PREFIX):
-            continue
-        path = posixpath.join(tag_dir, file_name)
-        try:
-            data = file_io.read_bytes(path)
-        except FileNotFoundError:
-            continue  # deleted while we listed
-        out.append(read_tag(data, file_name[len(TAG_PREFIX):], path))
-    return out
+def list_tags(file_io: FileIO, paths: TablePaths) -> list[Tag]:
+    """Every tag of the branch ``paths`` names, sorted by name (Paimon's TagManager)."""
+    return list(TagManager(file_io, paths).tags())
 
 
 def list_branches(file_io: FileIO, paths: TablePaths) -> list[BranchInfo]:
@@ -166,4 +104,9 @@ def duration_string(seconds: decimal.Decimal) -> str:
     return text
 
 
-__all__ = ["TagInfo", "BranchInfo", "read_tag", "list_tags", "list_branches", "duration_string"]
+def timedelta_seconds(delta: _dt.timedelta) -> decimal.Decimal:
+    """``delta`` as exact decimal seconds (no float rounding of the microseconds)."""
+    return decimal.Decimal(delta.days * 86400 + delta.seconds) + decimal.Decimal(delta.microseconds) / 1_000_000
+
+
+__all__ = ["BranchInfo", "list_tags", "list_branches", "duration_string", "timedelta_seconds"]

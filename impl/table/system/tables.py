@@ -564,7 +564,8 @@ def _build_tags(table: "FileStoreTable", snapshot: Snapshot | None, request: Rea
         "record_count": pa.array([t.snapshot.total_record_count for t in tags], pa.int64()),
         # tagCreateTime is already a local wall-clock time
         "create_time": pa.array([t.create_time for t in tags], pa.timestamp("ms")),
-        "time_retained": pa.array([None if t.time_retained is None else refs.duration_string(t.time_retained)
+        "time_retained": pa.array([None if t.time_retained is None
+                                   else refs.duration_string(refs.timedelta_seconds(t.time_retained))
                                    for t in tags], pa.string()),
     }
 
