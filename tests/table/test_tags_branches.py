@@ -515,3 +515,22 @@ def test_delete_tag_keeps_files_the_table_still_reads(local_catalog):
     assert not any(p.endswith(".parquet") for p in deleted)
     assert names_on_disk(t) == before and rows_of(t) == sort_rows(pa.concat_tables([batch(i * 10, i * 10 + 2)
                                                                                     for i in range(5)]))
+
+
+def test_system_tables_of_a_branch(catalog, history):
+    """``db.t$branch_b$snapshots`` / ``$tags`` describe the branch, not main; a missing branch
+    is refused by name."""
+    t, rows = history
+    t.create_tag("third", 3)
+    t.create_branch("b", tag="third")
+    branch = catalog.get_table("db.t$branch_b")
+    branch.create_tag("on-branch")
+    main_snapshots = catalog.get_table("db.t$snapshots").to_arrow()
+    branch_snapshots = catalog.get_table("db.t$branch_b$snapshots").to_arrow()
+    assert main_snapshots.column("snapshot_id").to_pylist() == list(range(1, 13))
+    assert branch_snapshots.column("snapshot_id").to_pylist() == [3]
+    assert catalog.get_table("db.t$tags").to_arrow().column("tag_name").to_pylist() == ["third"]
+    assert sorted(catalog.get_table("db.t$branch_b$tags").to_arrow().column("tag_name").to_pylist()) == [
+        "on-branch", "third"]
+    with pytest.raises(BranchNotFoundError, match="nope"):
+        catalog.get_table("db.t$branch_nope$snapshots")
