@@ -31,6 +31,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import impl
+from impl.format.records import DELETION_VECTORS_INDEX
+from impl.table.pk import bucket_index_files
 
 pytestmark = pytest.mark.paimon_java
 
@@ -58,8 +60,15 @@ class Kind:
 
     @property
     def lookup(self) -> bool:
-        """Paimon compacts level 0 away at every commit (first-row: CoreOptions.needLookup)."""
-        return self.engine == "first-row"
+        """Both sides compact level 0 away at every commit (Paimon's CoreOptions.needLookup:
+        first-row, changelog-producer=lookup, deletion vectors): each commit is APPEND + COMPACT."""
+        return self.engine == "first-row" or self.options.get("changelog-producer") == "lookup" \
+            or self.options.get("deletion-vectors.enabled") == "true"
+
+    @property
+    def compacted_changelog(self) -> bool:
+        """Changelog produced by compactions (lookup, full-compaction), compared snapshot by snapshot."""
+        return self.options.get("changelog-producer") in ("lookup", "full-compaction")
 
     def changelog_producer_input(self) -> bool:
         return self.options.get("changelog-producer") == "input"
@@ -92,6 +101,16 @@ KINDS = [
          "first-row"),
     Kind("pk-changelog-input", PK_COLS, ("dt", "id"), ("dt",),
          {"bucket": "2", "rowkind.field": "op", "changelog-producer": "input"}, "deduplicate", deletes=True),
+    Kind("pk-deletion-vectors", PK_COLS, ("dt", "id"), ("dt",),
+         {"bucket": "2", "rowkind.field": "op", "deletion-vectors.enabled": "true"}, "deduplicate", deletes=True),
+    Kind("pk-changelog-lookup", PK_COLS, ("dt", "id"), ("dt",),
+         {"bucket": "2", "rowkind.field": "op", "changelog-producer": "lookup"}, "deduplicate", deletes=True),
+    Kind("pk-changelog-lookup-dv", PK_COLS, ("dt", "id"), ("dt",),
+         {"bucket": "2", "rowkind.field": "op", "changelog-producer": "lookup", "deletion-vectors.enabled": "true"},
+         "deduplicate", deletes=True),
+    Kind("pk-changelog-full-compaction", PK_COLS, ("dt", "id"), ("dt",),
+         {"bucket": "2", "rowkind.field": "op", "changelog-producer": "full-compaction"}, "deduplicate",
+         deletes=True),
 ]
 
 
@@ -202,7 +221,7 @@ class Side:
             c.commit(w.prepare_commit(self.identifier), self.identifier)
             w.close()
             c.close()
-            if self.kind.lookup:
+            if self.kind.engine == "first-row":
                 # Divergence (see test_first_row_level0_is_invisible_to_java): Paimon compacts
                 # level 0 of a first-row table away in every commit and its batch scans skip
                 # level 0; impl leaves level-0 files, so it compacts here to stay readable.
@@ -283,6 +302,46 @@ def assert_changelog(kind: Kind, reader: str, java, warehouse: Path, tmp: Path, 
     assert got == want
 
 
+def read_changelog(reader: str, java, warehouse: Path, tmp: Path, snapshot_id: int, table: str = TABLE) -> list[dict]:
+    """One snapshot's changelog as ``reader`` reads it: rows with their kind in ``_row_kind``
+    (Java: ScanMode.CHANGELOG of the snapshot; impl: ``incremental-between`` id-1,id)."""
+    if reader == "java":
+        out = tmp / "java-changelog.parquet"
+        java.call("read", warehouse=str(warehouse), table=table, out=str(out), changelog_of=snapshot_id)
+        return sort_rows(pq.read_table(out).to_pylist())
+    t = impl.Catalog(str(warehouse)).get_table(table).copy(
+        {"incremental-between": f"{snapshot_id - 1},{snapshot_id}"}).to_arrow()
+    if "_VALUE_KIND" not in t.column_names:  # a snapshot without changelog reads as no rows
+        assert t.num_rows == 0
+        return []
+    names = {v: k for k, v in KIND_CODE.items()}
+    kinds = [names[c] for c in t.column("_VALUE_KIND").to_pylist()]
+    return sort_rows({**r, "_row_kind": k} for r, k in
+                     zip(t.drop_columns(["_VALUE_KIND"]).to_pylist(), kinds, strict=True))
+
+
+def deleted_positions(warehouse: Path, table: str = TABLE) -> int:
+    """How many row positions the latest snapshot's deletion vectors mark deleted (read through
+    impl's index manifest reader: the index format is shared)."""
+    t = impl.Catalog(str(warehouse)).get_table(table)
+    return sum(r.cardinality or 0 for files in bucket_index_files(t, t.latest_snapshot()).values() for f in files
+               if f.index_type == DELETION_VECTORS_INDEX for r in f.deletion_vector_ranges or ())
+
+
+def assert_same_changelogs(java, warehouse: Path, tmp: Path, snapshot_ids: list[int]) -> int:
+    """Every listed snapshot's changelog (its predecessor still live) is the same read by Java
+    and by impl; returns how many changelog rows they held."""
+    live = set(snapshot_ids)
+    total = 0
+    for sid in snapshot_ids:
+        if sid - 1 not in live:
+            continue
+        got_java = read_changelog("java", java, warehouse, tmp, sid)
+        assert read_changelog("impl", java, warehouse, tmp, sid) == got_java, f"changelog of snapshot {sid}"
+        total += len(got_java)
+    return total
+
+
 # ============================================================================ the matrix
 
 
@@ -295,23 +354,30 @@ def test_matrix_cell(kind: Kind, first: str, java, tmp_path):
     b = Side(second, kind, warehouse, tmp_path, java)
     batches = change_stream(kind, seed=zlib.crc32(f"{kind.name}/{first}".encode()))  # stable across processes
 
-    def check(n_batches: int) -> dict:
+    dv_by_writer: dict[str, int] = {"java": 0, "impl": 0}  # deleted positions seen after each side's commits
+
+    def check(n_batches: int, writer: str | None = None) -> dict:
         want = expected_rows(kind, batches[:n_batches])
         assert a.read() == want, f"{a.name} read after {n_batches} commits"
         assert b.read() == want, f"{b.name} read after {n_batches} commits"
-        return assert_same_metadata(java, warehouse)
+        meta = assert_same_metadata(java, warehouse)
+        if kind.compacted_changelog:
+            assert_same_changelogs(java, warehouse, tmp_path, [s["id"] for s in meta["snapshots"]])
+        if writer is not None:
+            dv_by_writer[writer] = max(dv_by_writer[writer], deleted_positions(warehouse))
+        return meta
 
     a.create()
     a.commit(batches[0])
     a.commit(batches[1])
-    meta = check(2)
+    meta = check(2, a.name)
     appends = [s for s in meta["snapshots"] if s["kind"] == "APPEND"]
     assert [s["delta_record_count"] for s in appends] == [len(batches[0]), len(batches[1])]
     # A lookup table's commit is APPEND then COMPACT (level 0 compacted away); others APPEND only.
     assert [s["kind"] for s in meta["snapshots"]] == ["APPEND", "COMPACT"] * 2 if kind.lookup else ["APPEND"] * 2
 
     b.commit(batches[2])
-    meta = check(3)
+    meta = check(3, b.name)
     last_append = [s for s in meta["snapshots"] if s["kind"] == "APPEND"][-1]
     assert (last_append["commit_user"], last_append["commit_identifier"]) == (b.user, 1)
     if kind.changelog_producer_input():
@@ -326,6 +392,7 @@ def test_matrix_cell(kind: Kind, first: str, java, tmp_path):
         assert all(f["level"] == TOP_LEVEL for fs in meta["files"].values() for f in fs)
 
     a.commit(batches[3])
+    meta = check(4, a.name)
     a.expire(retain=2)
     meta = check(4)
     assert len(meta["snapshots"]) == 2
@@ -334,7 +401,16 @@ def test_matrix_cell(kind: Kind, first: str, java, tmp_path):
     a.compact()
     want = expected_rows(kind, batches[:4] + [batches[0]])
     assert a.read() == want and b.read() == want
-    assert_same_metadata(java, warehouse)
+    meta = assert_same_metadata(java, warehouse)
+    if kind.compacted_changelog:
+        # the last compaction (by A) produced changelog, read the same by both sides
+        assert assert_same_changelogs(java, warehouse, tmp_path, [s["id"] for s in meta["snapshots"]]) > 0
+    if kind.options.get("deletion-vectors.enabled") == "true":
+        # Java's lookup compactions left rows marked in vectors; impl's did here only in some cells
+        # (its compaction picks merge into the top level more often: see
+        # test_lookup_compaction_levels_differ_from_java), test_deletion_vector_table_both_ways
+        # makes impl write vectors that Java reads.
+        assert dv_by_writer["java"] > 0
 
 
 def test_first_row_level0_is_invisible_to_java(java, tmp_path):
@@ -433,35 +509,78 @@ def test_timestamp9_from_java_reads_right_and_from_impl_is_misread_by_java(java,
     assert row["ts9"] != value
 
 
-def test_deletion_vector_table_from_java_is_misread_by_impl(java, tmp_path):
-    """Pins a divergence (deletion vectors are being built in impl): Paimon Java writes a
-    deletion-vector table, deleting key 1 and updating key 2; its lookup compaction marks the old
-    rows in a deletion vector and drops the delete record. impl today neither applies deletion
-    vectors nor refuses the table (no UnsupportedTableFeatureError for
-    ``deletion-vectors.enabled``), so it returns the deleted row of key 1 again. When impl reads deletion vectors, the impl assertion
-    flips to ``want`` and this test becomes the DV cell of the matrix (Java writes, impl reads)."""
-    wh, java_rows = _java_pk_table(java, tmp_path, {"bucket": "1", "deletion-vectors.enabled": "true"})
-    want = [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
-    assert java_rows == want
-    got = sorted((r["id"], r["v"]) for r in impl.Catalog(str(wh)).get_table(TABLE).to_arrow().to_pylist())
-    assert got != want and (1, "a1") in got
+def test_deletion_vector_table_both_ways(java, tmp_path):
+    """Deletion vectors across the two implementations, on one bucket so each step's vectors are
+    known: Paimon Java writes (its lookup compaction marks the replaced rows of keys 1 and 2) and
+    impl reads; impl writes on (its lookup compaction marks Java's rows of keys 3 and 4) and
+    Java reads; Java compacts fully (vectors folded away), impl writes and compacts again; at
+    every step both read the same rows and Java's metadata equals impl's view."""
+    wh, java_rows = _java_pk_table(java, tmp_path, {"bucket": "1", "deletion-vectors.enabled": "true"}, base=500)
+    want = {0: "a0", 2: "b2", 3: "a3", 4: "a4"}
+    assert java_rows == sorted(want.items())
+    java_dv = deleted_positions(wh)
+    assert java_dv >= 2  # the old rows of keys 1 and 2, in a vector Java wrote
+
+    def both_read() -> None:
+        out = tmp_path / "java.parquet"
+        java.call("read", warehouse=str(wh), table=TABLE, out=str(out))
+        java_got = pq.read_table(out).to_pylist()
+        assert sorted((r["id"], r["v"]) for r in java_got if r["id"] < 100) == sorted(want.items())
+        got = impl.Catalog(str(wh)).get_table(TABLE).to_arrow().to_pylist()
+        assert sorted((r["id"], r["v"]) for r in got if r["id"] < 100) == sorted(want.items())
+        assert len(got) == len(java_got) == len(want) + 500
+        assert_same_metadata(java, wh)
+
+    both_read()
+    table = impl.Catalog(str(wh)).get_table(TABLE)
+    _impl_commit(table, [{"id": 3, "op": "-D", "v": None}, {"id": 4, "op": "+I", "v": "c4"},
+                         {"id": 5, "op": "+I", "v": "c5"}], identifier=1)
+    want.pop(3)
+    want.update({4: "c4", 5: "c5"})
+    assert deleted_positions(wh) > java_dv  # impl's lookup compaction added positions to the vectors
+    both_read()
+    java.call("compact", warehouse=str(wh), table=TABLE, full=True, commit_user="u", identifier=3)
+    assert deleted_positions(wh) == 0
+    both_read()
+    _impl_commit(impl.Catalog(str(wh)).get_table(TABLE), [{"id": 0, "op": "+I", "v": "d0"}], identifier=2)
+    want[0] = "d0"
+    assert deleted_positions(wh) == 1
+    both_read()
+    impl.Catalog(str(wh)).get_table(TABLE).compact(full=True)
+    assert deleted_positions(wh) == 0
+    both_read()
 
 
-def _java_pk_table(java, tmp_path, options: dict) -> tuple[Path, list[tuple]]:
-    """Paimon Java writes a primary-key table with ``options``: 5 inserts, then a delete of key 1
-    and an update of key 2. Returns the warehouse and the rows Paimon Java reads back."""
+def _impl_commit(table, rows: list[dict], identifier: int) -> None:
+    """One stream commit by impl (user "impl") of rows of the (id, op, v) table."""
+    schema = pa.schema([("id", pa.int64()), ("op", pa.string()), ("v", pa.string())])
+    builder = table.new_stream_write_builder().with_commit_user("impl")
+    w, c = builder.new_write(), builder.new_commit()
+    try:
+        w.write_arrow(pa.Table.from_pylist(rows, schema=schema))
+        c.commit(w.prepare_commit(identifier), identifier)
+    finally:
+        w.close()
+        c.close()
+
+
+def _java_pk_table(java, tmp_path, options: dict, base: int = 0) -> tuple[Path, list[tuple]]:
+    """Paimon Java writes a primary-key table with ``options``: 5 inserts (and ``base`` more, keys
+    100.., so the first file is big and later small files are not merged into it), then a delete
+    of key 1 and an update of key 2. Returns the warehouse and the rows of keys < 100 Paimon Java
+    reads back."""
     wh = tmp_path / "wh"
     schema = pa.schema([("id", pa.int64()), ("op", pa.string()), ("v", pa.string())])
     java.call("create_table", warehouse=str(wh), table=TABLE, fields=[["id", "BIGINT"], ["op", "STRING"], ["v", "STRING"]],
               primary_keys=["id"], table_options={**options, "rowkind.field": "op"})
-    for ident, batch in enumerate([[{"id": i, "op": "+I", "v": f"a{i}"} for i in range(5)],
+    for ident, batch in enumerate([[{"id": i, "op": "+I", "v": f"a{i}"} for i in [*range(5), *range(100, 100 + base)]],
                                    [{"id": 1, "op": "-D", "v": None}, {"id": 2, "op": "+I", "v": "b2"}]], start=1):
         path = tmp_path / f"in-{ident}.parquet"
         pq.write_table(pa.Table.from_pylist(batch, schema=schema), path)
         java.call("write", warehouse=str(wh), table=TABLE, parquet=str(path), commit_user="u", identifier=ident)
     out = tmp_path / "java.parquet"
     java.call("read", warehouse=str(wh), table=TABLE, out=str(out))
-    return wh, sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist())
+    return wh, sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist() if r["id"] < 100)
 
 
 def test_dynamic_bucket_table_from_java_read_by_impl(java, tmp_path):
@@ -475,10 +594,53 @@ def test_dynamic_bucket_table_from_java_read_by_impl(java, tmp_path):
 
 
 @pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
-def test_changelog_producers_impl_lacks_are_refused_clearly(java, tmp_path, producer):
-    """A table Paimon Java writes with a changelog producer impl does not implement: impl refuses
-    to open it with a typed error naming the option, rather than reading it some other way."""
+def test_changelog_producer_table_both_ways(java, tmp_path, producer):
+    """A table with changelog-producer lookup / full-compaction: Paimon Java writes it, impl
+    writes on, each side compacts fully once; after every step both sides read the same rows,
+    and every snapshot's changelog (with row kinds) read by impl equals Java's; replaying all
+    changelogs from an empty table gives the rows."""
     wh, java_rows = _java_pk_table(java, tmp_path, {"bucket": "1", "changelog-producer": producer})
-    assert java_rows == [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
-    with pytest.raises(impl.InvalidOptionError, match="changelog-producer"):
-        impl.Catalog(str(wh)).get_table(TABLE).to_arrow()
+    want = {0: "a0", 2: "b2", 3: "a3", 4: "a4"}
+    assert java_rows == sorted(want.items())
+
+    def check() -> None:
+        out = tmp_path / "java.parquet"
+        java.call("read", warehouse=str(wh), table=TABLE, out=str(out))
+        assert sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist()) == sorted(want.items())
+        got = impl.Catalog(str(wh)).get_table(TABLE).to_arrow().to_pylist()
+        assert sorted((r["id"], r["v"]) for r in got) == sorted(want.items())
+        meta = assert_same_metadata(java, wh)
+        state: dict = {}
+        for s in meta["snapshots"]:
+            changes = read_changelog("java", java, wh, tmp_path, s["id"])
+            assert read_changelog("impl", java, wh, tmp_path, s["id"]) == changes, f"changelog of {s['id']}"
+            # -U before +U of a key: apply retractions first, then additions
+            for r in sorted(changes, key=lambda r: r["_row_kind"] in ("+I", "+U")):
+                if r["_row_kind"] in ("+I", "+U"):
+                    state[r["id"]] = r["v"]
+                else:
+                    assert state.pop(r["id"]) == r["v"]
+        if producer == "lookup" or meta["snapshots"][-1]["kind"] == "COMPACT":
+            assert state == want  # full-compaction: the changelog is complete only after one
+
+    check()
+    java.call("compact", warehouse=str(wh), table=TABLE, full=True, commit_user="u", identifier=3)
+    check()
+    _impl_commit(impl.Catalog(str(wh)).get_table(TABLE), [{"id": 2, "op": "-D", "v": None},
+                                                          {"id": 3, "op": "+I", "v": "c3"}], identifier=1)
+    want.pop(2)
+    want[3] = "c3"
+    check()
+    impl.Catalog(str(wh)).get_table(TABLE).compact(full=True)
+    check()
+    java.call("write", warehouse=str(wh), table=TABLE, parquet=str(_rows_file(tmp_path, [{"id": 4, "op": "+I", "v": "e4"}])),
+              commit_user="u", identifier=4)
+    want[4] = "e4"
+    check()
+
+
+def _rows_file(tmp_path: Path, rows: list[dict]) -> Path:
+    schema = pa.schema([("id", pa.int64()), ("op", pa.string()), ("v", pa.string())])
+    path = tmp_path / f"rows-{zlib.crc32(json.dumps(rows).encode())}.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    return path
