@@ -408,7 +408,7 @@ def test_matrix_cell(kind: Kind, first: str, java, tmp_path):
     if kind.options.get("deletion-vectors.enabled") == "true":
         # Java's lookup compactions left rows marked in vectors; impl's did here only in some cells
         # (its compaction picks merge into the top level more often: see
-        # test_lookup_compaction_levels_differ_from_java), test_deletion_vector_table_both_ways
+        # test_lookup_compaction_levels_follow_file_sizes_which_differ_from_java), test_deletion_vector_table_both_ways
         # makes impl write vectors that Java reads.
         assert dv_by_writer["java"] > 0
 
@@ -438,6 +438,45 @@ def test_first_row_level0_is_invisible_to_java(java, tmp_path):
     assert java_side.read() == []
     side.impl_table().compact(full=True)
     assert java_side.read() == want
+
+
+def test_lookup_compaction_levels_follow_file_sizes_which_differ_from_java(java, tmp_path):
+    """Pins a difference of outcome under the same rule: the lookup compaction that forces level
+    0 up (Paimon's ForceUpLevel0Compaction) extends its level-0 input by the next sorted run when
+    the input is at least about as large in bytes (size-ratio), else writes it just above and
+    marks the replaced rows in deletion vectors. impl's Parquet files of a few rows are larger
+    than Java's (measured: the 4-row second batch is 1419 bytes as Java writes it, 1792 as impl
+    does, against Java's 6-row first file of 1522), so on the same table and rows Java writes
+    level 4 + a deletion vector while impl merges into level 5 without one. Rows read the same;
+    with bigger files (test_deletion_vector_table_both_ways) impl writes vectors too."""
+    schema = pa.schema([("id", pa.int64()), ("op", pa.string()), ("v", pa.string())])
+    fields = [["id", "BIGINT"], ["op", "STRING"], ["v", "STRING"]]
+    # the second batch is a little smaller than the first as Java writes it, larger as impl does
+    first = [{"id": i, "op": "+I", "v": f"a{i}" * 8} for i in range(6)]
+    second = [{"id": i, "op": "+I", "v": f"b{i}"} for i in range(4, 8)]
+    outcomes = {}
+    for writer in ("java", "impl"):
+        wh = tmp_path / writer
+        java.call("create_table", warehouse=str(wh), table=TABLE, fields=fields, primary_keys=["id"],
+                  table_options={"bucket": "1", "deletion-vectors.enabled": "true"})
+        path = tmp_path / "first.parquet"
+        pq.write_table(pa.Table.from_pylist(first, schema=schema), path)
+        java.call("write", warehouse=str(wh), table=TABLE, parquet=str(path), commit_user="u", identifier=1)
+        if writer == "java":
+            path = tmp_path / "second.parquet"
+            pq.write_table(pa.Table.from_pylist(second, schema=schema), path)
+            java.call("write", warehouse=str(wh), table=TABLE, parquet=str(path), commit_user="u", identifier=2)
+        else:
+            _impl_commit(impl.Catalog(str(wh)).get_table(TABLE), second, identifier=1)
+        want = sorted([(i, f"a{i}" * 8) for i in range(4)] + [(i, f"b{i}") for i in range(4, 8)])
+        out = tmp_path / "read.parquet"
+        java.call("read", warehouse=str(wh), table=TABLE, out=str(out))
+        assert sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist()) == want
+        got = impl.Catalog(str(wh)).get_table(TABLE).to_arrow().to_pylist()
+        assert sorted((r["id"], r["v"]) for r in got) == want
+        files = assert_same_metadata(java, wh)["files"]
+        outcomes[writer] = (sorted(f["level"] for fs in files.values() for f in fs), deleted_positions(wh))
+    assert outcomes == {"java": ([4, 5], 2), "impl": ([5], 0)}  # keys 4 and 5 replaced
 
 
 @pytest.mark.parametrize("first", ["java", "impl"])
