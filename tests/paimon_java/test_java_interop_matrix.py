@@ -13,9 +13,14 @@ level (5) whichever side ran it.
 Table kinds: append (bucket-unaware, and partitioned with 2 fixed buckets), primary key
 (partitioned, 2 buckets) with each merge engine impl supports (deduplicate with deletes through
 ``rowkind.field``, deduplicate ordered by ``sequence.field``, partial-update, aggregation with
-sum / last_non_null_value and with max / min, first-row), and deduplicate with
+sum / last_non_null_value and with max / min, first-row), deduplicate with
 ``changelog-producer=input``, where each APPEND snapshot's changelog read by the other side
-equals the rows (and kinds) that were written.
+equals the rows (and kinds) that were written, deduplicate with deletion vectors (both sides'
+lookup compactions mark rows; Java's vectors are read by impl and impl's by Java), and
+deduplicate with ``changelog-producer`` lookup (with and without deletion vectors) and
+full-compaction, where every snapshot's changelog (rows and row kinds) read by impl equals
+Java's read of it. Lookup tables (first-row, deletion vectors, lookup changelog) commit APPEND +
+COMPACT on both sides.
 """
 
 from __future__ import annotations

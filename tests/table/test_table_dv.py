@@ -143,6 +143,31 @@ def test_which_stream_commits_wait_for_compaction(options, waits):
     assert prepare_commit_waits_for_compaction(TableOptions.from_options(options)) is waits
 
 
+def test_writer_drops_restored_vectors_of_files_not_live(local_catalog):
+    """A bucket's index file may hold the vector of a data file that is no longer live (Paimon
+    Java 1.4.2 leaves one after some full compactions). The writer restoring the bucket drops it,
+    so its next index file names live files only (the committer refuses anything else)."""
+    from impl.table.pk import PrimaryKeyBucketWriter
+    t = _table(local_catalog, {"bucket": "1"})
+    _big_base(t)
+    write(t, pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "v": ["new"]}))
+    snap = t.latest_snapshot()
+    [(key, index_files)] = bucket_index_files(t, snap).items()
+    live = [e.file for e in SnapshotReader(t).live_entries(snap)]
+    marked = set(read_deletion_vectors(t.file_io, t.paths, index_files))
+    assert marked and marked <= {f.file_name for f in live}
+    # restore the bucket as if the marked file had been compacted away
+    w = PrimaryKeyBucketWriter(t, key[0], "dt=a", 0, [f for f in live if f.file_name not in marked],
+                               InlineExecutor(), restored_index=index_files)
+    try:
+        message = w.prepare_commit(True)
+    finally:
+        w.close()
+    # the stale vectors' index file goes, and no new one names the file that is not live
+    assert message.compact_deleted_index_files == tuple(index_files)
+    assert message.compact_new_index_files == () and message.new_index_files == ()
+
+
 def test_overwrite_drops_the_deletion_vectors_of_replaced_partitions(local_catalog):
     t = _table(local_catalog, {"bucket": "1"})
     _big_base(t, ("a", "b"))
