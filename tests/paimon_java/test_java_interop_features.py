@@ -109,6 +109,12 @@ class Tables:
         else:
             self.catalog().get_table(TABLE).create_tag(name, snapshot_id)
 
+    def delete_tag(self, side: str, name: str) -> None:
+        if side == "java":
+            self.java.call("delete_tag", warehouse=str(self.wh), table=TABLE, name=name)
+        else:
+            self.catalog().get_table(TABLE).delete_tag(name)
+
     def rollback(self, side: str, tag: str) -> None:
         if side == "java":
             self.java.call("rollback", warehouse=str(self.wh), table=TABLE, tag=tag)
@@ -294,7 +300,8 @@ def _history(tables: Tables, side: str) -> list[pa.Table]:
 def test_tags_and_expiration_both_ways(java, tmp_path, first):
     """A tags snapshot 2; B reads the tag (the rows of snapshot 2), and after A expires every
     snapshot but the latest, B still reads it; B tags the latest, writes and expires; A reads
-    both tags, and both list the same tags."""
+    both tags, and both list the same tags; B deletes A's tag, and both still read B's tag and
+    the table."""
     second = other(first)
     tables = Tables(java, tmp_path / "wh", tmp_path)
     b1, b2, b3 = _history(tables, first)
@@ -313,6 +320,12 @@ def test_tags_and_expiration_both_ways(java, tmp_path, first):
     tables.both_read(_rows(b1, b2, b3, b4))
     meta = assert_same_metadata(java, tables.wh)
     assert meta["tags"] == sorted(t.name for t in tables.catalog().get_table(TABLE).tags()) == ["t2", "t3"]
+    # B deletes A's tag (freeing what only it kept); A still reads the other tag and the table
+    tables.delete_tag(second, "t2")
+    tables.both_read(_rows(b1, b2, b3), tag="t3")
+    tables.both_read(_rows(b1, b2, b3, b4))
+    meta = assert_same_metadata(java, tables.wh)
+    assert meta["tags"] == [t.name for t in tables.catalog().get_table(TABLE).tags()] == ["t3"]
 
 
 @pytest.mark.parametrize("first", SIDES)

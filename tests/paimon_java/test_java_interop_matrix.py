@@ -627,16 +627,6 @@ def _java_pk_table(java, tmp_path, options: dict, base: int = 0) -> tuple[Path, 
     return wh, sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist() if r["id"] < 100)
 
 
-def test_dynamic_bucket_table_from_java_read_by_impl(java, tmp_path):
-    """Paimon Java writes a dynamic-bucket table (bucket = -1, buckets assigned by its
-    HashBucketAssigner, with a hash index); impl reads the same rows."""
-    wh, java_rows = _java_pk_table(java, tmp_path, {"bucket": "-1"})
-    assert java_rows == [(0, "a0"), (2, "b2"), (3, "a3"), (4, "a4")]
-    table = impl.Catalog(str(wh)).get_table(TABLE)
-    assert sorted((r["id"], r["v"]) for r in table.to_arrow().to_pylist()) == java_rows
-    assert java.call("metadata", warehouse=str(wh), table=TABLE)["snapshots"][-1]["kind"] == "APPEND"
-
-
 @pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
 def test_changelog_producer_table_both_ways(java, tmp_path, producer):
     """A table with changelog-producer lookup / full-compaction: Paimon Java writes it, impl
