@@ -365,5 +365,6 @@ def test_branch_both_ways(java, tmp_path, first):
     tables.commit(second, on_b, table=branch)
     tables.both_read(_rows(b1, b2, on_a, on_b), table=branch)
     tables.both_read(_rows(b1, b2, b3))
-    meta = java.call("metadata", warehouse=str(tables.wh), table=branch)
+    meta = assert_same_metadata(java, tables.wh, branch)
     assert [s["id"] for s in meta["snapshots"]] == [2, 3, 4]
+    assert [s["id"] for s in assert_same_metadata(java, tables.wh)["snapshots"]] == [1, 2, 3]

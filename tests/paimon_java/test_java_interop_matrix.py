@@ -257,13 +257,13 @@ class Side:
         return sort_rows(rows)
 
 
-def java_metadata(java, warehouse: Path) -> dict:
-    return java.call("metadata", warehouse=str(warehouse), table=TABLE)
+def java_metadata(java, warehouse: Path, table: str = TABLE) -> dict:
+    return java.call("metadata", warehouse=str(warehouse), table=table)
 
 
-def impl_metadata(warehouse: Path) -> dict:
+def impl_metadata(warehouse: Path, name: str = TABLE) -> dict:
     """impl's view in the shape of the harness's metadata report."""
-    table = impl.Catalog(str(warehouse)).get_table(TABLE)
+    table = impl.Catalog(str(warehouse)).get_table(name)
     snaps = [{"id": s.id, "kind": s.commit_kind.value, "total_record_count": s.total_record_count,
               "delta_record_count": s.delta_record_count, "changelog_record_count": s.changelog_record_count}
              for s in table.snapshots()]
@@ -277,9 +277,9 @@ def impl_metadata(warehouse: Path) -> dict:
     return {"snapshots": snaps, "files": sorted(files, key=lambda f: f["file_name"])}
 
 
-def assert_same_metadata(java, warehouse: Path) -> dict:
-    got = java_metadata(java, warehouse)
-    mine = impl_metadata(warehouse)
+def assert_same_metadata(java, warehouse: Path, table: str = TABLE) -> dict:
+    got = java_metadata(java, warehouse, table)
+    mine = impl_metadata(warehouse, table)
     keys = ("id", "kind", "total_record_count", "delta_record_count", "changelog_record_count")
     assert [{k: s[k] for k in keys} for s in got["snapshots"]] == mine["snapshots"]
     latest = [str(s["id"]) for s in got["snapshots"]][-1:]
