@@ -553,17 +553,34 @@ def test_timestamp9_from_java_reads_right_and_from_impl_is_misread_by_java(java,
     assert row["ts9"] != value
 
 
-def test_deletion_vector_table_both_ways(java, tmp_path):
+@pytest.mark.parametrize("first", ["java", "impl"])
+def test_deletion_vector_table_both_ways(java, tmp_path, first):
     """Deletion vectors across the two implementations, on one bucket so each step's vectors are
-    known: Paimon Java writes (its lookup compaction marks the replaced rows of keys 1 and 2) and
-    impl reads; impl writes on (its lookup compaction marks Java's rows of keys 3 and 4) and
-    Java reads; Java compacts fully (vectors folded away), impl writes and compacts again; at
-    every step both read the same rows and Java's metadata equals impl's view."""
-    wh, java_rows = _java_pk_table(java, tmp_path, {"bucket": "1", "deletion-vectors.enabled": "true"}, base=500)
-    want = {0: "a0", 2: "b2", 3: "a3", 4: "a4"}
-    assert java_rows == sorted(want.items())
-    java_dv = deleted_positions(wh)
-    assert java_dv >= 2  # the old rows of keys 1 and 2, in a vector Java wrote
+    known: A writes 505 rows, then deletes key 1 and updates key 2 (A's lookup compaction marks
+    the old rows in a vector) and B reads; B deletes key 3 and updates key 4 (B's lookup
+    compaction adds positions) and A reads; A compacts fully (vectors folded away), B writes
+    (one position again) and compacts fully. At every step both read the same rows and Java's
+    metadata equals impl's view."""
+    second = "impl" if first == "java" else "java"
+    wh = tmp_path / "wh"
+    schema = pa.schema([("id", pa.int64()), ("op", pa.string()), ("v", pa.string())])
+    options = {"bucket": "1", "deletion-vectors.enabled": "true", "rowkind.field": "op"}
+    idents = {"java": 0, "impl": 0}
+
+    def commit(side: str, rows: list[dict]) -> None:
+        idents[side] += 1
+        if side == "java":
+            path = _rows_file(tmp_path, rows)
+            java.call("write", warehouse=str(wh), table=TABLE, parquet=str(path), commit_user="java",
+                      identifier=idents[side])
+        else:
+            _impl_commit(impl.Catalog(str(wh)).get_table(TABLE), rows, identifier=idents[side])
+
+    def compact(side: str) -> None:
+        if side == "java":
+            java.call("compact", warehouse=str(wh), table=TABLE, full=True, commit_user="java-compact", identifier=1)
+        else:
+            impl.Catalog(str(wh)).get_table(TABLE).compact(full=True)
 
     def both_read() -> None:
         out = tmp_path / "java.parquet"
@@ -575,22 +592,33 @@ def test_deletion_vector_table_both_ways(java, tmp_path):
         assert len(got) == len(java_got) == len(want) + 500
         assert_same_metadata(java, wh)
 
+    if first == "java":
+        java.call("create_table", warehouse=str(wh), table=TABLE, fields=[["id", "BIGINT"], ["op", "STRING"],
+                  ["v", "STRING"]], primary_keys=["id"], table_options=options)
+    else:
+        cat = impl.Catalog(str(wh))
+        cat.create_database("db", ignore_if_exists=True)
+        cat.create_table(TABLE, schema=schema, primary_keys=["id"], options=options)
+    commit(first, [{"id": i, "op": "+I", "v": f"a{i}"} for i in [*range(5), *range(100, 600)]])
+    commit(first, [{"id": 1, "op": "-D", "v": None}, {"id": 2, "op": "+I", "v": "b2"}])
+    want = {0: "a0", 2: "b2", 3: "a3", 4: "a4"}
+    first_dv = deleted_positions(wh)
+    assert first_dv >= 2  # the old rows of keys 1 and 2, in a vector A wrote
     both_read()
-    table = impl.Catalog(str(wh)).get_table(TABLE)
-    _impl_commit(table, [{"id": 3, "op": "-D", "v": None}, {"id": 4, "op": "+I", "v": "c4"},
-                         {"id": 5, "op": "+I", "v": "c5"}], identifier=1)
+    commit(second, [{"id": 3, "op": "-D", "v": None}, {"id": 4, "op": "+I", "v": "c4"},
+                    {"id": 5, "op": "+I", "v": "c5"}])
     want.pop(3)
     want.update({4: "c4", 5: "c5"})
-    assert deleted_positions(wh) > java_dv  # impl's lookup compaction added positions to the vectors
+    assert deleted_positions(wh) > first_dv  # B's lookup compaction added positions to the vectors
     both_read()
-    java.call("compact", warehouse=str(wh), table=TABLE, full=True, commit_user="u", identifier=3)
+    compact(first)
     assert deleted_positions(wh) == 0
     both_read()
-    _impl_commit(impl.Catalog(str(wh)).get_table(TABLE), [{"id": 0, "op": "+I", "v": "d0"}], identifier=2)
+    commit(second, [{"id": 0, "op": "+I", "v": "d0"}])
     want[0] = "d0"
     assert deleted_positions(wh) == 1
     both_read()
-    impl.Catalog(str(wh)).get_table(TABLE).compact(full=True)
+    compact(second)
     assert deleted_positions(wh) == 0
     both_read()
 
@@ -608,23 +636,21 @@ def _impl_commit(table, rows: list[dict], identifier: int) -> None:
         c.close()
 
 
-def _java_pk_table(java, tmp_path, options: dict, base: int = 0) -> tuple[Path, list[tuple]]:
-    """Paimon Java writes a primary-key table with ``options``: 5 inserts (and ``base`` more, keys
-    100.., so the first file is big and later small files are not merged into it), then a delete
-    of key 1 and an update of key 2. Returns the warehouse and the rows of keys < 100 Paimon Java
-    reads back."""
+def _java_pk_table(java, tmp_path, options: dict) -> tuple[Path, list[tuple]]:
+    """Paimon Java writes a primary-key table with ``options``: 5 inserts, then a delete of key 1
+    and an update of key 2. Returns the warehouse and the rows Paimon Java reads back."""
     wh = tmp_path / "wh"
     schema = pa.schema([("id", pa.int64()), ("op", pa.string()), ("v", pa.string())])
     java.call("create_table", warehouse=str(wh), table=TABLE, fields=[["id", "BIGINT"], ["op", "STRING"], ["v", "STRING"]],
               primary_keys=["id"], table_options={**options, "rowkind.field": "op"})
-    for ident, batch in enumerate([[{"id": i, "op": "+I", "v": f"a{i}"} for i in [*range(5), *range(100, 100 + base)]],
+    for ident, batch in enumerate([[{"id": i, "op": "+I", "v": f"a{i}"} for i in range(5)],
                                    [{"id": 1, "op": "-D", "v": None}, {"id": 2, "op": "+I", "v": "b2"}]], start=1):
         path = tmp_path / f"in-{ident}.parquet"
         pq.write_table(pa.Table.from_pylist(batch, schema=schema), path)
         java.call("write", warehouse=str(wh), table=TABLE, parquet=str(path), commit_user="u", identifier=ident)
     out = tmp_path / "java.parquet"
     java.call("read", warehouse=str(wh), table=TABLE, out=str(out))
-    return wh, sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist() if r["id"] < 100)
+    return wh, sorted((r["id"], r["v"]) for r in pq.read_table(out).to_pylist())
 
 
 @pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
