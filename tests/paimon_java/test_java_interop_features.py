@@ -242,7 +242,8 @@ def test_schema_evolution_both_ways(java, tmp_path, first, pk):
     """A writes under schema 0 and alters the table (four changes, schemas 1-4); B reads the old
     rows in the new shape (d null, b as bb, c gone, a widened), writes under schema 4 and, on a
     primary-key table, updates an old key; A reads the same; both compact, files under schema
-    ids 0 and 4 before that, rows unchanged after."""
+    ids 0 and 4 before that, rows unchanged after; then B adds a column (schema 5) and writes,
+    and A reads rows of schemas 4 and 5."""
     second = other(first)
     tables = Tables(java, tmp_path / "wh", tmp_path)
     tables.create(first, EVO_FIELDS, ["id"] if pk else [], [], {"bucket": "2"} if pk else {"bucket": "-1"})
@@ -268,8 +269,19 @@ def test_schema_evolution_both_ways(java, tmp_path, first, pk):
     tables.both_read(want)
     tables.compact(first)
     tables.commit(first, pa.Table.from_pylist([{"id": 11, "a": 1, "bb": "z", "d": None}], schema=new_schema))
-    tables.both_read(sorted(want + [{"id": 11, "a": 1, "bb": "z", "d": None}], key=lambda r: r["id"]))
-    assert_same_metadata(java, tables.wh)
+    want = sorted(want + [{"id": 11, "a": 1, "bb": "z", "d": None}], key=lambda r: r["id"])
+    tables.both_read(want)
+    # B alters too (schema 5: a new column e), writes under it; A reads rows of schemas 4 and 5
+    if second == "java":
+        java.call("alter", warehouse=str(tables.wh), table=TABLE, changes=[{"op": "add_column", "name": "e",
+                                                                            "type": "INT"}])
+    else:
+        tables.catalog().alter_table(TABLE, [impl.SchemaChange.add_column("e", pa.int32())])
+    last = {"id": 12, "a": 2, "bb": "w", "d": "v", "e": 7}
+    tables.commit(second, pa.Table.from_pylist([last], schema=new_schema.append(pa.field("e", pa.int32()))))
+    tables.both_read(sorted([{**r, "e": None} for r in want] + [last], key=lambda r: r["id"]))
+    meta = assert_same_metadata(java, tables.wh)
+    assert meta["schema_id"] == 5 and meta["snapshots"][-1]["schema_id"] == 5
 
 
 # ============================================================================ tags, rollback, branches

@@ -231,6 +231,9 @@ public final class Harness {
                 w -> {
                     Options options = new Options();
                     options.set("warehouse", w);
+                    // No table cache: impl changes the same tables (schemas, tags, branches)
+                    // between requests, and a cached table would keep its old schema.
+                    options.set("cache-enabled", "false");
                     return CatalogFactory.createCatalog(CatalogContext.create(options));
                 });
     }
