@@ -29,7 +29,7 @@ from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
-from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer
+from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.table.append_writer import RollingFileWriter
 from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, row_hashes, split_by_group
 from impl.table.dynamic_bucket import DynamicBucketAssigner
@@ -414,10 +414,12 @@ def prepare_commit_waits_for_compaction(options: "TableOptions") -> bool:
     are read by batch scans without level 0, so a commit that left its rows on level 0 would
     publish rows no batch read sees until a later commit. Paimon waits there
     (``CoreOptions.prepareCommitWaitCompaction``: needLookup and ``lookup-wait``, default true);
-    so does this library, unless ``lookup-wait`` is false.
+    so does this library, unless ``lookup-wait`` is false. needLookup also covers first-row
+    tables (whose level 0 Paimon forces up as well), so they wait the same way.
     """
-    forces_level0 = options.deletion_vectors or options.changelog_producer is ChangelogProducer.LOOKUP
-    return forces_level0 and options.raw.get("lookup-wait", "true").strip().lower() != "false"
+    needs_lookup = options.deletion_vectors or options.changelog_producer is ChangelogProducer.LOOKUP \
+        or options.merge_engine is MergeEngine.FIRST_ROW
+    return needs_lookup and options.raw.get("lookup-wait", "true").strip().lower() != "false"
 
 
 def _rows_by_partition(part_ids: np.ndarray, n_partitions: int):

@@ -136,6 +136,8 @@ def test_stream_commit_waits_for_the_lookup_compaction(local_catalog, options):
     ({"deletion-vectors.enabled": "true"}, True),
     ({"changelog-producer": "lookup"}, True),
     ({"deletion-vectors.enabled": "true", "lookup-wait": "false"}, False),
+    ({"merge-engine": "first-row"}, True),
+    ({"merge-engine": "first-row", "lookup-wait": "false"}, False),
     ({"changelog-producer": "full-compaction"}, False),
     ({}, False),
 ])
