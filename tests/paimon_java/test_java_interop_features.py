@@ -362,7 +362,8 @@ def test_rollback_to_tag_both_ways(java, tmp_path, first):
 @pytest.mark.parametrize("first", SIDES)
 def test_branch_both_ways(java, tmp_path, first):
     """A creates branch b1 from a tag and writes on it; B reads the branch (tag rows plus A's
-    branch commit) and writes on it too; A reads B's branch rows; main is untouched for both."""
+    branch commit) and writes on it too; A reads B's branch rows; main is untouched for both;
+    then B fast-forwards main to the branch and A commits on main."""
     second = other(first)
     tables = Tables(java, tmp_path / "wh", tmp_path)
     b1, b2, b3 = _history(tables, first)
@@ -380,3 +381,13 @@ def test_branch_both_ways(java, tmp_path, first):
     meta = assert_same_metadata(java, tables.wh, branch)
     assert [s["id"] for s in meta["snapshots"]] == [2, 3, 4]
     assert [s["id"] for s in assert_same_metadata(java, tables.wh)["snapshots"]] == [1, 2, 3]
+    # B fast-forwards main to the branch; both read the branch's rows on main, A commits on it
+    if second == "java":
+        java.call("fast_forward", warehouse=str(tables.wh), table=TABLE, name="b1")
+    else:
+        tables.catalog().get_table(TABLE).fast_forward("b1")
+    tables.both_read(_rows(b1, b2, on_a, on_b))
+    assert [s["id"] for s in assert_same_metadata(java, tables.wh)["snapshots"]] == [1, 2, 3, 4]
+    last = _batch([2, 32], "z")
+    tables.commit(first, last)
+    tables.both_read(_rows(b1, b2, on_a, on_b, last))

@@ -185,6 +185,9 @@ public final class Harness {
                 return rollback(a);
             case "create_branch":
                 return createBranch(a);
+            case "fast_forward":
+                table(a).fastForward(a.get("name").asText());
+                return JSON.getNodeFactory().nullNode();
             case "read":
                 return read(a);
             case "metadata":
