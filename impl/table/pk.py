@@ -78,6 +78,14 @@ class PrimaryKeyBucketWriter:
         if table.options.deletion_vectors:
             from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
             dv = DeletionVectorsMaintainer(table.file_io, table.paths, restored_index)
+            # Paimon Java's full compaction can leave a bucket's index file holding the vector
+            # of a data file it compacted away (seen with 1.4.2; its reads ignore such vectors).
+            # Carried on, it would make this writer's next index file name a file that is not
+            # live, which the committer refuses (IndexFileConflictError): drop it on restore.
+            live = {f.file_name for f in restored_files}
+            stale = [name for name in dv.vectors if name not in live]
+            if stale:
+                dv.apply(stale, {})
         self.writer = mt.MergeTreeWriter(
             table.file_io, table.paths, table.schema, table.merge_tree_options, partition, partition_path,
             bucket, table.options.bucket if total_buckets is None else total_buckets, list(restored_files),

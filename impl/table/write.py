@@ -29,13 +29,14 @@ from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
-from impl.options.values import MAX_DYNAMIC_BUCKETS
+from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.table.append_writer import RollingFileWriter
 from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, row_hashes, split_by_group
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from impl.table.options import TableOptions
     from impl.table.table import FileStoreTable
 
 ROW_KIND_NAMES = ("+I", "-U", "+U", "-D")
@@ -368,8 +369,9 @@ class TableWrite:
                 raise WriterClosedError(f"batch write of {self.table.identifier} already prepared its commit")
             self._prepared = True
         messages = []
+        wait = not self.streaming or prepare_commit_waits_for_compaction(self.table.options)
         for w in self._writers.values():
-            m = w.prepare_commit(not self.streaming)
+            m = w.prepare_commit(wait)
             if not m.is_empty():
                 messages.append(m)
         if self._assigner is not None:
@@ -403,6 +405,21 @@ class TableWrite:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def prepare_commit_waits_for_compaction(options: "TableOptions") -> bool:
+    """Whether a streaming ``prepare_commit`` waits for the running compaction.
+
+    Tables whose writer forces level 0 up (deletion vectors, ``changelog-producer = lookup``)
+    are read by batch scans without level 0, so a commit that left its rows on level 0 would
+    publish rows no batch read sees until a later commit. Paimon waits there
+    (``CoreOptions.prepareCommitWaitCompaction``: needLookup and ``lookup-wait``, default true);
+    so does this library, unless ``lookup-wait`` is false. needLookup also covers first-row
+    tables (whose level 0 Paimon forces up as well), so they wait the same way.
+    """
+    needs_lookup = options.deletion_vectors or options.changelog_producer is ChangelogProducer.LOOKUP \
+        or options.merge_engine is MergeEngine.FIRST_ROW
+    return needs_lookup and options.raw.get("lookup-wait", "true").strip().lower() != "false"
 
 
 def _rows_by_partition(part_ids: np.ndarray, n_partitions: int):

@@ -14,9 +14,11 @@ from impl.format.json_records import CommitKind
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.writer import InlineExecutor
 from impl.table.errors import UnsupportedTableFeatureError
+from impl.table.options import TableOptions
 from impl.table.pk import bucket_index_files
 from impl.table.predicate import PredicateBuilder
 from impl.table.scan import SnapshotReader
+from impl.table.write import prepare_commit_waits_for_compaction
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 DV = {"bucket": "2", "deletion-vectors.enabled": "true"}
@@ -108,6 +110,64 @@ def test_level0_is_invisible_until_compacted(local_catalog):
     for files in index.values():
         vectors.update(read_deletion_vectors(t.file_io, t.paths, files))
     assert [v.tolist() for v in vectors.values()] == [[0]]  # the old row of key 1, at position 0
+
+
+@pytest.mark.parametrize("options", [{}, {"changelog-producer": "lookup"}])
+def test_stream_commit_waits_for_the_lookup_compaction(local_catalog, options):
+    """A streaming prepare_commit on a deletion-vector table waits for the level-0 compaction
+    (Paimon's prepareCommitWaitCompaction: lookup-wait, default true), so each stream commit's
+    rows of every bucket are visible at once. (It did not wait: rows of buckets whose
+    compaction had not finished stayed on level 0, which batch reads skip.)"""
+    t = _table(local_catalog, options)
+    rows = pa.table({"dt": ["a", "a", "b", "b"], "id": pa.array([1, 2, 3, 4], pa.int64()), "v": list("wxyz")})
+    builder = t.new_stream_write_builder().with_commit_user("u")
+    w, c = builder.new_write(), builder.new_commit()
+    try:
+        w.write_arrow(rows)
+        c.commit(w.prepare_commit(1), 1)
+    finally:
+        w.close()
+        c.close()
+    assert _as_dict(t.to_arrow()) == {("a", 1): "w", ("a", 2): "x", ("b", 3): "y", ("b", 4): "z"}
+    assert [s.commit_kind for s in t.snapshots()] == [CommitKind.APPEND, CommitKind.COMPACT]
+
+
+@pytest.mark.parametrize("options,waits", [
+    ({"deletion-vectors.enabled": "true"}, True),
+    ({"changelog-producer": "lookup"}, True),
+    ({"deletion-vectors.enabled": "true", "lookup-wait": "false"}, False),
+    ({"merge-engine": "first-row"}, True),
+    ({"merge-engine": "first-row", "lookup-wait": "false"}, False),
+    ({"changelog-producer": "full-compaction"}, False),
+    ({}, False),
+])
+def test_which_stream_commits_wait_for_compaction(options, waits):
+    assert prepare_commit_waits_for_compaction(TableOptions.from_options(options)) is waits
+
+
+def test_writer_drops_restored_vectors_of_files_not_live(local_catalog):
+    """A bucket's index file may hold the vector of a data file that is no longer live (Paimon
+    Java 1.4.2 leaves one after some full compactions). The writer restoring the bucket drops it,
+    so its next index file names live files only (the committer refuses anything else)."""
+    from impl.table.pk import PrimaryKeyBucketWriter
+    t = _table(local_catalog, {"bucket": "1"})
+    _big_base(t)
+    write(t, pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "v": ["new"]}))
+    snap = t.latest_snapshot()
+    [(key, index_files)] = bucket_index_files(t, snap).items()
+    live = [e.file for e in SnapshotReader(t).live_entries(snap)]
+    marked = set(read_deletion_vectors(t.file_io, t.paths, index_files))
+    assert marked and marked <= {f.file_name for f in live}
+    # restore the bucket as if the marked file had been compacted away
+    w = PrimaryKeyBucketWriter(t, key[0], "dt=a", 0, [f for f in live if f.file_name not in marked],
+                               InlineExecutor(), restored_index=index_files)
+    try:
+        message = w.prepare_commit(True)
+    finally:
+        w.close()
+    # the stale vectors' index file goes, and no new one names the file that is not live
+    assert message.compact_deleted_index_files == tuple(index_files)
+    assert message.compact_new_index_files == () and message.new_index_files == ()
 
 
 def test_overwrite_drops_the_deletion_vectors_of_replaced_partitions(local_catalog):

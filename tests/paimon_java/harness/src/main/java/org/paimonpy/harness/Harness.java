@@ -179,6 +179,15 @@ public final class Harness {
                 return alter(a);
             case "create_tag":
                 return createTag(a);
+            case "delete_tag":
+                return deleteTag(a);
+            case "rollback":
+                return rollback(a);
+            case "create_branch":
+                return createBranch(a);
+            case "fast_forward":
+                table(a).fastForward(a.get("name").asText());
+                return JSON.getNodeFactory().nullNode();
             case "read":
                 return read(a);
             case "metadata":
@@ -225,6 +234,9 @@ public final class Harness {
                 w -> {
                     Options options = new Options();
                     options.set("warehouse", w);
+                    // No table cache: impl changes the same tables (schemas, tags, branches)
+                    // between requests, and a cached table would keep its old schema.
+                    options.set("cache-enabled", "false");
                     return CatalogFactory.createCatalog(CatalogContext.create(options));
                 });
     }
@@ -565,6 +577,37 @@ public final class Harness {
             table.createTag(a.get("name").asText(), a.get("snapshot_id").asLong());
         } else {
             table.createTag(a.get("name").asText());
+        }
+        return JSON.getNodeFactory().nullNode();
+    }
+
+    /** Deletes a tag. Args: name. */
+    private JsonNode deleteTag(JsonNode a) throws Exception {
+        table(a).deleteTag(a.get("name").asText());
+        return JSON.getNodeFactory().nullNode();
+    }
+
+    /** Rolls the table back. Args: tag (a tag name) or snapshot_id. */
+    private JsonNode rollback(JsonNode a) throws Exception {
+        FileStoreTable table = table(a);
+        if (a.has("tag")) {
+            table.rollbackTo(a.get("tag").asText());
+        } else {
+            table.rollbackTo(a.get("snapshot_id").asLong());
+        }
+        return JSON.getNodeFactory().nullNode();
+    }
+
+    /**
+     * Creates a branch. Args: name, tag (optional: from that tag, else an empty branch with the
+     * table's latest schema). The branch is then the table "db.t$branch_NAME" for every op.
+     */
+    private JsonNode createBranch(JsonNode a) throws Exception {
+        FileStoreTable table = table(a);
+        if (a.has("tag")) {
+            table.createBranch(a.get("name").asText(), a.get("tag").asText());
+        } else {
+            table.createBranch(a.get("name").asText());
         }
         return JSON.getNodeFactory().nullNode();
     }
