@@ -967,7 +967,11 @@ class FileStoreCommit:
             added_names.setdefault((e.partition, e.bucket), set()).add(e.file.file_name)
 
         def live_names(partition: bytes, bucket: int) -> set[str]:
-            names = set(live.upper_level_names(partition, bucket))
+            if self.key_type is None:
+                # append tables: Paimon's vectors (row-level DELETE / UPDATE) name level-0 files
+                names = {i.file_name for i, e in live.by_identity.items() if (e.partition, e.bucket) == (partition, bucket)}
+            else:
+                names = set(live.upper_level_names(partition, bucket))
             names -= {i.file_name for i in fold.removed if (i.partition, i.bucket) == (partition, bucket)}
             return names | added_names.get((partition, bucket), set())
 

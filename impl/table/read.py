@@ -19,8 +19,9 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from itertools import islice
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -176,7 +177,8 @@ class TableRead:
             if self.table.is_primary_key_table:
                 tasks.append(partial(self._read_pk_split, s, with_kind))
             else:
-                tasks.extend(partial(self._read_append_file, s, f) for f in s.files)
+                deleted = self._append_deletion_vectors(s)
+                tasks.extend(partial(self._read_append_file, s, f, deleted.get(f.file_name)) for f in s.files)
         produced = 0
         if len(tasks) == 1:
             results: Iterator[pa.Table] = iter([tasks[0]()])
@@ -212,7 +214,14 @@ class TableRead:
     def _data_file_path(self, split: DataSplit, f: DataFileMeta) -> str:
         return self.table.paths.data_file_path(split.partition_path, split.bucket, f.file_name, f.external_path)
 
-    def _read_append_file(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
+    def _append_deletion_vectors(self, split: DataSplit) -> Mapping[str, np.ndarray]:
+        """The deletion vectors of an append split's files (by file name; empty without any)."""
+        if not split.index_files:
+            return {}
+        from impl.mergetree.deletion_vectors import read_deletion_vectors
+        return read_deletion_vectors(self.table.file_io, self.table.paths, split.index_files)
+
+    def _read_append_file(self, split: DataSplit, f: DataFileMeta, deleted: np.ndarray | None = None) -> pa.Table:
         path = self._data_file_path(split, f)
         try:
             with self.table.file_io.open_input(path) as source:
@@ -223,6 +232,12 @@ class TableRead:
             self.files_read += 1
         if t.num_rows != f.row_count:
             raise DataFileError(path, f"holds {t.num_rows} rows, its manifest entry says {f.row_count}")
+        if deleted is not None and len(deleted):
+            if int(deleted[-1]) >= t.num_rows:
+                raise DataFileError(path, f"its deletion vector deletes row {int(deleted[-1])} of {t.num_rows}")
+            keep = np.ones(t.num_rows, dtype=bool)
+            keep[deleted.astype(np.int64)] = False
+            t = t.filter(pa.array(keep))
         if self.predicate is not None:
             t = t.filter(self.predicate.to_arrow())
         return t.select(self.projection)

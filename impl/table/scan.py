@@ -262,7 +262,25 @@ class TableScan:
         splits = self._splits(snapshot.id, entries, SplitKind.DATA)
         if self.table.is_primary_key_table and self.table.options.deletion_vectors:
             splits = self._deletion_vector_splits(snapshot, splits)
+        elif not self.table.is_primary_key_table and snapshot.index_manifest:
+            splits = self._append_deletion_vector_splits(snapshot, splits)
         return Plan(snapshot.id, tuple(splits))
+
+    def _append_deletion_vector_splits(self, snapshot: Snapshot, splits: list[DataSplit]) -> list[DataSplit]:
+        """Splits of an append table whose snapshot lists index files: each with its bucket's
+        deletion-vector index files, so the read drops the rows they delete.
+
+        impl does not write deletion vectors into append tables, but Paimon does (row-level
+        DELETE / UPDATE from Spark or Flink on ``deletion-vectors.enabled`` append tables); a
+        read that ignored them would return deleted rows."""
+        from impl.format.records import DELETION_VECTORS_INDEX
+        from impl.table.pk import bucket_index_files
+        index = bucket_index_files(self.table, snapshot)
+        out = []
+        for s in splits:
+            dvs = tuple(i for i in index.get((s.partition, s.bucket), ()) if i.index_type == DELETION_VECTORS_INDEX)
+            out.append(replace(s, index_files=dvs) if dvs else s)
+        return out
 
     def _deletion_vector_splits(self, snapshot: Snapshot, splits: list[DataSplit]) -> list[DataSplit]:
         """Splits of a deletion-vector table: level >= 1 files only, with the bucket's index files.

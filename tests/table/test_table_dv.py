@@ -232,3 +232,42 @@ def test_dv_read_streams_as_batches(local_catalog):
     got = pa.Table.from_batches(list(reader), schema=reader.schema)
     assert sorted(got.filter(pc.equal(got["id"], 2))["v"].to_pylist()) == ["B"]
     assert got.num_rows == 4
+
+
+def test_append_table_reads_apply_deletion_vectors_other_engines_write(catalog):
+    """Paimon writes deletion vectors into append tables (row-level DELETE / UPDATE from Spark
+    or Flink); impl does not, but its reads must drop the rows they delete, also under a
+    filter, and a vector beyond a file's rows is reported."""
+    from impl.commit.messages import CommitMessage
+    from impl.errors import DataFileError
+    from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, as_positions
+
+    t = catalog.create_table("db.append_dv", schema=SCHEMA, partition_keys=["dt"])
+    write(t, pa.table({"dt": ["a"] * 6, "id": pa.array(range(6), pa.int64()), "v": list("uvwxyz")}))
+    write(t, pa.table({"dt": ["b"] * 3, "id": pa.array(range(3), pa.int64()), "v": list("abc")}))
+    latest = t.snapshot_manager.latest_snapshot()
+    (entry,) = [e for e in SnapshotReader(t).live_entries(latest) if e.file.row_count == 6]
+
+    def commit_vector(positions):
+        restored = bucket_index_files(t, t.snapshot_manager.latest_snapshot()).get((entry.partition, entry.bucket), [])
+        dvs = DeletionVectorsMaintainer(t.file_io, t.paths, restored)
+        dvs.apply((), {entry.file.file_name: as_positions(positions)})
+        change = dvs.write()
+        c = t.new_stream_write_builder().new_commit()
+        c.commit([CommitMessage(entry.partition, entry.bucket, entry.total_buckets, new_index_files=change.added,
+                                deleted_index_files=change.removed)], commit_identifier=positions[0])
+        c.close()
+
+    commit_vector([1, 4])
+    rows = sorted((r["dt"], r["id"]) for r in t.to_arrow().to_pylist())
+    assert rows == [("a", 0), ("a", 2), ("a", 3), ("a", 5), ("b", 0), ("b", 1), ("b", 2)]
+    pb = t.new_read_builder().new_predicate_builder()
+    rb = t.new_read_builder().with_filter(pb.greater_or_equal("id", 1))
+    got = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    assert sorted((r["dt"], r["id"]) for r in got.to_pylist()) == [("a", 2), ("a", 3), ("a", 5), ("b", 1), ("b", 2)]
+    # an older snapshot has no vector: time travel reads every row
+    assert t.copy({"scan.snapshot-id": str(latest.id)}).to_arrow().num_rows == 9
+
+    commit_vector([2, 9])  # row 9 of a 6-row file: corrupt
+    with pytest.raises(DataFileError, match="deletes row 9 of 6"):
+        t.to_arrow()
