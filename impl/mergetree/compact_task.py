@@ -16,6 +16,12 @@ rewrites drop retractions at every output level (the writer passes ``drop_delete
 and every key of a level-0 input is looked up in the level >= 1 files the compaction does not
 touch (all older than its inputs), whose rows of those keys are then superseded: their
 positions go into ``CompactResult.deletions``.
+
+With the first-row engine (``FirstRowContext``, Paimon's FirstRowMergeFunctionWrapper), every
+key of a level-0 input is looked up in the level >= 1 files the compaction does not touch; a key
+found there already has its first row, so the compaction drops it from its output. Level-0
+inputs are then rewritten, never upgraded (an upgrade could not drop rows), so levels >= 1 hold
+at most one row per key and batch reads may skip level 0.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence, Union
 
 import numpy as np
+import pyarrow as pa
 
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
@@ -80,6 +87,15 @@ class DvContext:
 
 
 @dataclass(frozen=True)
+class FirstRowContext:
+    """A compaction of a first-row table: the lookup structure and the level >= 1 files the
+    compaction does not touch (a level-0 key found there is dropped: its first row is there)."""
+
+    lookup: LookupLevels
+    targets: tuple[DataFileMeta, ...]
+
+
+@dataclass(frozen=True)
 class Upgrade:
     file: DataFileMeta
 
@@ -97,18 +113,19 @@ Step = Union[Upgrade, Rewrite]
 
 
 def plan_compaction(files: Sequence[DataFileMeta], output_level: int, max_level: int, min_file_size: int,
-                    codec: KeyCodec, deletion_vectors: bool = False) -> list[Step]:
+                    codec: KeyCodec, deletion_vectors: bool = False, rewrite_level0: bool = False) -> list[Step]:
     """The upgrades and rewrites that compact ``files`` into ``output_level``, in key order.
 
     ``deletion_vectors``: a level-0 file that may hold retractions is rewritten, not upgraded
-    (Paimon's LookupMergeTreeCompactRewriter: levels >= 1 must hold none)."""
+    (Paimon's LookupMergeTreeCompactRewriter: levels >= 1 must hold none). ``rewrite_level0``:
+    every level-0 file is rewritten (the lookup must be able to change its rows)."""
     steps: list[Step] = []
     candidate: list[tuple[SortedRun, ...]] = []
 
     def upgrade(f: DataFileMeta) -> None:
         if f.level == output_level:
             return
-        if deletion_vectors and f.level == 0 and f.delete_row_count != 0:
+        if f.level == 0 and (rewrite_level0 or (deletion_vectors and f.delete_row_count != 0)):
             steps.append(Rewrite(((SortedRun((f,)),),)))
         elif output_level != max_level or f.delete_row_count == 0:
             steps.append(Upgrade(f))
@@ -149,8 +166,11 @@ class CompactionTask:
 
     def __init__(self, ctx: KVFileContext, namer: DataFileNamer, spec: MergeSpec, files: Sequence[DataFileMeta],
                  output_level: int, max_level: int, min_file_size: int, drop_delete: bool,
-                 dv: DvContext | None = None, changelog: ChangelogContext | None = None):
+                 dv: DvContext | None = None, changelog: ChangelogContext | None = None,
+                 first_row: FirstRowContext | None = None):
         self.dv = dv
+        self.first_row = first_row if first_row is not None and first_row.targets else None
+        self._drop_keys: pa.Table | None = None  # first-row: level-0 keys already in a higher level
         self.changelog = changelog
         self.ctx = ctx
         self.namer = namer
@@ -174,8 +194,10 @@ class CompactionTask:
     def run(self) -> CompactResult:
         try:
             result = CompactResult()
+            if self.first_row is not None:
+                self._drop_keys = self._first_row_existing()
             for step in plan_compaction(self.files, self.output_level, self.max_level, self.min_file_size,
-                                        self.ctx.key_codec, self.dv is not None):
+                                        self.ctx.key_codec, self.dv is not None, self.first_row is not None):
                 self._check()
                 if isinstance(step, Upgrade):
                     result = result.merge(CompactResult((step.file,), (step.file.upgrade(self.output_level),)))
@@ -201,7 +223,7 @@ class CompactionTask:
                     files = [f for run in section for f in run.files]
                     kv = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files,
                                         deletion_vectors=self._input_vectors)
-                    merged = merge_kv(kv, self.spec, self.drop_delete)
+                    merged = self._drop_existing(merge_kv(kv, self.spec, self.drop_delete))
                     del kv
                     self._check()
                     writer.write(merged)
@@ -212,7 +234,7 @@ class CompactionTask:
                                                [run.files for run in section], self.ctx.layout.all_columns,
                                                self.drop_delete, deletion_vectors=self._input_vectors):
                     self._check()
-                    writer.write(merged)
+                    writer.write(self._drop_existing(merged))
             after = writer.close()
         finally:
             with self._lock:
@@ -222,6 +244,32 @@ class CompactionTask:
     @property
     def _input_vectors(self) -> Mapping[str, np.ndarray] | None:
         return None if self.dv is None else self.dv.input_vectors
+
+    def _first_row_existing(self) -> pa.Table | None:
+        """first-row: the keys of the level-0 inputs that the untouched level >= 1 files hold."""
+        assert self.first_row is not None
+        level0 = [f for f in self.files if f.level == 0]
+        if not level0:
+            return None
+        keys = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, level0,
+                              list(self.ctx.layout.key_columns))
+        self._check()
+        found = self.first_row.lookup.contained_keys(keys, self.first_row.targets)
+        return found if found.num_rows else None
+
+    def _drop_existing(self, merged: pa.Table) -> pa.Table:
+        """``merged`` without the rows of the keys in ``_drop_keys`` (order kept)."""
+        if self._drop_keys is None or merged.num_rows == 0:
+            return merged
+        key_cols = list(self.ctx.layout.key_columns)
+        pos = "__paimon_pos"
+        hits = merged.select(key_cols).append_column(pos, pa.array(np.arange(merged.num_rows, dtype=np.int64)))
+        hits = hits.join(self._drop_keys, key_cols, join_type="left semi")
+        if hits.num_rows == 0:
+            return merged
+        keep = np.ones(merged.num_rows, dtype=bool)
+        keep[hits.column(pos).to_numpy()] = False
+        return merged.filter(pa.array(keep))
 
     def _lookup_deletions(self) -> dict[str, np.ndarray]:
         """Positions, in the untouched level >= 1 files, of the keys this compaction wrote from level 0."""

@@ -9,7 +9,8 @@ compactions reuse it (data files are immutable, so a file name always means the 
 A query is vectorized: the query keys are hash-joined against each candidate file whose key
 range overlaps the query's range. Used by compaction with deletion vectors: every key a
 compaction writes from level 0 is looked up in the files it does not rewrite, and the positions
-found are marked deleted there.
+found are marked deleted there. With the first-row engine, the keys found there are dropped from
+the compaction's output instead (the first row, already in a higher level, wins).
 """
 
 from __future__ import annotations
@@ -79,6 +80,24 @@ class LookupLevels:
             t = self._cache.pop(n, None)
             if t is not None:
                 self._cached_bytes -= t.nbytes
+
+    def contained_keys(self, keys: pa.Table, files: Sequence[DataFileMeta]) -> pa.Table:
+        """The distinct keys of ``keys`` (key columns) that some row of ``files`` holds (first-row's
+        "does the key already exist in a higher level", Paimon's FirstRowMergeFunctionWrapper)."""
+        key_cols = list(self.layout.key_columns)
+        found = []
+        if keys.num_rows and files:
+            keys = keys.select(key_cols)
+            query = None
+            for f in overlapping(files, key_bounds(keys, key_cols, self.codec), self.codec):
+                if query is None:
+                    query = keys.group_by(key_cols).aggregate([])  # distinct keys
+                hits = query.join(self._keys_of(f).select(key_cols), key_cols, join_type="left semi")
+                if hits.num_rows:
+                    found.append(hits)
+        if not found:
+            return self.layout.empty().select(key_cols)
+        return pa.concat_tables(found).group_by(key_cols).aggregate([])
 
     def lookup(self, keys: pa.Table, files: Sequence[DataFileMeta]) -> dict[str, np.ndarray]:
         """Positions, per file of ``files``, of the rows whose key is in ``keys`` (key columns).

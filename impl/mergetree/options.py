@@ -13,8 +13,10 @@ Choices that differ from, or pin down, Paimon's behaviour:
   (6 with the default trigger of 5), so compaction output never has to fall to level 0.
 - ``num-sorted-run.stop-trigger``: default ``compaction-trigger + 3``, and never below the
   compaction trigger (Paimon clamps it the same way).
-- ``changelog-producer``: ``none`` and ``input`` are implemented; ``full-compaction`` and
-  ``lookup`` raise (a silently missing changelog would be worse than an error).
+- ``changelog-producer``: ``lookup`` and ``full-compaction`` are implemented for the engines
+  :func:`check_changelog_producer` names and raise for the others (a silently missing
+  changelog would be worse than an error); first-row allows only ``none`` and ``lookup``, as
+  Paimon.
 - ``write-buffer-spillable`` is parsed but a full buffer is always flushed to level-0 files
   (that flush is the spill that bounds memory); there is no local spill directory.
 """
@@ -66,7 +68,14 @@ def supported_changelog_producer(producer: ChangelogProducer) -> ChangelogProduc
 
 
 def check_changelog_producer(opts: "MergeTreeOptions") -> "MergeTreeOptions":
-    """``lookup`` / ``full-compaction`` are implemented for deduplicate without sequence.field."""
+    """``lookup`` / ``full-compaction`` are implemented for deduplicate without sequence.field,
+    and ``lookup`` for first-row (Paimon allows only ``none`` and ``lookup`` there)."""
+    if opts.merge_engine is MergeEngine.FIRST_ROW:
+        if opts.changelog_producer not in (ChangelogProducer.NONE, ChangelogProducer.LOOKUP):
+            raise InvalidOptionError(
+                f"option 'changelog-producer' = {opts.changelog_producer.value!r} is not allowed with merge-engine "
+                "'first-row': Paimon supports only 'none' and 'lookup' there")
+        return opts
     if opts.changelog_producer in COMPARING_CHANGELOG_PRODUCERS and (
             opts.merge_engine is not MergeEngine.DEDUPLICATE or opts.sequence_fields):
         raise InvalidOptionError(

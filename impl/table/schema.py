@@ -179,6 +179,11 @@ def _check_deletion_vectors(schema: TableSchema, options: TableOptions) -> None:
     if not schema.primary_keys:
         raise UnsupportedTableFeatureError(
             "option 'deletion-vectors.enabled' is implemented for primary-key tables only (this is an append table)")
+    if options.merge_engine is MergeEngine.FIRST_ROW:
+        # Paimon's SchemaValidation refuses it too: first-row never supersedes a stored row
+        raise InvalidOptionError(
+            "option 'deletion-vectors.enabled' is not allowed with merge-engine 'first-row': first-row never "
+            "deletes old data (later rows of a key are dropped by compaction), so it needs no deletion vectors")
     if options.merge_engine is not MergeEngine.DEDUPLICATE:
         raise UnsupportedTableFeatureError(
             f"option 'deletion-vectors.enabled' is implemented for merge-engine 'deduplicate' only, "
