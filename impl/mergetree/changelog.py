@@ -13,10 +13,12 @@ one (Paimon's LookupChangelogMergeFunctionWrapper / FullChangelogMergeFunctionWr
 Per key: new +I/+U and no previous -> +I; new +I/+U and a previous -> -U previous, +U new (also
 when equal: Paimon's ``changelog-producer.row-deduplicate`` is false by default); new -U/-D and
 a previous -> -D previous; new -U/-D and no previous -> nothing. Changelog rows carry the new
-version's sequence number, -U before +U, in key order. Implemented for the deduplicate engine
-without ``sequence.field`` (the newest row is the new version), and for first-row with
-``lookup``: a key's first row never changes, so only a key with no previous version yields a
-row, +I (Paimon's FirstRowMergeFunctionWrapper); others are refused at table creation.
+version's sequence number, -U before +U, in key order. The new version: with deduplicate
+without ``sequence.field``, the key's newest row; with partial-update, aggregation or a
+``sequence.field``, the merge of the previous version (as the oldest row) with the new rows,
+as the compaction writes it (Paimon's LookupChangelogMergeFunctionWrapper merges the
+looked-up row the same way); with first-row and ``lookup``: a key's first row never changes,
+so only a key with no previous version yields a row, +I (Paimon's FirstRowMergeFunctionWrapper).
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ def compaction_changelog(read, layout: KVLayout, spec: MergeSpec, new_files: Seq
     if not new_files:
         return layout.empty()
     first_row = spec.engine is MergeEngine.FIRST_ROW
-    new = merge_kv(read(new_files, {}), spec, drop_delete=False)
+    raw = read(new_files, {})
+    new = merge_kv(raw, spec, drop_delete=False)
     if not old_files or new.num_rows == 0:
         return changelog_rows(layout.empty(), new, layout, first_row)
     keys = list(layout.key_columns)
@@ -100,4 +103,17 @@ def compaction_changelog(read, layout: KVLayout, spec: MergeSpec, new_files: Seq
     old_all = read(old_files, vectors)
     old_all = old_all.join(new.select(keys), keys, join_type="left semi")
     old = merge_kv(old_all, spec, drop_delete=True)
+    if old.num_rows and merges_old(spec):
+        # the new version is the old one merged with the new rows (the old row as the oldest input)
+        cols = list(layout.all_columns)
+        new = merge_kv(pa.concat_tables([old.select(cols).cast(raw.schema), raw.select(cols)]), spec,
+                       drop_delete=False)
     return changelog_rows(old, new, layout, first_row)
+
+
+def merges_old(spec: MergeSpec) -> bool:
+    """True if a key's new version depends on its previous one: every engine but deduplicate
+    without ``sequence.field`` (the newest row) and first-row (the oldest row)."""
+    if spec.engine is MergeEngine.FIRST_ROW:
+        return False
+    return spec.engine is not MergeEngine.DEDUPLICATE or bool(spec.sequence_fields)

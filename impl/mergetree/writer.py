@@ -163,7 +163,11 @@ class MergeTreeWriter:
         self._first_row = self._spec.engine is MergeEngine.FIRST_ROW
         self._force_level0 = (deletion_vectors is not None or producer is ChangelogProducer.LOOKUP
                               or self._first_row)
-        self._lookup = (LookupLevels(file_io, self._ctx.bucket_dir, self._layout, self._codec)
+        # engines that merge a key's rows need its looked-up row itself (Paimon's LookupMergeFunction)
+        self._merge_old = deletion_vectors is not None and (
+            self._spec.engine is not MergeEngine.DEDUPLICATE or bool(self._spec.sequence_fields))
+        self._lookup = (LookupLevels(file_io, self._ctx.bucket_dir, self._layout, self._codec,
+                                     with_values=self._merge_old)
                         if deletion_vectors is not None or self._first_row else None)
 
         self._buffer: list[pa.Table] = []
@@ -360,7 +364,8 @@ class MergeTreeWriter:
             picked = {f.file_name for f in unit.files}
             targets = tuple(f for f in self._levels.all_files() if f.level >= 1 and f.file_name not in picked)
             if self._dv is not None:
-                dv = DvContext(self._dv.of(picked), self._lookup, targets)
+                dv = DvContext(self._dv.of(picked), self._lookup, targets,
+                               self._dv.of(f.file_name for f in targets) if self._merge_old else {}, self._merge_old)
             if self._first_row:
                 first_row = FirstRowContext(self._lookup, targets)
         changelog = None
