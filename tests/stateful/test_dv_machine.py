@@ -37,7 +37,13 @@ from impl.mergetree.writer import InlineExecutor
 from impl.table.pk import bucket_index_files
 from impl.table.scan import SnapshotReader
 from model import DELETE_ROW, INSERT, UPDATE_AFTER
-from model.deletion_vectors import ENGINES, dangling, duplicate_valid_keys, merge_rows_engine, read_with_deletion_vectors
+from model.deletion_vectors import (
+    ENGINES,
+    dangling,
+    duplicate_valid_keys,
+    merge_rows_engine,
+    read_with_deletion_vectors,
+)
 
 PROFILE = settings.get_profile("stateful-" + os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -128,7 +134,9 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         with wb.new_write() as w:
             w.write_arrow(data, row_kinds=kinds)
             wb.new_commit().commit(w.prepare_commit())
-        assert self.table.latest_snapshot().commit_kind is CommitKind.COMPACT
+        if self.engine != "partial-update" or any(k in (INSERT, UPDATE_AFTER) for k in kinds.to_pylist()):
+            # (partial-update's ignore-delete drops retractions on write: such a batch commits nothing)
+            assert self.table.latest_snapshot().commit_kind is CommitKind.COMPACT
         self.visible = len(self.rows)
 
     @rule(batch=st.lists(row_st, min_size=1, max_size=30))
