@@ -117,7 +117,7 @@ def merge_rows_engine(rows: Iterable[Row], engine: str) -> dict[Any, Any]:
     - ``partial-update`` (``ignore-delete``): per column the last non-null value of the +I/+U
       rows, in sequence order; retractions are ignored; a key with an +I/+U row is present;
     - ``aggregation``: n = sum (a retraction subtracts), v and ts = max (retractions ignored);
-      a key is never deleted.
+      a key is never deleted (one with only retractions reads as negated sums and nulls).
     """
     ordered = sorted(rows, key=lambda r: r[1])
     if engine == "deduplicate":

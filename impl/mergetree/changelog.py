@@ -93,7 +93,8 @@ def compaction_changelog(read, layout: KVLayout, spec: MergeSpec, new_files: Seq
         return layout.empty()
     first_row = spec.engine is MergeEngine.FIRST_ROW
     raw = read(new_files, {})
-    new = merge_kv(raw, spec, drop_delete=False)
+    # versions as a read shows them (final: aggregation's all-retraction keys read as +I)
+    new = merge_kv(raw, spec, drop_delete=False, final=True)
     if not old_files or new.num_rows == 0:
         return changelog_rows(layout.empty(), new, layout, first_row)
     keys = list(layout.key_columns)
@@ -102,12 +103,12 @@ def compaction_changelog(read, layout: KVLayout, spec: MergeSpec, new_files: Seq
         return changelog_rows(layout.empty(), new, layout, first_row)
     old_all = read(old_files, vectors)
     old_all = old_all.join(new.select(keys), keys, join_type="left semi")
-    old = merge_kv(old_all, spec, drop_delete=True)
+    old = merge_kv(old_all, spec, drop_delete=True, final=True)
     if old.num_rows and merges_old(spec):
         # the new version is the old one merged with the new rows (the old row as the oldest input)
         cols = list(layout.all_columns)
         new = merge_kv(pa.concat_tables([old.select(cols).cast(raw.schema), raw.select(cols)]), spec,
-                       drop_delete=False)
+                       drop_delete=False, final=True)
     return changelog_rows(old, new, layout, first_row)
 
 

@@ -242,7 +242,7 @@ class CompactionTask:
                                         deletion_vectors=self._input_vectors)
                     if old is not None:
                         kv = pa.concat_tables([kv, old])
-                    merged = self._drop_existing(merge_kv(kv, self.spec, self.drop_delete))
+                    merged = self._drop_existing(merge_kv(kv, self.spec, self.drop_delete, final=self._complete))
                     del kv
                     self._check()
                     writer.write(merged)
@@ -251,7 +251,8 @@ class CompactionTask:
                 # held in memory at once.
                 for merged in iter_merged_runs(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, self.spec,
                                                [run.files for run in section], self.ctx.layout.all_columns,
-                                               self.drop_delete, deletion_vectors=self._input_vectors,
+                                               self.drop_delete, final=self._complete,
+                                               deletion_vectors=self._input_vectors,
                                                extra_runs=() if old is None else (old,)):
                     self._check()
                     writer.write(self._drop_existing(merged))
@@ -260,6 +261,14 @@ class CompactionTask:
             with self._lock:
                 self._written.extend(writer.written)
         return CompactResult(step.files, tuple(after))
+
+    @property
+    def _complete(self) -> bool:
+        """With deletion vectors every row a compaction writes is its key's whole value (older
+        rows are merged in or already superseded), so aggregation stores it as a read shows it:
+        a key whose rows are all retractions becomes Paimon's +I row, not a -D row that a
+        deletion-vector read would drop (``final`` changes only aggregation)."""
+        return self.dv is not None
 
     @property
     def _input_vectors(self) -> Mapping[str, np.ndarray] | None:

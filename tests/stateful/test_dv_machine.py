@@ -82,7 +82,6 @@ class DeletionVectorMachine(RuleBasedStateMachine):
                      "num-levels": str(levels), "changelog-producer": producer, **ENGINE_OPTIONS[engine]})
         self.producer = producer
         self.engine = engine
-        self.seen: set = set()  # keys written as +I/+U by an earlier step
         self.replayed: dict = {}  # the changelog of every snapshot, applied in order
         self.replayed_to = 0
         self.rows: list[tuple] = []  # every row written: (key, sequence, kind, value)
@@ -97,27 +96,21 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         except FileNotFoundError:
             pass
 
-    def _kind(self, key, kind):
+    def _kind(self, kind):
         """Retractions the drawn engine covers: sequence.field writes inserts only (once a
         compaction drops a delete, an older-ordered row can come back, in Paimon too: the result
-        depends on compaction timing); aggregation retracts only keys written by an earlier step
-        (a key whose rows are all retractions is stored as a -D row, which a DV read drops)."""
-        if self.engine == "sequence.field" or (self.engine == "aggregation" and key not in self.seen):
-            return INSERT
-        return kind
+        depends on compaction timing)."""
+        return INSERT if self.engine == "sequence.field" else kind
 
     def _data(self, batch):
         kinds, values = [], []
         for dt, i, kind, v_null, n, ts in batch:
             seq = len(self.rows)
-            kind = self._kind((dt, i), kind)
+            kind = self._kind(kind)
             value = (None if v_null else f"s{seq:04d}", n, ts)
             self.rows.append(((dt, i), seq, kind, value))
             kinds.append(kind)
             values.append(value)
-        for (dt, i, *_), kind in zip(batch, kinds, strict=True):
-            if kind in (INSERT, UPDATE_AFTER):
-                self.seen.add((dt, i))
         note(", ".join(f"{dt}/{i}:{'+I -U +U -D'.split()[k]}{v}" for (dt, i, *_), k, v in zip(batch, kinds, values,
                                                                                               strict=True)))
         return (pa.table({"dt": [r[0] for r in batch], "id": pa.array([r[1] for r in batch], pa.int64()),
