@@ -20,6 +20,10 @@ Then times, best of ``--repeat``:
   goal <= 1.2x;
 - read of ``dv`` against merge-on-read of ``plain`` and of ``runs`` (same rows).
 
+And the same for the partial-update engine (``pu_dv`` against ``pu_plain``): with deletion
+vectors its compaction reads each updated key's current row from levels >= 1 (lookup with whole
+rows) and merges it into the new one. The workload has no nulls, so its rows equal deduplicate's.
+
 Every read is checked to return the same number of rows and the same sum of ``v``.
 
     python benchmarks/deletion_vectors.py                 # 1,000,000 rows, 5 commits
@@ -114,12 +118,17 @@ def main() -> None:
         _, t_cl = write_table(root, "lookup_cl", {"changelog-producer": "lookup"}, data)
         _, t_dv_cl = write_table(root, "dv_lookup_cl",
                                  {"deletion-vectors.enabled": "true", "changelog-producer": "lookup"}, data)
+        pu = {"merge-engine": "partial-update"}
+        pu_dv, t_pu_dv = write_table(root, "pu_dv", {**pu, "deletion-vectors.enabled": "true"}, data)
+        pu_plain, t_pu_plain = write_table(root, "pu_plain", pu, data)
         print("\nwrite + compaction (all commits)")
         print(f"  deletion vectors (lookup)     {t_dv:8.2f} s   {t_dv / t_plain:5.2f}x of plain")
         print(f"  plain (universal compaction)  {t_plain:8.2f} s   (baseline)")
         print(f"  write-only (no compaction)    {t_runs:8.2f} s")
         print(f"  changelog-producer lookup     {t_cl:8.2f} s   {t_cl / t_plain:5.2f}x of plain")
         print(f"  dv + lookup changelog         {t_dv_cl:8.2f} s   {t_dv_cl / t_plain:5.2f}x of plain")
+        print(f"  partial-update, dv            {t_pu_dv:8.2f} s   {t_pu_dv / t_pu_plain:5.2f}x of partial-update plain")
+        print(f"  partial-update, plain         {t_pu_plain:8.2f} s   (baseline of the line above)")
 
         entries = SnapshotReader(dv).live_entries(dv.latest_snapshot())
         paths = [dv.paths.data_file_path(dv.partition_cache.path(e.partition), e.bucket, e.file.file_name)
@@ -145,6 +154,13 @@ def main() -> None:
         print(f"  raw pyarrow read, same files  {t_raw:8.3f} s   (baseline; {raw.num_rows:,} rows incl. deleted)")
         print(f"  plain, merge on read          {t_plain_read:8.3f} s   dv time / plain time {t_read_dv / t_plain_read:5.2f}")
         print(f"  write-only runs, merge        {t_runs_read:8.3f} s   dv time / runs time  {t_read_dv / t_runs_read:5.2f}")
+        t_pu_dv_read, out = best(lambda: pu_dv.to_arrow(), args.repeat)
+        check("partial-update dv read", out, want_rows, want_sum)
+        t_pu_plain_read, out = best(lambda: pu_plain.to_arrow(), args.repeat)
+        check("partial-update plain read", out, want_rows, want_sum)
+        print(f"  partial-update dv (no merge)  {t_pu_dv_read:8.3f} s   dv time / plain time "
+              f"{t_pu_dv_read / t_pu_plain_read:5.2f}")
+        print(f"  partial-update, merge on read {t_pu_plain_read:8.3f} s   (baseline of the line above)")
         levels = sorted({e.file.level for e in SnapshotReader(plain).live_entries(plain.latest_snapshot())})
         print(f"  (plain's files sit at levels {levels}: a single run per bucket reads without a merge too)")
     finally:

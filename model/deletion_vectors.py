@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from model.errors import IndexFileConflictError
-from model.rules import ADD, DELETE_ROW, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from model.rules import ADD, DELETE_ROW, INSERT, UPDATE_AFTER, UPDATE_BEFORE, merge_rows
 
 Row = tuple  # (key, sequence_number, row_kind, value)
 Files = Mapping[str, tuple[int, Sequence[Row]]]
@@ -101,3 +101,48 @@ def changelog(old: Mapping[Any, Any], new: Mapping[Any, tuple[int, Any]]) -> lis
         elif key in old:
             out.append((key, DELETE_ROW, old[key]))
     return out
+
+
+# ============================================================================ merge engines
+
+ENGINES = ("deduplicate", "sequence.field", "partial-update", "aggregation")
+
+
+def merge_rows_engine(rows: Iterable[Row], engine: str) -> dict[Any, Any]:
+    """What a read returns after ``rows`` (key, sequence_number, row_kind, value), value a tuple
+    (v, n, ts), under the merge engines of the DV machine's tables (see its options):
+
+    - ``deduplicate``: ``model.merge_rows`` (the newest row; a retraction deletes the key);
+    - ``sequence.field`` (= ts): the row with the highest (ts, sequence number) wins;
+    - ``partial-update`` (``ignore-delete``): per column the last non-null value of the +I/+U
+      rows, in sequence order; retractions are ignored; a key with an +I/+U row is present;
+    - ``aggregation``: n = sum (a retraction subtracts), v and ts = max (retractions ignored);
+      a key is never deleted (one with only retractions reads as negated sums and nulls).
+    """
+    ordered = sorted(rows, key=lambda r: r[1])
+    if engine == "deduplicate":
+        return merge_rows(ordered)
+    if engine == "sequence.field":
+        by_order = sorted(ordered, key=lambda r: (r[3][2], r[1]))  # (ts, sequence number)
+        return merge_rows((k, rank, kind, value) for rank, (k, _, kind, value) in enumerate(by_order))
+    out: dict[Any, list] = {}
+    for key, _, kind, value in ordered:
+        retract = kind not in (INSERT, UPDATE_AFTER)
+        if engine == "partial-update":
+            if retract:
+                continue
+            cur = out.setdefault(key, [None] * len(value))
+            for i, x in enumerate(value):
+                if x is not None:
+                    cur[i] = x
+        elif engine == "aggregation":
+            cur = out.setdefault(key, [None, None, None])
+            v, n, ts = value
+            if n is not None:
+                cur[1] = (-n if retract else n) if cur[1] is None else cur[1] + (-n if retract else n)
+            if not retract:
+                cur[0] = v if cur[0] is None else (cur[0] if v is None else max(cur[0], v))
+                cur[2] = ts if cur[2] is None else (cur[2] if ts is None else max(cur[2], ts))
+        else:
+            raise ValueError(f"unknown engine {engine!r}")
+    return {k: tuple(v) for k, v in out.items()}

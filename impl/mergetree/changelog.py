@@ -13,9 +13,12 @@ one (Paimon's LookupChangelogMergeFunctionWrapper / FullChangelogMergeFunctionWr
 Per key: new +I/+U and no previous -> +I; new +I/+U and a previous -> -U previous, +U new (also
 when equal: Paimon's ``changelog-producer.row-deduplicate`` is false by default); new -U/-D and
 a previous -> -D previous; new -U/-D and no previous -> nothing. Changelog rows carry the new
-version's sequence number, -U before +U, in key order. Implemented for the deduplicate engine
-without ``sequence.field`` (the newest row is the new version); others are refused at table
-creation.
+version's sequence number, -U before +U, in key order. The new version: with deduplicate
+without ``sequence.field``, the key's newest row; with partial-update, aggregation or a
+``sequence.field``, the merge of the previous version (as the oldest row) with the new rows,
+as the compaction writes it (Paimon's LookupChangelogMergeFunctionWrapper merges the
+looked-up row the same way); with first-row and ``lookup``: a key's first row never changes,
+so only a key with no previous version yields a row, +I (Paimon's FirstRowMergeFunctionWrapper).
 """
 
 from __future__ import annotations
@@ -30,13 +33,15 @@ from impl.format.records import DataFileMeta
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, RowKind
 from impl.mergetree.lookup import key_bounds, overlapping
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
+from impl.options.values import MergeEngine
 
 _N, _O, _ORD = "__paimon_new", "__paimon_old", "__paimon_order"
 
 
-def changelog_rows(old: pa.Table, new: pa.Table, layout: KVLayout) -> pa.Table:
+def changelog_rows(old: pa.Table, new: pa.Table, layout: KVLayout, inserts_only: bool = False) -> pa.Table:
     """Changelog KV rows for ``new`` (one row per key, any kind, key order) against ``old``
-    (at most one +I/+U row per key): see the module docstring."""
+    (at most one +I/+U row per key): see the module docstring. ``inserts_only`` (first-row):
+    only the +I rows of keys with no previous version."""
     keys = list(layout.key_columns)
     cols = list(layout.all_columns)
     if new.num_rows == 0:
@@ -63,12 +68,12 @@ def changelog_rows(old: pa.Table, new: pa.Table, layout: KVLayout) -> pa.Table:
         t = t.set_column(t.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER, pa.array(seqs, pa.int64()))
         pieces.append(t.append_column(_ORD, pa.array(order * 2 + sub, pa.int64())))
 
-    before = adds & has_old
+    before = adds & has_old & (not inserts_only)
     piece(old, o_idx[before], RowKind.UPDATE_BEFORE, n_idx[before], 0, seq[before])
     piece(new, n_idx[before], RowKind.UPDATE_AFTER, n_idx[before], 1, seq[before])
     fresh = adds & ~has_old
     piece(new, n_idx[fresh], RowKind.INSERT, n_idx[fresh], 1, seq[fresh])
-    gone = ~adds & has_old
+    gone = ~adds & has_old & (not inserts_only)
     piece(old, o_idx[gone], RowKind.DELETE, n_idx[gone], 0, seq[gone])
     if not pieces:
         return layout.empty()
@@ -86,14 +91,30 @@ def compaction_changelog(read, layout: KVLayout, spec: MergeSpec, new_files: Seq
     """
     if not new_files:
         return layout.empty()
-    new = merge_kv(read(new_files, {}), spec, drop_delete=False)
+    first_row = spec.engine is MergeEngine.FIRST_ROW
+    raw = read(new_files, {})
+    # versions as a read shows them (final: aggregation's all-retraction keys read as +I)
+    new = merge_kv(raw, spec, drop_delete=False, final=True)
     if not old_files or new.num_rows == 0:
-        return changelog_rows(layout.empty(), new, layout)
+        return changelog_rows(layout.empty(), new, layout, first_row)
     keys = list(layout.key_columns)
     old_files = overlapping(old_files, key_bounds(new.select(keys), keys, codec), codec)
     if not old_files:
-        return changelog_rows(layout.empty(), new, layout)
+        return changelog_rows(layout.empty(), new, layout, first_row)
     old_all = read(old_files, vectors)
     old_all = old_all.join(new.select(keys), keys, join_type="left semi")
-    old = merge_kv(old_all, spec, drop_delete=True)
-    return changelog_rows(old, new, layout)
+    old = merge_kv(old_all, spec, drop_delete=True, final=True)
+    if old.num_rows and merges_old(spec):
+        # the new version is the old one merged with the new rows (the old row as the oldest input)
+        cols = list(layout.all_columns)
+        new = merge_kv(pa.concat_tables([old.select(cols).cast(raw.schema), raw.select(cols)]), spec,
+                       drop_delete=False, final=True)
+    return changelog_rows(old, new, layout, first_row)
+
+
+def merges_old(spec: MergeSpec) -> bool:
+    """True if a key's new version depends on its previous one: every engine but deduplicate
+    without ``sequence.field`` (the newest row) and first-row (the oldest row)."""
+    if spec.engine is MergeEngine.FIRST_ROW:
+        return False
+    return spec.engine is not MergeEngine.DEDUPLICATE or bool(spec.sequence_fields)

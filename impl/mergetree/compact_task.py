@@ -15,7 +15,18 @@ rewrites drop retractions at every output level (the writer passes ``drop_delete
 >= 1 hold no retraction; rewrites skip the rows the deletion vectors of their inputs delete;
 and every key of a level-0 input is looked up in the level >= 1 files the compaction does not
 touch (all older than its inputs), whose rows of those keys are then superseded: their
-positions go into ``CompactResult.deletions``.
+positions go into ``CompactResult.deletions``. Engines whose merge needs every row of a key
+(partial-update, aggregation, or ``sequence.field``: ``DvContext.merge_old``) follow Paimon's
+LookupMergeFunction: the key's current row found there (not deleted by its vector) joins the
+merge of the key's section as one more sorted run, ordered by the engine as any older row (by
+sequence number, or by the sequence field), so the output row is the key's merged value; its
+position is marked deleted as above. Level-0 inputs are then always rewritten, never upgraded.
+
+With the first-row engine (``FirstRowContext``, Paimon's FirstRowMergeFunctionWrapper), every
+key of a level-0 input is looked up in the level >= 1 files the compaction does not touch; a key
+found there already has its first row, so the compaction drops it from its output. Level-0
+inputs are then rewritten, never upgraded (an upgrade could not drop rows), so levels >= 1 hold
+at most one row per key and batch reads may skip level 0.
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence, Union
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
@@ -77,6 +90,17 @@ class DvContext:
     input_vectors: Mapping[str, np.ndarray]
     lookup: LookupLevels
     targets: tuple[DataFileMeta, ...]
+    target_vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
+    merge_old: bool = False  # merge the key's looked-up row into the output (not deduplicate)
+
+
+@dataclass(frozen=True)
+class FirstRowContext:
+    """A compaction of a first-row table: the lookup structure and the level >= 1 files the
+    compaction does not touch (a level-0 key found there is dropped: its first row is there)."""
+
+    lookup: LookupLevels
+    targets: tuple[DataFileMeta, ...]
 
 
 @dataclass(frozen=True)
@@ -97,18 +121,19 @@ Step = Union[Upgrade, Rewrite]
 
 
 def plan_compaction(files: Sequence[DataFileMeta], output_level: int, max_level: int, min_file_size: int,
-                    codec: KeyCodec, deletion_vectors: bool = False) -> list[Step]:
+                    codec: KeyCodec, deletion_vectors: bool = False, rewrite_level0: bool = False) -> list[Step]:
     """The upgrades and rewrites that compact ``files`` into ``output_level``, in key order.
 
     ``deletion_vectors``: a level-0 file that may hold retractions is rewritten, not upgraded
-    (Paimon's LookupMergeTreeCompactRewriter: levels >= 1 must hold none)."""
+    (Paimon's LookupMergeTreeCompactRewriter: levels >= 1 must hold none). ``rewrite_level0``:
+    every level-0 file is rewritten (the lookup must be able to change its rows)."""
     steps: list[Step] = []
     candidate: list[tuple[SortedRun, ...]] = []
 
     def upgrade(f: DataFileMeta) -> None:
         if f.level == output_level:
             return
-        if deletion_vectors and f.level == 0 and f.delete_row_count != 0:
+        if f.level == 0 and (rewrite_level0 or (deletion_vectors and f.delete_row_count != 0)):
             steps.append(Rewrite(((SortedRun((f,)),),)))
         elif output_level != max_level or f.delete_row_count == 0:
             steps.append(Upgrade(f))
@@ -149,8 +174,15 @@ class CompactionTask:
 
     def __init__(self, ctx: KVFileContext, namer: DataFileNamer, spec: MergeSpec, files: Sequence[DataFileMeta],
                  output_level: int, max_level: int, min_file_size: int, drop_delete: bool,
-                 dv: DvContext | None = None, changelog: ChangelogContext | None = None):
+                 dv: DvContext | None = None, changelog: ChangelogContext | None = None,
+                 first_row: FirstRowContext | None = None):
         self.dv = dv
+        self.first_row = first_row if first_row is not None and first_row.targets else None
+        self._drop_keys: pa.Table | None = None  # first-row: level-0 keys already in a higher level
+        self._merge_old = dv is not None and dv.merge_old and bool(dv.targets)
+        self._old_rows: pa.Table | None = None  # merge_old: current rows of level-0 keys in the targets
+        self._level0_keys: dict[str, pa.Table] = {}
+        self._old_deletions: dict[str, np.ndarray] = {}
         self.changelog = changelog
         self.ctx = ctx
         self.namer = namer
@@ -174,8 +206,13 @@ class CompactionTask:
     def run(self) -> CompactResult:
         try:
             result = CompactResult()
+            if self.first_row is not None:
+                self._drop_keys = self._first_row_existing()
+            if self._merge_old:
+                self._lookup_old_rows()
             for step in plan_compaction(self.files, self.output_level, self.max_level, self.min_file_size,
-                                        self.ctx.key_codec, self.dv is not None):
+                                        self.ctx.key_codec, self.dv is not None,
+                                        self.first_row is not None or self._merge_old):
                 self._check()
                 if isinstance(step, Upgrade):
                     result = result.merge(CompactResult((step.file,), (step.file.upgrade(self.output_level),)))
@@ -183,7 +220,8 @@ class CompactionTask:
                     result = result.merge(self._rewrite(step))
             self._check()
             if self.dv is not None:
-                result = CompactResult(result.before, result.after, result.changelog, self._lookup_deletions())
+                deletions = self._old_deletions if self._merge_old else self._lookup_deletions()
+                result = CompactResult(result.before, result.after, result.changelog, deletions)
             if self.changelog is not None:
                 result = CompactResult(result.before, result.after, result.changelog + self._changelog(),
                                        result.deletions)
@@ -197,11 +235,14 @@ class CompactionTask:
         try:
             for section in step.sections:
                 self._check()
+                old = self._old_rows_of(section)
                 if not streamable_keys(self.ctx.layout):
                     files = [f for run in section for f in run.files]
                     kv = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, files,
                                         deletion_vectors=self._input_vectors)
-                    merged = merge_kv(kv, self.spec, self.drop_delete)
+                    if old is not None:
+                        kv = pa.concat_tables([kv, old])
+                    merged = self._drop_existing(merge_kv(kv, self.spec, self.drop_delete, final=self._complete))
                     del kv
                     self._check()
                     writer.write(merged)
@@ -210,9 +251,11 @@ class CompactionTask:
                 # held in memory at once.
                 for merged in iter_merged_runs(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, self.spec,
                                                [run.files for run in section], self.ctx.layout.all_columns,
-                                               self.drop_delete, deletion_vectors=self._input_vectors):
+                                               self.drop_delete, final=self._complete,
+                                               deletion_vectors=self._input_vectors,
+                                               extra_runs=() if old is None else (old,)):
                     self._check()
-                    writer.write(merged)
+                    writer.write(self._drop_existing(merged))
             after = writer.close()
         finally:
             with self._lock:
@@ -220,8 +263,73 @@ class CompactionTask:
         return CompactResult(step.files, tuple(after))
 
     @property
+    def _complete(self) -> bool:
+        """With deletion vectors every row a compaction writes is its key's whole value (older
+        rows are merged in or already superseded), so aggregation stores it as a read shows it:
+        a key whose rows are all retractions becomes Paimon's +I row, not a -D row that a
+        deletion-vector read would drop (``final`` changes only aggregation)."""
+        return self.dv is not None
+
+    @property
     def _input_vectors(self) -> Mapping[str, np.ndarray] | None:
         return None if self.dv is None else self.dv.input_vectors
+
+    def _lookup_old_rows(self) -> None:
+        """merge_old: read each level-0 input's keys, find their rows in the targets (positions
+        to delete, and the current rows to merge)."""
+        assert self.dv is not None
+        for f in self.files:
+            if f.level == 0:
+                self._level0_keys[f.file_name] = read_kv_tables(
+                    self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, [f], list(self.ctx.layout.key_columns))
+        if not self._level0_keys:
+            return
+        self._check()
+        keys = pa.concat_tables(list(self._level0_keys.values()))
+        self._old_deletions, old = self.dv.lookup.lookup_rows(keys, self.dv.targets, self.dv.target_vectors)
+        self._old_rows = old if old.num_rows else None
+
+    def _old_rows_of(self, section: Sequence[SortedRun]) -> pa.Table | None:
+        """merge_old: the looked-up rows of the keys of the section's level-0 files, as a sorted
+        run (one row per key, key order)."""
+        if self._old_rows is None:
+            return None
+        keys = [self._level0_keys[f.file_name] for run in section for f in run.files if f.level == 0]
+        if not keys:
+            return None
+        key_cols = list(self.ctx.layout.key_columns)
+        old = self._old_rows.join(pa.concat_tables(keys).group_by(key_cols).aggregate([]), key_cols,
+                                  join_type="left semi")
+        if old.num_rows == 0:
+            return None
+        old = old.select(list(self.ctx.layout.all_columns)).cast(self.ctx.layout.schema_for(self.ctx.layout.all_columns))
+        return old.take(pc.sort_indices(old, sort_keys=[(c, "ascending") for c in key_cols]))
+
+    def _first_row_existing(self) -> pa.Table | None:
+        """first-row: the keys of the level-0 inputs that the untouched level >= 1 files hold."""
+        assert self.first_row is not None
+        level0 = [f for f in self.files if f.level == 0]
+        if not level0:
+            return None
+        keys = read_kv_tables(self.ctx.file_io, self.ctx.bucket_dir, self.ctx.layout, level0,
+                              list(self.ctx.layout.key_columns))
+        self._check()
+        found = self.first_row.lookup.contained_keys(keys, self.first_row.targets)
+        return found if found.num_rows else None
+
+    def _drop_existing(self, merged: pa.Table) -> pa.Table:
+        """``merged`` without the rows of the keys in ``_drop_keys`` (order kept)."""
+        if self._drop_keys is None or merged.num_rows == 0:
+            return merged
+        key_cols = list(self.ctx.layout.key_columns)
+        pos = "__paimon_pos"
+        hits = merged.select(key_cols).append_column(pos, pa.array(np.arange(merged.num_rows, dtype=np.int64)))
+        hits = hits.join(self._drop_keys, key_cols, join_type="left semi")
+        if hits.num_rows == 0:
+            return merged
+        keep = np.ones(merged.num_rows, dtype=bool)
+        keep[hits.column(pos).to_numpy()] = False
+        return merged.filter(pa.array(keep))
 
     def _lookup_deletions(self) -> dict[str, np.ndarray]:
         """Positions, in the untouched level >= 1 files, of the keys this compaction wrote from level 0."""

@@ -9,13 +9,16 @@ compactions reuse it (data files are immutable, so a file name always means the 
 A query is vectorized: the query keys are hash-joined against each candidate file whose key
 range overlaps the query's range. Used by compaction with deletion vectors: every key a
 compaction writes from level 0 is looked up in the files it does not rewrite, and the positions
-found are marked deleted there.
+found are marked deleted there. With the first-row engine, the keys found there are dropped from
+the compaction's output instead (the first row, already in a higher level, wins). Engines that
+merge a key's rows (partial-update, aggregation, sequence.field) also need the old row itself
+(:meth:`LookupLevels.lookup_rows`): then the cache holds whole rows, not only keys.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -47,7 +50,9 @@ class LookupLevels:
     """Key -> (file, position) lookups over data files of one bucket, with a bounded key cache."""
 
     def __init__(self, file_io, bucket_dir: str, layout: KVLayout, codec: KeyCodec,
-                 max_bytes: int = DEFAULT_LOOKUP_CACHE_BYTES):
+                 max_bytes: int = DEFAULT_LOOKUP_CACHE_BYTES, with_values: bool = False):
+        """``with_values``: cache whole KV rows (for :meth:`lookup_rows`), not only the keys."""
+        self.with_values = with_values
         self.file_io = file_io
         self.bucket_dir = bucket_dir
         self.layout = layout
@@ -63,7 +68,8 @@ class LookupLevels:
             self._cache.move_to_end(f.file_name)
             return t
         from impl.mergetree.read import read_kv_tables
-        keys = read_kv_tables(self.file_io, self.bucket_dir, self.layout, [f], list(self.layout.key_columns))
+        keys = read_kv_tables(self.file_io, self.bucket_dir, self.layout, [f],
+                              None if self.with_values else list(self.layout.key_columns))
         t = keys.append_column(_POS, pa.array(np.arange(keys.num_rows, dtype=np.int64)))
         self.files_loaded += 1
         self._cache[f.file_name] = t
@@ -79,6 +85,54 @@ class LookupLevels:
             t = self._cache.pop(n, None)
             if t is not None:
                 self._cached_bytes -= t.nbytes
+
+    def contained_keys(self, keys: pa.Table, files: Sequence[DataFileMeta]) -> pa.Table:
+        """The distinct keys of ``keys`` (key columns) that some row of ``files`` holds (first-row's
+        "does the key already exist in a higher level", Paimon's FirstRowMergeFunctionWrapper)."""
+        key_cols = list(self.layout.key_columns)
+        found = []
+        if keys.num_rows and files:
+            keys = keys.select(key_cols)
+            query = None
+            for f in overlapping(files, key_bounds(keys, key_cols, self.codec), self.codec):
+                if query is None:
+                    query = keys.group_by(key_cols).aggregate([])  # distinct keys
+                hits = query.join(self._keys_of(f).select(key_cols), key_cols, join_type="left semi")
+                if hits.num_rows:
+                    found.append(hits)
+        if not found:
+            return self.layout.empty().select(key_cols)
+        return pa.concat_tables(found).group_by(key_cols).aggregate([])
+
+    def lookup_rows(self, keys: pa.Table, files: Sequence[DataFileMeta],
+                    vectors: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], pa.Table]:
+        """Like :meth:`lookup`, plus the KV rows (all columns) found that ``vectors`` (file name
+        -> deleted positions) do not delete: a key's current row in ``files`` (needs
+        ``with_values``)."""
+        if not self.with_values:
+            raise ValueError("lookup_rows needs a LookupLevels built with with_values=True")
+        key_cols = list(self.layout.key_columns)
+        all_cols = list(self.layout.all_columns)
+        out: dict[str, np.ndarray] = {}
+        rows: list[pa.Table] = []
+        if keys.num_rows and files:
+            keys = keys.select(key_cols)
+            query = None
+            for f in overlapping(files, key_bounds(keys, key_cols, self.codec), self.codec):
+                if query is None:
+                    query = keys.group_by(key_cols).aggregate([])  # distinct keys
+                hits = self._keys_of(f).join(query, key_cols, join_type="inner")
+                if not hits.num_rows:
+                    continue
+                pos = hits.column(_POS).to_numpy()
+                out[f.file_name] = np.sort(pos).astype(np.uint32)
+                deleted = vectors.get(f.file_name)
+                if deleted is not None and len(deleted):
+                    hits = hits.filter(pa.array(~np.isin(pos, deleted)))
+                rows.append(hits.select(all_cols).cast(self.layout.schema_for(all_cols)))  # joins drop NOT NULL
+        if not rows:
+            return out, self.layout.empty()
+        return out, pa.concat_tables(rows)
 
     def lookup(self, keys: pa.Table, files: Sequence[DataFileMeta]) -> dict[str, np.ndarray]:
         """Positions, per file of ``files``, of the rows whose key is in ``keys`` (key columns).

@@ -13,8 +13,10 @@ Choices that differ from, or pin down, Paimon's behaviour:
   (6 with the default trigger of 5), so compaction output never has to fall to level 0.
 - ``num-sorted-run.stop-trigger``: default ``compaction-trigger + 3``, and never below the
   compaction trigger (Paimon clamps it the same way).
-- ``changelog-producer``: ``none`` and ``input`` are implemented; ``full-compaction`` and
-  ``lookup`` raise (a silently missing changelog would be worse than an error).
+- ``changelog-producer``: ``lookup`` and ``full-compaction`` are implemented for the engines
+  :func:`check_changelog_producer` names and raise for the others (a silently missing
+  changelog would be worse than an error); first-row allows only ``none`` and ``lookup``, as
+  Paimon.
 - ``write-buffer-spillable`` is parsed but a full buffer is always flushed to level-0 files
   (that flush is the spill that bounds memory); there is no local spill directory.
 """
@@ -65,14 +67,24 @@ def supported_changelog_producer(producer: ChangelogProducer) -> ChangelogProduc
     return producer
 
 
-def check_changelog_producer(opts: "MergeTreeOptions") -> "MergeTreeOptions":
-    """``lookup`` / ``full-compaction`` are implemented for deduplicate without sequence.field."""
-    if opts.changelog_producer in COMPARING_CHANGELOG_PRODUCERS and (
+def check_changelog_producer(opts: "MergeTreeOptions", deletion_vectors: bool = False) -> "MergeTreeOptions":
+    """``full-compaction`` is implemented for every engine but first-row; ``lookup`` for
+    deduplicate without sequence.field, first-row (Paimon allows only ``none`` and ``lookup``
+    there), and, with ``deletion-vectors.enabled``, for the others: without deletion vectors
+    Paimon writes lookup-merged rows to every level and reads them with its LookupMergeFunction
+    (only a key's topmost level >= 1 row), which this library's merge-on-read does not do."""
+    if opts.merge_engine is MergeEngine.FIRST_ROW:
+        if opts.changelog_producer not in (ChangelogProducer.NONE, ChangelogProducer.LOOKUP):
+            raise InvalidOptionError(
+                f"option 'changelog-producer' = {opts.changelog_producer.value!r} is not allowed with merge-engine "
+                "'first-row': Paimon supports only 'none' and 'lookup' there")
+        return opts
+    if opts.changelog_producer is ChangelogProducer.LOOKUP and not deletion_vectors and (
             opts.merge_engine is not MergeEngine.DEDUPLICATE or opts.sequence_fields):
         raise InvalidOptionError(
-            f"option 'changelog-producer' = {opts.changelog_producer.value!r} is implemented for merge-engine "
-            f"'deduplicate' without 'sequence.field' only (got {opts.merge_engine.value!r}"
-            f"{', sequence.field' if opts.sequence_fields else ''}); use 'input' or 'none'")
+            f"option 'changelog-producer' = 'lookup' is implemented for merge-engine {opts.merge_engine.value!r}"
+            f"{' with sequence.field' if opts.sequence_fields else ''} only together with "
+            "'deletion-vectors.enabled' = true; set it, or use 'full-compaction', 'input' or 'none'")
     return opts
 
 
@@ -172,4 +184,4 @@ class MergeTreeOptions:
             partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
             file_compression=co.FILE_COMPRESSION.get(o),
             file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),
-        ))
+        ), co.DELETION_VECTORS_ENABLED.get(o))

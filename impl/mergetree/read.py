@@ -287,7 +287,8 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
                      runs: Sequence[Sequence[DataFileMeta]], columns: Sequence[str], drop_delete: bool, *,
                      final: bool = False, predicate: pc.Expression | None = None,
                      batch_rows: int = MERGE_BATCH_ROWS,
-                     deletion_vectors: Mapping[str, np.ndarray] | None = None) -> Iterator[pa.Table]:
+                     deletion_vectors: Mapping[str, np.ndarray] | None = None,
+                     extra_runs: Sequence[pa.Table] = ()) -> Iterator[pa.Table]:
     """The merged rows of key-overlapping sorted runs, in key order, in bounded chunks.
 
     Each run (files in key order, one row per key) is decoded ``batch_rows`` rows at a time.
@@ -296,14 +297,17 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     key once), so merging chunk by chunk gives exactly the merge of the whole. Memory is about
     ``len(runs) x batch_rows`` rows, whatever the runs' sizes. ``columns`` must include the
     key, sequence and kind columns; ``predicate`` (key columns only) filters raw rows;
-    ``deletion_vectors`` drops the deleted rows of the files that have one.
+    ``deletion_vectors`` drops the deleted rows of the files that have one. ``extra_runs``: more
+    sorted runs already in memory (tables of ``columns``, key order, one row per key), e.g. the
+    rows a lookup found in files outside the merge.
     """
     target = layout.schema_for(columns)
     keys = list(layout.key_columns)
     iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows, layout, deletion_vectors or {}))
              for run in runs]
-    buffers: list[pa.Table | None] = [None] * len(runs)
-    done = [False] * len(runs)
+    iters += [iter(_table_slices(t.select(list(columns)), batch_rows)) for t in extra_runs]
+    buffers: list[pa.Table | None] = [None] * len(iters)
+    done = [False] * len(iters)
     while True:
         for i, it in enumerate(iters):
             while not done[i] and (buffers[i] is None or buffers[i].num_rows == 0):  # type: ignore[union-attr]
@@ -312,7 +316,7 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
                     done[i], buffers[i] = True, None
                 else:
                     buffers[i] = nxt
-        live = [i for i in range(len(runs)) if buffers[i] is not None and buffers[i].num_rows]  # type: ignore[union-attr]
+        live = [i for i in range(len(iters)) if buffers[i] is not None and buffers[i].num_rows]  # type: ignore[union-attr]
         if not live:
             return
         if any(buffers[i].column(k).null_count for i in live for k in keys):  # type: ignore[union-attr]
@@ -333,6 +337,11 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
         chunk = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         del parts
         yield from _merge_chunk(chunk, layout, spec, drop_delete, final, predicate)
+
+
+def _table_slices(t: pa.Table, batch_rows: int) -> Iterator[pa.Table]:
+    for start in range(0, t.num_rows, batch_rows):
+        yield t.slice(start, batch_rows)
 
 
 def _chain_files(file_io: FileIO, bucket_dir: str, files: Sequence[DataFileMeta], target: pa.Schema,

@@ -41,14 +41,14 @@ from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
 from impl.fs.file_io import FileIO
 from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
-from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext
+from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext, FirstRowContext
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
 from impl.mergetree.file_writer import KVFileContext, write_kv_files
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
 from impl.mergetree.lookup import LookupLevels
 from impl.mergetree.merge_engine import MergeSpec, merge_kv, merge_sorted, sort_kv
-from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeTreeOptions
+from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeEngine, MergeTreeOptions
 
 # Bytes per row of the writer's own columns (_SEQUENCE_NUMBER int64 + _VALUE_KIND int8).
 _SYSTEM_BYTES_PER_ROW = 9
@@ -157,10 +157,18 @@ class MergeTreeWriter:
         self._dv = deletion_vectors
         producer = options.changelog_producer
         self._changelog_producer = producer if producer in COMPARING_CHANGELOG_PRODUCERS else None
-        # lookup (deletion vectors, or the lookup changelog producer) forces level 0 up
-        self._force_level0 = deletion_vectors is not None or producer is ChangelogProducer.LOOKUP
-        self._lookup = (LookupLevels(file_io, self._ctx.bucket_dir, self._layout, self._codec)
-                        if deletion_vectors is not None else None)
+        # Lookup (deletion vectors, the lookup changelog producer, or the first-row engine: Paimon's
+        # CoreOptions.needLookup) forces level 0 up after each flush, and prepare_commit waits for
+        # it (Paimon's lookup-wait, default true): a batch read of such a table skips level 0.
+        self._first_row = self._spec.engine is MergeEngine.FIRST_ROW
+        self._force_level0 = (deletion_vectors is not None or producer is ChangelogProducer.LOOKUP
+                              or self._first_row)
+        # engines that merge a key's rows need its looked-up row itself (Paimon's LookupMergeFunction)
+        self._merge_old = deletion_vectors is not None and (
+            self._spec.engine is not MergeEngine.DEDUPLICATE or bool(self._spec.sequence_fields))
+        self._lookup = (LookupLevels(file_io, self._ctx.bucket_dir, self._layout, self._codec,
+                                     with_values=self._merge_old)
+                        if deletion_vectors is not None or self._first_row else None)
 
         self._buffer: list[pa.Table] = []
         self._buffer_bytes = 0.0
@@ -351,18 +359,23 @@ class MergeTreeWriter:
         # deletion vectors, always: the older rows are marked deleted instead.
         drop_delete = unit.output_level != 0 and (
             unit.output_level >= self._levels.non_empty_highest_level() or self._dv is not None)
-        dv = None
-        if self._dv is not None and self._lookup is not None:
+        dv = first_row = None
+        if self._lookup is not None:
             picked = {f.file_name for f in unit.files}
             targets = tuple(f for f in self._levels.all_files() if f.level >= 1 and f.file_name not in picked)
-            dv = DvContext(self._dv.of(picked), self._lookup, targets)
+            if self._dv is not None:
+                dv = DvContext(self._dv.of(picked), self._lookup, targets,
+                               self._dv.of(f.file_name for f in targets) if self._merge_old else {}, self._merge_old)
+            if self._first_row:
+                first_row = FirstRowContext(self._lookup, targets)
         changelog = None
         if self._changelog_producer is not None:
             upper = tuple(f for f in self._levels.all_files() if f.level >= 1)
             vectors = self._dv.of(f.file_name for f in upper) if self._dv is not None else {}
             changelog = ChangelogContext(self._changelog_producer, upper, vectors)
         task = CompactionTask(self._ctx, self._namer, self._spec, unit.files, unit.output_level,
-                              self._levels.max_level, self.options.compaction_file_size, drop_delete, dv, changelog)
+                              self._levels.max_level, self.options.compaction_file_size, drop_delete, dv, changelog,
+                              first_row)
         self._future = self._executor_for_compaction().submit(task.run)
         self._task = task
 
@@ -380,9 +393,10 @@ class MergeTreeWriter:
         except BaseException:
             task.delete_outputs()
             raise
-        if self._dv is not None and self._lookup is not None:
+        if self._lookup is not None:
             removed = {f.file_name for f in result.before} - {f.file_name for f in result.after}
-            self._dv.apply(removed, result.deletions)
+            if self._dv is not None:
+                self._dv.apply(removed, result.deletions)
             self._lookup.forget(list(removed))
         self._update_compact_result(result)
 
@@ -411,8 +425,8 @@ class MergeTreeWriter:
         # changelog-producer full-compaction: every commit fully compacts (its changelog comes
         # from the compaction into the max level), as with full-compaction.delta-commits = 1
         full = self._changelog_producer is ChangelogProducer.FULL_COMPACTION and not self.options.write_only
-        if full:
-            wait_compaction = True
+        if full or (self._force_level0 and not self.options.write_only):
+            wait_compaction = True  # full-compaction producer; lookup-wait
         self._flush(wait_compaction, full)
         if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger + 1:
             wait_compaction = True

@@ -31,6 +31,7 @@ from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
 from impl.manifest.entries import live_entries
+from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
@@ -264,6 +265,8 @@ class TableScan:
             splits = self._deletion_vector_splits(snapshot, splits)
         elif not self.table.is_primary_key_table and snapshot.index_manifest:
             splits = self._append_deletion_vector_splits(snapshot, splits)
+        elif self.table.is_primary_key_table and self.table.options.merge_engine is MergeEngine.FIRST_ROW:
+            splits = self._first_row_splits(splits)
         return Plan(snapshot.id, tuple(splits))
 
     def _append_deletion_vector_splits(self, snapshot: Snapshot, splits: list[DataSplit]) -> list[DataSplit]:
@@ -280,6 +283,20 @@ class TableScan:
         for s in splits:
             dvs = tuple(i for i in index.get((s.partition, s.bucket), ()) if i.index_type == DELETION_VECTORS_INDEX)
             out.append(replace(s, index_files=dvs) if dvs else s)
+        return out
+
+    @staticmethod
+    def _first_row_splits(splits: list[DataSplit]) -> list[DataSplit]:
+        """Splits of a first-row table: level >= 1 files only (Paimon's ``batchScanSkipLevel0``
+        holds for first-row). Its writers force level 0 up at every commit, dropping each level-0
+        key that a higher level already holds, so levels >= 1 hold every key's first row; rows
+        still in level 0 (a write-only writer's, or a commit whose compaction has not run yet)
+        become visible once compacted."""
+        out = []
+        for s in splits:
+            files = tuple(f for f in s.files if f.level >= 1)
+            if files:
+                out.append(replace(s, files=files))
         return out
 
     def _deletion_vector_splits(self, snapshot: Snapshot, splits: list[DataSplit]) -> list[DataSplit]:

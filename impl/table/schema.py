@@ -169,23 +169,19 @@ def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True) -> Ta
 
 
 def _check_deletion_vectors(schema: TableSchema, options: TableOptions) -> None:
-    """What ``deletion-vectors.enabled`` is implemented for: primary-key tables with the
-    deduplicate engine and no ``sequence.field``, 32-bit bitmaps (Paimon's default).
-
-    Other engines need the looked-up old row merged into the new one (Paimon's
-    LookupMergeFunction), and first-row / sequence fields may let the older row win; those are
-    refused rather than silently read wrong."""
+    """What ``deletion-vectors.enabled`` is allowed for: primary-key tables with any engine but
+    first-row (Paimon refuses it: first-row never supersedes a stored row), 32-bit bitmaps
+    (Paimon's default). Engines other than deduplicate (and ``sequence.field``) merge the key's
+    looked-up row into the new one at compaction (Paimon's LookupMergeFunction)."""
     from impl.options.values import MergeEngine
     if not schema.primary_keys:
         raise UnsupportedTableFeatureError(
             "option 'deletion-vectors.enabled' is implemented for primary-key tables only (this is an append table)")
-    if options.merge_engine is not MergeEngine.DEDUPLICATE:
-        raise UnsupportedTableFeatureError(
-            f"option 'deletion-vectors.enabled' is implemented for merge-engine 'deduplicate' only, "
-            f"not {options.merge_engine.value!r}")
-    if options.raw.get("sequence.field"):
-        raise UnsupportedTableFeatureError(
-            "option 'deletion-vectors.enabled' with 'sequence.field' is not implemented (remove one of them)")
+    if options.merge_engine is MergeEngine.FIRST_ROW:
+        # Paimon's SchemaValidation refuses it too: first-row never supersedes a stored row
+        raise InvalidOptionError(
+            "option 'deletion-vectors.enabled' is not allowed with merge-engine 'first-row': first-row never "
+            "deletes old data (later rows of a key are dropped by compaction), so it needs no deletion vectors")
     if co.DELETION_VECTORS_BITMAP64.get(options.raw):
         raise UnsupportedTableFeatureError(
             "option 'deletion-vectors.bitmap64' = true is not implemented: use the default 32-bit bitmaps")

@@ -74,10 +74,20 @@ def test_cross_option_rules():
     assert supported_changelog_producer(ChangelogProducer.INPUT) is ChangelogProducer.INPUT
     for producer in (ChangelogProducer.FULL_COMPACTION, ChangelogProducer.LOOKUP):
         assert MergeTreeOptions.from_options({"changelog-producer": producer.value}).changelog_producer is producer
-        # they compare a key's previous and new version: deduplicate without sequence.field only
-        for extra in ({"merge-engine": "aggregation"}, {"sequence.field": "ts"}):
-            with pytest.raises(InvalidOptionError, match=f"changelog-producer.*{producer.value}.*deduplicate"):
-                MergeTreeOptions.from_options({"changelog-producer": producer.value, **extra})
+    # lookup with an engine that merges a key's rows needs deletion vectors (Paimon reads such
+    # tables with its LookupMergeFunction otherwise); full-compaction does not
+    for extra in ({"merge-engine": "aggregation"}, {"sequence.field": "ts"}, {"merge-engine": "partial-update"}):
+        with pytest.raises(InvalidOptionError, match="changelog-producer.*lookup.*deletion-vectors.enabled"):
+            MergeTreeOptions.from_options({"changelog-producer": "lookup", **extra})
+        assert MergeTreeOptions.from_options({"changelog-producer": "lookup", "deletion-vectors.enabled": "true",
+                                              **extra}).changelog_producer is ChangelogProducer.LOOKUP
+        assert MergeTreeOptions.from_options({"changelog-producer": "full-compaction",
+                                              **extra}).changelog_producer is ChangelogProducer.FULL_COMPACTION
+    # first-row: 'none' and 'lookup' only, as Paimon
+    assert MergeTreeOptions.from_options({"changelog-producer": "lookup", "merge-engine": "first-row"})
+    for producer in ("input", "full-compaction"):
+        with pytest.raises(InvalidOptionError, match="first-row"):
+            MergeTreeOptions.from_options({"changelog-producer": producer, "merge-engine": "first-row"})
 
 
 @pytest.mark.parametrize("key,value", [

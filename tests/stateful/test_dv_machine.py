@@ -1,6 +1,7 @@
 """Stateful machine of deletion-vector tables: invariants 22-24 of specs/invariants.md.
 
-A real table (memory file system, deduplicate, ``deletion-vectors.enabled``, 2 buckets, tiny
+A real table (memory file system, a merge engine drawn per example -- deduplicate,
+deduplicate with ``sequence.field``, partial-update, aggregation --, ``deletion-vectors.enabled``, 2 buckets, tiny
 write buffer and target file size so writes flush several level-0 runs and compactions roll
 several files) is written with random upserts and deletes by batch writes (each commit forces
 level 0 up with lookup), by a long-lived streaming writer (keeps its deletion vectors and lookup
@@ -10,7 +11,9 @@ the physical state of the latest snapshot (every live file's rows and every dele
 22. every deletion vector names a live data file at level >= 1 (``model.deletion_vectors.dangling``);
 23. at most one valid row per key across levels >= 1 (``duplicate_valid_keys``);
 24. impl's read = the model's no-merge read of that state (``read_with_deletion_vectors``) =
-    ``model.merge_rows`` of every row written up to the last compaction;
+    the model's merge of every row written up to the last compaction under the drawn engine
+    (``model.deletion_vectors.merge_rows_engine``: for the merging engines, compaction merges
+    a key's looked-up row into its new rows);
 25. with ``changelog-producer`` lookup or full-compaction (drawn per example), the changelog of
     every snapshot, replayed in order from an empty table, gives the table's rows.
 """
@@ -33,14 +36,31 @@ from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.writer import InlineExecutor
 from impl.table.pk import bucket_index_files
 from impl.table.scan import SnapshotReader
-from model import DELETE_ROW, INSERT, UPDATE_AFTER, merge_rows
-from model.deletion_vectors import dangling, duplicate_valid_keys, read_with_deletion_vectors
+from model import DELETE_ROW, INSERT, UPDATE_AFTER
+from model.deletion_vectors import (
+    ENGINES,
+    dangling,
+    duplicate_valid_keys,
+    merge_rows_engine,
+    read_with_deletion_vectors,
+)
 
 PROFILE = settings.get_profile("stateful-" + os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string()), ("n", pa.int64()),
+                    ("ts", pa.int64())])
+# (dt, id, kind, v is null, n, ts)
 row_st = st.tuples(st.sampled_from(("a", "b")), st.integers(0, 15),
-                   st.sampled_from([INSERT, INSERT, UPDATE_AFTER, DELETE_ROW]))
+                   st.sampled_from([INSERT, INSERT, UPDATE_AFTER, DELETE_ROW]), st.booleans(),
+                   st.one_of(st.none(), st.integers(-5, 9)), st.integers(0, 20))
+ENGINE_OPTIONS = {
+    "deduplicate": {},
+    "sequence.field": {"sequence.field": "ts"},
+    "partial-update": {"merge-engine": "partial-update", "ignore-delete": "true"},
+    "aggregation": {"merge-engine": "aggregation", "fields.n.aggregate-function": "sum",
+                    "fields.v.aggregate-function": "max", "fields.v.ignore-retract": "true",
+                    "fields.ts.aggregate-function": "max", "fields.ts.ignore-retract": "true"},
+}
 
 
 class DeletionVectorMachine(RuleBasedStateMachine):
@@ -48,8 +68,8 @@ class DeletionVectorMachine(RuleBasedStateMachine):
     steps = 0
 
     @initialize(trigger=st.integers(2, 5), levels=st.integers(3, 6),
-                producer=st.sampled_from(["none", "lookup", "full-compaction"]))
-    def create(self, trigger, levels, producer):
+                producer=st.sampled_from(["none", "lookup", "full-compaction"]), engine=st.sampled_from(ENGINES))
+    def create(self, trigger, levels, producer, engine):
         type(self).examples += 1
         self.fs = fsspec.filesystem("memory")
         self.root = f"/dv-machine-{uuid.uuid4().hex}"
@@ -59,8 +79,9 @@ class DeletionVectorMachine(RuleBasedStateMachine):
             "db.t", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
             options={"bucket": "2", "deletion-vectors.enabled": "true", "write-buffer-size": "2 kb",
                      "target-file-size": "4 kb", "num-sorted-run.compaction-trigger": str(trigger),
-                     "num-levels": str(levels), "changelog-producer": producer})
+                     "num-levels": str(levels), "changelog-producer": producer, **ENGINE_OPTIONS[engine]})
         self.producer = producer
+        self.engine = engine
         self.replayed: dict = {}  # the changelog of every snapshot, applied in order
         self.replayed_to = 0
         self.rows: list[tuple] = []  # every row written: (key, sequence, kind, value)
@@ -75,15 +96,27 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         except FileNotFoundError:
             pass
 
+    def _kind(self, kind):
+        """Retractions the drawn engine covers: sequence.field writes inserts only (once a
+        compaction drops a delete, an older-ordered row can come back, in Paimon too: the result
+        depends on compaction timing)."""
+        return INSERT if self.engine == "sequence.field" else kind
+
     def _data(self, batch):
-        values = []
-        for dt, i, kind in batch:
+        kinds, values = [], []
+        for dt, i, kind, v_null, n, ts in batch:
             seq = len(self.rows)
-            self.rows.append(((dt, i), seq, kind, f"s{seq}"))
-            values.append(f"s{seq}")
-        note(", ".join(f"{dt}/{i}:{'+I -U +U -D'.split()[k]}" for dt, i, k in batch))
+            kind = self._kind(kind)
+            value = (None if v_null else f"s{seq:04d}", n, ts)
+            self.rows.append(((dt, i), seq, kind, value))
+            kinds.append(kind)
+            values.append(value)
+        note(", ".join(f"{dt}/{i}:{'+I -U +U -D'.split()[k]}{v}" for (dt, i, *_), k, v in zip(batch, kinds, values,
+                                                                                              strict=True)))
         return (pa.table({"dt": [r[0] for r in batch], "id": pa.array([r[1] for r in batch], pa.int64()),
-                          "v": values}), pa.array([r[2] for r in batch], pa.int8()))
+                          "v": pa.array([v[0] for v in values], pa.string()),
+                          "n": pa.array([v[1] for v in values], pa.int64()),
+                          "ts": pa.array([v[2] for v in values], pa.int64())}), pa.array(kinds, pa.int8()))
 
     @rule(batch=st.lists(row_st, min_size=1, max_size=30))
     def batch_write(self, batch):
@@ -94,7 +127,9 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         with wb.new_write() as w:
             w.write_arrow(data, row_kinds=kinds)
             wb.new_commit().commit(w.prepare_commit())
-        assert self.table.latest_snapshot().commit_kind is CommitKind.COMPACT
+        if self.engine != "partial-update" or any(k in (INSERT, UPDATE_AFTER) for k in kinds.to_pylist()):
+            # (partial-update's ignore-delete drops retractions on write: such a batch commits nothing)
+            assert self.table.latest_snapshot().commit_kind is CommitKind.COMPACT
         self.visible = len(self.rows)
 
     @rule(batch=st.lists(row_st, min_size=1, max_size=30))
@@ -151,10 +186,11 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         changes = self.table.copy({"incremental-between": f"{self.replayed_to},{latest.id}"}).to_arrow()
         for r in changes.to_pylist():
             key = (r["dt"], r["id"])
+            value = (r["v"], r["n"], r["ts"])
             if r["_VALUE_KIND"] in (INSERT, UPDATE_AFTER):
-                self.replayed[key] = r["v"]
+                self.replayed[key] = value
             else:
-                assert self.replayed.pop(key, None) == r["v"], f"retraction of {key} does not match"
+                assert self.replayed.pop(key, None) == value, f"retraction of {key} does not match"
         self.replayed_to = latest.id
 
     @invariant()
@@ -172,7 +208,8 @@ class DeletionVectorMachine(RuleBasedStateMachine):
             files = {}
             for f in metas:
                 kv = read_kv_files(self.table.file_io, self.table.paths, self.table.schema, ppath, bucket, [f])
-                rows = [((r["dt"], r["id"]), r["_SEQUENCE_NUMBER"], r["_VALUE_KIND"], r["v"]) for r in kv.to_pylist()]
+                rows = [((r["dt"], r["id"]), r["_SEQUENCE_NUMBER"], r["_VALUE_KIND"], (r["v"], r["n"], r["ts"]))
+                        for r in kv.to_pylist()]
                 files[f.file_name] = (f.level, rows)
             vectors = {k: set(v.tolist()) for k, v in
                        read_deletion_vectors(self.table.file_io, self.table.paths,
@@ -185,8 +222,8 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         got = {}
         for r in self.table.to_arrow().to_pylist():
             assert (r["dt"], r["id"]) not in got
-            got[(r["dt"], r["id"])] = r["v"]
-        assert got == state_rows == merge_rows(self.rows[:self.visible])
+            got[(r["dt"], r["id"])] = (r["v"], r["n"], r["ts"])
+        assert got == state_rows == merge_rows_engine(self.rows[:self.visible], self.engine)
         if self.producer != "none":
             # 25. lookup / full-compaction: the changelog replayed from empty gives the table
             self._replay_changelog()

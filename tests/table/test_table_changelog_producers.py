@@ -70,8 +70,9 @@ def test_update_and_delete_show_as_retract_pairs(local_catalog, producer):
     assert _changes(t, s1, s2) == [(("a", 1), 1, "x"), (("a", 1), 2, "x2"), (("a", 2), 3, "y")]
 
 
-@pytest.mark.parametrize("options", [{"merge-engine": "partial-update"}, {"sequence.field": "id"}])
-def test_comparing_producers_refuse_other_engines(local_catalog, options):
-    with pytest.raises(InvalidOptionError, match="deduplicate"):
+@pytest.mark.parametrize("options", [{"merge-engine": "partial-update"}, {"sequence.field": "id"},
+                                     {"merge-engine": "aggregation"}])
+def test_lookup_producer_of_merging_engines_needs_deletion_vectors(local_catalog, options):
+    with pytest.raises(InvalidOptionError, match="deletion-vectors.enabled"):
         _table(local_catalog, {"changelog-producer": "lookup", **options})
     assert not local_catalog.table_exists("db.cl")

@@ -184,9 +184,6 @@ def test_overwrite_drops_the_deletion_vectors_of_replaced_partitions(local_catal
 
 
 @pytest.mark.parametrize("options,schema_pk,message", [
-    ({"merge-engine": "partial-update"}, True, "deduplicate"),
-    ({"merge-engine": "first-row"}, True, "deduplicate"),
-    ({"sequence.field": "id"}, True, "sequence.field"),
     ({"deletion-vectors.bitmap64": "true"}, True, "bitmap64"),
     ({}, False, "primary-key tables only"),
 ])
