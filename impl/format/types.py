@@ -320,3 +320,19 @@ def from_arrow(t: pa.DataType, nullable: bool = True) -> DataType:
         return DataType("ROW", nullable, children=tuple(
             DataField(i, t.field(i).name, from_arrow(t.field(i).type, t.field(i).nullable)) for i in range(t.num_fields)))
     raise TypeParseError(f"pyarrow type {t} has no Paimon equivalent")
+
+
+def reassign_nested_ids(t: DataType, highest: list[int]) -> DataType:
+    """``t`` with the fields of nested ROW types numbered on from ``highest`` (Paimon's ReassignFieldId:
+    a field takes the next id before the fields inside its own type)."""
+    if t.root == "ROW":
+        children = []
+        for child in t.children:
+            highest[0] += 1
+            fid = highest[0]
+            children.append(DataField(fid, child.name, reassign_nested_ids(child.type, highest), child.description))
+        return DataType(t.root, t.nullable, t.length, t.precision, t.scale, tuple(children))
+    if t.root in ("ARRAY", "MAP"):
+        return DataType(t.root, t.nullable, t.length, t.precision, t.scale,
+                        tuple(reassign_nested_ids(c, highest) for c in t.children))
+    return t

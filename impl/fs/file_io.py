@@ -258,7 +258,7 @@ class FileIO:
         for info in entries:
             if info.get("type") != "file" or str(info["name"]).endswith("/"):
                 continue
-            out.append(FileStatus(info["name"], int(info.get("size") or 0), _mtime_millis(info)))
+            out.append(FileStatus(info["name"], int(info.get("size") or 0), mtime_millis(info)))
         return out
 
     def walk_files(self, directory: str) -> list[FileStatus]:
@@ -271,7 +271,7 @@ class FileIO:
         except OSError as e:
             raise FileIOError(f"cannot walk {directory}: {e}") from e
         return [
-            FileStatus(name, int(info.get("size") or 0), _mtime_millis(info))
+            FileStatus(name, int(info.get("size") or 0), mtime_millis(info))
             for name, info in found.items()
             if info.get("type") == "file" and not str(name).endswith("/")
         ]
@@ -424,7 +424,8 @@ def _write_local_synced(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _mtime_millis(info: dict) -> int | None:
+def mtime_millis(info: dict) -> int | None:
+    """The modification time (epoch millis) of an fsspec ``ls``/``info`` record, None if it has none."""
     for key in ("mtime", "modified", "created", "LastModified"):
         v = info.get(key)
         if v is None:

@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from impl.errors import ColumnAlreadyExistError, ColumnNotExistError, SchemaChangeError
 from impl.format.json_records import TableSchema
-from impl.format.types import DataField, DataType, TypeParseError, from_arrow, parse_type
+from impl.format.types import DataField, DataType, TypeParseError, from_arrow, parse_type, reassign_nested_ids
 from impl.schema.evolution import is_safe_cast
 
 TypeLike = Union[DataType, pa.DataType, str]
@@ -239,21 +239,6 @@ def _check_new_name(fields: list[DataField], name: str, schema: TableSchema, wha
                                 name, "names _SEQUENCE_NUMBER, _VALUE_KIND and _KEY_* are reserved")
 
 
-def _reassign_ids(t: DataType, highest: list[int]) -> DataType:
-    """``t`` with nested ROW fields numbered on from ``highest`` (a field before its children)."""
-    if t.root == "ROW":
-        children = []
-        for child in t.children:
-            highest[0] += 1
-            fid = highest[0]
-            children.append(DataField(fid, child.name, _reassign_ids(child.type, highest), child.description))
-        return DataType(t.root, t.nullable, t.length, t.precision, t.scale, tuple(children))
-    if t.root in ("ARRAY", "MAP"):
-        return DataType(t.root, t.nullable, t.length, t.precision, t.scale,
-                        tuple(_reassign_ids(c, highest) for c in t.children))
-    return t
-
-
 def _place(fields: list[DataField], new: DataField, move: Move | None) -> None:
     if move is None or move.type is MoveType.LAST:
         fields.append(new)
@@ -325,7 +310,7 @@ def apply_changes(old: TableSchema, changes: Sequence[SchemaChange], *, has_snap
                     name, "added columns must be nullable")
             highest[0] += 1
             fid = highest[0]
-            _place(fields, DataField(fid, name, _reassign_ids(t, highest), ch.comment), ch.move)
+            _place(fields, DataField(fid, name, reassign_nested_ids(t, highest), ch.comment), ch.move)
         elif isinstance(ch, RenameColumn):
             name = _top_level(ch.field_names, "rename_column")
             i = _index(fields, name, "rename_column")

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from impl.errors import InvalidOptionError
 from impl.format.json_records import TableSchema
-from impl.format.types import DataField, DataType, TypeParseError, from_arrow, to_arrow
+from impl.format.types import DataField, TypeParseError, from_arrow, reassign_nested_ids, to_arrow
 from impl.options import core_options as co
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
@@ -122,7 +122,7 @@ def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | No
             t = t.copy(False)
         highest[0] += 1
         field_id = highest[0]
-        fields.append(DataField(field_id, f.name, _reassign_ids(t, highest)))
+        fields.append(DataField(field_id, f.name, reassign_nested_ids(t, highest)))
 
     schema = TableSchema(
         id=schema_id,
@@ -136,22 +136,6 @@ def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | No
     )
     validate_for_create(schema)
     return schema
-
-
-def _reassign_ids(t: DataType, highest: list[int]) -> DataType:
-    """``t`` with the fields of nested ROW types numbered on from ``highest`` (Paimon's ReassignFieldId:
-    a field takes the next id before the fields inside its own type)."""
-    if t.root == "ROW":
-        children = []
-        for child in t.children:
-            highest[0] += 1
-            fid = highest[0]
-            children.append(DataField(fid, child.name, _reassign_ids(child.type, highest), child.description))
-        return DataType(t.root, t.nullable, t.length, t.precision, t.scale, tuple(children))
-    if t.root in ("ARRAY", "MAP"):
-        return DataType(t.root, t.nullable, t.length, t.precision, t.scale,
-                        tuple(_reassign_ids(c, highest) for c in t.children))
-    return t
 
 
 def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True) -> TableOptions:

@@ -19,7 +19,7 @@ import posixpath
 from dataclasses import dataclass
 
 from impl.errors import FileIOError
-from impl.fs.file_io import FileIO
+from impl.fs.file_io import FileIO, mtime_millis
 from impl.fs.paths import TablePaths
 from impl.tag import Tag, TagManager
 
@@ -59,27 +59,13 @@ def list_branches(file_io: FileIO, paths: TablePaths) -> list[BranchInfo]:
         base = posixpath.basename(str(info["name"]).rstrip("/"))
         if info.get("type") != "directory" or not base.startswith(BRANCH_PREFIX) or base == BRANCH_PREFIX:
             continue
-        millis = _mtime(info)
+        millis = mtime_millis(info)
         if millis is None:
             times = [s.modified_millis for s in file_io.list_status(posixpath.join(branch_dir, base, "schema"))
                      if s.modified_millis is not None]
             millis = min(times) if times else 0
         out.append(BranchInfo(base[len(BRANCH_PREFIX):], millis))
     return sorted(out, key=lambda b: b.name)
-
-
-def _mtime(info: dict) -> int | None:
-    for key in ("mtime", "LastModified", "modified", "created"):
-        v = info.get(key)
-        if v is None:
-            continue
-        if hasattr(v, "timestamp"):
-            return int(v.timestamp() * 1000)
-        try:
-            return int(float(v) * 1000)
-        except (TypeError, ValueError):
-            continue
-    return None
 
 
 def duration_string(seconds: decimal.Decimal) -> str:
