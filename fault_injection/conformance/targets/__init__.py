@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 
 from fault_injection.conformance.adapter import Target
 
@@ -11,6 +14,19 @@ TARGET_NAMES = ("impl", "pypaimon", "paimon-java")
 
 class UnknownTargetError(ValueError):
     """No target of that name, or its module is not available."""
+
+
+def load_support_module(path: Path, name: str, missing: type[Exception]) -> ModuleType:
+    """A module of ``tests/_support`` (which builds and runs a peer implementation), loaded by
+    path: that directory is on pytest's path only. ``missing`` is raised when the file is absent."""
+    if not path.exists():
+        raise missing(f"cannot find {path}, which builds and runs the peer implementation; "
+                      "run from a checkout of this repository")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def open_target(name: str, **kw) -> Target:

@@ -20,7 +20,6 @@ Tables on S3 are not supported (the harness carries no S3 file system): they rai
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Sequence
@@ -35,6 +34,7 @@ from fault_injection.conformance.adapter import (
     TableSpec,
     Unsupported,
 )
+from fault_injection.conformance.targets import load_support_module
 from impl.errors import PaimonError
 
 _HELPER = Path(__file__).resolve().parents[3] / "tests" / "_support" / "paimon_java.py"
@@ -47,15 +47,8 @@ class PaimonJavaError(PaimonError):
 
 
 def _helper() -> ModuleType:
-    """tests/_support/paimon_java.py, loaded by path (tests/_support is on pytest's path only)."""
-    if not _HELPER.exists():
-        raise PaimonJavaError(f"cannot find {_HELPER}, which builds and runs the Paimon Java harness; "
-                              "run from a checkout of this repository")
-    spec = importlib.util.spec_from_file_location("_conformance_paimon_java", _HELPER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """tests/_support/paimon_java.py, which builds and runs the Paimon Java harness."""
+    return load_support_module(_HELPER, "_conformance_paimon_java", PaimonJavaError)
 
 
 def _table_args(table: TableRef) -> dict:

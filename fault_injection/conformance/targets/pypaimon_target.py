@@ -17,7 +17,6 @@ on the path of ``python -m fault_injection.conformance``.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import os
@@ -37,6 +36,7 @@ from fault_injection.conformance.adapter import (
     TableSpec,
     Unsupported,
 )
+from fault_injection.conformance.targets import load_support_module
 from impl.errors import PaimonError
 
 SERVER_SCRIPT = Path(__file__).with_name("pypaimon_server.py")
@@ -51,13 +51,7 @@ class PypaimonServerError(PaimonError):
 
 def pypaimon_python() -> Path:
     """The pypaimon 2.1.0 venv's interpreter (built and cached by tests/_support/pypaimon_env.py)."""
-    if not _ENV_HELPER.exists():
-        raise PypaimonServerError(f"cannot find {_ENV_HELPER}, which builds the pypaimon venv; "
-                                  "run from a checkout of this repository")
-    spec = importlib.util.spec_from_file_location("_conformance_pypaimon_env", _ENV_HELPER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_support_module(_ENV_HELPER, "_conformance_pypaimon_env", PypaimonServerError)
     return Path(module.pypaimon_python())
 
 
