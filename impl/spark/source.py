@@ -249,7 +249,9 @@ class PaimonDataSource(DataSource):
         """The Structured Streaming sink (see :mod:`impl.spark.stream_writer`)."""
         from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
 
-        _refuse_system_table_write(parse_options(self.options).path, "a streaming write")
+        path = dict(self.options).get("path")  # parse_options would refuse the sink's checkpointLocation
+        if path:
+            _refuse_system_table_write(str(path), "a streaming write")
         return PaimonStreamWriter(make_stream_sink(self.options, schema, overwrite))
 
     def writer(self, schema, overwrite: bool):
