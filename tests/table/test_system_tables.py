@@ -348,7 +348,7 @@ def test_tags_and_branches_from_the_layout(catalog, pk_table):
     assert branches[0]["create_time"] > _dt.datetime(2000, 1, 1)
     # the seam functions on their own
     assert [t.name for t in list_tags(fs, pk_table.paths)] == ["a-first", "v1"]
-    assert [b.name for b in list_branches(fs, pk_table.paths)] == ["dev"]
+    assert [b.branch_name for b in list_branches(fs, pk_table.paths)] == ["dev"]
 
 
 def test_corrupt_tag_file_is_reported(catalog, pk_table):

@@ -1,7 +1,8 @@
 """Tags and branches as ``$tags`` / ``$branches`` need them.
 
-Tags come from :class:`impl.tag.TagManager`; branches are listed with their creation time as
-Java's ``$branches`` shows it (the branch directory's modification time).
+Tags come from :class:`impl.tag.TagManager`, branches (with their creation time: the oldest
+file of the branch's ``schema/``, written when the branch was created, which object stores
+without directory objects also keep) from :class:`impl.branch.BranchManager`.
 
 Layout (Paimon's TagManager / FileSystemBranchManager):
 
@@ -15,24 +16,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-import posixpath
-from dataclasses import dataclass
 
-from impl.errors import FileIOError
-from impl.fs.file_io import FileIO, mtime_millis
+from impl.branch.manager import BranchInfo, BranchManager
+from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.tag import Tag, TagManager
-
-TAG_PREFIX = "tag-"
-BRANCH_PREFIX = "branch-"
-
-
-@dataclass(frozen=True)
-class BranchInfo:
-    """One branch: its name and when its directory was created (epoch millis, local clock)."""
-
-    name: str
-    create_time_millis: int
 
 
 def list_tags(file_io: FileIO, paths: TablePaths) -> list[Tag]:
@@ -41,31 +29,8 @@ def list_tags(file_io: FileIO, paths: TablePaths) -> list[Tag]:
 
 
 def list_branches(file_io: FileIO, paths: TablePaths) -> list[BranchInfo]:
-    """Every branch of the table, sorted by name. (Seam: becomes ``BranchManager.branches``.)
-
-    The creation time is the branch directory's modification time, as Java reads it; object
-    stores have no directories, so there it is the oldest file of the branch's ``schema/``
-    (written when the branch was created), or 0 when even that is unknown.
-    """
-    branch_dir = posixpath.join(paths.table_path, "branch")
-    try:
-        entries = file_io.fs.ls(branch_dir, detail=True)
-    except FileNotFoundError:
-        return []
-    except OSError as e:
-        raise FileIOError(f"cannot list {branch_dir}: {e}") from e
-    out = []
-    for info in entries:
-        base = posixpath.basename(str(info["name"]).rstrip("/"))
-        if info.get("type") != "directory" or not base.startswith(BRANCH_PREFIX) or base == BRANCH_PREFIX:
-            continue
-        millis = mtime_millis(info)
-        if millis is None:
-            times = [s.modified_millis for s in file_io.list_status(posixpath.join(branch_dir, base, "schema"))
-                     if s.modified_millis is not None]
-            millis = min(times) if times else 0
-        out.append(BranchInfo(base[len(BRANCH_PREFIX):], millis))
-    return sorted(out, key=lambda b: b.name)
+    """Every branch of the table, sorted by name (Paimon's BranchManager; ``main`` not included)."""
+    return BranchManager(file_io, paths.table_path).branch_infos()
 
 
 def duration_string(seconds: decimal.Decimal) -> str:

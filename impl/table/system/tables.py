@@ -580,8 +580,9 @@ TAGS = SystemTableSpec("tags", _fields(
 def _build_branches(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     branches = refs.list_branches(table.file_io, table.paths)
     return {
-        "branch_name": pa.array([b.name for b in branches], pa.string()),
-        "create_time": _local_ts(b.create_time_millis for b in branches),
+        "branch_name": pa.array([b.branch_name for b in branches], pa.string()),
+        # a branch always has a schema file; its time is unknown only where storage keeps none
+        "create_time": pa.array([b.create_time or _EPOCH for b in branches], pa.timestamp("ms")),
     }
 
 
