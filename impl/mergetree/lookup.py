@@ -18,7 +18,7 @@ merge a key's rows (partial-update, aggregation, sequence.field) also need the o
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -91,15 +91,10 @@ class LookupLevels:
         "does the key already exist in a higher level", Paimon's FirstRowMergeFunctionWrapper)."""
         key_cols = list(self.layout.key_columns)
         found = []
-        if keys.num_rows and files:
-            keys = keys.select(key_cols)
-            query = None
-            for f in overlapping(files, key_bounds(keys, key_cols, self.codec), self.codec):
-                if query is None:
-                    query = keys.group_by(key_cols).aggregate([])  # distinct keys
-                hits = query.join(self._keys_of(f).select(key_cols), key_cols, join_type="left semi")
-                if hits.num_rows:
-                    found.append(hits)
+        for _, query, table in self._candidates(keys, files):
+            hits = query.join(table.select(key_cols), key_cols, join_type="left semi")
+            if hits.num_rows:
+                found.append(hits)
         if not found:
             return self.layout.empty().select(key_cols)
         return pa.concat_tables(found).group_by(key_cols).aggregate([])
@@ -115,21 +110,16 @@ class LookupLevels:
         all_cols = list(self.layout.all_columns)
         out: dict[str, np.ndarray] = {}
         rows: list[pa.Table] = []
-        if keys.num_rows and files:
-            keys = keys.select(key_cols)
-            query = None
-            for f in overlapping(files, key_bounds(keys, key_cols, self.codec), self.codec):
-                if query is None:
-                    query = keys.group_by(key_cols).aggregate([])  # distinct keys
-                hits = self._keys_of(f).join(query, key_cols, join_type="inner")
-                if not hits.num_rows:
-                    continue
-                pos = hits.column(_POS).to_numpy()
-                out[f.file_name] = np.sort(pos).astype(np.uint32)
-                deleted = vectors.get(f.file_name)
-                if deleted is not None and len(deleted):
-                    hits = hits.filter(pa.array(~np.isin(pos, deleted)))
-                rows.append(hits.select(all_cols).cast(self.layout.schema_for(all_cols)))  # joins drop NOT NULL
+        for f, query, table in self._candidates(keys, files):
+            hits = table.join(query, key_cols, join_type="inner")
+            if not hits.num_rows:
+                continue
+            pos = hits.column(_POS).to_numpy()
+            out[f.file_name] = np.sort(pos).astype(np.uint32)
+            deleted = vectors.get(f.file_name)
+            if deleted is not None and len(deleted):
+                hits = hits.filter(pa.array(~np.isin(pos, deleted)))
+            rows.append(hits.select(all_cols).cast(self.layout.schema_for(all_cols)))  # joins drop NOT NULL
         if not rows:
             return out, self.layout.empty()
         return out, pa.concat_tables(rows)
@@ -139,16 +129,25 @@ class LookupLevels:
 
         Files whose key range cannot hold any of the keys are not opened.
         """
-        if keys.num_rows == 0 or not files:
-            return {}
         key_cols = list(self.layout.key_columns)
-        keys = keys.select(key_cols)
-        query = None
         out: dict[str, np.ndarray] = {}
-        for f in overlapping(files, key_bounds(keys, key_cols, self.codec), self.codec):
-            if query is None:
-                query = keys.group_by(key_cols).aggregate([])  # distinct keys
-            hits = self._keys_of(f).join(query, key_cols, join_type="inner")
+        for f, query, table in self._candidates(keys, files):
+            hits = table.join(query, key_cols, join_type="inner")
             if hits.num_rows:
                 out[f.file_name] = np.sort(hits.column(_POS).to_numpy()).astype(np.uint32)
         return out
+
+    def _candidates(self, keys: pa.Table, files: Sequence[DataFileMeta]
+                    ) -> Iterator[tuple[DataFileMeta, pa.Table, pa.Table]]:
+        """(file, the distinct keys of ``keys``, the file's cached keys) for each file of ``files``
+        whose key range may hold one of ``keys``; files that cannot are not opened, and the
+        distinct keys are computed once, only if some file qualifies."""
+        if keys.num_rows == 0 or not files:
+            return
+        key_cols = list(self.layout.key_columns)
+        keys = keys.select(key_cols)
+        query = None
+        for f in overlapping(files, key_bounds(keys, key_cols, self.codec), self.codec):
+            if query is None:
+                query = keys.group_by(key_cols).aggregate([])
+            yield f, query, self._keys_of(f)
