@@ -249,21 +249,19 @@ class PaimonDataSource(DataSource):
         """The Structured Streaming sink (see :mod:`impl.spark.stream_writer`)."""
         from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
 
-        path = dict(self.options).get("path")  # parse_options would refuse the sink's checkpointLocation
-        if path:
-            _refuse_system_table_write(str(path), "a streaming write")
         return PaimonStreamWriter(make_stream_sink(self.options, schema, overwrite))
 
     def writer(self, schema, overwrite: bool):
         from impl.spark.writer import PaimonWriter
 
         parsed = parse_options(self.options)
-        _refuse_system_table_write(parsed.path, "a write")
+        refuse_system_table_write(parsed.path, "a write")
         job = prepare_write(parsed.path, schema, parsed.connector, parsed.table, storage_options=parsed.storage)
         return PaimonWriter(job, overwrite)
 
 
-def _refuse_system_table_write(path: str, operation: str) -> None:
+def refuse_system_table_write(path: str, operation: str) -> None:
+    """Raise ``SystemTableReadOnlyError`` when ``path`` names a system table (``t$snapshots``)."""
     from impl.table.catalog import split_system_table
     from impl.table.errors import SystemTableReadOnlyError
 

@@ -179,7 +179,7 @@ class StreamSink:
 
 def make_stream_sink(options, schema, overwrite: bool, *, fs_factory=None) -> StreamSink:
     """Parse the data source options, create the table if missing, check the schema."""
-    from impl.spark.source import FORMAT_NAME, parse_options, prepare_write
+    from impl.spark.source import FORMAT_NAME, parse_options, prepare_write, refuse_system_table_write
 
     opts = {str(k): v for k, v in dict(options).items()}
     checkpoint = next((v for k, v in opts.items() if k.lower() == CHECKPOINT_OPTION), None)
@@ -192,6 +192,7 @@ def make_stream_sink(options, schema, overwrite: bool, *, fs_factory=None) -> St
             f"its location; a checkpoint set only through spark.sql.streaming.checkpointLocation does not reach "
             f"the sink")
     parsed = parse_options(opts)
+    refuse_system_table_write(parsed.path, "a streaming write")
     job = prepare_write(parsed.path, schema, parsed.connector, parsed.table, fs_factory=fs_factory,
                         storage_options=parsed.storage)
     prefix = job.ref.table().options.raw.get(COMMIT_USER_PREFIX_OPTION)
