@@ -110,6 +110,15 @@ public final class Harness {
         PrintStream protocol = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         // Paimon and its libraries log or print; keep stdout for the protocol only.
         System.setOut(System.err);
+        // IOManager.create makes a paimon-io-<uuid> directory under java.io.tmpdir; closing it on
+        // exit removes it (one was left behind per JVM otherwise).
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                IO_MANAGER.close();
+            } catch (Exception e) {
+                e.printStackTrace();
+            }
+        }));
         Harness harness = new Harness();
         if (argv.length >= 1 && !argv[0].equals("serve")) {
             ObjectNode req = JSON.createObjectNode();
