@@ -57,7 +57,7 @@ descending with ``sequence.field.sort-order=descending`` --, ``_SEQUENCE_NUMBER`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -401,12 +401,42 @@ def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = 
     return merge_sorted(sort_kv(kv, spec), spec, drop_delete, final=final)
 
 
-def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
-    """deduplicate / first-row without materializing the sorted table: these engines pick whole
-    rows, so only the key and kind columns are put in order and the chosen rows taken once."""
+def iter_merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, chunk_rows: int) -> Iterator[pa.Table]:
+    """:func:`merge_kv` (not ``final``) as key-ordered pieces of about ``chunk_rows`` input rows.
+
+    Concatenated, the pieces equal ``merge_kv(kv, spec, drop_delete)``. Only the sort order and
+    the key columns in that order are held besides ``kv``, plus one piece: never a sorted copy
+    of ``kv``, so a flush peaks at the buffer plus one piece instead of twice the buffer.
+    deduplicate / first-row take the chosen rows a piece at a time; the other engines merge
+    one piece of whole keys at a time (a key's rows never straddle two pieces).
+    """
+    if chunk_rows <= 0:
+        raise ValueError(f"chunk_rows must be > 0, got {chunk_rows}")
     n = kv.num_rows
     if n == 0:
-        return kv
+        return
+    if spec.picks_whole_rows:
+        rows = _picked_rows(kv, spec, drop_delete)
+        for start in range(0, len(rows), chunk_rows):
+            yield kv.take(pa.array(rows[start:start + chunk_rows]))
+        return
+    order = pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy() if n > 1 else np.zeros(1, dtype=np.int64)
+    starts = key_groups(kv.select(list(spec.key_columns)).take(pa.array(order)), spec.key_columns).starts
+    # cut at the first key starting at or after each multiple of chunk_rows
+    cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(chunk_rows, n, chunk_rows)),
+                                       len(starts) - 1)])
+    bounds = [0, *[int(c) for c in cuts if 0 < c < n], n]
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        out = merge_sorted(kv.take(pa.array(order[a:b])), spec, drop_delete)
+        if out.num_rows:
+            yield out
+
+
+def _picked_rows(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> np.ndarray:
+    """Indices into ``kv`` of the rows deduplicate / first-row keep, in key order."""
+    n = kv.num_rows
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
     if n == 1:
         order = np.zeros(1, dtype=np.int64)
     else:
@@ -422,7 +452,16 @@ def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
     chosen = _ROW_PICKERS[spec.engine](groups)
     if drop_delete and len(chosen):
         chosen = chosen[~retract_mask(kinds[chosen])]
-    return kv.take(pa.array(order[chosen])).combine_chunks()
+    return order[chosen]
+
+
+def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
+    """deduplicate / first-row without materializing the sorted table: these engines pick whole
+    rows, so only the key and kind columns are put in order and the chosen rows taken once."""
+    n = kv.num_rows
+    if n == 0:
+        return kv
+    return kv.take(pa.array(_picked_rows(kv, spec, drop_delete))).combine_chunks()
 
 
 # ---------------------------------------------------------------------------- helpers

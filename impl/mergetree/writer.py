@@ -43,11 +43,11 @@ from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
 from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext, FirstRowContext
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
-from impl.mergetree.file_writer import KVFileContext, write_kv_files
+from impl.mergetree.file_writer import KVFileContext, RollingKVWriter, write_kv_files
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
 from impl.mergetree.lookup import LookupLevels
-from impl.mergetree.merge_engine import MergeSpec, merge_kv, merge_sorted, sort_kv
+from impl.mergetree.merge_engine import MergeSpec, iter_merge_kv, merge_sorted, sort_kv
 from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeEngine, MergeTreeOptions
 
 # Bytes per row of the writer's own columns (_SEQUENCE_NUMBER int64 + _VALUE_KIND int8).
@@ -86,6 +86,48 @@ class WriteBufferPool:
             return False
         max(holders, key=lambda w: w.buffered_bytes).flush_buffer()
         return True
+
+
+# A flush merges and writes its buffer in pieces of about this many bytes of rows.
+FLUSH_PIECE_BYTES = 32 * 1024 * 1024
+_MAX_PIECE_ROWS = 1 << 20  # pyarrow's default row group size: a piece is at most one row group
+
+
+def flush_chunk_rows(buffered_bytes: float, buffered_rows: int) -> int:
+    """Rows per piece of a flush: about :data:`FLUSH_PIECE_BYTES` of buffered rows."""
+    row_bytes = buffered_bytes / buffered_rows if buffered_rows else 1.0
+    return int(min(max(FLUSH_PIECE_BYTES / max(row_bytes, 1.0), 4096), _MAX_PIECE_ROWS))
+
+
+def rechunk(tables: list[pa.Table], rows: int) -> list[pa.Table]:
+    """``tables`` (emptied as it goes) with runs of small tables combined into ~``rows``-row ones.
+
+    Many small writes leave many small chunks, which make sorting and taking slow; combining
+    them a run at a time copies at most one run more than the buffer, not the whole buffer.
+    """
+    out: list[pa.Table] = []
+    run: list[pa.Table] = []
+    run_rows = 0
+
+    def close_run() -> None:
+        nonlocal run, run_rows
+        if run:
+            out.append(run[0] if len(run) == 1 else pa.concat_tables(run).combine_chunks())
+        run, run_rows = [], 0
+
+    tables.reverse()
+    while tables:
+        t = tables.pop()
+        if t.num_rows >= rows:
+            close_run()
+            out.append(t)
+            continue
+        run.append(t)
+        run_rows += t.num_rows
+        if run_rows >= rows:
+            close_run()
+    close_run()
+    return out
 
 
 class InlineExecutor(Executor):
@@ -270,28 +312,33 @@ class MergeTreeWriter:
 
     def _flush_buffer(self) -> None:
         buffer, self._buffer = self._buffer, []
+        buffered_bytes, buffered_rows = self._buffer_bytes, self._buffer_rows
         self._buffer_bytes, self._buffer_rows = 0.0, 0
-        produce_changelog = self.options.changelog_producer == "input"
-        if len(buffer) == 1:
-            kv = buffer[0]
-        elif self._spec.picks_whole_rows and not produce_changelog:
-            # Sorts and takes the chunked buffer without a contiguous copy of it: combining
-            # the chunks first would double the flush's peak memory (buffer + copy + output).
-            kv = pa.concat_tables(buffer)
-        else:
-            # many small writes leave many chunks; sorting and taking are faster on one
-            kv = pa.concat_tables(buffer).combine_chunks()
+        chunk_rows = flush_chunk_rows(buffered_bytes, buffered_rows)
+        if self.options.changelog_producer != "input":
+            # Merged and written a piece at a time: the flush peaks at the buffer plus one
+            # piece (and one encoded row group), not at twice the buffer.
+            kv = pa.concat_tables(rechunk(buffer, chunk_rows))
+            del buffer
+            writer = RollingKVWriter(self._ctx, self._namer.data_file, 0, FileSource.APPEND)
+            try:
+                for piece in iter_merge_kv(kv, self._spec, False, chunk_rows):
+                    writer.write(piece)
+                files = writer.close()
+            except BaseException:
+                writer.abort()
+                raise
+            self._add_level0(files, [])
+            return
+        # many small writes leave many chunks; sorting and taking are faster on one
+        kv = buffer[0] if len(buffer) == 1 else pa.concat_tables(buffer).combine_chunks()
         del buffer
-        if produce_changelog:
-            raw = sort_kv(kv, self._spec)  # the changelog holds every input row, in key order
-            merged = merge_sorted(raw, self._spec, drop_delete=False)
-            kinds = raw.column(VALUE_KIND).to_numpy()
-            copy_as_changelog = (self._lone_row_merges_to_itself() and merged.num_rows == raw.num_rows
-                                 and not np.any(kinds))
-        else:
-            raw, copy_as_changelog = None, False
-            merged = merge_kv(kv, self._spec, drop_delete=False)
+        raw = sort_kv(kv, self._spec)  # the changelog holds every input row, in key order
         del kv
+        merged = merge_sorted(raw, self._spec, drop_delete=False)
+        kinds = raw.column(VALUE_KIND).to_numpy()
+        copy_as_changelog = (self._lone_row_merges_to_itself() and merged.num_rows == raw.num_rows
+                             and not np.any(kinds))
         data = write_kv_files(self._ctx, merged, self._namer.data_file, 0, FileSource.APPEND,
                               keep_bytes=copy_as_changelog)
         changelog: list[DataFileMeta] = []
@@ -302,12 +349,15 @@ class MergeTreeWriter:
                     name = self._namer.changelog_file()
                     changelog.append(meta.rename(name))
                     self.file_io.write_bytes(self._ctx.path(name), data.file_bytes[meta.file_name])
-            elif produce_changelog:
+            else:
                 changelog = write_kv_files(self._ctx, raw, self._namer.changelog_file, 0, FileSource.APPEND).results
         except BaseException:
             self.file_io.delete_quietly([self._ctx.path(f.file_name) for f in (*data.results, *changelog)])
             raise
-        for meta in data.results:
+        self._add_level0(data.results, changelog)
+
+    def _add_level0(self, files: Sequence[DataFileMeta], changelog: Sequence[DataFileMeta]) -> None:
+        for meta in files:
             self._new_files[meta] = None
             self._levels.add_level0_file(meta)
         for meta in changelog:
