@@ -336,6 +336,16 @@ def key_groups(kv: pa.Table, key_columns: Sequence[str]) -> Groups:
     if n == 0:
         z = np.zeros(0, dtype=np.int64)
         return Groups(z, z, z)
+    new = new_key_mask(kv, key_columns)
+    starts = np.flatnonzero(new).astype(np.int64)
+    ends = np.append(starts[1:], n).astype(np.int64)
+    gid = np.cumsum(new, dtype=np.int64) - 1
+    return Groups(starts, ends, gid)
+
+
+def new_key_mask(kv: pa.Table, key_columns: Sequence[str]) -> np.ndarray:
+    """Per row of a KV table sorted by ``key_columns`` (at least one row): True where a key starts."""
+    n = kv.num_rows
     new = np.zeros(n, dtype=bool)
     new[0] = True
     for c in key_columns:
@@ -347,10 +357,7 @@ def key_groups(kv: pa.Table, key_columns: Sequence[str]) -> Groups:
         if col.null_count:
             neq = pc.fill_null(neq, pc.xor(pc.is_null(a), pc.is_null(b)))
         new[1:] |= neq.to_numpy(zero_copy_only=False)
-    starts = np.flatnonzero(new).astype(np.int64)
-    ends = np.append(starts[1:], n).astype(np.int64)
-    gid = np.cumsum(new, dtype=np.int64) - 1
-    return Groups(starts, ends, gid)
+    return new
 
 
 # ---------------------------------------------------------------------------- entry points
@@ -448,8 +455,19 @@ def _picked_rows(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> np.ndarray
         if not keep.all():
             order, kinds = order[keep], kinds[keep]
             keys = keys.filter(pa.array(keep))
-    groups = key_groups(keys, spec.key_columns)
-    chosen = _ROW_PICKERS[spec.engine](groups)
+    if len(order) == 0:
+        return order
+    # A boolean mask, not Groups: a flush of millions of rows would otherwise hold several
+    # int64 arrays per row (starts, ends, group ids) at its peak.
+    new = new_key_mask(keys, spec.key_columns)
+    del keys
+    if _ROW_PICKERS[spec.engine] is _first_rows:
+        chosen = np.flatnonzero(new)
+    else:  # the last row of each key: the row before the next key's first
+        new[:-1] = new[1:]
+        new[-1] = True
+        chosen = np.flatnonzero(new)
+    del new
     if drop_delete and len(chosen):
         chosen = chosen[~retract_mask(kinds[chosen])]
     return order[chosen]

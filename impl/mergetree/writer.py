@@ -96,6 +96,7 @@ class WriteBufferPool:
 # A flush merges and writes its buffer in pieces of about this many bytes of rows.
 FLUSH_PIECE_BYTES = 32 * 1024 * 1024
 _MAX_PIECE_ROWS = 1 << 20  # pyarrow's default row group size: a piece is at most one row group
+_COMBINE_ROWS = 8192  # runs of buffered chunks smaller than this are combined before a flush sorts them
 
 
 def flush_chunk_rows(buffered_bytes: float, buffered_rows: int) -> int:
@@ -353,7 +354,8 @@ class MergeTreeWriter:
         self._buffer_bytes, self._buffer_rows = 0.0, 0
         chunk_rows = flush_chunk_rows(buffered_bytes, buffered_rows)
         row_bytes = buffered_bytes / buffered_rows if buffered_rows else 1.0
-        return pa.concat_tables(rechunk(buffer, chunk_rows)), chunk_rows, row_bytes
+        # only runs of tiny chunks are combined: a copy of the whole buffer would double it
+        return pa.concat_tables(rechunk(buffer, min(chunk_rows, _COMBINE_ROWS))), chunk_rows, row_bytes
 
     def _spill_buffer(self) -> None:
         """Merge the buffer (as a level-0 flush would) and spill it as a sorted run."""
