@@ -84,6 +84,19 @@ class WriteBufferPool:
         """Estimated bytes buffered by all writers of the pool."""
         return sum(w.buffered_bytes for w in self._writers.values())
 
+    def spill_all(self) -> None:
+        """Before a commit: if any writer spilled, spill every writer's buffer too.
+
+        The commit then merges one writer's runs at a time while no other writer still holds
+        its buffer, so the merge adds to an empty pool, not to a full one. Writes that never
+        filled the pool are left alone (their buffers go straight to level-0 files).
+        """
+        writers = list(self._writers.values())
+        if not any(w.spilled_runs for w in writers):
+            return
+        for w in writers:
+            w.spill_buffer()
+
     def flush_largest(self) -> bool:
         """Flush (or spill) the writer holding the largest buffer; False if every buffer is empty."""
         holders = [w for w in self._writers.values() if w.buffered_rows]
@@ -279,6 +292,13 @@ class MergeTreeWriter:
     def spill_directory(self) -> str | None:
         """This writer's spill directory, once it spilled (for inspection)."""
         return self._spill.path if self._spill is not None else None
+
+    def spill_buffer(self) -> None:
+        """Spill the buffered rows as a sorted run now, if this writer spills (else nothing):
+        they are merged with the other runs at the next flush."""
+        self._check_open()
+        if self._buffer and self._spill is not None:
+            self._spill_buffer()
 
     def flush_buffer(self) -> None:
         """Free the buffer now (the buffer pool preempting this writer): spill it as a sorted run

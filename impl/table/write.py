@@ -380,6 +380,9 @@ class TableWrite:
             self._prepared = True
         messages = []
         wait = not self.streaming or prepare_commit_waits_for_compaction(self.table.options)
+        if self._buffer_pool is not None:
+            # free every buffer before the first writer merges its spilled runs (see spill_all)
+            self._buffer_pool.spill_all()
         for w in self._writers.values():
             m = w.prepare_commit(wait)
             if not m.is_empty():

@@ -200,3 +200,24 @@ def test_spill_directory_that_cannot_be_made_is_a_typed_error(tmp_path):
     with pytest.raises(FileIOError, match="spill directory"):
         w.write(*_batch(make_schema, np.random.default_rng(6), 500, 1000, False))
     w.close()
+
+
+def test_spill_all_frees_every_buffer_once_a_writer_spilled(tmp_path):
+    """Before a commit the pool spills every buffer (so no buffer is held while a writer merges
+    its runs), but only when the write already spilled: small writes go straight to files."""
+    t = Table(tmp_path / "t", make_schema(), {}, executor=DirectExecutor())
+    pool = WriteBufferPool(6_000, spill_config(t.options, str(tmp_path / "spill")))
+    writers = [MergeTreeWriter(t.io, t.paths, t.schema, t.options, t.partition, t.partition_path, b, 2, [],
+                               t.executor, buffer_pool=pool) for b in range(2)]
+    rng = np.random.default_rng(8)
+    writers[1].write(*_batch(make_schema, rng, 20, 1000, False))
+    pool.spill_all()
+    assert writers[1].spilled_runs == 0 and writers[1].buffered_rows == 20  # nothing spilled yet: left alone
+    writers[0].write(*_batch(make_schema, rng, 400, 1000, False))
+    assert writers[0].spilled_runs > 0 and writers[1].buffered_rows > 0
+    pool.spill_all()
+    assert all(w.buffered_rows == 0 for w in writers) and writers[1].spilled_runs == 1
+    for w in writers:
+        assert len(w.prepare_commit(True).new_files) == 1
+        w.close()
+    assert os.listdir(tmp_path / "spill") == []
