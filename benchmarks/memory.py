@@ -14,8 +14,11 @@ Every case runs in a fresh subprocess which reports its own peak RSS (``ru_maxrs
 The goal (issue 16): peak RSS <= write-buffer-size x 1.5 + 250 MB, flat as N grows.
 Figures are printed against that bound and the baseline of the same run; ``ok`` / ``MISS``.
 
+``--compare REPO`` runs every case a second time with another checkout's ``impl`` (e.g. the
+branch point, ``/work/main``) in the same run, so before / after share the machine's load.
+
     python benchmarks/memory.py [--rows 2000000 8000000] [--large (20M, 50M)] [--dir /tmp/x]
-                                [--option key=value ...] [--skip-read]
+                                [--option key=value ...] [--skip-read] [--compare /path/to/other/checkout]
 """
 
 from __future__ import annotations
@@ -123,9 +126,9 @@ def expected_keys(rows: int) -> int:
 # ============================================================================ driver
 
 
-def run_child(*args: str) -> dict:
+def run_child(*args: str, repo: str = REPO) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *args],
                          env=env, capture_output=True, text=True)
     if out.returncode != 0:
@@ -140,6 +143,7 @@ def main() -> None:
     ap.add_argument("--dir", help="keep the tables under this directory")
     ap.add_argument("--option", action="append", default=[], help="table option key=value (repeatable)")
     ap.add_argument("--skip-read", action="store_true")
+    ap.add_argument("--compare", help="another checkout whose impl runs the same cases (e.g. the branch point)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -163,24 +167,27 @@ def main() -> None:
           f"write-buffer-size {buffer / MiB:.0f} MB")
     print(f"baseline (import impl + pyarrow): {base['peak_mb']:.0f} MB; bound = buffer x 1.5 + 250 MB "
           f"= {bound:.0f} MB")
-    print(f"{'rows':>11} | {'write MB':>8} | {'write s':>7} | {'read MB':>7} | {'read s':>6} | {'files':>5} "
-          f"| {'bound':>5} | result")
+    print(f"{'rows':>11} | {'code':>7} | {'write MB':>8} | {'write s':>7} | {'read MB':>7} | {'read s':>6} "
+          f"| {'files':>5} | {'bound':>5} | result | load")
     root = a.dir or tempfile.mkdtemp(prefix="paimon-mem-")
+    codes = [("this", REPO)] + ([("compare", os.path.abspath(a.compare))] if a.compare else [])
     try:
         for rows in rows_list:
-            wh = os.path.join(root, f"wh-{rows}")
-            shutil.rmtree(wh, ignore_errors=True)
-            w = run_child("write", wh, str(rows), json.dumps(options))
-            r = None if a.skip_read else run_child("read", wh)
-            if r is not None and r["rows"] != expected_keys(rows):
-                raise SystemExit(f"read {r['rows']} rows, expected {expected_keys(rows)} live keys")
-            peak = max(w["peak_mb"], r["peak_mb"] if r else 0)
-            print(f"{rows:>11,} | {w['peak_mb']:>8.0f} | {w['seconds']:>7.1f} | "
-                  f"{(r['peak_mb'] if r else float('nan')):>7.0f} | {(r['seconds'] if r else float('nan')):>6.1f} | "
-                  f"{(r['files'] if r else 0):>5} | {bound:>5.0f} | {'ok' if peak <= bound else 'MISS'}",
-                  flush=True)
-            if not a.dir:
+            for label, repo in codes:
+                wh = os.path.join(root, f"wh-{rows}-{label}")
                 shutil.rmtree(wh, ignore_errors=True)
+                w = run_child("write", wh, str(rows), json.dumps(options), repo=repo)
+                r = None if a.skip_read else run_child("read", wh, repo=repo)
+                if r is not None and r["rows"] != expected_keys(rows):
+                    raise SystemExit(f"read {r['rows']} rows, expected {expected_keys(rows)} live keys")
+                peak = max(w["peak_mb"], r["peak_mb"] if r else 0)
+                print(f"{rows:>11,} | {label:>7} | {w['peak_mb']:>8.0f} | {w['seconds']:>7.1f} | "
+                      f"{(r['peak_mb'] if r else float('nan')):>7.0f} | "
+                      f"{(r['seconds'] if r else float('nan')):>6.1f} | {(r['files'] if r else 0):>5} | "
+                      f"{bound:>5.0f} | {'ok' if peak <= bound else 'MISS':>6} | {os.getloadavg()[0]:.1f}",
+                      flush=True)
+                if not a.dir:
+                    shutil.rmtree(wh, ignore_errors=True)
     finally:
         if not a.dir:
             shutil.rmtree(root, ignore_errors=True)

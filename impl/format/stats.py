@@ -102,18 +102,24 @@ def truncate_max(value: Any, length: int) -> Any:
     return None
 
 
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and v != v
+
+
 def _smaller(a: Any, b: Any) -> Any:
-    if a is None:
-        return b
-    if b is None:
+    # NaN is a batch's min / max only when the batch holds nothing but NaN (pyarrow skips NaN
+    # otherwise), so it loses to any number: batch by batch gives what the whole column gives.
+    if a is None or _is_nan(a):
+        return b if b is not None else a
+    if b is None or _is_nan(b):
         return a
     return b if b < a else a
 
 
 def _larger(a: Any, b: Any) -> Any:
-    if a is None:
-        return b
-    if b is None:
+    if a is None or _is_nan(a):
+        return b if b is not None else a
+    if b is None or _is_nan(b):
         return a
     return b if b > a else a
 

@@ -321,6 +321,27 @@ class FileIO:
         except OSError as e:
             raise FileIOError(f"cannot write {path}: {e}") from e
 
+    def open_output(self, path: str) -> "OutputFile":
+        """A new immutable file written as a stream (large data files: never whole in memory).
+
+        One PUT like :meth:`write_bytes`. The file is complete when :meth:`OutputFile.close`
+        returns; :meth:`OutputFile.abort` drops it (on object stores the upload is abandoned, so
+        no object appears; elsewhere the prefix written so far is deleted). As with
+        :meth:`write_bytes` a crash can leave a prefix nobody references.
+        """
+        self.requests.add(RequestKind.PUT)
+        try:
+            if isinstance(self.fs, LocalFileSystem):
+                import pyarrow as pa  # local: pyarrow's own file, no Python per write
+
+                local = self.fs._strip_protocol(path)
+                os.makedirs(os.path.dirname(local), exist_ok=True)
+                return OutputFile(self, path, pa.OSFile(local, "wb"), local if self.sync_on_write else None)
+            self._ensure_parent(path)
+            return OutputFile(self, path, self.fs.open(path, "wb"), None)
+        except OSError as e:
+            raise FileIOError(f"cannot write {path}: {e}") from e
+
     def overwrite_hint(self, path: str, text: str) -> None:
         """Plain overwrite for LATEST / EARLIEST hints: readers never trust them blindly."""
         self.write_bytes(path, text.encode("ascii"))
@@ -409,6 +430,66 @@ class FileIO:
 
     def supports_atomic_create(self) -> bool:
         return supports_atomic_create(self.fs)
+
+
+class OutputFile:
+    """A file being written by :meth:`FileIO.open_output`: ``stream`` takes the bytes (a pyarrow
+    NativeFile on local disk, else the file system's binary file object; either can be handed
+    to a pyarrow writer), :meth:`close` finishes it, :meth:`abort` drops it."""
+
+    def __init__(self, file_io: FileIO, path: str, stream, fsync_path: str | None):
+        self.file_io = file_io
+        self.path = path
+        self.stream = stream
+        self._fsync_path = fsync_path
+        self._done = False
+
+    def tell(self) -> int:
+        """Bytes written so far (the file's size once closed)."""
+        return int(self.stream.tell())
+
+    def close(self) -> int:
+        """Finish the file (durable first with ``sync_on_write``); its size in bytes. On failure
+        the partial file is dropped and :class:`FileIOError` raised."""
+        if self._done:
+            raise FileIOError(f"{self.path} is already closed")
+        self._done = True
+        try:
+            size = self.tell()
+            self.stream.close()
+            if self._fsync_path is not None:
+                fd = os.open(self._fsync_path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            elif self.file_io.sync_on_write and hasattr(self.file_io.fs, "sync"):
+                self.file_io.fs.sync(self.path)
+            return size
+        except OSError as e:
+            self._drop()
+            raise FileIOError(f"cannot write {self.path}: {e}") from e
+        except BaseException:
+            self._drop()
+            raise
+
+    def abort(self) -> None:
+        """Drop the file: never raises (cleanup must not mask the failure that caused it)."""
+        if self._done:
+            return
+        self._done = True
+        self._drop()
+
+    def _drop(self) -> None:
+        discard = getattr(self.stream, "discard", None)  # fsspec: abandon the upload, write nothing
+        try:
+            if discard is not None:
+                discard()
+            else:
+                self.stream.close()
+        except Exception:  # noqa: BLE001 - the file is being thrown away
+            pass
+        self.file_io.delete_quietly([self.path])
 
 
 def _write_local_synced(path: str, data: bytes) -> None:

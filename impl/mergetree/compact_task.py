@@ -257,6 +257,9 @@ class CompactionTask:
                     self._check()
                     writer.write(self._drop_existing(merged))
             after = writer.close()
+        except BaseException:
+            writer.abort()  # also drops the file still open (a partial upload)
+            raise
         finally:
             with self._lock:
                 self._written.extend(writer.written)
@@ -368,6 +371,9 @@ class CompactionTask:
         try:
             writer.write(rows)
             return tuple(writer.close())
+        except BaseException:
+            writer.abort()
+            raise
         finally:
             with self._lock:
                 self._written.extend(writer.written)

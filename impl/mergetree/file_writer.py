@@ -1,8 +1,9 @@
 """Writing KV tables to Parquet data files that roll at the target file size.
 
-Each file is built in memory (a ``ParquetWriter`` over a ``BytesIO``) and stored with one
-``FileIO.write_bytes``, so ``file_size`` is exact and every fsspec file system (including the
-fault-injecting ones) works. Rolling: rows go in as row groups whose row count is estimated
+Each file is streamed to storage (a ``ParquetWriter`` over ``FileIO.open_output``) as its row
+groups are encoded, and its statistics are folded chunk by chunk (:class:`KVFileStats`), so a
+writer holds about one chunk, not one file; ``file_size`` is the exact byte count written, and
+every fsspec file system (including the fault-injecting ones) works. Rolling: rows go in as row groups whose row count is estimated
 from the bytes still missing to the target and the compression ratio seen so far; a file is
 finished as soon as its compressed size reaches the target (Paimon's rolling rule).
 """
@@ -21,8 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from impl.format.records import DataFileMeta, FileSource
-from impl.format.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsModeLike, collect_stats
-from impl.fs.file_io import FileIO
+from impl.format.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsCollector, StatsModeLike
+from impl.fs.file_io import FileIO, OutputFile
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 
 
@@ -53,39 +54,77 @@ class KVFileContext:
         return kw
 
 
+class KVFileStats:
+    """The statistics of one KV file folded chunk by chunk, so a chunk can be dropped once encoded.
+
+    Gives exactly what one pass over the whole file would: first and last key (the file is
+    sorted by key), sequence range, delete count, key stats in Paimon's fixed mode for
+    ``_KEY_`` columns, value stats in the table's ``metadata.stats-mode``
+    (see :mod:`impl.format.stats`).
+    """
+
+    def __init__(self, ctx: KVFileContext):
+        layout = ctx.layout
+        self._ctx = ctx
+        self._keys = StatsCollector(layout.key_columns, layout.key_types, KEY_STATS_MODE, dense=False)
+        self._values = StatsCollector(layout.value_names, layout.value_types, ctx.stats_mode)
+        self._first: list | None = None
+        self._last: list | None = None
+        self._seq_min: int | None = None
+        self._seq_max: int | None = None
+        self.rows = 0
+        self._deletes = 0
+
+    def update(self, kv: pa.Table) -> None:
+        n = kv.num_rows
+        if n == 0:
+            return
+        key_columns = self._ctx.layout.key_columns
+        if self._first is None:
+            self._first = [kv.column(c)[0].as_py() for c in key_columns]
+        self._last = [kv.column(c)[n - 1].as_py() for c in key_columns]
+        seq = pc.min_max(kv.column(SEQUENCE_NUMBER)).as_py()
+        lo, hi = int(seq["min"]), int(seq["max"])
+        self._seq_min = lo if self._seq_min is None else min(self._seq_min, lo)
+        self._seq_max = hi if self._seq_max is None else max(self._seq_max, hi)
+        kinds = kv.column(VALUE_KIND).to_numpy()
+        self._deletes += int(np.count_nonzero((kinds == 1) | (kinds == 3)))
+        self._keys.update(kv)
+        self._values.update(kv)
+        self.rows += n
+
+    def meta(self, file_name: str, file_size: int, level: int, source: FileSource) -> DataFileMeta:
+        if self._first is None or self._last is None or self._seq_min is None or self._seq_max is None:
+            raise ValueError(f"KV file {file_name} has no rows")
+        key_stats, _ = self._keys.result()
+        value_stats, value_stats_cols = self._values.result()
+        codec = self._ctx.key_codec
+        return DataFileMeta(
+            file_name=file_name,
+            file_size=file_size,
+            row_count=self.rows,
+            min_key=codec.encode(self._first),
+            max_key=codec.encode(self._last),
+            key_stats=key_stats,
+            value_stats=value_stats,
+            min_sequence_number=self._seq_min,
+            max_sequence_number=self._seq_max,
+            schema_id=self._ctx.schema_id,
+            level=level,
+            extra_files=(),
+            creation_time_millis=int(time.time() * 1000),
+            delete_row_count=self._deletes,
+            file_source=source,
+            value_stats_cols=value_stats_cols,
+        )
+
+
 def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.Table, level: int,
                     source: FileSource) -> DataFileMeta:
-    """DataFileMeta of a KV file holding ``kv`` (sorted by key): key range, stats, sequence range.
-
-    Key stats keep every key field in Paimon's fixed mode for ``_KEY_`` columns; value stats
-    follow the table's ``metadata.stats-mode`` (see :mod:`impl.format.stats`).
-    """
-    layout = ctx.layout
-    first = [kv.column(c)[0].as_py() for c in layout.key_columns]
-    last = [kv.column(c)[kv.num_rows - 1].as_py() for c in layout.key_columns]
-    seq = pc.min_max(kv.column(SEQUENCE_NUMBER)).as_py()
-    kinds = kv.column(VALUE_KIND).to_numpy()
-    deletes = int(np.count_nonzero((kinds == 1) | (kinds == 3)))
-    key_stats, _ = collect_stats(kv, layout.key_columns, layout.key_types, KEY_STATS_MODE, dense=False)
-    value_stats, value_stats_cols = collect_stats(kv, layout.value_names, layout.value_types, ctx.stats_mode)
-    return DataFileMeta(
-        file_name=file_name,
-        file_size=file_size,
-        row_count=kv.num_rows,
-        min_key=ctx.key_codec.encode(first),
-        max_key=ctx.key_codec.encode(last),
-        key_stats=key_stats,
-        value_stats=value_stats,
-        min_sequence_number=int(seq["min"]),
-        max_sequence_number=int(seq["max"]),
-        schema_id=ctx.schema_id,
-        level=level,
-        extra_files=(),
-        creation_time_millis=int(time.time() * 1000),
-        delete_row_count=deletes,
-        file_source=source,
-        value_stats_cols=value_stats_cols,
-    )
+    """DataFileMeta of a KV file holding ``kv`` (sorted by key): key range, stats, sequence range."""
+    stats = KVFileStats(ctx)
+    stats.update(kv)
+    return stats.meta(file_name, file_size, level, source)
 
 
 def dictionary_columns(kv: pa.Table, sample_rows: int = 4096, max_distinct_ratio: float = 0.5) -> list[str]:
@@ -114,12 +153,40 @@ def dictionary_columns(kv: pa.Table, sample_rows: int = 4096, max_distinct_ratio
     return out
 
 
+class _OpenKVFile:
+    """The file a :class:`RollingKVWriter` is filling: its Parquet writer over a stream to storage
+    (or over memory when the bytes are kept), and its statistics so far."""
+
+    def __init__(self, ctx: KVFileContext, name: str, schema: pa.Schema, rows: pa.Table, keep_bytes: bool):
+        self.name = name
+        self.memory: io.BytesIO | None = io.BytesIO() if keep_bytes else None
+        self.out: OutputFile | None = None if keep_bytes else ctx.file_io.open_output(ctx.path(name))
+        sink = self.memory if self.memory is not None else self.out.stream  # type: ignore[union-attr]
+        try:
+            self.writer = pq.ParquetWriter(sink, schema, use_dictionary=dictionary_columns(rows),
+                                           **ctx.writer_kwargs())
+        except BaseException:
+            self.discard()
+            raise
+        self.stats = KVFileStats(ctx)
+
+    def size(self) -> int:
+        return self.memory.tell() if self.memory is not None else self.out.tell()  # type: ignore[union-attr]
+
+    def discard(self) -> None:
+        if self.out is not None:
+            self.out.abort()
+
+
 class RollingKVWriter:
     """Writes a stream of sorted KV tables into files of about ``target_file_size`` bytes.
 
-    ``written`` lists every file name this writer created (finished or not), so a failed or
-    cancelled job can delete exactly its own files with :meth:`abort`. With ``keep_bytes`` the
-    finished files' bytes stay available (for copying a data file as a changelog file).
+    Each file is streamed to storage as its row groups are encoded (``FileIO.open_output``)
+    and its statistics are folded chunk by chunk, so memory stays at about one chunk whatever
+    the file size. ``written`` lists every file name this writer created (finished or not),
+    so a failed or cancelled job can delete exactly its own files with :meth:`abort`; a write
+    that raises drops the open file itself. With ``keep_bytes`` each file is built in memory
+    and its bytes stay available (for copying a data file as a changelog file).
     """
 
     def __init__(self, ctx: KVFileContext, new_name: Callable[[], str], level: int, source: FileSource,
@@ -132,9 +199,7 @@ class RollingKVWriter:
         self.written: list[str] = []
         self.results: list[DataFileMeta] = []
         self.file_bytes: dict[str, bytes] = {}
-        self._sink: io.BytesIO | None = None
-        self._writer: pq.ParquetWriter | None = None
-        self._chunks: list[pa.Table] = []
+        self._open: _OpenKVFile | None = None
         self._ratio = 1.0  # compressed bytes per in-memory byte, learned as row groups are written
 
     def write(self, kv: pa.Table) -> None:
@@ -147,56 +212,71 @@ class RollingKVWriter:
         row_bytes = max(kv.nbytes / n, 1.0)
         target = self.ctx.target_file_size
         pos = 0
-        while pos < n:
-            sink, writer = self._open_file(schema, kv.slice(pos))
-            before = sink.tell()
-            missing = max(target - before, 1)
-            rows = int(missing / (row_bytes * self._ratio)) + 1
-            chunk = kv.slice(pos, min(rows, n - pos))
-            writer.write_table(chunk)
-            written = sink.tell() - before
-            if chunk.nbytes > 0 and written > 0:
-                self._ratio = max(written / chunk.nbytes, 1e-4)
-            self._chunks.append(chunk)
-            pos += chunk.num_rows
-            if sink.tell() >= target:
-                self._finish_file()
+        try:
+            while pos < n:
+                f = self._file(schema, kv.slice(pos))
+                before = f.size()
+                missing = max(target - before, 1)
+                rows = int(missing / (row_bytes * self._ratio)) + 1
+                chunk = kv.slice(pos, min(rows, n - pos))
+                f.writer.write_table(chunk)
+                f.stats.update(chunk)
+                written = f.size() - before
+                if chunk.nbytes > 0 and written > 0:
+                    self._ratio = max(written / chunk.nbytes, 1e-4)
+                pos += chunk.num_rows
+                if f.size() >= target:
+                    self._finish_file()
+        except BaseException:
+            self._discard_open()
+            raise
 
-    def _open_file(self, schema: pa.Schema, rows: pa.Table) -> tuple[io.BytesIO, pq.ParquetWriter]:
-        """The open file's sink and writer, a new file (encoded for ``rows``) if none is open."""
-        if self._sink is None or self._writer is None:
-            self._sink = io.BytesIO()
-            self._writer = pq.ParquetWriter(self._sink, schema, use_dictionary=dictionary_columns(rows),
-                                            **self.ctx.writer_kwargs())
-        return self._sink, self._writer
+    def _file(self, schema: pa.Schema, rows: pa.Table) -> _OpenKVFile:
+        """The open file, a new one (encoded for ``rows``) if none is open."""
+        if self._open is None:
+            name = self._new_name()
+            self.written.append(name)
+            self._open = _OpenKVFile(self.ctx, name, schema, rows, self.keep_bytes)
+        return self._open
 
     def _finish_file(self) -> None:
-        if self._writer is None or self._sink is None:
+        f = self._open
+        if f is None:
             return
-        self._writer.close()
-        data = self._sink.getvalue()
-        kv = self._chunks[0] if len(self._chunks) == 1 else pa.concat_tables(self._chunks)
-        self._writer, self._sink, self._chunks = None, None, []
-        name = self._new_name()
-        self.written.append(name)
-        self.ctx.file_io.write_bytes(self.ctx.path(name), data)
-        self.results.append(build_file_meta(self.ctx, name, len(data), kv, self.level, self.source))
-        if self.keep_bytes:
-            self.file_bytes[name] = data
+        f.writer.close()
+        if f.memory is not None:
+            data = f.memory.getvalue()
+            self.ctx.file_io.write_bytes(self.ctx.path(f.name), data)
+            self.file_bytes[f.name] = data
+            size = len(data)
+        else:
+            assert f.out is not None
+            size = f.out.close()
+        self._open = None
+        self.results.append(f.stats.meta(f.name, size, self.level, self.source))
+
+    def _discard_open(self) -> None:
+        f, self._open = self._open, None
+        if f is None:
+            return
+        try:
+            f.writer.close()
+        except Exception:  # noqa: BLE001 - the file is dropped anyway
+            pass
+        f.discard()
 
     def close(self) -> list[DataFileMeta]:
         """Finish the open file; the metas of all files written, in key order."""
-        self._finish_file()
+        try:
+            self._finish_file()
+        except BaseException:
+            self._discard_open()
+            raise
         return list(self.results)
 
     def abort(self) -> None:
         """Drop the open file and delete every file this writer stored."""
-        if self._writer is not None:
-            try:
-                self._writer.close()
-            except Exception:  # noqa: BLE001 - the in-memory sink is discarded anyway
-                pass
-        self._writer, self._sink, self._chunks = None, None, []
+        self._discard_open()
         self.ctx.file_io.delete_quietly([self.ctx.path(n) for n in self.written])
         self.results.clear()
         self.file_bytes.clear()

@@ -200,7 +200,10 @@ class KVLayout:
         The ``_KEY_`` columns share the user key columns' buffers (no copy).
         """
         n = user.num_rows
-        seq = pa.array(np.arange(first_sequence, first_sequence + n, dtype=np.int64))
+        # Added in Arrow, so the buffered column lives in Arrow's memory pool: a numpy array
+        # kept in the write buffer would sit on the C heap between the short-lived allocations
+        # of later writes, which the heap then cannot give back (RSS grew ~25 % over the buffer).
+        seq = pc.add(pa.array(np.arange(n, dtype=np.int64)), pa.scalar(first_sequence, pa.int64()))
         cols = [user.column(k) for k in self.key_names] + [seq, kinds] + list(user.columns)
         return pa.Table.from_arrays(cols, schema=self.arrow_schema)
 

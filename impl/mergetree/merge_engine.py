@@ -57,7 +57,7 @@ descending with ``sequence.field.sort-order=descending`` --, ``_SEQUENCE_NUMBER`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -336,6 +336,16 @@ def key_groups(kv: pa.Table, key_columns: Sequence[str]) -> Groups:
     if n == 0:
         z = np.zeros(0, dtype=np.int64)
         return Groups(z, z, z)
+    new = new_key_mask(kv, key_columns)
+    starts = np.flatnonzero(new).astype(np.int64)
+    ends = np.append(starts[1:], n).astype(np.int64)
+    gid = np.cumsum(new, dtype=np.int64) - 1
+    return Groups(starts, ends, gid)
+
+
+def new_key_mask(kv: pa.Table, key_columns: Sequence[str]) -> np.ndarray:
+    """Per row of a KV table sorted by ``key_columns`` (at least one row): True where a key starts."""
+    n = kv.num_rows
     new = np.zeros(n, dtype=bool)
     new[0] = True
     for c in key_columns:
@@ -347,10 +357,7 @@ def key_groups(kv: pa.Table, key_columns: Sequence[str]) -> Groups:
         if col.null_count:
             neq = pc.fill_null(neq, pc.xor(pc.is_null(a), pc.is_null(b)))
         new[1:] |= neq.to_numpy(zero_copy_only=False)
-    starts = np.flatnonzero(new).astype(np.int64)
-    ends = np.append(starts[1:], n).astype(np.int64)
-    gid = np.cumsum(new, dtype=np.int64) - 1
-    return Groups(starts, ends, gid)
+    return new
 
 
 # ---------------------------------------------------------------------------- entry points
@@ -401,12 +408,42 @@ def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = 
     return merge_sorted(sort_kv(kv, spec), spec, drop_delete, final=final)
 
 
-def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
-    """deduplicate / first-row without materializing the sorted table: these engines pick whole
-    rows, so only the key and kind columns are put in order and the chosen rows taken once."""
+def iter_merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, chunk_rows: int) -> Iterator[pa.Table]:
+    """:func:`merge_kv` (not ``final``) as key-ordered pieces of about ``chunk_rows`` input rows.
+
+    Concatenated, the pieces equal ``merge_kv(kv, spec, drop_delete)``. Only the sort order and
+    the key columns in that order are held besides ``kv``, plus one piece: never a sorted copy
+    of ``kv``, so a flush peaks at the buffer plus one piece instead of twice the buffer.
+    deduplicate / first-row take the chosen rows a piece at a time; the other engines merge
+    one piece of whole keys at a time (a key's rows never straddle two pieces).
+    """
+    if chunk_rows <= 0:
+        raise ValueError(f"chunk_rows must be > 0, got {chunk_rows}")
     n = kv.num_rows
     if n == 0:
-        return kv
+        return
+    if spec.picks_whole_rows:
+        rows = _picked_rows(kv, spec, drop_delete)
+        for start in range(0, len(rows), chunk_rows):
+            yield kv.take(pa.array(rows[start:start + chunk_rows]))
+        return
+    order = pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy() if n > 1 else np.zeros(1, dtype=np.int64)
+    starts = key_groups(kv.select(list(spec.key_columns)).take(pa.array(order)), spec.key_columns).starts
+    # cut at the first key starting at or after each multiple of chunk_rows
+    cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(chunk_rows, n, chunk_rows)),
+                                       len(starts) - 1)])
+    bounds = [0, *[int(c) for c in cuts if 0 < c < n], n]
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        out = merge_sorted(kv.take(pa.array(order[a:b])), spec, drop_delete)
+        if out.num_rows:
+            yield out
+
+
+def _picked_rows(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> np.ndarray:
+    """Indices into ``kv`` of the rows deduplicate / first-row keep, in key order."""
+    n = kv.num_rows
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
     if n == 1:
         order = np.zeros(1, dtype=np.int64)
     else:
@@ -418,11 +455,31 @@ def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
         if not keep.all():
             order, kinds = order[keep], kinds[keep]
             keys = keys.filter(pa.array(keep))
-    groups = key_groups(keys, spec.key_columns)
-    chosen = _ROW_PICKERS[spec.engine](groups)
+    if len(order) == 0:
+        return order
+    # A boolean mask, not Groups: a flush of millions of rows would otherwise hold several
+    # int64 arrays per row (starts, ends, group ids) at its peak.
+    new = new_key_mask(keys, spec.key_columns)
+    del keys
+    if _ROW_PICKERS[spec.engine] is _first_rows:
+        chosen = np.flatnonzero(new)
+    else:  # the last row of each key: the row before the next key's first
+        new[:-1] = new[1:]
+        new[-1] = True
+        chosen = np.flatnonzero(new)
+    del new
     if drop_delete and len(chosen):
         chosen = chosen[~retract_mask(kinds[chosen])]
-    return kv.take(pa.array(order[chosen])).combine_chunks()
+    return order[chosen]
+
+
+def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
+    """deduplicate / first-row without materializing the sorted table: these engines pick whole
+    rows, so only the key and kind columns are put in order and the chosen rows taken once."""
+    n = kv.num_rows
+    if n == 0:
+        return kv
+    return kv.take(pa.array(_picked_rows(kv, spec, drop_delete))).combine_chunks()
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -17,8 +17,13 @@ Choices that differ from, or pin down, Paimon's behaviour:
   :func:`check_changelog_producer` names and raise for the others (a silently missing
   changelog would be worse than an error); first-row allows only ``none`` and ``lookup``, as
   Paimon.
-- ``write-buffer-spillable`` is parsed but a full buffer is always flushed to level-0 files
-  (that flush is the spill that bounds memory); there is no local spill directory.
+- ``write-buffer-spillable``: when the shared write buffer is full, a writer's buffer is merged
+  and spilled as a sorted run to local temp disk (:mod:`impl.mergetree.spill`) instead of being
+  written as a level-0 file; the runs are merged into level-0 files at the next flush, or when
+  ``sort-spill-threshold`` runs (default: stop trigger + 1) or
+  ``write-buffer-spill.max-disk-size`` bytes piled up. Unset, the table layer decides (Paimon:
+  on for batch writes and object stores). Not with ``changelog-producer=input``, whose
+  changelog needs the raw rows of a flush: there a full buffer is always flushed.
 """
 
 from __future__ import annotations
@@ -138,6 +143,19 @@ class MergeTreeOptions:
     partial_update_remove_record_on_delete: bool = co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.default
     file_compression: str = co.FILE_COMPRESSION.default
     file_compression_zstd_level: int = co.FILE_COMPRESSION_ZSTD_LEVEL.default
+    write_buffer_spillable: bool | None = co.WRITE_BUFFER_SPILLABLE.default
+    spill_max_disk_size: int | None = co.WRITE_BUFFER_SPILL_MAX_DISK_SIZE.default
+    sort_spill_threshold: int | None = co.SORT_SPILL_THRESHOLD.default
+    sort_spill_buffer_size: int = co.SORT_SPILL_BUFFER_SIZE.default
+    spill_compression: str = co.SPILL_COMPRESSION.default
+    spill_compression_zstd_level: int = co.SPILL_COMPRESSION_ZSTD_LEVEL.default
+
+    @property
+    def max_spilled_runs(self) -> int:
+        """Spilled runs that make a writer merge them (Paimon's sortSpillThreshold)."""
+        if self.sort_spill_threshold is not None:
+            return self.sort_spill_threshold
+        return self.num_sorted_run_stop_trigger + 1
 
     @property
     def compaction_file_size(self) -> int:
@@ -158,7 +176,6 @@ class MergeTreeOptions:
         trigger = co.NUM_SORTED_RUN_COMPACTION_TRIGGER.get(o)
         target_file_size = co.TARGET_FILE_SIZE.get(o)
         co.FILE_FORMAT.get(o)  # validated here too: the merge tree writes Parquet only
-        co.WRITE_BUFFER_SPILLABLE.get(o)  # accepted and checked; spilling sorted runs is not built yet
         return check_changelog_producer(MergeTreeOptions(
             bucket=co.BUCKET.get(o),
             target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
@@ -184,4 +201,10 @@ class MergeTreeOptions:
             partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
             file_compression=co.FILE_COMPRESSION.get(o),
             file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),
+            write_buffer_spillable=co.WRITE_BUFFER_SPILLABLE.get(o),
+            spill_max_disk_size=co.WRITE_BUFFER_SPILL_MAX_DISK_SIZE.get(o),
+            sort_spill_threshold=co.SORT_SPILL_THRESHOLD.get(o),
+            sort_spill_buffer_size=co.SORT_SPILL_BUFFER_SIZE.get(o),
+            spill_compression=co.SPILL_COMPRESSION.get(o),
+            spill_compression_zstd_level=co.SPILL_COMPRESSION_ZSTD_LEVEL.get(o),
         ), co.DELETION_VECTORS_ENABLED.get(o))

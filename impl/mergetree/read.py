@@ -20,7 +20,7 @@ import os
 import posixpath
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -288,7 +288,8 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
                      final: bool = False, predicate: pc.Expression | None = None,
                      batch_rows: int = MERGE_BATCH_ROWS,
                      deletion_vectors: Mapping[str, np.ndarray] | None = None,
-                     extra_runs: Sequence[pa.Table] = ()) -> Iterator[pa.Table]:
+                     extra_runs: Sequence[pa.Table] = (),
+                     run_streams: Sequence[Iterable[pa.Table]] = ()) -> Iterator[pa.Table]:
     """The merged rows of key-overlapping sorted runs, in key order, in bounded chunks.
 
     Each run (files in key order, one row per key) is decoded ``batch_rows`` rows at a time.
@@ -299,13 +300,15 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     key, sequence and kind columns; ``predicate`` (key columns only) filters raw rows;
     ``deletion_vectors`` drops the deleted rows of the files that have one. ``extra_runs``: more
     sorted runs already in memory (tables of ``columns``, key order, one row per key), e.g. the
-    rows a lookup found in files outside the merge.
+    rows a lookup found in files outside the merge. ``run_streams``: more sorted runs, each given
+    as its tables in key order (e.g. a writer's spilled runs read back from local disk).
     """
     target = layout.schema_for(columns)
     keys = list(layout.key_columns)
     iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows, layout, deletion_vectors or {}))
              for run in runs]
     iters += [iter(_table_slices(t.select(list(columns)), batch_rows)) for t in extra_runs]
+    iters += [(t.select(list(columns)) for t in stream) for stream in run_streams]
     buffers: list[pa.Table | None] = [None] * len(iters)
     done = [False] * len(iters)
     while True:

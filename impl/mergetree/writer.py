@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import concurrent.futures
 from concurrent.futures import Executor, Future
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -43,12 +43,14 @@ from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
 from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext, FirstRowContext
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
-from impl.mergetree.file_writer import KVFileContext, write_kv_files
+from impl.mergetree.file_writer import KVFileContext, RollingKVWriter, write_kv_files
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
 from impl.mergetree.lookup import LookupLevels
-from impl.mergetree.merge_engine import MergeSpec, merge_kv, merge_sorted, sort_kv
+from impl.mergetree.merge_engine import MergeSpec, iter_merge_kv, merge_sorted, sort_kv
 from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeEngine, MergeTreeOptions
+from impl.mergetree.read import iter_merged_runs, streamable_keys
+from impl.mergetree.spill import SpillConfig, SpillDirectory
 
 # Bytes per row of the writer's own columns (_SEQUENCE_NUMBER int64 + _VALUE_KIND int8).
 _SYSTEM_BYTES_PER_ROW = 9
@@ -63,10 +65,13 @@ class WriteBufferPool:
     (4 buckets x 256 MB by default), so the writers of a TableWrite share this pool.
     """
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, spill: SpillConfig | None = None):
+        """``spill``: with ``write-buffer-spillable``, how the pool's writers spill sorted runs
+        to local disk when preempted (None: a preempted writer writes level-0 files)."""
         if size <= 0:
             raise ValueError(f"write buffer pool size must be > 0, got {size}")
         self.size = float(size)
+        self.spill = spill
         self._writers: dict[int, "MergeTreeWriter"] = {}
 
     def register(self, writer: "MergeTreeWriter") -> None:
@@ -79,13 +84,77 @@ class WriteBufferPool:
         """Estimated bytes buffered by all writers of the pool."""
         return sum(w.buffered_bytes for w in self._writers.values())
 
+    def spill_all(self) -> None:
+        """Before a commit: if any writer spilled, spill every writer's buffer too.
+
+        The commit then merges one writer's runs at a time while no other writer still holds
+        its buffer, so the merge adds to an empty pool, not to a full one. Writes that never
+        filled the pool are left alone (their buffers go straight to level-0 files).
+        """
+        writers = list(self._writers.values())
+        if not any(w.spilled_runs for w in writers):
+            return
+        for w in writers:
+            w.spill_buffer()
+
     def flush_largest(self) -> bool:
-        """Flush the writer holding the largest buffer; False if every buffer is empty."""
+        """Flush (or spill) the writer holding the largest buffer; False if every buffer is empty."""
         holders = [w for w in self._writers.values() if w.buffered_rows]
         if not holders:
             return False
         max(holders, key=lambda w: w.buffered_bytes).flush_buffer()
         return True
+
+
+# A flush merges and writes its buffer in pieces of about this many bytes of rows.
+FLUSH_PIECE_BYTES = 32 * 1024 * 1024
+_MAX_PIECE_ROWS = 1 << 20  # pyarrow's default row group size: a piece is at most one row group
+_COMBINE_ROWS = 8192  # runs of buffered chunks smaller than this are combined before a flush sorts them
+
+
+def flush_chunk_rows(buffered_bytes: float, buffered_rows: int) -> int:
+    """Rows per piece of a flush: about :data:`FLUSH_PIECE_BYTES` of buffered rows."""
+    row_bytes = buffered_bytes / buffered_rows if buffered_rows else 1.0
+    return int(min(max(FLUSH_PIECE_BYTES / max(row_bytes, 1.0), 4096), _MAX_PIECE_ROWS))
+
+
+def rechunk(tables: list[pa.Table], rows: int) -> list[pa.Table]:
+    """``tables`` (emptied as it goes) with runs of small tables combined into ~``rows``-row ones.
+
+    Many small writes leave many small chunks, which make sorting and taking slow; combining
+    them a run at a time copies at most one run more than the buffer, not the whole buffer.
+    """
+    out: list[pa.Table] = []
+    run: list[pa.Table] = []
+    run_rows = 0
+
+    def close_run() -> None:
+        nonlocal run, run_rows
+        if run:
+            out.append(run[0] if len(run) == 1 else pa.concat_tables(run).combine_chunks())
+        run, run_rows = [], 0
+
+    tables.reverse()
+    while tables:
+        t = tables.pop()
+        if t.num_rows >= rows:
+            close_run()
+            out.append(t)
+            continue
+        run.append(t)
+        run_rows += t.num_rows
+        if run_rows >= rows:
+            close_run()
+    close_run()
+    return out
+
+
+def spill_config(options: MergeTreeOptions, directory: str | None = None) -> SpillConfig:
+    """The spill settings of ``options`` (``directory``: where spill files go, None: system temp)."""
+    runs = options.max_spilled_runs
+    return SpillConfig(max_runs=runs, batch_bytes=max(options.sort_spill_buffer_size // runs, 1),
+                       compression=options.spill_compression, zstd_level=options.spill_compression_zstd_level,
+                       max_disk_bytes=options.spill_max_disk_size, directory=directory)
 
 
 class InlineExecutor(Executor):
@@ -173,8 +242,13 @@ class MergeTreeWriter:
         self._buffer: list[pa.Table] = []
         self._buffer_bytes = 0.0
         self._buffer_rows = 0
-        self._pool = buffer_pool if buffer_pool is not None else WriteBufferPool(options.write_buffer_size)
+        self._pool = buffer_pool if buffer_pool is not None else WriteBufferPool(
+            options.write_buffer_size, spill_config(options) if options.write_buffer_spillable else None)
         self._pool.register(self)
+        # changelog-producer=input needs a flush's raw rows; float keys cannot be merged in bounds
+        can_spill = (self._pool.spill is not None and options.changelog_producer != "input"
+                     and streamable_keys(self._layout))
+        self._spill = SpillDirectory(self._pool.spill) if can_spill and self._pool.spill is not None else None
 
         # ordered sets (dict keys) of what the next prepare_commit hands out
         self._new_files: dict[DataFileMeta, None] = {}
@@ -209,10 +283,35 @@ class MergeTreeWriter:
         """Estimated bytes of the buffered rows (what counts against ``write-buffer-size``)."""
         return self._buffer_bytes
 
-    def flush_buffer(self) -> None:
-        """Flush the buffered rows to level-0 files now (the buffer pool preempting this writer)."""
+    @property
+    def spilled_runs(self) -> int:
+        """Sorted runs spilled to local disk and not yet merged into level-0 files."""
+        return len(self._spill.runs) if self._spill is not None else 0
+
+    @property
+    def spill_directory(self) -> str | None:
+        """This writer's spill directory, once it spilled (for inspection)."""
+        return self._spill.path if self._spill is not None else None
+
+    def spill_buffer(self) -> None:
+        """Spill the buffered rows as a sorted run now, if this writer spills (else nothing):
+        they are merged with the other runs at the next flush."""
         self._check_open()
-        if self._buffer:
+        if self._buffer and self._spill is not None:
+            self._spill_buffer()
+
+    def flush_buffer(self) -> None:
+        """Free the buffer now (the buffer pool preempting this writer): spill it as a sorted run
+        when spilling, merging the runs into level-0 files once there are enough; else flush it
+        to level-0 files."""
+        self._check_open()
+        if not self._buffer:
+            return
+        if self._spill is None:
+            self._flush(False, False)
+            return
+        self._spill_buffer()
+        if self._spill.full():
             self._flush(False, False)
 
     @property
@@ -261,37 +360,87 @@ class MergeTreeWriter:
 
     def _flush(self, wait_for_compaction: bool, full_compaction: bool, explicit: bool = False) -> None:
         """Flush the buffer (if any), sync a finished compaction, maybe start a new one."""
-        if self._buffer:
+        if self._buffer or self.spilled_runs:
             if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger:
                 wait_for_compaction = True
             self._flush_buffer()
         self._try_sync(wait_for_compaction)
         self._trigger_compaction(full_compaction, explicit)
 
+    def _take_buffer(self) -> tuple[pa.Table, int, float]:
+        """The buffer as one (chunked) table, its rows per merge piece and bytes per row; emptied."""
+        buffer, self._buffer = self._buffer, []
+        buffered_bytes, buffered_rows = self._buffer_bytes, self._buffer_rows
+        self._buffer_bytes, self._buffer_rows = 0.0, 0
+        chunk_rows = flush_chunk_rows(buffered_bytes, buffered_rows)
+        row_bytes = buffered_bytes / buffered_rows if buffered_rows else 1.0
+        # only runs of tiny chunks are combined: a copy of the whole buffer would double it
+        return pa.concat_tables(rechunk(buffer, min(chunk_rows, _COMBINE_ROWS))), chunk_rows, row_bytes
+
+    def _spill_buffer(self) -> None:
+        """Merge the buffer (as a level-0 flush would) and spill it as a sorted run."""
+        assert self._spill is not None
+        kv, chunk_rows, row_bytes = self._take_buffer()
+        self._spill.spill(iter_merge_kv(kv, self._spec, False, chunk_rows),
+                          self._layout.schema_for(self._layout.all_columns), row_bytes)
+
+    def _flush_spilled(self) -> None:
+        """Merge the spilled runs and the buffer into level-0 files rolling at target-file-size,
+        a batch per run at a time; the spill files are deleted whatever happens."""
+        assert self._spill is not None
+        try:
+            if self._buffer:
+                self._spill_buffer()
+        except BaseException:
+            self._spill.delete(self._spill.take_runs())
+            raise
+        runs = self._spill.take_runs()
+        writer = RollingKVWriter(self._ctx, self._namer.data_file, 0, FileSource.APPEND)
+        try:
+            if len(runs) == 1:
+                merged: Iterable[pa.Table] = runs[0].batches()  # already one merged run
+            else:
+                merged = iter_merged_runs(self.file_io, self._ctx.bucket_dir, self._layout, self._spec, [],
+                                          self._layout.all_columns, False, run_streams=[r.batches() for r in runs])
+            for piece in merged:
+                writer.write(piece)
+            files = writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+        finally:
+            self._spill.delete(runs)
+        self._add_level0(files, [])
+
     def _flush_buffer(self) -> None:
+        if self.spilled_runs:
+            self._flush_spilled()
+            return
+        if self.options.changelog_producer != "input":
+            # Merged and written a piece at a time: the flush peaks at the buffer plus one
+            # piece (and one encoded row group), not at twice the buffer.
+            kv, chunk_rows, _ = self._take_buffer()
+            writer = RollingKVWriter(self._ctx, self._namer.data_file, 0, FileSource.APPEND)
+            try:
+                for piece in iter_merge_kv(kv, self._spec, False, chunk_rows):
+                    writer.write(piece)
+                files = writer.close()
+            except BaseException:
+                writer.abort()
+                raise
+            self._add_level0(files, [])
+            return
         buffer, self._buffer = self._buffer, []
         self._buffer_bytes, self._buffer_rows = 0.0, 0
-        produce_changelog = self.options.changelog_producer == "input"
-        if len(buffer) == 1:
-            kv = buffer[0]
-        elif self._spec.picks_whole_rows and not produce_changelog:
-            # Sorts and takes the chunked buffer without a contiguous copy of it: combining
-            # the chunks first would double the flush's peak memory (buffer + copy + output).
-            kv = pa.concat_tables(buffer)
-        else:
-            # many small writes leave many chunks; sorting and taking are faster on one
-            kv = pa.concat_tables(buffer).combine_chunks()
+        # many small writes leave many chunks; sorting and taking are faster on one
+        kv = buffer[0] if len(buffer) == 1 else pa.concat_tables(buffer).combine_chunks()
         del buffer
-        if produce_changelog:
-            raw = sort_kv(kv, self._spec)  # the changelog holds every input row, in key order
-            merged = merge_sorted(raw, self._spec, drop_delete=False)
-            kinds = raw.column(VALUE_KIND).to_numpy()
-            copy_as_changelog = (self._lone_row_merges_to_itself() and merged.num_rows == raw.num_rows
-                                 and not np.any(kinds))
-        else:
-            raw, copy_as_changelog = None, False
-            merged = merge_kv(kv, self._spec, drop_delete=False)
+        raw = sort_kv(kv, self._spec)  # the changelog holds every input row, in key order
         del kv
+        merged = merge_sorted(raw, self._spec, drop_delete=False)
+        kinds = raw.column(VALUE_KIND).to_numpy()
+        copy_as_changelog = (self._lone_row_merges_to_itself() and merged.num_rows == raw.num_rows
+                             and not np.any(kinds))
         data = write_kv_files(self._ctx, merged, self._namer.data_file, 0, FileSource.APPEND,
                               keep_bytes=copy_as_changelog)
         changelog: list[DataFileMeta] = []
@@ -302,12 +451,15 @@ class MergeTreeWriter:
                     name = self._namer.changelog_file()
                     changelog.append(meta.rename(name))
                     self.file_io.write_bytes(self._ctx.path(name), data.file_bytes[meta.file_name])
-            elif produce_changelog:
+            else:
                 changelog = write_kv_files(self._ctx, raw, self._namer.changelog_file, 0, FileSource.APPEND).results
         except BaseException:
             self.file_io.delete_quietly([self._ctx.path(f.file_name) for f in (*data.results, *changelog)])
             raise
-        for meta in data.results:
+        self._add_level0(data.results, changelog)
+
+    def _add_level0(self, files: Sequence[DataFileMeta], changelog: Sequence[DataFileMeta]) -> None:
+        for meta in files:
             self._new_files[meta] = None
             self._levels.add_level0_file(meta)
         for meta in changelog:
@@ -469,6 +621,8 @@ class MergeTreeWriter:
         if self._closed:
             return
         self._closed = True
+        if self._spill is not None:
+            self._spill.clear()  # local temp files first: the storage calls below may raise
         task, future = self._task, self._future
         self._task, self._future = None, None
         try:

@@ -6,7 +6,8 @@ this library supports or where it fixes a value Paimon leaves open:
 - ``bucket`` accepts Paimon's -2 (postpone bucket mode) here; the table layer refuses it as
   unsupported.
 - ``file.format`` accepts parquet only; ``file.compression.zstd-level`` is at least 1.
-- ``write-buffer-spillable`` has no default: a full buffer is always flushed to level-0 files.
+- ``write-buffer-spillable`` has no default (as in Paimon: on for batch writes and object stores);
+  ``spill-compression`` accepts zstd, lz4 and none (no lzo in Arrow IPC).
 - ``snapshot.expire.limit`` defaults to 10.
 - Lower bounds (``minimum``) on counts that Paimon would only trip over later.
 
@@ -41,6 +42,7 @@ from impl.options.values import (
     parse_memory_size,
     parse_name_list,
     parse_optional_text,
+    parse_spill_compression,
     parse_stats_mode,
     parse_text,
 )
@@ -82,7 +84,23 @@ WRITE_BUFFER_SIZE: ConfigOption[int] = _option(
     "Bytes of rows a writer buffers in memory before it writes a sorted file.")
 WRITE_BUFFER_SPILLABLE: ConfigOption[bool | None] = _option(
     "write-buffer-spillable", parse_bool, None,
-    "Whether a full write buffer may spill to local disk (parsed; this library always flushes to files).")
+    "Whether a full write buffer spills sorted runs to local disk (merged into level-0 files at "
+    "flush) instead of writing level-0 files; unset: on for batch writes and object stores.")
+WRITE_BUFFER_SPILL_MAX_DISK_SIZE: ConfigOption[int | None] = _option(
+    "write-buffer-spill.max-disk-size", at_least(1, parse_memory_size), None,
+    "Local disk one writer may fill with spilled runs before it flushes them; unset: no limit.")
+SORT_SPILL_THRESHOLD: ConfigOption[int | None] = _option(
+    "sort-spill-threshold", at_least(2), None,
+    "Spilled runs of one writer that make it merge them into level-0 files; unset: "
+    "num-sorted-run.stop-trigger + 1.")
+SORT_SPILL_BUFFER_SIZE: ConfigOption[int] = _option(
+    "sort-spill-buffer-size", at_least(1, parse_memory_size), 64 * MiB,
+    "Bytes of rows written to (and read back from) a spill file at a time.")
+SPILL_COMPRESSION: ConfigOption[str] = _option(
+    "spill-compression", parse_spill_compression, "zstd",
+    "Compression of spill files (Arrow IPC): zstd, lz4 or none (Paimon's lzo is not available).")
+SPILL_COMPRESSION_ZSTD_LEVEL: ConfigOption[int] = _option(
+    "spill-compression.zstd-level", at_least(1), 1, "zstd level of spill files.")
 WRITE_ONLY: ConfigOption[bool] = _option(
     "write-only", parse_bool, False,
     "Skip compaction and snapshot expiration on write (a dedicated job compacts).",
@@ -241,8 +259,8 @@ CORE_OPTIONS: tuple[ConfigOption[Any], ...] = tuple(_DECLARED)
 
 # Keys Paimon defines (or writes into schema options) that this library accepts without reading.
 PASSED_THROUGH_KEYS = frozenset({
-    "write-buffer-spill.max-disk-size", "page-size", "compaction.optimization-interval",
-    "full-compaction.delta-commits", "sort-spill-threshold", "local-sort.max-num-file-handles", "sort-engine",
+    "page-size", "compaction.optimization-interval",
+    "full-compaction.delta-commits", "local-sort.max-num-file-handles", "sort-engine",
     "commit.force-compact", "commit.user-prefix", "manifest.format", "manifest.compression",
     "incremental-between-scan-mode", "path", "type", "owner", "comment",
     "read.batch-size", "write.batch-size", "file-index.read.enabled", "data-file.prefix",

@@ -234,6 +234,18 @@ def parse_compression(key: str, value: object) -> str:
     return COMPRESSION_CODECS[name]
 
 
+SPILL_CODECS = ("zstd", "lz4", "none")
+
+
+def parse_spill_compression(key: str, value: object) -> str:
+    """``spill-compression``: Paimon's names that Arrow IPC files can hold (lz4 is LZ4 frame)."""
+    name = str(value).strip().lower()
+    if name not in SPILL_CODECS:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not one of {', '.join(SPILL_CODECS)} "
+                                 "(spill files are Arrow IPC, which has no lzo)")
+    return name
+
+
 SUPPORTED_FILE_FORMATS = ("parquet",)
 
 

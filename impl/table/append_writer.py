@@ -3,8 +3,10 @@
 One :class:`RollingFileWriter` per (partition, bucket). Rows are buffered as Arrow batches;
 once the buffer reaches ``buffer_bytes`` it is written as a row group into the current file,
 and a file is closed (and a new one begun) once its size reaches the target. Each closed file
-becomes a :class:`DataFileMeta` with its value statistics. Files go through ``FileIO`` only
-when finished, so an abandoned writer leaves at most files nobody references.
+becomes a :class:`DataFileMeta` with its value statistics, folded row group by row group. The
+open file is streamed to storage (``FileIO.open_output``) as row groups are encoded, so memory
+holds one row group, not one file; ``abort`` drops it, and an abandoned writer leaves at most
+files nobody references (a snapshot names a file only after ``prepare_commit``).
 """
 
 from __future__ import annotations
@@ -18,21 +20,25 @@ import pyarrow.parquet as pq
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsCollector, StatsModeLike
 from impl.format.types import DataField
-from impl.fs.file_io import FileIO
+from impl.fs.file_io import FileIO, OutputFile
 
 # rows per Parquet row group (and how much is buffered before a row group is cut)
 ROW_GROUP_ROWS = 1 << 20
 
 
 class _OpenFile:
-    def __init__(self, name: str, schema: pa.Schema, compression: str, level: int | None,
+    def __init__(self, out: OutputFile, name: str, schema: pa.Schema, compression: str, level: int | None,
                  fields: Sequence[DataField], stats_mode: StatsModeLike):
         self.name = name
-        self.sink = pa.BufferOutputStream()
+        self.out = out
         kwargs: dict[str, str | int] = {"compression": compression}
         if compression == "zstd" and level is not None:
             kwargs["compression_level"] = level
-        self.writer = pq.ParquetWriter(self.sink, schema, **kwargs)
+        try:
+            self.writer = pq.ParquetWriter(out.stream, schema, **kwargs)
+        except BaseException:
+            out.abort()
+            raise
         self.rows = 0
         self.stats = StatsCollector.of_fields(fields, stats_mode)
 
@@ -42,7 +48,7 @@ class _OpenFile:
         self.rows += table.num_rows
 
     def size(self) -> int:
-        return self.sink.tell()
+        return self.out.tell()
 
 
 class RollingFileWriter:
@@ -89,8 +95,11 @@ class RollingFileWriter:
         offset = 0
         while offset < data.num_rows:
             if self._current is None:
-                self._current = _OpenFile(self._names(), self.schema, self.compression, self.zstd_level,
-                                          self.fields, self.stats_mode)
+                name = self._names()
+                path = f"{self.bucket_dir}/{name}"
+                self._written_paths.append(path)
+                self._current = _OpenFile(self.file_io.open_output(path), name, self.schema, self.compression,
+                                          self.zstd_level, self.fields, self.stats_mode)
             cur = self._current
             remaining_bytes = max(self.target_file_size - cur.size(), 1)
             if cur.rows > 0 and cur.size() > 0:
@@ -108,15 +117,16 @@ class RollingFileWriter:
         if cur is None:
             return
         self._current = None
-        cur.writer.close()
-        payload = cur.sink.getvalue()
-        path = f"{self.bucket_dir}/{cur.name}"
-        self._written_paths.append(path)
-        self.file_io.write_bytes(path, payload.to_pybytes())
+        try:
+            cur.writer.close()
+            size = cur.out.close()
+        except BaseException:
+            cur.out.abort()
+            raise
         stats, cols = cur.stats.result()
         self._finished.append(DataFileMeta(
             file_name=cur.name,
-            file_size=payload.size,
+            file_size=size,
             row_count=cur.rows,
             key_stats=EMPTY_STATS,
             value_stats=stats,
@@ -146,6 +156,7 @@ class RollingFileWriter:
                 self._current.writer.close()
             except Exception:  # noqa: BLE001
                 pass
+            self._current.out.abort()
             self._current = None
         self.file_io.delete_quietly(self._written_paths)
         self._written_paths = []

@@ -44,11 +44,13 @@ class BatchWriteBuilder:
         self._overwrite = spec
         return self
 
-    def new_write(self, *, compaction_executor: Executor | None = None) -> TableWrite:
-        """``compaction_executor``: see :class:`TableWrite` (default: a background thread pool)."""
+    def new_write(self, *, compaction_executor: Executor | None = None,
+                  spill_directory: str | None = None) -> TableWrite:
+        """``compaction_executor``, ``spill_directory``: see :class:`TableWrite` (defaults: a
+        background thread pool, the system temp directory)."""
         return TableWrite(self.table, self.commit_user, streaming=False,
                           ignore_previous_files=self._overwrite is not NO_OVERWRITE,
-                          compaction_executor=compaction_executor)
+                          compaction_executor=compaction_executor, spill_directory=spill_directory)
 
     def new_commit(self) -> TableCommit:
         return TableCommit(self.table, self.commit_user, streaming=False, overwrite_partition=self._overwrite)
@@ -65,9 +67,11 @@ class StreamWriteBuilder:
         self.commit_user = commit_user
         return self
 
-    def new_write(self, *, compaction_executor: Executor | None = None) -> TableWrite:
-        """``compaction_executor``: see :class:`TableWrite` (default: a background thread pool)."""
-        return TableWrite(self.table, self.commit_user, streaming=True, compaction_executor=compaction_executor)
+    def new_write(self, *, compaction_executor: Executor | None = None,
+                  spill_directory: str | None = None) -> TableWrite:
+        """``compaction_executor``, ``spill_directory``: see :class:`TableWrite`."""
+        return TableWrite(self.table, self.commit_user, streaming=True, compaction_executor=compaction_executor,
+                          spill_directory=spill_directory)
 
     def new_commit(self) -> TableCommit:
         return TableCommit(self.table, self.commit_user, streaming=True)

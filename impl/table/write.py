@@ -206,10 +206,13 @@ class TableWrite:
     """
 
     def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
-                 ignore_previous_files: bool = False, compaction_executor: Executor | None = None):
+                 ignore_previous_files: bool = False, compaction_executor: Executor | None = None,
+                 spill_directory: str | None = None):
         """``compaction_executor`` runs the merge tree's compactions (default: a thread pool
         owned by this write); :class:`impl.mergetree.writer.InlineExecutor` runs each on the
-        calling thread, a synchronous mode for deterministic runs."""
+        calling thread, a synchronous mode for deterministic runs. ``spill_directory``: the
+        local directory primary-key writers spill sorted runs under (``write-buffer-spillable``;
+        default: the system temp directory)."""
         if table.bucket_mode is BucketMode.CROSS_PARTITION:
             raise UnsupportedTableFeatureError(cross_partition_message(table.identifier, table.primary_keys,
                                                                        table.partition_keys))
@@ -228,6 +231,7 @@ class TableWrite:
         self._executor: ThreadPoolExecutor | None = None
         self._given_executor = compaction_executor
         self._buffer_pool: Any = None  # impl.mergetree.writer.WriteBufferPool, made on first use
+        self._spill_directory = spill_directory
         self._closed = False
         self._prepared = False
         self._bucket_key = list(table.bucket_keys)
@@ -347,8 +351,14 @@ class TableWrite:
         # One write-buffer-size for all merge-tree writers of this write, as Paimon's shared
         # memory pool: memory stays bounded however many buckets and partitions are written.
         if self._buffer_pool is None:
-            from impl.mergetree.writer import WriteBufferPool
-            self._buffer_pool = WriteBufferPool(self.table.merge_tree_options.write_buffer_size)
+            from impl.mergetree.writer import WriteBufferPool, spill_config
+            options = self.table.merge_tree_options
+            # Paimon's default: spill in batch writes and on object stores
+            spillable = options.write_buffer_spillable
+            if spillable is None:
+                spillable = not self.streaming or self.table.file_io.is_object_store
+            spill = spill_config(options, self._spill_directory) if spillable else None
+            self._buffer_pool = WriteBufferPool(options.write_buffer_size, spill)
         return self._buffer_pool
 
     def _compaction_executor(self) -> Executor:
@@ -370,6 +380,9 @@ class TableWrite:
             self._prepared = True
         messages = []
         wait = not self.streaming or prepare_commit_waits_for_compaction(self.table.options)
+        if self._buffer_pool is not None:
+            # free every buffer before the first writer merges its spilled runs (see spill_all)
+            self._buffer_pool.spill_all()
         for w in self._writers.values():
             m = w.prepare_commit(wait)
             if not m.is_empty():

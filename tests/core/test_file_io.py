@@ -280,3 +280,38 @@ def test_for_path_resolves_memory_urls():
     io.write_bytes(path, b"v")
     assert FileIO(MemoryFileSystem()).read_bytes("/core-for-path/x/y") == b"v"
     io.delete(path)
+
+
+# ----------------------------------------------------------------------------- streamed output
+
+
+def test_open_output_streams_a_file_of_exact_size(io_root):
+    io, root = io_root
+    path = posixpath.join(root, "bucket-0", "data-0.parquet")
+    out = io.open_output(path)
+    parts = [bytes([i]) * (1000 * (i + 1)) for i in range(3)]
+    for p in parts:
+        out.stream.write(p)
+    assert out.tell() == sum(map(len, parts))
+    assert out.close() == sum(map(len, parts))
+    assert io.read_bytes(path) == b"".join(parts)
+    with pytest.raises(FileIOError, match="already closed"):
+        out.close()
+
+
+def test_aborted_output_leaves_no_file(io_root):
+    io, root = io_root
+    path = posixpath.join(root, "bucket-0", "data-1.parquet")
+    out = io.open_output(path)
+    out.stream.write(b"x" * 5000)
+    out.abort()
+    out.abort()  # idempotent
+    assert not io.exists(path)
+
+
+def test_synced_output_is_durable_on_local_disk(tmp_path):
+    io = FileIO(LocalFileSystem(), sync_on_write=True)
+    path = str(tmp_path / "b" / "data.parquet")
+    out = io.open_output(path)
+    out.stream.write(b"abc")
+    assert out.close() == 3 and io.read_bytes(path) == b"abc"

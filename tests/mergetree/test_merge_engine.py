@@ -359,3 +359,29 @@ def test_every_merge_engine_merges_through_its_enum(engine):
     expected = {MergeEngine.DEDUPLICATE: {"k": None, "v": 3.0}, MergeEngine.FIRST_ROW: {"k": "a", "v": 1.0},
                 MergeEngine.PARTIAL_UPDATE: {"k": "a", "v": 3.0}, MergeEngine.AGGREGATION: {"s": 3}}[engine]  # last_non_null_value
     assert {c: out[1][c] for c in expected} == expected
+
+
+ENGINE_CASES = {
+    "deduplicate": (make_schema, {}, DEDUP_ROWS),
+    "first-row": (make_schema, {"merge-engine": "first-row"}, DEDUP_ROWS),
+    "partial-update": (make_schema, {"merge-engine": "partial-update", "fields.ts.sequence-group": "k"},
+                       st.lists(row_strategy(PU_VALUES, [I, UA, UB, D]), max_size=40)),
+    "aggregation": (agg_schema, {**AGG_OPTIONS, **{f"fields.{c}.ignore-retract": "true" for c in IGNORE_RETRACT}},
+                    st.lists(row_strategy(AGG_VALUES, [I, UA, UB, D]), max_size=40)),
+}
+
+
+@SETTINGS
+@given(engine=st.sampled_from(sorted(ENGINE_CASES)), drop=st.booleans(), chunk=st.integers(1, 12), data=st.data())
+def test_merge_in_pieces_equals_the_whole_merge(engine, drop, chunk, data):
+    """A flush merges its buffer a piece at a time: the pieces, in order, are the whole merge."""
+    from impl.mergetree.merge_engine import iter_merge_kv
+    schema_fn, opts, rows_strategy = ENGINE_CASES[engine]
+    rows = data.draw(rows_strategy)
+    layout, spec, kv = build(schema_fn(), opts, rows)
+    kv = pa.concat_tables([kv.slice(a, b - a) for a, b in split_points(kv.num_rows, data)] or [kv])  # chunked
+    pieces = list(iter_merge_kv(kv, spec, drop, chunk))
+    whole = merge_kv(kv, spec, drop)
+    assert [r for p in pieces for r in p.to_pylist()] == whole.to_pylist()
+    if whole.num_rows > chunk and spec.picks_whole_rows:
+        assert len(pieces) > 1  # really in pieces

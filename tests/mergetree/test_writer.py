@@ -512,9 +512,34 @@ class GatedFileIO(FileIO):
 
     def write_bytes(self, path, data):
         super().write_bytes(path, data)
+        self._after_write()
+
+    def open_output(self, path):  # data files are streamed
+        return _AfterClose(super().open_output(path), self._after_write)
+
+    def _after_write(self):
         if threading.current_thread() is not threading.main_thread():
             self.wrote.set()
             assert self.release.wait(10)
+
+
+class _AfterClose:
+    """A FileIO output stream that runs ``hook`` once its file is complete."""
+
+    def __init__(self, out, hook):
+        self._out, self._hook = out, hook
+        self.path, self.stream = out.path, out.stream
+
+    def tell(self):
+        return self._out.tell()
+
+    def close(self):
+        size = self._out.close()
+        self._hook()
+        return size
+
+    def abort(self):
+        self._out.abort()
 
 
 def test_close_cancels_a_running_compaction_and_deletes_its_files(tmp_path):
@@ -593,11 +618,18 @@ class FailingCompactionIO(FileIO):
         self.background_writes = 0
 
     def write_bytes(self, path, data):
+        self._maybe_fail()
+        super().write_bytes(path, data)
+
+    def open_output(self, path):  # data files are streamed
+        self._maybe_fail()
+        return super().open_output(path)
+
+    def _maybe_fail(self):
         if threading.current_thread() is not threading.main_thread():
             self.background_writes += 1
             if self.fail and self.background_writes > 1:
                 raise OSError("disk full (injected)")
-        super().write_bytes(path, data)
 
 
 def test_failed_background_compaction_cleans_up_and_surfaces(tmp_path):
@@ -699,3 +731,14 @@ def test_aggregation_through_flushes_and_compactions_matches_reference(tmp_path_
     ref = ref_aggregate(all_rows, ignore)
     got = {r["id"]: {c: r[c] for c in ref[r["id"]]} for r in t.read().to_pylist()}
     assert got == ref
+
+
+def test_rechunk_combines_runs_of_small_tables_and_keeps_order():
+    from impl.mergetree.writer import flush_chunk_rows, rechunk
+    tables = [pa.table({"x": list(range(i * 10, i * 10 + 10))}) for i in range(25)]
+    tables.insert(10, pa.table({"x": list(range(1000, 1200))}))
+    out = rechunk(list(tables), 30)
+    assert pa.concat_tables(out).column("x").to_pylist() == pa.concat_tables(tables).column("x").to_pylist()
+    assert [t.num_rows for t in out] == [30, 30, 30, 10, 200, 30, 30, 30, 30, 30]
+    assert all(t.column("x").num_chunks == 1 for t in out)
+    assert flush_chunk_rows(0.0, 0) == 1 << 20 and flush_chunk_rows(64e6, 1000) == 4096

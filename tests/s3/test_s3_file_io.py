@@ -164,3 +164,18 @@ def test_conditional_create_tells_the_three_outcomes_apart(s3_server, s3_bucket,
     proxy.add_rule(FaultRule(Fault.LOST_RESPONSE, method="PUT", path=r"/k2$"))
     assert conditional_create(io.fs, f"{root}/k2", b"c") is Publication.OURS_AFTER_RETRY
     assert io.read_bytes(f"{root}/k1") == b"a" and io.read_bytes(f"{root}/k2") == b"c"
+
+
+def test_streamed_output_on_s3_has_its_exact_size_and_abort_leaves_no_object(s3_server, s3_bucket):
+    io, root = _io(s3_server, s3_bucket)
+    path = f"{root}/t/bucket-0/data-0.parquet"
+    out = io.open_output(path)
+    for i in range(3):
+        out.stream.write(bytes([i]) * 100_000)
+    assert out.close() == 300_000 == io.file_size(path)
+    assert io.read_bytes(path)[:1] == b"\x00"
+    dropped = f"{root}/t/bucket-0/data-1.parquet"
+    out = io.open_output(dropped)
+    out.stream.write(b"x" * 100_000)
+    out.abort()
+    assert not io.file_exists(dropped)

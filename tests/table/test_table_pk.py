@@ -403,21 +403,28 @@ def test_write_buffer_size_is_shared_by_the_buckets_of_one_write(local_catalog):
     """write-buffer-size bounds all buckets of a write together (Paimon's shared memory pool):
     with 4 buckets, a buffer per bucket would hold 4x the option before any flush."""
     schema = pa.schema([("id", pa.int64()), ("v", pa.float64())])
-    t = local_catalog.create_table("db.shared_buf", schema=schema, primary_keys=["id"],
-                                   options={"bucket": "4", "write-buffer-size": "64 kb", "write-only": "true"})
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    n = 20_000
-    for start in range(0, n, 2_000):
-        ids = np.arange(start, start + 2_000, dtype=np.int64)
-        w.write_arrow(pa.table({"id": ids, "v": ids.astype(np.float64)}))
-        pool = w._write_buffer_pool()
-        assert pool.used() <= 64 * 1024  # all buckets' buffered rows together fit one buffer
-    c.commit(w.prepare_commit())
-    w.close()
-    assert len(data_files(t)) > 8  # the shared buffer flushed several times per bucket
-    out = read(t)
-    assert out.num_rows == n and sorted(out.column("id").to_pylist()) == list(range(n))
+    for spillable, name in (("false", "shared_buf"), (None, "shared_spill")):
+        options = {"bucket": "4", "write-buffer-size": "64 kb", "write-only": "true"}
+        if spillable is not None:
+            options["write-buffer-spillable"] = spillable
+        t = local_catalog.create_table(f"db.{name}", schema=schema, primary_keys=["id"], options=options)
+        wb = t.new_batch_write_builder()
+        w, c = wb.new_write(spill_directory=str(local_catalog.warehouse) + "-spill"), wb.new_commit()
+        n = 20_000
+        for start in range(0, n, 2_000):
+            ids = np.arange(start, start + 2_000, dtype=np.int64)
+            w.write_arrow(pa.table({"id": ids, "v": ids.astype(np.float64)}))
+            pool = w._write_buffer_pool()
+            assert pool.used() <= 64 * 1024  # all buckets' buffered rows together fit one buffer
+        c.commit(w.prepare_commit())
+        w.close()
+        if spillable == "false":
+            assert len(data_files(t)) > 8  # the shared buffer flushed several times per bucket
+        else:
+            # a batch write spills by default (Paimon): one level-0 file per bucket at the commit
+            assert len(data_files(t)) == 4
+        out = read(t)
+        assert out.num_rows == n and sorted(out.column("id").to_pylist()) == list(range(n))
 
 
 def test_batch_reader_streams_merged_rows_equal_to_to_arrow(local_catalog, monkeypatch):
