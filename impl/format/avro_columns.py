@@ -18,6 +18,7 @@ CorruptMetadataError) exactly as before.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from dataclasses import dataclass
@@ -104,7 +105,9 @@ def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa
     if not decoded.payloads:
         raise ValueError("no blocks")
     container = null_codec_container(decoded.schema, decoded.payloads, decoded.counts)
-    table = _pl.read_avro(io.BytesIO(container), columns=columns).to_arrow()
+    # the newest compatibility level hands polars' string / binary views over as they are
+    # (the default converts every string column to large_string: a copy of each)
+    table = _pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=_pl.CompatLevel.newest())
     if table.num_rows != decoded.total:
         raise ValueError(f"decoded {table.num_rows} records of {decoded.total}")
     return table
@@ -127,8 +130,6 @@ def _tuples(arr: pa.Array, *, none_as_empty: bool = False) -> list:
     One conversion of the flattened values and slicing per row: ListArray.to_pylist builds a
     list object per row through a slower path."""
     arr = _combined(arr)
-    if isinstance(arr.type, pa.LargeListType):
-        arr = arr.cast(pa.list_(arr.type.value_type))
     flat = arr.values.to_pylist()
     offsets = arr.offsets.to_numpy().tolist()
     nulls = arr.is_null().to_numpy(zero_copy_only=False).tolist() if arr.null_count else None
@@ -139,6 +140,27 @@ def _tuples(arr: pa.Array, *, none_as_empty: bool = False) -> list:
     return out
 
 
+def _builder(cls: type) -> Callable[..., Any]:
+    """A constructor of the frozen dataclass ``cls`` from all its field values in order, which
+    fills the instance dict directly. A frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, which made up most of building 100,000 entries; these classes have
+    no ``__post_init__``, so the result is the same object (equal, same hash and repr)."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    new = object.__new__
+    set_attr = object.__setattr__
+
+    def build(*values: Any) -> Any:
+        obj = new(cls)
+        set_attr(obj, "__dict__", dict(zip(names, values, strict=True)))
+        return obj
+    return build
+
+
+_new_stats = _builder(SimpleStats)
+_new_file = _builder(DataFileMeta)
+_new_entry = _builder(ManifestEntry)
+
+
 def _stats(arr: pa.Array) -> list[SimpleStats]:
     arr = _combined(arr)
     mins = arr.field("_MIN_VALUES").to_pylist()
@@ -146,7 +168,7 @@ def _stats(arr: pa.Array) -> list[SimpleStats]:
     names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
     n = len(mins)
     nulls = _tuples(arr.field("_NULL_COUNTS")) if "_NULL_COUNTS" in names else [None] * n
-    return [SimpleStats(a, b, c) for a, b, c in zip(mins, maxs, nulls, strict=True)]
+    return [_new_stats(a, b, c) for a, b, c in zip(mins, maxs, nulls, strict=True)]
 
 
 def _optional(struct: pa.Array, names: set[str], name: str, n: int,
@@ -186,7 +208,7 @@ def entries_of(table: pa.Table) -> list[ManifestEntry]:
     extra = (_tuples(f.field("_EXTRA_FILES"), none_as_empty=True) if "_EXTRA_FILES" in names
              else [()] * n)
     files = [
-        DataFileMeta(*row) for row in zip(
+        _new_file(*row) for row in zip(
             col("_FILE_NAME"), col("_FILE_SIZE"), col("_ROW_COUNT"), col("_MIN_KEY"), col("_MAX_KEY"),
             _stats(f.field("_KEY_STATS")), _stats(f.field("_VALUE_STATS")),
             col("_MIN_SEQUENCE_NUMBER"), col("_MAX_SEQUENCE_NUMBER"), col("_SCHEMA_ID"), col("_LEVEL"),
@@ -204,7 +226,7 @@ def entries_of(table: pa.Table) -> list[ManifestEntry]:
     ]
     kinds = {int(k): k for k in FileKind}
     kind_col = table.column("_KIND").to_pylist()
-    return [ManifestEntry(kinds[k] if k in kinds else FileKind(k), p, b, t, m) for k, p, b, t, m in zip(
+    return [_new_entry(kinds[k] if k in kinds else FileKind(k), p, b, t, m) for k, p, b, t, m in zip(
         kind_col, table.column("_PARTITION").to_pylist(), table.column("_BUCKET").to_pylist(),
         table.column("_TOTAL_BUCKETS").to_pylist(), files, strict=True)]
 
@@ -213,6 +235,8 @@ def partition_positions(decoded: DecodedBlocks, keep: Callable[[bytes], bool]) -
     """Positions (in file order) of the entries whose ``_PARTITION`` ``keep`` accepts, and every
     distinct partition of the file; only the partition column is decoded."""
     parts = _combined(read_columns(decoded, ["_PARTITION"]).column("_PARTITION"))
+    if pa.types.is_binary_view(parts.type):  # hash kernels take plain binary
+        parts = parts.cast(pa.binary())
     distinct = pc.unique(parts)
     values = distinct.to_pylist()
     wanted = [v for v in values if keep(v)]
