@@ -150,7 +150,7 @@ def _builder(cls: type) -> Callable[..., Any]:
     set_attr = object.__setattr__
 
     def build(*values: Any) -> Any:
-        obj = new(cls)
+        obj: Any = new(cls)
         set_attr(obj, "__dict__", dict(zip(names, values, strict=True)))
         return obj
     return build
