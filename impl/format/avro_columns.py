@@ -18,11 +18,13 @@ CorruptMetadataError) exactly as before.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import io
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import fastavro
 import numpy as np
@@ -144,16 +146,17 @@ def _builder(cls: type) -> Callable[..., Any]:
     """A constructor of the frozen dataclass ``cls`` from all its field values in order, which
     fills the instance dict directly. A frozen dataclass's ``__init__`` sets each field through
     ``object.__setattr__``, which made up most of building 100,000 entries; these classes have
-    no ``__post_init__``, so the result is the same object (equal, same hash and repr)."""
-    names = tuple(f.name for f in dataclasses.fields(cls))
-    new = object.__new__
-    set_attr = object.__setattr__
+    no ``__post_init__``, so the result is the same object (equal, same hash and repr).
 
-    def build(*values: Any) -> Any:
-        obj: Any = new(cls)
-        set_attr(obj, "__dict__", dict(zip(names, values, strict=True)))
-        return obj
-    return build
+    Generated with a dict display of the field names (as ``dataclasses`` generates ``__init__``):
+    twice as fast as ``__init__``, where ``dict(zip(names, values))`` was no faster."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    params = ", ".join(f"v{i}" for i in range(len(names)))
+    items = ", ".join(f"{n!r}: v{i}" for i, n in enumerate(names))
+    source = f"def build({params}):\n    obj = new(cls)\n    set_attr(obj, '__dict__', {{{items}}})\n    return obj\n"
+    namespace: dict[str, Any] = {"new": object.__new__, "set_attr": object.__setattr__, "cls": cls}
+    exec(source, namespace)  # noqa: S102 - source built from the dataclass's own field names
+    return namespace["build"]
 
 
 _new_stats = _builder(SimpleStats)
@@ -168,7 +171,15 @@ def _stats(arr: pa.Array) -> list[SimpleStats]:
     names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
     n = len(mins)
     nulls = _tuples(arr.field("_NULL_COUNTS")) if "_NULL_COUNTS" in names else [None] * n
-    return [_new_stats(a, b, c) for a, b, c in zip(mins, maxs, nulls, strict=True)]
+    # one object per distinct value: files of append tables share their (empty) key stats
+    interned: dict[tuple, SimpleStats] = {}
+    out = []
+    for key in zip(mins, maxs, nulls, strict=True):
+        st = interned.get(key)
+        if st is None:
+            st = interned[key] = _new_stats(*key)
+        out.append(st)
+    return out
 
 
 def _optional(struct: pa.Array, names: set[str], name: str, n: int,
@@ -190,11 +201,30 @@ def _file_sources(col: pa.Array) -> list:
     return [None if v is None else sources[v] if v in sources else FileSource(v) for v in col.to_pylist()]
 
 
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: building 100,000s of objects otherwise triggers
+    full collections that walk every object built so far (a third of the build time). The
+    objects built here hold no cycles, so nothing is left for the collector to find."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def entries_of(table: pa.Table) -> list[ManifestEntry]:
     """ManifestEntry objects of a decoded manifest table, equal to ``ManifestEntry.from_avro`` of
     each record (fields absent from the writer schema read as None, as ``dict.get`` does there).
 
     Raises ValueError / KeyError on a shape it does not know (a caller falls back to fastavro)."""
+    with _no_gc():
+        return _entries_of(table)
+
+
+def _entries_of(table: pa.Table) -> list[ManifestEntry]:
     n = table.num_rows
     f = _combined(table.column("_FILE"))
     names = {f.type.field(i).name for i in range(f.type.num_fields)}
