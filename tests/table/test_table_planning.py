@@ -142,3 +142,29 @@ def test_filtered_read_of_a_bad_manifest_raises_corrupt_metadata(local_catalog):
     t.file_io.write_bytes(t.manifest_file.paths.manifest_path("bad"), b"x" * len(data))
     with pytest.raises(CorruptMetadataError, match="not a readable Avro file"):
         t.manifest_file.read_manifest(bad_meta, lambda p: True)
+
+
+def test_planning_leaves_the_garbage_collector_as_it_found_it(local_catalog):
+    """Planning pauses the cyclic collector (impl.gcpause) and restores it: on when it was on,
+    off when the caller had turned it off, also when planning fails."""
+    import gc
+
+    from impl.gcpause import paused_gc
+    t = _table(local_catalog)
+    assert gc.isenabled()
+    assert t.new_read_builder().new_scan().plan().splits()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        t.new_read_builder().new_scan().plan()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError):
+        with paused_gc():
+            assert not gc.isenabled()
+            with paused_gc():
+                pass
+            assert not gc.isenabled()  # the inner block did not turn it back on
+            raise RuntimeError("planning failed")
+    assert gc.isenabled()
