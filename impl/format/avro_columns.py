@@ -170,15 +170,11 @@ def _stats(arr: pa.Array) -> list[SimpleStats]:
     names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
     n = len(mins)
     nulls = _tuples(arr.field("_NULL_COUNTS")) if "_NULL_COUNTS" in names else [None] * n
-    # one object per distinct value: files of append tables share their (empty) key stats
-    interned: dict[tuple, SimpleStats] = {}
-    out = []
-    for key in zip(mins, maxs, nulls, strict=True):
-        st = interned.get(key)
-        if st is None:
-            st = interned[key] = _new_stats(*key)
-        out.append(st)
-    return out
+    if n and len(set(mins)) == 1 and len(set(maxs)) == 1 and len(set(nulls)) == 1:
+        # one shared object when every file has the same stats: the key stats of append
+        # tables are all empty (the objects are frozen, sharing them is safe)
+        return [_new_stats(mins[0], maxs[0], nulls[0])] * n
+    return [_new_stats(a, b, c) for a, b, c in zip(mins, maxs, nulls, strict=True)]
 
 
 def _optional(struct: pa.Array, names: set[str], name: str, n: int,

@@ -445,6 +445,10 @@ class TableScan:
                 splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(files), kind))
                 continue
             # append files (and raw change files) are independent: pack them into ~target-size splits
+            if sum(f.file_size for f in files) + open_cost * len(files) <= target:
+                # bounds every file's max(size, open cost): the packing below would keep them all
+                splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(files), kind))
+                continue
             pack: list[DataFileMeta] = []
             weight = 0
             for f in files:

@@ -168,3 +168,22 @@ def test_planning_leaves_the_garbage_collector_as_it_found_it(local_catalog):
             assert not gc.isenabled()  # the inner block did not turn it back on
             raise RuntimeError("planning failed")
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("target, open_cost, per_split", [
+    ("128mb", "4mb", [8]),  # everything fits: one split per bucket (the shortcut)
+    ("10mb", "4mb", [2, 2, 2, 2]),  # two files of weight 4 MB per split
+    ("9mb", "1b", [8]),  # tiny files, weight = size: all fit
+    ("1b", "1b", [1] * 8),  # nothing fits with another: one file per split
+])
+def test_append_files_are_packed_into_target_size_splits(local_catalog, target, open_cost, per_split):
+    """Greedy packing in file order, each file weighing max(size, open cost)."""
+    t = local_catalog.create_table("db.p", schema=SCHEMA, options={
+        "bucket": "1", "bucket-key": "id", "source.split.target-size": target,
+        "source.split.open-file-cost": open_cost})
+    for i in range(8):
+        write(t, pa.table({"dt": ["d"], "id": [i]}, schema=SCHEMA))
+    splits = local_catalog.get_table("db.p").new_read_builder().new_scan().plan().splits()
+    assert [len(s.files) for s in splits] == per_split
+    every = [f.file_name for s in splits for f in s.files]
+    assert len(set(every)) == 8
