@@ -32,18 +32,27 @@ import pyarrow.compute as pc
 from impl.format.records import DataFileMeta, FileKind, FileSource, ManifestEntry, SimpleStats
 from impl.gcpause import paused_gc
 
-_pl: Any
-try:  # an accelerator: without polars, manifests are decoded with fastavro
-    import polars as _pl
-except ImportError:  # pragma: no cover - polars is a declared dependency
-    _pl = None
+_polars: list[Any] = []  # [the polars module, or None when it is not installed], once imported
+
+
+def _pl() -> Any:
+    """polars, imported on first use (importing it costs a few hundred ms, which every import of
+    impl would otherwise pay), or None without it: manifests are then decoded with fastavro."""
+    if not _polars:
+        module: Any = None
+        try:
+            import polars as module
+        except ImportError:  # pragma: no cover - polars is a declared dependency
+            pass
+        _polars.append(module)
+    return _polars[0]
 
 _MAGIC = b"Obj\x01"
 
 
 def available() -> bool:
     """True when the columnar decoder can run (polars is importable)."""
-    return _pl is not None
+    return _pl() is not None
 
 
 @dataclass(frozen=True)
@@ -101,14 +110,15 @@ def null_codec_container(schema: Any, payloads: list[bytes] | tuple[bytes, ...],
 
 def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa.Table:
     """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given)."""
-    if _pl is None:  # pragma: no cover - guarded by available()
+    pl = _pl()
+    if pl is None:  # pragma: no cover - guarded by available()
         raise RuntimeError("polars is not installed")
     if not decoded.payloads:
         raise ValueError("no blocks")
     container = null_codec_container(decoded.schema, decoded.payloads, decoded.counts)
     # the newest compatibility level hands polars' string / binary views over as they are
     # (the default converts every string column to large_string: a copy of each)
-    table = _pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=_pl.CompatLevel.newest())
+    table = pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=pl.CompatLevel.newest())
     if table.num_rows != decoded.total:
         raise ValueError(f"decoded {table.num_rows} records of {decoded.total}")
     return table
@@ -261,7 +271,7 @@ def manifest_entries(data: bytes) -> list[ManifestEntry] | None:
     """The entries of a manifest file decoded column-wise, or None when this decoder cannot
     (no polars, a writer schema without the entry fields, anything polars refuses or a corrupt
     file): the caller then decodes with fastavro, which reports corruption precisely."""
-    if _pl is None or not data:
+    if not data or _pl() is None:
         return None
     try:
         decoded = decode_blocks(data)
