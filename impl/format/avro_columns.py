@@ -18,6 +18,7 @@ CorruptMetadataError) exactly as before.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import io
 import json
@@ -267,6 +268,23 @@ def partition_positions(decoded: DecodedBlocks, keep: Callable[[bytes], bool]) -
     return np.flatnonzero(mask.to_numpy(zero_copy_only=False)), values
 
 
+# records per chunk a large manifest is decoded in (see manifest_entries)
+_CHUNK_RECORDS = 16_384
+
+
+def _chunks(decoded: DecodedBlocks, records: int) -> list[DecodedBlocks]:
+    """Consecutive runs of whole blocks of about ``records`` records each (at least one block)."""
+    out: list[DecodedBlocks] = []
+    start = n = 0
+    for i, count in enumerate(decoded.counts):
+        n += count
+        if n >= records or i == len(decoded.counts) - 1:
+            out.append(DecodedBlocks(decoded.schema, decoded.named, decoded.payloads[start:i + 1],
+                                     decoded.counts[start:i + 1]))
+            start, n = i + 1, 0
+    return out
+
+
 def manifest_entries(data: bytes) -> list[ManifestEntry] | None:
     """The entries of a manifest file decoded column-wise, or None when this decoder cannot
     (no polars, a writer schema without the entry fields, anything polars refuses or a corrupt
@@ -280,6 +298,16 @@ def manifest_entries(data: bytes) -> list[ManifestEntry] | None:
             return None
         if decoded.total == 0:
             return []
-        return entries_of(read_columns(decoded))
+        chunks = _chunks(decoded, _CHUNK_RECORDS)
+        if len(chunks) == 1:
+            return entries_of(read_columns(decoded))
+        # polars releases the GIL while it decodes: a worker decodes the next chunk while this
+        # thread builds the objects of the last one
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            decoding = [pool.submit(read_columns, c) for c in chunks]
+            out: list[ManifestEntry] = []
+            for f in decoding:
+                out.extend(entries_of(f.result()))
+            return out
     except Exception:  # noqa: BLE001 - an accelerator: fastavro decodes what this cannot
         return None

@@ -483,3 +483,15 @@ def test_columnar_declines_what_it_cannot_read():
     assert avro_columns.manifest_entries(data[: len(data) // 2]) is None
     other = _manifest_bytes(avro.MANIFEST_FILE_META_SCHEMA, [ManifestFileMeta("m", 1, 1, 0).to_avro()])
     assert avro_columns.manifest_entries(other) is None
+
+
+def test_columnar_decoding_in_chunks_equals_one_piece(monkeypatch):
+    """A large manifest is decoded chunk by chunk (a worker decodes the next chunk while the
+    entries of the last are built): the same entries, in file order."""
+    entries = [_entry(f"data-{i}.parquet", bucket=i % 3, level=i % 2) for i in range(40)]
+    data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries], sync_interval=200)
+    decoded = avro_columns.decode_blocks(data)
+    chunks = avro_columns._chunks(decoded, 7)
+    assert len(chunks) > 3 and sum(c.total for c in chunks) == 40 and all(c.total >= 7 for c in chunks[:-1])
+    monkeypatch.setattr(avro_columns, "_CHUNK_RECORDS", 7)
+    assert avro_columns.manifest_entries(data) == entries
