@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Callable, Iterable
 
 from impl.errors import DuplicateFileError
@@ -18,12 +19,25 @@ from impl.format.records import FileIdentity, FileKind, ManifestEntry
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> dict[FileIdentity, ManifestEntry]:
     """Fold entries in order into the surviving ones, keyed by identity (insertion ordered)."""
-    return _fold(entries, lambda e: e.identity)
+    return {k: e for k, (_, e) in _fold(enumerate(entries), lambda e: e.identity).items()}
 
 
 def live_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
-    """The ADD entries that survive a full fold (what a snapshot's reader sees)."""
-    return [e for e in _fold(entries, _identity_tuple).values() if e.kind is FileKind.ADD]
+    """The ADD entries that survive a full fold (what a snapshot's reader sees), in fold order.
+
+    Only entries whose file name occurs more than once can cancel or repeat (an identity
+    includes the file name), so only those are folded; every other entry stands where it is.
+    Planning a 100,000-file table where nothing was deleted then costs one count of the names
+    instead of 100,000 identity keys. The answer is the full fold's, order included (a test
+    checks it against ``merge_entries`` on random ADD/DELETE sequences)."""
+    entries = entries if isinstance(entries, list) else list(entries)
+    counts = Counter(e.file.file_name for e in entries)
+    if len(counts) == len(entries):
+        return [e for e in entries if e.kind is FileKind.ADD]
+    repeated = ((i, e) for i, e in enumerate(entries) if counts[e.file.file_name] > 1)
+    survivors = dict(_fold(repeated, _identity_tuple).values())  # position -> entry
+    return [e for i, e in enumerate(entries)
+            if e.kind is FileKind.ADD and (counts[e.file.file_name] == 1 or survivors.get(i) is e)]
 
 
 def _identity_tuple(e: ManifestEntry) -> tuple:
@@ -33,17 +47,20 @@ def _identity_tuple(e: ManifestEntry) -> tuple:
     return (e.partition, e.bucket, f.level, f.file_name, f.extra_files, f.embedded_file_index, f.external_path)
 
 
-def _fold(entries: Iterable[ManifestEntry], key: Callable[[ManifestEntry], Any]) -> dict[Any, ManifestEntry]:
-    merged: dict[Any, ManifestEntry] = {}
-    for entry in entries:
+def _fold(entries: Iterable[tuple[int, ManifestEntry]],
+          key: Callable[[ManifestEntry], Any]) -> dict[Any, tuple[int, ManifestEntry]]:
+    """The rule: (position, entry) pairs in order folded into identity -> (position of the
+    insertion that stands, entry)."""
+    merged: dict[Any, tuple[int, ManifestEntry]] = {}
+    for pos, entry in entries:
         ident = key(entry)
         if entry.kind is FileKind.ADD:
             if ident in merged:
                 raise DuplicateFileError(entry.file.file_name, _describe(entry))
-            merged[ident] = entry
+            merged[ident] = (pos, entry)
         elif ident not in merged:
-            merged[ident] = entry
-        elif merged[ident].kind is FileKind.ADD:
+            merged[ident] = (pos, entry)
+        elif merged[ident][1].kind is FileKind.ADD:
             del merged[ident]
     return merged
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from impl.errors import CorruptMetadataError
-from impl.format import avro
+from impl.format import avro, avro_columns
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.json_records import Snapshot
 from impl.format.records import (
@@ -203,8 +203,10 @@ class ManifestFile:
         path = self.paths.manifest_path(file_name)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, expected_size)
-        records = avro.read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
-        entries = [ManifestEntry.from_avro(r, path) for r in records]
+        entries = avro_columns.manifest_entries(data)  # None: it cannot, fastavro decodes
+        if entries is None:
+            records = avro.read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
+            entries = [ManifestEntry.from_avro(r, path) for r in records]
         if expected_count is not None and len(entries) != expected_count:
             raise CorruptMetadataError(path, f"holds {len(entries)} entries, its manifest list says {expected_count}")
         self._cache.put(file_name, entries)

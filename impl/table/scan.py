@@ -30,6 +30,7 @@ from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, ManifestE
 from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
+from impl.gcpause import paused_gc
 from impl.manifest.entries import live_entries
 from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
@@ -251,6 +252,10 @@ class TableScan:
         (the raw change rows, see :class:`impl.table.read.TableRead`), one split per bucket
         and snapshot, in snapshot order.
         """
+        with paused_gc():  # see impl.gcpause: collections walked every cached entry
+            return self._plan()
+
+    def _plan(self) -> Plan:
         if self.table.options.incremental_between is not None:
             return self._plan_incremental(*self.table.options.incremental_between)
         snapshot = self.resolve_snapshot()
@@ -440,6 +445,10 @@ class TableScan:
                 splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(files), kind))
                 continue
             # append files (and raw change files) are independent: pack them into ~target-size splits
+            if sum(f.file_size for f in files) + open_cost * len(files) <= target:
+                # bounds every file's max(size, open cost): the packing below would keep them all
+                splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(files), kind))
+                continue
             pack: list[DataFileMeta] = []
             weight = 0
             for f in files:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from impl.errors import CorruptMetadataError
-from impl.format import avro
+from impl.format import avro, avro_columns
 from impl.format.binary_row import encode_row
 from impl.format.records import (
     DataFileMeta,
@@ -397,3 +397,101 @@ def test_rolling_manifest_writes_split_at_target_size():
     assert len(metas) == 5
     assert ManifestFile(fio, paths).read_all(metas) == entries
     assert len({m.file_name for m in metas}) == 5
+
+
+# ----------------------------------------------------------------------------- columnar decoding
+# impl.format.avro_columns decodes manifests column-wise (polars); it must give exactly what
+# fastavro + from_avro give, and it must really run (a silent fallback would hide a slow path).
+
+
+def _fastavro_entries(data: bytes) -> list[ManifestEntry]:
+    return [ManifestEntry.from_avro(r, "m") for r in fastavro.reader(io.BytesIO(data))]
+
+
+def _manifest_bytes(schema: dict, records: list[dict], sync_interval: int = 16000) -> bytes:
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(schema), records, codec="zstandard", sync_interval=sync_interval)
+    return buf.getvalue()
+
+
+def test_columnar_decoder_is_available():
+    assert avro_columns.available(), "polars is a dependency: without it planning falls back to fastavro"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_entries, min_size=1, max_size=8), st.sampled_from([1, 200, 16000]))
+def test_columnar_entries_equal_fastavro(entries, sync_interval):
+    data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries], sync_interval)
+    got = avro_columns.manifest_entries(data)
+    assert got is not None  # the columnar path ran
+    assert got == _fastavro_entries(data) == entries
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_entries, min_size=1, max_size=12), st.sampled_from([1, 300, 16000]), st.data())
+def test_partition_filtered_records_equal_filtering_every_record(entries, sync_interval, data):
+    raw = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries], sync_interval)
+    keep_set = data.draw(st.sets(st.sampled_from([e.partition for e in entries])))
+    kept, partitions, total = avro.read_manifest_entry_records(raw, "m", keep_set.__contains__)
+    every = list(fastavro.reader(io.BytesIO(raw)))
+    assert total == len(entries)
+    assert partitions == {e.partition for e in entries}
+    assert [(i, ManifestEntry.from_avro(r, "m")) for i, r in kept] == [
+        (i, ManifestEntry.from_avro(r, "m")) for i, r in enumerate(every) if r["_PARTITION"] in keep_set]
+    decoded = avro_columns.decode_blocks(raw)
+    positions, parts = avro_columns.partition_positions(decoded, keep_set.__contains__)
+    assert positions.tolist() == [i for i, _ in kept] and set(parts) == partitions
+
+
+def test_columnar_reads_pypaimons_manifests(reference_dump):
+    n = 0
+    for sec in reference_dump.avro_with_record("ManifestEntry"):
+        data = _manifest_bytes(sec.schema, sec.records)
+        got = avro_columns.manifest_entries(data)
+        assert got is not None and got == _fastavro_entries(data)
+        assert [e.to_avro() for e in got] == [_normalize(r) for r in sec.records]
+        n += len(got)
+    assert n == 8
+
+
+def test_columnar_reads_a_writer_schema_without_the_newer_fields():
+    """Java Paimon's older manifests lack the nullable tail fields: they read as None, as with
+    fastavro (from_avro's dict.get), and a Java-style record name is accepted."""
+    old_fields = {"_CREATION_TIME", "_DELETE_ROW_COUNT", "_EMBEDDED_FILE_INDEX", "_FILE_SOURCE",
+                  "_VALUE_STATS_COLS", "_EXTERNAL_PATH", "_FIRST_ROW_ID", "_WRITE_COLS", "_WRITE_COLS_SEQUENCES"}
+    file_schema = dict(avro.DATA_FILE_META_SCHEMA, fields=[
+        f for f in avro.DATA_FILE_META_SCHEMA["fields"] if f["name"] not in old_fields])
+    schema = dict(avro.MANIFEST_ENTRY_SCHEMA, name="org.apache.paimon.avro.generated.record", fields=[
+        dict(f, type=file_schema) if f["name"] == "_FILE" else f for f in avro.MANIFEST_ENTRY_SCHEMA["fields"]])
+    records = []
+    for i in range(3):
+        r = _entry(f"data-{i}.parquet", extra_files=("x",) * i, bucket=i).to_avro()
+        r["_FILE"] = {k: v for k, v in r["_FILE"].items() if k not in old_fields}
+        records.append(r)
+    data = _manifest_bytes(schema, records)
+    got = avro_columns.manifest_entries(data)
+    assert got is not None and got == _fastavro_entries(data)
+    assert got[2].file.extra_files == ("x", "x") and got[0].file.delete_row_count is None
+    assert got[0].file.file_source is None and got[0].file.creation_time_millis is None
+
+
+def test_columnar_declines_what_it_cannot_read():
+    """None (fastavro decodes, and reports corruption with the path) for garbage, a cut file and
+    a file of another record kind."""
+    data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [_entry(f"d-{i}").to_avro() for i in range(50)], 200)
+    assert avro_columns.manifest_entries(b"not avro") is None
+    assert avro_columns.manifest_entries(data[: len(data) // 2]) is None
+    other = _manifest_bytes(avro.MANIFEST_FILE_META_SCHEMA, [ManifestFileMeta("m", 1, 1, 0).to_avro()])
+    assert avro_columns.manifest_entries(other) is None
+
+
+def test_columnar_decoding_in_chunks_equals_one_piece(monkeypatch):
+    """A large manifest is decoded chunk by chunk (a worker decodes the next chunk while the
+    entries of the last are built): the same entries, in file order."""
+    entries = [_entry(f"data-{i}.parquet", bucket=i % 3, level=i % 2) for i in range(40)]
+    data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries], sync_interval=200)
+    decoded = avro_columns.decode_blocks(data)
+    chunks = avro_columns._chunks(decoded, 7)
+    assert len(chunks) > 3 and sum(c.total for c in chunks) == 40 and all(c.total >= 7 for c in chunks[:-1])
+    monkeypatch.setattr(avro_columns, "_CHUNK_RECORDS", 7)
+    assert avro_columns.manifest_entries(data) == entries

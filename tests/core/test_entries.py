@@ -151,3 +151,40 @@ def test_folding_chunks_then_results_equals_folding_all(hc):
     assert merge_entries(partial) == whole
     # and fold is idempotent
     assert merge_entries(whole.values()) == whole
+
+
+# ----------------------------------------------------------------------------- live_entries
+# live_entries folds only the entries whose file name repeats: it must equal the full fold's ADD
+# entries, order included, and raise on the same duplicate ADD.
+
+_any_entry = st.builds(
+    entry, st.sampled_from(["f0", "f1", "f2", "f3", "f4"]), st.sampled_from(list(FileKind)),
+    partition=st.sampled_from([P0, P1]), bucket=st.integers(0, 1), level=st.integers(0, 1),
+    extra=st.sampled_from([(), ("x.index",)]), rows=st.integers(1, 3))
+
+
+def _full_fold_adds(history):
+    return [e for e in merge_entries(history).values() if e.kind is FileKind.ADD]
+
+
+def _outcome(fold, history):
+    try:
+        return fold(history)
+    except DuplicateFileError as e:
+        return ("duplicate", e.file_name, str(e))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(valid_histories(), st.lists(_any_entry, max_size=30)), st.lists(st.integers(0, 9), max_size=8))
+def test_live_entries_equal_the_full_fold(history, unique_names):
+    # mixed with entries whose names occur once, which live_entries does not fold
+    for k, n in enumerate(unique_names):
+        history.insert(min(n, len(history)), entry(f"u{k}", FileKind.DELETE if n % 3 == 0 else FileKind.ADD))
+    assert _outcome(live_entries, history) == _outcome(_full_fold_adds, history)
+
+
+def test_live_entries_of_distinct_names_keep_the_adds_in_order():
+    es = [add("c"), delete("z"), add("a"), add("b", partition=P1)]
+    assert live_entries(es) == [add("c"), add("a"), add("b", partition=P1)]
+    assert live_entries([add("a"), delete("a"), add("a")]) == [add("a")]  # re-added at its new place
+    assert live_entries([add("a"), add("b"), delete("a"), add("a")]) == [add("b"), add("a")]

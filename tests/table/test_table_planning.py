@@ -142,3 +142,48 @@ def test_filtered_read_of_a_bad_manifest_raises_corrupt_metadata(local_catalog):
     t.file_io.write_bytes(t.manifest_file.paths.manifest_path("bad"), b"x" * len(data))
     with pytest.raises(CorruptMetadataError, match="not a readable Avro file"):
         t.manifest_file.read_manifest(bad_meta, lambda p: True)
+
+
+def test_planning_leaves_the_garbage_collector_as_it_found_it(local_catalog):
+    """Planning pauses the cyclic collector (impl.gcpause) and restores it: on when it was on,
+    off when the caller had turned it off, also when planning fails."""
+    import gc
+
+    from impl.gcpause import paused_gc
+    t = _table(local_catalog)
+    assert gc.isenabled()
+    assert t.new_read_builder().new_scan().plan().splits()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        t.new_read_builder().new_scan().plan()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError):
+        with paused_gc():
+            assert not gc.isenabled()
+            with paused_gc():
+                pass
+            assert not gc.isenabled()  # the inner block did not turn it back on
+            raise RuntimeError("planning failed")
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("target, open_cost, per_split", [
+    ("128mb", "4mb", [8]),  # everything fits: one split per bucket (the shortcut)
+    ("10mb", "4mb", [2, 2, 2, 2]),  # two files of weight 4 MB per split
+    ("9mb", "1b", [8]),  # tiny files, weight = size: all fit
+    ("1b", "1b", [1] * 8),  # nothing fits with another: one file per split
+])
+def test_append_files_are_packed_into_target_size_splits(local_catalog, target, open_cost, per_split):
+    """Greedy packing in file order, each file weighing max(size, open cost)."""
+    t = local_catalog.create_table("db.p", schema=SCHEMA, options={
+        "bucket": "1", "bucket-key": "id", "source.split.target-size": target,
+        "source.split.open-file-cost": open_cost})
+    for i in range(8):
+        write(t, pa.table({"dt": ["d"], "id": [i]}, schema=SCHEMA))
+    splits = local_catalog.get_table("db.p").new_read_builder().new_scan().plan().splits()
+    assert [len(s.files) for s in splits] == per_split
+    every = [f.file_name for s in splits for f in s.files]
+    assert len(set(every)) == 8

@@ -1,0 +1,313 @@
+"""Columnar decoding of manifest files (the planning hot path), with polars' Avro reader.
+
+fastavro builds one Python dict per record and converts every field on its own; for a manifest
+of 100,000 entries that is most of a cold scan plan. polars decodes an Avro container in Rust
+straight into Arrow columns, several times faster, and decodes only the columns asked for
+(the others are skipped in Rust), so a partition-filtered plan can look at the partitions of
+every entry for the cost of one column.
+
+polars reads the null, deflate and snappy codecs only, and Paimon writes zstandard: the blocks
+are decompressed here (by fastavro's block reader, which knows every codec) and handed to
+polars wrapped in a null-codec container of the same writer schema.
+
+Everything here is an accelerator: :func:`available` is False without polars, and the callers
+(``impl.manifest.manifest_file``) fall back to fastavro record by record whenever this module
+raises, so a file polars cannot read, or a corrupt one, reads (or fails with
+CorruptMetadataError) exactly as before.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import io
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import fastavro
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from impl.format.records import DataFileMeta, FileKind, FileSource, ManifestEntry, SimpleStats
+from impl.gcpause import paused_gc
+
+_polars: list[Any] = []  # [the polars module, or None when it is not installed], once imported
+
+
+def _pl() -> Any:
+    """polars, imported on first use (importing it costs a few hundred ms, which every import of
+    impl would otherwise pay), or None without it: manifests are then decoded with fastavro."""
+    if not _polars:
+        module: Any = None
+        try:
+            import polars as module
+        except ImportError:  # pragma: no cover - polars is a declared dependency
+            pass
+        _polars.append(module)
+    return _polars[0]
+
+_MAGIC = b"Obj\x01"
+
+
+def available() -> bool:
+    """True when the columnar decoder can run (polars is importable)."""
+    return _pl() is not None
+
+
+@dataclass(frozen=True)
+class DecodedBlocks:
+    """The decompressed blocks of one Avro container and its writer schema."""
+
+    schema: Any  # the writer schema, as JSON (a dict for record files)
+    named: dict  # fastavro's named schemas of the writer schema (for record-level decoding)
+    payloads: tuple[bytes, ...]  # decompressed block bodies
+    counts: tuple[int, ...]  # records per block
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+
+def decode_blocks(data: bytes) -> DecodedBlocks:
+    """Decompress every block of an Avro container (any codec fastavro reads)."""
+    blocks = fastavro.block_reader(io.BytesIO(data))
+    payloads: list[bytes] = []
+    counts: list[int] = []
+    for b in blocks:
+        payloads.append(b.bytes_.getvalue())  # type: ignore[attr-defined]  # decompressed body
+        counts.append(b.num_records)
+    named = getattr(blocks, "_named_schemas", {})
+    return DecodedBlocks(blocks.writer_schema, named, tuple(payloads), tuple(counts))
+
+
+def _zigzag(n: int) -> bytes:
+    """An Avro long."""
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n & ~0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _avro_bytes(b: bytes) -> bytes:
+    return _zigzag(len(b)) + b
+
+
+def null_codec_container(schema: Any, payloads: list[bytes] | tuple[bytes, ...],
+                         counts: list[int] | tuple[int, ...]) -> bytes:
+    """An uncompressed Avro container holding the given (decompressed) blocks."""
+    sync = b"\x00" * 16  # any 16 bytes: the reader only compares them with the header's
+    meta = _zigzag(2) + _avro_bytes(b"avro.schema") + _avro_bytes(json.dumps(schema).encode())
+    meta += _avro_bytes(b"avro.codec") + _avro_bytes(b"null") + _zigzag(0)
+    parts = [_MAGIC, meta, sync]
+    for body, n in zip(payloads, counts, strict=True):
+        parts += [_zigzag(n), _zigzag(len(body)), body, sync]
+    return b"".join(parts)
+
+
+def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa.Table:
+    """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given)."""
+    pl = _pl()
+    if pl is None:  # pragma: no cover - guarded by available()
+        raise RuntimeError("polars is not installed")
+    if not decoded.payloads:
+        raise ValueError("no blocks")
+    container = null_codec_container(decoded.schema, decoded.payloads, decoded.counts)
+    # the newest compatibility level hands polars' string / binary views over as they are
+    # (the default converts every string column to large_string: a copy of each)
+    table = pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=pl.CompatLevel.newest())
+    if table.num_rows != decoded.total:
+        raise ValueError(f"decoded {table.num_rows} records of {decoded.total}")
+    return table
+
+
+# ----------------------------------------------------------------------- manifest entries
+
+# DataFileMeta fields a manifest entry must carry (from_avro raises KeyError without them)
+_REQUIRED_FILE_FIELDS = ("_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KEY", "_KEY_STATS",
+                         "_VALUE_STATS", "_MIN_SEQUENCE_NUMBER", "_MAX_SEQUENCE_NUMBER", "_SCHEMA_ID", "_LEVEL")
+
+
+def _combined(a: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+
+
+def _tuples(arr: pa.Array, *, none_as_empty: bool = False) -> list:
+    """Each list of a list column as a tuple (None for a null list, or () with ``none_as_empty``).
+
+    One conversion of the flattened values and slicing per row: ListArray.to_pylist builds a
+    list object per row through a slower path."""
+    arr = _combined(arr)
+    flat = arr.values.to_pylist()
+    offsets = arr.offsets.to_numpy().tolist()
+    nulls = arr.is_null().to_numpy(zero_copy_only=False).tolist() if arr.null_count else None
+    out: list[tuple | None] = [tuple(flat[a:b]) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    if nulls is not None:
+        empty = () if none_as_empty else None
+        out = [empty if n else t for t, n in zip(out, nulls, strict=True)]
+    return out
+
+
+def _builder(cls: type) -> Callable[..., Any]:
+    """A constructor of the frozen dataclass ``cls`` from all its field values in order, which
+    fills the instance dict directly. A frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, which made up most of building 100,000 entries; these classes have
+    no ``__post_init__``, so the result is the same object (equal, same hash and repr).
+
+    Generated with a dict display of the field names (as ``dataclasses`` generates ``__init__``):
+    twice as fast as ``__init__``, where ``dict(zip(names, values))`` was no faster."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    params = ", ".join(f"v{i}" for i in range(len(names)))
+    items = ", ".join(f"{n!r}: v{i}" for i, n in enumerate(names))
+    source = f"def build({params}):\n    obj = new(cls)\n    set_attr(obj, '__dict__', {{{items}}})\n    return obj\n"
+    namespace: dict[str, Any] = {"new": object.__new__, "set_attr": object.__setattr__, "cls": cls}
+    exec(source, namespace)  # noqa: S102 - source built from the dataclass's own field names
+    return namespace["build"]
+
+
+_new_stats = _builder(SimpleStats)
+_new_file = _builder(DataFileMeta)
+_new_entry = _builder(ManifestEntry)
+
+
+def _stats(arr: pa.Array) -> list[SimpleStats]:
+    arr = _combined(arr)
+    mins = arr.field("_MIN_VALUES").to_pylist()
+    maxs = arr.field("_MAX_VALUES").to_pylist()
+    names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
+    n = len(mins)
+    nulls = _tuples(arr.field("_NULL_COUNTS")) if "_NULL_COUNTS" in names else [None] * n
+    if n and len(set(mins)) == 1 and len(set(maxs)) == 1 and len(set(nulls)) == 1:
+        # one shared object when every file has the same stats: the key stats of append
+        # tables are all empty (the objects are frozen, sharing them is safe)
+        return [_new_stats(mins[0], maxs[0], nulls[0])] * n
+    return [_new_stats(a, b, c) for a, b, c in zip(mins, maxs, nulls, strict=True)]
+
+
+def _optional(struct: pa.Array, names: set[str], name: str, n: int,
+              convert: Callable[[pa.Array], list] | None = None) -> list:
+    if name not in names:
+        return [None] * n
+    col = struct.field(name)
+    return convert(col) if convert is not None else col.to_pylist()
+
+
+def _millis(col: pa.Array) -> list:
+    if pa.types.is_timestamp(col.type):
+        col = col.cast(pa.timestamp("ms", tz=col.type.tz)).cast(pa.int64())
+    return col.to_pylist()
+
+
+def _file_sources(col: pa.Array) -> list:
+    sources = {int(s): s for s in FileSource}
+    return [None if v is None else sources[v] if v in sources else FileSource(v) for v in col.to_pylist()]
+
+
+def entries_of(table: pa.Table) -> list[ManifestEntry]:
+    """ManifestEntry objects of a decoded manifest table, equal to ``ManifestEntry.from_avro`` of
+    each record (fields absent from the writer schema read as None, as ``dict.get`` does there).
+
+    Raises ValueError / KeyError on a shape it does not know (a caller falls back to fastavro)."""
+    with paused_gc():  # see impl.gcpause: a third of the build time otherwise
+        return _entries_of(table)
+
+
+def _entries_of(table: pa.Table) -> list[ManifestEntry]:
+    n = table.num_rows
+    f = _combined(table.column("_FILE"))
+    names = {f.type.field(i).name for i in range(f.type.num_fields)}
+    missing = [c for c in _REQUIRED_FILE_FIELDS if c not in names]
+    if missing:
+        raise KeyError(f"_FILE lacks {missing}")
+
+    def col(name: str) -> list:
+        return f.field(name).to_pylist()
+
+    extra = (_tuples(f.field("_EXTRA_FILES"), none_as_empty=True) if "_EXTRA_FILES" in names
+             else [()] * n)
+    files = [
+        _new_file(*row) for row in zip(
+            col("_FILE_NAME"), col("_FILE_SIZE"), col("_ROW_COUNT"), col("_MIN_KEY"), col("_MAX_KEY"),
+            _stats(f.field("_KEY_STATS")), _stats(f.field("_VALUE_STATS")),
+            col("_MIN_SEQUENCE_NUMBER"), col("_MAX_SEQUENCE_NUMBER"), col("_SCHEMA_ID"), col("_LEVEL"),
+            extra,
+            _optional(f, names, "_CREATION_TIME", n, _millis),
+            _optional(f, names, "_DELETE_ROW_COUNT", n),
+            _optional(f, names, "_EMBEDDED_FILE_INDEX", n),
+            _optional(f, names, "_FILE_SOURCE", n, _file_sources),
+            _optional(f, names, "_VALUE_STATS_COLS", n, _tuples),
+            _optional(f, names, "_EXTERNAL_PATH", n),
+            _optional(f, names, "_FIRST_ROW_ID", n),
+            _optional(f, names, "_WRITE_COLS", n, _tuples),
+            _optional(f, names, "_WRITE_COLS_SEQUENCES", n, _tuples),
+            strict=True)
+    ]
+    kinds = {int(k): k for k in FileKind}
+    kind_col = table.column("_KIND").to_pylist()
+    return [_new_entry(kinds[k] if k in kinds else FileKind(k), p, b, t, m) for k, p, b, t, m in zip(
+        kind_col, table.column("_PARTITION").to_pylist(), table.column("_BUCKET").to_pylist(),
+        table.column("_TOTAL_BUCKETS").to_pylist(), files, strict=True)]
+
+
+def partition_positions(decoded: DecodedBlocks, keep: Callable[[bytes], bool]) -> tuple[np.ndarray, list[bytes]]:
+    """Positions (in file order) of the entries whose ``_PARTITION`` ``keep`` accepts, and every
+    distinct partition of the file; only the partition column is decoded."""
+    parts = _combined(read_columns(decoded, ["_PARTITION"]).column("_PARTITION"))
+    if pa.types.is_binary_view(parts.type):  # hash kernels take plain binary
+        parts = parts.cast(pa.binary())
+    distinct = pc.unique(parts)
+    values = distinct.to_pylist()
+    wanted = [v for v in values if keep(v)]
+    if not wanted:
+        return np.empty(0, dtype=np.int64), values
+    mask = pc.is_in(parts, value_set=pa.array(wanted, type=parts.type))
+    return np.flatnonzero(mask.to_numpy(zero_copy_only=False)), values
+
+
+# records per chunk a large manifest is decoded in (see manifest_entries)
+_CHUNK_RECORDS = 16_384
+
+
+def _chunks(decoded: DecodedBlocks, records: int) -> list[DecodedBlocks]:
+    """Consecutive runs of whole blocks of about ``records`` records each (at least one block)."""
+    out: list[DecodedBlocks] = []
+    start = n = 0
+    for i, count in enumerate(decoded.counts):
+        n += count
+        if n >= records or i == len(decoded.counts) - 1:
+            out.append(DecodedBlocks(decoded.schema, decoded.named, decoded.payloads[start:i + 1],
+                                     decoded.counts[start:i + 1]))
+            start, n = i + 1, 0
+    return out
+
+
+def manifest_entries(data: bytes) -> list[ManifestEntry] | None:
+    """The entries of a manifest file decoded column-wise, or None when this decoder cannot
+    (no polars, a writer schema without the entry fields, anything polars refuses or a corrupt
+    file): the caller then decodes with fastavro, which reports corruption precisely."""
+    if not data or _pl() is None:
+        return None
+    try:
+        decoded = decode_blocks(data)
+        fields = decoded.schema.get("fields", []) if isinstance(decoded.schema, dict) else []
+        if not {"_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"} <= {f.get("name") for f in fields}:
+            return None
+        if decoded.total == 0:
+            return []
+        chunks = _chunks(decoded, _CHUNK_RECORDS)
+        if len(chunks) == 1:
+            return entries_of(read_columns(decoded))
+        # polars releases the GIL while it decodes: a worker decodes the next chunk while this
+        # thread builds the objects of the last one
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            decoding = [pool.submit(read_columns, c) for c in chunks]
+            out: list[ManifestEntry] = []
+            for f in decoding:
+                out.extend(entries_of(f.result()))
+            return out
+    except Exception:  # noqa: BLE001 - an accelerator: fastavro decodes what this cannot
+        return None
