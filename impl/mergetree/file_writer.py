@@ -13,7 +13,7 @@ import io
 import posixpath
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -88,30 +88,45 @@ def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.T
     )
 
 
-def dictionary_columns(kv: pa.Table, sample_rows: int = 4096, max_distinct_ratio: float = 0.5) -> list[str]:
+def dictionary_columns(kv: pa.Table, sample_rows: int = 4096, max_distinct_ratio: float = 0.5, *,
+                       unique: Sequence[str] = (), repeated: Sequence[str] = ()) -> list[str]:
     """Columns worth dictionary encoding: few distinct values in an evenly spread sample.
 
     Dictionary-encoding a column of mostly unique values (keys, sequence numbers, measures)
     costs about half the write time and makes the file larger; repeated values (partition
-    columns, row kinds, categories) shrink a lot with it.
+    columns, row kinds, categories) shrink a lot with it. Columns in ``unique`` (known to hold
+    distinct values: a KV file's sequence numbers, a one-field key) are never encoded and
+    columns in ``repeated`` (a tiny domain: row kinds) always are, without sampling them: the
+    sample costs a take and a hash count per column, paid for every file written.
     """
     n = kv.num_rows
     if n == 0:
         return []
+    skip = set(unique) | set(repeated)
+    out = [c for c in repeated if c in kv.column_names]
+    sampled = [c for c in kv.column_names if c not in skip and not pa.types.is_nested(kv.schema.field(c).type)]
+    if not sampled:
+        return out
+    kv = kv.select(sampled)
     if n > sample_rows:
         kv = kv.take(pa.array(np.linspace(0, n - 1, sample_rows).astype(np.int64)))
-    out = []
-    for name in kv.column_names:
-        col = kv.column(name)
-        if pa.types.is_nested(col.type):
-            continue
+    for name in sampled:
         try:
-            distinct = pc.count_distinct(col, mode="all").as_py()
+            distinct = pc.count_distinct(kv.column(name), mode="all").as_py()
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
             continue
         if distinct <= max(1.0, max_distinct_ratio * kv.num_rows):
             out.append(name)
     return out
+
+
+def known_unique_columns(layout: KVLayout) -> tuple[str, ...]:
+    """Columns of a KV file that hold distinct values: sequence numbers (one per row written)
+    and, for a one-field primary key, its ``_KEY_`` column and the user column it copies (a
+    merged file holds a key once)."""
+    if len(layout.key_columns) == 1:
+        return (SEQUENCE_NUMBER, layout.key_columns[0], layout.key_names[0])
+    return (SEQUENCE_NUMBER,)
 
 
 class RollingKVWriter:
@@ -166,7 +181,8 @@ class RollingKVWriter:
         """The open file's sink and writer, a new file (encoded for ``rows``) if none is open."""
         if self._sink is None or self._writer is None:
             self._sink = io.BytesIO()
-            self._writer = pq.ParquetWriter(self._sink, schema, use_dictionary=dictionary_columns(rows),
+            self._writer = pq.ParquetWriter(self._sink, schema, use_dictionary=dictionary_columns(
+                rows, unique=known_unique_columns(self.ctx.layout), repeated=(VALUE_KIND,)),
                                             **self.ctx.writer_kwargs())
         return self._sink, self._writer
 

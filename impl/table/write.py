@@ -168,6 +168,9 @@ class BucketWriter(Protocol):
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None: ...
 
+    def flush_for_commit(self) -> None:
+        """Flush and start compacting without waiting (before a waiting ``prepare_commit``)."""
+
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage: ...
 
     def close(self) -> None: ...
@@ -188,6 +191,9 @@ class _AppendBucketWriter:
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data)
+
+    def flush_for_commit(self) -> None:
+        pass  # append files are written as rows come; nothing compacts in the write
 
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
         files = self.writer.prepare_commit()
@@ -370,6 +376,11 @@ class TableWrite:
             self._prepared = True
         messages = []
         wait = not self.streaming or prepare_commit_waits_for_compaction(self.table.options)
+        if wait:
+            # Flush every bucket (starting its compaction) before waiting for any: the buckets'
+            # compactions then run while later buckets flush, not one bucket after the other.
+            for w in self._writers.values():
+                w.flush_for_commit()
         for w in self._writers.values():
             m = w.prepare_commit(wait)
             if not m.is_empty():
