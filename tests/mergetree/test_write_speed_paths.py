@@ -56,7 +56,7 @@ def test_sort_order_is_arrows_stable_order(keys, seqs, chunks, key_type):
     cut = sorted({0, n, *(n * i // chunks for i in range(chunks))})
     kv = pa.Table.from_batches([
         pa.record_batch({"_KEY_id": pa.array(keys[a:b], key_type), SEQUENCE_NUMBER: pa.array(seq[a:b], pa.int64())})
-        for a, b in zip(cut, cut[1:]) if b > a])
+        for a, b in zip(cut[:-1], cut[1:], strict=True) if b > a])
     spec = _spec()
     assert kv_sort_indices(kv, spec).tolist() == _arrow_order(kv, spec)
 
