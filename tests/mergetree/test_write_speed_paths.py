@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +25,7 @@ from impl.format.types import BIGINT, DataField
 from impl.mergetree import MergeSpec, MergeTreeOptions
 from impl.mergetree.file_writer import dictionary_columns, known_unique_columns
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KVLayout
+from impl.mergetree import merge_engine
 from impl.mergetree.merge_engine import kv_sort_indices
 from impl.mergetree.writer import InlineExecutor
 from tests.mergetree.mergetree_helpers import make_schema
@@ -58,7 +60,22 @@ def test_sort_order_is_arrows_stable_order(keys, seqs, chunks, key_type):
         pa.record_batch({"_KEY_id": pa.array(keys[a:b], key_type), SEQUENCE_NUMBER: pa.array(seq[a:b], pa.int64())})
         for a, b in zip(cut[:-1], cut[1:], strict=True) if b > a])
     spec = _spec()
-    assert kv_sort_indices(kv, spec).tolist() == _arrow_order(kv, spec)
+    with mock.patch.object(merge_engine, "_FEW_RUNS", 0):  # the numpy path for any input size
+        assert kv_sort_indices(kv, spec).tolist() == _arrow_order(kv, spec)
+
+
+def test_sort_order_of_a_flush_takes_the_numpy_path():
+    """Rows in arrival order (random keys, 30 % repeated, increasing sequence numbers) take the
+    numpy path (not a fallback), in Arrow's order; concatenated sorted runs go to Arrow."""
+    rng = np.random.default_rng(11)
+    n = 20_000
+    keys = np.concatenate([rng.permutation(n)[: int(n * 0.7)], rng.integers(0, n, n - int(n * 0.7))])
+    kv = pa.table({"_KEY_id": pa.array(keys, pa.int64()), SEQUENCE_NUMBER: pa.array(np.arange(n), pa.int64())})
+    fast = merge_engine._key_sequence_order(kv.column("_KEY_id"), kv.column(SEQUENCE_NUMBER))
+    assert fast is not None and fast.tolist() == _arrow_order(kv, _spec())
+    runs = pa.concat_tables([t.sort_by("_KEY_id") for t in (kv.slice(0, 9000), kv.slice(9000))])
+    assert merge_engine._key_sequence_order(runs.column("_KEY_id"), runs.column(SEQUENCE_NUMBER)) is None
+    assert kv_sort_indices(runs, _spec()).tolist() == _arrow_order(runs, _spec())
 
 
 def test_sort_order_falls_back_for_other_keys_and_sequence_fields():
