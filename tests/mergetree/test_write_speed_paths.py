@@ -22,10 +22,9 @@ from hypothesis import strategies as st
 import impl
 from impl.format.json_records import CommitKind, TableSchema
 from impl.format.types import BIGINT, DataField
-from impl.mergetree import MergeSpec, MergeTreeOptions
+from impl.mergetree import MergeSpec, MergeTreeOptions, merge_engine
 from impl.mergetree.file_writer import dictionary_columns, known_unique_columns
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KVLayout
-from impl.mergetree import merge_engine
 from impl.mergetree.merge_engine import kv_sort_indices
 from impl.mergetree.writer import InlineExecutor
 from tests.mergetree.mergetree_helpers import make_schema
