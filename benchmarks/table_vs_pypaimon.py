@@ -8,9 +8,17 @@ peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``), so peak memory is comp
 Workload (numpy, fixed seed, generated once and handed to every side as Arrow IPC files):
 
 - primary-key table (id BIGINT, k STRING, v DOUBLE, ts BIGINT), primary key ``id``,
-  ``bucket`` = 4, written in 10 commits of 100k rows; commits 2..10 are 30 % updates of
-  earlier keys. impl's table has ``write-only`` = true, so nothing compacts between commits
-  and the read merges >= 10 sorted runs per bucket (the runs are counted and printed);
+  ``bucket`` = 4, written in 10 commits of ``--rows`` / 10 rows (1M by default; 300k and 1M
+  are the sizes of issue 16); commits 2..10 are 30 % updates of earlier keys. Every commit is
+  one batch write (``table.write_arrow`` on impl's side, a new batch write builder on
+  pypaimon's). Two such tables, created on every side with the same options:
+  "default options" has only ``bucket`` = 4, as a user creates it: impl compacts as Paimon's
+  defaults trigger it (universal compaction from 5 sorted runs) and, as Paimon's batch write,
+  each commit waits for the compactions its flush started; pypaimon 2.1.0 never compacts.
+  The compactions each side did are counted and printed (COMPACT snapshots, files and rows
+  rewritten), and every side's table is checked to hold the same rows. "write-only" has
+  ``write-only`` = true as well, so nothing compacts and the read merges >= 10 sorted runs
+  per bucket (the runs are counted and printed);
 - merge-on-read of that table; full compaction (impl only: pypaimon 2.1.0 cannot compact);
   the read after compaction;
 - append table: the same 1M rows in 10 commits; read.
@@ -35,11 +43,18 @@ reads time the scan plus reading every row (copied, as impl materializes an Arro
 Java reads the same table files impl wrote, and Java's compaction compacts its own copy of
 impl's table. Java's memory is the JVM's whole peak RSS (heap included), so it is printed apart.
 
-Targets (PASS / MISS): primary-key write >= 10x faster than pypaimon and <= 3x raw Parquet;
-merge-on-read >= 20x faster than pypaimon; impl's peak memory <= pypaimon's on every line.
+``--baseline-impl CHECKOUT`` also times the primary-key writes with the ``impl`` of another
+checkout (e.g. the main branch) in the same run, printed as "before"; ``--only-pk-writes``
+stops after the primary-key writes (no reads, append table or Java).
+
+Targets (PASS / MISS), issue 16: primary-key write with default options (compaction on)
+>= 15x faster than pypaimon and within 1.5x of raw Parquet writes of the same rows; write-only
+>= 25x faster than pypaimon; merge-on-read >= 20x faster than pypaimon; impl's peak memory
+<= pypaimon's on every line.
 
     python benchmarks/table_vs_pypaimon.py [--rows 1000000] [--commits 10] [--repeat 3]
                                            [--pypaimon-repeat 1] [--dir /tmp/x (kept)] [--no-java]
+                                           [--baseline-impl /work/main] [--only-pk-writes]
 """
 
 from __future__ import annotations
