@@ -27,6 +27,7 @@ from impl.mergetree.file_writer import dictionary_columns, known_unique_columns
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KVLayout
 from impl.mergetree.merge_engine import kv_sort_indices
 from impl.mergetree.writer import InlineExecutor
+from impl.table.bucket import split_by_group
 from tests.mergetree.mergetree_helpers import make_schema
 
 
@@ -208,3 +209,19 @@ def test_two_phase_commit_writes_what_one_writer_after_another_writes(pk_table):
     assert shape(fast) == shape(plain)
     assert CommitKind.COMPACT in shape(fast)[1]
     assert fast.to_arrow().sort_by("id").equals(plain.to_arrow().sort_by("id"))
+
+
+# ---------------------------------------------------------------------------- routing
+
+
+@pytest.mark.parametrize("high", [4, 2**15 - 1, 2**15 + 5, 2**40])
+def test_split_by_group_keeps_input_order_within_each_group(high):
+    """Group ids that fit int16 (the radix-sorted narrow copy) and wider ones split alike:
+    each group's rows in input order, groups ascending."""
+    rng = np.random.default_rng(high % 1000)
+    n = 5000
+    ids = rng.choice(np.array([0, 1, high // 2, high], dtype=np.int64), n)
+    t = pa.table({"pos": np.arange(n)})
+    got = [(g, part.column("pos").to_pylist()) for g, part in split_by_group(t, ids)]
+    want = [(int(g), np.flatnonzero(ids == g).tolist()) for g in np.unique(ids)]
+    assert got == want
