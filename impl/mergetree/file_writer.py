@@ -103,21 +103,32 @@ def dictionary_columns(kv: pa.Table, sample_rows: int = 4096, max_distinct_ratio
     if n == 0:
         return []
     skip = set(unique) | set(repeated)
-    out = [c for c in repeated if c in kv.column_names]
-    sampled = [c for c in kv.column_names if c not in skip and not pa.types.is_nested(kv.schema.field(c).type)]
+    names = kv.column_names
+    out = [c for c in repeated if c in names]
+    sampled = [f.name for f in kv.schema if f.name not in skip and not pa.types.is_nested(f.type)]
     if not sampled:
         return out
     kv = kv.select(sampled)
     if n > sample_rows:
         kv = kv.take(pa.array(np.linspace(0, n - 1, sample_rows).astype(np.int64)))
     for name in sampled:
-        try:
-            distinct = pc.count_distinct(kv.column(name), mode="all").as_py()
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
-            continue
-        if distinct <= max(1.0, max_distinct_ratio * kv.num_rows):
+        distinct = _count_distinct(kv.column(name))
+        if distinct is not None and distinct <= max(1.0, max_distinct_ratio * kv.num_rows):
             out.append(name)
     return out
+
+
+def _count_distinct(col: pa.ChunkedArray) -> int | None:
+    """Distinct values of a sample column (null counts as one), None if Arrow cannot hash it.
+    Integers and floats without nulls are counted by numpy (sorting a few thousand numbers
+    is cheaper than building Arrow's hash table)."""
+    t = col.type
+    if col.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        return int(np.unique(col.to_numpy()).size)
+    try:
+        return int(pc.count_distinct(col, mode="all").as_py())
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        return None
 
 
 def known_unique_columns(layout: KVLayout) -> tuple[str, ...]:
