@@ -14,7 +14,7 @@ import io
 import posixpath
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -127,28 +127,32 @@ def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.T
     return stats.meta(file_name, file_size, level, source)
 
 
-def dictionary_columns(kv: pa.Table, sample_rows: int = 4096, max_distinct_ratio: float = 0.5) -> list[str]:
+def dictionary_columns(kv: pa.Table, sample_rows: int = 4096, max_distinct_ratio: float = 0.5, *,
+                       unique: Sequence[str] = (), repeated: Sequence[str] = ()) -> list[str]:
     """Columns worth dictionary encoding: few distinct values in an evenly spread sample.
 
     Dictionary-encoding a column of mostly unique values (keys, sequence numbers, measures)
     costs about half the write time and makes the file larger; repeated values (partition
-    columns, row kinds, categories) shrink a lot with it.
+    columns, row kinds, categories) shrink a lot with it. Columns in ``unique`` (known to hold
+    distinct values: a KV file's sequence numbers, a one-field key) are never encoded and
+    columns in ``repeated`` (a tiny domain: row kinds) always are, without sampling them: the
+    sample costs a take and a hash count per column, paid for every file written.
     """
     n = kv.num_rows
     if n == 0:
         return []
+    skip = set(unique) | set(repeated)
+    names = kv.column_names
+    out = [c for c in repeated if c in names]
+    sampled = [f.name for f in kv.schema if f.name not in skip and not pa.types.is_nested(f.type)]
+    if not sampled:
+        return out
+    kv = kv.select(sampled)
     if n > sample_rows:
         kv = kv.take(pa.array(np.linspace(0, n - 1, sample_rows).astype(np.int64)))
-    out = []
-    for name in kv.column_names:
-        col = kv.column(name)
-        if pa.types.is_nested(col.type):
-            continue
-        try:
-            distinct = pc.count_distinct(col, mode="all").as_py()
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
-            continue
-        if distinct <= max(1.0, max_distinct_ratio * kv.num_rows):
+    for name in sampled:
+        distinct = _count_distinct(kv.column(name))
+        if distinct is not None and distinct <= max(1.0, max_distinct_ratio * kv.num_rows):
             out.append(name)
     return out
 
@@ -163,7 +167,8 @@ class _OpenKVFile:
         self.out: OutputFile | None = None if keep_bytes else ctx.file_io.open_output(ctx.path(name))
         sink = self.memory if self.memory is not None else self.out.stream  # type: ignore[union-attr]
         try:
-            self.writer = pq.ParquetWriter(sink, schema, use_dictionary=dictionary_columns(rows),
+            self.writer = pq.ParquetWriter(sink, schema, use_dictionary=dictionary_columns(
+                rows, unique=known_unique_columns(ctx.layout), repeated=(VALUE_KIND,)),
                                            **ctx.writer_kwargs())
         except BaseException:
             self.discard()
@@ -176,6 +181,28 @@ class _OpenKVFile:
     def discard(self) -> None:
         if self.out is not None:
             self.out.abort()
+
+
+def _count_distinct(col: pa.ChunkedArray) -> int | None:
+    """Distinct values of a sample column (null counts as one), None if Arrow cannot hash it.
+    Integers and floats without nulls are counted by numpy (sorting a few thousand numbers
+    is cheaper than building Arrow's hash table)."""
+    t = col.type
+    if col.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        return int(np.unique(col.to_numpy()).size)
+    try:
+        return int(pc.count_distinct(col, mode="all").as_py())
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        return None
+
+
+def known_unique_columns(layout: KVLayout) -> tuple[str, ...]:
+    """Columns of a KV file that hold distinct values: sequence numbers (one per row written)
+    and, for a one-field primary key, its ``_KEY_`` column and the user column it copies (a
+    merged file holds a key once)."""
+    if len(layout.key_columns) == 1:
+        return (SEQUENCE_NUMBER, layout.key_columns[0], layout.key_names[0])
+    return (SEQUENCE_NUMBER,)
 
 
 class RollingKVWriter:

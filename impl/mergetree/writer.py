@@ -259,6 +259,7 @@ class MergeTreeWriter:
 
         self._task: CompactionTask | None = None
         self._future: Future | None = None
+        self._flushed_for_commit = False  # flush_for_commit ran; prepare_commit only syncs
         self._executor = compaction_executor
         self._own_executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
@@ -360,6 +361,7 @@ class MergeTreeWriter:
 
     def _flush(self, wait_for_compaction: bool, full_compaction: bool, explicit: bool = False) -> None:
         """Flush the buffer (if any), sync a finished compaction, maybe start a new one."""
+        self._flushed_for_commit = False
         if self._buffer or self.spilled_runs:
             if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger:
                 wait_for_compaction = True
@@ -571,15 +573,38 @@ class MergeTreeWriter:
 
     # ------------------------------------------------------------------ commit
 
+    def flush_for_commit(self) -> None:
+        """The first half of a waiting ``prepare_commit``: flush and start the compaction the
+        flush calls for, without waiting for it; the next ``prepare_commit`` then only waits
+        and drains. A table write calls this on all its writers first, so one bucket's
+        compaction runs while the next bucket flushes, instead of each bucket waiting for its
+        own compaction before the next one flushes.
+
+        Each writer still does Paimon's flush, sync, trigger, sync in that order, so what is
+        written is the same. Skipped while a compaction runs: syncing it would mean waiting
+        here, and ``prepare_commit`` does the whole sequence itself then.
+        """
+        self._check_open()
+        if self._future is not None:
+            return
+        self._flush(False, self._commit_full_compaction())
+        self._flushed_for_commit = True
+
+    def _commit_full_compaction(self) -> bool:
+        # changelog-producer full-compaction: every commit fully compacts (its changelog comes
+        # from the compaction into the max level), as with full-compaction.delta-commits = 1
+        return self._changelog_producer is ChangelogProducer.FULL_COMPACTION and not self.options.write_only
+
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
         """Flush, sync compaction (waiting if asked or if too many runs piled up), drain the changes."""
         self._check_open()
-        # changelog-producer full-compaction: every commit fully compacts (its changelog comes
-        # from the compaction into the max level), as with full-compaction.delta-commits = 1
-        full = self._changelog_producer is ChangelogProducer.FULL_COMPACTION and not self.options.write_only
+        full = self._commit_full_compaction()
         if full or (self._force_level0 and not self.options.write_only):
             wait_compaction = True  # full-compaction producer; lookup-wait
-        self._flush(wait_compaction, full)
+        if not (self._flushed_for_commit and not self._buffer and not self.spilled_runs):
+            self._flush(wait_compaction, full)
+        # else flush_for_commit did the flush and the trigger (no flush since); only the sync is left
+        self._flushed_for_commit = False
         if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger + 1:
             wait_compaction = True
         self._try_sync(wait_compaction)

@@ -444,7 +444,10 @@ def split_by_group(table: pa.Table, group_ids: np.ndarray) -> list[tuple[int, pa
         return []
     if group_ids.min() == group_ids.max():
         return [(int(group_ids[0]), table)]
-    order = np.argsort(group_ids, kind="stable")
+    # numpy's stable sort is a radix sort for 16-bit integers (a merge sort for wider ones):
+    # (partition, bucket) group ids are small, so sort them as int16 when they fit
+    narrow = group_ids.astype(np.int16) if 0 <= group_ids.min() and group_ids.max() < 2**15 else group_ids
+    order = np.argsort(narrow, kind="stable")
     sorted_ids = group_ids[order]
     cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
     bounds = np.concatenate(([0], cuts, [n]))

@@ -98,6 +98,9 @@ class PrimaryKeyBucketWriter:
     def compact(self, full: bool) -> None:
         self.writer.compact(full)
 
+    def flush_for_commit(self) -> None:
+        self.writer.flush_for_commit()
+
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
         return self.writer.prepare_commit(wait_compaction)
 

@@ -168,6 +168,9 @@ class BucketWriter(Protocol):
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None: ...
 
+    def flush_for_commit(self) -> None:
+        """Flush and start compacting without waiting (before a waiting ``prepare_commit``)."""
+
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage: ...
 
     def close(self) -> None: ...
@@ -188,6 +191,9 @@ class _AppendBucketWriter:
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data)
+
+    def flush_for_commit(self) -> None:
+        pass  # append files are written as rows come; nothing compacts in the write
 
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
         files = self.writer.prepare_commit()
@@ -383,6 +389,16 @@ class TableWrite:
         if self._buffer_pool is not None:
             # free every buffer before the first writer merges its spilled runs (see spill_all)
             self._buffer_pool.spill_all()
+        if wait and self.table.is_primary_key_table and self._writers:
+            # Flush every bucket (starting its compaction) before waiting for any, each flush a
+            # task of the compaction executor: buckets flush and compact side by side, not one
+            # bucket after the other (an InlineExecutor keeps them in order, one at a time).
+            executor = self._compaction_executor()
+            flushes = [executor.submit(w.flush_for_commit) for w in self._writers.values()]
+            errors = [f.exception() for f in flushes]
+            first = next((e for e in errors if e is not None), None)
+            if first is not None:
+                raise first
         for w in self._writers.values():
             m = w.prepare_commit(wait)
             if not m.is_empty():
