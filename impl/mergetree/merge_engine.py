@@ -347,10 +347,91 @@ def key_groups(kv: pa.Table, key_columns: Sequence[str]) -> Groups:
         if col.null_count:
             neq = pc.fill_null(neq, pc.xor(pc.is_null(a), pc.is_null(b)))
         new[1:] |= neq.to_numpy(zero_copy_only=False)
+    return _groups_of(new)
+
+
+def _groups_of(new: np.ndarray) -> Groups:
+    """Groups from the mask of rows that start a new key (row 0 included)."""
     starts = np.flatnonzero(new).astype(np.int64)
-    ends = np.append(starts[1:], n).astype(np.int64)
+    ends = np.append(starts[1:], len(new)).astype(np.int64)
     gid = np.cumsum(new, dtype=np.int64) - 1
     return Groups(starts, ends, gid)
+
+
+# ---------------------------------------------------------------------------- ordering
+
+
+def integer_keys(kv: pa.Table, key_columns: Sequence[str]) -> list[np.ndarray] | None:
+    """The key columns as numpy integers when every one is integer-like (integers, dates,
+    times, timestamps, durations) and has no null: numpy orders these exactly as Arrow's
+    ``sort_indices`` does. None for any other key (strings, decimals, floats, nulls)."""
+    out = []
+    for name in key_columns:
+        col = kv.column(name)
+        t = col.type
+        if col.null_count:
+            return None
+        if not pa.types.is_integer(t):
+            if not (pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
+                    or pa.types.is_duration(t)):
+                return None
+            # the physical integer (days, units since midnight / the epoch) orders the same
+            col = col.cast(pa.int32() if t.bit_width == 32 else pa.int64())
+        out.append(np.asarray(col.to_numpy()))
+    return out
+
+
+def _new_key_mask(sorted_keys: Sequence[np.ndarray]) -> np.ndarray:
+    """Per row of key-sorted integer keys: True where the key differs from the previous row's."""
+    n = len(sorted_keys[0])
+    new = np.zeros(n, dtype=bool)
+    if n:
+        new[0] = True
+        for a in sorted_keys:
+            new[1:] |= a[1:] != a[:-1]
+    return new
+
+
+@dataclass(frozen=True)
+class _Order:
+    """A merge order of a KV table: ``rows`` (the permutation) and, when known for free, the
+    mask of rows (in that order) that start a new key."""
+
+    rows: np.ndarray
+    new_key: np.ndarray | None
+
+
+def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
+    """The stable (key, sequence fields, ``_SEQUENCE_NUMBER``) order of ``kv``: exactly the
+    permutation of ``pc.sort_indices(kv, spec.sort_keys())``.
+
+    Fast path: a KV table concatenated run by run in sequence order (a sorted run holds a key
+    once, and a newer run has higher sequence numbers) is already in sequence order within
+    each key, so a stable sort of the key alone gives that order. With integer keys and no
+    ``sequence.field`` that sort is numpy's stable sort (a timsort, which merges the
+    pre-sorted runs it detects), far cheaper than Arrow's multi-column comparison sort. The
+    precondition is checked (sequence numbers never decrease within a key of the result),
+    and the general sort runs when it does not hold, so the result never depends on it: a
+    stable sort by key that leaves each key's rows in ascending sequence order is the stable
+    sort by (key, sequence) (rows tied on both stay in input order in both).
+    """
+    n = kv.num_rows
+    if n <= 1:
+        return _Order(np.arange(n, dtype=np.int64), np.ones(n, dtype=bool))
+    ints = None if spec.sequence_fields else integer_keys(kv, spec.key_columns)
+    if ints is not None:
+        rows = np.argsort(ints[0], kind="stable") if len(ints) == 1 else np.lexsort(ints[::-1])
+        new = _new_key_mask([a[rows] for a in ints])
+        seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows]
+        if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
+            return _Order(rows.astype(np.int64, copy=False), new)
+    return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
+
+
+def merge_order(kv: pa.Table, spec: MergeSpec) -> np.ndarray:
+    """Row indices that sort ``kv`` stably by (key, sequence fields, sequence number): the
+    order every merge works in (see :func:`_merge_order` for the fast path)."""
+    return _merge_order(kv, spec).rows
 
 
 # ---------------------------------------------------------------------------- entry points
@@ -360,7 +441,7 @@ def sort_kv(kv: pa.Table, spec: MergeSpec) -> pa.Table:
     """Stable sort by (key, sequence fields, sequence number)."""
     if kv.num_rows <= 1:
         return kv
-    return kv.take(pc.sort_indices(kv, sort_keys=spec.sort_keys()))
+    return kv.take(pa.array(merge_order(kv, spec)))
 
 
 def _first_rows(g: Groups) -> np.ndarray:
@@ -394,35 +475,49 @@ def merge_sorted(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: boo
     return out
 
 
-def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False) -> pa.Table:
-    """Sort, then merge: the merged view of any set of KV rows of one bucket."""
+def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False,
+             columns: Sequence[str] | None = None) -> pa.Table:
+    """Sort, then merge: the merged view of any set of KV rows of one bucket.
+
+    ``columns`` (default: all) selects the columns of the result; engines that pick whole
+    rows then gather only those."""
     if spec.picks_whole_rows:
-        return _merge_pick(kv, spec, drop_delete)
-    return merge_sorted(sort_kv(kv, spec), spec, drop_delete, final=final)
+        return _merge_pick(kv, spec, drop_delete, columns)
+    out = merge_sorted(sort_kv(kv, spec), spec, drop_delete, final=final)
+    return out if columns is None else out.select(list(columns))
 
 
-def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
+def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool, columns: Sequence[str] | None = None) -> pa.Table:
     """deduplicate / first-row without materializing the sorted table: these engines pick whole
-    rows, so only the key and kind columns are put in order and the chosen rows taken once."""
+    rows, so only the order, keys and kinds are worked out and the chosen rows taken once
+    (``columns`` of them; default all)."""
     n = kv.num_rows
     if n == 0:
-        return kv
-    if n == 1:
-        order = np.zeros(1, dtype=np.int64)
-    else:
-        order = pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy()
-    keys = kv.select([*spec.key_columns, VALUE_KIND]).take(pa.array(order))
-    kinds = keys.column(VALUE_KIND).to_numpy()
+        return kv if columns is None else kv.select(list(columns))
+    order = _merge_order(kv, spec)
+    rows, new = order.rows, order.new_key
+    kinds = np.asarray(kv.column(VALUE_KIND).to_numpy())[rows]
     if spec.drops_retract_input():
         keep = ~retract_mask(kinds)
         if not keep.all():
-            order, kinds = order[keep], kinds[keep]
-            keys = keys.filter(pa.array(keep))
-    groups = key_groups(keys, spec.key_columns)
+            rows, kinds = rows[keep], kinds[keep]
+            if new is not None:
+                # a dropped row that started its key passes the start to the key's next kept row
+                first = np.cumsum(new) - 1  # key number of each row
+                kept_keys = first[keep]
+                new = np.ones(len(kept_keys), dtype=bool)
+                new[1:] = kept_keys[1:] != kept_keys[:-1]
+    if new is not None:
+        groups = _groups_of(new)
+    else:
+        groups = key_groups(kv.select(list(spec.key_columns)).take(pa.array(rows)), spec.key_columns)
     chosen = _ROW_PICKERS[spec.engine](groups)
     if drop_delete and len(chosen):
         chosen = chosen[~retract_mask(kinds[chosen])]
-    return kv.take(pa.array(order[chosen])).combine_chunks()
+    # a table of no columns would lose its row count in take: take one column, then drop it
+    src = kv if columns is None else kv.select(list(columns) or [VALUE_KIND])
+    out = src.take(pa.array(rows[chosen])).combine_chunks()
+    return out if columns is None else out.select(list(columns))
 
 
 # ---------------------------------------------------------------------------- helpers

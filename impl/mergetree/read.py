@@ -178,33 +178,80 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
         raise TypeError(f"predicate must be a pyarrow.compute.Expression, got {type(predicate).__name__}")
     value_cols = spec.required_value_columns(out_cols, layout.value_names)
     disjoint = _disjoint_in_key_order(files, layout, spec)
-    if disjoint is None:
-        columns = [*layout.key_columns, SEQUENCE_NUMBER, VALUE_KIND, *value_cols]
-    else:
-        # nothing to merge: keys and sequence numbers are not needed, nor the row kinds
-        # when no file holds a retraction
-        has_retracts = any(f.delete_row_count is None or f.delete_row_count > 0 for f in disjoint)
-        columns = [*(layout.key_columns if predicate is not None else []),
-                   *([VALUE_KIND] if has_retracts else []), *value_cols]
+    if disjoint is not None:
+        return _read_disjoint(file_io, paths.bucket_dir(partition_path, bucket), layout, disjoint, value_cols,
+                              out_cols, predicate)
+    # Primary-key user columns hold the same values as their _KEY_ columns: read those once.
+    aliases = key_aliases(layout, spec, value_cols)
+    value_cols = [c for c in value_cols if c not in aliases]
+    # Without a retraction in any file every row kind is +I (or +U, the same to a read's
+    # merge): the kind column need not be decoded.
+    no_retracts = all(f.delete_row_count == 0 for f in files)
+    columns = [*layout.key_columns, SEQUENCE_NUMBER, *([] if no_retracts else [VALUE_KIND]), *value_cols]
     kv = read_kv_tables(file_io, paths.bucket_dir(partition_path, bucket), layout,
-                        files if disjoint is None else disjoint, columns)
+                        in_sequence_order(files), columns)
+    if no_retracts:
+        kv = kv.append_column(layout.schema_for([VALUE_KIND]).field(0), all_inserts(kv.num_rows))
     if predicate is not None and kv.num_rows:
         rows = _key_only_indices(kv, layout, predicate)
         if rows is not None:
             kv = kv.take(rows)
-    if disjoint is not None:
-        # Files never overlap: rows are already in key order, one per key; nothing to merge,
-        # only retractions to drop.
-        merged = kv
-        if VALUE_KIND in kv.column_names:
-            retract = retract_mask(kv.column(VALUE_KIND))
-            merged = kv.filter(pa.array(~retract)) if retract.any() else kv
-    else:
-        merged = merge_kv(kv, spec, drop_delete=True, final=True)
-    out = merged.select(out_cols)
+    keep = [*value_cols, *aliases.values()]
+    merged = merge_kv(kv, spec, drop_delete=True, final=True, columns=None if not spec.picks_whole_rows else keep)
+    out = with_key_aliases(merged, aliases).select(out_cols)
     if predicate is not None:
         out = out.filter(predicate)
     return out
+
+
+def _read_disjoint(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Sequence[DataFileMeta],
+                   value_cols: Sequence[str], out_cols: Sequence[str], predicate: pc.Expression | None) -> pa.Table:
+    """:func:`merge_read` of key-disjoint files (given in key order) of a whole-row engine:
+    rows are already in key order, one per key; nothing to merge, only retractions to drop."""
+    # keys and sequence numbers are not needed, nor the row kinds when no file holds a retraction
+    has_retracts = any(f.delete_row_count is None or f.delete_row_count > 0 for f in files)
+    columns = [*(layout.key_columns if predicate is not None else []),
+               *([VALUE_KIND] if has_retracts else []), *value_cols]
+    # an empty projection still counts rows: a table of no columns would read as no rows
+    kv = read_kv_tables(file_io, bucket_dir, layout, files, columns or [VALUE_KIND])
+    if predicate is not None and kv.num_rows:
+        rows = _key_only_indices(kv, layout, predicate)
+        if rows is not None:
+            kv = kv.take(rows)
+    if VALUE_KIND in kv.column_names:
+        retract = retract_mask(kv.column(VALUE_KIND))
+        if retract.any():
+            kv = kv.filter(pa.array(~retract))
+    out = kv.select(list(out_cols))
+    if predicate is not None:
+        out = out.filter(predicate)
+    return out
+
+
+def key_aliases(layout: KVLayout, spec: MergeSpec, value_cols: Sequence[str]) -> dict[str, str]:
+    """User column -> its ``_KEY_`` column, for the wanted primary-key columns a merge does not
+    order by (a ``sequence.field`` column must stay in the KV rows)."""
+    return {name: kc for name, kc in zip(layout.key_names, layout.key_columns, strict=True)
+            if name in value_cols and name not in spec.sequence_fields}
+
+
+def with_key_aliases(merged: pa.Table, aliases: Mapping[str, str]) -> pa.Table:
+    """``merged`` with each aliased user column added as a copy of its key column."""
+    for name, kc in aliases.items():
+        merged = merged.append_column(name, merged.column(kc))
+    return merged
+
+
+def in_sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
+    """``files`` ordered by sequence numbers, so their concatenation holds each key's rows in
+    sequence order when the files' sequence ranges do not overlap (the merge's fast path
+    checks this; any order is still merged correctly)."""
+    return sorted(files, key=lambda f: (f.min_sequence_number, f.max_sequence_number))
+
+
+def all_inserts(n: int) -> pa.Array:
+    """A ``_VALUE_KIND`` column of ``n`` +I rows."""
+    return pa.array(np.zeros(n, dtype=np.int8), type=pa.int8())
 
 
 # ---------------------------------------------------------------------------- bounded merges
