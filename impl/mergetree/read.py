@@ -249,6 +249,11 @@ def in_sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
     return sorted(files, key=lambda f: (f.min_sequence_number, f.max_sequence_number))
 
 
+def _run_sequence(files: Sequence[DataFileMeta]) -> tuple[int, int]:
+    """Where a sorted run sits in sequence order (its files' smallest and largest numbers)."""
+    return (min(f.min_sequence_number for f in files), max(f.max_sequence_number for f in files))
+
+
 def all_inserts(n: int) -> pa.Array:
     """A ``_VALUE_KIND`` column of ``n`` +I rows."""
     return pa.array(np.zeros(n, dtype=np.int8), type=pa.int8())
@@ -335,7 +340,8 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
                      final: bool = False, predicate: pc.Expression | None = None,
                      batch_rows: int = MERGE_BATCH_ROWS,
                      deletion_vectors: Mapping[str, np.ndarray] | None = None,
-                     extra_runs: Sequence[pa.Table] = ()) -> Iterator[pa.Table]:
+                     extra_runs: Sequence[pa.Table] = (),
+                     output: Sequence[str] | None = None) -> Iterator[pa.Table]:
     """The merged rows of key-overlapping sorted runs, in key order, in bounded chunks.
 
     Each run (files in key order, one row per key) is decoded ``batch_rows`` rows at a time.
@@ -346,7 +352,9 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     key, sequence and kind columns; ``predicate`` (key columns only) filters raw rows;
     ``deletion_vectors`` drops the deleted rows of the files that have one. ``extra_runs``: more
     sorted runs already in memory (tables of ``columns``, key order, one row per key), e.g. the
-    rows a lookup found in files outside the merge.
+    rows a lookup found in files outside the merge. Without ``_VALUE_KIND`` in ``columns`` (no
+    file holds a retraction) every row is +I. ``output``: the columns of the merged chunks
+    (default all). Runs given in sequence order (oldest first) merge fastest.
     """
     target = layout.schema_for(columns)
     keys = list(layout.key_columns)
@@ -356,9 +364,12 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     buffers: list[pa.Table | None] = [None] * len(iters)
     done = [False] * len(iters)
     while True:
-        for i, it in enumerate(iters):
-            while not done[i] and (buffers[i] is None or buffers[i].num_rows == 0):  # type: ignore[union-attr]
-                nxt = next(it, None)
+        while True:
+            empty = [i for i in range(len(iters))
+                     if not done[i] and (buffers[i] is None or buffers[i].num_rows == 0)]  # type: ignore[union-attr]
+            if not empty:
+                break
+            for i, nxt in zip(empty, _next_of([iters[i] for i in empty]), strict=True):
                 if nxt is None:
                     done[i], buffers[i] = True, None
                 else:
@@ -369,7 +380,7 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
         if any(buffers[i].column(k).null_count for i in live for k in keys):  # type: ignore[union-attr]
             # null keys: Arrow comparisons cannot bound them; merge the rest whole
             rest = [buffers[i] for i in live] + [t for i in live for t in iters[i]]
-            yield from _merge_chunk(pa.concat_tables(rest), layout, spec, drop_delete, final, predicate)
+            yield from _merge_chunk(pa.concat_tables(rest), layout, spec, drop_delete, final, predicate, output)
             return
         lasts = [buffers[i].slice(buffers[i].num_rows - 1).select(keys).to_pylist()[0] for i in live]  # type: ignore[union-attr]
         bound = min((tuple(r[k] for k in keys) for r in lasts))
@@ -383,7 +394,17 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
                 buffers[i] = b.slice(n)
         chunk = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         del parts
-        yield from _merge_chunk(chunk, layout, spec, drop_delete, final, predicate)
+        yield from _merge_chunk(chunk, layout, spec, drop_delete, final, predicate, output)
+
+
+def _next_of(iters: Sequence[Iterator[pa.Table]]) -> list[pa.Table | None]:
+    """The next table of each iterator (None when exhausted); several runs' files are decoded
+    at once (Parquet decoding releases the GIL; each iterator is advanced by one thread)."""
+    if len(iters) == 1:
+        return [next(iters[0], None)]
+    pool = _pool()
+    futures = [pool.submit(next, it, None) for it in iters]
+    return [fu.result() for fu in futures]
 
 
 def _table_slices(t: pa.Table, batch_rows: int) -> Iterator[pa.Table]:
@@ -399,13 +420,15 @@ def _chain_files(file_io: FileIO, bucket_dir: str, files: Sequence[DataFileMeta]
 
 
 def _merge_chunk(kv: pa.Table, layout: KVLayout, spec: MergeSpec, drop_delete: bool, final: bool,
-                 predicate: pc.Expression | None) -> Iterator[pa.Table]:
+                 predicate: pc.Expression | None, output: Sequence[str] | None) -> Iterator[pa.Table]:
     if predicate is not None and kv.num_rows:
         rows = _key_only_indices(kv, layout, predicate)
         if rows is not None:
             kv = kv.take(rows)
     if kv.num_rows:
-        out = merge_kv(kv, spec, drop_delete, final=final)
+        if VALUE_KIND not in kv.column_names:
+            kv = kv.append_column(layout.schema_for([VALUE_KIND]).field(0), all_inserts(kv.num_rows))
+        out = merge_kv(kv, spec, drop_delete, final=final, columns=output)
         if out.num_rows:
             yield out
 
@@ -427,13 +450,18 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
     if unknown:
         raise SchemaMismatchError(f"projection names unknown column(s) {unknown} of schema {schema.id}")
     value_cols = spec.required_value_columns(out_cols, layout.value_names)
-    columns = [*layout.key_columns, SEQUENCE_NUMBER, VALUE_KIND, *value_cols]
+    # the column savings of merge_read
+    aliases = key_aliases(layout, spec, value_cols)
+    value_cols = [c for c in value_cols if c not in aliases]
+    no_retracts = all(f.delete_row_count == 0 for f in files)
+    columns = [*layout.key_columns, SEQUENCE_NUMBER, *([] if no_retracts else [VALUE_KIND]), *value_cols]
+    output = [*value_cols, *aliases.values()] if spec.picks_whole_rows else None
     bucket_dir = paths.bucket_dir(partition_path, bucket)
     for section in interval_partition(files, KeyCodec(layout.key_types)):
-        runs = [run.files for run in section]
+        runs = sorted((run.files for run in section), key=_run_sequence)
         for merged in iter_merged_runs(file_io, bucket_dir, layout, spec, runs, columns, True, final=True,
-                                       predicate=predicate, batch_rows=batch_rows):
-            out = merged.select(out_cols)
+                                       predicate=predicate, batch_rows=batch_rows, output=output):
+            out = with_key_aliases(merged, aliases).select(out_cols)
             if predicate is not None:
                 out = out.filter(predicate)
             if out.num_rows:
