@@ -361,6 +361,12 @@ def _groups_of(new: np.ndarray) -> Groups:
 # ---------------------------------------------------------------------------- ordering
 
 
+def integer_like(t: pa.DataType) -> bool:
+    """Integers and the types stored as one (dates, times, timestamps, durations)."""
+    return (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
+            or pa.types.is_duration(t))
+
+
 def integer_keys(kv: pa.Table, key_columns: Sequence[str]) -> list[np.ndarray] | None:
     """The key columns as numpy integers when every one is integer-like (integers, dates,
     times, timestamps, durations) and has no null: numpy orders these exactly as Arrow's
@@ -371,10 +377,9 @@ def integer_keys(kv: pa.Table, key_columns: Sequence[str]) -> list[np.ndarray] |
         t = col.type
         if col.null_count:
             return None
+        if not integer_like(t):
+            return None
         if not pa.types.is_integer(t):
-            if not (pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
-                    or pa.types.is_duration(t)):
-                return None
             # the physical integer (days, units since midnight / the epoch) orders the same
             col = col.cast(pa.int32() if t.bit_width == 32 else pa.int64())
         out.append(np.asarray(col.to_numpy()))

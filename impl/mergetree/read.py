@@ -35,7 +35,7 @@ from impl.fs.paths import TablePaths
 from impl.mergetree.deletion_vectors import keep_mask
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
-from impl.mergetree.merge_engine import MergeSpec, merge_kv
+from impl.mergetree.merge_engine import MergeSpec, integer_keys, integer_like, merge_kv
 from impl.mergetree.options import MergeTreeOptions
 from impl.schema.evolution import plan_columns
 
@@ -187,9 +187,22 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
     # Without a retraction in any file every row kind is +I (or +U, the same to a read's
     # merge): the kind column need not be decoded.
     no_retracts = all(f.delete_row_count == 0 for f in files)
-    columns = [*layout.key_columns, SEQUENCE_NUMBER, *([] if no_retracts else [VALUE_KIND]), *value_cols]
-    kv = read_kv_tables(file_io, paths.bucket_dir(partition_path, bucket), layout,
-                        in_sequence_order(files), columns)
+    ordered = in_sequence_order(files)
+    # Files whose sequence ranges follow each other need no sequence numbers decoded when each
+    # holds a key once: a file's rank then orders a key's rows as its numbers would.
+    ranked = ranks_order_like_sequence(ordered, layout, spec)
+    columns = [*layout.key_columns, *([] if ranked else [SEQUENCE_NUMBER]),
+               *([] if no_retracts else [VALUE_KIND]), *value_cols]
+    bucket_dir = paths.bucket_dir(partition_path, bucket)
+    kv = read_kv_tables(file_io, bucket_dir, layout, ordered, columns)
+    if ranked:
+        counts = [f.row_count for f in ordered]
+        keys = integer_keys(kv, layout.key_columns)
+        if keys is not None and ascending_within_files(keys, counts):
+            seq: pa.Array | pa.ChunkedArray = pa.array(np.repeat(np.arange(len(ordered), dtype=np.int64), counts))
+        else:  # a file holds a key twice (or is not in key order): the real numbers decide
+            seq = read_kv_tables(file_io, bucket_dir, layout, ordered, [SEQUENCE_NUMBER]).column(0)
+        kv = kv.append_column(layout.schema_for([SEQUENCE_NUMBER]).field(0), seq)
     if no_retracts:
         kv = kv.append_column(layout.schema_for([VALUE_KIND]).field(0), all_inserts(kv.num_rows))
     if predicate is not None and kv.num_rows:
@@ -252,6 +265,32 @@ def in_sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
 def _run_sequence(files: Sequence[DataFileMeta]) -> tuple[int, int]:
     """Where a sorted run sits in sequence order (its files' smallest and largest numbers)."""
     return (min(f.min_sequence_number for f in files), max(f.max_sequence_number for f in files))
+
+
+def ranks_order_like_sequence(files: Sequence[DataFileMeta], layout: KVLayout, spec: MergeSpec) -> bool:
+    """True when ``files`` (in sequence order) have sequence ranges that follow each other
+    without overlap, integer-like keys and no ``sequence.field``: then, if every file holds a
+    key at most once (:func:`ascending_within_files`), ordering a key's rows by their file's
+    rank is ordering them by sequence number, with no ties either way."""
+    if spec.sequence_fields or not all(integer_like(layout.arrow_types[c]) for c in layout.key_columns):
+        return False
+    return all(a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False))
+
+
+def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) -> bool:
+    """True if the rows of each file (``counts`` consecutive rows each) have strictly ascending
+    keys (lexicographic over ``keys``), i.e. no file holds a key twice."""
+    n = len(keys[0])
+    if n < 2:
+        return True
+    greater = np.zeros(n - 1, dtype=bool)
+    equal = np.ones(n - 1, dtype=bool)
+    for a in keys:
+        greater |= equal & (a[1:] > a[:-1])
+        equal &= a[1:] == a[:-1]
+    ends = np.cumsum(counts)[:-1]
+    greater[ends[(ends > 0) & (ends < n)] - 1] = True  # a file's first row follows another file
+    return bool(greater.all())
 
 
 def all_inserts(n: int) -> pa.Array:

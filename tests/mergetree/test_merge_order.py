@@ -15,13 +15,16 @@ import os
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mergetree_helpers import AGG_OPTIONS, Table, agg_schema, make_schema
 
-from impl.mergetree import MergeSpec, iter_merge_read, merge_kv, merge_sorted, read_kv_files
+from impl.format.records import DataFileMeta
+from impl.mergetree import KeyCodec, KVLayout, MergeSpec, iter_merge_read, merge_kv, merge_sorted, read_kv_files
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, retract_mask
 from impl.mergetree.merge_engine import _merge_order, merge_order
+from impl.mergetree.read import ascending_within_files, in_sequence_order, ranks_order_like_sequence
 from impl.options import MergeEngine
 
 SETTINGS = settings(max_examples=int(os.environ.get("MERGETREE_EXAMPLES", "60")), deadline=None,
@@ -180,3 +183,63 @@ def test_merge_read_equals_the_general_merge(tmp_path_factory, engine, data):
     streamed = list(iter_merge_read(t.io, t.paths, t.schema, t.options, "", 0, list(t.live.values()),
                                     projection, predicate, batch_rows=data.draw(st.integers(1, 8), label="batch")))
     assert [r for part in streamed for r in part.to_pylist()] == expected.to_pylist()
+
+
+# ---------------------------------------------------------------------------- sequence numbers not decoded
+
+def _hand_written_file(t: Table, name: str, ids, seqs) -> DataFileMeta:
+    """A level-0 data file written directly (any row order, duplicate keys allowed)."""
+    layout = KVLayout(t.schema)
+    n = len(ids)
+    kv = pa.table({"_KEY_id": pa.array(ids, pa.int64()), SEQUENCE_NUMBER: pa.array(seqs, pa.int64()),
+                   VALUE_KIND: pa.array([0] * n, pa.int8()), "id": pa.array(ids, pa.int64()),
+                   "k": pa.array([f"s{s}" for s in seqs]), "v": pa.array([float(s) for s in seqs]),
+                   "ts": pa.array(seqs, pa.int64())}, schema=layout.arrow_schema)
+    os.makedirs(t.bucket_dir(), exist_ok=True)
+    pq.write_table(kv, os.path.join(t.bucket_dir(), name))
+    codec = KeyCodec(layout.key_types)
+    return DataFileMeta(name, os.path.getsize(os.path.join(t.bucket_dir(), name)), n,
+                        min_key=codec.encode([min(ids)]), max_key=codec.encode([max(ids)]),
+                        min_sequence_number=min(seqs), max_sequence_number=max(seqs), delete_row_count=0)
+
+
+def test_a_file_holding_a_key_twice_is_ordered_by_its_real_sequence_numbers(tmp_path):
+    """Reads skip decoding sequence numbers when file ranks order a key's rows the same way;
+    a file that holds a key twice (here out of sequence order) makes them read the numbers."""
+    t = Table(tmp_path, make_schema(), {"write-only": "true"})
+    w = t.writer()
+    w.write(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "k": ["a", "b", "c"], "v": [1.0, 2.0, 3.0],
+                      "ts": pa.array([0, 0, 0], pa.int64())}), None)
+    t.apply(w.prepare_commit(True))
+    w.close()
+    newest = max(f.max_sequence_number for f in t.live.values())
+    dup = _hand_written_file(t, "dup.parquet", [1, 1, 4], [newest + 2, newest + 1, newest + 3])
+    t.live[(0, dup.file_name)] = dup
+    layout, spec = KVLayout(t.schema), MergeSpec.from_schema(t.schema, t.options)
+    files = in_sequence_order(list(t.live.values()))
+    assert ranks_order_like_sequence(files, layout, spec)
+    assert not ascending_within_files([np.array([1, 2, 3, 1, 1, 4])], [3, 3])
+    out = t.read()
+    assert out.to_pylist() == _general_read(t, None, None).to_pylist()
+    assert {r["id"]: r["ts"] for r in out.to_pylist()}[1] == newest + 2  # the higher number wins
+
+
+def test_overlapping_sequence_ranges_read_the_real_numbers(tmp_path):
+    t = Table(tmp_path, make_schema(), {"write-only": "true"})
+    a = _hand_written_file(t, "a.parquet", [1, 2, 3], [10, 30, 20])
+    b = _hand_written_file(t, "b.parquet", [1, 2, 3], [25, 15, 40])
+    t.live.update({(0, a.file_name): a, (0, b.file_name): b})
+    files = in_sequence_order([b, a])
+    assert [f.file_name for f in files] == ["a.parquet", "b.parquet"]
+    assert not ranks_order_like_sequence(files, KVLayout(t.schema), MergeSpec.from_schema(t.schema, t.options))
+    out = t.read()
+    assert [r["ts"] for r in out.to_pylist()] == [25, 30, 40]
+    assert out.to_pylist() == _general_read(t, None, None).to_pylist()
+
+
+def test_ascending_within_files_looks_inside_each_file_only():
+    keys = [np.array([1, 5, 2, 3, 3, 7]), np.array([0, 0, 0, 0, 1, 0])]  # composite (a, b)
+    assert ascending_within_files(keys, [2, 4])  # (1,0)<(5,0) | (2,0)<(3,0)<(3,1)<(7,0)
+    assert not ascending_within_files(keys, [3, 3])  # (5,0) > (2,0) inside the first file
+    assert ascending_within_files([np.array([4, 4])], [1, 0, 1])  # empty files between
+    assert not ascending_within_files([np.array([4, 4])], [2])
