@@ -184,15 +184,13 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
     # Primary-key user columns hold the same values as their _KEY_ columns: read those once.
     aliases = key_aliases(layout, spec, value_cols)
     value_cols = [c for c in value_cols if c not in aliases]
-    # Without a retraction in any file every row kind is +I (or +U, the same to a read's
-    # merge): the kind column need not be decoded.
-    no_retracts = all(f.delete_row_count == 0 for f in files)
+    # Row kinds are always read: a file's delete_row_count cannot be trusted to be 0 only
+    # without retractions (pypaimon 2.1.0 writes 0 for files holding -D rows).
     ordered = in_sequence_order(files)
     # Files whose sequence ranges follow each other need no sequence numbers decoded when each
     # holds a key once: a file's rank then orders a key's rows as its numbers would.
     ranked = ranks_order_like_sequence(ordered, layout, spec)
-    columns = [*layout.key_columns, *([] if ranked else [SEQUENCE_NUMBER]),
-               *([] if no_retracts else [VALUE_KIND]), *value_cols]
+    columns = [*layout.key_columns, *([] if ranked else [SEQUENCE_NUMBER]), VALUE_KIND, *value_cols]
     bucket_dir = paths.bucket_dir(partition_path, bucket)
     kv = read_kv_tables(file_io, bucket_dir, layout, ordered, columns)
     if ranked:
@@ -203,8 +201,6 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
         else:  # a file holds a key twice (or is not in key order): the real numbers decide
             seq = read_kv_tables(file_io, bucket_dir, layout, ordered, [SEQUENCE_NUMBER]).column(0)
         kv = kv.append_column(layout.schema_for([SEQUENCE_NUMBER]).field(0), seq)
-    if no_retracts:
-        kv = kv.append_column(layout.schema_for([VALUE_KIND]).field(0), all_inserts(kv.num_rows))
     if predicate is not None and kv.num_rows:
         rows = _key_only_indices(kv, layout, predicate)
         if rows is not None:
@@ -221,20 +217,17 @@ def _read_disjoint(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Se
                    value_cols: Sequence[str], out_cols: Sequence[str], predicate: pc.Expression | None) -> pa.Table:
     """:func:`merge_read` of key-disjoint files (given in key order) of a whole-row engine:
     rows are already in key order, one per key; nothing to merge, only retractions to drop."""
-    # keys and sequence numbers are not needed, nor the row kinds when no file holds a retraction
-    has_retracts = any(f.delete_row_count is None or f.delete_row_count > 0 for f in files)
-    columns = [*(layout.key_columns if predicate is not None else []),
-               *([VALUE_KIND] if has_retracts else []), *value_cols]
-    # an empty projection still counts rows: a table of no columns would read as no rows
-    kv = read_kv_tables(file_io, bucket_dir, layout, files, columns or [VALUE_KIND])
+    # Keys and sequence numbers are not needed. Row kinds are: a file's delete_row_count of 0
+    # does not prove it holds no retraction (pypaimon 2.1.0 writes 0 for files with -D rows).
+    columns = [*(layout.key_columns if predicate is not None else []), VALUE_KIND, *value_cols]
+    kv = read_kv_tables(file_io, bucket_dir, layout, files, columns)
     if predicate is not None and kv.num_rows:
         rows = _key_only_indices(kv, layout, predicate)
         if rows is not None:
             kv = kv.take(rows)
-    if VALUE_KIND in kv.column_names:
-        retract = retract_mask(kv.column(VALUE_KIND))
-        if retract.any():
-            kv = kv.filter(pa.array(~retract))
+    retract = retract_mask(kv.column(VALUE_KIND))
+    if retract.any():
+        kv = kv.filter(pa.array(~retract))
     out = kv.select(list(out_cols))
     if predicate is not None:
         out = out.filter(predicate)
@@ -291,11 +284,6 @@ def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) ->
     ends = np.cumsum(counts)[:-1]
     greater[ends[(ends > 0) & (ends < n)] - 1] = True  # a file's first row follows another file
     return bool(greater.all())
-
-
-def all_inserts(n: int) -> pa.Array:
-    """A ``_VALUE_KIND`` column of ``n`` +I rows."""
-    return pa.array(np.zeros(n, dtype=np.int8), type=pa.int8())
 
 
 # ---------------------------------------------------------------------------- bounded merges
@@ -391,8 +379,7 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     key, sequence and kind columns; ``predicate`` (key columns only) filters raw rows;
     ``deletion_vectors`` drops the deleted rows of the files that have one. ``extra_runs``: more
     sorted runs already in memory (tables of ``columns``, key order, one row per key), e.g. the
-    rows a lookup found in files outside the merge. Without ``_VALUE_KIND`` in ``columns`` (no
-    file holds a retraction) every row is +I. ``output``: the columns of the merged chunks
+    rows a lookup found in files outside the merge. ``output``: the columns of the merged chunks
     (default all). Runs given in sequence order (oldest first) merge fastest.
     """
     target = layout.schema_for(columns)
@@ -465,8 +452,6 @@ def _merge_chunk(kv: pa.Table, layout: KVLayout, spec: MergeSpec, drop_delete: b
         if rows is not None:
             kv = kv.take(rows)
     if kv.num_rows:
-        if VALUE_KIND not in kv.column_names:
-            kv = kv.append_column(layout.schema_for([VALUE_KIND]).field(0), all_inserts(kv.num_rows))
         out = merge_kv(kv, spec, drop_delete, final=final, columns=output)
         if out.num_rows:
             yield out
@@ -489,11 +474,10 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
     if unknown:
         raise SchemaMismatchError(f"projection names unknown column(s) {unknown} of schema {schema.id}")
     value_cols = spec.required_value_columns(out_cols, layout.value_names)
-    # the column savings of merge_read
+    # primary-key user columns are read from their _KEY_ columns (as in merge_read)
     aliases = key_aliases(layout, spec, value_cols)
     value_cols = [c for c in value_cols if c not in aliases]
-    no_retracts = all(f.delete_row_count == 0 for f in files)
-    columns = [*layout.key_columns, SEQUENCE_NUMBER, *([] if no_retracts else [VALUE_KIND]), *value_cols]
+    columns = [*layout.key_columns, SEQUENCE_NUMBER, VALUE_KIND, *value_cols]
     output = [*value_cols, *aliases.values()] if spec.picks_whole_rows else None
     bucket_dir = paths.bucket_dir(partition_path, bucket)
     for section in interval_partition(files, KeyCodec(layout.key_types)):

@@ -187,12 +187,13 @@ def test_merge_read_equals_the_general_merge(tmp_path_factory, engine, data):
 
 # ---------------------------------------------------------------------------- sequence numbers not decoded
 
-def _hand_written_file(t: Table, name: str, ids, seqs) -> DataFileMeta:
-    """A level-0 data file written directly (any row order, duplicate keys allowed)."""
+def _hand_written_file(t: Table, name: str, ids, seqs, kinds=None) -> DataFileMeta:
+    """A level-0 data file written directly (any row order, duplicate keys allowed); its
+    delete_row_count is 0 whatever ``kinds`` holds, as pypaimon 2.1.0 writes it."""
     layout = KVLayout(t.schema)
     n = len(ids)
     kv = pa.table({"_KEY_id": pa.array(ids, pa.int64()), SEQUENCE_NUMBER: pa.array(seqs, pa.int64()),
-                   VALUE_KIND: pa.array([0] * n, pa.int8()), "id": pa.array(ids, pa.int64()),
+                   VALUE_KIND: pa.array(kinds or [0] * n, pa.int8()), "id": pa.array(ids, pa.int64()),
                    "k": pa.array([f"s{s}" for s in seqs]), "v": pa.array([float(s) for s in seqs]),
                    "ts": pa.array(seqs, pa.int64())}, schema=layout.arrow_schema)
     os.makedirs(t.bucket_dir(), exist_ok=True)
@@ -243,3 +244,17 @@ def test_ascending_within_files_looks_inside_each_file_only():
     assert not ascending_within_files(keys, [3, 3])  # (5,0) > (2,0) inside the first file
     assert ascending_within_files([np.array([4, 4])], [1, 0, 1])  # empty files between
     assert not ascending_within_files([np.array([4, 4])], [2])
+
+
+def test_retractions_count_whatever_the_files_delete_row_count_says(tmp_path):
+    """pypaimon 2.1.0 records delete_row_count 0 for files holding -D rows: reads look at the
+    row kinds themselves, in overlapping and in key-disjoint files."""
+    t = Table(tmp_path, make_schema(), {"write-only": "true"})
+    a = _hand_written_file(t, "a.parquet", [1, 2, 3], [0, 1, 2])
+    b = _hand_written_file(t, "b.parquet", [2, 3], [3, 4], kinds=[3, 0])
+    c = _hand_written_file(t, "c.parquet", [7, 8], [5, 6], kinds=[0, 3])  # key-disjoint from a and b
+    t.live.update({(0, f.file_name): f for f in (a, b, c)})
+    assert [r["id"] for r in t.read().to_pylist()] == [1, 3, 7]
+    t.live = {(0, c.file_name): c}  # one file: the no-merge path
+    assert [r["id"] for r in t.read().to_pylist()] == [7]
+    assert t.read(projection=[]).num_rows == 1
