@@ -257,7 +257,8 @@ def in_sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
 
 def _run_sequence(files: Sequence[DataFileMeta]) -> tuple[int, int]:
     """Where a sorted run sits in sequence order (its files' smallest and largest numbers)."""
-    return (min(f.min_sequence_number for f in files), max(f.max_sequence_number for f in files))
+    return (min((f.min_sequence_number for f in files), default=0),
+            max((f.max_sequence_number for f in files), default=0))
 
 
 def ranks_order_like_sequence(files: Sequence[DataFileMeta], layout: KVLayout, spec: MergeSpec) -> bool:
@@ -380,10 +381,13 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     ``deletion_vectors`` drops the deleted rows of the files that have one. ``extra_runs``: more
     sorted runs already in memory (tables of ``columns``, key order, one row per key), e.g. the
     rows a lookup found in files outside the merge. ``output``: the columns of the merged chunks
-    (default all). Runs given in sequence order (oldest first) merge fastest.
+    (default all).
     """
     target = layout.schema_for(columns)
     keys = list(layout.key_columns)
+    # Chunks concatenate the runs oldest first: a key's rows are then in sequence order, which
+    # lets the merge use its fast key sort (any order merges correctly).
+    runs = sorted(runs, key=_run_sequence)
     iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows, layout, deletion_vectors or {}))
              for run in runs]
     iters += [iter(_table_slices(t.select(list(columns)), batch_rows)) for t in extra_runs]
@@ -481,7 +485,7 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
     output = [*value_cols, *aliases.values()] if spec.picks_whole_rows else None
     bucket_dir = paths.bucket_dir(partition_path, bucket)
     for section in interval_partition(files, KeyCodec(layout.key_types)):
-        runs = sorted((run.files for run in section), key=_run_sequence)
+        runs = [run.files for run in section]
         for merged in iter_merged_runs(file_io, bucket_dir, layout, spec, runs, columns, True, final=True,
                                        predicate=predicate, batch_rows=batch_rows, output=output):
             out = with_key_aliases(merged, aliases).select(out_cols)
