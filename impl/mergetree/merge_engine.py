@@ -1,7 +1,10 @@
 """Merge engines of primary-key tables, as pure columnar functions over KV tables.
 
 Input: a KV table (see :mod:`impl.mergetree.kv`) sorted by key, then by the ``sequence.field``
-columns (if any), then by ``_SEQUENCE_NUMBER`` -- :func:`sort_kv` produces that order. Output:
+columns (if any), then by ``_SEQUENCE_NUMBER`` -- :func:`sort_kv` produces that order
+(:func:`merge_order`: Arrow's stable ``sort_indices``, or, for integer-like keys whose rows
+already ascend in sequence within each key, numpy's stable sort of the key alone, which gives
+the same permutation far cheaper). Output:
 one row per key, in key order, in the same KV layout. Rows of one key are contiguous after the
 sort, so every engine works on group boundaries found with numpy, and picks or reduces values
 with ``take`` / numpy ``reduceat`` / one pyarrow ``group_by``: never a Python loop over rows.
