@@ -20,7 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mergetree_helpers import AGG_OPTIONS, Table, agg_schema, make_schema
 
+from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta
+from impl.format.types import BIGINT, DOUBLE, INT, STRING, TIMESTAMP, DataField
 from impl.mergetree import KeyCodec, KVLayout, MergeSpec, iter_merge_read, merge_kv, merge_sorted, read_kv_files
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, retract_mask
 from impl.mergetree.merge_engine import _merge_order, merge_order
@@ -258,3 +260,43 @@ def test_retractions_count_whatever_the_files_delete_row_count_says(tmp_path):
     t.live = {(0, c.file_name): c}  # one file: the no-merge path
     assert [r["id"] for r in t.read().to_pylist()] == [7]
     assert t.read(projection=[]).num_rows == 1
+
+
+KEYED_SCHEMAS = {
+    # name -> (key fields, strategies of their values)
+    "string": ([DataField(0, "s", STRING(False))], [st.sampled_from(["", "a", "ab", "b", "é"])]),
+    "timestamp": ([DataField(0, "t", TIMESTAMP(6, False))],
+                  [st.integers(0, 9).map(lambda s: datetime.datetime(2024, 1, 1) + datetime.timedelta(seconds=s))]),
+    "int+string": ([DataField(0, "a", INT(False)), DataField(1, "b", STRING(False))],
+                   [st.integers(-2, 3), st.sampled_from(["x", "y", "xy"])]),
+    "int+bigint": ([DataField(0, "a", INT(False)), DataField(1, "b", BIGINT(False))],
+                   [st.integers(-2, 3), st.integers(0, 3)]),
+}
+
+
+@settings(SETTINGS, max_examples=max(1, SETTINGS.max_examples // 2))
+@given(keyed=st.sampled_from(sorted(KEYED_SCHEMAS)), engine=st.sampled_from(["deduplicate", "partial-update-remove"]),
+       data=st.data())
+def test_merge_read_of_other_key_types_equals_the_general_merge(tmp_path_factory, keyed, engine, data):
+    key_fields, key_values = KEYED_SCHEMAS[keyed]
+    fields = (*key_fields, DataField(5, "v", DOUBLE()), DataField(6, "ts", BIGINT()))
+    schema = TableSchema(0, fields, primary_keys=tuple(f.name for f in key_fields))
+    t = Table(tmp_path_factory.mktemp("t"), schema, {**ENGINES[engine], "write-only": "true"})
+    layout = KVLayout(schema)
+    w = t.writer()
+    for _ in range(data.draw(st.integers(1, 5), label="commits")):
+        keys = data.draw(st.lists(st.tuples(*key_values), min_size=1, max_size=12), label="keys")
+        n = len(keys)
+        cols = {f.name: [k[i] for k in keys] for i, f in enumerate(key_fields)}
+        cols["v"] = data.draw(st.lists(st.none() | st.integers(0, 9).map(float), min_size=n, max_size=n))
+        cols["ts"] = data.draw(st.lists(st.none() | st.integers(0, 3), min_size=n, max_size=n))
+        kinds = data.draw(st.lists(st.sampled_from([0, 0, 2, 3]), min_size=n, max_size=n), label="kinds")
+        w.write(pa.table(cols, schema=layout.user_schema), pa.array(kinds, pa.int8()))
+        t.apply(w.prepare_commit(True))
+    w.close()
+    predicate = data.draw(st.sampled_from([None, pc.field("v").is_valid()]), label="predicate")
+    expected = _general_read(t, None, predicate)
+    assert t.read(None, predicate).to_pylist() == expected.to_pylist()
+    streamed = list(iter_merge_read(t.io, t.paths, t.schema, t.options, "", 0, list(t.live.values()), None,
+                                    predicate, batch_rows=data.draw(st.integers(1, 8), label="batch")))
+    assert [r for part in streamed for r in part.to_pylist()] == expected.to_pylist()
