@@ -302,9 +302,10 @@ def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) ->
 MERGE_BATCH_ROWS = 256 * 1024
 
 
-def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
-               batch_rows: int, deleted: np.ndarray | None = None, sources=None) -> Iterator[pa.Table]:
-    """The rows of one data file as tables of at most ``batch_rows`` rows (conformed like ``_read_one``)."""
+def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema, batch_rows: int,
+               deleted: np.ndarray | None = None, sources=None) -> Iterator[tuple[pa.Table, bool]]:
+    """The rows of one data file as tables of at most ``batch_rows`` rows (conformed like
+    ``_read_one``), each with whether it holds the file's last rows."""
     try:
         source = file_io.open_input(path)
     except FileNotFoundError as e:
@@ -329,7 +330,7 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
             keep = keep_mask(deleted, seen, batch.num_rows)
             seen += batch.num_rows
             t = pa.Table.from_batches([batch]).rename_columns(current)
-            yield _conform_kv(t if keep is None else t.filter(pa.array(keep)), present, target, path)
+            yield _conform_kv(t if keep is None else t.filter(pa.array(keep)), present, target, path), seen >= f.row_count
     if seen != f.row_count:
         raise CorruptDataFileError(path, f"holds {seen} rows, its metadata says {f.row_count}")
 
@@ -402,6 +403,7 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     iters += [iter(_table_slices(t.select(list(columns)), batch_rows)) for t in extra_runs]
     buffers: list[pa.Table | None] = [None] * len(iters)
     done = [False] * len(iters)
+    last = [False] * len(iters)  # the buffer holds the run's last rows
     while True:
         while True:
             empty = [i for i in range(len(iters))
@@ -412,22 +414,25 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
                 if nxt is None:
                     done[i], buffers[i] = True, None
                 else:
-                    buffers[i] = nxt
+                    buffers[i], last[i] = nxt
         live = [i for i in range(len(iters)) if buffers[i] is not None and buffers[i].num_rows]  # type: ignore[union-attr]
         if not live:
             return
         if any(buffers[i].column(k).null_count for i in live for k in keys):  # type: ignore[union-attr]
             # null keys: Arrow comparisons cannot bound them; merge the rest whole
-            rest = [buffers[i] for i in live] + [t for i in live for t in iters[i]]
+            rest = [buffers[i] for i in live] + [t for i in live for t, _ in iters[i]]
             yield from _merge_chunk(pa.concat_tables(rest), layout, spec, drop_delete, final, predicate, output)
             return
-        lasts = [buffers[i].slice(buffers[i].num_rows - 1).select(keys).to_pylist()[0] for i in live]  # type: ignore[union-attr]
-        bound = min((tuple(r[k] for k in keys) for r in lasts))
+        # A run whose buffer holds its last rows does not bound the chunk: no later row of it
+        # can hold a key the chunk takes. When every buffer is a run's last, all go at once.
+        bounding = [i for i in live if not last[i]]
+        lasts = [buffers[i].slice(buffers[i].num_rows - 1).select(keys).to_pylist()[0] for i in bounding]  # type: ignore[union-attr]
+        bound = min((tuple(r[k] for k in keys) for r in lasts), default=None)
         parts = []
         for i in live:
             b = buffers[i]
             assert b is not None
-            n = _rows_up_to(b, keys, bound)
+            n = b.num_rows if bound is None else _rows_up_to(b, keys, bound)
             if n:
                 parts.append(b.slice(0, n))
                 buffers[i] = b.slice(n)
@@ -436,7 +441,7 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
         yield from _merge_chunk(chunk, layout, spec, drop_delete, final, predicate, output)
 
 
-def _next_of(iters: Sequence[Iterator[pa.Table]]) -> list[pa.Table | None]:
+def _next_of(iters: Sequence[Iterator[tuple[pa.Table, bool]]]) -> list[tuple[pa.Table, bool] | None]:
     """The next table of each iterator (None when exhausted); several runs' files are decoded
     at once (Parquet decoding releases the GIL; each iterator is advanced by one thread)."""
     if len(iters) == 1:
@@ -446,16 +451,19 @@ def _next_of(iters: Sequence[Iterator[pa.Table]]) -> list[pa.Table | None]:
     return [fu.result() for fu in futures]
 
 
-def _table_slices(t: pa.Table, batch_rows: int) -> Iterator[pa.Table]:
+def _table_slices(t: pa.Table, batch_rows: int) -> Iterator[tuple[pa.Table, bool]]:
     for start in range(0, t.num_rows, batch_rows):
-        yield t.slice(start, batch_rows)
+        yield t.slice(start, batch_rows), start + batch_rows >= t.num_rows
 
 
 def _chain_files(file_io: FileIO, bucket_dir: str, files: Sequence[DataFileMeta], target: pa.Schema,
-                 batch_rows: int, layout: KVLayout, deletion_vectors: Mapping[str, np.ndarray]) -> Iterator[pa.Table]:
-    for f in files:
-        yield from _iter_file(file_io, file_path(bucket_dir, f), f, target, batch_rows,
-                              deletion_vectors.get(f.file_name), layout.file_sources(f))
+                 batch_rows: int, layout: KVLayout,
+                 deletion_vectors: Mapping[str, np.ndarray]) -> Iterator[tuple[pa.Table, bool]]:
+    """The rows of a run's files in batches, each with whether it holds the run's last rows."""
+    for j, f in enumerate(files):
+        for t, file_end in _iter_file(file_io, file_path(bucket_dir, f), f, target, batch_rows,
+                                      deletion_vectors.get(f.file_name), layout.file_sources(f)):
+            yield t, file_end and j == len(files) - 1
 
 
 def _merge_chunk(kv: pa.Table, layout: KVLayout, spec: MergeSpec, drop_delete: bool, final: bool,
