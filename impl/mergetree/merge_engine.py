@@ -1,7 +1,10 @@
 """Merge engines of primary-key tables, as pure columnar functions over KV tables.
 
 Input: a KV table (see :mod:`impl.mergetree.kv`) sorted by key, then by the ``sequence.field``
-columns (if any), then by ``_SEQUENCE_NUMBER`` -- :func:`sort_kv` produces that order. Output:
+columns (if any), then by ``_SEQUENCE_NUMBER`` -- :func:`sort_kv` produces that order
+(:func:`merge_order`: Arrow's stable ``sort_indices``, or, for integer-like keys whose rows
+already ascend in sequence within each key, numpy's stable sort of the key alone, which gives
+the same permutation far cheaper). Output:
 one row per key, in key order, in the same KV layout. Rows of one key are contiguous after the
 sort, so every engine works on group boundaries found with numpy, and picks or reduces values
 with ``take`` / numpy ``reduceat`` / one pyarrow ``group_by``: never a Python loop over rows.
@@ -336,11 +339,7 @@ def key_groups(kv: pa.Table, key_columns: Sequence[str]) -> Groups:
     if n == 0:
         z = np.zeros(0, dtype=np.int64)
         return Groups(z, z, z)
-    new = new_key_mask(kv, key_columns)
-    starts = np.flatnonzero(new).astype(np.int64)
-    ends = np.append(starts[1:], n).astype(np.int64)
-    gid = np.cumsum(new, dtype=np.int64) - 1
-    return Groups(starts, ends, gid)
+    return _groups_of(new_key_mask(kv, key_columns))
 
 
 def new_key_mask(kv: pa.Table, key_columns: Sequence[str]) -> np.ndarray:
@@ -360,29 +359,51 @@ def new_key_mask(kv: pa.Table, key_columns: Sequence[str]) -> np.ndarray:
     return new
 
 
-# ---------------------------------------------------------------------------- entry points
+def _groups_of(new: np.ndarray) -> Groups:
+    """Groups from the mask of rows that start a new key (row 0 included)."""
+    starts = np.flatnonzero(new).astype(np.int64)
+    ends = np.append(starts[1:], len(new)).astype(np.int64)
+    gid = np.cumsum(new, dtype=np.int64) - 1
+    return Groups(starts, ends, gid)
 
 
-def sort_kv(kv: pa.Table, spec: MergeSpec) -> pa.Table:
-    """Stable sort by (key, sequence fields, sequence number)."""
-    if kv.num_rows <= 1:
-        return kv
-    return kv.take(pa.array(kv_sort_indices(kv, spec)))
+# ---------------------------------------------------------------------------- ordering
 
 
-def kv_sort_indices(kv: pa.Table, spec: MergeSpec) -> np.ndarray:
-    """The row order of a stable sort of ``kv`` by ``spec.sort_keys()``.
+def integer_like(t: pa.DataType) -> bool:
+    """Integers and the types stored as one (dates, times, timestamps, durations)."""
+    return (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
+            or pa.types.is_duration(t))
 
-    Arrow's multi-column ``sort_indices`` is a stable merge sort, quick on concatenated sorted
-    runs (compaction, merge-on-read) but slow on rows in arrival order (a flush). For those,
-    with one integer key field and no ``sequence.field``, numpy sorts the key, then (key rank,
-    sequence number), 3-6x faster; the order is exactly Arrow's (see :func:`_key_sequence_order`).
-    """
-    if kv.num_rows > 1 and len(spec.key_columns) == 1 and not spec.sequence_fields:
-        order = _key_sequence_order(kv.column(spec.key_columns[0]), kv.column(SEQUENCE_NUMBER))
-        if order is not None:
-            return order
-    return pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy()
+
+def integer_keys(kv: pa.Table, key_columns: Sequence[str]) -> list[np.ndarray] | None:
+    """The key columns as numpy integers when every one is integer-like (integers, dates,
+    times, timestamps, durations) and has no null: numpy orders these exactly as Arrow's
+    ``sort_indices`` does. None for any other key (strings, decimals, floats, nulls)."""
+    out = []
+    for name in key_columns:
+        col = kv.column(name)
+        t = col.type
+        if col.null_count:
+            return None
+        if not integer_like(t):
+            return None
+        if not pa.types.is_integer(t):
+            # the physical integer (days, units since midnight / the epoch) orders the same
+            col = col.cast(pa.int32() if t.bit_width == 32 else pa.int64())
+        out.append(np.asarray(col.to_numpy()))
+    return out
+
+
+def _new_key_mask(sorted_keys: Sequence[np.ndarray]) -> np.ndarray:
+    """Per row of key-sorted integer keys: True where the key differs from the previous row's."""
+    n = len(sorted_keys[0])
+    new = np.zeros(n, dtype=bool)
+    if n:
+        new[0] = True
+        for a in sorted_keys:
+            new[1:] |= a[1:] != a[:-1]
+    return new
 
 
 # Input made of fewer ascending runs than this is left to Arrow (see kv_sort_indices).
@@ -422,6 +443,63 @@ def _key_sequence_order(key, seq) -> np.ndarray | None:
     return order[by_seq]
 
 
+@dataclass(frozen=True)
+class _Order:
+    """A merge order of a KV table: ``rows`` (the permutation) and, when known for free, the
+    mask of rows (in that order) that start a new key."""
+
+    rows: np.ndarray
+    new_key: np.ndarray | None
+
+
+def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
+    """The stable (key, sequence fields, ``_SEQUENCE_NUMBER``) order of ``kv``: exactly the
+    permutation of ``pc.sort_indices(kv, spec.sort_keys())``.
+
+    Fast path: a KV table concatenated run by run in sequence order (a sorted run holds a key
+    once, and a newer run has higher sequence numbers) is already in sequence order within
+    each key, so a stable sort of the key alone gives that order. With integer keys and no
+    ``sequence.field`` that sort is numpy's stable sort (a timsort, which merges the
+    pre-sorted runs it detects), far cheaper than Arrow's multi-column comparison sort. The
+    precondition is checked (sequence numbers never decrease within a key of the result),
+    and the general sort runs when it does not hold, so the result never depends on it: a
+    stable sort by key that leaves each key's rows in ascending sequence order is the stable
+    sort by (key, sequence) (rows tied on both stay in input order in both).
+    """
+    n = kv.num_rows
+    if n <= 1:
+        return _Order(np.arange(n, dtype=np.int64), np.ones(n, dtype=bool))
+    ints = None if spec.sequence_fields else integer_keys(kv, spec.key_columns)
+    if ints is not None and len(ints) == 1 and pa.types.is_integer(kv.column(spec.key_columns[0]).type):
+        # rows in arrival order (a flush): numpy's quicksort of the key, then (key rank, sequence)
+        order = _key_sequence_order(kv.column(spec.key_columns[0]), kv.column(SEQUENCE_NUMBER))
+        if order is not None:
+            return _Order(order.astype(np.int64, copy=False), None)
+    if ints is not None:
+        rows = np.argsort(ints[0], kind="stable") if len(ints) == 1 else np.lexsort(ints[::-1])
+        new = _new_key_mask([a[rows] for a in ints])
+        seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows]
+        if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
+            return _Order(rows.astype(np.int64, copy=False), new)
+    return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
+
+
+def merge_order(kv: pa.Table, spec: MergeSpec) -> np.ndarray:
+    """Row indices that sort ``kv`` stably by (key, sequence fields, sequence number): the
+    order every merge works in (see :func:`_merge_order` for the fast path)."""
+    return _merge_order(kv, spec).rows
+
+
+# ---------------------------------------------------------------------------- entry points
+
+
+def sort_kv(kv: pa.Table, spec: MergeSpec) -> pa.Table:
+    """Stable sort by (key, sequence fields, sequence number)."""
+    if kv.num_rows <= 1:
+        return kv
+    return kv.take(pa.array(merge_order(kv, spec)))
+
+
 def _first_rows(g: Groups) -> np.ndarray:
     return g.starts
 
@@ -453,11 +531,16 @@ def merge_sorted(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: boo
     return out
 
 
-def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False) -> pa.Table:
-    """Sort, then merge: the merged view of any set of KV rows of one bucket."""
+def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False,
+             columns: Sequence[str] | None = None) -> pa.Table:
+    """Sort, then merge: the merged view of any set of KV rows of one bucket.
+
+    ``columns`` (default: all) selects the columns of the result; engines that pick whole
+    rows then gather only those."""
     if spec.picks_whole_rows:
-        return _merge_pick(kv, spec, drop_delete)
-    return merge_sorted(sort_kv(kv, spec), spec, drop_delete, final=final)
+        return _merge_pick(kv, spec, drop_delete, columns)
+    out = merge_sorted(sort_kv(kv, spec), spec, drop_delete, final=final)
+    return out if columns is None else out.select(list(columns))
 
 
 def iter_merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, chunk_rows: int) -> Iterator[pa.Table]:
@@ -479,7 +562,7 @@ def iter_merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, chunk_rows: 
         for start in range(0, len(rows), chunk_rows):
             yield kv.take(pa.array(rows[start:start + chunk_rows]))
         return
-    order = pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy() if n > 1 else np.zeros(1, dtype=np.int64)
+    order = merge_order(kv, spec)
     starts = key_groups(kv.select(list(spec.key_columns)).take(pa.array(order)), spec.key_columns).starts
     # cut at the first key starting at or after each multiple of chunk_rows
     cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(chunk_rows, n, chunk_rows)),
@@ -493,26 +576,26 @@ def iter_merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, chunk_rows: 
 
 def _picked_rows(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> np.ndarray:
     """Indices into ``kv`` of the rows deduplicate / first-row keep, in key order."""
-    n = kv.num_rows
-    if n == 0:
+    if kv.num_rows == 0:
         return np.zeros(0, dtype=np.int64)
-    if n == 1:
-        order = np.zeros(1, dtype=np.int64)
-    else:
-        order = kv_sort_indices(kv, spec)
-    keys = kv.select([*spec.key_columns, VALUE_KIND]).take(pa.array(order))
-    kinds = keys.column(VALUE_KIND).to_numpy()
+    ordered = _merge_order(kv, spec)
+    order, new = ordered.rows, ordered.new_key
+    kinds = np.asarray(kv.column(VALUE_KIND).to_numpy())[order]
     if spec.drops_retract_input():
         keep = ~retract_mask(kinds)
         if not keep.all():
             order, kinds = order[keep], kinds[keep]
-            keys = keys.filter(pa.array(keep))
+            if new is not None:
+                # a dropped row that started its key passes the start to the key's next kept row
+                kept_keys = (np.cumsum(new) - 1)[keep]
+                new = np.ones(len(kept_keys), dtype=bool)
+                new[1:] = kept_keys[1:] != kept_keys[:-1]
     if len(order) == 0:
         return order
+    if new is None:
+        new = new_key_mask(kv.select(list(spec.key_columns)).take(pa.array(order)), spec.key_columns)
     # A boolean mask, not Groups: a flush of millions of rows would otherwise hold several
     # int64 arrays per row (starts, ends, group ids) at its peak.
-    new = new_key_mask(keys, spec.key_columns)
-    del keys
     if _ROW_PICKERS[spec.engine] is _first_rows:
         chosen = np.flatnonzero(new)
     else:  # the last row of each key: the row before the next key's first
@@ -525,13 +608,16 @@ def _picked_rows(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> np.ndarray
     return order[chosen]
 
 
-def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> pa.Table:
+def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool, columns: Sequence[str] | None = None) -> pa.Table:
     """deduplicate / first-row without materializing the sorted table: these engines pick whole
-    rows, so only the key and kind columns are put in order and the chosen rows taken once."""
-    n = kv.num_rows
-    if n == 0:
-        return kv
-    return kv.take(pa.array(_picked_rows(kv, spec, drop_delete))).combine_chunks()
+    rows, so only the order, keys and kinds are worked out and the chosen rows taken once
+    (``columns`` of them; default all)."""
+    if kv.num_rows == 0:
+        return kv if columns is None else kv.select(list(columns))
+    # a table of no columns would lose its row count in take: take one column, then drop it
+    src = kv if columns is None else kv.select(list(columns) or [VALUE_KIND])
+    out = src.take(pa.array(_picked_rows(kv, spec, drop_delete))).combine_chunks()
+    return out if columns is None else out.select(list(columns))
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -12,6 +12,15 @@ raw rows before the merge, which is safe because every row of a key is kept or d
 together. Filtering raw rows on value columns before the merge would be wrong: it could drop
 the newest row of a key and resurrect an older one (deduplicate), or drop the rows that
 provide some columns (partial-update) or part of an aggregate (aggregation).
+
+Speed (issue 16): files are concatenated oldest first, so a stable sort of the key alone puts
+each key's rows in sequence order (``merge_engine.merge_order``: numpy's stable sort for
+integer-like keys, checked, else Arrow's full sort). Primary-key user columns are not decoded:
+they are copies of their ``_KEY_`` columns. ``_SEQUENCE_NUMBER`` is not decoded either when the
+files' sequence ranges follow each other and no file holds a key twice (checked on the keys;
+otherwise the numbers are read): a file's rank then orders a key's rows exactly as the numbers
+would. Row kinds are always decoded (``delete_row_count`` is not trusted: pypaimon 2.1.0 writes
+0 for files holding -D rows). Whole-row engines gather only the output columns.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from impl.fs.paths import TablePaths
 from impl.mergetree.deletion_vectors import keep_mask
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
-from impl.mergetree.merge_engine import MergeSpec, merge_kv
+from impl.mergetree.merge_engine import MergeSpec, integer_keys, integer_like, merge_kv
 from impl.mergetree.options import MergeTreeOptions
 from impl.schema.evolution import plan_columns
 
@@ -178,33 +187,113 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
         raise TypeError(f"predicate must be a pyarrow.compute.Expression, got {type(predicate).__name__}")
     value_cols = spec.required_value_columns(out_cols, layout.value_names)
     disjoint = _disjoint_in_key_order(files, layout, spec)
-    if disjoint is None:
-        columns = [*layout.key_columns, SEQUENCE_NUMBER, VALUE_KIND, *value_cols]
-    else:
-        # nothing to merge: keys and sequence numbers are not needed, nor the row kinds
-        # when no file holds a retraction
-        has_retracts = any(f.delete_row_count is None or f.delete_row_count > 0 for f in disjoint)
-        columns = [*(layout.key_columns if predicate is not None else []),
-                   *([VALUE_KIND] if has_retracts else []), *value_cols]
-    kv = read_kv_tables(file_io, paths.bucket_dir(partition_path, bucket), layout,
-                        files if disjoint is None else disjoint, columns)
+    if disjoint is not None:
+        return _read_disjoint(file_io, paths.bucket_dir(partition_path, bucket), layout, disjoint, value_cols,
+                              out_cols, predicate)
+    # Primary-key user columns hold the same values as their _KEY_ columns: read those once.
+    aliases = key_aliases(layout, spec, value_cols)
+    value_cols = [c for c in value_cols if c not in aliases]
+    # Row kinds are always read: a file's delete_row_count cannot be trusted to be 0 only
+    # without retractions (pypaimon 2.1.0 writes 0 for files holding -D rows).
+    ordered = in_sequence_order(files)
+    # Files whose sequence ranges follow each other need no sequence numbers decoded when each
+    # holds a key once: a file's rank then orders a key's rows as its numbers would.
+    ranked = ranks_order_like_sequence(ordered, layout, spec)
+    columns = [*layout.key_columns, *([] if ranked else [SEQUENCE_NUMBER]), VALUE_KIND, *value_cols]
+    bucket_dir = paths.bucket_dir(partition_path, bucket)
+    kv = read_kv_tables(file_io, bucket_dir, layout, ordered, columns)
+    if ranked:
+        counts = [f.row_count for f in ordered]
+        keys = integer_keys(kv, layout.key_columns)
+        if keys is not None and ascending_within_files(keys, counts):
+            seq: pa.Array | pa.ChunkedArray = pa.array(np.repeat(np.arange(len(ordered), dtype=np.int64), counts))
+        else:  # a file holds a key twice (or is not in key order): the real numbers decide
+            seq = read_kv_tables(file_io, bucket_dir, layout, ordered, [SEQUENCE_NUMBER]).column(0)
+        kv = kv.append_column(layout.schema_for([SEQUENCE_NUMBER]).field(0), seq)
     if predicate is not None and kv.num_rows:
         rows = _key_only_indices(kv, layout, predicate)
         if rows is not None:
             kv = kv.take(rows)
-    if disjoint is not None:
-        # Files never overlap: rows are already in key order, one per key; nothing to merge,
-        # only retractions to drop.
-        merged = kv
-        if VALUE_KIND in kv.column_names:
-            retract = retract_mask(kv.column(VALUE_KIND))
-            merged = kv.filter(pa.array(~retract)) if retract.any() else kv
-    else:
-        merged = merge_kv(kv, spec, drop_delete=True, final=True)
-    out = merged.select(out_cols)
+    keep = [*value_cols, *aliases.values()]
+    merged = merge_kv(kv, spec, drop_delete=True, final=True, columns=None if not spec.picks_whole_rows else keep)
+    out = with_key_aliases(merged, aliases).select(out_cols)
     if predicate is not None:
         out = out.filter(predicate)
     return out
+
+
+def _read_disjoint(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Sequence[DataFileMeta],
+                   value_cols: Sequence[str], out_cols: Sequence[str], predicate: pc.Expression | None) -> pa.Table:
+    """:func:`merge_read` of key-disjoint files (given in key order) of a whole-row engine:
+    rows are already in key order, one per key; nothing to merge, only retractions to drop."""
+    # Keys and sequence numbers are not needed. Row kinds are: a file's delete_row_count of 0
+    # does not prove it holds no retraction (pypaimon 2.1.0 writes 0 for files with -D rows).
+    columns = [*(layout.key_columns if predicate is not None else []), VALUE_KIND, *value_cols]
+    kv = read_kv_tables(file_io, bucket_dir, layout, files, columns)
+    if predicate is not None and kv.num_rows:
+        rows = _key_only_indices(kv, layout, predicate)
+        if rows is not None:
+            kv = kv.take(rows)
+    retract = retract_mask(kv.column(VALUE_KIND))
+    if retract.any():
+        kv = kv.filter(pa.array(~retract))
+    out = kv.select(list(out_cols))
+    if predicate is not None:
+        out = out.filter(predicate)
+    return out
+
+
+def key_aliases(layout: KVLayout, spec: MergeSpec, value_cols: Sequence[str]) -> dict[str, str]:
+    """User column -> its ``_KEY_`` column, for the wanted primary-key columns a merge does not
+    order by (a ``sequence.field`` column must stay in the KV rows)."""
+    return {name: kc for name, kc in zip(layout.key_names, layout.key_columns, strict=True)
+            if name in value_cols and name not in spec.sequence_fields}
+
+
+def with_key_aliases(merged: pa.Table, aliases: Mapping[str, str]) -> pa.Table:
+    """``merged`` with each aliased user column added as a copy of its key column."""
+    for name, kc in aliases.items():
+        merged = merged.append_column(name, merged.column(kc))
+    return merged
+
+
+def in_sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
+    """``files`` ordered by sequence numbers, so their concatenation holds each key's rows in
+    sequence order when the files' sequence ranges do not overlap (the merge's fast path
+    checks this; any order is still merged correctly)."""
+    return sorted(files, key=lambda f: (f.min_sequence_number, f.max_sequence_number))
+
+
+def _run_sequence(files: Sequence[DataFileMeta]) -> tuple[int, int]:
+    """Where a sorted run sits in sequence order (its files' smallest and largest numbers)."""
+    return (min((f.min_sequence_number for f in files), default=0),
+            max((f.max_sequence_number for f in files), default=0))
+
+
+def ranks_order_like_sequence(files: Sequence[DataFileMeta], layout: KVLayout, spec: MergeSpec) -> bool:
+    """True when ``files`` (in sequence order) have sequence ranges that follow each other
+    without overlap, integer-like keys and no ``sequence.field``: then, if every file holds a
+    key at most once (:func:`ascending_within_files`), ordering a key's rows by their file's
+    rank is ordering them by sequence number, with no ties either way."""
+    if spec.sequence_fields or not all(integer_like(layout.arrow_types[c]) for c in layout.key_columns):
+        return False
+    return all(a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False))
+
+
+def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) -> bool:
+    """True if the rows of each file (``counts`` consecutive rows each) have strictly ascending
+    keys (lexicographic over ``keys``), i.e. no file holds a key twice."""
+    n = len(keys[0])
+    if n < 2:
+        return True
+    greater = np.zeros(n - 1, dtype=bool)
+    equal = np.ones(n - 1, dtype=bool)
+    for a in keys:
+        greater |= equal & (a[1:] > a[:-1])
+        equal &= a[1:] == a[:-1]
+    ends = np.cumsum(counts)[:-1]
+    greater[ends[(ends > 0) & (ends < n)] - 1] = True  # a file's first row follows another file
+    return bool(greater.all())
 
 
 # ---------------------------------------------------------------------------- bounded merges
@@ -213,9 +302,10 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
 MERGE_BATCH_ROWS = 256 * 1024
 
 
-def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
-               batch_rows: int, deleted: np.ndarray | None = None, sources=None) -> Iterator[pa.Table]:
-    """The rows of one data file as tables of at most ``batch_rows`` rows (conformed like ``_read_one``)."""
+def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema, batch_rows: int,
+               deleted: np.ndarray | None = None, sources=None) -> Iterator[tuple[pa.Table, bool]]:
+    """The rows of one data file as tables of at most ``batch_rows`` rows (conformed like
+    ``_read_one``), each with whether it holds the file's last rows."""
     try:
         source = file_io.open_input(path)
     except FileNotFoundError as e:
@@ -240,7 +330,7 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
             keep = keep_mask(deleted, seen, batch.num_rows)
             seen += batch.num_rows
             t = pa.Table.from_batches([batch]).rename_columns(current)
-            yield _conform_kv(t if keep is None else t.filter(pa.array(keep)), present, target, path)
+            yield _conform_kv(t if keep is None else t.filter(pa.array(keep)), present, target, path), seen >= f.row_count
     if seen != f.row_count:
         raise CorruptDataFileError(path, f"holds {seen} rows, its metadata says {f.row_count}")
 
@@ -289,7 +379,8 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
                      batch_rows: int = MERGE_BATCH_ROWS,
                      deletion_vectors: Mapping[str, np.ndarray] | None = None,
                      extra_runs: Sequence[pa.Table] = (),
-                     run_streams: Sequence[Iterable[pa.Table]] = ()) -> Iterator[pa.Table]:
+                     run_streams: Sequence[Iterable[pa.Table]] = (),
+                     output: Sequence[str] | None = None) -> Iterator[pa.Table]:
     """The merged rows of key-overlapping sorted runs, in key order, in bounded chunks.
 
     Each run (files in key order, one row per key) is decoded ``batch_rows`` rows at a time.
@@ -302,66 +393,100 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     sorted runs already in memory (tables of ``columns``, key order, one row per key), e.g. the
     rows a lookup found in files outside the merge. ``run_streams``: more sorted runs, each given
     as its tables in key order (e.g. a writer's spilled runs read back from local disk).
+    ``output``: the columns of the merged chunks (default all).
     """
     target = layout.schema_for(columns)
     keys = list(layout.key_columns)
+    # Chunks concatenate the runs oldest first: a key's rows are then in sequence order, which
+    # lets the merge use its fast key sort (any order merges correctly).
+    runs = sorted(runs, key=_run_sequence)
     iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows, layout, deletion_vectors or {}))
              for run in runs]
     iters += [iter(_table_slices(t.select(list(columns)), batch_rows)) for t in extra_runs]
-    iters += [(t.select(list(columns)) for t in stream) for stream in run_streams]
+    iters += [_with_last(t.select(list(columns)) for t in stream) for stream in run_streams]
     buffers: list[pa.Table | None] = [None] * len(iters)
     done = [False] * len(iters)
+    last = [False] * len(iters)  # the buffer holds the run's last rows
     while True:
-        for i, it in enumerate(iters):
-            while not done[i] and (buffers[i] is None or buffers[i].num_rows == 0):  # type: ignore[union-attr]
-                nxt = next(it, None)
+        while True:
+            empty = [i for i in range(len(iters))
+                     if not done[i] and (buffers[i] is None or buffers[i].num_rows == 0)]  # type: ignore[union-attr]
+            if not empty:
+                break
+            for i, nxt in zip(empty, _next_of([iters[i] for i in empty]), strict=True):
                 if nxt is None:
                     done[i], buffers[i] = True, None
                 else:
-                    buffers[i] = nxt
+                    buffers[i], last[i] = nxt
         live = [i for i in range(len(iters)) if buffers[i] is not None and buffers[i].num_rows]  # type: ignore[union-attr]
         if not live:
             return
         if any(buffers[i].column(k).null_count for i in live for k in keys):  # type: ignore[union-attr]
             # null keys: Arrow comparisons cannot bound them; merge the rest whole
-            rest = [buffers[i] for i in live] + [t for i in live for t in iters[i]]
-            yield from _merge_chunk(pa.concat_tables(rest), layout, spec, drop_delete, final, predicate)
+            rest = [buffers[i] for i in live] + [t for i in live for t, _ in iters[i]]
+            yield from _merge_chunk(pa.concat_tables(rest), layout, spec, drop_delete, final, predicate, output)
             return
-        lasts = [buffers[i].slice(buffers[i].num_rows - 1).select(keys).to_pylist()[0] for i in live]  # type: ignore[union-attr]
-        bound = min((tuple(r[k] for k in keys) for r in lasts))
+        # A run whose buffer holds its last rows does not bound the chunk: no later row of it
+        # can hold a key the chunk takes. When every buffer is a run's last, all go at once.
+        bounding = [i for i in live if not last[i]]
+        lasts = [buffers[i].slice(buffers[i].num_rows - 1).select(keys).to_pylist()[0] for i in bounding]  # type: ignore[union-attr]
+        bound = min((tuple(r[k] for k in keys) for r in lasts), default=None)
         parts = []
         for i in live:
             b = buffers[i]
             assert b is not None
-            n = _rows_up_to(b, keys, bound)
+            n = b.num_rows if bound is None else _rows_up_to(b, keys, bound)
             if n:
                 parts.append(b.slice(0, n))
                 buffers[i] = b.slice(n)
         chunk = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         del parts
-        yield from _merge_chunk(chunk, layout, spec, drop_delete, final, predicate)
+        yield from _merge_chunk(chunk, layout, spec, drop_delete, final, predicate, output)
 
 
-def _table_slices(t: pa.Table, batch_rows: int) -> Iterator[pa.Table]:
+def _next_of(iters: Sequence[Iterator[tuple[pa.Table, bool]]]) -> list[tuple[pa.Table, bool] | None]:
+    """The next table of each iterator (None when exhausted); several runs' files are decoded
+    at once (Parquet decoding releases the GIL; each iterator is advanced by one thread)."""
+    if len(iters) == 1:
+        return [next(iters[0], None)]
+    pool = _pool()
+    futures = [pool.submit(next, it, None) for it in iters]
+    return [fu.result() for fu in futures]
+
+
+def _table_slices(t: pa.Table, batch_rows: int) -> Iterator[tuple[pa.Table, bool]]:
     for start in range(0, t.num_rows, batch_rows):
-        yield t.slice(start, batch_rows)
+        yield t.slice(start, batch_rows), start + batch_rows >= t.num_rows
+
+
+def _with_last(tables: Iterable[pa.Table]) -> Iterator[tuple[pa.Table, bool]]:
+    """Each table with whether it is the last one (one table of look-ahead)."""
+    it = iter(tables)
+    prev = next(it, None)
+    while prev is not None:
+        nxt = next(it, None)
+        yield prev, nxt is None
+        prev = nxt
 
 
 def _chain_files(file_io: FileIO, bucket_dir: str, files: Sequence[DataFileMeta], target: pa.Schema,
-                 batch_rows: int, layout: KVLayout, deletion_vectors: Mapping[str, np.ndarray]) -> Iterator[pa.Table]:
-    for f in files:
-        yield from _iter_file(file_io, file_path(bucket_dir, f), f, target, batch_rows,
-                              deletion_vectors.get(f.file_name), layout.file_sources(f))
+                 batch_rows: int, layout: KVLayout,
+                 deletion_vectors: Mapping[str, np.ndarray]) -> Iterator[tuple[pa.Table, bool]]:
+    """The rows of a run's files in batches, each with whether it holds the run's last rows."""
+    for j, f in enumerate(files):
+        for t, file_end in _iter_file(file_io, file_path(bucket_dir, f), f, target, batch_rows,
+                                      deletion_vectors.get(f.file_name), layout.file_sources(f)):
+            yield t, file_end and j == len(files) - 1
 
 
 def _merge_chunk(kv: pa.Table, layout: KVLayout, spec: MergeSpec, drop_delete: bool, final: bool,
-                 predicate: pc.Expression | None) -> Iterator[pa.Table]:
+                 predicate: pc.Expression | None, output: Sequence[str] | None) -> Iterator[pa.Table]:
     if predicate is not None and kv.num_rows:
         rows = _key_only_indices(kv, layout, predicate)
         if rows is not None:
             kv = kv.take(rows)
     if kv.num_rows:
-        out = merge_kv(kv, spec, drop_delete, final=final)
+        out = merge_kv(kv, spec, drop_delete, final=final, columns=output)
         if out.num_rows:
             yield out
 
@@ -383,13 +508,17 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
     if unknown:
         raise SchemaMismatchError(f"projection names unknown column(s) {unknown} of schema {schema.id}")
     value_cols = spec.required_value_columns(out_cols, layout.value_names)
+    # primary-key user columns are read from their _KEY_ columns (as in merge_read)
+    aliases = key_aliases(layout, spec, value_cols)
+    value_cols = [c for c in value_cols if c not in aliases]
     columns = [*layout.key_columns, SEQUENCE_NUMBER, VALUE_KIND, *value_cols]
+    output = [*value_cols, *aliases.values()] if spec.picks_whole_rows else None
     bucket_dir = paths.bucket_dir(partition_path, bucket)
     for section in interval_partition(files, KeyCodec(layout.key_types)):
         runs = [run.files for run in section]
         for merged in iter_merged_runs(file_io, bucket_dir, layout, spec, runs, columns, True, final=True,
-                                       predicate=predicate, batch_rows=batch_rows):
-            out = merged.select(out_cols)
+                                       predicate=predicate, batch_rows=batch_rows, output=output):
+            out = with_key_aliases(merged, aliases).select(out_cols)
             if predicate is not None:
                 out = out.filter(predicate)
             if out.num_rows:

@@ -1,6 +1,6 @@
 """The fast paths of the default write (issue 16, goal 3) give exactly what the plain paths give.
 
-- ``kv_sort_indices``: numpy's sort of (key rank, sequence number) is the stable Arrow sort;
+- ``merge_order``: numpy's sort of (key rank, sequence number) is the stable Arrow sort;
 - ``dictionary_columns``: columns known unique / repeated are decided without sampling;
 - ``TableWrite.prepare_commit`` flushes every bucket before waiting for any compaction, which
   lets compactions overlap later buckets' flushes but writes the same files.
@@ -25,7 +25,7 @@ from impl.format.types import BIGINT, DataField
 from impl.mergetree import MergeSpec, MergeTreeOptions, merge_engine
 from impl.mergetree.file_writer import dictionary_columns, known_unique_columns
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KVLayout
-from impl.mergetree.merge_engine import kv_sort_indices
+from impl.mergetree.merge_engine import merge_order
 from impl.mergetree.writer import InlineExecutor
 from impl.table.bucket import split_by_group
 from tests.mergetree.mergetree_helpers import make_schema
@@ -61,7 +61,7 @@ def test_sort_order_is_arrows_stable_order(keys, seqs, chunks, key_type):
         for a, b in zip(cut[:-1], cut[1:], strict=True) if b > a])
     spec = _spec()
     with mock.patch.object(merge_engine, "_FEW_RUNS", 0):  # the numpy path for any input size
-        assert kv_sort_indices(kv, spec).tolist() == _arrow_order(kv, spec)
+        assert merge_order(kv, spec).tolist() == _arrow_order(kv, spec)
 
 
 def test_sort_order_of_a_flush_takes_the_numpy_path():
@@ -75,7 +75,7 @@ def test_sort_order_of_a_flush_takes_the_numpy_path():
     assert fast is not None and fast.tolist() == _arrow_order(kv, _spec())
     runs = pa.concat_tables([t.sort_by("_KEY_id") for t in (kv.slice(0, 9000), kv.slice(9000))])
     assert merge_engine._key_sequence_order(runs.column("_KEY_id"), runs.column(SEQUENCE_NUMBER)) is None
-    assert kv_sort_indices(runs, _spec()).tolist() == _arrow_order(runs, _spec())
+    assert merge_order(runs, _spec()).tolist() == _arrow_order(runs, _spec())
 
 
 def test_sort_order_falls_back_for_other_keys_and_sequence_fields():
@@ -87,11 +87,11 @@ def test_sort_order_falls_back_for_other_keys_and_sequence_fields():
     nulls = pa.table({"_KEY_id": pa.array([None if i % 9 == 0 else i % 50 for i in range(n)], pa.int64()),
                       SEQUENCE_NUMBER: seq})
     for kv in (strings, nulls):
-        assert kv_sort_indices(kv, _spec()).tolist() == _arrow_order(kv, _spec())
+        assert merge_order(kv, _spec()).tolist() == _arrow_order(kv, _spec())
     spec = _spec({"sequence.field": "ts"})
     kv = pa.table({"_KEY_id": pa.array(rng.integers(0, 40, n), pa.int64()), "ts": pa.array(rng.integers(0, 5, n)),
                    SEQUENCE_NUMBER: seq})
-    assert kv_sort_indices(kv, spec).tolist() == _arrow_order(kv, spec)
+    assert merge_order(kv, spec).tolist() == _arrow_order(kv, spec)
 
 
 # ---------------------------------------------------------------------------- dictionary choice
