@@ -406,7 +406,7 @@ def _new_key_mask(sorted_keys: Sequence[np.ndarray]) -> np.ndarray:
     return new
 
 
-# Input made of fewer ascending runs than this is left to Arrow (see kv_sort_indices).
+# Input made of fewer ascending runs than this skips _key_sequence_order (see _merge_order).
 _FEW_RUNS = 1024
 
 
