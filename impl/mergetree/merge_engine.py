@@ -657,6 +657,17 @@ def _replace(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
     return table.set_column(i, table.schema.field(i), values)
 
 
+def _last_rows_shell(kv: pa.Table, g: Groups, spec: MergeSpec) -> pa.Table:
+    """The last row of each key group, with null placeholders for the value columns: the
+    aggregation and partial-update builders replace every one of them, so gathering them here
+    would be wasted work (a STRING column gathered twice)."""
+    values = set(_value_columns(kv, spec))
+    rows = pa.array(g.last)
+    cols = [pa.nulls(g.count, kv.schema.field(i).type) if name in values else kv.column(i).take(rows)
+            for i, name in enumerate(kv.column_names)]
+    return pa.Table.from_arrays(cols, schema=kv.schema)
+
+
 def _kind_column(kinds: np.ndarray) -> pa.Array:
     return pa.array(kinds.astype(np.int8), type=pa.int8())
 
@@ -666,7 +677,7 @@ def _kind_column(kinds: np.ndarray) -> pa.Array:
 
 def _merge_aggregation(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool) -> pa.Table:
     n, ng = kv.num_rows, g.count
-    out = kv.take(pa.array(g.last))
+    out = _last_rows_shell(kv, g, spec)
     retract = retract_mask(kv.column(VALUE_KIND))
     has_retract = bool(retract.any())
     columns = _value_columns(kv, spec)
@@ -763,7 +774,7 @@ def _listagg(values: pa.Array, g: Groups, allowed: np.ndarray, delimiter: str) -
 def _merge_partial_update(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool) -> pa.Table:
     """Per column the last non-null value (see the module docstring); ``final`` changes nothing here."""
     n, ng = kv.num_rows, g.count
-    out = kv.take(pa.array(g.last))
+    out = _last_rows_shell(kv, g, spec)
     kinds = kv.column(VALUE_KIND).to_numpy(zero_copy_only=False)
     retract = retract_mask(kinds)
     if retract.any():
