@@ -142,8 +142,16 @@ def _tuples(arr: pa.Array, *, none_as_empty: bool = False) -> list:
     One conversion of the flattened values and slicing per row: ListArray.to_pylist builds a
     list object per row through a slower path."""
     arr = _combined(arr)
+    n = len(arr)
+    offsets_np = arr.offsets.to_numpy()
+    steps = np.diff(offsets_np)
+    if n and not arr.null_count and (steps == steps[0]).all():
+        # every list of the same length (null counts of stats over the same columns): zip
+        # groups the flattened values into tuples in C
+        k = int(steps[0])
+        return list(zip(*[iter(arr.flatten().to_pylist())] * k, strict=True)) if k else [()] * n
     flat = arr.values.to_pylist()
-    offsets = arr.offsets.to_numpy().tolist()
+    offsets = offsets_np.tolist()
     nulls = arr.is_null().to_numpy(zero_copy_only=False).tolist() if arr.null_count else None
     out: list[tuple | None] = [tuple(flat[a:b]) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
     if nulls is not None:
@@ -181,7 +189,7 @@ def _stats(arr: pa.Array) -> list[SimpleStats]:
     names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
     n = len(mins)
     nulls = _tuples(arr.field("_NULL_COUNTS")) if "_NULL_COUNTS" in names else [None] * n
-    if n and len(set(mins)) == 1 and len(set(maxs)) == 1 and len(set(nulls)) == 1:
+    if n and mins.count(mins[0]) == n and maxs.count(maxs[0]) == n and nulls.count(nulls[0]) == n:
         # one shared object when every file has the same stats: the key stats of append
         # tables are all empty (the objects are frozen, sharing them is safe)
         return [_new_stats(mins[0], maxs[0], nulls[0])] * n
