@@ -9,7 +9,6 @@ nullable fields read fine.
 from __future__ import annotations
 
 import io
-import itertools
 from typing import Any, Callable, Iterable
 
 import fastavro
@@ -24,7 +23,6 @@ except ImportError:  # pragma: no cover - a fastavro without them: filter after 
     _read_bytes = _read_long = _read_record = _skip_record = None
 
 from impl.errors import CorruptMetadataError
-from impl.format import avro_columns
 
 CODEC = "zstandard"
 
@@ -255,14 +253,6 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
             parts = [_partition_of(r, path) for r in records]
             kept = [(i, r) for i, (r, p) in enumerate(zip(records, parts, strict=True)) if keep_partition(p)]
             return kept, set(parts), len(records)
-        if avro_columns.available():
-            try:
-                decoded = avro_columns.decode_blocks(data)
-                positions, partitions = avro_columns.partition_positions(decoded, keep_partition)
-            except Exception:  # noqa: BLE001 - the columnar decoder is an accelerator: decode below
-                pass
-            else:
-                return _records_at(decoded, positions, file_type, path), set(partitions), decoded.total
         named = getattr(blocks, "_named_schemas", {})
         out: list[tuple[int, dict]] = []
         seen: set[bytes] = set()
@@ -287,42 +277,6 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
     except Exception as e:  # noqa: BLE001 - fastavro raises many kinds for garbage input
         raise CorruptMetadataError(path, f"not a readable Avro file ({type(e).__name__}: {e})") from e
     return out, seen, total
-
-
-def _records_at(decoded: avro_columns.DecodedBlocks, positions: Any, file_type: dict,
-                path: str) -> list[tuple[int, dict]]:
-    """(position, record) of the manifest entries at ``positions`` (ascending), decoding only the
-    blocks that hold one, and in them only the records up to the last wanted one."""
-    out: list[tuple[int, dict]] = []
-    if len(positions) == 0:
-        return out
-    wanted = positions.tolist()
-    starts = list(itertools.accumulate(decoded.counts, initial=0))
-    k = 0
-    for block, (body, count) in enumerate(zip(decoded.payloads, decoded.counts, strict=True)):
-        start, end = starts[block], starts[block] + count
-        if k >= len(wanted):
-            break
-        if wanted[k] >= end:
-            continue
-        stream = io.BytesIO(body)
-        for i in range(start, end):
-            if k >= len(wanted):
-                break
-            version = _read_long(stream)
-            kind = _read_long(stream)
-            partition = _read_bytes(stream)
-            bucket = _read_long(stream)
-            total_buckets = _read_long(stream)
-            if i != wanted[k]:
-                _skip_record(stream, file_type, decoded.named)
-                continue
-            k += 1
-            out.append((i, {"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
-                            "_TOTAL_BUCKETS": total_buckets, "_FILE": _read_record(stream, file_type, decoded.named)}))
-    if k != len(wanted):
-        raise CorruptMetadataError(path, f"found {k} of {len(wanted)} wanted entries")
-    return out
 
 
 def _partition_of(record: dict, path: str) -> bytes:

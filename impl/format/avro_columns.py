@@ -7,8 +7,8 @@ straight into Arrow columns, several times faster, and decodes only the columns 
 every entry for the cost of one column.
 
 polars reads the null, deflate and snappy codecs only, and Paimon writes zstandard: the blocks
-are decompressed here (by fastavro's block reader, which knows every codec) and handed to
-polars wrapped in a null-codec container of the same writer schema.
+are decompressed here and handed to polars as one block of a null-codec container of the same
+writer schema.
 
 Everything here is an accelerator: :func:`available` is False without polars, and the callers
 (``impl.manifest.manifest_file``) fall back to fastavro record by record whenever this module
@@ -22,10 +22,11 @@ import concurrent.futures
 import dataclasses
 import io
 import json
+import sys
+import zlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
-import fastavro
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -48,6 +49,11 @@ def _pl() -> Any:
         _polars.append(module)
     return _polars[0]
 
+if sys.version_info >= (3, 14):
+    from compression import zstd as _zstd
+else:
+    from backports import zstd as _zstd
+
 _MAGIC = b"Obj\x01"
 
 
@@ -58,28 +64,88 @@ def available() -> bool:
 
 @dataclass(frozen=True)
 class DecodedBlocks:
-    """The decompressed blocks of one Avro container and its writer schema."""
+    """The blocks of one Avro container as stored (compressed with ``codec``) and its writer schema."""
 
     schema: Any  # the writer schema, as JSON (a dict for record files)
-    named: dict  # fastavro's named schemas of the writer schema (for record-level decoding)
-    payloads: tuple[bytes, ...]  # decompressed block bodies
+    codec: str
+    bodies: tuple[bytes, ...]  # block bodies as stored
     counts: tuple[int, ...]  # records per block
 
     @property
     def total(self) -> int:
         return sum(self.counts)
 
+    def select(self, blocks: Iterable[int]) -> "DecodedBlocks":
+        ids = list(blocks)
+        return DecodedBlocks(self.schema, self.codec, tuple(self.bodies[i] for i in ids),
+                             tuple(self.counts[i] for i in ids))
+
+    def payload(self) -> list[bytes]:
+        """Every block decompressed, in order: together one valid block body (records do not
+        straddle blocks), kept in pieces so that the container is joined in one copy."""
+        if self.codec == "null":
+            return list(self.bodies)
+        if self.codec == "zstandard":
+            # a decompressor per block (one frame each): the module's decompress() of several
+            # frames copies the rest of its input after each frame, quadratic in the blocks
+            new = _zstd.ZstdDecompressor
+            return [new().decompress(b) for b in self.bodies]
+        if self.codec == "deflate":
+            return [zlib.decompress(b, -15) for b in self.bodies]
+        raise ValueError(f"codec {self.codec!r}")
+
+
+def _long(data: bytes, pos: int) -> tuple[int, int]:
+    """The Avro long at ``pos`` and the position after it."""
+    b = data[pos]
+    pos += 1
+    n = b & 0x7F
+    shift = 7
+    while b & 0x80:
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+    return (n >> 1) ^ -(n & 1), pos
+
 
 def decode_blocks(data: bytes) -> DecodedBlocks:
-    """Decompress every block of an Avro container (any codec fastavro reads)."""
-    blocks = fastavro.block_reader(io.BytesIO(data))
-    payloads: list[bytes] = []
+    """The header and blocks of an Avro container, undecompressed (ValueError / IndexError on a
+    malformed or cut file)."""
+    if data[:4] != _MAGIC:
+        raise ValueError("not an Avro container")
+    pos = 4
+    meta: dict[str, bytes] = {}
+    while True:
+        count, pos = _long(data, pos)
+        if count == 0:
+            break
+        if count < 0:  # a map block with its byte size
+            count = -count
+            _, pos = _long(data, pos)
+        for _ in range(count):
+            size, pos = _long(data, pos)
+            key = data[pos:pos + size].decode()
+            pos += size
+            size, pos = _long(data, pos)
+            meta[key] = data[pos:pos + size]
+            pos += size
+    sync = data[pos:pos + 16]
+    if len(sync) != 16:
+        raise ValueError("cut header")
+    pos += 16
+    bodies: list[bytes] = []
     counts: list[int] = []
-    for b in blocks:
-        payloads.append(b.bytes_.getvalue())  # type: ignore[attr-defined]  # decompressed body
-        counts.append(b.num_records)
-    named = getattr(blocks, "_named_schemas", {})
-    return DecodedBlocks(blocks.writer_schema, named, tuple(payloads), tuple(counts))
+    while pos < len(data):
+        n, pos = _long(data, pos)
+        size, pos = _long(data, pos)
+        if n < 0 or size < 0 or pos + size + 16 > len(data) or data[pos + size:pos + size + 16] != sync:
+            raise ValueError("cut or malformed block")
+        bodies.append(data[pos:pos + size])
+        counts.append(n)
+        pos += size + 16
+    codec = meta.get("avro.codec", b"null").decode()
+    return DecodedBlocks(json.loads(meta["avro.schema"]), codec, tuple(bodies), tuple(counts))
 
 
 def _zigzag(n: int) -> bytes:
@@ -97,16 +163,14 @@ def _avro_bytes(b: bytes) -> bytes:
     return _zigzag(len(b)) + b
 
 
-def null_codec_container(schema: Any, payloads: list[bytes] | tuple[bytes, ...],
-                         counts: list[int] | tuple[int, ...]) -> bytes:
-    """An uncompressed Avro container holding the given (decompressed) blocks."""
+def null_codec_container(schema: Any, payload: list[bytes], count: int) -> bytes:
+    """An uncompressed Avro container of one block: ``count`` records encoded in the
+    concatenation of ``payload``."""
     sync = b"\x00" * 16  # any 16 bytes: the reader only compares them with the header's
     meta = _zigzag(2) + _avro_bytes(b"avro.schema") + _avro_bytes(json.dumps(schema).encode())
     meta += _avro_bytes(b"avro.codec") + _avro_bytes(b"null") + _zigzag(0)
-    parts = [_MAGIC, meta, sync]
-    for body, n in zip(payloads, counts, strict=True):
-        parts += [_zigzag(n), _zigzag(len(body)), body, sync]
-    return b"".join(parts)
+    size = sum(len(p) for p in payload)
+    return b"".join([_MAGIC, meta, sync, _zigzag(count), _zigzag(size), *payload, sync])
 
 
 def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa.Table:
@@ -114,9 +178,9 @@ def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa
     pl = _pl()
     if pl is None:  # pragma: no cover - guarded by available()
         raise RuntimeError("polars is not installed")
-    if not decoded.payloads:
+    if not decoded.bodies:
         raise ValueError("no blocks")
-    container = null_codec_container(decoded.schema, decoded.payloads, decoded.counts)
+    container = null_codec_container(decoded.schema, decoded.payload(), decoded.total)
     # the newest compatibility level hands polars' string / binary views over as they are
     # (the default converts every string column to large_string: a copy of each)
     table = pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=pl.CompatLevel.newest())
@@ -142,8 +206,16 @@ def _tuples(arr: pa.Array, *, none_as_empty: bool = False) -> list:
     One conversion of the flattened values and slicing per row: ListArray.to_pylist builds a
     list object per row through a slower path."""
     arr = _combined(arr)
+    n = len(arr)
+    offsets_np = arr.offsets.to_numpy()
+    steps = np.diff(offsets_np)
+    if n and not arr.null_count and (steps == steps[0]).all():
+        # every list of the same length (null counts of stats over the same columns): zip
+        # groups the flattened values into tuples in C
+        k = int(steps[0])
+        return list(zip(*[iter(arr.flatten().to_pylist())] * k, strict=True)) if k else [()] * n
     flat = arr.values.to_pylist()
-    offsets = arr.offsets.to_numpy().tolist()
+    offsets = offsets_np.tolist()
     nulls = arr.is_null().to_numpy(zero_copy_only=False).tolist() if arr.null_count else None
     out: list[tuple | None] = [tuple(flat[a:b]) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
     if nulls is not None:
@@ -174,14 +246,20 @@ _new_file = _builder(DataFileMeta)
 _new_entry = _builder(ManifestEntry)
 
 
+def _no_nulls(*columns: pa.Array | pa.ChunkedArray) -> None:
+    if any(c.null_count for c in columns):
+        raise ValueError("a required field holds a null")
+
+
 def _stats(arr: pa.Array) -> list[SimpleStats]:
     arr = _combined(arr)
+    _no_nulls(arr, arr.field("_MIN_VALUES"), arr.field("_MAX_VALUES"))
     mins = arr.field("_MIN_VALUES").to_pylist()
     maxs = arr.field("_MAX_VALUES").to_pylist()
     names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
     n = len(mins)
     nulls = _tuples(arr.field("_NULL_COUNTS")) if "_NULL_COUNTS" in names else [None] * n
-    if n and len(set(mins)) == 1 and len(set(maxs)) == 1 and len(set(nulls)) == 1:
+    if n and mins.count(mins[0]) == n and maxs.count(maxs[0]) == n and nulls.count(nulls[0]) == n:
         # one shared object when every file has the same stats: the key stats of append
         # tables are all empty (the objects are frozen, sharing them is safe)
         return [_new_stats(mins[0], maxs[0], nulls[0])] * n
@@ -223,6 +301,10 @@ def _entries_of(table: pa.Table) -> list[ManifestEntry]:
     missing = [c for c in _REQUIRED_FILE_FIELDS if c not in names]
     if missing:
         raise KeyError(f"_FILE lacks {missing}")
+    # a writer schema may declare a required field nullable: a null there is a corrupt entry,
+    # which from_avro reports (with the file's path) on the fastavro path
+    _no_nulls(f, *(table.column(c) for c in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")),
+              *(f.field(c) for c in _REQUIRED_FILE_FIELDS))
 
     def col(name: str) -> list:
         return f.field(name).to_pylist()
@@ -253,19 +335,55 @@ def _entries_of(table: pa.Table) -> list[ManifestEntry]:
         table.column("_TOTAL_BUCKETS").to_pylist(), files, strict=True)]
 
 
-def partition_positions(decoded: DecodedBlocks, keep: Callable[[bytes], bool]) -> tuple[np.ndarray, list[bytes]]:
-    """Positions (in file order) of the entries whose ``_PARTITION`` ``keep`` accepts, and every
-    distinct partition of the file; only the partition column is decoded."""
-    parts = _combined(read_columns(decoded, ["_PARTITION"]).column("_PARTITION"))
-    if pa.types.is_binary_view(parts.type):  # hash kernels take plain binary
-        parts = parts.cast(pa.binary())
-    distinct = pc.unique(parts)
-    values = distinct.to_pylist()
-    wanted = [v for v in values if keep(v)]
-    if not wanted:
-        return np.empty(0, dtype=np.int64), values
-    mask = pc.is_in(parts, value_set=pa.array(wanted, type=parts.type))
-    return np.flatnonzero(mask.to_numpy(zero_copy_only=False)), values
+def partition_entries(data: bytes, keep: Callable[[bytes], bool]
+                      ) -> tuple[list[tuple[int, ManifestEntry]], set[bytes], int] | None:
+    """(position in the file, entry) of the entries of a manifest whose ``_PARTITION`` ``keep``
+    accepts, in file order; every distinct partition of the file; the number of entries. None
+    when this decoder cannot (as :func:`manifest_entries`).
+
+    Only the partition column of the whole file is decoded; then only the blocks holding a kept
+    entry are decoded in full."""
+    try:
+        decoded = _entry_blocks(data)
+        if decoded is None:
+            return None
+        if decoded.total == 0:
+            return [], set(), 0
+        parts = _combined(read_columns(decoded, ["_PARTITION"]).column("_PARTITION"))
+        _no_nulls(parts)
+        if pa.types.is_binary_view(parts.type):  # hash kernels take plain binary
+            parts = parts.cast(pa.binary())
+        values = pc.unique(parts).to_pylist()
+        wanted = [v for v in values if keep(v)]
+        if not wanted:
+            return [], set(values), decoded.total
+        mask = pc.is_in(parts, value_set=pa.array(wanted, type=parts.type)).to_numpy(zero_copy_only=False)
+        positions = np.flatnonzero(mask)
+        starts = np.cumsum((0,) + decoded.counts)
+        blocks = np.unique(np.searchsorted(starts, positions, side="right") - 1)
+        sub = decoded.select(blocks.tolist())
+        rows = np.concatenate([np.arange(starts[b], starts[b + 1]) for b in blocks])  # positions in sub
+        # entries of every record of those blocks, then the kept ones (pyarrow cannot filter
+        # the view columns polars hands over; the blocks hold few other records)
+        in_sub = entries_of(read_columns(sub))
+        entries = [e for e, k in zip(in_sub, mask[rows].tolist(), strict=True) if k]
+        if len(entries) != len(positions):
+            raise ValueError("kept rows and positions disagree")
+        return list(zip(positions.tolist(), entries, strict=True)), set(values), decoded.total
+    except Exception:  # noqa: BLE001 - an accelerator: fastavro decodes what this cannot
+        return None
+
+
+def _entry_blocks(data: bytes) -> DecodedBlocks | None:
+    """The blocks of a manifest whose writer schema has the entry fields (None otherwise, or
+    without polars)."""
+    if not data or _pl() is None:
+        return None
+    decoded = decode_blocks(data)
+    fields = decoded.schema.get("fields", []) if isinstance(decoded.schema, dict) else []
+    if not {"_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"} <= {f.get("name") for f in fields}:
+        return None
+    return decoded
 
 
 # records per chunk a large manifest is decoded in (see manifest_entries)
@@ -279,8 +397,7 @@ def _chunks(decoded: DecodedBlocks, records: int) -> list[DecodedBlocks]:
     for i, count in enumerate(decoded.counts):
         n += count
         if n >= records or i == len(decoded.counts) - 1:
-            out.append(DecodedBlocks(decoded.schema, decoded.named, decoded.payloads[start:i + 1],
-                                     decoded.counts[start:i + 1]))
+            out.append(decoded.select(range(start, i + 1)))
             start, n = i + 1, 0
     return out
 
@@ -289,12 +406,9 @@ def manifest_entries(data: bytes) -> list[ManifestEntry] | None:
     """The entries of a manifest file decoded column-wise, or None when this decoder cannot
     (no polars, a writer schema without the entry fields, anything polars refuses or a corrupt
     file): the caller then decodes with fastavro, which reports corruption precisely."""
-    if not data or _pl() is None:
-        return None
     try:
-        decoded = decode_blocks(data)
-        fields = decoded.schema.get("fields", []) if isinstance(decoded.schema, dict) else []
-        if not {"_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"} <= {f.get("name") for f in fields}:
+        decoded = _entry_blocks(data)
+        if decoded is None:
             return None
         if decoded.total == 0:
             return []

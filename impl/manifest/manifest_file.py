@@ -239,10 +239,14 @@ class ManifestFile:
         path = self.paths.manifest_path(meta.file_name)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, meta.file_size)
-        records, partitions, total = avro.read_manifest_entry_records(data, path, partition_filter)
+        columnar = avro_columns.partition_entries(data, partition_filter)  # None: fastavro decodes
+        if columnar is not None:
+            kept, partitions, total = columnar
+        else:
+            records, partitions, total = avro.read_manifest_entry_records(data, path, partition_filter)
+            kept = [(i, ManifestEntry.from_avro(r, path)) for i, r in records]
         if total != expected_count:
             raise CorruptMetadataError(path, f"holds {total} entries, its manifest list says {expected_count}")
-        kept = [(i, ManifestEntry.from_avro(r, path)) for i, r in records]
         # Remember the decoded partitions, so that planning the same partitions again (a warm
         # table) needs no read; partitions decoded by earlier reads are kept.
         by_partition: dict[bytes, list[tuple[int, ManifestEntry]]] = dict(partial.entries) if partial else {}

@@ -438,9 +438,11 @@ def test_partition_filtered_records_equal_filtering_every_record(entries, sync_i
     assert partitions == {e.partition for e in entries}
     assert [(i, ManifestEntry.from_avro(r, "m")) for i, r in kept] == [
         (i, ManifestEntry.from_avro(r, "m")) for i, r in enumerate(every) if r["_PARTITION"] in keep_set]
-    decoded = avro_columns.decode_blocks(raw)
-    positions, parts = avro_columns.partition_positions(decoded, keep_set.__contains__)
-    assert positions.tolist() == [i for i, _ in kept] and set(parts) == partitions
+    columnar = avro_columns.partition_entries(raw, keep_set.__contains__)
+    assert columnar is not None  # the columnar path ran
+    got, parts, n = columnar
+    assert got == [(i, ManifestEntry.from_avro(r, "m")) for i, r in kept]
+    assert set(parts) == partitions and n == total
 
 
 def test_columnar_reads_pypaimons_manifests(reference_dump):
@@ -479,8 +481,9 @@ def test_columnar_declines_what_it_cannot_read():
     """None (fastavro decodes, and reports corruption with the path) for garbage, a cut file and
     a file of another record kind."""
     data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [_entry(f"d-{i}").to_avro() for i in range(50)], 200)
-    assert avro_columns.manifest_entries(b"not avro") is None
-    assert avro_columns.manifest_entries(data[: len(data) // 2]) is None
+    for bad in (b"not avro", data[: len(data) // 2], data[:-3]):
+        assert avro_columns.manifest_entries(bad) is None
+        assert avro_columns.partition_entries(bad, lambda p: True) is None
     other = _manifest_bytes(avro.MANIFEST_FILE_META_SCHEMA, [ManifestFileMeta("m", 1, 1, 0).to_avro()])
     assert avro_columns.manifest_entries(other) is None
 
@@ -491,6 +494,7 @@ def test_columnar_decoding_in_chunks_equals_one_piece(monkeypatch):
     entries = [_entry(f"data-{i}.parquet", bucket=i % 3, level=i % 2) for i in range(40)]
     data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries], sync_interval=200)
     decoded = avro_columns.decode_blocks(data)
+    assert decoded.codec == "zstandard" and len(decoded.bodies) > 5
     chunks = avro_columns._chunks(decoded, 7)
     assert len(chunks) > 3 and sum(c.total for c in chunks) == 40 and all(c.total >= 7 for c in chunks[:-1])
     monkeypatch.setattr(avro_columns, "_CHUNK_RECORDS", 7)
