@@ -11,17 +11,32 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 from typing import Iterator
+
+_lock = threading.Lock()
+_depth = 0  # blocks inside paused_gc, over all threads
+_restore = False  # whether the last block to leave re-enables the collector
 
 
 @contextlib.contextmanager
 def paused_gc() -> Iterator[None]:
-    """The cyclic collector disabled for the block (restored only if this call disabled it, so
-    nested and concurrent uses leave it as they found it)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    """The cyclic collector disabled for the block.
+
+    Blocks may nest and run in several threads at once: the first to enter records whether the
+    collector was on, the last to leave turns it back on only then, so overlapping plans never
+    leave it off (nor turn on a collector the application had turned off).
+    """
+    global _depth, _restore
+    with _lock:
+        if _depth == 0:
+            _restore = gc.isenabled()
+            gc.disable()
+        _depth += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _restore:
+                gc.enable()

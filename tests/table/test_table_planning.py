@@ -170,6 +170,22 @@ def test_planning_leaves_the_garbage_collector_as_it_found_it(local_catalog):
     assert gc.isenabled()
 
 
+def test_overlapping_pauses_from_two_threads_restore_the_collector_once_both_left():
+    """Two plans in two threads whose pauses overlap out of order (A enters, B enters, A leaves,
+    B leaves): the collector stays off until the last one leaves, then is on again."""
+    import gc
+
+    from impl.gcpause import paused_gc
+    assert gc.isenabled()
+    a, b = paused_gc(), paused_gc()
+    a.__enter__()
+    b.__enter__()
+    a.__exit__(None, None, None)
+    assert not gc.isenabled()  # B is still building its entries
+    b.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
 @pytest.mark.parametrize("target, open_cost, per_split", [
     ("128mb", "4mb", [8]),  # everything fits: one split per bucket (the shortcut)
     ("10mb", "4mb", [2, 2, 2, 2]),  # two files of weight 4 MB per split
