@@ -94,7 +94,9 @@ class WriteBufferPool:
         writers = list(self._writers.values())
         if not any(w.spilled_runs for w in writers):
             return
-        for w in writers:
+        # smallest first: the memory a spill needs besides the buffers is about its own buffer's
+        # size, so the largest goes when the others have been freed
+        for w in sorted(writers, key=lambda w: w.buffered_bytes):
             w.spill_buffer()
 
     def flush_largest(self) -> bool:
@@ -109,6 +111,7 @@ class WriteBufferPool:
 # A flush merges and writes its buffer in pieces of about this many bytes of rows.
 FLUSH_PIECE_BYTES = 32 * 1024 * 1024
 _MAX_PIECE_ROWS = 1 << 20  # pyarrow's default row group size: a piece is at most one row group
+SPILL_PIECE_BYTES = 8 * 1024 * 1024  # pieces of a buffer being spilled
 _COMBINE_ROWS = 8192  # runs of buffered chunks smaller than this are combined before a flush sorts them
 
 
@@ -380,7 +383,9 @@ class MergeTreeWriter:
     def _spill_buffer(self) -> None:
         """Merge the buffer (as a level-0 flush would) and spill it as a sorted run."""
         assert self._spill is not None
-        kv, chunk_rows, row_bytes = self._take_buffer()
+        kv, _, row_bytes = self._take_buffer()
+        # smaller pieces than a flush's: they only feed IPC batches, not Parquet row groups
+        chunk_rows = max(int(SPILL_PIECE_BYTES / max(row_bytes, 1.0)), 4096)
         self._spill.spill(iter_merge_kv(kv, self._spec, False, chunk_rows),
                           self._layout.schema_for(self._layout.all_columns), row_bytes)
 
