@@ -4,7 +4,10 @@ Rows get increasing sequence numbers and go into a write buffer bounded by
 ``write-buffer-size``, which all writers of one table write share (a :class:`WriteBufferPool`;
 when it is full, the writer holding the most is flushed). A flush (buffer full, ``compact``, ``prepare_commit``) sorts the buffer,
 merges it with the table's merge engine keeping retractions (level 0 is never the highest
-level), and writes level-0 files rolling at ``target-file-size``; with
+level), and writes level-0 files rolling at ``target-file-size``, a piece at a time
+(:func:`impl.mergetree.merge_engine.iter_merge_kv`, streamed to storage). With
+``write-buffer-spillable`` a full buffer is spilled instead, as a merged sorted run on local
+disk (:mod:`impl.mergetree.spill`), and the runs become level-0 files at the next flush; with
 ``changelog-producer=input`` it also writes the raw rows as changelog files, or, when the
 flush was insert-only with no key written twice, copies each data file as a changelog file.
 ("Raw" means after the engine's input rules: rows ``ignore-delete`` drops are not in it, and
