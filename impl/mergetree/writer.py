@@ -57,6 +57,9 @@ from impl.mergetree.spill import SpillConfig, SpillDirectory
 
 # Bytes per row of the writer's own columns (_SEQUENCE_NUMBER int64 + _VALUE_KIND int8).
 _SYSTEM_BYTES_PER_ROW = 9
+# Bytes per row a flush or spill takes to sort the buffer besides the key copy: the sort order
+# and the picked rows' indices (int64 each).
+_SORT_BYTES_PER_ROW = 16
 
 
 class WriteBufferPool:
@@ -346,8 +349,12 @@ class MergeTreeWriter:
     def _buffer_add(self, kv: pa.Table, user: pa.Table) -> None:
         n = kv.num_rows
         pool = self._pool
-        # The _KEY_ columns share the user key columns' buffers, so count user data once.
-        row_bytes = max((user.nbytes + _SYSTEM_BYTES_PER_ROW * n) / n, 1.0)
+        # The _KEY_ columns share the user key columns' buffers, so count user data once. A
+        # row also costs what sorting it takes when the buffer is flushed or spilled: its sort
+        # index, its key in sorted order, the picked index (Paimon's sort buffer keeps its index
+        # in the same memory). Counting it keeps the flush's peak inside write-buffer-size.
+        key_bytes = sum(user.column(k).nbytes for k in self._layout.key_names)
+        row_bytes = max((user.nbytes + key_bytes + (_SYSTEM_BYTES_PER_ROW + _SORT_BYTES_PER_ROW) * n) / n, 1.0)
         pos = 0
         while pos < n:
             space = pool.size - pool.used()
