@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import errno
+import io
 import os
 import posixpath
 import threading
@@ -310,6 +311,9 @@ class FileIO:
         such a file until a snapshot naming it is published, which happens strictly later.
         """
         self.requests.add(RequestKind.PUT)
+        self._put(path, data)
+
+    def _put(self, path: str, data: bytes) -> None:
         try:
             if self.sync_on_write and isinstance(self.fs, LocalFileSystem):
                 _write_local_synced(self.fs._strip_protocol(path), data)
@@ -328,17 +332,24 @@ class FileIO:
         returns; :meth:`OutputFile.abort` drops it (on object stores the upload is abandoned, so
         no object appears; elsewhere the prefix written so far is deleted). As with
         :meth:`write_bytes` a crash can leave a prefix nobody references.
+
+        Streamed on plain local disk (pyarrow's own file, no Python per write), memory and S3.
+        Any other file system, in particular a wrapper (the fault-injection file systems, the
+        Spark writer's tracking file system, which hooks whole-file writes), gets the whole
+        file in one ``pipe_file`` at close, exactly as :meth:`write_bytes` writes it.
         """
         self.requests.add(RequestKind.PUT)
         try:
-            if isinstance(self.fs, LocalFileSystem):
-                import pyarrow as pa  # local: pyarrow's own file, no Python per write
+            if type(self.fs) is LocalFileSystem:
+                import pyarrow as pa
 
                 local = self.fs._strip_protocol(path)
                 os.makedirs(os.path.dirname(local), exist_ok=True)
                 return OutputFile(self, path, pa.OSFile(local, "wb"), local if self.sync_on_write else None)
-            self._ensure_parent(path)
-            return OutputFile(self, path, self.fs.open(path, "wb"), None)
+            if type(self.fs) is MemoryFileSystem or self._s3:
+                self._ensure_parent(path)
+                return OutputFile(self, path, self.fs.open(path, "wb"), None)
+            return OutputFile(self, path, io.BytesIO(), None, buffered=True)
         except OSError as e:
             raise FileIOError(f"cannot write {path}: {e}") from e
 
@@ -437,11 +448,12 @@ class OutputFile:
     NativeFile on local disk, else the file system's binary file object; either can be handed
     to a pyarrow writer), :meth:`close` finishes it, :meth:`abort` drops it."""
 
-    def __init__(self, file_io: FileIO, path: str, stream, fsync_path: str | None):
+    def __init__(self, file_io: FileIO, path: str, stream, fsync_path: str | None, *, buffered: bool = False):
         self.file_io = file_io
         self.path = path
         self.stream = stream
         self._fsync_path = fsync_path
+        self._buffered = buffered  # stream is a BytesIO stored with one pipe_file at close
         self._done = False
 
     def tell(self) -> int:
@@ -456,6 +468,11 @@ class OutputFile:
         self._done = True
         try:
             size = self.tell()
+            if self._buffered:
+                data = self.stream.getvalue()
+                self.stream.close()
+                self.file_io._put(self.path, data)
+                return size
             self.stream.close()
             if self._fsync_path is not None:
                 fd = os.open(self._fsync_path, os.O_RDONLY)

@@ -4,7 +4,10 @@ Rows get increasing sequence numbers and go into a write buffer bounded by
 ``write-buffer-size``, which all writers of one table write share (a :class:`WriteBufferPool`;
 when it is full, the writer holding the most is flushed). A flush (buffer full, ``compact``, ``prepare_commit``) sorts the buffer,
 merges it with the table's merge engine keeping retractions (level 0 is never the highest
-level), and writes level-0 files rolling at ``target-file-size``; with
+level), and writes level-0 files rolling at ``target-file-size``, a piece at a time
+(:func:`impl.mergetree.merge_engine.iter_merge_kv`, streamed to storage). With
+``write-buffer-spillable`` a full buffer is spilled instead, as a merged sorted run on local
+disk (:mod:`impl.mergetree.spill`), and the runs become level-0 files at the next flush; with
 ``changelog-producer=input`` it also writes the raw rows as changelog files, or, when the
 flush was insert-only with no key written twice, copies each data file as a changelog file.
 ("Raw" means after the engine's input rules: rows ``ignore-delete`` drops are not in it, and
@@ -54,6 +57,9 @@ from impl.mergetree.spill import SpillConfig, SpillDirectory
 
 # Bytes per row of the writer's own columns (_SEQUENCE_NUMBER int64 + _VALUE_KIND int8).
 _SYSTEM_BYTES_PER_ROW = 9
+# Bytes per row a flush or spill takes to sort the buffer besides the key copy: the sort order
+# and the picked rows' indices (int64 each).
+_SORT_BYTES_PER_ROW = 16
 
 
 class WriteBufferPool:
@@ -94,7 +100,9 @@ class WriteBufferPool:
         writers = list(self._writers.values())
         if not any(w.spilled_runs for w in writers):
             return
-        for w in writers:
+        # smallest first: the memory a spill needs besides the buffers is about its own buffer's
+        # size, so the largest goes when the others have been freed
+        for w in sorted(writers, key=lambda w: w.buffered_bytes):
             w.spill_buffer()
 
     def flush_largest(self) -> bool:
@@ -109,6 +117,7 @@ class WriteBufferPool:
 # A flush merges and writes its buffer in pieces of about this many bytes of rows.
 FLUSH_PIECE_BYTES = 32 * 1024 * 1024
 _MAX_PIECE_ROWS = 1 << 20  # pyarrow's default row group size: a piece is at most one row group
+SPILL_PIECE_BYTES = 8 * 1024 * 1024  # pieces of a buffer being spilled
 _COMBINE_ROWS = 8192  # runs of buffered chunks smaller than this are combined before a flush sorts them
 
 
@@ -341,8 +350,12 @@ class MergeTreeWriter:
     def _buffer_add(self, kv: pa.Table, user: pa.Table) -> None:
         n = kv.num_rows
         pool = self._pool
-        # The _KEY_ columns share the user key columns' buffers, so count user data once.
-        row_bytes = max((user.nbytes + _SYSTEM_BYTES_PER_ROW * n) / n, 1.0)
+        # The _KEY_ columns share the user key columns' buffers, so count user data once. A
+        # row also costs what sorting it takes when the buffer is flushed or spilled: its sort
+        # index, its key in sorted order, the picked index (Paimon's sort buffer keeps its index
+        # in the same memory). Counting it keeps the flush's peak inside write-buffer-size.
+        key_bytes = sum(user.column(k).nbytes for k in self._layout.key_names)
+        row_bytes = max((user.nbytes + key_bytes + (_SYSTEM_BYTES_PER_ROW + _SORT_BYTES_PER_ROW) * n) / n, 1.0)
         pos = 0
         while pos < n:
             space = pool.size - pool.used()
@@ -382,7 +395,9 @@ class MergeTreeWriter:
     def _spill_buffer(self) -> None:
         """Merge the buffer (as a level-0 flush would) and spill it as a sorted run."""
         assert self._spill is not None
-        kv, chunk_rows, row_bytes = self._take_buffer()
+        kv, _, row_bytes = self._take_buffer()
+        # smaller pieces than a flush's: they only feed IPC batches, not Parquet row groups
+        chunk_rows = max(int(SPILL_PIECE_BYTES / max(row_bytes, 1.0)), 4096)
         self._spill.spill(iter_merge_kv(kv, self._spec, False, chunk_rows),
                           self._layout.schema_for(self._layout.all_columns), row_bytes)
 

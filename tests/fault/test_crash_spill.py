@@ -74,7 +74,7 @@ for _u in UPDATES:
 def test_spilling_write_crashed_at_every_op():
     ops = record_operations(scenario, setup=setup)
     assert os.listdir(SPILL) == []
-    data_writes = [o for o in ops if o.kind == "open_write" and "/data-" in o.path]
+    data_writes = [o for o in ops if o.kind == "pipe_file" and "/data-" in o.path]
     assert len(data_writes) == 1  # every spilled run merged into one level-0 file (3 without spilling)
     published = 0
     for outcome in enumerate_crash_points(scenario, setup=setup, fault_at=crash_at):

@@ -91,6 +91,6 @@ def test_failed_upload_leaves_no_file_and_a_typed_error(landed):
     w.write(_kv(ctx.layout, 1000, 2))
     with pytest.raises(FileIOError, match="data-0.parquet"):
         w.close()
-    assert fs.recorder.kinds()[0] == "open_write"
+    assert fs.recorder.kinds()[0] == "pipe_file"  # a wrapper gets the whole file at close
     assert not fs.inner.exists(ctx.path("data-0.parquet"))
     assert w.written == ["data-0.parquet"] and w.results == []
