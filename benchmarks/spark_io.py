@@ -4,9 +4,7 @@
 
 1. append write: ``df.write.format("paimon_py")`` (append table) vs ``df.write.parquet``;
 2. primary-key write: ``impl.spark.write_dataframe`` (bucket routing, shuffle, merge-tree
-   writers) vs ``df.write.parquet`` of the same rows; beside it the write as it was before
-   issue 16 (buckets by a Python Arrow UDF before the shuffle; now Spark expressions in the JVM
-   for integer-like keys, :mod:`impl.spark.bucket_expr`);
+   writers) vs ``df.write.parquet`` of the same rows;
 3. full read: ``spark.read.format("paimon_py")`` vs ``spark.read.parquet``, each fully
    materialized into Spark's ``noop`` sink (every column of every row crosses into the JVM).
 
@@ -96,27 +94,6 @@ def rounds(cases: dict, repeat: int) -> dict[str, tuple[float, float, list[float
     return {k: (statistics.median(walls[k]), statistics.median(cpus[k]), walls[k]) for k in cases}
 
 
-def udf_routed_write(df, path: str, buckets: int) -> None:
-    """The primary-key write as ``write_dataframe`` did it before issue 16: buckets by the Arrow UDF."""
-    import pickle
-
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as st
-
-    from impl.spark.routing import BUCKET_COLUMN, _write_function, bucket_function
-    from impl.spark.source import prepare_write
-    from impl.spark.writer import commit_write
-
-    job = prepare_write(path, df.schema, {"primary-key": "dt,id", "partition": "dt"}, {"bucket": str(buckets)},
-                        drop_columns=(BUCKET_COLUMN,))
-    table = job.ref.table()
-    udf = F.arrow_udf(bucket_function([table.schema.field("id").type], buckets), st.IntegerType())
-    routed = df.withColumn(BUCKET_COLUMN, udf(F.col("id"))).repartition(
-        int(df.sparkSession.conf.get("spark.sql.shuffle.partitions")), "dt", BUCKET_COLUMN)
-    out = routed.mapInArrow(_write_function(job), "messages binary").toArrow()
-    commit_write(job, [pickle.loads(v) for v in out.column("messages").to_pylist()])
-
-
 def _count_rows(batches):
     import pyarrow as pa
 
@@ -159,7 +136,6 @@ def main(argv=None) -> int:
     small.write.format("paimon_py").mode("append").save(warm)
     impl.spark.write_dataframe(small, fresh("warmpk"), primary_keys=["dt", "id"], partition_keys=["dt"],
                                options=pk_opts)
-    udf_routed_write(small, fresh("warmudf"), a.buckets)
     spark.read.format("paimon_py").load(warm).write.format("noop").mode("overwrite").save()
 
     paths: list[str] = []
@@ -186,7 +162,6 @@ def main(argv=None) -> int:
         "append write": paimon_append,
         "primary-key write": lambda: impl.spark.write_dataframe(
             df, fresh("pk"), primary_keys=["dt", "id"], partition_keys=["dt"], options=pk_opts),
-        "primary-key write, UDF routing (before)": lambda: udf_routed_write(df, fresh("pkudf"), a.buckets),
         "native read": lambda: spark.read.parquet(pq_dir).write.format("noop").mode("overwrite").save(),
         "full read": paimon_read,
     }
@@ -207,11 +182,11 @@ def main(argv=None) -> int:
     native_w, native_cpu = res["native parquet zstd"][:2]
     native_r, native_r_cpu = res["native read"][:2]
     base = {"append write": (native_w, native_cpu), "primary-key write": (native_w, native_cpu),
-            "primary-key write, UDF routing (before)": (native_w, native_cpu), "full read": (native_r, native_r_cpu)}
+            "full read": (native_r, native_r_cpu)}
     print(f"\nSpark I/O benchmark: {a.rows:,} rows, 5 columns, local[2], {a.buckets} buckets x 4 partitions "
           f"(median of {a.repeat} rounds; {os.cpu_count()} cpus; load {load_before[0]:.1f} before, "
           f"{load_after[0]:.1f} after)")
-    print(f"{'measurement':42s} {'wall':>8s} {'cpu':>8s} {'x native':>9s} {'cpu x':>7s} {'target':>7s}")
+    print(f"{'measurement':34s} {'wall':>8s} {'cpu':>8s} {'x native':>9s} {'cpu x':>7s} {'target':>7s}")
     ok_all = True
     for name, (w, c, walls) in res.items():
         ratio = cpu_ratio = ""
@@ -219,24 +194,22 @@ def main(argv=None) -> int:
         if name in base:
             ratio = f"{w / base[name][0]:.2f}x"
             cpu_ratio = f"{c / base[name][1]:.2f}x"
-            target = TARGETS.get(name.split(",")[0]) if "before" not in name else None
-            if target is not None:
-                ok = w / base[name][0] <= target
-                ok_all &= ok
-                verdict = f"{target:6.1f}x {'ok' if ok else 'MISSED'}"
+            target = TARGETS[name]
+            ok = w / base[name][0] <= target
+            ok_all &= ok
+            verdict = f"{target:6.1f}x {'ok' if ok else 'MISSED'}"
         elif name.startswith("native parquet snappy"):
             ratio = f"{w / native_w:.2f}x"
             cpu_ratio = f"{c / native_cpu:.2f}x"
         elif name.startswith("  "):
             ratio = f"{w / native_w:.2f}x"
             cpu_ratio = f"{c / native_cpu:.2f}x"
-        print(f"{name:42s} {w:7.2f}s {c:7.2f}s {ratio:>9s} {cpu_ratio:>7s} {verdict}   "
+        print(f"{name:34s} {w:7.2f}s {c:7.2f}s {ratio:>9s} {cpu_ratio:>7s} {verdict}   "
               f"[{', '.join(f'{x:.2f}' for x in walls)}]")
-    pk, pk_before = res["primary-key write"][0], res["primary-key write, UDF routing (before)"][0]
+    pk = res["primary-key write"][0]
     summary = "  ".join(f"{k}={res[k][0] / base[k][0]:.2f}x" for k in ("append write", "primary-key write",
                                                                          "full read"))
-    print(f"summary: {summary} (primary key before: {pk_before / native_w:.2f}x; vs snappy: "
-          f"{pk / res['native parquet snappy'][0]:.2f}x) ({'all targets met' if ok_all else 'some targets missed'})")
+    print(f"summary: {summary} (primary key vs snappy: {pk / res['native parquet snappy'][0]:.2f}x) ({'all targets met' if ok_all else 'some targets missed'})")
     if a.dir is None:
         shutil.rmtree(root, ignore_errors=True)
     spark.stop()

@@ -1,10 +1,8 @@
 """``write_dataframe``: route rows to (partition, bucket), one task per bucket, then write and commit.
 
-1. each row's Paimon bucket is added as a column (the BinaryRow hash of the bucket key, as
-   Paimon computes it, so pypaimon and Paimon find the rows where they expect them): by Spark
-   expressions in the JVM when every bucket-key field is an integer-like type
-   (:mod:`impl.spark.bucket_expr`: no Python pass before the shuffle), else by a vectorized
-   scalar Arrow UDF over the bucket-key columns (impl's :func:`impl.table.bucket.compute_buckets`);
+1. a vectorized scalar Arrow UDF over the bucket-key columns adds each row's Paimon bucket
+   (impl's :func:`impl.table.bucket.compute_buckets`: the BinaryRow hash of the bucket key, as
+   Paimon computes it, so pypaimon and Paimon find the rows where they expect them);
 2. ``repartition(n, <partition columns>, bucket)``: every (partition, bucket) lands in exactly
    one task (hash partitioning never splits a key; adaptive execution only coalesces);
 3. a second ``mapInArrow`` writes each task's rows through impl's table writer and returns its
@@ -62,27 +60,20 @@ def bucket_function(types: Sequence, num_buckets: int):
 def with_bucket_column(df, table, column_map: Sequence[tuple[str, str]]):
     """``df`` plus the bucket column (named :data:`BUCKET_COLUMN`).
 
-    Integer-like bucket keys (see :func:`impl.spark.bucket_expr.supports`): Spark expressions,
-    evaluated in the JVM (measured cheaper than the round trip through a Python worker). Other
-    keys: a scalar Arrow UDF over the bucket-key columns only: Spark ships just those columns to
-    Python and keeps the rest of each row in the JVM, which halves the data crossing into Python
-    compared with a ``mapInArrow`` over whole rows.
+    A scalar Arrow UDF over the bucket-key columns only: Spark ships just those columns to Python
+    and keeps the rest of each row in the JVM, which halves the data crossing into Python compared
+    with a ``mapInArrow`` over whole rows.
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
-    from impl.spark import bucket_expr
-
     src = dict(column_map)
     keys = list(table.bucket_keys)
     types = [table.schema.field(k).type for k in keys]
-    columns = [src[k] for k in keys]
-    if bucket_expr.supports(types, [df.schema[c].dataType for c in columns]):
-        return bucket_expr.with_jvm_bucket(df, columns, types, table.options.bucket, BUCKET_COLUMN)
     # pyspark's stubs only type arrow_udf calls that pass functionType, which at run time warns
     # "prefer type hints"; without it Spark defaults to a scalar Arrow UDF, which this is.
     udf = F.arrow_udf(bucket_function(types, table.options.bucket), st.IntegerType())  # type: ignore[call-overload]
-    return df.withColumn(BUCKET_COLUMN, udf(*[F.col(c) for c in columns]))
+    return df.withColumn(BUCKET_COLUMN, udf(*[F.col(src[k]) for k in keys]))
 
 
 def _write_function(job: WriteJob):
