@@ -502,6 +502,9 @@ class OutputFile:
         try:
             if discard is not None:
                 discard()
+                if isinstance(self.stream, fsspec.spec.AbstractBufferedFile):
+                    # discard leaves the file open: its __del__ would flush the dropped buffer
+                    self.stream.closed = True
             else:
                 self.stream.close()
         except Exception:  # noqa: BLE001 - the file is being thrown away
