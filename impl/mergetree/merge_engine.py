@@ -410,22 +410,15 @@ def _new_key_mask(sorted_keys: Sequence[np.ndarray]) -> np.ndarray:
 _FEW_RUNS = 1024
 
 
-def _key_sequence_order(key, seq) -> np.ndarray | None:
-    """Rows in (key, seq) order for an integer key without nulls in arrival order, or None
-    when this fast path does not apply: another key type, nulls, input of few sorted runs, a
-    combined rank that would overflow int64, or a (key, seq) pair twice (numpy's sort is not
-    stable, and such rows must keep their input order)."""
-    if not pa.types.is_integer(key.type) or key.null_count or seq.null_count:
-        return None
-    k, s = key.to_numpy(), seq.to_numpy()
-    n = len(k)
+def _key_sequence_order(k: np.ndarray, s: np.ndarray) -> np.ndarray | None:
+    """Rows in (key, seq) order for integer keys ``k`` (no nulls) in arrival order, with their
+    sequence numbers ``s``, or None when this fast path does not apply: input of few sorted
+    runs, a combined rank that would overflow int64, or a (key, seq) pair twice (numpy's sort
+    is not stable, and such rows must keep their input order)."""
     if int(np.count_nonzero(k[1:] < k[:-1])) < _FEW_RUNS:
         return None
     order = np.argsort(k)
-    ks = k[order]
-    first = np.empty(n, dtype=bool)
-    first[0] = True
-    np.not_equal(ks[1:], ks[:-1], out=first[1:])
+    first = _new_key_mask([k[order]])
     if first.all():
         return order  # keys are unique: the key order is the whole order
     # a key's rows are in any order: sort (rank of the key, sequence number), nearly sorted
@@ -470,17 +463,19 @@ def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
     if n <= 1:
         return _Order(np.arange(n, dtype=np.int64), np.ones(n, dtype=bool))
     ints = None if spec.sequence_fields else integer_keys(kv, spec.key_columns)
-    if ints is not None and len(ints) == 1 and pa.types.is_integer(kv.column(spec.key_columns[0]).type):
+    if ints is None:
+        return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
+    seq_all = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())
+    if len(ints) == 1 and pa.types.is_integer(kv.column(spec.key_columns[0]).type):
         # rows in arrival order (a flush): numpy's quicksort of the key, then (key rank, sequence)
-        order = _key_sequence_order(kv.column(spec.key_columns[0]), kv.column(SEQUENCE_NUMBER))
+        order = _key_sequence_order(ints[0], seq_all)
         if order is not None:
             return _Order(order.astype(np.int64, copy=False), None)
-    if ints is not None:
-        rows = np.argsort(ints[0], kind="stable") if len(ints) == 1 else np.lexsort(ints[::-1])
-        new = _new_key_mask([a[rows] for a in ints])
-        seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows]
-        if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
-            return _Order(rows.astype(np.int64, copy=False), new)
+    rows = np.argsort(ints[0], kind="stable") if len(ints) == 1 else np.lexsort(ints[::-1])
+    new = _new_key_mask([a[rows] for a in ints])
+    seq = seq_all[rows]
+    if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
+        return _Order(rows.astype(np.int64, copy=False), new)
     return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
 
 

@@ -71,10 +71,10 @@ def test_sort_order_of_a_flush_takes_the_numpy_path():
     n = 20_000
     keys = np.concatenate([rng.permutation(n)[: int(n * 0.7)], rng.integers(0, n, n - int(n * 0.7))])
     kv = pa.table({"_KEY_id": pa.array(keys, pa.int64()), SEQUENCE_NUMBER: pa.array(np.arange(n), pa.int64())})
-    fast = merge_engine._key_sequence_order(kv.column("_KEY_id"), kv.column(SEQUENCE_NUMBER))
+    fast = merge_engine._key_sequence_order(kv.column("_KEY_id").to_numpy(), kv.column(SEQUENCE_NUMBER).to_numpy())
     assert fast is not None and fast.tolist() == _arrow_order(kv, _spec())
     runs = pa.concat_tables([t.sort_by("_KEY_id") for t in (kv.slice(0, 9000), kv.slice(9000))])
-    assert merge_engine._key_sequence_order(runs.column("_KEY_id"), runs.column(SEQUENCE_NUMBER)) is None
+    assert merge_engine._key_sequence_order(runs.column("_KEY_id").to_numpy(), runs.column(SEQUENCE_NUMBER).to_numpy()) is None
     assert merge_order(runs, _spec()).tolist() == _arrow_order(runs, _spec())
 
 
