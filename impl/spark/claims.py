@@ -1,54 +1,79 @@
-"""A tiny create-if-absent key/value ledger that read tasks use to agree with each other.
+"""A tiny create-if-absent key/value ledger that read tasks use to agree with each other, and
+the filters pushed on each loaded relation (``pushdown`` = ``true`` only).
 
-Why it exists: Spark 4.3 caches the planned read (reader object + input partitions) on the
-data source relation, not on the query. A later query on the same DataFrame or view that pushes
-no filter (``df.count()`` after ``df.filter(...).count()``), and any re-execution of an already
-planned DataFrame, runs the *cached* plan again: with the filters, the pruned splits and the
-snapshot of whichever query planned it last. (``PythonScanBuilder.pushFilters`` calls
-``PythonDataSourceV2.setReadInfo`` and ``PythonBatch`` reads ``getOrCreateReadInfo``.)
+Why it exists: Spark 4.3 caches the planned read (reader object + input partitions) of a Python
+data source on the loaded relation, not on the query, and hands it to every scan of that
+relation (``PythonScanBuilder.pushFilters`` calls ``PythonDataSourceV2.setReadInfo``, and every
+``PythonBatch`` reads ``getOrCreateReadInfo``). Nothing a scan can see tells it which scan it is.
 
-So every plan carries a random ``plan_id``, and the first SQL execution that runs it claims it
-(``claim(plan_id, execution)``). Tasks of that execution read the plan as planned (pinned
-snapshot, pruned splits). Tasks of any other execution see someone else's claim: they ignore
-the plan's filters and splits, agree on one snapshot through a second claim (the latest one
-when the first of them looked), and split the whole table among themselves. Spark evaluates all
-filters itself (the reader hands every filter back), so both ways return exactly the right rows.
+Two consequences, and what this module does about each:
 
-One more sharing Spark 4.3 does inside a single query: every scan of one loaded relation gets
-the plan of the last filter push, so ``df.filter(a).join(df.filter(b))`` would read the plan
-pruned for ``b`` on both sides. Spark plans every scan of a query before it runs any, so each
-push is recorded per loaded relation (:func:`record_pushed`, on the driver) and the plan is
-pruned with the OR of all of them: right for every filtered scan, whatever stage reads it. A scan
-that pushes nothing (``df.union(df.filter(a))``) calls no method of the source and cannot be
-seen at planning; when such a scan shares a stage with the one filtered scan (the union case),
-the read fails with :class:`impl.spark.reader.SharedPlanError` instead of answering wrongly.
-The one case still unseen is an unfiltered and a filtered use of one loaded DataFrame in
-*different* stages with no join between them (a join's keys give both sides a pushed
-``IS NOT NULL``); load the table once per use there, or read with ``pushdown`` = ``false``.
+1. A later query on the same DataFrame or view, and any re-execution of an already planned
+   DataFrame, runs the *cached* plan again, with the snapshot of whichever query planned it last.
+   So every plan carries a random ``plan_id``, and the first SQL execution that runs it claims it
+   (``claim(plan_id, execution)``). Tasks of that execution read the plan as planned (pinned
+   snapshot). Tasks of any other execution see someone else's claim: they agree on one snapshot
+   through a second claim (the latest one when the first of them looked) and split the whole
+   table among themselves. Spark evaluates all filters itself, so both ways return exactly the
+   right rows.
+2. Every scan of one loaded relation in a query reads the plan of the *last* filter push. A plan
+   pruned by one scan's filters would silently drop rows another scan of the same relation needs
+   (``df.agg(count).crossJoin(df.filter(...).agg(count))``), and a scan that pushes no filter
+   calls no method of the source, so it cannot be seen at planning. That is why the default
+   reader prunes nothing (``pushdown`` = ``false``): every scan reads the whole snapshot. With
+   ``pushdown`` = ``true`` the plan is pruned with the OR of every push recorded on the relation
+   (:func:`record_pushed`), right for every *filtered* scan; a query that also scans the relation
+   unfiltered is refused where the read can see it (two scans of one plan in one stage:
+   :class:`impl.spark.reader.SharedPlanError`) and can answer wrongly where it cannot (the
+   unfiltered scan in another stage), which is why it is opt-in, for a DataFrame each query scans
+   once.
 
-Storage: a local temporary directory when Spark runs in local mode on a local warehouse (all
-tasks share one machine); otherwise the warehouse's own store (a directory beside the databases),
-which needs an atomic create-if-absent, as snapshot publication does. On an object store each
-claim is a write-once object published by a conditional PUT (no rename, no append), and a task
-reaches the store through the table's storage options, whatever the master: nothing assumes a
-disk shared by driver and executors, and local-mode runs exercise what a cluster does.
+Storage: nothing here is ever unpickled, and nothing lives where another user can write. The
+pushed filters are JSON (``impl.table.predicate.predicate_to_json``) in a directory private to
+the user (:func:`private_root`: created with mode 0700, refused unless it is a real directory
+owned by this user with no group or other permissions). The claim ledger lives there too when
+Spark runs in local mode on a local warehouse (all tasks share one machine); otherwise in the
+warehouse's own store (a directory beside the databases), which needs an atomic
+create-if-absent, as snapshot publication does. On an object store each claim is a write-once
+object published by a conditional PUT (no rename, no append), and a task reaches the store
+through the table's storage options, whatever the master: nothing assumes a disk shared by
+driver and executors, and local-mode runs exercise what a cluster does. Claims hold only
+execution keys and snapshot ids, read as text.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import posixpath
 import shutil
+import stat
 import tempfile
 import time
 
 from impl.fs.file_io import FileIO
-from impl.spark.tables import TableRef
+from impl.spark.tables import SparkConnectorError, TableRef
 from impl.spark.tracking import INTENT_ROOT
+from impl.table.predicate import Predicate, predicate_from_json, predicate_to_json
 
-LOCAL_ROOT = os.path.join(tempfile.gettempdir(), "paimon_py_spark_claims")
+
+def private_root() -> str:
+    """This user's directory for the connector's local state: ``<tmp>/paimon_py_spark-<uid>``,
+    created with mode 0700. An existing one is used only if it is a directory (not a link) owned
+    by this user that no one else can read or write; otherwise ``SparkConnectorError`` names it
+    (someone else may have created it first to feed this user's reads)."""
+    path = os.path.join(tempfile.gettempdir(), f"paimon_py_spark-{os.getuid()}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise SparkConnectorError(
+            f"{path} is not a private directory of this user (owner uid {st.st_uid}, mode "
+            f"{stat.filemode(st.st_mode)}; need a directory owned by uid {os.getuid()} with mode 0700): the "
+            f"paimon_py connector keeps its read state there. Remove it, or point TMPDIR elsewhere.")
+    return path
 
 
 class ClaimLedger:
@@ -61,7 +86,7 @@ class ClaimLedger:
         """The ledger of Spark application ``app_id`` for reads of the table ``ref``."""
         app = hashlib.sha1(app_id.encode()).hexdigest()[:16]
         if local_mode and not ref.on_object_store:
-            return ClaimLedger(FileIO(), os.path.join(LOCAL_ROOT, app))
+            return ClaimLedger(FileIO(), os.path.join(private_root(), "claims", app))
         file_io, root = FileIO.for_path(ref.warehouse, ref.filesystem())
         return ClaimLedger(file_io, posixpath.join(root, INTENT_ROOT, "claims", app))
 
@@ -87,22 +112,29 @@ class ClaimLedger:
 
 # ---------------------------------------------------------------------- filters pushed per relation
 
-_NO_PRUNING = b"-"  # a push none of whose filters translates: that scan needs the whole table
+_NO_PRUNING = "-"  # a push none of whose filters translates: that scan needs the whole table
 
 
-def record_pushed(relation_id: str, predicate) -> None:
+def _relation_dir(relation_id: str) -> str:
+    if not relation_id.isalnum():  # a uuid hex: never a path of its own
+        raise SparkConnectorError(f"invalid relation id {relation_id!r}")
+    return os.path.join(private_root(), "relations", relation_id)
+
+
+def record_pushed(relation_id: str, predicate: Predicate | None) -> None:
     """Remember on the driver that a scan of the loaded relation ``relation_id`` pushed
-    ``predicate`` (an impl Predicate, or None when none of its filters could prune).
+    ``predicate`` (None when none of its filters could prune).
 
     Spark 4.3 plans all scans of a query before running any and hands every scan of one loaded
     relation the plan of the last push; planning with the OR of every push recorded here makes
     that plan right for each filtered scan. Planning runs in Python workers on the driver, so a
     local directory is shared by all of them, whatever the master.
     """
-    data = _NO_PRUNING if predicate is None else pickle.dumps(predicate)
-    d = os.path.join(LOCAL_ROOT, "relations", relation_id)
-    os.makedirs(d, exist_ok=True)
-    final = os.path.join(d, hashlib.sha1(data).hexdigest())
+    text = _NO_PRUNING if predicate is None else predicate_to_json(predicate)
+    data = text.encode()
+    d = _relation_dir(relation_id)
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    final = os.path.join(d, hashlib.sha1(data).hexdigest() + ".json")
     if os.path.exists(final):
         return
     tmp = f"{final}.{os.getpid()}.tmp"
@@ -111,40 +143,36 @@ def record_pushed(relation_id: str, predicate) -> None:
     os.replace(tmp, final)  # readers never see a partial record
 
 
-def pushed_predicates(relation_id: str) -> list | None:
+def pushed_predicates(relation_id: str) -> list[Predicate] | None:
     """The distinct predicates recorded for ``relation_id`` (see :func:`record_pushed`); None
     when one of the pushes could not prune (the relation must then be read whole)."""
-    d = os.path.join(LOCAL_ROOT, "relations", relation_id)
+    d = _relation_dir(relation_id)
     try:
-        names = sorted(n for n in os.listdir(d) if not n.endswith(".tmp"))
+        names = sorted(n for n in os.listdir(d) if n.endswith(".json"))
     except FileNotFoundError:
         return []
     out = []
     for name in names:
         with open(os.path.join(d, name), "rb") as fh:
-            data = fh.read()
-        if data == _NO_PRUNING:
+            text = fh.read().decode("utf-8", errors="replace")  # not JSON: predicate_from_json refuses it
+        if text == _NO_PRUNING:
             return None
-        out.append(pickle.loads(data))
+        out.append(predicate_from_json(text))
     return out
 
 
 def prune_local_ledgers(max_age_seconds: float = 86_400.0) -> None:
     """Remove local ledger directories of applications older than ``max_age_seconds``."""
-    try:
-        entries = os.listdir(LOCAL_ROOT)
-    except OSError:
-        return
+    root = private_root()
+    entries = []
+    for sub in ("claims", "relations"):
+        try:
+            entries += [os.path.join(sub, r) for r in os.listdir(os.path.join(root, sub))]
+        except OSError:
+            pass
     now = time.time()
-    relations = os.path.join(LOCAL_ROOT, "relations")
-    try:
-        entries += [os.path.join("relations", r) for r in os.listdir(relations)]
-    except OSError:
-        pass
     for name in entries:
-        if name == "relations":
-            continue
-        p = os.path.join(LOCAL_ROOT, name)
+        p = os.path.join(root, name)
         try:
             if now - os.path.getmtime(p) > max_age_seconds:
                 shutil.rmtree(p, ignore_errors=True)
@@ -152,4 +180,4 @@ def prune_local_ledgers(max_age_seconds: float = 86_400.0) -> None:
             pass
 
 
-__all__ = ["ClaimLedger", "prune_local_ledgers", "record_pushed", "pushed_predicates"]
+__all__ = ["ClaimLedger", "private_root", "prune_local_ledgers", "record_pushed", "pushed_predicates"]

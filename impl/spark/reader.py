@@ -11,11 +11,15 @@ units into input partitions of similar size.
 the merged rows of a snapshot, so every row is ``+I`` (Paimon, whose merged read keeps the kind
 of each key's last change, could say ``+U`` where a key was last written as an update).
 
-Correctness under Spark 4.3's plan caching (see :mod:`impl.spark.claims`): a plan is read as
-planned only by the first SQL execution that runs it. Any other execution re-plans the whole
-table in its tasks, at one snapshot they agree on, and leaves every filter to Spark. Every
-filter is always handed back to Spark, which evaluates it on the rows. Nothing is kept on the
-reader object between queries: what a plan needs travels in its input partitions.
+Correctness under Spark 4.3's plan sharing (see :mod:`impl.spark.claims`): Spark hands every scan
+of one loaded DataFrame / view the same planned read, so :class:`PaimonReader` (the default,
+``pushdown`` = ``false``) prunes nothing and Spark applies every filter: each scan reads the whole
+snapshot, whatever other scans of the relation asked for. :class:`PaimonPushdownReader`
+(``pushdown`` = ``true``) prunes partitions, buckets and files with the pushed filters, for a
+DataFrame each query scans once. A plan is read as planned only by the first SQL execution that
+runs it; any other execution re-plans the whole table in its tasks, at one snapshot they agree on.
+Every filter is always handed back to Spark, which evaluates it on the rows. Nothing is kept on
+the reader object between queries: what a plan needs travels in its input partitions.
 """
 
 from __future__ import annotations
@@ -113,50 +117,23 @@ def pack_units(units, count: int) -> list[list]:
 
 
 class PaimonReader(DataSourceReader):
-    """Batch reads of one table (see the module docstring)."""
+    """Batch reads of one table (see the module docstring). Implements no ``pushFilters``: Spark
+    evaluates every filter, and every scan reads the whole snapshot."""
 
     def __init__(self, ref: TableRef, schema, slots: int | None = None, target_bytes: int = DEFAULT_TARGET_BYTES,
-                 pushdown: bool = True, relation_id: str | None = None, row_kind: bool = False):
+                 relation_id: str | None = None, row_kind: bool = False):
         self.ref = ref
         self.schema = schema
         self.row_kind = row_kind  # read.changelog: a first column rowkind, +I on every merged row
         self.slots = slots
         self.target_bytes = target_bytes
-        self.pushdown = pushdown
         self.relation_id = relation_id  # the loaded DataFrame / view this reader plans for
-        self.predicate = None  # impl Predicate of the translatable pushed filters (pruning only)
 
     # ------------------------------------------------------------------ planning (driver)
 
-    def pushFilters(self, filters):
-        filters = list(filters)
-        if self.pushdown:
-            table = self.ref.table()
-            self.predicate = translate_filters(filters, table.schema)
-            if self.relation_id is not None:
-                from impl.spark.claims import record_pushed
-
-                record_pushed(self.relation_id, self.predicate)
-        # Spark evaluates every filter itself: a cached plan can be reused by another query.
-        return filters
-
     def _planning_predicate(self):
-        """(predicate to prune with, number of distinct pushes). Every scan of one loaded
-        relation in a query reads the plan of the last push (Spark 4.3), so the plan is pruned
-        with the OR of all the relation's pushes: right for each of those scans."""
-        if self.predicate is None or self.relation_id is None:
-            return self.predicate, int(self.predicate is not None)
-        from impl.spark.claims import pushed_predicates
-        from impl.table.predicate import CompoundPredicate
-
-        pushed = pushed_predicates(self.relation_id)
-        if pushed is None:
-            return None, 0
-        if self.predicate not in pushed:
-            pushed.append(self.predicate)
-        if len(pushed) == 1:
-            return pushed[0], 1
-        return CompoundPredicate("or", tuple(pushed)), len(pushed)
+        """(predicate to prune the plan with, number of distinct pushes): none here."""
+        return None, 0
 
     def _slots(self) -> int:
         return self.slots or max(2, os.cpu_count() or 2)
@@ -210,10 +187,11 @@ class PaimonReader(DataSourceReader):
                 if holder != task_partition:
                     raise SharedPlanError(
                         f"{self.ref.identifier}: this query reads one loaded DataFrame/view of the table in two "
-                        f"places with pushed filters, and Spark 4.3 gives every such place the same planned "
-                        f"read (pruned for one of them), which can return wrong rows. Load the table once per "
-                        f"use (spark.read.format('paimon_py').load(path) for each side), or read with "
-                        f".option('pushdown', 'false').")
+                        f"places, and with pushdown=true Spark 4.3 gives every such place the same planned "
+                        f"read (pruned for one of them), which can return wrong rows. Read without the "
+                        f"pushdown option (the default reads the whole snapshot and is right in every query "
+                        f"shape), or load the table once per use (spark.read.format('paimon_py').load(path) "
+                        f"for each side).")
             return partition.splits, partition.predicate
         # Someone else's plan (Spark reused a cached read): re-plan the whole table.
         pinned = any(k in dict(self.ref.dynamic_options) for k in TIME_TRAVEL_KEYS)
@@ -247,5 +225,46 @@ class PaimonReader(DataSourceReader):
                 yield b
 
 
-__all__ = ["PaimonReader", "PaimonInputPartition", "read_units", "pack_units", "partition_count", "with_row_kind",
+class PaimonPushdownReader(PaimonReader):
+    """``pushdown`` = ``true``: the plan is pruned with the pushed filters (partitions, buckets,
+    file statistics). Spark 4.3 gives every scan of the loaded relation the plan of the last
+    push, so the plan is pruned with the OR of every push recorded on the relation: right for
+    each filtered scan, wrong for a scan of the same relation that pushes nothing (see
+    :mod:`impl.spark.claims`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.predicate = None  # impl Predicate of the translatable pushed filters (pruning only)
+
+    def pushFilters(self, filters):
+        filters = list(filters)
+        table = self.ref.table()
+        self.predicate = translate_filters(filters, table.schema)
+        if self.relation_id is not None:
+            from impl.spark.claims import record_pushed
+
+            record_pushed(self.relation_id, self.predicate)
+        # Spark evaluates every filter itself: a cached plan can be reused by another query.
+        return filters
+
+    def _planning_predicate(self):
+        """(predicate to prune with, number of distinct pushes). Every scan of one loaded
+        relation in a query reads the plan of the last push (Spark 4.3), so the plan is pruned
+        with the OR of all the relation's pushes: right for each of those scans."""
+        if self.predicate is None or self.relation_id is None:
+            return self.predicate, int(self.predicate is not None)
+        from impl.spark.claims import pushed_predicates
+        from impl.table.predicate import CompoundPredicate
+
+        pushed = pushed_predicates(self.relation_id)
+        if pushed is None:
+            return None, 0
+        if self.predicate not in pushed:
+            pushed.append(self.predicate)
+        if len(pushed) == 1:
+            return pushed[0], 1
+        return CompoundPredicate("or", tuple(pushed)), len(pushed)
+
+
+__all__ = ["PaimonReader", "PaimonPushdownReader", "PaimonInputPartition", "read_units", "pack_units", "partition_count", "with_row_kind",
            "ROW_KIND_COLUMN"]

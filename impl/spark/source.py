@@ -55,17 +55,18 @@ Other options: any Paimon table option (``write-only``, ``file.compression``, ``
 ``merge-engine``, ...): used as table options when the write creates the table, as dynamic
 options otherwise; ``row-kind-column`` names a column of +I/-U/+U/-D (or 0..3) row kinds that is
 not stored; ``read.parallelism`` sets the minimum number of read partitions; ``pushdown`` =
-``false`` turns filter pruning off. An unknown option is an error (a typo would otherwise
-silently do nothing).
+``true`` prunes partitions, buckets and files with the query's filters (off by default, see
+below). An unknown option is an error (a typo would otherwise silently do nothing).
 
 Threads: the JVM keeps Spark's active session per thread, and Spark looks Python data sources
 up in the active session; call ``impl.spark.register(spark)`` at the start of every thread that
 uses ``paimon_py`` (``write_dataframe`` and ``compact`` do it themselves).
 
-Spark 4.3 caches the planned read of a Python data source on the loaded relation and shares
-it between the scans of one query; see :mod:`impl.spark.claims` for how reads stay correct
-anyway (a plan pruned with the OR of every filter pushed on the relation), and for the one
-pattern that is refused (a union of one loaded DataFrame with a filtered copy of itself).
+The rule for reads: every scan reads the whole snapshot and Spark applies the query's filters,
+because Spark 4.3 hands every scan of one loaded DataFrame or view the same planned read, so
+pruning it for one scan's filters would drop rows another scan needs (``df.union(df.filter(...))``,
+self-joins, subqueries over a view). ``.option("pushdown", "true")`` prunes with the pushed
+filters, for a DataFrame each query scans once; see :mod:`impl.spark.claims`.
 """
 
 from __future__ import annotations
@@ -158,6 +159,14 @@ def _row_kind(connector: dict[str, str]) -> bool:
     return parse_bool("read.changelog", connector.get("read.changelog", "false"))
 
 
+def _pushdown(connector: dict[str, str]) -> bool:
+    """``pushdown`` (default false): prune the planned read with the pushed filters. Off by
+    default because Spark 4.3 shares one planned read among all scans of a loaded relation."""
+    from impl.options.values import parse_bool
+
+    return parse_bool("pushdown", connector.get("pushdown", "false"))
+
+
 def read_schema(table, row_kind: bool):
     """The Spark schema a read returns: the table's columns, after ``rowkind`` with ``read.changelog``."""
     from pyspark.sql.types import StringType, StructField, StructType
@@ -208,7 +217,7 @@ class PaimonDataSource(DataSource):
         return read_schema(ref.table(), _row_kind(connector))
 
     def reader(self, schema):
-        from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonReader
+        from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonPushdownReader, PaimonReader
         from impl.table.system import SystemTable
 
         ref, connector = _read_ref(self.options)
@@ -224,8 +233,8 @@ class PaimonDataSource(DataSource):
         _check_schema(schema, table, row_kind)
         slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
         target = int(connector.get("read.split-size", DEFAULT_TARGET_BYTES))
-        pushdown = connector.get("pushdown", "true").strip().lower() not in ("false", "0", "no")
-        return PaimonReader(ref, schema, slots=slots, target_bytes=target, pushdown=pushdown,
+        reader_class = PaimonPushdownReader if _pushdown(connector) else PaimonReader
+        return reader_class(ref, schema, slots=slots, target_bytes=target,
                             relation_id=getattr(self, "relation_id", None), row_kind=row_kind)
 
     def streamReader(self, schema):

@@ -12,6 +12,10 @@ SQL semantics: a comparison with null is not true, so nulls never match anything
 
 from __future__ import annotations
 
+import base64
+import datetime as _dt
+import decimal
+import json
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -180,6 +184,72 @@ def and_all(preds: Sequence[Predicate]) -> Predicate | None:
 def only_fields(p: Predicate | None, names: set[str] | frozenset[str]) -> Predicate | None:
     """The conjuncts of ``p`` that read only ``names`` (a weaker predicate, safe for pruning)."""
     return and_all([c for c in split_and(p) if c.fields() <= names])
+
+
+# ---------------------------------------------------------------------- as data (JSON)
+# Predicates cross process boundaries (Spark planning workers) as JSON, never as pickles: a
+# reader of a pickle runs whatever code its writer chose.
+
+def _literal_to_json(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return {"float": repr(v)}  # repr keeps nan / inf, which JSON has no literal for
+    if isinstance(v, decimal.Decimal):
+        return {"decimal": str(v)}
+    if isinstance(v, (bytes, bytearray)):
+        return {"bytes": base64.b64encode(bytes(v)).decode()}
+    if isinstance(v, _dt.datetime):  # before date: a datetime is a date
+        return {"datetime": v.isoformat()}
+    if isinstance(v, _dt.date):
+        return {"date": v.isoformat()}
+    if isinstance(v, _dt.time):
+        return {"time": v.isoformat()}
+    raise InvalidPredicateError(f"predicate literal {v!r} of type {type(v).__name__} has no JSON form")
+
+
+_LITERAL_FROM_JSON: dict[str, Callable[[str], Any]] = {
+    "float": float, "decimal": decimal.Decimal, "bytes": base64.b64decode,
+    "datetime": _dt.datetime.fromisoformat, "date": _dt.date.fromisoformat, "time": _dt.time.fromisoformat,
+}
+
+
+def _literal_from_json(v: Any) -> Any:
+    if isinstance(v, dict):
+        ((kind, text),) = v.items()
+        return _LITERAL_FROM_JSON[kind](text)
+    return v
+
+
+def _to_data(p: Predicate) -> dict:
+    if isinstance(p, LeafPredicate):
+        return {"leaf": p.method, "field": p.field, "literals": [_literal_to_json(v) for v in p.literals]}
+    if isinstance(p, CompoundPredicate):
+        return {"op": p.op, "children": [_to_data(c) for c in p.children]}
+    raise InvalidPredicateError(f"{p!r} is not a LeafPredicate or CompoundPredicate")
+
+
+def _from_data(d: dict) -> Predicate:
+    if "leaf" in d:
+        return LeafPredicate(d["leaf"], d["field"], tuple(_literal_from_json(v) for v in d["literals"]))
+    return CompoundPredicate(d["op"], tuple(_from_data(c) for c in d["children"]))
+
+
+def predicate_to_json(p: Predicate) -> str:
+    """``p`` as JSON text; :func:`predicate_from_json` gives back an equal predicate.
+
+    >>> predicate_from_json(predicate_to_json(LeafPredicate("equal", "id", (3,)))) == LeafPredicate("equal", "id", (3,))
+    True
+    """
+    return json.dumps(_to_data(p), sort_keys=True, separators=(",", ":"))
+
+
+def predicate_from_json(text: str) -> Predicate:
+    """The predicate :func:`predicate_to_json` wrote (raises ``InvalidPredicateError`` on other text)."""
+    try:
+        return _from_data(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise InvalidPredicateError(f"not a predicate in JSON form: {text[:200]!r} ({e})") from e
 
 
 class PredicateBuilder:

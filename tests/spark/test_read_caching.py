@@ -79,16 +79,16 @@ def test_time_travel_dataframe_stays_on_its_snapshot(spark, table_path):
 
 def test_union_of_one_dataframe_with_its_filtered_self(spark, table_path):
     _append(spark, table_path, range(6))
-    df = spark.read.format("paimon_py").load(table_path)
-    other = spark.read.format("paimon_py").load(table_path)
+    df = spark.read.format("paimon_py").option("pushdown", "true").load(table_path)
+    other = spark.read.format("paimon_py").option("pushdown", "true").load(table_path)
     # separate loads: separate plans, right answer
     assert df.union(other.filter("id = 1")).count() == 7
-    # one load used twice with different filters: Spark 4.3 would hand both sides one pruned
-    # plan; the read refuses instead of answering wrongly
+    # one load used twice with different filters: Spark 4.3 hands both sides one pruned plan;
+    # with pushdown=true the read refuses instead of answering wrongly
     with pytest.raises(Exception, match="SharedPlanError|same planned"):
         df.union(df.filter("id = 1")).count()
-    nopush = spark.read.format("paimon_py").option("pushdown", "false").load(table_path)
-    assert nopush.union(nopush.filter("id = 1")).count() == 7
+    default = spark.read.format("paimon_py").load(table_path)  # the default prunes nothing
+    assert default.union(default.filter("id = 1")).count() == 7
     assert df.union(df).count() == 12  # no pushed filter: one plan is right for both sides
 
 
@@ -99,7 +99,7 @@ def test_one_dataframe_used_twice_with_different_filters_in_different_stages(spa
     _append(spark, table_path, range(0, 10), dt="a")
     _append(spark, table_path, range(10, 20), dt="b")
     _append(spark, table_path, range(20, 30), dt="c")
-    df = spark.read.format("paimon_py").load(table_path)
+    df = spark.read.format("paimon_py").option("pushdown", "true").load(table_path)
     low, high = df.filter("dt = 'a' AND id < 3"), df.filter("dt = 'b' AND id > 16")
     assert sorted((r.id, r.h) for r in low.crossJoin(high.selectExpr("id AS h")).collect()) == \
         [(lo, hi) for lo in range(3) for hi in (17, 18, 19)]
@@ -125,9 +125,12 @@ def test_pushed_filters_prune_partitions_and_files(spark, warehouse):
     assert b_files
     for f in b_files:
         os.remove(os.path.join(path, f))
-    df = spark.read.format("paimon_py").load(path)
+    df = spark.read.format("paimon_py").option("pushdown", "true").load(path)
     assert _ids(df.filter("dt = 'a' AND id < 3")) == [0, 1, 2]  # partition pruning
     assert df.filter("dt = 'a'").count() == 100
     assert _ids(df.filter("id BETWEEN 10 AND 12")) == [10, 11, 12]  # file statistics pruning
     with pytest.raises(Exception, match="missing|DataFileError|No such file"):
-        spark.read.format("paimon_py").load(path).filter("dt = 'b'").count()
+        spark.read.format("paimon_py").option("pushdown", "true").load(path).filter("dt = 'b'").count()
+    # the default prunes nothing: every scan reads the whole snapshot, so the deleted file is read
+    with pytest.raises(Exception, match="missing|DataFileError|No such file"):
+        spark.read.format("paimon_py").load(path).filter("dt = 'a'").count()
