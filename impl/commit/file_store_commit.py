@@ -460,7 +460,8 @@ class FileStoreCommit:
         return "{" + ", ".join(f"{k}={v!r}" for k, v in zip(self.partition_names, values, strict=False)) + "}"
 
     def partition_path(self, partition: bytes) -> str:
-        return partition_path(self.partition_names, decode_row(partition, self.partition_type))
+        return partition_path(self.partition_names, decode_row(partition, self.partition_type),
+                              self.options.partition_default_name)
 
     def data_file_path(self, partition: bytes, bucket: int, f: DataFileMeta) -> str:
         return self.paths.data_file_path(self.partition_path(partition), bucket, f.file_name, f.external_path)

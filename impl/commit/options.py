@@ -23,6 +23,8 @@ class CommitOptions:
         full_compaction_threshold_bytes=co.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE.default,
         merge_min_count=co.MANIFEST_MERGE_MIN_COUNT.default,
     )
+    # where a null or empty partition value's files live: recovery and abort find files by it
+    partition_default_name: str = co.PARTITION_DEFAULT_NAME.default
 
     @staticmethod
     def from_options(options: Mapping[str, object]) -> "CommitOptions":
@@ -37,6 +39,7 @@ class CommitOptions:
                 full_compaction_threshold_bytes=co.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE.get(options),
                 merge_min_count=co.MANIFEST_MERGE_MIN_COUNT.get(options),
             ),
+            partition_default_name=co.PARTITION_DEFAULT_NAME.get(options),
         )
         check_retry_waits(parsed.min_retry_wait_ms, parsed.max_retry_wait_ms)
         return parsed
