@@ -443,10 +443,14 @@ class FileStoreCommit:
                 f"their files were removed as orphans; committing them would name missing files", missing)
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the data files the messages' writers created (the commit will not happen)."""
+        """Delete the data, changelog and index files the messages' writers created (the commit
+        will not happen). A file a compaction only moved to another level (named in both
+        ``compact_before`` and ``compact_after``) is live and is kept."""
         for m in messages:
-            bucket_dir_files = [self.data_file_path(m.partition, m.bucket, f) for f in m.written_files()]
-            self.file_io.delete_quietly(bucket_dir_files)
+            self.file_io.delete_quietly([self.data_file_path(m.partition, m.bucket, f) for f in m.written_files()])
+            # the index files the writer created (e.g. a changed bucket's new HASH index)
+            self.file_io.delete_quietly([f.external_path or self.paths.index_file_path(f.file_name)
+                                         for f in (*m.new_index_files, *m.compact_new_index_files)])
 
     # ================================================================== helpers for callers
 

@@ -92,20 +92,9 @@ class TableCommit:
         return [self.file_store_commit.commit(c) for c in todo]
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the data and index files the messages' writers created (they will never be committed).
-
-        Files that only changed level (``compact_before`` and ``compact_after`` name the same
-        file) are kept: they are live.
-        """
-        fio = self.table.file_io
-        for m in messages:
-            before = {f.file_name for f in m.compact_before}
-            path = self.table.partition_cache.path(m.partition)
-            fio.delete_quietly(self.table.paths.data_file_path(path, m.bucket, f.file_name, f.external_path)
-                               for f in m.written_files() if f.file_name not in before)
-            # the index files the writer created (e.g. a changed bucket's new HASH index)
-            fio.delete_quietly(f.external_path or self.table.paths.index_file_path(f.file_name)
-                               for f in (*m.new_index_files, *m.compact_new_index_files))
+        """Delete the data and index files the messages' writers created (they will never be
+        committed); see :meth:`FileStoreCommit.abort`, the one home of this rule."""
+        self.file_store_commit.abort(messages)
 
     def close(self) -> None:
         self._closed = True
