@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 from impl.commit.messages import CommitMessage, ManifestCommittable
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.json_records import Snapshot, TableSchema
-from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, ManifestEntry, ManifestFileMeta
+from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexType, ManifestEntry, ManifestFileMeta
 from impl.format.types import BIGINT, INT, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
@@ -124,7 +124,7 @@ def _data_by_group(files: Iterable[FileFacts]) -> dict[GroupKey, tuple[DataFileM
 def _index_by_group(index_files: Iterable[IndexFileRef]) -> dict[GroupKey, tuple[IndexFileMeta, ...]]:
     out: dict[GroupKey, list[IndexFileMeta]] = {}
     for p, b, total, name in index_files:
-        out.setdefault((p, b, total), []).append(IndexFileMeta("HASH", name, 100, 10))
+        out.setdefault((p, b, total), []).append(IndexFileMeta(IndexType.HASH, name, 100, 10))
     return {k: tuple(v) for k, v in out.items()}
 
 

@@ -35,7 +35,8 @@ from impl.errors import (
     InvalidBranchNameError,
 )
 from impl.fs.file_io import FileIO
-from impl.fs.paths import BRANCH_PREFIX, EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, SCHEMA_PREFIX, TablePaths
+from impl.fs.paths import BRANCH_PREFIX, EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, TablePaths
+from impl.schema.manager import schema_ids_in
 from impl.snapshot.manager import SnapshotManager
 from impl.tag.manager import TagManager
 
@@ -55,15 +56,6 @@ def check_branch_name(name: object) -> str:
             f"branch name {name!r} contains '/', '\\', '$' or NUL or starts with '.'; "
             "it must be usable as a directory name and in 'db.table$branch_<name>'")
     return name
-
-
-def schema_ids_in(file_io: FileIO, schema_dir: str) -> list[int]:
-    ids = []
-    for name in file_io.list_names(schema_dir):
-        tail = name[len(SCHEMA_PREFIX):]
-        if name.startswith(SCHEMA_PREFIX) and tail.isascii() and tail.isdigit():
-            ids.append(int(tail))
-    return sorted(ids)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from impl.errors import (
     KeyRangeOverlapError,
 )
 from impl.format.json_records import CommitKind
-from impl.format.records import DELETION_VECTORS_INDEX, FileIdentity, FileKind, IndexManifestEntry, ManifestEntry
+from impl.format.records import FileIdentity, FileKind, IndexManifestEntry, IndexType, ManifestEntry
 
 KeySortKey = Callable[[bytes], Any]  # serialized key BinaryRow -> comparable value
 DescribePartition = Callable[[bytes], str]  # serialized partition -> text for error messages
@@ -162,10 +162,10 @@ def check_deletion_vector_conflicts(previous: Sequence[IndexManifestEntry], chan
     deletion vector names a live data file. The last two are checked for the buckets the index
     changes touch and the buckets whose data files the commit removes (``removed_buckets``).
     """
-    live = {e.identity: e for e in previous if e.kind is FileKind.ADD and e.index_file.index_type == DELETION_VECTORS_INDEX}
+    live = {e.identity: e for e in previous if e.kind is FileKind.ADD and e.index_file.index_type == IndexType.DELETION_VECTORS}
     touched = set(removed_buckets)
     for c in changes:
-        if c.index_file.index_type != DELETION_VECTORS_INDEX:
+        if c.index_file.index_type != IndexType.DELETION_VECTORS:
             continue
         where = f"partition {describe_partition(c.partition)}, bucket {c.bucket}"
         touched.add((c.partition, c.bucket))
@@ -205,7 +205,7 @@ def check_index_conflicts(live: Sequence[IndexManifestEntry], changes: Sequence[
     """Rules 5 to 7: IndexFileConflictError if ``changes`` were made, or rows routed, on a stale index."""
     for partition, view in sorted((views or {}).items()):
         now = frozenset(e.index_file.file_name for e in live if e.kind is FileKind.ADD
-                        and e.index_file.index_type == "HASH" and e.partition == partition)
+                        and e.index_file.index_type == IndexType.HASH and e.partition == partition)
         if now != view:
             raise IndexFileConflictError(
                 f"the HASH index of partition {describe_partition(partition)} changed since this writer routed its "
@@ -224,10 +224,10 @@ def check_index_conflicts(live: Sequence[IndexManifestEntry], changes: Sequence[
                     (c.index_file.file_name,))
             deleted.add(c.identity)
     hash_live = {(e.partition, e.bucket): e for e in live
-                 if e.kind is FileKind.ADD and e.index_file.index_type == "HASH"}
+                 if e.kind is FileKind.ADD and e.index_file.index_type == IndexType.HASH}
     added: dict[tuple[bytes, int], str] = {}
     for c in changes:
-        if c.kind is FileKind.ADD and c.index_file.index_type == "HASH":
+        if c.kind is FileKind.ADD and c.index_file.index_type == IndexType.HASH:
             first = added.setdefault((c.partition, c.bucket), c.index_file.file_name)
             if first != c.index_file.file_name:
                 raise IndexFileConflictError(

@@ -284,8 +284,12 @@ class ManifestFileMeta:
             raise CorruptMetadataError(path, f"bad manifest file meta ({type(e).__name__}: {e})") from e
 
 
-# IndexFileMeta.index_type of deletion-vector index files (Paimon's DELETION_VECTORS_INDEX)
-DELETION_VECTORS_INDEX = "DELETION_VECTORS"
+class IndexType(enum.StrEnum):
+    """The ``IndexFileMeta.index_type`` values impl reads and writes (Paimon's index kinds). A
+    str enum: types read from a manifest are plain strings and compare equal to these."""
+
+    HASH = "HASH"  # dynamic bucket mode: the hashes of one bucket's keys
+    DELETION_VECTORS = "DELETION_VECTORS"  # deletion vectors of a bucket's data files
 
 
 @dataclass(frozen=True)

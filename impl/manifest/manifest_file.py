@@ -19,6 +19,7 @@ from impl.format.json_records import Snapshot
 from impl.format.records import (
     FileKind,
     IndexManifestEntry,
+    IndexType,
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
@@ -374,7 +375,7 @@ def _check_size(path: str, data: bytes, expected_size: int | None) -> None:
 # Index types with one file per (partition, bucket): an ADD replaces the bucket's previous file
 # (Paimon's IndexManifestFileHandler.BucketedCombiner; Java and pypaimon commit a new HASH index
 # without a DELETE of the old one).
-BUCKETED_INDEX_TYPES = frozenset({"HASH"})
+BUCKETED_INDEX_TYPES = frozenset({IndexType.HASH})
 
 
 def fold_index_entries(previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry]) -> list[IndexManifestEntry]:

@@ -32,7 +32,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from impl.errors import CorruptMetadataError
-from impl.format.records import DELETION_VECTORS_INDEX, DeletionVectorMeta, IndexFileMeta
+from impl.format.records import DeletionVectorMeta, IndexFileMeta, IndexType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import FileNamer, TablePaths
 
@@ -188,7 +188,7 @@ def read_deletion_vectors(file_io: FileIO, paths: TablePaths, index_files: Itera
     """The deletion vectors of a bucket's DELETION_VECTORS index files, by data file name."""
     out: dict[str, Positions] = {}
     for f in index_files:
-        if f.index_type != DELETION_VECTORS_INDEX:
+        if f.index_type != IndexType.DELETION_VECTORS:
             continue
         path = f.external_path or paths.index_file_path(f.file_name)
         try:
@@ -233,7 +233,7 @@ class DeletionVectorsMaintainer:
     def __init__(self, file_io: FileIO, paths: TablePaths, restored: Sequence[IndexFileMeta] = ()):
         self.file_io = file_io
         self.paths = paths
-        self._files = tuple(f for f in restored if f.index_type == DELETION_VECTORS_INDEX)
+        self._files = tuple(f for f in restored if f.index_type == IndexType.DELETION_VECTORS)
         self._vectors: dict[str, Positions] = read_deletion_vectors(file_io, paths, self._files)
         self._namer = FileNamer("index-")
         self._modified = False
@@ -268,7 +268,7 @@ class DeletionVectorsMaintainer:
             data, ranges = encode_index_file(dict(sorted(self._vectors.items())))
             name = self._namer.next()
             self.file_io.write_bytes(self.paths.index_file_path(name), data)
-            added = (IndexFileMeta(DELETION_VECTORS_INDEX, name, len(data), len(ranges), ranges),)
+            added = (IndexFileMeta(IndexType.DELETION_VECTORS, name, len(data), len(ranges), ranges),)
         change = IndexChange(added, self._files)
         self._files = added
         self._modified = False

@@ -21,6 +21,18 @@ from impl.fs.paths import SCHEMA_PREFIX, TablePaths
 MAX_ALTER_RETRIES = 100
 
 
+def schema_ids_in(file_io: FileIO, schema_dir: str) -> list[int]:
+    """The ids of the ``schema-<id>`` files in ``schema_dir``, ascending (the one home of this
+    listing: tables, branches and the catalog use it). Other names (a temp file, ``schema-1a``,
+    non-ASCII digits) are not schemas."""
+    ids = []
+    for name in file_io.list_names(schema_dir):
+        tail = name[len(SCHEMA_PREFIX):]
+        if name.startswith(SCHEMA_PREFIX) and tail.isascii() and tail.isdigit():
+            ids.append(int(tail))
+    return sorted(ids)
+
+
 class SchemaManager:
     """Reads schemas by id (cached), finds the latest, and publishes new ones atomically."""
 
@@ -31,11 +43,7 @@ class SchemaManager:
         self._lock = threading.Lock()
 
     def list_ids(self) -> list[int]:
-        ids = []
-        for name in self.file_io.list_names(self.paths.schema_dir):
-            if name.startswith(SCHEMA_PREFIX) and name[len(SCHEMA_PREFIX):].isdigit():
-                ids.append(int(name[len(SCHEMA_PREFIX):]))
-        return sorted(ids)
+        return schema_ids_in(self.file_io, self.paths.schema_dir)
 
     def schema(self, schema_id: int) -> TableSchema:
         """Schema ``schema_id``; :class:`CorruptMetadataError` if it is missing or unreadable

@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 from impl.commit.messages import CommitMessage
 from impl.errors import CorruptMetadataError, TableError
 from impl.format.json_records import Snapshot
-from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry
+from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import FileNamer, IdFactory, TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
@@ -49,7 +49,7 @@ from impl.options.values import MAX_DYNAMIC_BUCKETS
 if TYPE_CHECKING:
     from impl.table.table import FileStoreTable
 
-HASH_INDEX = "HASH"
+
 INDEX_FILE_PREFIX = "index-"
 # Java's unlimited case: bucket ids 0 .. Short.MAX_VALUE - 1 (PartitionIndex.assign)
 _UNLIMITED_MAX_BUCKET_ID = MAX_DYNAMIC_BUCKETS - 2
@@ -98,7 +98,7 @@ class HashIndexFile:
         data = encode_hash_index(hashes)
         name = self._namer.next()
         self.file_io.write_bytes(self.paths.index_file_path(name), data)
-        return IndexFileMeta(HASH_INDEX, name, len(data), len(data) // 4)
+        return IndexFileMeta(IndexType.HASH, name, len(data), len(data) // 4)
 
 
 # ============================================================================ assignment rule
@@ -354,10 +354,10 @@ def hash_index_entries(table: FileStoreTable, snapshot: Snapshot | None) -> list
     if snapshot is None or not snapshot.index_manifest:
         return []
     entries = IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest)
-    return [e for e in entries if e.kind is FileKind.ADD and e.index_file.index_type == HASH_INDEX]
+    return [e for e in entries if e.kind is FileKind.ADD and e.index_file.index_type == IndexType.HASH]
 
 
 __all__ = [
-    "HASH_INDEX", "DynamicBucketAssigner", "DynamicBucketError", "HashIndexFile", "PartitionIndex",
+    "DynamicBucketAssigner", "DynamicBucketError", "HashIndexFile", "PartitionIndex",
     "decode_hash_index", "encode_hash_index", "hash_index_entries",
 ]

@@ -26,7 +26,7 @@ import pyarrow as pa
 from impl.errors import SnapshotNotFoundError
 from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
-from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, ManifestEntry, ManifestFileMeta
+from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexType, ManifestEntry, ManifestFileMeta
 from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import DataType, to_arrow
 from impl.fs.paths import partition_path
@@ -281,12 +281,12 @@ class TableScan:
         impl does not write deletion vectors into append tables, but Paimon does (row-level
         DELETE / UPDATE from Spark or Flink on ``deletion-vectors.enabled`` append tables); a
         read that ignored them would return deleted rows."""
-        from impl.format.records import DELETION_VECTORS_INDEX
         from impl.table.pk import bucket_index_files
+
         index = bucket_index_files(self.table, snapshot)
         out = []
         for s in splits:
-            dvs = tuple(i for i in index.get((s.partition, s.bucket), ()) if i.index_type == DELETION_VECTORS_INDEX)
+            dvs = tuple(i for i in index.get((s.partition, s.bucket), ()) if i.index_type == IndexType.DELETION_VECTORS)
             out.append(replace(s, index_files=dvs) if dvs else s)
         return out
 
@@ -312,6 +312,7 @@ class TableScan:
         level >= 1 files are read without merge, minus the positions their vectors delete.
         """
         from impl.table.pk import bucket_index_files
+
         index = bucket_index_files(self.table, snapshot)
         out = []
         for s in splits:

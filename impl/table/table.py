@@ -13,9 +13,9 @@ from impl.branch.manager import BranchInfo, BranchManager
 from impl.errors import BranchNotFoundError, CorruptMetadataError, InvalidOptionError
 from impl.format.json_records import Snapshot, TableSchema
 from impl.fs.file_io import FileIO
-from impl.fs.paths import MAIN_BRANCH, SCHEMA_PREFIX, TablePaths
+from impl.fs.paths import MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import ManifestFile, ManifestList
-from impl.schema.manager import SchemaManager
+from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
@@ -31,11 +31,8 @@ ONE_DAY_MS = 86_400_000
 
 
 def schema_ids(file_io: FileIO, paths: TablePaths) -> list[int]:
-    ids = []
-    for name in file_io.list_names(paths.schema_dir):
-        if name.startswith(SCHEMA_PREFIX) and name[len(SCHEMA_PREFIX):].isdigit():
-            ids.append(int(name[len(SCHEMA_PREFIX):]))
-    return sorted(ids)
+    """The table's schema ids, ascending (listed by :func:`impl.schema.manager.schema_ids_in`)."""
+    return schema_ids_in(file_io, paths.schema_dir)
 
 
 def load_latest_schema(file_io: FileIO, paths: TablePaths, identifier: str) -> TableSchema:

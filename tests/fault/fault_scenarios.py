@@ -38,7 +38,7 @@ from fault_injection.table_audit import TableAudit, audit_table
 from impl.commit import CommitMessage, FileStoreCommit, ManifestCommittable
 from impl.format.binary_row import decode_row, encode_row
 from impl.format.json_records import TableSchema
-from impl.format.records import DELETION_VECTORS_INDEX, DataFileMeta, FileSource, IndexFileMeta, ManifestEntry
+from impl.format.records import DataFileMeta, FileSource, IndexFileMeta, IndexType, ManifestEntry
 from impl.format.types import BIGINT, STRING, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths, partition_path
@@ -138,7 +138,7 @@ class IX:
 
     def meta(self) -> IndexFileMeta:
         data, ranges = self.encoded()
-        return IndexFileMeta(DELETION_VECTORS_INDEX, self.name, len(data), len(ranges), ranges)
+        return IndexFileMeta(IndexType.DELETION_VECTORS, self.name, len(data), len(ranges), ranges)
 
     def path(self, root: str) -> str:
         return TablePaths(table_path(root)).index_file_path(self.name)

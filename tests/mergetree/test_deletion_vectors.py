@@ -15,7 +15,7 @@ from mergetree_helpers import Table, make_schema
 import model.deletion_vectors as mdv
 from impl.commit.conflicts import check_deletion_vector_conflicts
 from impl.errors import CorruptMetadataError, IndexFileConflictError
-from impl.format.records import DELETION_VECTORS_INDEX, DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry
+from impl.format.records import DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.mergetree.changelog import changelog_rows
@@ -143,7 +143,7 @@ def test_lookup_finds_positions_and_reuses_its_structures(tmp_path):
 
 
 def _entry(kind, name, ranges, bucket=0):
-    f = IndexFileMeta(DELETION_VECTORS_INDEX, name, 10, len(ranges),
+    f = IndexFileMeta(IndexType.DELETION_VECTORS, name, 10, len(ranges),
                       tuple(DeletionVectorMeta(d, 1, 4, 1) for d in ranges))
     return IndexManifestEntry(kind, b"p", bucket, f)
 

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import impl
-from impl.format.records import DELETION_VECTORS_INDEX
+from impl.format.records import IndexType
 from impl.table.pk import bucket_index_files
 from impl.table.scan import SnapshotReader
 
@@ -331,7 +331,7 @@ def deleted_positions(warehouse: Path, table: str = TABLE) -> int:
     impl's index manifest reader: the index format is shared)."""
     t = impl.Catalog(str(warehouse)).get_table(table)
     return sum(r.cardinality or 0 for files in bucket_index_files(t, t.latest_snapshot()).values() for f in files
-               if f.index_type == DELETION_VECTORS_INDEX for r in f.deletion_vector_ranges or ())
+               if f.index_type == IndexType.DELETION_VECTORS for r in f.deletion_vector_ranges or ())
 
 
 def assert_same_changelogs(java, warehouse: Path, tmp: Path, snapshot_ids: list[int]) -> int:

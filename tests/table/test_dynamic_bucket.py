@@ -13,9 +13,9 @@ import pytest
 from table_helpers import read, sort_rows, write
 
 from impl.errors import CorruptMetadataError, IndexFileConflictError
+from impl.format.records import IndexType
 from impl.table.bucket import row_hashes
 from impl.table.dynamic_bucket import (
-    HASH_INDEX,
     DynamicBucketError,
     PartitionIndex,
     decode_hash_index,
@@ -134,7 +134,7 @@ def test_default_primary_key_table_is_dynamic_and_round_trips(catalog):
     assert sort_rows(read(t), ["id"]) == sort_rows(pa.concat_tables([rows("a", [0, 1, 4]), rows("a", [2, 3], "y")]),
                                                    ["id"])
     (e,) = hash_index_entries(t, t.latest_snapshot())
-    assert e.bucket == 0 and e.index_file.index_type == HASH_INDEX and e.index_file.row_count == 5
+    assert e.bucket == 0 and e.index_file.index_type == IndexType.HASH and e.index_file.row_count == 5
     name = e.index_file.file_name
     assert name.startswith("index-") and t.file_io.exists(posixpath.join(t.path, "index", name))
     live = SnapshotReader(t).live_entries(t.latest_snapshot())
@@ -245,10 +245,10 @@ def test_rows_routed_by_an_index_an_overwrite_replaced_conflict(catalog):
 def test_index_rules_without_views_as_pypaimon_commits_them():
     # rules 5 and 6 alone (messages without hash_index_view, as another writer may send)
     from impl.commit.conflicts import check_index_conflicts
-    from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry
+    from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 
     def e(kind, name, bucket=0):
-        return IndexManifestEntry(kind, b"p", bucket, IndexFileMeta(HASH_INDEX, name, 4, 1))
+        return IndexManifestEntry(kind, b"p", bucket, IndexFileMeta(IndexType.HASH, name, 4, 1))
 
     live = [e(FileKind.ADD, "h0"), e(FileKind.ADD, "h1", 1)]
     check_index_conflicts(live, [e(FileKind.DELETE, "h0"), e(FileKind.ADD, "h0b"), e(FileKind.ADD, "h2", 2)])

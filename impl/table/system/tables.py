@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from impl.format.binary_row import decode_row
 from impl.format.json_records import Snapshot, TableSchema
-from impl.format.records import DataFileMeta, FileKind, ManifestEntry
+from impl.format.records import DataFileMeta, FileKind, IndexType, ManifestEntry
 from impl.format.stats import ColumnStats
 from impl.format.types import DataField, DataType, parse_type, to_arrow
 from impl.manifest.manifest_file import IndexManifestFile
@@ -60,7 +60,7 @@ class ReadRequest:
 Builder = Callable[["FileStoreTable", "Snapshot | None", ReadRequest], Columns]
 
 _EPOCH = _dt.datetime(1970, 1, 1)
-_DELETION_VECTORS_INDEX = "DELETION_VECTORS"
+
 
 
 @dataclass(frozen=True)
@@ -473,7 +473,7 @@ def _deleted_counts(table: "FileStoreTable", snapshot: Snapshot | None) -> dict[
     out: dict[bytes, int | None] = {}
     for e in IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest):
         meta = e.index_file
-        if e.kind is not FileKind.ADD or meta.index_type != _DELETION_VECTORS_INDEX or not meta.deletion_vector_ranges:
+        if e.kind is not FileKind.ADD or meta.index_type != IndexType.DELETION_VECTORS or not meta.deletion_vector_ranges:
             continue
         if e.partition in out and out[e.partition] is None:
             continue
