@@ -1,4 +1,6 @@
-"""The commit protocol: CommitMessage, conflict rules, FileStoreCommit."""
+"""The commit protocol: CommitMessage, conflict rules, and FileStoreCommit (optimistic commits
+with conflict detection, APPEND then COMPACT snapshot, OVERWRITE, manifest merging, recovery of
+unknown outcomes through ``filter_committed``, and ``abort``)."""
 
 from impl.commit.conflicts import check_conflicts
 from impl.commit.file_store_commit import CommitStats, FileStoreCommit

@@ -1,4 +1,5 @@
-"""Byte-level codecs of Paimon's on-disk format: BinaryRow, Avro records, snapshot and schema JSON."""
+"""Byte-level codecs of Paimon's on-disk format: BinaryRow, Avro records (with a column-wise
+decoder for manifests), snapshot and schema JSON, data types, statistics, index kinds."""
 
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.json_records import CommitKind, Snapshot, TableSchema

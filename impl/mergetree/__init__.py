@@ -1,5 +1,7 @@
-"""The LSM merge tree of primary-key tables (fixed bucket): write buffer, level-0 flushes,
-levels and universal compaction, merge engines, sorted-run merge and merged reads."""
+"""The LSM merge tree of primary-key tables (one tree per partition and bucket, in fixed and
+dynamic bucket mode): write buffer with spilling, level-0 flushes, levels and universal
+compaction, merge engines, sorted-run merge and merged reads, deletion vectors and the changelog
+of the lookup and full-compaction producers."""
 
 from impl.mergetree.compact_strategy import CompactUnit, UniversalCompaction, pick_full_compaction
 from impl.mergetree.compact_task import CompactResult, plan_compaction
