@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.format import avro
 from impl.format.records import DataFileMeta, FileKind, FileSource, ManifestEntry, SimpleStats
 from impl.gcpause import paused_gc
 
@@ -173,19 +174,46 @@ def null_codec_container(schema: Any, payload: list[bytes], count: int) -> bytes
     return b"".join([_MAGIC, meta, sync, _zigzag(count), _zigzag(size), *payload, sync])
 
 
+# A top-level ``["null", record]`` union (pypaimon-rust's manifests) is decoded as a record
+# whose first field is this long: a union value is its branch index, an Avro long, then the
+# branch's value, so the bytes of a record branch are exactly those of such a record. polars
+# refuses a top-level union; a null row (branch 0) shows as a 0 here, or makes polars fail.
+_BRANCH = "__paimon_py_union_branch"
+
+
+def unwrapped_schema(schema: Any) -> Any:
+    """``schema`` as polars can decode it: a top-level ``["null", record]`` union becomes the
+    record led by a :data:`_BRANCH` long (see there); any other schema is returned as is."""
+    record, wrapped = avro.record_schema(schema)
+    if not wrapped or record is None:
+        return schema
+    return dict(record, fields=[{"name": _BRANCH, "type": "long"}, *record.get("fields", [])])
+
+
 def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa.Table:
-    """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given)."""
+    """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given).
+
+    ``decoded.schema`` may be a top-level ``["null", record]`` union (ValueError on a null row)."""
     pl = _pl()
     if pl is None:  # pragma: no cover - guarded by available()
         raise RuntimeError("polars is not installed")
     if not decoded.bodies:
         raise ValueError("no blocks")
-    container = null_codec_container(decoded.schema, decoded.payload(), decoded.total)
+    schema = unwrapped_schema(decoded.schema)
+    wrapped = schema is not decoded.schema
+    if wrapped and columns is not None:
+        columns = [_BRANCH, *columns]
+    container = null_codec_container(schema, decoded.payload(), decoded.total)
     # the newest compatibility level hands polars' string / binary views over as they are
     # (the default converts every string column to large_string: a copy of each)
     table = pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=pl.CompatLevel.newest())
     if table.num_rows != decoded.total:
         raise ValueError(f"decoded {table.num_rows} records of {decoded.total}")
+    if wrapped:
+        branch = table.column(_BRANCH)
+        if branch.null_count or not pc.all(pc.equal(branch, 1)).as_py():
+            raise ValueError("a null row in a [null, record] file")
+        table = table.drop_columns([_BRANCH])
     return table
 
 
@@ -380,7 +408,8 @@ def _entry_blocks(data: bytes) -> DecodedBlocks | None:
     if not data or _pl() is None:
         return None
     decoded = decode_blocks(data)
-    fields = decoded.schema.get("fields", []) if isinstance(decoded.schema, dict) else []
+    record, _ = avro.record_schema(decoded.schema)
+    fields = record.get("fields", []) if record is not None else []
     if not {"_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"} <= {f.get("name") for f in fields}:
         return None
     return decoded
