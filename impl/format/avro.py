@@ -203,18 +203,21 @@ def write_avro(schema: dict, records: Iterable[dict]) -> bytes:
     return w.finish()
 
 
-def record_schema(schema: Any) -> tuple[dict | None, bool]:
-    """(the record schema of a container's writer schema, whether every record is wrapped in a
-    top-level ``["null", record]`` union); (None, False) when the schema is no record.
+def record_schema(schema: Any) -> tuple[dict | None, int | None]:
+    """(the record schema of a container's writer schema, the union branch of the record when
+    every record is wrapped in a top-level union of null and the record, else None); (None,
+    None) when the schema is no record.
 
-    The union is read as Paimon Java's ``AvroRowDatumReader`` reads it: its second branch is the
-    record (so ``[record, "null"]``, which Java cannot read either, is no record here)."""
+    pypaimon-rust 0.4.0 writes ``["null", record]``, which Paimon Java's ``AvroRowDatumReader``
+    reads (branch 1; a null row is an error); ``[record, "null"]`` is read here too."""
     if isinstance(schema, dict) and schema.get("type") == "record":
-        return schema, False
-    if (isinstance(schema, list) and len(schema) == 2 and schema[0] == "null" and isinstance(schema[1], dict)
-            and schema[1].get("type") == "record"):
-        return schema[1], True
-    return None, False
+        return schema, None
+    if isinstance(schema, list) and len(schema) == 2 and "null" in schema:
+        branch = 1 - schema.index("null")
+        record = schema[branch]
+        if isinstance(record, dict) and record.get("type") == "record":
+            return record, branch
+    return None, None
 
 
 def read_avro(data: bytes, path: str, expected_record: str, required_fields: Iterable[str] = ()) -> list[dict]:
@@ -227,11 +230,11 @@ def read_avro(data: bytes, path: str, expected_record: str, required_fields: Ite
         values = list(reader)
     except Exception as e:  # noqa: BLE001 - fastavro raises many kinds for garbage input
         raise CorruptMetadataError(path, f"not a readable Avro file ({type(e).__name__}: {e})") from e
-    record, wrapped = record_schema(schema)
+    record, branch = record_schema(schema)
     records: list[dict] = []
     for v in values:
         if not isinstance(v, dict):
-            if v is None and wrapped:
+            if v is None and branch is not None:
                 raise CorruptMetadataError(path, f"holds a null {expected_record} record")
             raise CorruptMetadataError(path, f"expected {expected_record} records, found a {type(v).__name__} value")
         records.append(v)
@@ -265,7 +268,7 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
         raise CorruptMetadataError(path, "file is empty")
     try:
         blocks = fastavro.block_reader(io.BytesIO(data))
-        schema, wrapped = record_schema(blocks.writer_schema)
+        schema, branch = record_schema(blocks.writer_schema)
         fields = schema.get("fields", []) if schema is not None else []
         prefix = tuple((f.get("name"), f.get("type")) for f in fields[:5])
         file_type = fields[5].get("type") if len(fields) == 6 else None
@@ -282,7 +285,7 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
         for block in blocks:
             stream = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
             for i in range(total, total + block.num_records):
-                if wrapped and _read_long(stream) != 1:  # the union branch: 0 is a null row
+                if branch is not None and _read_long(stream) != branch:  # the other branch: a null row
                     raise CorruptMetadataError(path, "holds a null ManifestEntry record")
                 version = _read_long(stream)
                 kind = _read_long(stream)

@@ -174,34 +174,57 @@ def null_codec_container(schema: Any, payload: list[bytes], count: int) -> bytes
     return b"".join([_MAGIC, meta, sync, _zigzag(count), _zigzag(size), *payload, sync])
 
 
-# A top-level ``["null", record]`` union (pypaimon-rust's manifests) is decoded as a record
-# whose first field is this long: a union value is its branch index, an Avro long, then the
-# branch's value, so the bytes of a record branch are exactly those of such a record. polars
-# refuses a top-level union; a null row (branch 0) shows as a 0 here, or makes polars fail.
+# A top-level union of null and a record (pypaimon-rust writes ``["null", record]``) is decoded
+# as a record whose first field is this long: a union value is its branch index, an Avro long,
+# then the branch's value, so the bytes of a record branch are exactly those of such a record.
+# polars refuses a top-level union; a null row shows as the other index here, or makes polars fail.
 _BRANCH = "__paimon_py_union_branch"
 
 
-def unwrapped_schema(schema: Any) -> Any:
-    """``schema`` as polars can decode it: a top-level ``["null", record]`` union becomes the
-    record led by a :data:`_BRANCH` long (see there); any other schema is returned as is."""
-    record, wrapped = avro.record_schema(schema)
-    if not wrapped or record is None:
-        return schema
-    return dict(record, fields=[{"name": _BRANCH, "type": "long"}, *record.get("fields", [])])
+def _without_defaults(node: Any) -> Any:
+    """A schema node with the ``default`` of every field dropped: polars' Avro reader refuses a
+    field with a non-null default ("OutOfSpec"), and defaults play no part in decoding a file
+    with its own writer schema."""
+    if isinstance(node, list):
+        return [_without_defaults(b) for b in node]
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    if out.get("type") == "record":
+        out["fields"] = [{k: _without_defaults(v) if k == "type" else v for k, v in f.items() if k != "default"}
+                         for f in out.get("fields", [])]
+    elif out.get("type") == "array":
+        out["items"] = _without_defaults(out.get("items"))
+    elif out.get("type") == "map":
+        out["values"] = _without_defaults(out.get("values"))
+    elif isinstance(out.get("type"), (dict, list)):
+        out["type"] = _without_defaults(out["type"])
+    return out
+
+
+def unwrapped_schema(schema: Any) -> tuple[Any, int | None]:
+    """(``schema`` as polars can decode it, the union branch every :data:`_BRANCH` value must
+    equal): a top-level union of null and a record becomes the record led by a :data:`_BRANCH`
+    long (see there), and field defaults are dropped (see :func:`_without_defaults`); the
+    branch is None for a schema that is no such union."""
+    record, branch = avro.record_schema(schema)
+    if branch is None or record is None:
+        return _without_defaults(schema), None
+    wrapped = dict(record, fields=[{"name": _BRANCH, "type": "long"}, *record.get("fields", [])])
+    return _without_defaults(wrapped), branch
 
 
 def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa.Table:
     """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given).
 
-    ``decoded.schema`` may be a top-level ``["null", record]`` union (ValueError on a null row)."""
+    ``decoded.schema`` may be a top-level union of null and a record (ValueError on a null row)."""
     pl = _pl()
     if pl is None:  # pragma: no cover - guarded by available()
         raise RuntimeError("polars is not installed")
     if not decoded.bodies:
         raise ValueError("no blocks")
-    schema = unwrapped_schema(decoded.schema)
-    wrapped = schema is not decoded.schema
-    if wrapped and columns is not None:
+    schema, branch = unwrapped_schema(decoded.schema)
+    if branch is not None and columns is not None:
         columns = [_BRANCH, *columns]
     container = null_codec_container(schema, decoded.payload(), decoded.total)
     # the newest compatibility level hands polars' string / binary views over as they are
@@ -209,10 +232,10 @@ def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa
     table = pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=pl.CompatLevel.newest())
     if table.num_rows != decoded.total:
         raise ValueError(f"decoded {table.num_rows} records of {decoded.total}")
-    if wrapped:
-        branch = table.column(_BRANCH)
-        if branch.null_count or not pc.all(pc.equal(branch, 1)).as_py():
-            raise ValueError("a null row in a [null, record] file")
+    if branch is not None:
+        branches = table.column(_BRANCH)
+        if branches.null_count or not pc.all(pc.equal(branches, branch)).as_py():
+            raise ValueError("a null row in a file of a [null, record] union")
         table = table.drop_columns([_BRANCH])
     return table
 
