@@ -39,18 +39,18 @@ def format_of(data: bytes) -> str | None:
 def read_table(data: bytes, path: str) -> pa.Table:
     """The rows of an ORC or Parquet file; an unreadable one raises CorruptMetadataError(path)."""
     kind = format_of(data)
+    if kind is None:
+        raise CorruptMetadataError(path, "neither an ORC nor a Parquet file")
     try:
         if kind == ORC:
             from pyarrow import orc
 
             return orc.ORCFile(pa.BufferReader(data)).read()
-        if kind == PARQUET:
-            import pyarrow.parquet as pq
+        import pyarrow.parquet as pq
 
-            return pq.read_table(pa.BufferReader(data))
+        return pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError, ValueError) as e:
         raise CorruptMetadataError(path, f"not a readable {kind.upper()} file ({type(e).__name__}: {e})") from e
-    raise CorruptMetadataError(path, "neither an ORC nor a Parquet file")
 
 
 def records(table: pa.Table) -> list[dict[str, Any]]:

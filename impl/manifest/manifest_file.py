@@ -215,9 +215,12 @@ class ManifestFile:
         path = self.paths.manifest_path(file_name)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, expected_size)
+        entries: list[ManifestEntry] | None
         if columnar_manifest.format_of(data) is not None:  # manifest.format = orc / parquet
             entries = _columnar_entries(data, path)
-        elif (entries := avro_columns.manifest_entries(data)) is None:  # None: fastavro decodes
+        else:
+            entries = avro_columns.manifest_entries(data)  # None: it cannot, fastavro decodes
+        if entries is None:
             records = avro.read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
             entries = [ManifestEntry.from_avro(r, path) for r in records]
         if expected_count is not None and len(entries) != expected_count:
