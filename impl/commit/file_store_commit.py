@@ -73,6 +73,7 @@ from impl.manifest.manifest_file import (
     IndexManifestFile,
     ManifestFile,
     ManifestList,
+    checked_format,
     fold_index_entries,
     manifest_format_option,
 )
@@ -232,7 +233,9 @@ class FileStoreCommit:
         self.schema_manager = SchemaManager(file_io, self.paths)
         self.schema_manager.remember(schema)
         self._latest_schema = schema  # newest schema seen; the next probe starts after it
-        manifest_format = manifest_format_option(schema.options)
+        # refused now, before anything is written: Java reads the metadata of such a table in
+        # no format this could write
+        manifest_format = checked_format(manifest_format_option(schema.options))
         self.manifest_file = manifest_file or ManifestFile(
             file_io, self.paths, self.partition_type, schema_id=schema.id,
             target_file_size_bytes=self.options.merge.target_file_size_bytes, manifest_format=manifest_format,

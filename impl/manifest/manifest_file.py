@@ -1,4 +1,5 @@
-"""Reading and writing manifests, manifest lists and index manifests.
+"""Reading and writing manifests, manifest lists and index manifests (Avro, or ORC / Parquet
+when a table's ``manifest.format`` says so).
 
 Manifests are immutable once written, so entries read from one are cached by file name
 (an LRU bounded in entries), which keeps per-commit metadata cost flat as history grows.
@@ -113,7 +114,10 @@ def compute_partition_stats(partitions: Iterable[bytes], partition_type: Sequenc
 
 
 class ManifestFile:
-    """Manifests of one table: rolling writes at ``target_file_size_bytes``, cached reads."""
+    """Manifests of one table: rolling writes at ``target_file_size_bytes``, cached reads.
+
+    Written in ``manifest_format`` (the table's ``manifest.format``: avro, orc or parquet), read
+    in any of them (by content)."""
 
     def __init__(
         self,
@@ -291,7 +295,8 @@ class ManifestFile:
 
 
 class ManifestList:
-    """Manifest lists: one Avro file of ManifestFileMeta records.
+    """Manifest lists: one file of ManifestFileMeta records (in ``manifest_format`` when
+    written, any of avro, orc, parquet when read).
 
     Lists are immutable and their names unique, so the lists this instance wrote or read are
     kept by name (the last ``cache_max_lists``): a committer reads the lists of the snapshot it
@@ -360,7 +365,8 @@ class ManifestList:
 
 
 class IndexManifestFile:
-    """The index manifest of a snapshot: every live index file, in one Avro file."""
+    """The index manifest of a snapshot: every live index file, in one file of the table's
+    ``manifest.format`` (Avro unless the table says orc or parquet; read in any of them)."""
 
     def __init__(self, file_io: FileIO, paths: TablePaths, *, manifest_format: str = AVRO):
         self.file_io = file_io

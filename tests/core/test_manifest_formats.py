@@ -109,3 +109,13 @@ def test_a_table_writes_its_metadata_in_its_format(tmp_path, fmt):
     assert {columnar_manifest.format_of(f.read_bytes()) for f in manifest_dir.iterdir()} == {fmt}
     assert sorted(cat.get_table("db.t").to_arrow().to_pylist(), key=lambda r: r["id"]) == [
         {"id": 0, "v": "v0"}, {"id": 1, "v": "v1"}, {"id": 2, "v": "v2"}, {"id": 3, "v": None}]
+
+
+def test_a_table_with_an_unknown_manifest_format_refuses_writes_and_writes_nothing(tmp_path):
+    cat = impl.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]), options={"manifest.format": "csv"})
+    with pytest.raises(InvalidOptionError, match="manifest.format.*'csv'"):
+        t.write_arrow(pa.table({"id": [1]}))
+    table_dir = tmp_path / "wh" / "db.db" / "t"
+    assert sorted(p.name for p in table_dir.iterdir()) == ["schema"]
