@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import functools
 import io
 import json
 import sys
@@ -71,6 +72,7 @@ class DecodedBlocks:
     codec: str
     bodies: tuple[bytes, ...]  # block bodies as stored
     counts: tuple[int, ...]  # records per block
+    schema_json: bytes = b""  # the writer schema as stored in the header (a cache key)
 
     @property
     def total(self) -> int:
@@ -79,7 +81,7 @@ class DecodedBlocks:
     def select(self, blocks: Iterable[int]) -> "DecodedBlocks":
         ids = list(blocks)
         return DecodedBlocks(self.schema, self.codec, tuple(self.bodies[i] for i in ids),
-                             tuple(self.counts[i] for i in ids))
+                             tuple(self.counts[i] for i in ids), self.schema_json)
 
     def payload(self) -> list[bytes]:
         """Every block decompressed, in order: together one valid block body (records do not
@@ -146,7 +148,7 @@ def decode_blocks(data: bytes) -> DecodedBlocks:
         counts.append(n)
         pos += size + 16
     codec = meta.get("avro.codec", b"null").decode()
-    return DecodedBlocks(json.loads(meta["avro.schema"]), codec, tuple(bodies), tuple(counts))
+    return DecodedBlocks(json.loads(meta["avro.schema"]), codec, tuple(bodies), tuple(counts), meta["avro.schema"])
 
 
 def _zigzag(n: int) -> bytes:
@@ -166,9 +168,10 @@ def _avro_bytes(b: bytes) -> bytes:
 
 def null_codec_container(schema: Any, payload: list[bytes], count: int) -> bytes:
     """An uncompressed Avro container of one block: ``count`` records encoded in the
-    concatenation of ``payload``."""
+    concatenation of ``payload``; ``schema`` as JSON, or as its JSON text (bytes)."""
     sync = b"\x00" * 16  # any 16 bytes: the reader only compares them with the header's
-    meta = _zigzag(2) + _avro_bytes(b"avro.schema") + _avro_bytes(json.dumps(schema).encode())
+    text = schema if isinstance(schema, bytes) else json.dumps(schema).encode()
+    meta = _zigzag(2) + _avro_bytes(b"avro.schema") + _avro_bytes(text)
     meta += _avro_bytes(b"avro.codec") + _avro_bytes(b"null") + _zigzag(0)
     size = sum(len(p) for p in payload)
     return b"".join([_MAGIC, meta, sync, _zigzag(count), _zigzag(size), *payload, sync])
@@ -214,6 +217,22 @@ def unwrapped_schema(schema: Any) -> tuple[Any, int | None]:
     return _without_defaults(wrapped), branch
 
 
+@functools.lru_cache(maxsize=64)
+def _polars_schema_of(schema_json: bytes) -> tuple[bytes, int | None]:
+    """:func:`unwrapped_schema` of a stored writer schema, as JSON text (cached: the manifests
+    of a table share a handful of writer schemas, and the conversion costs as much as a small
+    manifest's decoding)."""
+    schema, branch = unwrapped_schema(json.loads(schema_json))
+    return json.dumps(schema).encode(), branch
+
+
+def _polars_schema(decoded: DecodedBlocks) -> tuple[bytes, int | None]:
+    if decoded.schema_json:
+        return _polars_schema_of(decoded.schema_json)
+    schema, branch = unwrapped_schema(decoded.schema)
+    return json.dumps(schema).encode(), branch
+
+
 def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa.Table:
     """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given).
 
@@ -223,7 +242,7 @@ def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa
         raise RuntimeError("polars is not installed")
     if not decoded.bodies:
         raise ValueError("no blocks")
-    schema, branch = unwrapped_schema(decoded.schema)
+    schema, branch = _polars_schema(decoded)
     if branch is not None and columns is not None:
         columns = [_BRANCH, *columns]
     container = null_codec_container(schema, decoded.payload(), decoded.total)
