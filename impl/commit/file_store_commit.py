@@ -73,7 +73,9 @@ from impl.manifest.manifest_file import (
     IndexManifestFile,
     ManifestFile,
     ManifestList,
+    checked_format,
     fold_index_entries,
+    manifest_format_option,
 )
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
 from impl.schema.evolution import commit_schema_problem
@@ -231,12 +233,15 @@ class FileStoreCommit:
         self.schema_manager = SchemaManager(file_io, self.paths)
         self.schema_manager.remember(schema)
         self._latest_schema = schema  # newest schema seen; the next probe starts after it
+        # refused now, before anything is written: Java reads the metadata of such a table in
+        # no format this could write
+        manifest_format = checked_format(manifest_format_option(schema.options))
         self.manifest_file = manifest_file or ManifestFile(
             file_io, self.paths, self.partition_type, schema_id=schema.id,
-            target_file_size_bytes=self.options.merge.target_file_size_bytes,
+            target_file_size_bytes=self.options.merge.target_file_size_bytes, manifest_format=manifest_format,
         )
-        self.manifest_list = ManifestList(file_io, self.paths)
-        self.index_manifest_file = IndexManifestFile(file_io, self.paths)
+        self.manifest_list = ManifestList(file_io, self.paths, manifest_format=manifest_format)
+        self.index_manifest_file = IndexManifestFile(file_io, self.paths, manifest_format=manifest_format)
         self.merger = ManifestFileMerger(self.manifest_file, self.options.merge)
         # the conflict check compares key ranges only on primary-key tables
         self._key_sort_key: KeySortKey | None = (

@@ -2,8 +2,13 @@
 
 The schemas are exactly those Apache Paimon writes (record and field names included, see
 FORMAT.md and the pypaimon 2.1.0 reference dump). Readers use each file's own writer schema
-and look fields up by name, so files from Java Paimon or older writers that lack the newer
-nullable fields read fine.
+and look fields up by name, as Paimon Java's ``FieldReaderFactory.RowReader`` does: files from
+Java Paimon or older writers that lack the newer nullable fields read them as None, fields
+this package does not know are skipped, and record names and namespaces do not matter.
+
+A writer schema may also be a top-level ``["null", record]`` union (pypaimon-rust 0.4.0 writes
+its manifests and manifest lists so): Java's ``AvroRowDatumReader`` reads the record branch and
+refuses a null row ("Cannot read a null row"); here a null row is a corrupt file.
 """
 
 from __future__ import annotations
@@ -198,6 +203,23 @@ def write_avro(schema: dict, records: Iterable[dict]) -> bytes:
     return w.finish()
 
 
+def record_schema(schema: Any) -> tuple[dict | None, int | None]:
+    """(the record schema of a container's writer schema, the union branch of the record when
+    every record is wrapped in a top-level union of null and the record, else None); (None,
+    None) when the schema is no record.
+
+    pypaimon-rust 0.4.0 writes ``["null", record]``, which Paimon Java's ``AvroRowDatumReader``
+    reads (branch 1; a null row is an error); ``[record, "null"]`` is read here too."""
+    if isinstance(schema, dict) and schema.get("type") == "record":
+        return schema, None
+    if isinstance(schema, list) and len(schema) == 2 and "null" in schema:
+        branch = 1 - schema.index("null")
+        record = schema[branch]
+        if isinstance(record, dict) and record.get("type") == "record":
+            return record, branch
+    return None, None
+
+
 def read_avro(data: bytes, path: str, expected_record: str, required_fields: Iterable[str] = ()) -> list[dict]:
     """Records of an Avro container file; anything malformed raises CorruptMetadataError(path)."""
     if not data:
@@ -208,15 +230,18 @@ def read_avro(data: bytes, path: str, expected_record: str, required_fields: Ite
         values = list(reader)
     except Exception as e:  # noqa: BLE001 - fastavro raises many kinds for garbage input
         raise CorruptMetadataError(path, f"not a readable Avro file ({type(e).__name__}: {e})") from e
+    record, branch = record_schema(schema)
     records: list[dict] = []
     for v in values:
         if not isinstance(v, dict):
+            if v is None and branch is not None:
+                raise CorruptMetadataError(path, f"holds a null {expected_record} record")
             raise CorruptMetadataError(path, f"expected {expected_record} records, found a {type(v).__name__} value")
         records.append(v)
-    name = str(schema.get("name", "")) if isinstance(schema, dict) else ""
+    name = str(record.get("name", "")) if record is not None else ""
     if name.rsplit(".", 1)[-1] != expected_record:
         # Java Paimon names its records differently; accept any record carrying the fields.
-        fields = {f["name"] for f in schema.get("fields", [])} if isinstance(schema, dict) else set()
+        fields = {f["name"] for f in record.get("fields", [])} if record is not None else set()
         missing = [f for f in required_fields if f not in fields]
         if missing:
             raise CorruptMetadataError(path, f"expected {expected_record} records, missing fields {missing}")
@@ -243,8 +268,8 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
         raise CorruptMetadataError(path, "file is empty")
     try:
         blocks = fastavro.block_reader(io.BytesIO(data))
-        schema = blocks.writer_schema
-        fields = schema.get("fields", []) if isinstance(schema, dict) else []
+        schema, branch = record_schema(blocks.writer_schema)
+        fields = schema.get("fields", []) if schema is not None else []
         prefix = tuple((f.get("name"), f.get("type")) for f in fields[:5])
         file_type = fields[5].get("type") if len(fields) == 6 else None
         if (_read_record is None or prefix != _ENTRY_PREFIX or not isinstance(file_type, dict)
@@ -260,6 +285,8 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
         for block in blocks:
             stream = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
             for i in range(total, total + block.num_records):
+                if branch is not None and _read_long(stream) != branch:  # the other branch: a null row
+                    raise CorruptMetadataError(path, "holds a null ManifestEntry record")
                 version = _read_long(stream)
                 kind = _read_long(stream)
                 partition = _read_bytes(stream)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import functools
 import io
 import json
 import sys
@@ -31,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.format import avro
 from impl.format.records import DataFileMeta, FileKind, FileSource, ManifestEntry, SimpleStats
 from impl.gcpause import paused_gc
 
@@ -70,6 +72,7 @@ class DecodedBlocks:
     codec: str
     bodies: tuple[bytes, ...]  # block bodies as stored
     counts: tuple[int, ...]  # records per block
+    schema_json: bytes = b""  # the writer schema as stored in the header (a cache key)
 
     @property
     def total(self) -> int:
@@ -78,7 +81,7 @@ class DecodedBlocks:
     def select(self, blocks: Iterable[int]) -> "DecodedBlocks":
         ids = list(blocks)
         return DecodedBlocks(self.schema, self.codec, tuple(self.bodies[i] for i in ids),
-                             tuple(self.counts[i] for i in ids))
+                             tuple(self.counts[i] for i in ids), self.schema_json)
 
     def payload(self) -> list[bytes]:
         """Every block decompressed, in order: together one valid block body (records do not
@@ -145,7 +148,7 @@ def decode_blocks(data: bytes) -> DecodedBlocks:
         counts.append(n)
         pos += size + 16
     codec = meta.get("avro.codec", b"null").decode()
-    return DecodedBlocks(json.loads(meta["avro.schema"]), codec, tuple(bodies), tuple(counts))
+    return DecodedBlocks(json.loads(meta["avro.schema"]), codec, tuple(bodies), tuple(counts), meta["avro.schema"])
 
 
 def _zigzag(n: int) -> bytes:
@@ -165,27 +168,94 @@ def _avro_bytes(b: bytes) -> bytes:
 
 def null_codec_container(schema: Any, payload: list[bytes], count: int) -> bytes:
     """An uncompressed Avro container of one block: ``count`` records encoded in the
-    concatenation of ``payload``."""
+    concatenation of ``payload``; ``schema`` as JSON, or as its JSON text (bytes)."""
     sync = b"\x00" * 16  # any 16 bytes: the reader only compares them with the header's
-    meta = _zigzag(2) + _avro_bytes(b"avro.schema") + _avro_bytes(json.dumps(schema).encode())
+    text = schema if isinstance(schema, bytes) else json.dumps(schema).encode()
+    meta = _zigzag(2) + _avro_bytes(b"avro.schema") + _avro_bytes(text)
     meta += _avro_bytes(b"avro.codec") + _avro_bytes(b"null") + _zigzag(0)
     size = sum(len(p) for p in payload)
     return b"".join([_MAGIC, meta, sync, _zigzag(count), _zigzag(size), *payload, sync])
 
 
+# A top-level union of null and a record (pypaimon-rust writes ``["null", record]``) is decoded
+# as a record whose first field is this long: a union value is its branch index, an Avro long,
+# then the branch's value, so the bytes of a record branch are exactly those of such a record.
+# polars refuses a top-level union; a null row shows as the other index here, or makes polars fail.
+_BRANCH = "__paimon_py_union_branch"
+
+
+def _without_defaults(node: Any) -> Any:
+    """A schema node with the ``default`` of every field dropped: polars' Avro reader refuses a
+    field with a non-null default ("OutOfSpec"), and defaults play no part in decoding a file
+    with its own writer schema."""
+    if isinstance(node, list):
+        return [_without_defaults(b) for b in node]
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    if out.get("type") == "record":
+        out["fields"] = [{k: _without_defaults(v) if k == "type" else v for k, v in f.items() if k != "default"}
+                         for f in out.get("fields", [])]
+    elif out.get("type") == "array":
+        out["items"] = _without_defaults(out.get("items"))
+    elif out.get("type") == "map":
+        out["values"] = _without_defaults(out.get("values"))
+    elif isinstance(out.get("type"), (dict, list)):
+        out["type"] = _without_defaults(out["type"])
+    return out
+
+
+def unwrapped_schema(schema: Any) -> tuple[Any, int | None]:
+    """(``schema`` as polars can decode it, the union branch every :data:`_BRANCH` value must
+    equal): a top-level union of null and a record becomes the record led by a :data:`_BRANCH`
+    long (see there), and field defaults are dropped (see :func:`_without_defaults`); the
+    branch is None for a schema that is no such union."""
+    record, branch = avro.record_schema(schema)
+    if branch is None or record is None:
+        return _without_defaults(schema), None
+    wrapped = dict(record, fields=[{"name": _BRANCH, "type": "long"}, *record.get("fields", [])])
+    return _without_defaults(wrapped), branch
+
+
+@functools.lru_cache(maxsize=64)
+def _polars_schema_of(schema_json: bytes) -> tuple[bytes, int | None]:
+    """:func:`unwrapped_schema` of a stored writer schema, as JSON text (cached: the manifests
+    of a table share a handful of writer schemas, and the conversion costs as much as a small
+    manifest's decoding)."""
+    schema, branch = unwrapped_schema(json.loads(schema_json))
+    return json.dumps(schema).encode(), branch
+
+
+def _polars_schema(decoded: DecodedBlocks) -> tuple[bytes, int | None]:
+    if decoded.schema_json:
+        return _polars_schema_of(decoded.schema_json)
+    schema, branch = unwrapped_schema(decoded.schema)
+    return json.dumps(schema).encode(), branch
+
+
 def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa.Table:
-    """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given)."""
+    """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given).
+
+    ``decoded.schema`` may be a top-level union of null and a record (ValueError on a null row)."""
     pl = _pl()
     if pl is None:  # pragma: no cover - guarded by available()
         raise RuntimeError("polars is not installed")
     if not decoded.bodies:
         raise ValueError("no blocks")
-    container = null_codec_container(decoded.schema, decoded.payload(), decoded.total)
+    schema, branch = _polars_schema(decoded)
+    if branch is not None and columns is not None:
+        columns = [_BRANCH, *columns]
+    container = null_codec_container(schema, decoded.payload(), decoded.total)
     # the newest compatibility level hands polars' string / binary views over as they are
     # (the default converts every string column to large_string: a copy of each)
     table = pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=pl.CompatLevel.newest())
     if table.num_rows != decoded.total:
         raise ValueError(f"decoded {table.num_rows} records of {decoded.total}")
+    if branch is not None:
+        branches = table.column(_BRANCH)
+        if branches.null_count or not pc.all(pc.equal(branches, branch)).as_py():
+            raise ValueError("a null row in a file of a [null, record] union")
+        table = table.drop_columns([_BRANCH])
     return table
 
 
@@ -380,7 +450,8 @@ def _entry_blocks(data: bytes) -> DecodedBlocks | None:
     if not data or _pl() is None:
         return None
     decoded = decode_blocks(data)
-    fields = decoded.schema.get("fields", []) if isinstance(decoded.schema, dict) else []
+    record, _ = avro.record_schema(decoded.schema)
+    fields = record.get("fields", []) if record is not None else []
     if not {"_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"} <= {f.get("name") for f in fields}:
         return None
     return decoded

@@ -219,7 +219,7 @@ class ManifestEntry:
                 total_buckets=int(d["_TOTAL_BUCKETS"]),
                 file=DataFileMeta.from_avro(d["_FILE"]),
             )
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise CorruptMetadataError(path, f"bad manifest entry ({type(e).__name__}: {e})") from e
 
 
@@ -280,7 +280,7 @@ class ManifestFileMeta:
                 total_buckets=d.get("_TOTAL_BUCKETS"),
                 extra_files=_tuple_or_none(d.get("_EXTRA_FILES")),
             )
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise CorruptMetadataError(path, f"bad manifest file meta ({type(e).__name__}: {e})") from e
 
 
@@ -382,7 +382,7 @@ class IndexManifestEntry:
                         _tuple_or_none(gi.get("_EXTRA_FIELD_IDS")), gi.get("_INDEX_META"), gi.get("_SOURCE_META")),
                 ),
             )
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise CorruptMetadataError(path, f"bad index manifest entry ({type(e).__name__}: {e})") from e
 
 

@@ -28,7 +28,7 @@ from typing import Any, Protocol, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from impl.format.binary_row import decode_row, encode_row
+from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.records import DataFileMeta, SimpleStats
 from impl.format.types import DataField, DataType
 
@@ -147,6 +147,7 @@ class StatsCollector:
             raise ValueError(f"{len(names)} column names for {len(types)} types")
         columns = list(zip(names, types, strict=True))
         self.mode = mode
+        self.dense = dense
         self.covers_all = not dense or all(has_stats(t) for _, t in columns)
         self.columns = columns if not dense else [(n, t) for n, t in columns if has_stats(t)]
         self.mins: list[Any] = [None] * len(self.columns)
@@ -176,10 +177,9 @@ class StatsCollector:
     def result(self) -> tuple[SimpleStats, tuple[str, ...] | None]:
         """(stats, value_stats_cols) for a DataFileMeta; value_stats_cols None when every column is covered."""
         types = [t.copy(True) for _, t in self.columns]
-        cols = None if self.covers_all else tuple(n for n, _ in self.columns)
         if self.mode.kind == "none":
-            empty = encode_row([None] * len(types), types)
-            return SimpleStats(empty, empty, None), cols
+            return self._none_stats(types)
+        cols = None if self.covers_all else tuple(n for n, _ in self.columns)
         mins, maxs = list(self.mins), list(self.maxs)
         if self.mode.kind == "truncate":
             mins = [truncate_min(v, self.mode.length) for v in mins]
@@ -188,6 +188,20 @@ class StatsCollector:
             if not (_encodable(mins[i], t) and _encodable(maxs[i], t)):
                 mins[i] = maxs[i] = None  # e.g. a value outside what the BinaryRow type can hold
         return SimpleStats(encode_row(mins, types), encode_row(maxs, types), tuple(self.null_counts)), cols
+
+
+    def _none_stats(self, types: list[DataType]) -> tuple[SimpleStats, tuple[str, ...] | None]:
+        """Stats of ``metadata.stats-mode`` = none, in the shape Paimon Java 1.4 writes (read
+        back from its manifests): the dense store (value stats) covers no column -- empty min
+        and max rows, an empty null-count array and an empty ``_VALUE_STATS_COLS`` list
+        (``SimpleStatsProducer`` drops the columns whose mode is none); otherwise (key stats)
+        one null min / max and a null count per column, as ``SimpleStatsConverter.toBinary``
+        gives for ``SimpleColStats.NONE``. The null-count array is never null: Java's
+        ``SimpleStatsEvolution`` reads its size."""
+        if self.dense:
+            return SimpleStats(EMPTY_ROW, EMPTY_ROW, ()), ()
+        empty = encode_row([None] * len(types), types)
+        return SimpleStats(empty, empty, (None,) * len(types)), None
 
 
 def collect_stats(table: pa.Table, names: Sequence[str], types: Sequence[DataType], mode: StatsModeLike, *,

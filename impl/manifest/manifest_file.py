@@ -1,4 +1,5 @@
-"""Reading and writing manifests, manifest lists and index manifests.
+"""Reading and writing manifests, manifest lists and index manifests (Avro, or ORC / Parquet
+when a table's ``manifest.format`` says so).
 
 Manifests are immutable once written, so entries read from one are cached by file name
 (an LRU bounded in entries), which keeps per-commit metadata cost flat as history grows.
@@ -10,10 +11,12 @@ import heapq
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from impl.errors import CorruptMetadataError
-from impl.format import avro, avro_columns
+import pyarrow as pa
+
+from impl.errors import CorruptMetadataError, InvalidOptionError
+from impl.format import avro, avro_columns, columnar_manifest
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.json_records import Snapshot
 from impl.format.records import (
@@ -29,6 +32,10 @@ from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 
 DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
+
+# The formats Paimon writes manifests, manifest lists and index manifests in (``manifest.format``).
+AVRO = "avro"
+MANIFEST_FORMATS = (AVRO, columnar_manifest.ORC, columnar_manifest.PARQUET)
 
 
 @dataclass
@@ -108,7 +115,10 @@ def compute_partition_stats(partitions: Iterable[bytes], partition_type: Sequenc
 
 
 class ManifestFile:
-    """Manifests of one table: rolling writes at ``target_file_size_bytes``, cached reads."""
+    """Manifests of one table: rolling writes at ``target_file_size_bytes``, cached reads.
+
+    Written in ``manifest_format`` (the table's ``manifest.format``: avro, orc or parquet), read
+    in any of them (by content)."""
 
     def __init__(
         self,
@@ -119,9 +129,11 @@ class ManifestFile:
         schema_id: int = 0,
         target_file_size_bytes: int = DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES,
         cache_max_entries: int = 1_000_000,
+        manifest_format: str = AVRO,
     ):
         self.file_io = file_io
         self.paths = paths
+        self.manifest_format = manifest_format
         self.partition_type = tuple(partition_type)
         self.schema_id = schema_id
         self.target_file_size_bytes = target_file_size_bytes
@@ -136,6 +148,7 @@ class ManifestFile:
         If any write fails, the manifests this call already wrote are deleted before the
         error propagates, so a failed call leaves nothing behind.
         """
+        fmt = checked_format(self.manifest_format)
         written: list[ManifestFileMeta] = []
         batch: list[ManifestEntry] = []
         writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
@@ -144,18 +157,21 @@ class ManifestFile:
                 writer.write(e.to_avro())
                 batch.append(e)
                 if writer.size_bytes >= self.target_file_size_bytes:
-                    written.append(self._flush(writer, batch, name_suffix))
+                    written.append(self._flush(writer, batch, name_suffix, fmt))
                     writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
                     batch = []
             if batch:
-                written.append(self._flush(writer, batch, name_suffix))
+                written.append(self._flush(writer, batch, name_suffix, fmt))
         except BaseException:
             self.delete_quietly(m.file_name for m in written)
             raise
         return written
 
-    def _flush(self, writer: avro.AvroBufferWriter, batch: list[ManifestEntry], name_suffix: str) -> ManifestFileMeta:
+    def _flush(self, writer: avro.AvroBufferWriter, batch: list[ManifestEntry], name_suffix: str,
+               fmt: str) -> ManifestFileMeta:
         data = writer.finish()
+        if fmt != AVRO:  # the Avro bytes only measured the size for rolling
+            data = columnar_manifest.write_table(fmt, avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in batch])
         name = self.paths.new_manifest_name()
         if name_suffix:
             # changelog manifests are named manifest-<uuid>-changelog-<n>, as pypaimon does
@@ -204,7 +220,11 @@ class ManifestFile:
         path = self.paths.manifest_path(file_name)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, expected_size)
-        entries = avro_columns.manifest_entries(data)  # None: it cannot, fastavro decodes
+        entries: list[ManifestEntry] | None
+        if columnar_manifest.format_of(data) is not None:  # manifest.format = orc / parquet
+            entries = _columnar_entries(data, path)
+        else:
+            entries = avro_columns.manifest_entries(data)  # None: it cannot, fastavro decodes
         if entries is None:
             records = avro.read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
             entries = [ManifestEntry.from_avro(r, path) for r in records]
@@ -240,8 +260,12 @@ class ManifestFile:
         path = self.paths.manifest_path(meta.file_name)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, meta.file_size)
-        columnar = avro_columns.partition_entries(data, partition_filter)  # None: fastavro decodes
-        if columnar is not None:
+        if columnar_manifest.format_of(data) is not None:  # manifest.format = orc / parquet
+            every = _columnar_entries(data, path)
+            partitions = {e.partition for e in every}
+            kept = [(i, e) for i, e in enumerate(every) if partition_filter(e.partition)]
+            total = len(every)
+        elif (columnar := avro_columns.partition_entries(data, partition_filter)) is not None:
             kept, partitions, total = columnar
         else:
             records, partitions, total = avro.read_manifest_entry_records(data, path, partition_filter)
@@ -272,23 +296,25 @@ class ManifestFile:
 
 
 class ManifestList:
-    """Manifest lists: one Avro file of ManifestFileMeta records.
+    """Manifest lists: one file of ManifestFileMeta records (in ``manifest_format`` when
+    written, any of avro, orc, parquet when read).
 
     Lists are immutable and their names unique, so the lists this instance wrote or read are
     kept by name (the last ``cache_max_lists``): a committer reads the lists of the snapshot it
     just published from memory, which keeps a warm commit's request count flat on object stores.
     """
 
-    def __init__(self, file_io: FileIO, paths: TablePaths, *, cache_max_lists: int = 64):
+    def __init__(self, file_io: FileIO, paths: TablePaths, *, cache_max_lists: int = 64, manifest_format: str = AVRO):
         self.file_io = file_io
         self.paths = paths
+        self.manifest_format = manifest_format
         self._cache: OrderedDict[str, tuple[tuple[ManifestFileMeta, ...], int]] = OrderedDict()
         self._cache_max_lists = cache_max_lists
         self._cache_lock = threading.Lock()
 
     def write(self, metas: Sequence[ManifestFileMeta], *, name: str | None = None) -> tuple[str, int]:
         """Write a new list; returns (file name, size in bytes)."""
-        data = avro.write_avro(avro.MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas))
+        data = encode(self.manifest_format, avro.MANIFEST_FILE_META_SCHEMA, [m.to_avro() for m in metas])
         name = name or self.paths.new_manifest_list_name()
         _write_or_remove(self.file_io, self.paths.manifest_path(name), data)
         self._remember(name, tuple(metas), len(data))
@@ -309,7 +335,7 @@ class ManifestList:
             return list(metas)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, expected_size)
-        records = avro.read_avro(data, path, "ManifestFileMeta", ("_FILE_NAME", "_FILE_SIZE"))
+        records = _records(data, path, "ManifestFileMeta", ("_FILE_NAME", "_FILE_SIZE"))
         out = [ManifestFileMeta.from_avro(r, path) for r in records]
         self._remember(file_name, tuple(out), len(data))
         return out
@@ -340,22 +366,71 @@ class ManifestList:
 
 
 class IndexManifestFile:
-    """The index manifest of a snapshot: every live index file, in one Avro file."""
+    """The index manifest of a snapshot: every live index file, in one file of the table's
+    ``manifest.format`` (Avro unless the table says orc or parquet; read in any of them)."""
 
-    def __init__(self, file_io: FileIO, paths: TablePaths):
+    def __init__(self, file_io: FileIO, paths: TablePaths, *, manifest_format: str = AVRO):
         self.file_io = file_io
         self.paths = paths
+        self.manifest_format = manifest_format
 
     def write(self, entries: Sequence[IndexManifestEntry], *, name: str | None = None) -> str:
-        data = avro.write_avro(avro.INDEX_MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in entries))
+        data = encode(self.manifest_format, avro.INDEX_MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries])
         name = name or self.paths.new_index_manifest_name()
         _write_or_remove(self.file_io, self.paths.manifest_path(name), data)
         return name
 
     def read(self, file_name: str) -> list[IndexManifestEntry]:
         path = self.paths.manifest_path(file_name)
-        records = avro.read_avro(self.file_io.read_bytes(path), path, "IndexManifestEntry", ("_INDEX_TYPE", "_FILE_NAME"))
+        records = _records(self.file_io.read_bytes(path), path, "IndexManifestEntry", ("_INDEX_TYPE", "_FILE_NAME"))
         return [IndexManifestEntry.from_avro(r, path) for r in records]
+
+
+def manifest_format_option(options: Mapping[str, str]) -> str:
+    """The ``manifest.format`` of a table's options (Paimon's default: avro), as written."""
+    return str(options.get("manifest.format", AVRO))
+
+
+def checked_format(manifest_format: str) -> str:
+    """``manifest_format`` normalised, or InvalidOptionError for a format Paimon has no
+    manifests in. Paimon Java reads a table's manifests in the format its ``manifest.format``
+    option names (not by the file's content), so a writer must write exactly that format."""
+    fmt = manifest_format.strip().lower()
+    if fmt not in MANIFEST_FORMATS:
+        raise InvalidOptionError(f"option 'manifest.format': {manifest_format!r} is not one of "
+                                 f"{', '.join(MANIFEST_FORMATS)}; no manifest is written")
+    return fmt
+
+
+def encode(manifest_format: str, schema: dict, rows: list[dict]) -> bytes:
+    """``rows`` as one metadata file in ``manifest_format`` (avro, orc or parquet)."""
+    fmt = checked_format(manifest_format)
+    if fmt == AVRO:
+        return avro.write_avro(schema, rows)
+    return columnar_manifest.write_table(fmt, schema, rows)
+
+
+def _columnar_entries(data: bytes, path: str) -> list[ManifestEntry]:
+    """The entries of an ORC / Parquet manifest: built column-wise, or record by record (which
+    names the file in its error) when the column builder refuses the shape."""
+    table = columnar_manifest.read_table(data, path)
+    if "_FILE" not in table.column_names or "_KIND" not in table.column_names:
+        raise CorruptMetadataError(path, "expected ManifestEntry rows, missing fields ['_KIND', '_FILE']")
+    try:
+        return avro_columns.entries_of(table)
+    except (KeyError, ValueError, TypeError, pa.ArrowException):
+        return [ManifestEntry.from_avro(r, path) for r in columnar_manifest.records(table)]
+
+
+def _records(data: bytes, path: str, expected_record: str, required_fields: tuple[str, ...]) -> list[dict]:
+    """The records of an Avro, ORC or Parquet metadata file, as dicts (see ``avro.read_avro``)."""
+    if columnar_manifest.format_of(data) is None:
+        return avro.read_avro(data, path, expected_record, required_fields)
+    table = columnar_manifest.read_table(data, path)
+    missing = [f for f in required_fields if f not in table.column_names]
+    if missing:
+        raise CorruptMetadataError(path, f"expected {expected_record} rows, missing fields {missing}")
+    return columnar_manifest.records(table)
 
 
 def _write_or_remove(file_io: FileIO, path: str, data: bytes) -> None:

@@ -43,10 +43,10 @@ from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.mergetree.deletion_vectors import keep_mask
 from impl.mergetree.interval_partition import interval_partition
-from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
+from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
 from impl.mergetree.merge_engine import MergeSpec, integer_keys, integer_like, merge_kv
 from impl.mergetree.options import MergeTreeOptions
-from impl.schema.evolution import plan_columns
+from impl.schema.evolution import file_column, plan_columns
 
 # Kept as a name of this package; it is impl.errors.DataFileError.
 CorruptDataFileError = DataFileError
@@ -92,8 +92,12 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
     try:
         with source:
             pf = pq.ParquetFile(source)
-            pairs = plan_columns(target.names, set(pf.schema_arrow.names), sources)
-            table = pf.read(columns=[p for _, p in pairs]).rename_columns([c for c, _ in pairs])
+            present = set(pf.schema_arrow.names)
+            pairs = plan_columns(target.names, present, sources)
+            pairs += _thin_key_pairs(target.names, pairs, present, sources)
+            physical = list(dict.fromkeys(p for _, p in pairs))
+            read = pf.read(columns=physical)
+            table = pa.Table.from_arrays([read.column(p) for _, p in pairs], names=[c for c, _ in pairs])
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
         raise CorruptDataFileError(path, str(e)) from e
     if table.num_rows != f.row_count:
@@ -102,6 +106,24 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
     if keep is not None:
         table = table.filter(pa.array(keep))
     return _conform_kv(table, {c for c, _ in pairs}, target, path)
+
+
+def _thin_key_pairs(wanted: Sequence[str], pairs: Sequence[tuple[str, str]], present: set,
+                    sources: Mapping[str, str | None] | None) -> list[tuple[str, str]]:
+    """(``_KEY_<k>``, physical column of ``k``) for each wanted key column a file lacks while it
+    holds the user column: a thin-mode file (Paimon's ``KeyValueThinDataFileWriterImpl``;
+    pypaimon-rust 0.4.0 writes every primary-key file so) stores no ``_KEY_`` copies. Paimon
+    Java reads every key field from its value field anyway (``FormatReaderMapping.trimKeyFields``)."""
+    found = {c for c, _ in pairs}
+    out = []
+    for name in wanted:
+        if name in found or not name.startswith(KEY_PREFIX):
+            continue
+        user = name[len(KEY_PREFIX):]
+        phys = user if sources is None else file_column(user, sources)
+        if phys is not None and phys in present:
+            out.append((name, phys))
+    return out
 
 
 def read_kv_tables(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Sequence[DataFileMeta],
@@ -314,10 +336,12 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema, b
     with source:
         try:
             pf = pq.ParquetFile(source)
-            pairs = plan_columns(target.names, set(pf.schema_arrow.names), sources)
+            in_file = set(pf.schema_arrow.names)
+            pairs = plan_columns(target.names, in_file, sources)
+            pairs += _thin_key_pairs(target.names, pairs, in_file, sources)
             present = {c for c, _ in pairs}
-            current = [c for c, _ in pairs]
-            batches = pf.iter_batches(batch_size=batch_rows, columns=[p for _, p in pairs])
+            physical = list(dict.fromkeys(p for _, p in pairs))
+            batches = pf.iter_batches(batch_size=batch_rows, columns=physical)
         except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
             raise CorruptDataFileError(path, str(e)) from e
         while True:
@@ -329,7 +353,7 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema, b
                 break
             keep = keep_mask(deleted, seen, batch.num_rows)
             seen += batch.num_rows
-            t = pa.Table.from_batches([batch]).rename_columns(current)
+            t = pa.Table.from_arrays([batch.column(p) for _, p in pairs], names=[c for c, _ in pairs])
             yield _conform_kv(t if keep is None else t.filter(pa.array(keep)), present, target, path), seen >= f.row_count
     if seen != f.row_count:
         raise CorruptDataFileError(path, f"holds {seen} rows, its metadata says {f.row_count}")

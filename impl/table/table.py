@@ -14,7 +14,7 @@ from impl.errors import BranchNotFoundError, CorruptMetadataError, InvalidOption
 from impl.format.json_records import Snapshot, TableSchema
 from impl.fs.file_io import FileIO
 from impl.fs.paths import MAIN_BRANCH, TablePaths
-from impl.manifest.manifest_file import ManifestFile, ManifestList
+from impl.manifest.manifest_file import ManifestFile, ManifestList, manifest_format_option
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
@@ -82,7 +82,7 @@ class FileStoreTable:
             if schema.primary_keys:
                 self.merge_tree_options  # noqa: B018 - validates the merged options now
         self.snapshot_manager = SnapshotManager(file_io, self.paths)
-        self.manifest_list = ManifestList(file_io, self.paths)
+        self.manifest_list = ManifestList(file_io, self.paths, manifest_format=manifest_format_option(merged))
         self.partition_cache = PartitionCache(
             schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
             self.options.partition_default_name)
@@ -92,7 +92,8 @@ class FileStoreTable:
     @cached_property
     def manifest_file(self) -> ManifestFile:
         return ManifestFile(self.file_io, self.paths, self.partition_cache.types, schema_id=self.schema.id,
-                            target_file_size_bytes=self.options.commit.merge.target_file_size_bytes)
+                            target_file_size_bytes=self.options.commit.merge.target_file_size_bytes,
+                            manifest_format=self.manifest_list.manifest_format)
 
     @cached_property
     def merge_tree_options(self):

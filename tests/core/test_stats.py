@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl.format.binary_row import decode_row
+from impl.format.binary_row import EMPTY_ROW, decode_row
+from impl.format.records import SimpleStats
 from impl.format.stats import (
     DEFAULT_STATS_MODE,
     KEY_STATS_MODE,
@@ -52,7 +53,6 @@ def test_truncated_bounds_enclose_the_value(value, length):
 
 
 @pytest.mark.parametrize("option, mins, maxs, nulls", [
-    ("none", (None, None), (None, None), None),
     ("counts", (None, None), (None, None), (1, 0)),
     ("full", (1, "abcdefgh"), (3, "abcdefgz"), (1, 0)),
     ("truncate(4)", (1, "abcd"), (3, "abce"), (1, 0)),
@@ -67,6 +67,25 @@ def test_modes_over_several_batches(option, mins, maxs, nulls):
     assert decode_row(stats.min_values, types) == mins
     assert decode_row(stats.max_values, types) == maxs
     assert stats.null_counts == nulls
+
+
+def test_mode_none_writes_the_shape_paimon_java_writes():
+    """metadata.stats-mode = none: value stats (the dense store) cover no column -- empty rows,
+    an empty (never null) null-count array, _VALUE_STATS_COLS = [] -- as Paimon Java 1.4.2 writes
+    them; Java failed on a null null-count array (NullPointerException in InternalArray.size())."""
+    types = [BIGINT(), STRING()]
+    c = StatsCollector(["n", "s"], types, mode("none"))
+    c.update(pa.table({"n": pa.array([3, None], pa.int64()), "s": ["abcdefgz", "abcdefgh"]}))
+    stats, cols = c.result()
+    assert cols == ()
+    assert stats == SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
+    assert stats.to_avro() == {"_MIN_VALUES": b"\0" * 12, "_MAX_VALUES": b"\0" * 12, "_NULL_COUNTS": []}
+    # not dense (key stats): one null min / max and a null count per column, as
+    # SimpleStatsConverter.toBinary gives for SimpleColStats.NONE
+    keys, key_cols = collect_stats(pa.table({"n": pa.array([1], pa.int64()), "s": ["a"]}), ["n", "s"], types,
+                                   mode("none"), dense=False)
+    assert key_cols is None and keys.null_counts == (None, None)
+    assert decode_row(keys.min_values, types) == (None, None) == decode_row(keys.max_values, types)
 
 
 def test_columns_without_stats_left_out_of_value_stats_kept_in_key_stats():
