@@ -16,7 +16,7 @@ import pyarrow as pa
 from impl.errors import FileIOError
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import check_bucket_reachable, storage_options
-from impl.fs.paths import TablePaths
+from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
 from impl.schema.manager import SchemaManager
 from impl.snapshot.manager import SnapshotManager
@@ -25,6 +25,7 @@ from impl.table.errors import (
     DatabaseNotEmptyError,
     DatabaseNotExistError,
     InvalidIdentifierError,
+    StaleTableDirectoryError,
     SystemTableReadOnlyError,
     TableAlreadyExistError,
     TableNotExistError,
@@ -187,6 +188,9 @@ class Catalog:
             if ignore_if_exists:
                 return self._get_data_table(db, name)
             raise TableAlreadyExistError(ident)
+        leftover = sorted(n for n in self.file_io.list_names(paths.snapshot_dir) if n.startswith(SNAPSHOT_PREFIX))
+        if leftover:
+            raise StaleTableDirectoryError(ident, paths.table_path, leftover)
         self.file_io.mkdirs(paths.schema_dir)
         if not self.file_io.try_write_atomic(paths.schema_path(0), table_schema.to_json_bytes()):
             if ignore_if_exists:
