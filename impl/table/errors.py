@@ -127,3 +127,14 @@ class StaleTableDirectoryError(TableError):
         self.snapshots = snapshots
         super().__init__(f"cannot create table {identifier!r}: {path} holds snapshots ({', '.join(snapshots[:5])}"
                          f"{', ...' if len(snapshots) > 5 else ''}) but no schema; remove the directory first")
+
+
+class UnsupportedCatalogOptionError(TableError, ValueError):
+    """A catalog option this filesystem catalog does not implement (another ``metastore``, a
+    metastore's ``uri``, ``table-default.*``, ...): refused by name rather than ignored, which
+    would silently make a different catalog than the one asked for."""
+
+    def __init__(self, key: str, value: object, reason: str):
+        self.key = key
+        self.value = value
+        super().__init__(f"catalog option {key!r}={value!r}: {reason}")
