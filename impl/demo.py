@@ -18,7 +18,9 @@ import uuid
 
 import pyarrow as pa
 
+from impl._cli import HelpFormatter
 from impl.table.catalog import Catalog
+from impl.table.table import FileStoreTable
 
 ROWS_PER_COMMIT = 10
 
@@ -28,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="paimon-py-demo",
         description="Write a few commits and a compaction to a new primary-key table in a local warehouse, "
                     "then print its snapshots and live files.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=HelpFormatter)
     ap.add_argument("--warehouse", default="./warehouse",
                     help="warehouse directory; the table is created as demo.db/events-<random> inside it")
     ap.add_argument("--commits", type=int, default=5,
@@ -45,8 +47,8 @@ def _batch(commit: int) -> pa.Table:
                      "v": [f"commit-{commit}" for _ in ids]})
 
 
-def run(warehouse: str, commits: int) -> str:
-    """Create and fill the demo table; its path."""
+def run(warehouse: str, commits: int) -> FileStoreTable:
+    """Create and fill the demo table."""
     catalog = Catalog(os.path.abspath(warehouse))
     catalog.create_database("demo", ignore_if_exists=True)
     name = f"demo.events-{uuid.uuid4().hex[:6]}"
@@ -64,7 +66,7 @@ def run(warehouse: str, commits: int) -> str:
         write.close()
         commit.close()
     table.compact(full=True)
-    return catalog.table_path(name)
+    return table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,11 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.commits < 1:
         ap.error(f"--commits must be at least 1, got {args.commits}")
 
-    table_path = run(args.warehouse, args.commits)
-    table = Catalog(os.path.dirname(os.path.dirname(table_path))).get_table(
-        f"demo.{os.path.basename(table_path)}")
+    table = run(args.warehouse, args.commits)
     # The demo is a command-line program: its output is the point, printed to stdout.
-    print(f"table {table_path}")
+    print(f"table {table.path}")
     print(f"{'id':>3}  {'kind':<9} {'identifier':>20}  {'total':>6} {'delta':>6}")
     for snap in table.snapshots():
         print(f"{snap.id:>3}  {snap.commit_kind.value:<9} {snap.commit_identifier:>20}  "

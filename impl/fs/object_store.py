@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 import fsspec
 
+from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
 
 # Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
@@ -134,11 +135,7 @@ class S3Config:
     def filesystem(self) -> fsspec.AbstractFileSystem:
         """An s3fs file system for this configuration (listing cache off: a cached listing
         must never answer whether a snapshot exists)."""
-        try:
-            import s3fs
-        except ImportError as e:  # pragma: no cover - depends on the installation
-            raise UnsupportedFileSystemError(
-                "S3 warehouses need s3fs: pip install 'paimon-py-core[s3]'") from e
+        s3fs = require("s3fs", "an S3 warehouse")
         client_kwargs: dict[str, Any] = {}
         if self.endpoint_url:
             client_kwargs["endpoint_url"] = self.endpoint_url

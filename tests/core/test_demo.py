@@ -12,7 +12,7 @@ from impl.demo import run
 
 
 def test_demo_table_reads_back_with_impl(tmp_path):
-    table_path = run(str(tmp_path), 3)
+    table_path = run(str(tmp_path), 3).path
     table = impl.Catalog(str(tmp_path)).get_table(table_name(table_path))
     assert sorted(table.to_arrow().to_pylist(), key=lambda r: r["id"]) == expected_rows(3)
     kinds = [s.commit_kind.value for s in table.snapshots()]

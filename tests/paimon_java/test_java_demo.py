@@ -13,7 +13,7 @@ pytestmark = pytest.mark.paimon_java
 
 def test_paimon_java_reads_demo_table(tmp_path, java):
     warehouse = tmp_path / "wh"
-    table_path = run(str(warehouse), 3)
+    table_path = run(str(warehouse), 3).path
     out = tmp_path / "java-read.parquet"
     java.call("read", warehouse=str(warehouse), table=table_name(table_path), out=str(out))
     rows = sorted(pq.read_table(out).to_pylist(), key=lambda r: r["id"])
