@@ -77,6 +77,19 @@ def _first(options: Mapping[str, str], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+def _path_style(options: Mapping[str, str]) -> bool:
+    """The path-style-access option: true or false as Paimon Java takes it; anything else is refused
+    by name (a "yes" read as false would silently address buckets the other way)."""
+    for key in PATH_STYLE_KEYS:
+        raw = options.get(key)
+        if raw is not None and str(raw) != "":
+            text = str(raw).strip().lower()
+            if text not in ("true", "false"):
+                raise InvalidWarehouseError(f"option {key!r}: {raw!r} is not a boolean (true or false)")
+            return text == "true"
+    return False
+
+
 def _float_option(options: Mapping[str, str], key: str, default: float) -> float:
     raw = options.get(key)
     if raw is None:
@@ -126,7 +139,7 @@ class S3Config:
             secret_access_key=secret,
             session_token=_first(opts, SESSION_TOKEN_KEYS),
             region=_first(opts, REGION_KEYS),
-            path_style=(_first(opts, PATH_STYLE_KEYS) or "false").lower() == "true",
+            path_style=_path_style(opts),
             connect_timeout_seconds=_float_option(opts, CONNECT_TIMEOUT_KEY, DEFAULT_CONNECT_TIMEOUT_SECONDS),
             read_timeout_seconds=_float_option(opts, READ_TIMEOUT_KEY, DEFAULT_READ_TIMEOUT_SECONDS),
             max_attempts=int(attempts_raw),

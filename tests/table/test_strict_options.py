@@ -72,3 +72,12 @@ def test_catalog_refuses_a_warehouse_that_is_a_regular_file(tmp_path):
     path.write_text("x")
     with pytest.raises(InvalidWarehouseError, match="regular file"):
         impl.Catalog(str(path))
+
+
+def test_storage_boolean_option_is_strict():
+    from impl.fs.object_store import S3Config
+
+    assert S3Config.from_options({"fs.s3.path-style-access": "TRUE"}).path_style is True
+    assert S3Config.from_options({"s3.path.style.access": "false"}).path_style is False
+    with pytest.raises(InvalidWarehouseError, match="'fs.s3.path-style-access'.*not a boolean"):
+        S3Config.from_options({"fs.s3.path-style-access": "yes"})
