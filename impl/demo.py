@@ -2,9 +2,12 @@
 
     python -m impl.demo [--warehouse ./warehouse] [--commits 5]
 
-Writes a few commits (appends, then a compaction that replaces the level-0 files) to
-``<warehouse>/demo.db/events`` through FileStoreCommit, then prints every snapshot with its
-kind and record counts and the live files of the latest one.
+Creates ``<warehouse>/demo.db/events-<random>`` (a primary-key table partitioned by ``dt``, one
+bucket), writes ``--commits`` commits of 10 rows each through a stream write (real Parquet data
+files, one APPEND snapshot per commit identifier; every commit after the first also updates a row of
+the one before), then a full compaction that replaces the level-0 files (a COMPACT snapshot). Prints
+every snapshot with its kind and record counts, the live files of the latest one and the row count a
+read returns. The table is an ordinary Paimon table: impl, pypaimon and Paimon Java read it.
 """
 
 from __future__ import annotations
@@ -13,55 +16,77 @@ import argparse
 import os
 import uuid
 
-from impl.commit import CommitMessage, FileStoreCommit, ManifestCommittable
-from impl.format.binary_row import encode_row
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta, FileSource
-from impl.format.types import BIGINT, STRING, DataField
-from impl.fs import FileIO
-from impl.snapshot import SnapshotManager
+import pyarrow as pa
+
+from impl._cli import HelpFormatter
+from impl.table.catalog import Catalog
+from impl.table.table import FileStoreTable
+
+ROWS_PER_COMMIT = 10
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="paimon-py-demo",
+        description="Write a few commits and a compaction to a new primary-key table in a local warehouse, "
+                    "then print its snapshots and live files.",
+        formatter_class=HelpFormatter)
+    ap.add_argument("--warehouse", default="./warehouse",
+                    help="warehouse directory; the table is created as demo.db/events-<random> inside it")
+    ap.add_argument("--commits", type=int, default=5,
+                    help=f"number of APPEND commits of {ROWS_PER_COMMIT} rows each before the compaction (at least 1)")
+    return ap
+
+
+def _batch(commit: int) -> pa.Table:
+    """Rows ``commit*10 .. commit*10+9``, plus an update of the first row of the previous commit."""
+    ids = list(range(commit * ROWS_PER_COMMIT, (commit + 1) * ROWS_PER_COMMIT))
+    if commit > 0:
+        ids.append((commit - 1) * ROWS_PER_COMMIT)
+    return pa.table({"dt": ["2024-01-01"] * len(ids), "id": pa.array(ids, pa.int64()),
+                     "v": [f"commit-{commit}" for _ in ids]})
+
+
+def run(warehouse: str, commits: int) -> FileStoreTable:
+    """Create and fill the demo table."""
+    catalog = Catalog(os.path.abspath(warehouse))
+    catalog.create_database("demo", ignore_if_exists=True)
+    name = f"demo.events-{uuid.uuid4().hex[:6]}"
+    table = catalog.create_table(
+        name, schema=pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
+                                ("v", pa.string())]),
+        primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "1"})
+    builder = table.new_stream_write_builder().with_commit_user("demo")
+    write, commit = builder.new_write(), builder.new_commit()
+    try:
+        for i in range(commits):
+            write.write_arrow(_batch(i))
+            commit.commit(write.prepare_commit(i), commit_identifier=i)
+    finally:
+        write.close()
+        commit.close()
+    table.compact(full=True)
+    return table
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Commit to a local Paimon table and print its snapshots")
-    ap.add_argument("--warehouse", default="./warehouse")
-    ap.add_argument("--commits", type=int, default=5)
+    ap = _parser()
     args = ap.parse_args(argv)
+    if args.commits < 1:
+        ap.error(f"--commits must be at least 1, got {args.commits}")
 
-    schema = TableSchema(
-        0,
-        (DataField(0, "dt", STRING(False)), DataField(1, "id", BIGINT(False)), DataField(2, "v", STRING())),
-        partition_keys=("dt",), primary_keys=("dt", "id"), options={"bucket": "1"},
-    )
-    table_path = os.path.abspath(os.path.join(args.warehouse, "demo.db", f"events-{uuid.uuid4().hex[:6]}"))
-    file_io = FileIO()
-    file_io.mkdirs(os.path.join(table_path, "schema"))
-    file_io.write_bytes(os.path.join(table_path, "schema", "schema-0"), schema.to_json_bytes())
-    commit = FileStoreCommit(file_io, table_path, schema, commit_user="demo")
-    partition = encode_row(["2024-01-01"], [STRING(False)])
-    key = [BIGINT(False)]
-
-    level0 = []
-    for i in range(args.commits):
-        f = DataFileMeta(f"data-{uuid.uuid4()}-0.parquet", 1000, 10, encode_row([i * 10], key),
-                         encode_row([i * 10 + 9], key), min_sequence_number=i * 10, max_sequence_number=i * 10 + 9)
-        level0.append(f)
-        commit.commit(ManifestCommittable(i, (CommitMessage(partition, 0, 1, new_files=(f,)),)))
-    merged = DataFileMeta(f"data-{uuid.uuid4()}-0.parquet", 5000, 10 * args.commits, encode_row([0], key),
-                          encode_row([args.commits * 10 - 1], key), level=5, file_source=FileSource.COMPACT,
-                          max_sequence_number=args.commits * 10 - 1)
-    commit.commit(ManifestCommittable(args.commits, (CommitMessage(partition, 0, 1, compact_before=tuple(level0),
-                                                                   compact_after=(merged,)),)))
-
-    snapshots = SnapshotManager(file_io, table_path)
-    print(f"table {table_path}")
-    print(f"{'id':>3}  {'kind':<9} {'identifier':>10}  {'total':>6} {'delta':>6}")
-    for snap in snapshots.snapshots():
-        print(f"{snap.id:>3}  {snap.commit_kind.value:<9} {snap.commit_identifier:>10}  "
+    table = run(args.warehouse, args.commits)
+    # The demo is a command-line program: its output is the point, printed to stdout.
+    print(f"table {table.path}")
+    print(f"{'id':>3}  {'kind':<9} {'identifier':>20}  {'total':>6} {'delta':>6}")
+    for snap in table.snapshots():
+        print(f"{snap.id:>3}  {snap.commit_kind.value:<9} {snap.commit_identifier:>20}  "
               f"{snap.total_record_count:>6} {snap.delta_record_count:>6}")
-    live = commit.read_live_entries(snapshots.latest_snapshot())
+    splits = table.new_read_builder().new_scan().plan().splits()
+    live = [f for s in splits for f in s.files]
     print("live files of the latest snapshot: "
-          + ", ".join(f"{e.file.file_name} (level {e.file.level}, {e.file.row_count} rows)" for e in live))
+          + ", ".join(f"{f.file_name} (level {f.level}, {f.row_count} rows)" for f in live))
+    print(f"rows read: {table.to_arrow().num_rows}")
     return 0
 
 

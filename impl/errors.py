@@ -17,6 +17,18 @@ class PaimonError(Exception):
     published_snapshot_ids: list[int]
 
 
+class MissingExtraError(PaimonError, ImportError):
+    """An optional library is not installed; the message names the extra that installs it."""
+
+    def __init__(self, module: str, extra: str, purpose: str):
+        self.module = module
+        self.extra = extra
+        # ImportError's own name attribute: what failed to import
+        super().__init__(f"{purpose} needs {module!r}, which is not installed; install the {extra!r} extra: "
+                         f"pip install 'paimon-py-core[{extra}]' (from a checkout: pip install -e \".[{extra}]\")",
+                         name=module)
+
+
 # --------------------------------------------------------------------------- storage
 
 

@@ -6,7 +6,7 @@ fresh bucket is created and the job runs against ``s3://<bucket>/warehouse``. Th
 workers reach it over HTTP through the storage options like any other store. Everything it
 holds is in memory and goes away with the process.
 
-moto is a test dependency: ``pip install -e ".[test]"``.
+moto's server and s3fs come with the ``s3-server`` extra: ``pip install -e ".[s3-server]"``.
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ import socket
 import uuid
 from dataclasses import dataclass
 
+from impl._optional import require
+
 # moto accepts any credentials; these only make the requests signed as on a real store
 ACCESS_KEY = "embedded-access-key"
 SECRET_KEY = "embedded-secret-key"
 REGION = "us-east-1"
-
-
-class EmbeddedS3Unavailable(RuntimeError):
-    """moto (the test extra) is not installed."""
 
 
 @dataclass(frozen=True)
@@ -52,12 +50,10 @@ class EmbeddedS3:
     """Start with :meth:`start` (returns the :class:`EmbeddedStore`), end with :meth:`stop`."""
 
     def __init__(self) -> None:
-        try:
-            from moto.server import ThreadedMotoServer
-        except ImportError as e:
-            raise EmbeddedS3Unavailable(
-                f"--embedded-s3 needs moto's S3 server, which is not installed ({e}); install the test "
-                f"extra: pip install -e \".[test]\"") from e
+        # MissingExtraError (naming the s3-server extra) when moto's server or s3fs is missing
+        ThreadedMotoServer = require("moto.server", "the embedded S3 server (--embedded-s3)",
+                                     extra="s3-server").ThreadedMotoServer
+        require("s3fs", "the embedded S3 server (--embedded-s3)", extra="s3-server")
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
         self._started = False
@@ -79,4 +75,4 @@ class EmbeddedS3:
             self._server.stop()
 
 
-__all__ = ["EmbeddedS3", "EmbeddedStore", "EmbeddedS3Unavailable"]
+__all__ = ["EmbeddedS3", "EmbeddedStore"]

@@ -39,6 +39,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Sequence
 
+from impl._cli import HelpFormatter
+from impl._optional import require
 from simulation.embedded_s3 import free_port
 
 HOST = "127.0.0.1"
@@ -61,9 +63,9 @@ class ClusterStopError(RuntimeError):
 
 def spark_home() -> str:
     """The installed pyspark package: it carries ``bin/spark-class`` and ``jars/``."""
-    import pyspark
+    pyspark = require("pyspark", "a standalone Spark cluster")
 
-    home = os.path.dirname(os.path.abspath(pyspark.__file__))
+    home = os.path.dirname(os.path.abspath(str(pyspark.__file__)))
     if not os.path.exists(os.path.join(home, "bin", "spark-class")):
         raise ClusterStartError(f"{home} has no bin/spark-class: install pyspark from PyPI (pip install -e '.[spark]')")
     return home
@@ -368,9 +370,10 @@ def _signal(pid: int, sig: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m simulation.spark_cluster",
+                                formatter_class=HelpFormatter,
                                 description="A Spark standalone cluster on 127.0.0.1 (master and workers).")
     p.add_argument("--start", action="store_true", help="start it, print the master URL, run until Ctrl-C")
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2, help="worker processes")
     p.add_argument("--cores", type=int, default=1, help="cores per worker")
     p.add_argument("--memory", default="1g", help="memory per worker (its executors' budget)")
     a = p.parse_args(argv)

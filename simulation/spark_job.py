@@ -43,27 +43,32 @@ import time
 import traceback
 import uuid
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
 from fsspec.implementations.local import LocalFileSystem
-from pyspark.sql import SparkSession
 
 import impl
-import impl.spark
 from fault_injection import Crash, CrashAfter, Fault, FaultyFileSystem, IOErrorAt, SimulatedCrash
 from fault_injection.orphans import find_orphans
 from fault_injection.table_audit import audit_table
+from impl._cli import HelpFormatter
+from impl._optional import require
 from impl.commit.messages import CommitMessage
-from impl.errors import CommitConflictError
+from impl.errors import CommitConflictError, MissingExtraError
 from impl.fs.file_io import FileIO
-from impl.fs.object_store import SECRET_KEY_KEYS, SESSION_TOKEN_KEYS, is_object_store_url
-from impl.spark.compaction import CompactResult
-from impl.spark.tables import is_storage_key
+from impl.fs.object_store import SECRET_KEY_KEYS, SESSION_TOKEN_KEYS, STORAGE_OPTION_PREFIXES, is_object_store_url
 from impl.table.table import FileStoreTable
 from simulation.report import write_report
 from simulation.verify import ModelReplayer, compare_rows, expected_rows, replay_retained
+
+if TYPE_CHECKING:  # pragma: no cover - pyspark is imported when the job runs (--help works without it)
+    from impl.spark.compaction import CompactResult
+
+# What the job imports when it runs: checked before anything starts, so a missing extra fails at
+# once instead of after minutes of Spark work (pyspark: the spark extra; rich, matplotlib: sim)
+RUN_REQUIREMENTS = ("pyspark", "rich", "matplotlib")
 
 log = logging.getLogger("simulation.spark_job")
 
@@ -201,6 +206,8 @@ class SparkJob:
     # ================================================================== setup
 
     def setup(self) -> None:
+        import impl.spark  # noqa: F401 - binds impl.spark (the connector needs pyspark: imported on use)
+
         if self.spark is None:
             self.spark = impl.spark.session(app_name="paimon-py-simulate")
         impl.spark.register(self.spark)
@@ -600,6 +607,13 @@ def _print_summary(summary: dict[str, object], checks: Sequence[Check], ok: bool
     console.print("[bold green]VERIFICATION PASSED[/bold green]" if ok else "[bold red]VERIFICATION FAILED[/bold red]")
 
 
+_DESCRIPTION = """\
+The main job: concurrent writer jobs upsert a generated change stream into a partitioned
+primary-key table on local Spark, a dedicated compaction job compacts it and snapshots expire;
+at the end the table is verified against the model replay of its snapshots and an independent
+recomputation of its rows, a summary is printed and a report with plots is written.
+Needs the spark and sim extras (pip install -e ".[spark,sim]")."""
+
 _EPILOG = """\
 object stores:
   --warehouse s3://bucket/prefix runs everything on an S3-compatible store (AWS S3, MinIO, R2, ...;
@@ -611,7 +625,7 @@ object stores:
 
   --embedded-s3 starts a local S3 server (moto, on 127.0.0.1, a free port), creates a bucket and
   runs against s3://<bucket>/warehouse: a self-contained demo of the S3 path
-  (needs pip install -e ".[test]").
+  (needs the s3-server extra: pip install -e ".[s3-server]").
 
 examples:
   python -m simulation --embedded-s3 --writers 2 --commits 4
@@ -628,7 +642,7 @@ def _storage_options(p: argparse.ArgumentParser, a: argparse.Namespace) -> dict[
         key = key.strip()
         if not sep or not key:
             p.error(f"--option {item!r}: expected KEY=VALUE")
-        if not is_storage_key(key):
+        if not key.startswith(STORAGE_OPTION_PREFIXES):
             p.error(f"--option {item!r}: {key!r} is not a storage option (keys start with fs., s3. or s3a.)")
         options[key] = value
     for flag, key in S3_FLAGS.items():
@@ -641,17 +655,17 @@ def _storage_options(p: argparse.ArgumentParser, a: argparse.Namespace) -> dict[
 def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
     """The job's settings from the command line (``--help`` lists them)."""
     d = SparkJobConfig()
-    p = argparse.ArgumentParser(prog="python -m simulation", description=(__doc__ or "").split("\n\n")[0],
-                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m simulation", description=_DESCRIPTION, epilog=_EPILOG,
+                                formatter_class=HelpFormatter)
     p.add_argument("--warehouse", default=None,
-                   help="warehouse directory or object-store URL s3://bucket/prefix (default ./warehouse)")
-    p.add_argument("--reports", default=d.reports, help="where reports go (default ./reports)")
+                   help="warehouse directory or object-store URL s3://bucket/prefix (default: ./warehouse)")
+    p.add_argument("--reports", default=d.reports, help="where reports go")
     p.add_argument("--writers", type=int, default=d.writers, help="concurrent writer jobs (K)")
     p.add_argument("--commits", type=int, default=d.commits, help="commits per writer")
     p.add_argument("--seconds", type=float, default=None, help="run for this long instead (commits is then a cap)")
     p.add_argument("--keys", type=int, default=d.keys, help="distinct primary keys")
-    p.add_argument("--partitions", type=int, default=d.partitions)
-    p.add_argument("--buckets", type=int, default=d.buckets)
+    p.add_argument("--partitions", type=int, default=d.partitions, help="partitions of the table (values of dt)")
+    p.add_argument("--buckets", type=int, default=d.buckets, help="buckets per partition")
     p.add_argument("--batch-rows", type=int, default=d.batch_rows, help="changes per writer commit")
     p.add_argument("--compact-interval", type=float, default=d.compact_interval_s,
                    help="seconds between compactions")
@@ -659,12 +673,15 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
                    help="concurrent compaction jobs (>= 2 provokes commit conflicts)")
     p.add_argument("--expire-interval", type=float, default=d.expire_interval_s,
                    help="seconds between expirations")
-    p.add_argument("--retain-min", type=int, default=d.retain_min)
-    p.add_argument("--retain-max", type=int, default=d.retain_max)
+    p.add_argument("--retain-min", type=int, default=d.retain_min,
+                   help="expiration keeps at least this many snapshots (snapshot.num-retained.min)")
+    p.add_argument("--retain-max", type=int, default=d.retain_max,
+                   help="expiration keeps at most this many snapshots (snapshot.num-retained.max)")
     p.add_argument("--faults", action="store_true", help="inject I/O errors and crashes into some commits")
-    p.add_argument("--fault-rate", type=float, default=d.fault_rate)
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--fault-rate", type=float, default=d.fault_rate,
+                   help="with --faults: the share of writer commits that get a fault")
+    p.add_argument("--seed", type=int, default=d.seed, help="seed of the change stream and the faults")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars (for logs and CI)")
     p.add_argument("--keep-table", action="store_true", help="do not drop sim.events from a previous run")
     s3 = p.add_argument_group("object stores (see below)")
     s3.add_argument("--s3-endpoint", metavar="URL", help="S3 endpoint, e.g. http://127.0.0.1:9000 (fs.s3.endpoint)")
@@ -674,7 +691,7 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
     s3.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="any other storage option (fs.*, s3.*, s3a.*); repeatable")
     s3.add_argument("--embedded-s3", action="store_true",
-                    help="start a local S3 server (moto) and run on a fresh bucket of it")
+                    help="start a local S3 server (moto; the s3-server extra) and run on a fresh bucket of it")
     a = p.parse_args(argv)
     if a.writers < 1 or a.commits < 1 or a.keys < a.writers or a.partitions < 1 or a.buckets < 1:
         p.error("writers, commits, partitions, buckets must be >= 1 and keys >= writers")
@@ -702,14 +719,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     cfg = parse_args(argv)
     server = None
-    if cfg.embedded_s3:
-        from simulation.embedded_s3 import EmbeddedS3, EmbeddedS3Unavailable
+    try:
+        for module in RUN_REQUIREMENTS:
+            require(module, "python -m simulation")
+        if is_object_store_url(cfg.warehouse):
+            require("s3fs", "an S3 warehouse")
+        if cfg.embedded_s3:
+            from simulation.embedded_s3 import EmbeddedS3
 
-        try:
             server = EmbeddedS3()
-        except EmbeddedS3Unavailable as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+    except MissingExtraError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from pyspark.sql import SparkSession
+
+    if server is not None:
         store = server.start()
         cfg = dataclasses.replace(cfg, warehouse=store.warehouse, storage_options=tuple(sorted(store.options().items())))
         print(f"embedded S3 server at {store.endpoint}, warehouse {store.warehouse}")

@@ -12,18 +12,27 @@ import sys
 from fault_injection.conformance.checks.result import Status
 from fault_injection.conformance.suite import SuiteConfig, render_report, run_suite, summary_line
 from fault_injection.conformance.targets import TARGET_NAMES
+from impl._cli import HelpFormatter
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m fault_injection.conformance", description=__doc__)
-    ap.add_argument("--target", choices=TARGET_NAMES, default="impl")
-    ap.add_argument("--store", choices=("local", "s3"), default="local")
-    ap.add_argument("--report", help="write the Markdown report here")
+    ap = argparse.ArgumentParser(
+        prog="python -m fault_injection.conformance", formatter_class=HelpFormatter,
+        description="Run every conformance check against a Paimon implementation and compare what it leaves on "
+                    "storage with the executable model. Writes the Markdown report (to stdout without --report), "
+                    "prints the summary line 'conformance: N checks, K divergences' and exits 0 when K is 0, "
+                    "else 1.")
+    ap.add_argument("--target", choices=TARGET_NAMES, default="impl",
+                    help="the implementation under test (pypaimon: a private pypaimon 2.1.0 venv, built once; "
+                         "paimon-java: the Maven harness, needs a JDK and Maven)")
+    ap.add_argument("--store", choices=("local", "s3"), default="local",
+                    help="where the racing check's tables live (s3: a local moto server, the s3-server extra)")
+    ap.add_argument("--report", help="write the Markdown report to this file (default: stdout)")
     ap.add_argument("--examples", type=int, default=5, help="state-machine examples per table kind")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--processes", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the state-machine steps")
+    ap.add_argument("--processes", type=int, default=3, help="OS processes racing to commit to one table")
     ap.add_argument("--commits", type=int, default=4, help="commits per racing process")
-    ap.add_argument("--kill-rounds", type=int, default=2)
+    ap.add_argument("--kill-rounds", type=int, default=2, help="commits killed by SIGKILL at a random moment")
     ap.add_argument("--race-rounds", type=int, default=1, help="racing runs, each on a fresh table")
     ap.add_argument("--skip-ops", default="", help="state-machine ops to leave out, comma-separated (e.g. recommit)")
     a = ap.parse_args(argv)

@@ -26,25 +26,37 @@ from fault_injection.explore.search import (
     replay,
     shrink,
 )
+from impl._cli import HelpFormatter
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m fault_injection.explore", description=__doc__.split("\n\n")[0])
-    p.add_argument("--committers", type=int, default=2)
+    p = argparse.ArgumentParser(
+        prog="python -m fault_injection.explore", formatter_class=HelpFormatter,
+        description="Explore schedules of concurrent actors (committers, readers, a compactor, expiration, orphan "
+                    "removal) on one table. Random mode (the default) runs --schedules seeded schedules with "
+                    "crashes and storage faults; a failing schedule prints its seed and a shrunk schedule, and "
+                    "--replay SEED reruns it step for step. --exhaustive runs every distinct interleaving "
+                    "(DPOR with sleep sets). The last line is 'explored N schedules, K violations'; the exit "
+                    "code is 1 when K > 0.")
+    p.add_argument("--committers", type=int, default=2, help="concurrent committers (each makes an APPEND, then "
+                                                              "a COMPACT unless --append-only)")
     p.add_argument("--append-only", action="store_true", help="committers make only an APPEND (no COMPACT)")
     p.add_argument("--conflicting", action="store_true", help="all committers compact the same file")
     p.add_argument("--overwrite", action="store_true", help="add an overwrite of partition 0")
     p.add_argument("--expire", action="store_true", help="add an expiration of all but the latest snapshot")
-    p.add_argument("--readers", type=int, default=1)
+    p.add_argument("--readers", type=int, default=1, help="concurrent readers checking every snapshot they see")
     p.add_argument("--compactor", action="store_true", help="add a dedicated compactor (COMPACT-only commits)")
     p.add_argument("--orphans", action="store_true", help="add an orphan-file removal")
-    p.add_argument("--exhaustive", action="store_true")
-    p.add_argument("--max-schedules", type=int, default=None, help="exhaustive: stop after this many")
-    p.add_argument("--schedules", type=int, default=200)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--replay", type=int, default=None, metavar="SEED")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="run every distinct interleaving of the configuration instead of random schedules")
+    p.add_argument("--max-schedules", type=int, default=None, help="exhaustive: stop after this many (none: all)")
+    p.add_argument("--schedules", type=int, default=200, help="random mode: number of schedules to run")
+    p.add_argument("--seed", type=int, default=0, help="random mode: seed of the first schedule (then seed+1, ...)")
+    p.add_argument("--replay", type=int, default=None, metavar="SEED",
+                   help="rerun the schedule of this seed step for step, printing each step")
     p.add_argument("--no-faults", action="store_true", help="random mode without crashes and storage faults")
-    p.add_argument("--plant", choices=[x.value for x in Plant], default=None)
+    p.add_argument("--plant", choices=[x.value for x in Plant], default=None,
+                   help="swap in a planted bug, to see that exploration finds it")
     p.add_argument("--keep-going", action="store_true", help="do not stop at the first violation")
     args = p.parse_args(argv)
     logging.disable(logging.WARNING)  # impl logs every simulated fault; the verdict is printed below

@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 import fsspec
 
+from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
 
 # Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
@@ -74,6 +75,19 @@ def _first(options: Mapping[str, str], keys: tuple[str, ...]) -> str | None:
         if v is not None and str(v) != "":
             return str(v)
     return None
+
+
+def _path_style(options: Mapping[str, str]) -> bool:
+    """The path-style-access option: true or false as Paimon Java takes it; anything else is refused
+    by name (a "yes" read as false would silently address buckets the other way)."""
+    for key in PATH_STYLE_KEYS:
+        raw = options.get(key)
+        if raw is not None and str(raw) != "":
+            text = str(raw).strip().lower()
+            if text not in ("true", "false"):
+                raise InvalidWarehouseError(f"option {key!r}: {raw!r} is not a boolean (true or false)")
+            return text == "true"
+    return False
 
 
 def _float_option(options: Mapping[str, str], key: str, default: float) -> float:
@@ -125,7 +139,7 @@ class S3Config:
             secret_access_key=secret,
             session_token=_first(opts, SESSION_TOKEN_KEYS),
             region=_first(opts, REGION_KEYS),
-            path_style=(_first(opts, PATH_STYLE_KEYS) or "false").lower() == "true",
+            path_style=_path_style(opts),
             connect_timeout_seconds=_float_option(opts, CONNECT_TIMEOUT_KEY, DEFAULT_CONNECT_TIMEOUT_SECONDS),
             read_timeout_seconds=_float_option(opts, READ_TIMEOUT_KEY, DEFAULT_READ_TIMEOUT_SECONDS),
             max_attempts=int(attempts_raw),
@@ -134,11 +148,7 @@ class S3Config:
     def filesystem(self) -> fsspec.AbstractFileSystem:
         """An s3fs file system for this configuration (listing cache off: a cached listing
         must never answer whether a snapshot exists)."""
-        try:
-            import s3fs
-        except ImportError as e:  # pragma: no cover - depends on the installation
-            raise UnsupportedFileSystemError(
-                "S3 warehouses need s3fs: pip install 'paimon-py-core[s3]'") from e
+        s3fs = require("s3fs", "an S3 warehouse")
         client_kwargs: dict[str, Any] = {}
         if self.endpoint_url:
             client_kwargs["endpoint_url"] = self.endpoint_url

@@ -141,12 +141,14 @@ def parse_int(key: str, value: object, *, minimum: int | None = None) -> int:
 def parse_bool(key: str, value: object) -> bool:
     if isinstance(value, bool):
         return value
+    # Paimon Java's ConfigOption of type Boolean takes exactly "true" or "false" (any case); a
+    # table holding "yes" or "1" would read as true here and fail to load there.
     text = str(value).strip().lower()
-    if text in ("true", "1", "yes"):
+    if text == "true":
         return True
-    if text in ("false", "0", "no"):
+    if text == "false":
         return False
-    raise InvalidOptionError(f"option {key!r}: {value!r} is not a boolean")
+    raise InvalidOptionError(f"option {key!r}: {value!r} is not a boolean (true or false)")
 
 
 def parse_text(key: str, value: object) -> str:

@@ -17,12 +17,16 @@ On an object store (``s3://bucket/warehouse/db.db/t``) give the storage options 
 opens the store from them, and they are never stored in the table.
 """
 
-from impl.spark.compaction import CompactResult, compact
-from impl.spark.routing import WriteResult, write_dataframe
-from impl.spark.session import get_or_create_session, session
-from impl.spark.source import FORMAT_NAME, PaimonDataSource, register
-from impl.spark.tables import SparkConnectorError, TableRef
-from impl.spark.writer import WriteRoutingError
+from impl._optional import require
+
+require("pyspark", "impl.spark (the Spark connector)")  # before anything below imports it
+
+from impl.spark.compaction import CompactResult, compact  # noqa: E402
+from impl.spark.routing import WriteResult, write_dataframe  # noqa: E402
+from impl.spark.session import get_or_create_session, session  # noqa: E402
+from impl.spark.source import FORMAT_NAME, PaimonDataSource, register  # noqa: E402
+from impl.spark.tables import SparkConnectorError, TableRef  # noqa: E402
+from impl.spark.writer import WriteRoutingError  # noqa: E402
 
 __all__ = [
     "FORMAT_NAME", "PaimonDataSource", "register", "session", "get_or_create_session", "write_dataframe",

@@ -9,7 +9,9 @@
 - the driver's ``PYTHONPATH`` shipped as ``spark.executorEnv.PYTHONPATH``: executors on a cluster
   do not inherit the driver's environment (local mode does), and without it a driver running
   from a source checkout would have its tasks import whichever ``impl`` is installed;
-- quiet logs (``ERROR``), 4 shuffle partitions, Arrow batches of 64k rows;
+- quiet logs: the driver JVM logs errors only, to stderr (``log4j2.properties`` beside this
+  module), so opening a session writes nothing to stdout and no banner to stderr; 4 shuffle
+  partitions, Arrow batches of 64k rows;
 - Python data source filter pushdown enabled (Spark refuses a reader that implements
   ``pushFilters`` while it is off);
 - the ``paimon_py`` data source registered.
@@ -23,7 +25,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Mapping
+
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 DEFAULT_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -40,6 +45,8 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.python.filterPushdown.enabled": "true",
     "spark.python.worker.reuse": "true",
     "spark.sql.adaptive.enabled": "true",
+    # read by spark-submit when it launches the driver JVM (local and client mode)
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}",
 }
 
 _lock = threading.Lock()

@@ -23,6 +23,16 @@ and sweeps once more.
 
 The intent directory sits beside the databases, outside every table directory, so tables stay
 byte-compatible with Paimon.
+
+What is left after a close is the write's closed marker (``.paimon_py_spark/closed/<db>.<table>/
+<write-id>``): it turns away attempts that start after the close and makes stragglers remove
+their own files. A write is *settled* once no attempt of it can still run: the driver waited for
+the attempts it saw start, and Spark kills the rest within seconds (``spark.python.task.killTimeout``).
+Each close deletes the markers of the table's writes closed more than
+``CLOSED_MARKER_RETENTION_SECONDS`` before its own (storage modification times, compared with
+the new marker's, so the driver's clock does not matter), so the directory holds only the recent ones.
+Recovery never reads a marker: streams find a micro-batch's earlier runs by their intents and
+attempt records (impl/spark/stream_writer.py), and a run id is never reused.
 """
 
 from __future__ import annotations
@@ -57,6 +67,9 @@ class WriteClosedError(SparkConnectorError):
 ATTEMPT_GRACE_SECONDS = 10.0
 KILLED_ATTEMPT_SETTLE_SECONDS = 1.0
 _POLL_SECONDS = 0.2
+# How long a closed marker is kept after its write closed: far longer than the attempt grace
+# period and Spark's kill timeout, so no attempt of a pruned write is alive.
+CLOSED_MARKER_RETENTION_SECONDS = 3600.0
 
 
 class WriteIntent:
@@ -179,7 +192,28 @@ class WriteIntent:
                 sleep(settle_seconds)
             doomed = sorted(set(doomed) | set(self._sweep(keep)))
         self.discard()
+        self.prune_settled_markers()
         return doomed
+
+    def prune_settled_markers(self, retention_seconds: float = CLOSED_MARKER_RETENTION_SECONDS) -> list[str]:
+        """Delete the closed markers of this table's writes that closed more than ``retention_seconds``
+        before this one (whose marker must exist). Markers without a modification time are kept.
+        Best effort: a marker left behind only costs an entry. Returns the deleted paths."""
+        closed_dir = posixpath.dirname(self.closed_marker)
+        try:
+            markers = self.file_io.list_status(closed_dir)
+            own = next((m.modified_millis for m in markers
+                        if posixpath.basename(m.path) == posixpath.basename(self.closed_marker)), None)
+            if own is None:
+                return []
+            cutoff = own - retention_seconds * 1000
+            doomed = [posixpath.join(closed_dir, posixpath.basename(m.path)) for m in markers
+                      if m.modified_millis is not None and m.modified_millis < cutoff]
+            self.file_io.delete_quietly(doomed)
+            return doomed
+        except Exception as e:  # noqa: BLE001 - pruning is housekeeping; the write is done
+            log.warning("cannot prune the closed markers in %s: %s", closed_dir, e)
+            return []
 
     def _sweep(self, keep: set[str]) -> list[str]:
         doomed = [p for p in self.logged_paths() if posixpath.basename(p) not in keep]

@@ -13,10 +13,10 @@ from typing import Mapping, Sequence
 import fsspec
 import pyarrow as pa
 
-from impl.errors import FileIOError
+from impl.errors import FileIOError, InvalidWarehouseError
 from impl.fs.file_io import FileIO
-from impl.fs.object_store import check_bucket_reachable, storage_options
-from impl.fs.paths import TablePaths
+from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable, storage_options
+from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
 from impl.schema.manager import SchemaManager
 from impl.snapshot.manager import SnapshotManager
@@ -25,10 +25,12 @@ from impl.table.errors import (
     DatabaseNotEmptyError,
     DatabaseNotExistError,
     InvalidIdentifierError,
+    StaleTableDirectoryError,
     SystemTableReadOnlyError,
     TableAlreadyExistError,
     TableNotExistError,
     UnknownSystemTableError,
+    UnsupportedCatalogOptionError,
 )
 from impl.table.options import warn_unknown_keys
 from impl.table.schema import Schema, build_table_schema, validate_for_create
@@ -75,6 +77,31 @@ def parse_identifier(identifier) -> tuple[str, str]:
     return db, table
 
 
+# Catalog options of Paimon's filesystem catalog that this catalog implements, besides the storage
+# options (fs.*, s3.*). Anything else (a metastore's uri, lock settings, table-default.*) belongs
+# to a catalog this is not, and is refused rather than ignored.
+CATALOG_OPTIONS = frozenset({"metastore", "warehouse"})
+FILESYSTEM_METASTORE = "filesystem"
+
+
+def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> None:
+    """Refuse the catalog options this filesystem catalog does not implement, naming the key."""
+    for key, value in (options or {}).items():
+        if not isinstance(key, str):
+            raise UnsupportedCatalogOptionError(repr(key), value, "option keys are strings")
+        if key.startswith(STORAGE_OPTION_PREFIXES):
+            continue
+        if key not in CATALOG_OPTIONS:
+            raise UnsupportedCatalogOptionError(
+                key, value, f"not an option of this filesystem catalog (it takes {sorted(CATALOG_OPTIONS)} "
+                            f"and storage options starting with {', '.join(STORAGE_OPTION_PREFIXES)})")
+        if key == "metastore" and str(value).strip().lower() != FILESYSTEM_METASTORE:
+            raise UnsupportedCatalogOptionError(
+                key, value, f"only the {FILESYSTEM_METASTORE!r} metastore is implemented")
+        if key == "warehouse" and str(value).rstrip("/") != warehouse.rstrip("/"):
+            raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
+
+
 class Catalog:
     """A filesystem catalog over a local path or any fsspec URL / file system instance.
 
@@ -93,9 +120,13 @@ class Catalog:
                  options: Mapping[str, str] | None = None):
         if not isinstance(warehouse, str) or not warehouse:
             raise InvalidIdentifierError(f"warehouse {warehouse!r} is not a path")
+        check_catalog_options(warehouse, options)
         self.file_io, root = FileIO.for_path(warehouse, filesystem, options=storage_options(options))
         if filesystem is None and self.file_io.is_object_store:
             check_bucket_reachable(self.file_io.fs, root)
+        elif self.file_io.fs.isfile(root):
+            # (on object stores a key and a prefix of the same name can coexist: no check there)
+            raise InvalidWarehouseError(f"warehouse {warehouse!r} is a regular file, not a directory")
         self.warehouse = root.rstrip("/") or "/"
         self.options = dict(options or {})
 
@@ -187,6 +218,9 @@ class Catalog:
             if ignore_if_exists:
                 return self._get_data_table(db, name)
             raise TableAlreadyExistError(ident)
+        leftover = sorted(n for n in self.file_io.list_names(paths.snapshot_dir) if n.startswith(SNAPSHOT_PREFIX))
+        if leftover:
+            raise StaleTableDirectoryError(ident, paths.table_path, leftover)
         self.file_io.mkdirs(paths.schema_dir)
         if not self.file_io.try_write_atomic(paths.schema_path(0), table_schema.to_json_bytes()):
             if ignore_if_exists:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from impl.commit.file_store_commit import CommitStats, FileStoreCommit
 from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, FileAlreadyLiveError, OverwritePartitionError
-from impl.table.errors import CommitUsageError, WriterClosedError
+from impl.format.json_records import TableSchema
+from impl.table.errors import CommitUsageError, StaleTableHandleError, WriterClosedError
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.table import FileStoreTable
@@ -61,6 +62,7 @@ class TableCommit:
                 raise CommitUsageError(f"commit to {self.table.identifier} takes the CommitMessages of "
                                        f"prepare_commit, got {type(m).__name__}")
         self._committed = True
+        self._check_schema_still_exists(messages)
         committable = ManifestCommittable(commit_identifier, tuple(messages))
         try:
             if self.overwrite_partition is not NO_OVERWRITE:
@@ -87,9 +89,35 @@ class TableCommit:
     def filter_and_commit(self, committables: Mapping[int, Sequence[CommitMessage]]) -> list[CommitStats]:
         """Commit those of ``{identifier: messages}`` this commit user has not published yet."""
         self._check_open()
+        self._check_schema_still_exists([m for ms in committables.values() for m in ms])
         pending = [ManifestCommittable(i, tuple(ms)) for i, ms in sorted(committables.items())]
         todo = self.file_store_commit.filter_committed(pending)
         return [self.file_store_commit.commit(c) for c in todo]
+
+    def _check_schema_still_exists(self, messages: Sequence[CommitMessage]) -> None:
+        """Refuse the commit if the schema this handle was prepared under is gone or was replaced.
+
+        After ``drop_table`` the table directory is removed; a commit through a handle taken
+        before would otherwise recreate ``snapshot/`` and ``manifest/`` there, and a later
+        ``create_table`` of the same name would adopt that snapshot. Comparing the stored schema
+        with the handle's (their ``timeMillis`` differs when the table was created again) also
+        catches a drop followed by a new table of the same name. One small read per commit; a drop
+        racing this check between it and the snapshot's publication is not covered.
+        """
+        fio = self.table.file_io
+        path = self.table.paths.schema_path(self.table.schema.id)
+        try:
+            stored = TableSchema.from_json_bytes(fio.read_bytes(path), path)
+        except FileNotFoundError:
+            stored = None
+        # compared as written: a freshly built schema and its parsed file differ in defaults
+        if stored is not None and stored.to_json_bytes() == self.table.schema.to_json_bytes():
+            return
+        # the writers' files can never be committed to this table: remove them, so that the
+        # dropped table's directory is not recreated with data nobody references
+        self.abort(messages)
+        raise StaleTableHandleError(self.table.identifier, path,
+                                    "no longer exists" if stored is None else "was replaced by a new table's")
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data and index files the messages' writers created (they will never be

@@ -102,3 +102,39 @@ __all__ = [
     "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "CommitUsageError", "DataFileError",
     "UnknownSystemTableError", "SystemTableReadOnlyError",
 ]
+
+
+class StaleTableHandleError(TableError):
+    """A commit through a table handle whose schema no longer exists as it was read: the table
+    was dropped (and perhaps created again) after the handle was taken. Nothing is committed."""
+
+    def __init__(self, identifier: str, schema_path: str, reason: str):
+        self.identifier = identifier
+        self.schema_path = schema_path
+        super().__init__(f"commit to {identifier!r} refused: the schema it was prepared under ({schema_path}) "
+                         f"{reason}; the table was dropped after this handle was taken. "
+                         "Get the table from the catalog again and rewrite the data")
+
+
+class StaleTableDirectoryError(TableError):
+    """``create_table`` over a directory that holds snapshots but no schema (what a commit through
+    a stale handle, or an interrupted drop or copy, leaves behind). Adopting those snapshots would
+    bring back rows of a table that no longer exists."""
+
+    def __init__(self, identifier: str, path: str, snapshots: list[str]):
+        self.identifier = identifier
+        self.path = path
+        self.snapshots = snapshots
+        super().__init__(f"cannot create table {identifier!r}: {path} holds snapshots ({', '.join(snapshots[:5])}"
+                         f"{', ...' if len(snapshots) > 5 else ''}) but no schema; remove the directory first")
+
+
+class UnsupportedCatalogOptionError(TableError, ValueError):
+    """A catalog option this filesystem catalog does not implement (another ``metastore``, a
+    metastore's ``uri``, ``table-default.*``, ...): refused by name rather than ignored, which
+    would silently make a different catalog than the one asked for."""
+
+    def __init__(self, key: str, value: object, reason: str):
+        self.key = key
+        self.value = value
+        super().__init__(f"catalog option {key!r}={value!r}: {reason}")

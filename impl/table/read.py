@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from impl._optional import require
 from impl.format.records import DataFileMeta
 from impl.schema.evolution import column_sources, plan_columns
 from impl.table.errors import DataFileError
@@ -160,6 +161,8 @@ class TableRead:
         return pa.RecordBatchReader.from_batches(schema, merged_batches() if streamed else batches())
 
     def to_pandas(self, splits: Sequence[DataSplit]):
+        """The rows as a pandas DataFrame (needs the ``pandas`` extra)."""
+        require("pandas", "to_pandas()")  # checked before reading anything
         return self.to_arrow(splits).to_pandas()
 
     # ------------------------------------------------------------------ internals

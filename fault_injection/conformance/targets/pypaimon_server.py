@@ -1,6 +1,6 @@
 """The pypaimon 2.1.0 side of the conformance adapter: a JSON-lines server over stdin/stdout.
 
-Runs under the pypaimon venv's interpreter (tests/_support/pypaimon_env.py builds it), never
+Runs under the pypaimon venv's interpreter (fault_injection/conformance/pypaimon_env.py builds it), never
 under this project's: pypaimon 2.1.0 pins pyarrow < 20. It imports nothing from this repository.
 
 Protocol: one request per line on stdin, ``{"id": n, "op": "...", "args": {...}}``; one response

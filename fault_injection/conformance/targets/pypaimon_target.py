@@ -10,9 +10,9 @@ primary-key tables, commits under a given user and identifier, overwrite, time t
 S3. It has no compaction, no snapshot expiration and no filter-committed (recovery) API: those
 raise :class:`Unsupported` here, before any request is sent.
 
-The venv is the one the interop tests use (``tests/_support/pypaimon_env.py``, built once and
-cached). That helper is loaded by file path, since ``tests/_support`` is on pytest's path but not
-on the path of ``python -m fault_injection.conformance``.
+The venv is the one the interop tests use (``fault_injection/conformance/pypaimon_env.py``, built
+once and cached; the tests import it through ``tests/_support/pypaimon_env.py``). It is part of the
+package, so an installed ``python -m fault_injection.conformance --target pypaimon`` finds it.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from fault_injection.conformance import pypaimon_env
 from fault_injection.conformance.adapter import (
     Capability,
     CommitResult,
@@ -36,11 +37,9 @@ from fault_injection.conformance.adapter import (
     TableSpec,
     Unsupported,
 )
-from fault_injection.conformance.targets import load_support_module
 from impl.errors import PaimonError
 
 SERVER_SCRIPT = Path(__file__).with_name("pypaimon_server.py")
-_ENV_HELPER = Path(__file__).resolve().parents[3] / "tests" / "_support" / "pypaimon_env.py"
 DEFAULT_TIMEOUT_S = 600.0  # one request (an S3 commit under contention can retry for minutes)
 _STDERR_TAIL = 4000
 
@@ -50,9 +49,12 @@ class PypaimonServerError(PaimonError):
 
 
 def pypaimon_python() -> Path:
-    """The pypaimon 2.1.0 venv's interpreter (built and cached by tests/_support/pypaimon_env.py)."""
-    module = load_support_module(_ENV_HELPER, "_conformance_pypaimon_env", PypaimonServerError)
-    return Path(module.pypaimon_python())
+    """The pypaimon 2.1.0 venv's interpreter (built and cached by fault_injection/conformance/pypaimon_env.py)."""
+    try:
+        return pypaimon_env.pypaimon_python()
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise PypaimonServerError(f"cannot build the pypaimon {pypaimon_env.PYPAIMON_VERSION} venv under "
+                                  f"{pypaimon_env.cache_dir()}: {e}") from e
 
 
 def _table_args(table: TableRef) -> dict:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, NoReturn, Sequence
 
 import pyarrow as pa
 
+from impl._optional import require
 from impl.table.errors import InvalidPredicateError, SystemTableReadOnlyError
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.scan import TableScan
@@ -254,6 +255,8 @@ class SystemTableRead:
         return pa.RecordBatchReader.from_batches(self.output_schema(), batches())
 
     def to_pandas(self, splits: Sequence[SystemSplit]):
+        """The rows as a pandas DataFrame (needs the ``pandas`` extra)."""
+        require("pandas", "to_pandas()")
         return self.to_arrow(splits).to_pandas()
 
 
