@@ -4,8 +4,10 @@
 >>> cat = impl.Catalog("/tmp/warehouse")            # doctest: +SKIP
 """
 
-from impl.errors import (
+from impl.errors import (  # old names of the errors above, kept for earlier callers
+    BranchAlreadyExistError,
     BranchAlreadyExistsError,
+    BranchNotExistError,
     BranchNotFoundError,
     BranchStateError,
     BucketCountChangedError,
@@ -13,19 +15,31 @@ from impl.errors import (
     ColumnNotExistError,
     CommitConflictError,
     CommitError,
+    CommitOutcomeUnknownError,
+    CommitRecoveryError,
+    CommitRetriesExhaustedError,
     CorruptMetadataError,
+    FileAlreadyLiveError,
+    FileNotLiveError,
+    IndexFileConflictError,
     InvalidBranchNameError,
     InvalidOptionError,
     InvalidTagNameError,
+    KeyRangeOverlapError,
     NoSnapshotError,
+    OverwritePartitionError,
     PaimonError,
     SchemaChangedError,
     SchemaChangeError,
     SchemaMismatchError,
+    SnapshotNotExistError,
     SnapshotNotFoundError,
     TableError,
+    TagAlreadyExistError,
     TagAlreadyExistsError,
+    TagNotExistError,
     TagNotFoundError,
+    WriterClosedError,
 )
 from impl.schema import Move, SchemaChange
 from impl.table import (
@@ -52,12 +66,19 @@ from impl.table import (
 __all__ = [
     "Catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
-    "CorruptMetadataError", "InvalidOptionError", "SchemaMismatchError", "SnapshotNotFoundError",
+    # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
+    # through filter_committed), retries exhausted, a failed recovery, an overwrite refused
+    "FileAlreadyLiveError", "FileNotLiveError", "KeyRangeOverlapError", "IndexFileConflictError",
+    "CommitOutcomeUnknownError", "CommitRetriesExhaustedError", "CommitRecoveryError", "OverwritePartitionError",
+    "WriterClosedError",
+    "SnapshotNotFoundError", "TagAlreadyExistsError", "TagNotFoundError", "BranchAlreadyExistsError",
+    "BranchNotFoundError",
+    "CorruptMetadataError", "InvalidOptionError", "SchemaMismatchError", "SnapshotNotExistError",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidSchemaError", "NullKeyError", "TableAlreadyExistError", "TableNotExistError",
     "UnsupportedTableFeatureError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
     "SchemaChange", "Move", "SchemaChangeError", "SchemaChangedError",
     "ColumnNotExistError", "ColumnAlreadyExistError",
-    "TagAlreadyExistsError", "TagNotFoundError", "InvalidTagNameError", "NoSnapshotError",
-    "BranchAlreadyExistsError", "BranchNotFoundError", "BranchStateError", "InvalidBranchNameError",
+    "TagAlreadyExistError", "TagNotExistError", "InvalidTagNameError", "NoSnapshotError",
+    "BranchAlreadyExistError", "BranchNotExistError", "BranchStateError", "InvalidBranchNameError",
 ]

@@ -72,7 +72,7 @@ class DataFileError(PaimonError):
         super().__init__(f"data file {path}: {reason}")
 
 
-class SnapshotNotFoundError(PaimonError):
+class SnapshotNotExistError(PaimonError):
     """The requested snapshot id does not exist (never written, or expired)."""
 
     def __init__(self, table_path: str, snapshot_id: int):
@@ -81,7 +81,7 @@ class SnapshotNotFoundError(PaimonError):
         super().__init__(f"snapshot {snapshot_id} of table {table_path} does not exist")
 
 
-class NoSnapshotError(SnapshotNotFoundError):
+class NoSnapshotError(SnapshotNotExistError):
     """An operation needs a snapshot (e.g. tagging the latest) and the table has none yet."""
 
     def __init__(self, table_path: str, what: str):
@@ -232,7 +232,7 @@ class InvalidTagNameError(TableError, ValueError):
     a leading ``.``)."""
 
 
-class TagAlreadyExistsError(TableError):
+class TagAlreadyExistError(TableError):
     """``create_tag`` of a name that is taken (the tag file is created only if absent)."""
 
     def __init__(self, table: str, tag_name: str):
@@ -240,7 +240,7 @@ class TagAlreadyExistsError(TableError):
         super().__init__(f"tag {tag_name!r} of table {table} already exists; delete it first or pick another name")
 
 
-class TagNotFoundError(TableError):
+class TagNotExistError(TableError):
     """The named tag does not exist."""
 
     def __init__(self, table: str, tag_name: str):
@@ -253,7 +253,7 @@ class InvalidBranchNameError(TableError, ValueError):
     directory name."""
 
 
-class BranchAlreadyExistsError(TableError):
+class BranchAlreadyExistError(TableError):
     """``create_branch`` of a name that is taken."""
 
     def __init__(self, table: str, branch: str):
@@ -261,7 +261,7 @@ class BranchAlreadyExistsError(TableError):
         super().__init__(f"branch {branch!r} of table {table} already exists")
 
 
-class BranchNotFoundError(TableError):
+class BranchNotExistError(TableError):
     """The named branch does not exist."""
 
     def __init__(self, table: str, branch: str):
@@ -272,3 +272,12 @@ class BranchNotFoundError(TableError):
 class BranchStateError(TableError):
     """A branch operation that the branch's state does not allow (fast-forward of a branch
     without snapshots, fast-forward from the branch itself)."""
+
+
+# Old names, kept so that code written against earlier releases keeps working. The rule is
+# Paimon's spelling: ``...NotExistError`` / ``...AlreadyExistError``.
+SnapshotNotFoundError = SnapshotNotExistError
+TagAlreadyExistsError = TagAlreadyExistError
+TagNotFoundError = TagNotExistError
+BranchAlreadyExistsError = BranchAlreadyExistError
+BranchNotFoundError = BranchNotExistError

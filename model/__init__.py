@@ -21,9 +21,9 @@ from model.errors import (
     KeyRangeOverlapError,
     ModelError,
     SchemaChangedError,
-    SnapshotNotFoundError,
-    TagAlreadyExistsError,
-    TagNotFoundError,
+    SnapshotNotExistError,
+    TagAlreadyExistError,
+    TagNotExistError,
 )
 from model.rules import (
     ADD,
@@ -61,8 +61,8 @@ __all__ = [
     "UPDATE_AFTER", "UPDATE_BEFORE",
     "BucketCountChangedError", "CommitConflictError", "DuplicateFileError",
     "FileAlreadyLiveError", "FileNotLiveError", "IndexFileConflictError", "KeyRangeOverlapError", "ModelError",
-    "SnapshotNotFoundError", "SchemaChangedError", "FieldFacts", "SchemaFacts", "commit_schema_problem",
-    "InvalidTagNameError", "TagAlreadyExistsError", "TagNotFoundError",
+    "SnapshotNotExistError", "SchemaChangedError", "FieldFacts", "SchemaFacts", "commit_schema_problem",
+    "InvalidTagNameError", "TagAlreadyExistError", "TagNotExistError",
     "Entry", "FileFacts", "Identity", "IndexEntry", "IndexFacts", "IndexIdentity", "Model", "Snapshot",
     "assign_buckets", "check_conflicts", "check_index_conflicts", "files_kept", "check_index_invariant", "fold_index",
     "identity", "index_identity", "merge_entries", "merge_rows",

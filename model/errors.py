@@ -16,7 +16,7 @@ class DuplicateFileError(ModelError):
         super().__init__(f"file {file_name} is added twice{': ' + detail if detail else ''}")
 
 
-class SnapshotNotFoundError(ModelError):
+class SnapshotNotExistError(ModelError):
     """The snapshot id was never published, or has expired."""
 
     def __init__(self, snapshot_id: int):
@@ -66,9 +66,9 @@ class InvalidTagNameError(ModelError):
     """A tag name is blank."""
 
 
-class TagAlreadyExistsError(ModelError):
+class TagAlreadyExistError(ModelError):
     """A tag of that name exists; tags are created only if absent."""
 
 
-class TagNotFoundError(ModelError):
+class TagNotExistError(ModelError):
     """No tag has that name."""

@@ -9,9 +9,9 @@ from typing import Hashable, Iterable, Mapping
 from model.errors import (
     InvalidTagNameError,
     SchemaChangedError,
-    SnapshotNotFoundError,
-    TagAlreadyExistsError,
-    TagNotFoundError,
+    SnapshotNotExistError,
+    TagAlreadyExistError,
+    TagNotExistError,
 )
 from model.rules import (
     ADD,
@@ -100,7 +100,7 @@ class Model:
         first = self.snapshots[0].id if self.snapshots else 1
         index = snapshot_id - first
         if not 0 <= index < len(self.snapshots):  # never published, or expired
-            raise SnapshotNotFoundError(snapshot_id)
+            raise SnapshotNotExistError(snapshot_id)
         return self.snapshots[index]
 
     def read(self, snapshot_id: int) -> Mapping[Identity, FileFacts]:
@@ -262,23 +262,23 @@ class Model:
         if snapshot_id is None:
             snap = self.latest()
             if snap is None:
-                raise SnapshotNotFoundError(0)
+                raise SnapshotNotExistError(0)
         else:
             held = [s for s in self.tags.values() if s.id == snapshot_id]
             snap = held[0] if held else self.snapshot(snapshot_id)
         if name in self.tags:
-            raise TagAlreadyExistsError(f"tag {name!r} already exists")
+            raise TagAlreadyExistError(f"tag {name!r} already exists")
         self.tags[name] = snap
         return snap
 
     def delete_tag(self, name: str) -> None:
         if name not in self.tags:
-            raise TagNotFoundError(f"tag {name!r} does not exist")
+            raise TagNotExistError(f"tag {name!r} does not exist")
         del self.tags[name]
 
     def read_tag(self, name: str) -> Mapping[Identity, FileFacts]:
         if name not in self.tags:
-            raise TagNotFoundError(f"tag {name!r} does not exist")
+            raise TagNotExistError(f"tag {name!r} does not exist")
         return self.tags[name].live
 
     def rollback_to(self, snapshot_id: int) -> None:
@@ -291,5 +291,5 @@ class Model:
         elif held:
             self.snapshots = [held[0]]
         else:
-            raise SnapshotNotFoundError(snapshot_id)
+            raise SnapshotNotExistError(snapshot_id)
         self.tags = {n: s for n, s in self.tags.items() if s.id <= snapshot_id}

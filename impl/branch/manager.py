@@ -29,8 +29,8 @@ import datetime as _dt
 from dataclasses import dataclass
 
 from impl.errors import (
-    BranchAlreadyExistsError,
-    BranchNotFoundError,
+    BranchAlreadyExistError,
+    BranchNotExistError,
     BranchStateError,
     InvalidBranchNameError,
 )
@@ -104,7 +104,7 @@ class BranchManager:
 
     def _require(self, name: str) -> TablePaths:
         if not self.branch_exists(name):
-            raise BranchNotFoundError(self.table_name, name)
+            raise BranchNotExistError(self.table_name, name)
         return self.root.with_branch(name)
 
     # ------------------------------------------------------------------ create / delete
@@ -114,7 +114,7 @@ class BranchManager:
         if self.branch_exists(name):
             if ignore_if_exists:
                 return
-            raise BranchAlreadyExistsError(self.table_name, name)
+            raise BranchAlreadyExistError(self.table_name, name)
         target = self.root.with_branch(name)
         if tag_name is None:
             ids = schema_ids_in(self.file_io, self.paths.schema_dir)
@@ -122,7 +122,7 @@ class BranchManager:
                 raise BranchStateError(f"table {self.table_name} has no schema to start branch {name!r} from")
             self._copy_schemas(target, ids[-1])
             return
-        tag = TagManager(self.file_io, self.paths, self.table_name).get(tag_name)  # TagNotFoundError
+        tag = TagManager(self.file_io, self.paths, self.table_name).get(tag_name)  # TagNotExistError
         snap = tag.snapshot
         # the snapshot file, or the tag's own copy of it if the snapshot expired
         self.file_io.write_bytes(target.snapshot_path(snap.id), snap.to_json_bytes())

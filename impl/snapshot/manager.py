@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Iterator
 
-from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotFoundError
+from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
@@ -59,7 +59,7 @@ class SnapshotManager:
     def snapshot(self, snapshot_id: int) -> Snapshot:
         snap = self.try_snapshot(snapshot_id)
         if snap is None:
-            raise SnapshotNotFoundError(self.table_path, snapshot_id)
+            raise SnapshotNotExistError(self.table_path, snapshot_id)
         return snap
 
     # ------------------------------------------------------------------ listing
@@ -145,7 +145,7 @@ class SnapshotManager:
             if snap is not None:
                 return snap
             missing_id = sid
-        raise SnapshotNotFoundError(self.table_path, missing_id)
+        raise SnapshotNotExistError(self.table_path, missing_id)
 
     # ------------------------------------------------------------------ searching
 

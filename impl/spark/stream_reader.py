@@ -50,7 +50,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from impl.errors import SnapshotNotFoundError
+from impl.errors import SnapshotNotExistError
 from impl.options import core_options as co
 from impl.options.values import StartupMode
 from impl.spark.reader import (
@@ -361,7 +361,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if plan.has_changes:
                 view = table.copy({"incremental-between": f"{plan.changes_after},{plan.changes_upto}"})
                 changes = view.new_read_builder().new_scan().plan().splits()
-        except SnapshotNotFoundError as e:
+        except SnapshotNotExistError as e:
             # expired while we planned (a snapshot above the latest is impossible: offsets never pass it)
             raise _expired(table.identifier, e.snapshot_id, sm.earliest_snapshot_id(),
                            "which this micro-batch reads") from e

@@ -230,7 +230,7 @@ class Catalog:
 
     def get_table(self, identifier) -> FileStoreTable | SystemTable:
         """The table ``db.t``; a view of its branch ``b`` with ``db.t$branch_b`` (Paimon's
-        identifier syntax; BranchNotFoundError if the branch does not exist); or a read-only
+        identifier syntax; BranchNotExistError if the branch does not exist); or a read-only
         system table (:class:`impl.table.system.SystemTable`) ``db.t$snapshots`` (``$schemas``,
         ``$options``, ``$manifests``, ``$files``, ``$partitions``, ``$buckets``, ``$tags``,
         ``$branches``), also of a branch: ``db.t$branch_b$snapshots``."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from impl.branch.manager import BranchManager
-from impl.errors import CorruptMetadataError, SnapshotNotFoundError
+from impl.errors import CorruptMetadataError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
@@ -196,13 +196,13 @@ def rollback_to(table: "FileStoreTable", target: int | str) -> list[str]:
     sm = table.snapshot_manager
     tags = table.tag_manager
     if isinstance(target, str):
-        snap = tags.get(target).snapshot  # TagNotFoundError
+        snap = tags.get(target).snapshot  # TagNotExistError
     else:
         present = sm.try_snapshot(target)
         if present is None:
             held = [t for t in tags.tags() if t.snapshot.id == target]
             if not held:
-                raise SnapshotNotFoundError(table.path, target)
+                raise SnapshotNotExistError(table.path, target)
             present = held[0].snapshot
         snap = present
     if not sm.snapshot_exists(snap.id):
@@ -250,7 +250,7 @@ def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
     """
     tags = table.tag_manager
     sm = table.snapshot_manager
-    tag = tags.get(name)  # TagNotFoundError
+    tag = tags.get(name)  # TagNotExistError
     others = [t for t in tags.tags() if t.name != name]
     if sm.try_snapshot(tag.snapshot.id) == tag.snapshot or any(t.snapshot == tag.snapshot for t in others):
         # (compared, not only probed: an id re-used after a rollback holds another snapshot)

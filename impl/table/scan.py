@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from impl.errors import SnapshotNotFoundError
+from impl.errors import SnapshotNotExistError
 from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexType, ManifestEntry, ManifestFileMeta
@@ -246,7 +246,7 @@ class TableScan:
         """Splits of the snapshot to read, or of the incremental range ``incremental-between``.
 
         Incremental reads return, for snapshots a+1..b (each must still exist, else
-        SnapshotNotFoundError): on append tables the files added by APPEND snapshots; on
+        SnapshotNotExistError): on append tables the files added by APPEND snapshots; on
         primary-key tables the changelog files of every snapshot in the range when
         ``changelog-producer`` is not ``none``, else the data files added by APPEND snapshots
         (the raw change rows, see :class:`impl.table.read.TableRead`), one split per bucket
@@ -325,7 +325,7 @@ class TableScan:
         sm = self.table.snapshot_manager
         latest = sm.latest_snapshot_id()
         if latest is None or end > latest:
-            raise SnapshotNotFoundError(self.table.path, end)
+            raise SnapshotNotExistError(self.table.path, end)
         partition_pred = only_fields(self.predicate, self.partition_names)
         bucket_filter = self._bucket_filter()
         pk = self.table.is_primary_key_table
@@ -334,7 +334,7 @@ class TableScan:
         entries: list[ManifestEntry] = []
         splits: list[DataSplit] = []
         for sid in range(start + 1, end + 1):
-            snap = sm.snapshot(sid)  # SnapshotNotFoundError if expired
+            snap = sm.snapshot(sid)  # SnapshotNotExistError if expired
             if use_changelog:
                 metas = self.reader.manifest_list.read_changelog_manifests(snap)
             elif snap.commit_kind is CommitKind.APPEND:

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from impl.branch.manager import BranchInfo, BranchManager
-from impl.errors import BranchNotFoundError, CorruptMetadataError, InvalidOptionError
+from impl.errors import BranchNotExistError, CorruptMetadataError, InvalidOptionError
 from impl.format.json_records import Snapshot, TableSchema
 from impl.fs.file_io import FileIO
 from impl.fs.paths import MAIN_BRANCH, TablePaths
@@ -243,7 +243,7 @@ class FileStoreTable:
         """Make snapshot ``target`` (an id) or tag ``target`` (a name) the latest snapshot: drop
         newer snapshots and tags and the files only they used (Paimon's RollbackHelper).
 
-        SnapshotNotFoundError for an id neither a snapshot nor a tag holds, TagNotFoundError
+        SnapshotNotExistError for an id neither a snapshot nor a tag holds, TagNotExistError
         for an unknown tag. Returns the deleted file paths.
         """
         from impl.table.maintenance import rollback_to
@@ -263,8 +263,8 @@ class FileStoreTable:
         """Tag snapshot ``snapshot_id`` (default: the latest) as ``tag_name``, atomically.
 
         ``time_retained`` (a timedelta or a duration such as ``"1 d"``) is recorded in the tag.
-        TagAlreadyExistsError if the name is taken (unless ``ignore_if_exists``: the existing
-        tag is returned); SnapshotNotFoundError if the snapshot does not exist (an expired
+        TagAlreadyExistError if the name is taken (unless ``ignore_if_exists``: the existing
+        tag is returned); SnapshotNotExistError if the snapshot does not exist (an expired
         snapshot can be tagged only while another tag still holds it, as in Paimon);
         InvalidTagNameError for a blank or path-unsafe name. A refused call writes nothing.
         """
@@ -272,7 +272,7 @@ class FileStoreTable:
         return create_tag(self, tag_name, snapshot_id, time_retained, ignore_if_exists)
 
     def delete_tag(self, tag_name: str) -> list[str]:
-        """Delete the tag and the files only it kept (TagNotFoundError if there is none);
+        """Delete the tag and the files only it kept (TagNotExistError if there is none);
         returns the deleted file paths."""
         from impl.table.maintenance import delete_tag
         return delete_tag(self, tag_name)
@@ -295,11 +295,11 @@ class FileStoreTable:
     def create_branch(self, branch_name: str, tag: str | None = None, ignore_if_exists: bool = False) -> None:
         """Create a branch: from tag ``tag`` (it starts at the tag's snapshot) or, without one,
         empty with the current schema (Paimon's semantics). InvalidBranchNameError,
-        BranchAlreadyExistsError, TagNotFoundError on bad input; nothing is written then."""
+        BranchAlreadyExistError, TagNotExistError on bad input; nothing is written then."""
         self.branch_manager.create_branch(branch_name, tag, ignore_if_exists)
 
     def delete_branch(self, branch_name: str) -> None:
-        """Delete a branch's snapshots, schemas and tags (BranchNotFoundError if there is none).
+        """Delete a branch's snapshots, schemas and tags (BranchNotExistError if there is none).
         Files only it used are left for :meth:`remove_orphan_files`."""
         self.branch_manager.delete_branch(branch_name)
 
@@ -318,9 +318,9 @@ class FileStoreTable:
 
 def open_branch(file_io: FileIO, path: str, identifier: str, branch: str,
                 dynamic_options: Mapping[str, str] | None = None) -> FileStoreTable:
-    """A view of branch ``branch`` of the table at ``path`` (its latest schema); BranchNotFoundError if absent."""
+    """A view of branch ``branch`` of the table at ``path`` (its latest schema); BranchNotExistError if absent."""
     paths = TablePaths(path.rstrip("/"), branch=branch)
     if branch != MAIN_BRANCH and not schema_ids(file_io, paths):
-        raise BranchNotFoundError(identifier, branch)
+        raise BranchNotExistError(identifier, branch)
     schema = load_latest_schema(file_io, paths, identifier)
     return FileStoreTable(file_io, path, schema, identifier, {**(dynamic_options or {}), "branch": branch})

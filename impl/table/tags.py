@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import TYPE_CHECKING
 
-from impl.errors import InvalidOptionError, NoSnapshotError, SnapshotNotFoundError, TagAlreadyExistsError
+from impl.errors import InvalidOptionError, NoSnapshotError, SnapshotNotExistError, TagAlreadyExistError
 from impl.format.json_records import Snapshot
 from impl.options.values import parse_duration_millis
 from impl.tag.manager import TagManager
@@ -43,7 +43,7 @@ def snapshot_to_tag(table: "FileStoreTable", snapshot_id: int | None) -> Snapsho
     for tag in table.tag_manager.tags():
         if tag.snapshot.id == snapshot_id:
             return tag.snapshot
-    raise SnapshotNotFoundError(table.path, snapshot_id)
+    raise SnapshotNotExistError(table.path, snapshot_id)
 
 
 def create_tag(table: "FileStoreTable", name: str, snapshot_id: int | None,
@@ -58,7 +58,7 @@ def create_tag(table: "FileStoreTable", name: str, snapshot_id: int | None,
     snap = snapshot_to_tag(table, snapshot_id)
     try:
         return tags.create(name, snap, retained)
-    except TagAlreadyExistsError:
+    except TagAlreadyExistError:
         if ignore_if_exists:  # lost a race to a creator of the same name
             return tags.get(name)
         raise

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Iterator
 
-from impl.errors import TagAlreadyExistsError, TagNotFoundError
+from impl.errors import TagAlreadyExistError, TagNotExistError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TAG_PREFIX, TablePaths
@@ -47,10 +47,10 @@ class TagManager:
         return Tag.from_json_bytes(name, data, path)
 
     def get(self, name: str) -> Tag:
-        """The tag; TagNotFoundError if it does not exist."""
+        """The tag; TagNotExistError if it does not exist."""
         tag = self.try_get(name)
         if tag is None:
-            raise TagNotFoundError(self.table_name, name)
+            raise TagNotExistError(self.table_name, name)
         return tag
 
     def tag_names(self) -> list[str]:
@@ -65,7 +65,7 @@ class TagManager:
 
     def create(self, name: str, snapshot: Snapshot, time_retained: _dt.timedelta | None = None,
                now: _dt.datetime | None = None) -> Tag:
-        """Write ``tag-<name>`` for ``snapshot`` if no tag has that name; TagAlreadyExistsError if one has.
+        """Write ``tag-<name>`` for ``snapshot`` if no tag has that name; TagAlreadyExistError if one has.
 
         With ``time_retained`` the tag records its creation time (local, as Java's
         LocalDateTime.now()) and retention; without, the file is the plain snapshot JSON.
@@ -74,7 +74,7 @@ class TagManager:
         created = None if time_retained is None else (now or _dt.datetime.now())
         tag = Tag(name, snapshot, created, time_retained)
         if not self.file_io.try_write_atomic(self.paths.tag_path(name), tag.to_json_bytes()):
-            raise TagAlreadyExistsError(self.table_name, name)
+            raise TagAlreadyExistError(self.table_name, name)
         return tag
 
     def delete_file(self, name: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl.errors import SnapshotNotFoundError
+from impl.errors import SnapshotNotExistError
 from impl.format.json_records import CommitKind, Snapshot
 from impl.fs.file_io import FileIO
 from impl.snapshot.manager import SnapshotManager
@@ -40,7 +40,7 @@ def test_empty_table(sm):
     assert sm.latest_snapshot() is None and sm.earliest_snapshot() is None
     assert sm.snapshot_ids() == []
     assert sm.try_snapshot(1) is None
-    with pytest.raises(SnapshotNotFoundError) as ei:
+    with pytest.raises(SnapshotNotExistError) as ei:
         sm.snapshot(1)
     assert ei.value.snapshot_id == 1 and sm.table_path in str(ei.value)
 

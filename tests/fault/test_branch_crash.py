@@ -21,7 +21,7 @@ from fault_scenarios import record_summary
 
 import impl
 from fault_injection import FaultyFileSystem, crash_at, enumerate_crash_points, fresh_memory_storage, remove_storage
-from impl.errors import BranchAlreadyExistsError
+from impl.errors import BranchAlreadyExistError
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
@@ -59,7 +59,7 @@ def fast_forward(fs, root):
 def create_branch(fs, root):
     try:
         table(fs, root).create_branch("b", tag="t4")
-    except BranchAlreadyExistsError:  # a re-run after a crash that got as far as the schemas
+    except BranchAlreadyExistError:  # a re-run after a crash that got as far as the schemas
         pass
 
 

@@ -313,7 +313,7 @@ for label, warehouse, name, sid in params["reads"]:
         assert got[label].get("error") == "ValueError", got[label]
         assert "Snapshot id '1' doesn't exist" in got[label]["message"]
     # impl agrees: the expired snapshot is gone for it too
-    with pytest.raises(impl.SnapshotNotFoundError):
+    with pytest.raises(impl.SnapshotNotExistError):
         impl_rows(pk, **{"scan.snapshot-id": 1})
 
 

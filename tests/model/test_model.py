@@ -25,9 +25,9 @@ from model import (
     InvalidTagNameError,
     KeyRangeOverlapError,
     Model,
-    SnapshotNotFoundError,
-    TagAlreadyExistsError,
-    TagNotFoundError,
+    SnapshotNotExistError,
+    TagAlreadyExistError,
+    TagNotExistError,
     check_conflicts,
     identity,
     merge_entries,
@@ -351,10 +351,10 @@ def test_read_expired_or_unknown_raises():
     m.expire(1, 2)
     assert names(m.read(5)) == ["f4"]
     for bad in (0, 1, 3, 6):
-        with pytest.raises(SnapshotNotFoundError) as err:
+        with pytest.raises(SnapshotNotExistError) as err:
             m.read(bad)
         assert err.value.snapshot_id == bad
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         Model(primary_key=False).snapshot(1)
 
 
@@ -504,23 +504,23 @@ def test_tag_keeps_files_of_an_expired_snapshot_until_it_goes():
 
 def test_tag_rules():
     m = Model(primary_key=False)
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         m.create_tag("x")  # no snapshot yet
     m.commit("u", 1, new_files=[ff("a")])
     m.commit("u", 2, new_files=[ff("b")])
     m.create_tag("x")
     assert m.tags["x"].id == 2
-    with pytest.raises(TagAlreadyExistsError):
+    with pytest.raises(TagAlreadyExistError):
         m.create_tag("x", 1)
     assert m.tags["x"].id == 2
     with pytest.raises(InvalidTagNameError):
         m.create_tag("  ")
     m.expire(1, 1)
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         m.create_tag("y", 1)  # expired and no tag keeps it
-    with pytest.raises(TagNotFoundError):
+    with pytest.raises(TagNotExistError):
         m.delete_tag("nope")
-    with pytest.raises(TagNotFoundError):
+    with pytest.raises(TagNotExistError):
         m.read_tag("nope")
 
 
@@ -536,7 +536,7 @@ def test_rollback_drops_newer_snapshots_and_tags_and_restores_a_tagged_one():
     m.rollback_to(2)  # expired, kept by t2
     assert [s.id for s in m.snapshots] == [2] and names(m.live()) == ["f0", "f1"]
     assert m.commit("u", 9, new_files=[ff("g")]) == [3]
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         m.rollback_to(1)
 
 

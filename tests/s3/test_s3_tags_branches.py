@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import impl
-from impl.errors import TagAlreadyExistsError
+from impl.errors import TagAlreadyExistError
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
@@ -32,7 +32,7 @@ def test_tags_and_branches_on_s3(s3_server, s3_bucket):
     for i in range(4):
         t.write_arrow(rows(range(i * 3, i * 3 + 3)))
     t.create_tag("v2", 2, time_retained="1 h")
-    with pytest.raises(TagAlreadyExistsError):
+    with pytest.raises(TagAlreadyExistError):
         t.create_tag("v2", 3)
     assert t.tag_manager.get("v2").snapshot.id == 2
 
@@ -43,7 +43,7 @@ def test_tags_and_branches_on_s3(s3_server, s3_bucket):
         try:
             t.create_tag("race", sid)
             outcomes.append(f"won {sid}")
-        except TagAlreadyExistsError:
+        except TagAlreadyExistError:
             outcomes.append("lost")
 
     threads = [threading.Thread(target=create, args=(sid,)) for sid in (1, 3, 4)]

@@ -68,7 +68,7 @@ from model import (
     Model,
     ModelError,
     SchemaFacts,
-    SnapshotNotFoundError,
+    SnapshotNotExistError,
     check_conflicts,
     identity,
 )
@@ -546,7 +546,7 @@ class TableMachine(RuleBasedStateMachine):
             return frozenset()
         try:
             return self.expected_index(c.view_id)
-        except SnapshotNotFoundError:
+        except SnapshotNotExistError:
             return self.expected_index(self.model.latest().id) if self.model.latest() else frozenset()
 
     def record_extras(self, plan: Plan, out: Outcome) -> None:

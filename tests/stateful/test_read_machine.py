@@ -34,7 +34,7 @@ from hypothesis.stateful import (
 )
 
 import impl
-from impl.errors import SnapshotNotFoundError
+from impl.errors import SnapshotNotExistError
 from impl.format.json_records import CommitKind
 from model import DELETE_ROW, INSERT, UPDATE_AFTER, UPDATE_BEFORE, merge_rows
 
@@ -175,7 +175,7 @@ class MergedReadMachine(RuleBasedStateMachine):
             del self.rows_at[sid]
             try:
                 self.table.copy({"scan.snapshot-id": str(sid)}).to_arrow()
-            except SnapshotNotFoundError:
+            except SnapshotNotExistError:
                 pass
             else:
                 raise AssertionError(f"snapshot {sid} expired but still reads")

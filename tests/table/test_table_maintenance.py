@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from table_helpers import data_files, sort_rows, write
 
-from impl.errors import SnapshotNotFoundError
+from impl.errors import SnapshotNotExistError
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT
 from impl.table.maintenance import used_file_names
 from impl.table.scan import SnapshotReader
@@ -171,5 +171,5 @@ def test_rollback(catalog):
     write(t, batch(200, 201, "q"))
     assert t.latest_snapshot().id == 4
     assert t.to_arrow().num_rows == len(rows[3]) + 1
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         t.rollback_to(99)

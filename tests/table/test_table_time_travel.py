@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 from table_helpers import sort_rows, write
 
-from impl.errors import InvalidOptionError, SnapshotNotFoundError
+from impl.errors import InvalidOptionError, SnapshotNotExistError
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
@@ -27,7 +27,7 @@ def test_by_snapshot_id(table3):
     for sid in (1, 2, 3):
         got = table3.copy({"scan.snapshot-id": str(sid)}).to_arrow()
         assert sorted(got.column("id").to_pylist()) == list(range(sid * 10))
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         table3.copy({"scan.snapshot-id": "9"}).to_arrow()
     with pytest.raises(InvalidOptionError):
         table3.copy({"scan.snapshot-id": "x"})
@@ -50,7 +50,7 @@ def test_incremental_between_append(table3):
     got = table3.copy({"incremental-between": "0,1"}).to_arrow()
     assert sorted(got.column("id").to_pylist()) == list(range(0, 10))
     assert table3.copy({"incremental-between": "2,2"}).to_arrow().num_rows == 0
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         table3.copy({"incremental-between": "1,7"}).to_arrow()
     with pytest.raises(InvalidOptionError):
         table3.copy({"incremental-between": "3,1"})
@@ -77,8 +77,8 @@ def test_incremental_with_filter(table3):
 def test_expired_snapshot_raises(table3):
     res = table3.expire_snapshots(retain_min=1, retain_max=1, time_retained_ms=0)
     assert res.expired_snapshot_ids == (1, 2)
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         table3.copy({"scan.snapshot-id": "1"}).to_arrow()
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         table3.copy({"incremental-between": "1,3"}).to_arrow()
     assert sort_rows(table3.to_arrow())[0]["id"] == 0

@@ -14,16 +14,16 @@ from table_helpers import data_files, sort_rows, write
 from test_table_maintenance import batch, build_history, live_data_names
 
 from impl.errors import (
-    BranchAlreadyExistsError,
-    BranchNotFoundError,
+    BranchAlreadyExistError,
+    BranchNotExistError,
     BranchStateError,
     InvalidBranchNameError,
     InvalidOptionError,
     InvalidTagNameError,
     NoSnapshotError,
-    SnapshotNotFoundError,
-    TagAlreadyExistsError,
-    TagNotFoundError,
+    SnapshotNotExistError,
+    TagAlreadyExistError,
+    TagNotExistError,
 )
 from impl.snapshot.expire import tags_to_skip
 from impl.table.maintenance import table_used_names, tag_names_used
@@ -104,11 +104,11 @@ def test_create_tag_bad_input_writes_nothing(history):
     t, _ = history
     t.create_tag("a", 2)
     original = t.file_io.read_bytes(t.paths.tag_path("a"))
-    with pytest.raises(TagAlreadyExistsError, match="'a'.*already exists"):
+    with pytest.raises(TagAlreadyExistError, match="'a'.*already exists"):
         t.create_tag("a", 5)
     assert t.file_io.read_bytes(t.paths.tag_path("a")) == original
     assert t.create_tag("a", 5, ignore_if_exists=True).snapshot.id == 2  # the existing tag
-    with pytest.raises(SnapshotNotFoundError, match="snapshot 99"):
+    with pytest.raises(SnapshotNotExistError, match="snapshot 99"):
         t.create_tag("b", 99)
     for bad in ("", "   ", "a/b", "..", ".hidden", "x\\y", None):
         with pytest.raises(InvalidTagNameError):
@@ -129,7 +129,7 @@ def test_create_tag_on_empty_table_and_of_expired_snapshot(catalog):
     t.create_tag("two", 2)
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
     assert [s.id for s in t.snapshots()] == [4]
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         t.create_tag("one", 1)  # expired, no tag holds it
     assert t.create_tag("two-again", 2).snapshot == t.tag_manager.get("two").snapshot  # a tag holds it
 
@@ -137,11 +137,11 @@ def test_create_tag_on_empty_table_and_of_expired_snapshot(catalog):
 def test_scan_tag_name_rules(history):
     t, _ = history
     t.create_tag("a", 4)
-    with pytest.raises(TagNotFoundError, match="'nope'"):
+    with pytest.raises(TagNotExistError, match="'nope'"):
         t.copy({"scan.tag-name": "nope"}).to_arrow()
     with pytest.raises(InvalidOptionError, match="scan.snapshot-id.*scan.tag-name"):
         t.copy({"scan.tag-name": "a", "scan.snapshot-id": "3"})
-    with pytest.raises(TagNotFoundError):
+    with pytest.raises(TagNotExistError):
         t.delete_tag("nope")
 
 
@@ -264,9 +264,9 @@ def test_rollback_to_tag_of_expired_snapshot(history):
     assert names_on_disk(t) == live_data_names(t, t.snapshot(3))
     write(t, batch(900, 901, "q"))
     assert [s.id for s in t.snapshots()] == [3, 4]
-    with pytest.raises(SnapshotNotFoundError):
+    with pytest.raises(SnapshotNotExistError):
         t.rollback_to(1)
-    with pytest.raises(TagNotFoundError):
+    with pytest.raises(TagNotExistError):
         t.rollback_to("nope")
     with pytest.raises(InvalidOptionError):
         t.rollback_to(2.5)
@@ -321,18 +321,18 @@ def test_branch_bad_input(local_catalog):
     for bad in ("main", "", "  ", "123", "a/b", ".x", "a$b", None):
         with pytest.raises(InvalidBranchNameError):
             t.create_branch(bad)
-    with pytest.raises(TagNotFoundError, match="'nope'"):
+    with pytest.raises(TagNotExistError, match="'nope'"):
         t.create_branch("b1", tag="nope")
     assert not t.file_io.exists(posixpath.join(t.path, "branch"))  # a refused call wrote nothing
     t.create_branch("b1")
-    with pytest.raises(BranchAlreadyExistsError, match="'b1'"):
+    with pytest.raises(BranchAlreadyExistError, match="'b1'"):
         t.create_branch("b1", tag="v1")
     t.create_branch("b1", ignore_if_exists=True)
-    with pytest.raises(BranchNotFoundError, match="'zz'"):
+    with pytest.raises(BranchNotExistError, match="'zz'"):
         local_catalog.get_table("db.t$branch_zz")
-    with pytest.raises(BranchNotFoundError):
+    with pytest.raises(BranchNotExistError):
         t.copy({"branch": "zz"})
-    with pytest.raises(BranchNotFoundError):
+    with pytest.raises(BranchNotExistError):
         t.delete_branch("zz")
     with pytest.raises(InvalidBranchNameError):
         t.delete_branch("main")
@@ -532,5 +532,5 @@ def test_system_tables_of_a_branch(catalog, history):
     assert catalog.get_table("db.t$tags").to_arrow().column("tag_name").to_pylist() == ["third"]
     assert sorted(catalog.get_table("db.t$branch_b$tags").to_arrow().column("tag_name").to_pylist()) == [
         "on-branch", "third"]
-    with pytest.raises(BranchNotFoundError, match="nope"):
+    with pytest.raises(BranchNotExistError, match="nope"):
         catalog.get_table("db.t$branch_nope$snapshots")
