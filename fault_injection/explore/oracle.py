@@ -77,7 +77,7 @@ def check(world: World, *, faults: bool) -> list[Violation]:
         snap = Snapshot.from_json_bytes(w.data, w.path)
         if snap.id in history:
             # a second write of an id: a violation unless its writer withdrew it again (a
-            # committer that re-took an expired id takes it back; see FileStoreCommit._joined)
+            # committer that re-took an expired id takes it back; see impl.commit.outcome.OutcomeResolver.joined)
             if store.files.get(w.path) == w.data:
                 out.append(Violation("invariant 6", f"snapshot-{snap.id} written twice (by "
                                                     f"{history[snap.id].commit_user} and {snap.commit_user})"))

@@ -5,8 +5,9 @@ One ``commit`` call publishes up to two snapshots under one commit identifier:
 1. APPEND, with the new files (plus changelog and index files), if there are any;
 2. COMPACT, with compact-before as DELETE and compact-after as ADD, if there are any.
 
-Each is one ``_Attempt`` (the part's entries, the call's committable and statistics, and
-what its tries learn) and goes through ``_try_commit``: read the latest snapshot, check
+Each is one :class:`~impl.commit.attempt.Attempt` (the part's entries, the call's committable
+and statistics, and what its tries learn) and goes through the retry loop
+(:mod:`impl.commit.retry`) of ``_try_commit_once``: read the latest snapshot, check
 conflicts against it (skipped when that snapshot is exactly the one already checked: the
 optimistic path of seed 003), merge the previous base + delta manifests into the new base
 list, write this snapshot's delta manifests and lists, then publish
@@ -15,9 +16,16 @@ new latest, re-checking conflicts only against the snapshots that came in betwee
 exponential backoff and jitter.
 
 Cleanup contract: a failure before publication deletes every manifest and list the attempt
-wrote. When the publish call itself fails, whether the snapshot landed is unknown: nothing
-is deleted, and the retry first looks for its own snapshot (same commit user, identifier
-and kind) before trying again.
+wrote (:class:`~impl.commit.metadata_writer.WrittenFiles`, owned by the metadata writer).
+When the publish call itself fails, whether the snapshot landed is unknown: nothing is
+deleted, and the retry first looks for its own snapshot (same commit user, identifier and
+kind) before trying again (:mod:`impl.commit.outcome` decides, with an ``Outcome``).
+
+This module keeps the public API and one try; the jobs around it live in their own modules:
+:mod:`impl.commit.retry` (the retry loop and backoff), :mod:`impl.commit.metadata_writer`
+(manifests, lists, index manifest, the snapshot record, and their cleanup),
+:mod:`impl.commit.outcome` (whether an unknown publish landed) and :mod:`impl.commit.attempt`
+(what a publication carries through its tries).
 """
 
 from __future__ import annotations
@@ -26,16 +34,11 @@ import logging
 import random
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
-from impl.commit.conflicts import (
-    Fold,
-    KeySortKey,
-    check_conflicts,
-    check_deletion_vector_conflicts,
-    check_index_conflicts,
-)
+from impl.commit.attempt import Attempt, Checked, CommitStats, Part, UnknownOutcome
+from impl.commit.conflicts import Fold, KeySortKey, check_conflicts
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import (
     BATCH_COMMIT_IDENTIFIER,
@@ -44,12 +47,14 @@ from impl.commit.messages import (
     ManifestCommittable,
     collect_changes,
 )
+from impl.commit.metadata_writer import MetadataWriter, PartChanges
 from impl.commit.options import CommitOptions
+from impl.commit.outcome import Outcome, OutcomeResolver
+from impl.commit.retry import publish_with_retries
 from impl.errors import (
     CommitConflictError,
     CommitOutcomeUnknownError,
     CommitRecoveryError,
-    CommitRetriesExhaustedError,
     CorruptMetadataError,
     OverwritePartitionError,
     PaimonError,
@@ -61,7 +66,6 @@ from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import (
     DataFileMeta,
     FileKind,
-    IndexManifestEntry,
     ManifestEntry,
     ManifestFileMeta,
 )
@@ -74,113 +78,14 @@ from impl.manifest.manifest_file import (
     ManifestFile,
     ManifestList,
     checked_format,
-    fold_index_entries,
     manifest_format_option,
 )
-from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
+from impl.manifest.merger import ManifestFileMerger
 from impl.schema.evolution import commit_schema_problem
 from impl.schema.manager import SchemaManager
 from impl.snapshot.manager import SnapshotManager
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class CommitStats:
-    """What one ``commit`` / ``overwrite`` call did (for callers, simulations and benchmarks)."""
-
-    snapshot_ids: list[int] = field(default_factory=list)
-    snapshot_kinds: list[CommitKind] = field(default_factory=list)  # the kind of each of snapshot_ids
-    attempts: int = 0
-    lost_races: int = 0
-    manifest_merges: list[ManifestMergeKind] = field(default_factory=list)  # the merges that changed the base
-
-    def record_published(self, snapshot_id: int, kind: CommitKind) -> None:
-        """Note a snapshot of this call: published now, or found published by an earlier try."""
-        self.snapshot_ids.append(snapshot_id)
-        self.snapshot_kinds.append(kind)
-
-
-@dataclass(frozen=True)
-class _Part:
-    """The entries of one part of a call: the APPEND (or OVERWRITE) part or the COMPACT part."""
-
-    table: tuple[ManifestEntry, ...]
-    changelog: tuple[ManifestEntry, ...]
-    index: tuple[IndexManifestEntry, ...]
-    # (partition, HASH index file names) its rows were routed by: checked at every try
-    index_views: tuple[tuple[bytes, frozenset[str]], ...] = ()
-
-    @staticmethod
-    def of(changes: CollectedChanges, kind: CommitKind) -> _Part:
-        if kind is CommitKind.COMPACT:
-            return _Part(tuple(changes.compact_table), tuple(changes.compact_changelog), tuple(changes.compact_index))
-        views = () if kind is CommitKind.OVERWRITE else tuple(sorted(changes.append_index_views.items()))
-        return _Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index),
-                     views)
-
-
-@dataclass
-class _UnknownOutcome:
-    """What is known about a publication whose outcome is (or was) unknown, kept from one try
-    of a snapshot to the next and, once the call gave up, until the same part is committed again."""
-
-    outcome_unknown: bool = False  # the last publish call raised
-    unknown_snapshot_id: int = 0  # the id that call tried to take
-    written_files: list[str] = field(default_factory=list)  # manifests/lists of the last try
-    base: Snapshot | None = None  # the snapshot that try built on (checked again if it landed)
-    # set when this part did land but a later part of the same call ended unknown: a repeat
-    # of the call must skip it (its files are live now) and report this snapshot again
-    landed_snapshot_id: int | None = None
-    # the part's entries: a later call under the same identifier is a repeat of this one only
-    # if it carries the same part (batch commits all share one identifier)
-    part: _Part | None = None
-
-
-@dataclass(frozen=True)
-class _Checked:
-    """This part's conflicts were checked against snapshot ``snapshot_id`` (``tag`` tells which
-    snapshot of that id), giving ``fold``: reused as long as that snapshot is still the latest."""
-
-    snapshot_id: int | None
-    tag: str | None
-    fold: Fold
-    # The snapshot checked against: the first try publishes on top of it without reading the
-    # latest again (a lost race re-reads; the conditional create decides, not this read).
-    snapshot: Snapshot | None = None
-
-
-@dataclass(frozen=True)
-class _Attempt:
-    """One snapshot to publish (one part of a call), carried through its tries."""
-
-    kind: CommitKind
-    part: _Part
-    committable: ManifestCommittable
-    stats: CommitStats  # of the whole call, updated as the tries go
-    checked: _Checked | None = None  # the optimistic check, reused while its snapshot stays the latest
-    overwrite_matches: Callable[[bytes], bool] | None = None  # partitions an OVERWRITE replaces
-    unknown: _UnknownOutcome = field(default_factory=_UnknownOutcome)
-
-    def describe(self, table_name: str) -> str:
-        return f"commit {self.committable.identifier} ({self.kind.value}) of {table_name}"
-
-    def added_names(self) -> set[str]:
-        """Names of the files this part ADDs: new for the table, so only this part can make them live."""
-        return {e.file.file_name for e in self.part.table if e.kind is FileKind.ADD}
-
-
-@dataclass(frozen=True)
-class _WrittenLists:
-    """The manifest lists and index manifest one try wrote for its snapshot."""
-
-    base_list: str
-    base_list_size: int
-    delta_list: str
-    delta_list_size: int
-    changelog_list: str | None
-    changelog_list_size: int | None
-    index_manifest: str | None
 
 
 class FileStoreCommit:
@@ -219,7 +124,6 @@ class FileStoreCommit:
         self.commit_user = commit_user or (id_factory or random_id)()
         self.options = options or CommitOptions.from_options(schema.options)
         self.table_name = table_name or self.paths.table_path
-        self._clock_millis = clock_millis
         self._sleep = sleep
         self._monotonic = monotonic
         self._jitter = jitter
@@ -243,13 +147,17 @@ class FileStoreCommit:
         self.manifest_list = ManifestList(file_io, self.paths, manifest_format=manifest_format)
         self.index_manifest_file = IndexManifestFile(file_io, self.paths, manifest_format=manifest_format)
         self.merger = ManifestFileMerger(self.manifest_file, self.options.merge)
+        self._metadata = MetadataWriter(
+            file_io, self.paths, manifest_file=self.manifest_file, manifest_list=self.manifest_list,
+            index_manifest_file=self.index_manifest_file, merger=self.merger, key_type=self.key_type,
+            describe_partition=self.describe_partition, read_live=self._read_live, clock_millis=clock_millis)
         # the conflict check compares key ranges only on primary-key tables
         self._key_sort_key: KeySortKey | None = (
             _CachedKeySortKey(self.key_type) if self.key_type is not None else None)
         self._live: LiveFiles | None = None  # live files of the newest snapshot this committer knows
         # publications whose outcome was unknown when they gave up, by (identifier, kind):
         # resolved before the same identifier is committed again, so a repeat never doubles it
-        self._unknown_outcomes: dict[tuple[int, CommitKind], _UnknownOutcome] = {}
+        self._unknown_outcomes: dict[tuple[int, CommitKind], UnknownOutcome] = {}
         self._lock = threading.RLock()
         self._last_published: Snapshot | None = None
 
@@ -269,7 +177,7 @@ class FileStoreCommit:
         stats = CommitStats()
         with self._lock:
             try:
-                checked: _Checked | None = None
+                checked: Checked | None = None
                 if changes.has_append and self._resolve_unknown(committable.identifier, CommitKind.APPEND,
                                                                 original, stats):
                     changes = replace(changes, append_table=[], append_changelog=[], append_index=[],
@@ -282,13 +190,13 @@ class FileStoreCommit:
                     # re-checking if nobody else commits in between
                     checked = self._check_now(self.snapshot_manager.latest_snapshot(), changes.append_table,
                                               CommitKind.APPEND)
-                    sid = self._try_commit(_Attempt(CommitKind.APPEND, _Part.of(changes, CommitKind.APPEND),
+                    sid = self._try_commit(Attempt(CommitKind.APPEND, Part.of(changes, CommitKind.APPEND),
                                                     committable, stats, checked))
                     # assume the COMPACT snapshot follows ours directly; re-checked if not
                     checked = self._check_now(self._published_snapshot(sid), changes.compact_table,
                                               CommitKind.COMPACT) if changes.has_compact else None
                 if changes.has_compact:
-                    self._try_commit(_Attempt(CommitKind.COMPACT, _Part.of(changes, CommitKind.COMPACT),
+                    self._try_commit(Attempt(CommitKind.COMPACT, Part.of(changes, CommitKind.COMPACT),
                                               committable, stats, checked))
             except PaimonError as e:
                 self._on_failure(e, committable.identifier, original, stats)
@@ -316,7 +224,7 @@ class FileStoreCommit:
         raise CorruptMetadataError(str(missing), f"referenced by {where} of {self.table_name} but missing") from error
 
     def _check_now(self, snapshot: Snapshot | None, changes: Sequence[ManifestEntry],
-                   kind: CommitKind) -> _Checked | None:
+                   kind: CommitKind) -> Checked | None:
         """The optimistic check against ``snapshot``; None when it expired while we read it
         (the retry loop then checks against the new latest)."""
         try:
@@ -326,7 +234,7 @@ class FileStoreCommit:
                 return None
             raise
         fold = check_conflicts(live, changes, kind, self._key_sort_key, describe_partition=self.describe_partition)
-        return _Checked(snapshot.id if snapshot else None, snapshot.delta_manifest_list if snapshot else None, fold,
+        return Checked(snapshot.id if snapshot else None, snapshot.delta_manifest_list if snapshot else None, fold,
                         snapshot)
 
     def overwrite(
@@ -372,10 +280,10 @@ class FileStoreCommit:
                         raise OverwritePartitionError(
                             f"overwrite of partition {dict(partition)} of {self.table_name} carries files of "
                             f"other partitions: {', '.join(strays)}")
-                self._try_commit(_Attempt(CommitKind.OVERWRITE, _Part.of(changes, CommitKind.OVERWRITE),
+                self._try_commit(Attempt(CommitKind.OVERWRITE, Part.of(changes, CommitKind.OVERWRITE),
                                           committable, stats, overwrite_matches=matches))
             if changes.has_compact:
-                self._try_commit(_Attempt(CommitKind.COMPACT, _Part.of(changes, CommitKind.COMPACT),
+                self._try_commit(Attempt(CommitKind.COMPACT, Part.of(changes, CommitKind.COMPACT),
                                           committable, stats))
         except PaimonError as e:
             self._on_failure(e, committable.identifier, original, stats)
@@ -387,8 +295,8 @@ class FileStoreCommit:
         if isinstance(error, CommitOutcomeUnknownError):
             # the caller is told to repeat the call: the parts that did land must not be redone
             for kind, sid in zip(stats.snapshot_kinds, stats.snapshot_ids, strict=True):
-                self._unknown_outcomes[(identifier, kind)] = _UnknownOutcome(landed_snapshot_id=sid,
-                                                                             part=_Part.of(changes, kind))
+                self._unknown_outcomes[(identifier, kind)] = UnknownOutcome(landed_snapshot_id=sid,
+                                                                             part=Part.of(changes, kind))
 
     def filter_committed(self, committables: Sequence[ManifestCommittable]) -> list[ManifestCommittable]:
         """The committables (or parts of them) not yet published by this commit user.
@@ -486,7 +394,7 @@ class FileStoreCommit:
         of ``changes`` for that kind), whose outcome was unknown, did land; if it did not, its
         leftover metadata is deleted."""
         record = self._unknown_outcomes.get((identifier, kind))
-        if record is None or record.part != _Part.of(changes, kind):
+        if record is None or record.part != Part.of(changes, kind):
             # nothing pending, or a record of another committable under this identifier (a batch
             # commit after an unrepeated failed one): it says nothing about this part
             return False
@@ -497,12 +405,12 @@ class FileStoreCommit:
         # If a read here fails, the record stays: the outcome is still unknown, and dropping
         # it would let the next repeat publish the part a second time.
         latest = self.snapshot_manager.latest_snapshot()
-        own = self._find_own_snapshot(record.unknown_snapshot_id, latest, identifier, kind)
+        own = self._outcomes().find_own_snapshot(record.unknown_snapshot_id, latest, identifier, kind)
         del self._unknown_outcomes[(identifier, kind)]
         if own is not None:
             stats.record_published(own, kind)
             return True
-        self._delete_manifests(record.written_files)
+        record.resolved_not_landed()
         return False
 
     def _is_overwrite_remainder(self, committable: ManifestCommittable) -> bool:
@@ -605,54 +513,23 @@ class FileStoreCommit:
 
         return matches
 
-    # ------------------------------------------------------------------ retry loop
+    # ------------------------------------------------------------------ the retry loop (impl.commit.retry)
 
-    def _try_commit(self, attempt: _Attempt) -> int:
-        """Publish the attempt's snapshot, retrying lost races; its id."""
+    def _try_commit(self, attempt: Attempt) -> int:
+        """Publish the attempt's snapshot, retrying lost races; its id. An outcome still unknown
+        when the loop gives up is kept, to be resolved before the same part is committed again."""
         try:
-            return self._retry_loop(attempt)
+            return publish_with_retries(
+                attempt, self._try_commit_once, options=self.options, table_name=self.table_name,
+                commit_user=self.commit_user, monotonic=self._monotonic, sleep=self._sleep, jitter=self._jitter)
         except CommitOutcomeUnknownError:
             attempt.unknown.part = attempt.part
             self._unknown_outcomes[(attempt.committable.identifier, attempt.kind)] = attempt.unknown
             raise
 
-    def _retry_loop(self, attempt: _Attempt) -> int:
-        started = self._monotonic()
-        retries = 0
-        stats = attempt.stats
-        first_try = True
-        while True:
-            stats.attempts += 1
-            sid = self._try_commit_once(attempt, first_try)
-            first_try = False
-            if sid is not None:
-                stats.record_published(sid, attempt.kind)
-                return sid
-            stats.lost_races += 1
-            elapsed_ms = (self._monotonic() - started) * 1000
-            timed_out = self.options.timeout_ms is not None and elapsed_ms > self.options.timeout_ms
-            if retries >= self.options.max_retries or timed_out:
-                if attempt.unknown.outcome_unknown:
-                    raise CommitOutcomeUnknownError(
-                        f"{attempt.describe(self.table_name)} by {self.commit_user}: publishing snapshot "
-                        f"{attempt.unknown.unknown_snapshot_id} failed and its outcome is still unknown; nothing "
-                        f"was deleted. Commit the same identifier again on this committer, or recover through "
-                        f"filter_committed: either completes it once")
-                raise CommitRetriesExhaustedError(
-                    f"{attempt.describe(self.table_name)} gave up after {retries} retries in {elapsed_ms:.0f} ms: "
-                    f"other writers kept taking the next snapshot id")
-            self._sleep(self._retry_wait_seconds(retries))
-            retries += 1
-
-    def _retry_wait_seconds(self, retry: int) -> float:
-        wait_ms = min(self.options.min_retry_wait_ms * (2 ** retry), self.options.max_retry_wait_ms)
-        source = self._jitter if self._jitter is not None else random
-        wait_ms += source.uniform(0, max(1.0, wait_ms * 0.2))
-        return wait_ms / 1000.0
-
     # ------------------------------------------------------------------ one try
 
-    def _try_commit_once(self, attempt: _Attempt, first_try: bool = False) -> int | None:
+    def _try_commit_once(self, attempt: Attempt, first_try: bool = False) -> int | None:
         """Publish once; the new snapshot id, or None when another writer took the id first."""
         unknown = attempt.unknown
         try:
@@ -668,66 +545,68 @@ class FileStoreCommit:
             raise
 
         if unknown.outcome_unknown:
-            own = self._resolve_unknown_try(attempt, unknown, latest)
+            own = self._outcomes().resolve_try(attempt, unknown, latest)
             if own is not None:
                 return own  # the previous try did land
 
-        written: list[str] = []
+        written = self._metadata.new_written()
         try:
             live = self._live_at(latest)
             changes, fold = self._checked_changes(attempt, live, latest)
             schema_id = self._checked_schema_id()
-            snapshot = self._write_metadata(attempt, latest, changes, written, live, fold, schema_id)
+            # deletes what it wrote if it fails
+            snapshot = self._metadata.write(
+                written, latest=latest, part=PartChanges(changes, attempt.part.changelog, attempt.part.index,
+                                                         attempt.part.index_views, attempt.overwrite_matches),
+                live=live, fold=fold, schema_id=schema_id, commit_user=self.commit_user,
+                committable=attempt.committable, kind=attempt.kind, merges=attempt.stats.manifest_merges)
         except FileNotFoundError as e:
-            self._delete_manifests(written)
             if self._expired_meanwhile(latest, e):
                 return None  # like a lost race: retry on the new latest
-            raise
-        except BaseException:
-            self._delete_manifests(written)
             raise
 
         try:
             base_gone = latest is not None and not self.snapshot_manager.snapshot_exists(latest.id)
         except BaseException:
-            self._delete_manifests(written)  # nothing was published: a failed try leaves nothing
+            written.discard()  # nothing was published: a failed try leaves nothing
             raise
         if base_gone:
             # Our base expired (or was rolled back) while we worked: its id, and maybe ours,
             # can be free again, and creating ours would put a snapshot below the latest on a
             # base that is gone. Take it as a lost race and retry on the new latest. (Found by
             # the deterministic explorer; a committer that stalls between this check and the
-            # create is caught after it, by _joined.)
-            self._delete_manifests(written)
+            # create is caught after it, by OutcomeResolver.joined.)
+            written.discard()
             return None
-        joined: bool | None = True
+        joined = Outcome.LANDED
+        outcomes = self._outcomes()
         try:
             published = self.snapshot_manager.try_create(snapshot)
             if published:
-                joined = self._joined(attempt, snapshot.id, latest)
-                if joined is False:
-                    self._withdraw(snapshot.id)
+                joined = outcomes.joined(attempt.added_names(), snapshot.id, latest)
+                if joined is Outcome.NOT_LANDED:
+                    outcomes.withdraw(snapshot.id)
         except UnsupportedFileSystemError:
-            self._delete_manifests(written)
+            written.discard()
             raise
         except Exception as e:  # noqa: BLE001 - any failure here leaves the outcome unknown
             log.warning("publishing snapshot %s of %s failed, outcome unknown: %s", snapshot.id, self.table_name, e)
-            self._record_unknown(unknown, snapshot.id, written, latest)
+            unknown.record(snapshot.id, written, latest)
             return None
-        if joined is None:
-            self._record_unknown(unknown, snapshot.id, written, latest)
-            raise self._stale_id_error(attempt, snapshot.id, latest)
-        if published and joined:
+        if joined is Outcome.UNKNOWN:
+            unknown.record(snapshot.id, written, latest)
+            raise outcomes.stale_id_error(attempt, snapshot.id, latest)
+        if published and joined is Outcome.LANDED:
             self.snapshot_manager.commit_hint(LATEST_HINT, snapshot.id)
             live.advance(snapshot.id, snapshot.delta_manifest_list, _fold_as_delta(live, fold))
             self._last_published = snapshot
             return snapshot.id
         # Lost the race for this id, or withdrew a snapshot that re-took an expired id:
         # nothing references what we wrote.
-        self._delete_manifests(written)
+        written.discard()
         return None
 
-    def _checked_changes(self, attempt: _Attempt, live: LiveFiles,
+    def _checked_changes(self, attempt: Attempt, live: LiveFiles,
                          latest: Snapshot | None) -> tuple[list[ManifestEntry], Fold]:
         """The table changes this try writes (an OVERWRITE adds DELETEs of the replaced files)
         and their fold onto ``live``, checked for conflicts unless the optimistic check still holds."""
@@ -740,154 +619,18 @@ class FileStoreCommit:
         changes = list(attempt.part.table)
         checked = attempt.checked
         latest_tag = latest.delta_manifest_list if latest else None
-        if checked is not None and (checked.snapshot_id, checked.tag) == (live.snapshot_id, latest_tag):
+        if checked is not None and (checked.snapshot_id, checked.delta_manifest_list) == (live.snapshot_id, latest_tag):
             return changes, checked.fold  # nobody committed since the check: skip it (seed 003)
         return changes, check_conflicts(live, changes, attempt.kind, self._key_sort_key,
                                         describe_partition=self.describe_partition)
 
-    @staticmethod
-    def _record_unknown(unknown: _UnknownOutcome, snapshot_id: int, written: list[str], base: Snapshot | None) -> None:
-        unknown.outcome_unknown = True
-        unknown.unknown_snapshot_id = snapshot_id
-        unknown.written_files = written
-        unknown.base = base
+    def _outcomes(self) -> OutcomeResolver:
+        """Outcome resolution through the current snapshot manager (which may be swapped after
+        construction, as the deterministic explorer does)."""
+        return OutcomeResolver(self.file_io, self.snapshot_manager, self.manifest_file, self.manifest_list,
+                               commit_user=self.commit_user, table_name=self.table_name, read_live=self._read_live)
 
-    def _joined(self, attempt: _Attempt, snapshot_id: int, base: Snapshot | None) -> bool | None:
-        """After creating ``snapshot_id`` on ``base``: whether it joined the table's history
-        (True), provably did not (False), or no read tells (None).
-
-        The create is conditional, but an id can be free twice: if this committer stalled
-        between its base check and the create while others published that id and more and
-        expiration deleted them, the create re-takes an expired id below the latest (found by
-        the deterministic explorer). Expiration deletes snapshots in increasing id order, so a
-        base still on storage, unchanged, proves that our id was never expired before the
-        create: the common case, one GET. Otherwise the snapshot after ours decides: it was
-        built on ours exactly when the files we added are live in its base (their names are
-        ours alone); with none after ours, whether any snapshot above exists decides.
-        """
-        if base is None or self.snapshot_manager.still_holds(base):
-            return True
-        added = attempt.added_names()
-        try:
-            successor = self.snapshot_manager.try_snapshot(snapshot_id + 1)
-            if successor is None:
-                # Had ours joined, a successor could only be expired after ours was. So with
-                # ours still there and no successor: a snapshot above means ours re-took an
-                # expired id; none means ours is the latest, on a base expired since.
-                if self.snapshot_manager.try_snapshot(snapshot_id) is None:
-                    return None
-                latest_id = self.snapshot_manager.latest_snapshot_id()
-                if latest_id == snapshot_id:
-                    return True
-                return False if latest_id is not None and latest_id > snapshot_id + 1 else None
-            if not added:
-                return None
-            after = {e.file.file_name for e in live_entries(
-                self.manifest_file.read_all(self.manifest_list.read_base_manifests(successor)))}
-        except FileNotFoundError:
-            return None  # the successor expired while we read it
-        if added <= after:
-            return True
-        return False if added.isdisjoint(after) else None
-
-    def _withdraw(self, snapshot_id: int) -> None:
-        """Delete the snapshot this committer created on an expired id. No one builds on it: the
-        snapshot after it existed before it did, so every search for the latest passes it."""
-        log.warning("snapshot %s of %s re-took an id expiration had freed; withdrawn", snapshot_id, self.table_name)
-        self.file_io.delete(self.snapshot_manager.snapshot_path(snapshot_id))
-
-    def _stale_id_error(self, attempt: _Attempt, snapshot_id: int, base: Snapshot | None) -> CommitOutcomeUnknownError:
-        # The LATEST hint is not moved onto a snapshot that may be stale. Retention
-        # (snapshot.num-retained.min, snapshot.time-retained) keeps this window closed in
-        # practice; the deterministic explorer opens it on purpose.
-        base_id = base.id if base is not None else "?"
-        return CommitOutcomeUnknownError(
-            f"{attempt.describe(self.table_name)} by {self.commit_user}: snapshot {snapshot_id} was created, but its "
-            f"base snapshot {base_id} was expired or replaced meanwhile, so whether snapshot {snapshot_id} joined the "
-            f"table's history or re-took an id that expiration had freed cannot be told. Nothing was deleted. Check "
-            f"the table before committing this identifier again, and keep snapshot.num-retained.min and "
-            f"snapshot.time-retained larger than any commit can stall")
-
-    def _resolve_unknown_try(self, attempt: _Attempt, unknown: _UnknownOutcome, latest: Snapshot | None) -> int | None:
-        """The id of the previous try's snapshot if it landed (and joined the history); None
-        when it provably did not, after deleting what it wrote. Still undecidable, or a read
-        failing on the way: CommitOutcomeUnknownError, nothing deleted."""
-        tried = unknown.unknown_snapshot_id
-        try:
-            own = self._find_own_snapshot(tried, latest, attempt.committable.identifier, attempt.kind)
-            if own is None:
-                expired = self._landed_and_expired(attempt, tried, latest)
-                if expired is None:
-                    raise self._expired_unknown_error(attempt, tried)
-                if expired:
-                    return tried  # it landed; expiration already removed it
-            else:
-                own_joined = self._joined(attempt, own, unknown.base)
-                if own_joined is None:
-                    raise self._stale_id_error(attempt, own, unknown.base)
-                if own_joined:
-                    if latest is not None and latest.id == own:  # the hint its create did not get
-                        self.snapshot_manager.commit_hint(LATEST_HINT, own)
-                    return own  # its files are now referenced
-                self._withdraw(own)  # it re-took an expired id: it never joined the history
-        except CommitOutcomeUnknownError:
-            raise
-        except Exception as e:  # noqa: BLE001 - the outcome stays unknown; nothing was deleted
-            raise CommitOutcomeUnknownError(
-                f"cannot tell whether snapshot {tried} of {self.table_name} landed: {e}") from e
-        # Known now: it did not land. Its files are ours to remove.
-        self._delete_manifests(unknown.written_files)
-        unknown.outcome_unknown = False
-        unknown.written_files = []
-        return None
-
-    def _landed_and_expired(self, attempt: _Attempt, tried_id: int, latest: Snapshot | None) -> bool | None:
-        """With no snapshot of ours among ids >= ``tried_id``: whether the unknown try did land
-        and expiration removed it since (True), provably did not land (False: its files may go),
-        or no read tells (None: its files must stay, a retained snapshot may list them).
-
-        Found by the deterministic explorer: a lost response on the create, another writer
-        built on our snapshot, expiration removed ours, and our cleanup then deleted a delta
-        manifest the other writer's snapshot still listed.
-        """
-        if latest is None or latest.id < tried_id:
-            return False  # nobody ever took the id
-        if self.snapshot_manager.snapshot_exists(tried_id):
-            return False  # another writer holds it (the scan saw it was not ours)
-        added = attempt.added_names()
-        earliest = self.snapshot_manager.earliest_snapshot()
-        if not added or earliest is None:
-            return None
-        try:
-            live = {e.file.file_name for e in self._read_live(earliest)}
-        except FileNotFoundError:
-            return None  # expired while we read it
-        # our file names are ours alone: live in a retained snapshot means our snapshot landed
-        return True if added <= live else None
-
-    def _expired_unknown_error(self, attempt: _Attempt, tried_id: int) -> CommitOutcomeUnknownError:
-        return CommitOutcomeUnknownError(
-            f"{attempt.describe(self.table_name)} by {self.commit_user}: the outcome of publishing snapshot {tried_id} "
-            f"was unknown, and snapshot {tried_id} has been expired since, so whether it was ours cannot be told. "
-            f"Nothing was deleted (orphan removal reclaims what no snapshot uses). Check the table before "
-            f"committing this identifier again")
-
-    def _find_own_snapshot(self, tried_id: int, latest: Snapshot | None, identifier: int,
-                           kind: CommitKind) -> int | None:
-        """Our snapshot among ids >= the one the unknown try tried to take, if it landed."""
-        if latest is None:
-            return None
-        # oldest first: a publication that landed took exactly tried_id
-        for snap in self.snapshot_manager.snapshots_of_user(self.commit_user, range(tried_id, latest.id + 1),
-                                                            known=latest):
-            if snap.commit_identifier == identifier and snap.commit_kind is kind:
-                return snap.id
-        return None
-
-    def _delete_manifests(self, names: Sequence[str]) -> None:
-        self.file_io.delete_quietly(self.paths.manifest_path(n) for n in names)
-
-    # ------------------------------------------------------------------ metadata of one try
+    # ------------------------------------------------------------------ the schema of one try
 
     def _checked_schema_id(self) -> int:
         """The schema id the next snapshot takes: the table's latest, once the commit passes the
@@ -907,144 +650,6 @@ class FileStoreCommit:
                 self.schema.id, latest.id)
         return latest.id
 
-    def _write_metadata(self, attempt: _Attempt, latest: Snapshot | None, changes: Sequence[ManifestEntry],
-                        written: list[str], live: LiveFiles, fold: Fold, schema_id: int) -> Snapshot:
-        """Write merged base list, delta manifests + list, changelog and index manifests; the
-        snapshot that references them.
-
-        Every file name goes into ``written`` as soon as it exists, for cleanup.
-        """
-        base_list, base_size = self._write_base_list(latest, written, attempt.stats)
-        delta_list, delta_size = self._write_manifests_and_list(changes, written)
-        changelog_list = changelog_size = None
-        if attempt.part.changelog:
-            changelog_list, changelog_size = self._write_manifests_and_list(attempt.part.changelog, written,
-                                                                            name_suffix="changelog")
-        index_manifest = self._write_index_manifest(latest, attempt, written, live, fold)
-        lists = _WrittenLists(base_list, base_size, delta_list, delta_size, changelog_list, changelog_size,
-                              index_manifest)
-        previous_total = self._total_record_count(latest)
-        return _new_snapshot(
-            previous=latest, previous_total_records=previous_total, lists=lists, changes=changes,
-            changelog=attempt.part.changelog, schema_id=schema_id, commit_user=self.commit_user,
-            committable=attempt.committable, kind=attempt.kind, time_millis=self._clock_millis())
-
-    def _write_base_list(self, latest: Snapshot | None, written: list[str], stats: CommitStats) -> tuple[str, int]:
-        """Merge the previous base + delta manifests and write them as the new base list."""
-        previous = self._data_manifests(latest) if latest is not None else []
-        merge = self.merger.merge(previous)
-        written.extend(m.file_name for m in merge.written)
-        if merge.kind is not ManifestMergeKind.NONE:
-            stats.manifest_merges.append(merge.kind)
-        # names go into `written` before the write: a write can land and still report failure
-        base_list = self.paths.new_manifest_list_name()
-        written.append(base_list)
-        _, size = self.manifest_list.write(merge.manifests, name=base_list)
-        return base_list, size
-
-    def _write_manifests_and_list(self, entries: Sequence[ManifestEntry], written: list[str], *,
-                                  name_suffix: str = "") -> tuple[str, int]:
-        """Write ``entries`` as new manifests and a list of them (a delta or changelog list)."""
-        manifests = self.manifest_file.write(entries, name_suffix=name_suffix)
-        written.extend(m.file_name for m in manifests)
-        list_name = self.paths.new_manifest_list_name()
-        written.append(list_name)
-        _, size = self.manifest_list.write(manifests, name=list_name)
-        return list_name, size
-
-    def _write_index_manifest(self, latest: Snapshot | None, attempt: _Attempt, written: list[str],
-                              live: LiveFiles, fold: Fold) -> str | None:
-        """The index manifest of the new snapshot: the previous one, or a new one when the
-        index files change (None once no index file is left).
-
-        The index changes and the index views of the part's rows are checked against the
-        previous index first (rules 5 to 7 of :mod:`impl.commit.conflicts`); deletion-vector
-        index files also against the data files the snapshot will hold
-        (:func:`check_deletion_vector_conflicts`). An OVERWRITE drops the index files (HASH and
-        deletion vectors) of the partitions it replaces, as Paimon does: their data files all go."""
-        index_manifest = latest.index_manifest if latest is not None else None
-        index_changes = list(attempt.part.index)
-        views = dict(attempt.part.index_views)
-        if (not index_changes and not views and attempt.overwrite_matches is None
-                and not (index_manifest and fold.removed)):
-            return index_manifest
-        previous_index = self.index_manifest_file.read(index_manifest) if index_manifest else []
-        if attempt.overwrite_matches is not None:
-            index_changes = _overwrite_index_changes(previous_index, index_changes, attempt.overwrite_matches)
-        check_index_conflicts(previous_index, index_changes, views, describe_partition=self.describe_partition)
-        added_names: dict[tuple[bytes, int], set[str]] = {}
-        for e in fold.added.values():
-            added_names.setdefault((e.partition, e.bucket), set()).add(e.file.file_name)
-
-        def live_names(partition: bytes, bucket: int) -> set[str]:
-            if self.key_type is None:
-                # append tables: Paimon's vectors (row-level DELETE / UPDATE) name level-0 files
-                names = {i.file_name for i, e in live.by_identity.items() if (e.partition, e.bucket) == (partition, bucket)}
-            else:
-                names = set(live.upper_level_names(partition, bucket))
-            names -= {i.file_name for i in fold.removed if (i.partition, i.bucket) == (partition, bucket)}
-            return names | added_names.get((partition, bucket), set())
-
-        check_deletion_vector_conflicts(previous_index, index_changes, {(i.partition, i.bucket) for i in fold.removed},
-                                        live_names, describe_partition=self.describe_partition)
-        if not index_changes:
-            return index_manifest
-        live_index = fold_index_entries(previous_index, index_changes)
-        if not live_index:
-            return None
-        name = self.paths.new_index_manifest_name()
-        written.append(name)
-        self.index_manifest_file.write(live_index, name=name)
-        return name
-
-    def _total_record_count(self, snapshot: Snapshot | None) -> int:
-        """Rows live in ``snapshot``: its recorded count, or counted from its manifests when an
-        older writer left the count out."""
-        if snapshot is None:
-            return 0
-        if snapshot.total_record_count is not None:
-            return snapshot.total_record_count
-        return sum(e.file.row_count for e in self._read_live(snapshot))
-
-
-def delta_record_count(changes: Sequence[ManifestEntry]) -> int:
-    """Rows a snapshot's table changes add: ADDed files count up, DELETEd ones down."""
-    return sum(e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in changes)
-
-
-def next_watermark(committed: int | None, previous: int | None) -> int | None:
-    """A snapshot's watermark: the committed one, never below the previous snapshot's."""
-    if previous is None:
-        return committed
-    return previous if committed is None else max(committed, previous)
-
-
-def _new_snapshot(*, previous: Snapshot | None, previous_total_records: int, lists: _WrittenLists,
-                  changes: Sequence[ManifestEntry], changelog: Sequence[ManifestEntry], schema_id: int,
-                  commit_user: str, committable: ManifestCommittable, kind: CommitKind,
-                  time_millis: int) -> Snapshot:
-    """The snapshot following ``previous`` that references the written ``lists``."""
-    delta_records = delta_record_count(changes)
-    return Snapshot(
-        id=(previous.id + 1) if previous is not None else 1,
-        schema_id=schema_id,
-        base_manifest_list=lists.base_list,
-        delta_manifest_list=lists.delta_list,
-        commit_user=commit_user,
-        commit_identifier=committable.identifier,
-        commit_kind=kind,
-        time_millis=time_millis,
-        total_record_count=previous_total_records + delta_records,
-        delta_record_count=delta_records,
-        changelog_manifest_list=lists.changelog_list,
-        index_manifest=lists.index_manifest,
-        changelog_record_count=sum(e.file.row_count for e in changelog) if changelog else None,
-        watermark=next_watermark(committable.watermark, previous.watermark if previous is not None else None),
-        properties=dict(committable.properties) or None,
-        base_manifest_list_size=lists.base_list_size,
-        delta_manifest_list_size=lists.delta_list_size,
-        changelog_manifest_list_size=lists.changelog_list_size,
-    )
 
 
 class _CachedKeySortKey:
@@ -1066,17 +671,6 @@ class _CachedKeySortKey:
             self._cache[key] = v
         return v
 
-
-def _overwrite_index_changes(previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry],
-                             matches: Callable[[bytes], bool]) -> list[IndexManifestEntry]:
-    """An OVERWRITE's index changes: DELETE every live index file (HASH and deletion vectors) of a
-    replaced partition (its data files all go), then the overwrite's own ADDs; its own DELETEs are
-    covered by those."""
-    drops = [replace(e, kind=FileKind.DELETE) for e in previous
-             if e.kind is FileKind.ADD and matches(e.partition)]
-    dropped = {e.identity for e in drops}
-    own = [c for c in changes if not (c.kind is FileKind.DELETE and c.identity in dropped)]
-    return drops + own
 
 
 def _fold_as_delta(live: LiveFiles, fold: Fold) -> list[ManifestEntry]:

@@ -25,6 +25,7 @@ from commit_helpers import (
 from core_helpers import HookedFileIO, memory_root
 
 import impl.commit.file_store_commit as fsc
+import impl.commit.metadata_writer as metadata_writer
 from impl.commit.conflicts import check_conflicts
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable, collect_changes
@@ -1210,18 +1211,18 @@ def test_a_minor_merge_whose_entries_all_cancel_reports_a_merge(table):
 def test_delta_record_count_adds_added_rows_and_subtracts_deleted_ones():
     add = [msg(new_files=[dfile("a", rows=5), dfile("b", rows=7)])]
     changes = collect_changes(add).append_table
-    assert fsc.delta_record_count(changes) == 12
+    assert metadata_writer.delta_record_count(changes) == 12
     compact = collect_changes([msg(compact_before=[dfile("a", rows=5), dfile("b", rows=7)],
                                        compact_after=[dfile("c", rows=11)])]).compact_table
-    assert fsc.delta_record_count(compact) == -1
-    assert fsc.delta_record_count([]) == 0
+    assert metadata_writer.delta_record_count(compact) == -1
+    assert metadata_writer.delta_record_count([]) == 0
 
 
 @pytest.mark.parametrize("committed, previous, expected", [
     (None, None, None), (5, None, 5), (None, 7, 7), (5, 7, 7), (9, 7, 9), (7, 7, 7),
 ])
 def test_next_watermark_never_goes_back(committed, previous, expected):
-    assert fsc.next_watermark(committed, previous) == expected
+    assert metadata_writer.next_watermark(committed, previous) == expected
 
 
 def test_snapshot_counts_and_watermark_follow_the_previous_snapshot(table):
