@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Sequence
 
 PYPAIMON_VERSION = "2.1.0"
 
@@ -24,36 +25,54 @@ def cache_dir() -> Path:
     return Path(os.environ.get("PAIMON_PY_CACHE", Path.home() / ".cache" / "paimon-py-core"))
 
 
-def pypaimon_python() -> Path:
-    """Path of the python executable of the pypaimon venv, building the venv if needed."""
+class PeerUnavailable(RuntimeError):
+    """A peer's venv cannot be built (no package registry, or no wheel for this platform)."""
+
+
+def peer_python(name: str, version: str, requirements: Sequence[str]) -> Path:
+    """Path of the python executable of the venv ``<cache>/<name>-<version>`` holding
+    ``requirements``, building it once (a file lock makes concurrent builders wait for one);
+    :class:`PeerUnavailable` when pip cannot install them."""
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
-    venv = root / f"pypaimon-{PYPAIMON_VERSION}"
+    venv = root / f"{name}-{version}"
     python = venv / "bin" / "python"
     marker = venv / ".complete"
-    with open(root / ".pypaimon.lock", "w") as lock:
+    with open(root / f".{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not marker.exists():
             subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-            subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"pypaimon=={PYPAIMON_VERSION}"],
-                           check=True)
-            marker.write_text(PYPAIMON_VERSION)
+            proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                                   *requirements], capture_output=True, text=True, timeout=900)
+            if proc.returncode != 0:
+                raise PeerUnavailable(f"pip install {' '.join(requirements)} failed (package registry "
+                                      f"unreachable?): {proc.stderr.strip()[-1000:]}")
+            marker.write_text(version)
     return python
 
 
-def run_pypaimon(script: str, **params) -> object:
-    """Run ``script`` under pypaimon's interpreter. The script sees ``params`` (a dict) and sets
-    ``result`` to something JSON-serializable, which is returned."""
+def run_in_python(python: Path, label: str, script: str, **params) -> object:
+    """Run ``script`` under the interpreter ``python`` (a peer's venv). The script sees ``params``
+    (a dict) and sets ``result`` to something JSON-serializable, which is returned."""
     code = "import json, sys\nparams = json.loads(sys.argv[1])\nresult = None\n" + textwrap.dedent(script) + \
         "\nprint('@@RESULT@@' + json.dumps(result, default=str))\n"
-    proc = subprocess.run([str(pypaimon_python()), "-c", code, json.dumps(params)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([str(python), "-c", code, json.dumps(params)], capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
-        raise RuntimeError(f"pypaimon script failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        raise RuntimeError(f"{label} script failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     for line in proc.stdout.splitlines():
         if line.startswith("@@RESULT@@"):
             return json.loads(line[len("@@RESULT@@"):])
-    raise RuntimeError(f"pypaimon script printed no result:\n{proc.stdout[-2000:]}")
+    raise RuntimeError(f"{label} script printed no result:\n{proc.stdout[-2000:]}")
+
+
+def pypaimon_python() -> Path:
+    """Path of the python executable of the pypaimon venv, building the venv if needed."""
+    return peer_python("pypaimon", PYPAIMON_VERSION, [f"pypaimon=={PYPAIMON_VERSION}"])
+
+
+def run_pypaimon(script: str, **params) -> object:
+    """Run ``script`` under pypaimon's interpreter (see :func:`run_in_python`)."""
+    return run_in_python(pypaimon_python(), "pypaimon", script, **params)
 
 
 # Reads every row of a table as a list of dicts sorted by the given columns.

@@ -290,4 +290,4 @@ def test_embedded_s3_serves_a_bucket_and_names_the_extra_when_moto_is_missing(mo
         server.stop()
     monkeypatch.setitem(sys.modules, "moto.server", None)  # as if moto were not installed
     assert spark_job.main(["--embedded-s3", "--no-progress"]) == 2
-    assert 'pip install -e ".[test]"' in capsys.readouterr().err
+    assert 'pip install -e ".[s3-server]"' in capsys.readouterr().err

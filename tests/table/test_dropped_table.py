@@ -23,10 +23,8 @@ def all_files(path: str) -> list[str]:
 
 
 @pytest.fixture
-def cat(tmp_path):
-    c = impl.Catalog(str(tmp_path / "wh"))
-    c.create_database("db")
-    return c
+def cat(local_catalog):
+    return local_catalog
 
 
 def test_batch_commit_through_handle_taken_before_drop_is_refused(cat):

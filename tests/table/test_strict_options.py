@@ -27,10 +27,8 @@ def test_parse_bool_refuses_the_rest_naming_the_key(text):
 
 
 @pytest.fixture
-def cat(tmp_path):
-    c = impl.Catalog(str(tmp_path / "wh"))
-    c.create_database("db")
-    return c
+def cat(local_catalog):
+    return local_catalog
 
 
 def test_create_table_refuses_non_boolean_and_stores_nothing(cat):
