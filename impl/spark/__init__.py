@@ -4,9 +4,14 @@
 >>> spark = impl.spark.session()                       # local[2], UI off, 127.0.0.1; registers the source
 >>> impl.spark.register(spark)                          # for a session built elsewhere
 >>> df.write.format("paimon_py").mode("append").save(table_path)
->>> spark.read.format("paimon_py").load(table_path)
+>>> spark.read.format("paimon_py").load(table_path)   # every scan reads the whole snapshot; Spark filters
+>>> spark.read.format("paimon_py").option("pushdown", "true").load(table_path)  # pruned: one scan per query
 >>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit
 >>> impl.spark.compact(spark, table_path, full=False)   # dedicated compaction job, one COMPACT commit
+
+Reads prune nothing by default: Spark 4.3 hands every scan of one loaded DataFrame or view the
+same planned read, so a read pruned for one scan's filters could drop rows another scan needs
+(see :mod:`impl.spark.claims`). ``pushdown`` = ``true`` prunes, for a DataFrame each query scans once.
 
 ``table_path`` is a table directory ``<warehouse>/<database>.db/<table>`` (local path or fsspec URL
 that every Spark process can reach). Requires ``pip install -e ".[spark]"`` (pyspark 4.3).
