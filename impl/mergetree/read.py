@@ -92,10 +92,7 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
     try:
         with source:
             pf = pq.ParquetFile(source)
-            present = set(pf.schema_arrow.names)
-            pairs = plan_columns(target.names, present, sources)
-            pairs += _thin_key_pairs(target.names, pairs, present, sources)
-            physical = list(dict.fromkeys(p for _, p in pairs))
+            pairs, physical = _file_columns(target.names, set(pf.schema_arrow.names), sources)
             read = pf.read(columns=physical)
             table = pa.Table.from_arrays([read.column(p) for _, p in pairs], names=[c for c, _ in pairs])
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
@@ -106,6 +103,15 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
     if keep is not None:
         table = table.filter(pa.array(keep))
     return _conform_kv(table, {c for c, _ in pairs}, target, path)
+
+
+def _file_columns(wanted: Sequence[str], present: set, sources: Mapping[str, str | None] | None
+                  ) -> tuple[list[tuple[str, str]], list[str]]:
+    """(pairs of (column wanted, physical column of the file), the distinct physical columns to
+    read) of one data file: columns by field id, and the key copies of a thin-mode file."""
+    pairs = plan_columns(wanted, present, sources)
+    pairs += _thin_key_pairs(wanted, pairs, present, sources)
+    return pairs, list(dict.fromkeys(p for _, p in pairs))
 
 
 def _thin_key_pairs(wanted: Sequence[str], pairs: Sequence[tuple[str, str]], present: set,
@@ -336,11 +342,8 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema, b
     with source:
         try:
             pf = pq.ParquetFile(source)
-            in_file = set(pf.schema_arrow.names)
-            pairs = plan_columns(target.names, in_file, sources)
-            pairs += _thin_key_pairs(target.names, pairs, in_file, sources)
+            pairs, physical = _file_columns(target.names, set(pf.schema_arrow.names), sources)
             present = {c for c, _ in pairs}
-            physical = list(dict.fromkeys(p for _, p in pairs))
             batches = pf.iter_batches(batch_size=batch_rows, columns=physical)
         except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
             raise CorruptDataFileError(path, str(e)) from e
