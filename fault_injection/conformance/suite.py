@@ -10,6 +10,8 @@ from typing import Callable, Iterator
 
 from fault_injection.conformance.adapter import Capability, TableRef, TableSpec
 from fault_injection.conformance.checks.duplicate import check_duplicates
+from fault_injection.conformance.checks.held import NAME as HELD_NAME
+from fault_injection.conformance.checks.held import check_held_publication
 from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
 from fault_injection.conformance.checks.processes import check_mixed_compacting_race, check_race, check_sigkill
 from fault_injection.conformance.checks.result import CheckResult, Status
@@ -78,6 +80,10 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         if cfg.race_rounds > 1:
             r = dataclasses.replace(r, name=f"{r.name}, round {k + 1} of {cfg.race_rounds}")
         results.append(r)
+    if on_s3:
+        results.append(check_held_publication(opener, s3_table_maker()))
+    elif cfg.store == "s3":
+        results.append(CheckResult(HELD_NAME, Status.UNSUPPORTED, f"{cfg.target} lacks object-store"))
     kill = check_sigkill(cfg.target, opener, make_table(), cfg.kill_rounds, cfg.seed)
     results.append(dataclasses.replace(kill, name=kill.name + where))
     if cfg.target in MIXED_WITH_IMPL:
