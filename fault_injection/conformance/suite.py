@@ -10,7 +10,6 @@ from typing import Callable, Iterator
 
 from fault_injection.conformance.adapter import Capability, TableRef, TableSpec
 from fault_injection.conformance.checks.duplicate import check_duplicates
-from fault_injection.conformance.checks.held import NAME as HELD_NAME
 from fault_injection.conformance.checks.held import check_held_publication
 from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
 from fault_injection.conformance.checks.processes import check_mixed_compacting_race, check_race, check_sigkill
@@ -82,8 +81,11 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         results.append(r)
     if on_s3:
         results.append(check_held_publication(opener, s3_table_maker()))
+        if cfg.target in MIXED_WITH_IMPL:  # the target's publication held while impl commits
+            results.append(check_held_publication(opener, s3_table_maker(), open_writer_b=lambda: open_target("impl"),
+                                                  label=f"{cfg.target} held, impl"))
     elif cfg.store == "s3":
-        results.append(CheckResult(HELD_NAME, Status.UNSUPPORTED, f"{cfg.target} lacks object-store"))
+        results.append(CheckResult("held publication (s3)", Status.UNSUPPORTED, f"{cfg.target} lacks object-store"))
     kill = check_sigkill(cfg.target, opener, make_table(), cfg.kill_rounds, cfg.seed)
     results.append(dataclasses.replace(kill, name=kill.name + where))
     if cfg.target in MIXED_WITH_IMPL:

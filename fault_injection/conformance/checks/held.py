@@ -23,7 +23,6 @@ from fault_injection.conformance.checks.processes import SPEC, final_problems
 from fault_injection.conformance.checks.result import CheckResult, Classification, Status
 from fault_injection.s3_proxy import Fault, FaultRule, S3FaultProxy
 
-NAME = "held publication (s3)"
 ROWS = {"setup": [{"dt": "p", "id": 1, "v": 1}], "writer-a": [{"dt": "p", "id": 2, "v": 2}],
         "writer-b": [{"dt": "p", "id": 3, "v": 3}]}
 CITATION = ("Paimon docs, Concurrency Control: a snapshot commit is atomic, a writer that loses the race "
@@ -36,19 +35,23 @@ def snapshot_path_pattern(table: TableRef, snapshot_id: int) -> str:
     return re.escape(posixpath.join(f"{db}.db", name, "snapshot", f"snapshot-{snapshot_id}")) + "$"
 
 
-def check_held_publication(open_target: Callable[[], Target], table: TableRef, wait_s: float = 120.0) -> CheckResult:
-    """``table`` lives on S3 (its ``fs.s3.endpoint`` is the server the proxy fronts)."""
+def check_held_publication(open_target: Callable[[], Target], table: TableRef, wait_s: float = 120.0,
+                           open_writer_b: Callable[[], Target] | None = None, label: str = "") -> CheckResult:
+    """``table`` lives on S3 (its ``fs.s3.endpoint`` is the server the proxy fronts). Writer B is
+    another instance of the target, or with ``open_writer_b`` another implementation (mixed
+    writers: ``label`` names them)."""
+    name = f"held publication (s3{', ' + label if label else ''})"
     options = dict(table.storage_options)
     proxy = S3FaultProxy(options["fs.s3.endpoint"]).start()
     via_proxy = TableRef(table.warehouse, table.identifier,
                          tuple(sorted({**options, "fs.s3.endpoint": proxy.endpoint}.items())))
-    a, b = open_target(), open_target()
+    a, b = open_target(), (open_writer_b or open_target)()
     results: dict[str, CommitResult] = {}
     problems: list[str] = []
     try:
         a.create_table(via_proxy, SPEC)
         if a.commit(via_proxy, a.prepare(via_proxy, ROWS["setup"]), "setup", 1).outcome is not Outcome.OK:
-            return CheckResult(NAME, Status.DIVERGENCE, "the first commit into an empty table was refused", "",
+            return CheckResult(name, Status.DIVERGENCE, "the first commit into an empty table was refused", "",
                                "success", Classification.TARGET_DEFECT, CITATION)
         prepared_a, prepared_b = a.prepare(via_proxy, ROWS["writer-a"]), b.prepare(via_proxy, ROWS["writer-b"])
         rule = proxy.add_rule(FaultRule(Fault.HOLD, method="PUT", path=snapshot_path_pattern(table, 2),
@@ -68,7 +71,7 @@ def check_held_publication(open_target: Callable[[], Target], table: TableRef, w
         thread.join(wait_s)
         if not held:
             # no PUT of snapshot-2 at all: the target publishes some other way; nothing was tested
-            return CheckResult(NAME, Status.UNSUPPORTED, "writer A published snapshot 2 without a PUT of "
+            return CheckResult(name, Status.UNSUPPORTED, "writer A published snapshot 2 without a PUT of "
                                "snapshot-2 (nothing to hold)")
         acked = [(user, 1) for user, res in results.items() if res.outcome is Outcome.OK]
         rows = ROWS["setup"] + [r for user, _ in acked for r in ROWS[user]]
@@ -79,10 +82,11 @@ def check_held_publication(open_target: Callable[[], Target], table: TableRef, w
         proxy.stop()
     outcomes = ", ".join(f"{user}: {res.outcome.value}" for user, res in sorted(results.items()))
     details = f"A's PUT of snapshot-2 held until B committed; {outcomes}"
-    repro = ("append table on S3 behind the fault proxy; commit 'setup' (snapshot 1); prepare on writers A and B; "
+    repro = (f"append table on S3 behind the fault proxy; commit 'setup' (snapshot 1); prepare on writers A and B"
+             f"{' (' + label + ')' if label else ''}; "
              "A commits with its PUT of snapshot-2 held at the proxy; B commits; A's PUT is let through")
     if problems:
-        return CheckResult(NAME, Status.DIVERGENCE, f"{details}; " + "; ".join(problems[:20]), repro,
+        return CheckResult(name, Status.DIVERGENCE, f"{details}; " + "; ".join(problems[:20]), repro,
                            "both acknowledged commits in exactly one snapshot each (A finds snapshot 2 taken and "
                            "retries as 3, or refuses)", Classification.TARGET_DEFECT, CITATION)
-    return CheckResult(NAME, Status.PASS, details, repro)
+    return CheckResult(name, Status.PASS, details, repro)
