@@ -61,8 +61,8 @@ def is_conflict(error: BaseException) -> bool:
 
 def catalog_options(table: dict) -> dict:
     """Catalog options for pypaimon-rust: the warehouse, and the S3 options under its names."""
-    options = {"warehouse": table["warehouse"]}
-    storage = dict(table.get("storage_options") or {})
+    options: dict[str, str] = {"warehouse": table["warehouse"]}
+    storage: dict[str, str] = dict(table.get("storage_options") or {})
     for name, value in storage.items():
         options[_S3_NAMES.get(name, name)] = value
     if "fs.s3.endpoint" in storage:
