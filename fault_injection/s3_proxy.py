@@ -9,7 +9,9 @@ in tests) and, when a rule matches, misbehaves the way object stores and network
 - ``Fault.SLOW_DOWN``: answer ``503 SlowDown`` without forwarding (throttling);
 - ``Fault.PRECONDITION_FAILED``: answer ``412 PreconditionFailed`` without forwarding (another
   writer "won"; used to drive the lost-race path on publication);
-- ``Fault.INTERNAL_ERROR``: answer ``500 InternalError`` without forwarding.
+- ``Fault.INTERNAL_ERROR``: answer ``500 InternalError`` without forwarding;
+- ``Fault.HOLD``: keep the request until the rule's ``release`` event is set (or
+  ``hold_timeout_s`` passes), then forward it (a slow request that lands late, after others).
 
 With ``required_access_key`` set, a request signed with any other access key is answered
 ``403 InvalidAccessKeyId`` (moto accepts every key; real stores do not).
@@ -45,6 +47,7 @@ class Fault(enum.Enum):
     PRECONDITION_FAILED = "precondition-failed"
     INTERNAL_ERROR = "internal-error"
     ACCESS_DENIED = "access-denied"
+    HOLD = "hold"
 
 
 @dataclass
@@ -60,6 +63,8 @@ class FaultRule:
     nth: int = 1
     times: int | None = 1
     after: "FaultRule | None" = None
+    hold_timeout_s: float = 120.0  # Fault.HOLD: forward anyway after this long
+    release: threading.Event = field(default_factory=threading.Event, init=False)  # ends a HOLD
     seen: int = field(default=0, init=False)
     fired: int = field(default=0, init=False)
 
@@ -164,7 +169,7 @@ class S3FaultProxy:
         with self._lock:
             self._counts.clear()
 
-    def _match(self, method: str, path: str) -> Fault | None:
+    def _match(self, method: str, path: str) -> FaultRule | None:
         with self._lock:
             kind = request_kind(method, path)
             self._counts[kind] = self._counts.get(kind, 0) + 1
@@ -172,7 +177,7 @@ class S3FaultProxy:
                 self.log.append((kind, path))
             for rule in self._rules:
                 if rule.take(method, path):
-                    return rule.fault
+                    return rule
         return None
 
     # ------------------------------------------------------------------ forwarding
@@ -183,7 +188,10 @@ class S3FaultProxy:
         body = handler.rfile.read(length) if length else b""
         if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
             body = _read_chunked(handler)
-        fault = self._match(method, handler.path)
+        rule = self._match(method, handler.path)
+        fault = rule.fault if rule is not None else None
+        if rule is not None and fault is Fault.HOLD:
+            rule.release.wait(rule.hold_timeout_s)
         if self.required_access_key is not None and \
                 f"Credential={self.required_access_key}/" not in handler.headers.get("Authorization", ""):
             fault = Fault.ACCESS_DENIED

@@ -1,4 +1,4 @@
-"""``python -m fault_injection.conformance --target impl|pypaimon|paimon-java [--store local|s3] [--report PATH]``.
+"""``python -m fault_injection.conformance --target impl|pypaimon|pypaimon-rust|paimon-java [--store local|s3] [--report PATH]``.
 
 Runs every conformance check, writes the Markdown report (stdout without ``--report``), prints
 the summary line ``conformance: N checks, K divergences`` and exits 0 when K == 0, else 1.
@@ -23,10 +23,12 @@ def main(argv: list[str] | None = None) -> int:
                     "prints the summary line 'conformance: N checks, K divergences' and exits 0 when K is 0, "
                     "else 1.")
     ap.add_argument("--target", choices=TARGET_NAMES, default="impl",
-                    help="the implementation under test (pypaimon: a private pypaimon 2.1.0 venv, built once; "
-                         "paimon-java: the Maven harness, needs a JDK and Maven)")
+                    help="the implementation under test (pypaimon, pypaimon-rust: a private venv with pypaimon "
+                         "2.1.0 or pypaimon-rust 0.4.0, built once; paimon-java: the Maven harness, needs a JDK "
+                         "and Maven)")
     ap.add_argument("--store", choices=("local", "s3"), default="local",
-                    help="where the racing check's tables live (s3: a local moto server, the s3-server extra)")
+                    help="where the tables live (s3: a local moto server, the s3-server extra; a target that "
+                         "cannot use S3 keeps its tables on local disk and its racing check reports the refusal)")
     ap.add_argument("--report", help="write the Markdown report to this file (default: stdout)")
     ap.add_argument("--examples", type=int, default=5, help="state-machine examples per table kind")
     ap.add_argument("--seed", type=int, default=0, help="seed of the state-machine steps")

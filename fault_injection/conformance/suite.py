@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 
 from fault_injection.conformance.adapter import Capability, TableRef, TableSpec
 from fault_injection.conformance.checks.duplicate import check_duplicates
+from fault_injection.conformance.checks.held import check_held_publication
 from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
 from fault_injection.conformance.checks.processes import check_mixed_compacting_race, check_race, check_sigkill
 from fault_injection.conformance.checks.result import CheckResult, Status
@@ -19,7 +20,7 @@ from fault_injection.conformance.targets import open_target
 @dataclass(frozen=True)
 class SuiteConfig:
     target: str = "impl"
-    store: str = "local"  # or "s3": a moto server on 127.0.0.1 for the racing check
+    store: str = "local"  # or "s3": a moto server on 127.0.0.1 (every check, if the target can use S3)
     examples: int = 5
     seed: int = 0
     processes: int = 3
@@ -42,48 +43,61 @@ def s3_tables() -> Iterator[Callable[[], TableRef]]:
         server.stop()
 
 
+# Targets that race impl in one table (mixed writers); those that can compact also race impl's
+# compactions on a primary-key table.
+MIXED_WITH_IMPL = ("pypaimon-rust", "paimon-java")
+
+
 def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
-    """Every check; the racing check on ``cfg.store`` (``s3_table_maker`` reuses a running server)."""
+    """Every check. With ``cfg.store`` s3 the tables live on a moto server (``s3_table_maker``
+    reuses a running one) when the target can use an object store; otherwise, and for targets
+    that cannot, on local disk (only the racing check is then named for s3, and refused by name)."""
+    if cfg.store == "s3" and s3_table_maker is None:
+        with s3_tables() as make:
+            return run_suite(cfg, make)
+
     def opener():
         return open_target(cfg.target)
     probe = opener()
     caps = probe.capabilities
     probe.close()
+    on_s3 = cfg.store == "s3" and Capability.OBJECT_STORE in caps
+    make_table: Callable[[], TableRef] = s3_table_maker if on_s3 else fresh_local_table
+    where = " on s3" if on_s3 else ""
     results: list[CheckResult] = []
     for spec, label, cap in ((TableSpec(True, True, 2), "primary-key table", Capability.PRIMARY_KEY_TABLE),
                              (TableSpec(False, True, -1), "append table", Capability.APPEND_TABLE)):
         if cap not in caps:
             results.append(CheckResult(f"commit state machine ({label})", Status.UNSUPPORTED, cap.value))
             continue
-        results += check_machine(cfg.target, opener, fresh_local_table, caps, spec, label, cfg.examples, cfg.seed,
+        results += check_machine(cfg.target, opener, make_table, caps, spec, label + where, cfg.examples, cfg.seed,
                                  skip_ops=cfg.skip_ops)
-    results += check_duplicates(opener, fresh_local_table, caps)
-    def races(make_table: Callable[[], TableRef], store: str) -> list[CheckResult]:
-        out = []
-        for k in range(cfg.race_rounds):
-            r = check_race(cfg.target, opener, make_table(), cfg.processes, cfg.commits, store)
-            if cfg.race_rounds > 1:
-                r = dataclasses.replace(r, name=f"{r.name}, round {k + 1} of {cfg.race_rounds}")
-            out.append(r)
-        return out
-
-    if cfg.store == "s3":
-        if s3_table_maker is not None:
-            results += races(s3_table_maker, "s3")
-        else:
-            with s3_tables() as make:
-                results += races(make, "s3")
-    else:
-        results += races(fresh_local_table, "local")
-    results.append(check_sigkill(cfg.target, opener, fresh_local_table(), cfg.kill_rounds, cfg.seed))
-    if cfg.target == "paimon-java":
-        # Mixed writers: impl and the reference committing into one table from separate
-        # processes (appends; then appends racing full compactions on a primary-key table).
+    results += [dataclasses.replace(r, name=r.name + where) for r in check_duplicates(opener, make_table, caps)]
+    race_table = s3_table_maker if cfg.store == "s3" else fresh_local_table
+    for k in range(cfg.race_rounds):
+        r = check_race(cfg.target, opener, race_table(), cfg.processes, cfg.commits, cfg.store)
+        if cfg.race_rounds > 1:
+            r = dataclasses.replace(r, name=f"{r.name}, round {k + 1} of {cfg.race_rounds}")
+        results.append(r)
+    if on_s3:
+        results.append(check_held_publication(opener, s3_table_maker()))
+        if cfg.target in MIXED_WITH_IMPL:  # the target's publication held while impl commits
+            results.append(check_held_publication(opener, s3_table_maker(), open_writer_b=lambda: open_target("impl"),
+                                                  label=f"{cfg.target} held, impl"))
+    elif cfg.store == "s3":
+        results.append(CheckResult("held publication (s3)", Status.UNSUPPORTED, f"{cfg.target} lacks object-store"))
+    kill = check_sigkill(cfg.target, opener, make_table(), cfg.kill_rounds, cfg.seed)
+    results.append(dataclasses.replace(kill, name=kill.name + where))
+    if cfg.target in MIXED_WITH_IMPL:
+        # Mixed writers: impl and the target committing into one table from separate processes
+        # (appends; then, for a target that compacts, appends racing full compactions on a
+        # primary-key table).
         mixed = ("impl", cfg.target)
-        results.append(check_race("impl", opener, fresh_local_table(), max(cfg.processes, 2), cfg.commits, "local",
-                                  racer_targets=mixed))
-        results.append(check_mixed_compacting_race(mixed, opener, fresh_local_table(), max(cfg.processes, 2),
-                                                   cfg.commits, compact_every=2))
+        results.append(check_race("impl", opener, make_table(), max(cfg.processes, 2), cfg.commits,
+                                  cfg.store if on_s3 else "local", racer_targets=mixed))
+        if Capability.COMPACT in caps:
+            results.append(check_mixed_compacting_race(mixed, opener, make_table(), max(cfg.processes, 2),
+                                                       cfg.commits, compact_every=2))
     return results
 
 

@@ -1,5 +1,6 @@
 """A private virtual environment with pypaimon-rust 0.4.0 (Apache Paimon's Rust core with Python
-bindings), created once and cached, as ``pypaimon_env`` does for pypaimon 2.1.0.
+bindings), created once and cached, as ``pypaimon_env`` does for pypaimon 2.1.0; the conformance
+target (fault_injection/conformance/targets/pypaimon_rust_target.py) owns its requirements.
 
 The venv lives in ``$PAIMON_PY_CACHE`` (default ``~/.cache/paimon-py-core``); a file lock makes
 concurrent pytest-xdist workers build it once. When the package registry cannot be reached the
@@ -9,18 +10,11 @@ into a skip naming the reason.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from fault_injection.conformance.pypaimon_env import PeerUnavailable, peer_python, run_in_python
-
-PYPAIMON_RUST_VERSION = "0.4.0"
+from fault_injection.conformance.pypaimon_env import PeerUnavailable, run_in_python
+from fault_injection.conformance.targets.pypaimon_rust_target import pypaimon_rust_python
 
 Unavailable = PeerUnavailable  # the tests' name for it
-
-
-def pypaimon_rust_python() -> Path:
-    """Path of the python executable of the pypaimon-rust venv, building the venv if needed."""
-    return peer_python("pypaimon-rust", PYPAIMON_RUST_VERSION, [f"pypaimon-rust=={PYPAIMON_RUST_VERSION}", "pyarrow"])
+__all__ = ["Unavailable", "pypaimon_rust_python", "run_pypaimon_rust"]
 
 
 def run_pypaimon_rust(script: str, **params) -> object:

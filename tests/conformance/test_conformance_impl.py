@@ -6,6 +6,7 @@ import uuid
 
 from fault_injection.conformance.adapter import CommitResult, Outcome, TableRef, TableSpec
 from fault_injection.conformance.checks.duplicate import check_duplicates
+from fault_injection.conformance.checks.held import check_held_publication
 from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
 from fault_injection.conformance.checks.processes import check_race
 from fault_injection.conformance.checks.result import Status
@@ -39,6 +40,15 @@ def test_impl_races_on_s3(s3_server):
     result = check_race("impl", lambda: open_target("impl"), table, 3, 4, "s3")
     assert result.status is Status.PASS, result
     assert result.details.startswith("12 of 12")
+
+
+def test_impl_passes_the_held_publication_check(s3_server):
+    """Writer A's PUT of snapshot-2 held at the S3 fault proxy until writer B committed: impl's
+    conditional PUT finds snapshot 2 taken and A retries as snapshot 3, both commits once."""
+    table = TableRef(f"s3://{s3_server.new_bucket()}/wh", "db.t", tuple(sorted(s3_server.options().items())))
+    result = check_held_publication(lambda: open_target("impl"), table)
+    assert result.status is Status.PASS, result
+    assert "writer-a: ok, writer-b: ok" in result.details
 
 
 class DoubleCommitTarget(ImplTarget):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import selectors
 import signal
 import subprocess
 import sys
@@ -44,7 +45,7 @@ def _spawn(target_name: str, table: TableRef, user: str, commits: int, base: int
                             start_new_session=True)
 
 
-def _final_problems(target: Target, table: TableRef, acked: list[tuple[str, int]], rows: list[dict]) -> list[str]:
+def final_problems(target: Target, table: TableRef, acked: list[tuple[str, int]], rows: list[dict]) -> list[str]:
     """After the processes: the storage audit, every acknowledged commit exactly once, and the rows
     the target reads equal to the acknowledged rows."""
     obs = observe(table)
@@ -86,7 +87,7 @@ def check_race(target_name: str, open_target: Callable[[], Target], table: Table
             failures += fails
             if p.returncode != 0:
                 failures.append({"process": k, "exit": p.returncode, "stderr": err[-500:]})
-        problems = _final_problems(target, table, acked, rows)
+        problems = final_problems(target, table, acked, rows)
     finally:
         target.close()
     details = f"{len(acked)} of {processes * commits} commits acknowledged"
@@ -99,6 +100,19 @@ def check_race(target_name: str, open_target: Callable[[], Target], table: Table
                            "Paimon docs, Concurrency Control: snapshot commits are atomic and optimistic "
                            "(a commit that loses the race retries); specs/invariants.md")
     return CheckResult(name, Status.PASS, details, repro)
+
+
+FIRST_ACK_TIMEOUT_S = 120.0
+
+
+def _first_line(p: subprocess.Popen, timeout_s: float) -> str:
+    """The child's first output line ('' if it printed none within ``timeout_s`` or ended)."""
+    assert p.stdout is not None
+    with selectors.DefaultSelector() as sel:
+        sel.register(p.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout_s):
+            return ""
+    return p.stdout.readline()
 
 
 def check_sigkill(target_name: str, open_target: Callable[[], Target], table: TableRef, rounds: int,
@@ -115,12 +129,15 @@ def check_sigkill(target_name: str, open_target: Callable[[], Target], table: Ta
         for r in range(rounds):
             user, base = f"killed-{r}", BASE * (r + 1)
             p = _spawn(target_name, table, user, 1000, base)
-            delay = rng.uniform(1.0, 2.5)  # the child needs ~1 s to import; then it commits in a loop
+            # Kill at a random moment of the commit loop, timed from its first acknowledged commit:
+            # start-up (imports, a peer's server, an S3 client) takes from under 1 s to several.
+            first = _first_line(p, FIRST_ACK_TIMEOUT_S)
+            delay = rng.uniform(0.0, 1.5)
             delays.append(round(delay, 2))
             time.sleep(delay)
             os.killpg(p.pid, signal.SIGKILL)
             out, _ = p.communicate()
-            ids, _ = _acks(out)
+            ids, _ = _acks(first + out)
             acked += [(user, i) for i in ids]
             rows += [row for i in ids for row in rows_for(base, i)]
             # the in-flight commit (the one after the last ack) may or may not have landed, once
@@ -141,10 +158,11 @@ def check_sigkill(target_name: str, open_target: Callable[[], Target], table: Ta
         else:
             acked.append(("after-kill", 1))
             rows += rows_for(BASE * (rounds + 1), 1)
-        problems += _final_problems(target, table, acked, rows)
+        problems += final_problems(target, table, acked, rows)
     finally:
         target.close()
-    repro = f"{rounds} rounds: a child commits in a loop into an append table {SPEC}, SIGKILL after {delays} s"
+    repro = (f"{rounds} rounds: a child commits in a loop into an append table {SPEC}, SIGKILL {delays} s after "
+             f"its first acknowledged commit")
     details = f"{len(acked)} commits acknowledged or landed over {rounds} kills"
     if problems:
         return CheckResult(name, Status.DIVERGENCE, f"{details}; " + "; ".join(problems[:20]), repro,
@@ -220,7 +238,7 @@ def check_mixed_compacting_race(racer_targets: Sequence[str], open_target: Calla
             if m["outcome"] != "conflict" or not (compacting_racers - {racer}):
                 problems.append(f"{racer} compaction {m['compact']} refused ({m['outcome']} {m['error']}: "
                                 f"{str(m['message'])[:200]}) and no other racer's compaction explains it")
-        problems += _final_problems(target, table, acked, rows)
+        problems += final_problems(target, table, acked, rows)
     finally:
         target.close()
     details = (f"{len(acked)} of {processes * commits} write commits acknowledged; {compactions} compactions "

@@ -1,4 +1,4 @@
-"""The targets the conformance suites can drive, by name: ``impl``, ``pypaimon`` and ``paimon-java``."""
+"""The targets the conformance suites can drive, by name: ``impl``, ``pypaimon``, ``pypaimon-rust`` and ``paimon-java``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import ModuleType
 
 from fault_injection.conformance.adapter import Target
 
-TARGET_NAMES = ("impl", "pypaimon", "paimon-java")
+TARGET_NAMES = ("impl", "pypaimon", "pypaimon-rust", "paimon-java")
 
 
 class UnknownTargetError(ValueError):
@@ -41,6 +41,9 @@ def open_target(name: str, **kw) -> Target:
             raise UnknownTargetError(
                 f"the pypaimon target needs fault_injection/conformance/targets/pypaimon_target.py ({e})") from e
         return module.PypaimonTarget(**kw)
+    if name == "pypaimon-rust":
+        from fault_injection.conformance.targets.pypaimon_rust_target import PypaimonRustTarget
+        return PypaimonRustTarget(**kw)
     if name == "paimon-java":
         from fault_injection.conformance.targets.paimon_java_target import PaimonJavaTarget
         return PaimonJavaTarget(**kw)

@@ -3,11 +3,8 @@
 Runs under the pypaimon venv's interpreter (fault_injection/conformance/pypaimon_env.py builds it), never
 under this project's: pypaimon 2.1.0 pins pyarrow < 20. It imports nothing from this repository.
 
-Protocol: one request per line on stdin, ``{"id": n, "op": "...", "args": {...}}``; one response
-per line on stdout, ``{"id": n, "ok": true, "result": ...}`` or ``{"id": n, "ok": false,
-"error_class": "...", "message": "...", "conflict": bool, "traceback": "..."}``. Everything
-else (pypaimon's prints and logs) goes to stderr, so stdout carries only the protocol. The
-server ends when stdin closes (so it never outlives its client) or on the ``close`` op.
+The protocol (JSON lines over stdin/stdout, logs on stderr) is peer_protocol.py's, which sits
+beside this file.
 
 The pypaimon 2.1.0 calls each op uses (read from its installed source):
 
@@ -28,25 +25,16 @@ The pypaimon 2.1.0 calls each op uses (read from its installed source):
 
 from __future__ import annotations
 
-import json
-import logging
-import sys
-import traceback
 import uuid
 
-PROTOCOL_OUT = sys.stdout
-# Anything pypaimon (or a library under it) prints must not corrupt the protocol stream.
-sys.stdout = sys.stderr
-logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+from peer_protocol import UnsupportedOp, protect_stdout, serve  # type: ignore[import-not-found]  # beside this script
+
+PROTOCOL_OUT = protect_stdout()
 
 import pyarrow as pa  # noqa: E402  (after the stdout swap, in case an import prints)
 from pypaimon import CatalogFactory, Schema  # type: ignore[import-not-found]  # noqa: E402  (pypaimon lives only in its venv)
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
-
-
-class UnsupportedOp(Exception):
-    """pypaimon 2.1.0 has no API for this operation."""
 
 
 def is_conflict(error: BaseException) -> bool:
@@ -154,27 +142,7 @@ class Server:
 
 
 def main() -> None:
-    server = Server()
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        op = request.get("op")
-        response: dict = {"id": request.get("id")}
-        if op == "close":
-            response.update(ok=True, result=None)
-            PROTOCOL_OUT.write(json.dumps(response) + "\n")
-            PROTOCOL_OUT.flush()
-            return
-        try:
-            if op not in ("create_table", "prepare", "commit", "overwrite", "compact", "expire", "read_rows"):
-                raise ValueError(f"unknown op {op!r}")
-            response.update(ok=True, result=getattr(server, op)(**request.get("args", {})))
-        except Exception as e:  # every failure goes back to the client, typed by class name
-            response.update(ok=False, error_class=type(e).__name__, message=str(e), conflict=is_conflict(e),
-                            unsupported=isinstance(e, UnsupportedOp), traceback=traceback.format_exc())
-        PROTOCOL_OUT.write(json.dumps(response, default=str) + "\n")
-        PROTOCOL_OUT.flush()
+    serve(Server(), PROTOCOL_OUT, is_conflict)
 
 
 if __name__ == "__main__":

@@ -79,15 +79,22 @@ class PypaimonTarget:
     capabilities = frozenset({Capability.APPEND_TABLE, Capability.PRIMARY_KEY_TABLE, Capability.COMMIT_IDENTIFIER,
                               Capability.OVERWRITE, Capability.TIME_TRAVEL, Capability.OBJECT_STORE})
 
+    server_script = SERVER_SCRIPT  # run under the peer's interpreter; subclasses name their own
+
     def __init__(self, python: Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
         self._timeout_s = timeout_s
-        self._stderr = tempfile.NamedTemporaryFile(prefix="pypaimon-server-", suffix=".log", delete=False)
-        self._proc = subprocess.Popen([str(python or pypaimon_python()), str(SERVER_SCRIPT)],
+        self._stderr = tempfile.NamedTemporaryFile(prefix=f"{self.name}-server-", suffix=".log", delete=False)
+        self._proc = subprocess.Popen([str(python or self.peer_python()), str(self.server_script)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
                                       env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self._ids = itertools.count()
         self._buffer = b""
         self._closed = False
+
+    @staticmethod
+    def peer_python() -> Path:
+        """The interpreter of the peer's venv (built on first use)."""
+        return pypaimon_python()
 
     @property
     def server_pid(self) -> int:
@@ -104,7 +111,7 @@ class PypaimonTarget:
 
     def _dead(self, what: str) -> PypaimonServerError:
         code = self._proc.poll()
-        return PypaimonServerError(f"pypaimon server (pid {self._proc.pid}) {what}"
+        return PypaimonServerError(f"{self.name} server (pid {self._proc.pid}) {what}"
                                    f"{'' if code is None else f', exit code {code}'}; stderr tail:\n"
                                    f"{self._stderr_tail()}")
 
@@ -131,7 +138,7 @@ class PypaimonTarget:
     def _call(self, op: str, **args) -> dict:
         """Send one request; the raw response (``ok`` false included)."""
         if self._closed:
-            raise PypaimonServerError("this PypaimonTarget is closed")
+            raise PypaimonServerError(f"this {type(self).__name__} is closed")
         request_id = next(self._ids)
         assert self._proc.stdin is not None
         try:
@@ -152,7 +159,7 @@ class PypaimonTarget:
         """Send one request; its result, or the server's error raised as PypaimonServerError."""
         response = self._call(op, **args)
         if not response["ok"]:
-            raise PypaimonServerError(f"pypaimon {op} failed: {response['error_class']}: {response['message']}\n"
+            raise PypaimonServerError(f"{self.name} {op} failed: {response['error_class']}: {response['message']}\n"
                                       f"{response.get('traceback', '')}")
         return response["result"]
 
