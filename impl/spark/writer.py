@@ -148,7 +148,7 @@ def _write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, table, sketch:
     def write(pending: list[pa.RecordBatch]) -> None:
         data, kinds = _to_table_columns(pending, job)
         if sketcher is not None:
-            data = conform_input(data, table)  # the sketch hashes the values the files will hold
+            data = conform_input(data, table.core)  # the sketch hashes the values the files will hold
             sketcher.add(data)
         w.write_arrow(data, row_kinds=kinds)
 

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import uuid
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from impl.errors import OverwritePartitionError
 from impl.table.commit import NO_OVERWRITE, TableCommit
+from impl.table.core import TableCore
 from impl.table.errors import InvalidPredicateError
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.read import TableRead
 from impl.table.scan import TableScan
 from impl.table.write import TableWrite
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 
 class BatchWriteBuilder:
@@ -26,9 +23,9 @@ class BatchWriteBuilder:
     >>> w.write_arrow(data); c.commit(w.prepare_commit())       # doctest: +SKIP
     """
 
-    def __init__(self, table: "FileStoreTable"):
+    def __init__(self, table: TableCore):
         self.table = table
-        self.commit_user = str(uuid.uuid4())
+        self.commit_user = table.env.new_id()
         self._overwrite = NO_OVERWRITE
 
     def overwrite(self, static_partition: Mapping[str, object] | None = None) -> "BatchWriteBuilder":
@@ -59,9 +56,9 @@ class BatchWriteBuilder:
 class StreamWriteBuilder:
     """Builds a stream write (many prepare_commit calls) and a commit with explicit identifiers."""
 
-    def __init__(self, table: "FileStoreTable"):
+    def __init__(self, table: TableCore):
         self.table = table
-        self.commit_user = str(uuid.uuid4())
+        self.commit_user = table.env.new_id()
 
     def with_commit_user(self, commit_user: str) -> "StreamWriteBuilder":
         self.commit_user = commit_user
@@ -80,7 +77,7 @@ class StreamWriteBuilder:
 class ReadBuilder:
     """Builds scans and reads with a filter, a projection and a row limit."""
 
-    def __init__(self, table: "FileStoreTable"):
+    def __init__(self, table: TableCore):
         self.table = table
         self._predicate: Predicate | None = None
         self._projection: list[str] | None = None

@@ -13,16 +13,14 @@ conflicts only (a stream job may retry the same messages after, say, an I/O erro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from impl.commit.file_store_commit import CommitStats, FileStoreCommit
 from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, FileAlreadyLiveError, OverwritePartitionError
 from impl.format.json_records import TableSchema
+from impl.table.core import TableCore
 from impl.table.errors import CommitUsageError, StaleTableHandleError, WriterClosedError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 NO_OVERWRITE = object()
 
@@ -30,7 +28,7 @@ NO_OVERWRITE = object()
 class TableCommit:
     """Commits the messages of one commit user to one table."""
 
-    def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
+    def __init__(self, table: TableCore, commit_user: str, *, streaming: bool = False,
                  overwrite_partition=NO_OVERWRITE):
         self.table = table
         self.commit_user = commit_user
@@ -38,7 +36,7 @@ class TableCommit:
         self.overwrite_partition = overwrite_partition
         self.file_store_commit = FileStoreCommit(
             table.file_io, table.path, table.schema, commit_user=commit_user, options=table.options.commit,
-            table_name=table.identifier, manifest_file=table.manifest_file, branch=table.branch)
+            table_name=table.identifier, manifest_file=table.manifest_file, branch=table.branch, env=table.env)
         self._committed = False
         self._closed = False
 

@@ -17,9 +17,8 @@ job removed a file meanwhile), the new files are deleted.
 from __future__ import annotations
 
 import os
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
@@ -27,12 +26,10 @@ from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
 from impl.table.commit import TableCommit
-from impl.table.pk import bucket_index_files
+from impl.table.core import TableCore, bucket_index_files
+from impl.table.pk import PrimaryKeyBucketWriter
 from impl.table.read import read_data_file
 from impl.table.scan import SnapshotReader
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 
 def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: int | None,
@@ -46,7 +43,7 @@ def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: in
     return small if len(small) >= max(min_num, 2) else []
 
 
-def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total_buckets: int,
+def compact_bucket(table: TableCore, partition: bytes, bucket: int, total_buckets: int,
                    files: Sequence[DataFileMeta], full: bool,
                    index_files: Sequence[IndexFileMeta] | None = None) -> CommitMessage | None:
     """Compact one bucket given its live files; its CommitMessage, or None if nothing changed.
@@ -60,7 +57,6 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
     """
     path = table.partition_cache.path(partition)
     if table.is_primary_key_table:
-        from impl.table.pk import PrimaryKeyBucketWriter
         if index_files is None and table.options.deletion_vectors:
             latest = table.snapshot_manager.latest_snapshot()
             index_files = bucket_index_files(table, latest).get((partition, bucket), [])
@@ -82,7 +78,7 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
         table.file_io, table.paths.bucket_dir(path, bucket), table.arrow_schema, table.schema.fields,
         schema_id=table.schema.id, target_file_size=target, compression=o.file_compression,
         zstd_level=o.zstd_level, stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
-        name_factory=DataFileNamer().data_file)
+        name_factory=DataFileNamer(id_factory=table.env.new_id).data_file, clock_millis=table.env.clock_millis)
     try:
         for f in picked:
             fpath = table.paths.data_file_path(path, bucket, f.file_name, f.external_path)
@@ -96,7 +92,7 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
     return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(picked), compact_after=tuple(after))
 
 
-def compact_table(table: "FileStoreTable", full: bool = False) -> CommitStats | None:
+def compact_table(table: TableCore, full: bool = False) -> CommitStats | None:
     """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None."""
     latest = table.snapshot_manager.latest_snapshot()
     if latest is None:
@@ -106,7 +102,7 @@ def compact_table(table: "FileStoreTable", full: bool = False) -> CommitStats | 
         groups.setdefault((e.partition, e.bucket), []).append(e)
     if not groups:
         return None
-    commit = TableCommit(table, f"compact-{uuid.uuid4()}")
+    commit = TableCommit(table, f"compact-{table.env.new_id()}")
     messages: list[CommitMessage] = []
     failure: BaseException | None = None
     workers = max(1, min(len(groups), os.cpu_count() or 1))

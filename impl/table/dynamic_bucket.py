@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -43,12 +43,9 @@ from impl.format.json_records import Snapshot
 from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import FileNamer, IdFactory, TablePaths
-from impl.manifest.manifest_file import IndexManifestFile
 from impl.options.values import MAX_DYNAMIC_BUCKETS
-
-if TYPE_CHECKING:
-    from impl.table.table import FileStoreTable
-
+from impl.table.core import TableCore
+from impl.table.scan import SnapshotReader
 
 INDEX_FILE_PREFIX = "index-"
 # Java's unlimited case: bucket ids 0 .. Short.MAX_VALUE - 1 (PartitionIndex.assign)
@@ -232,7 +229,7 @@ class DynamicBucketAssigner:
     (partition, bucket), the new complete index file to ADD and the file it replaces to DELETE.
     """
 
-    table: FileStoreTable
+    table: TableCore
     ignore_existing: bool = False
     rng: random.Random = field(default_factory=random.Random)
     _partitions: dict[bytes, _LoadedPartition] = field(default_factory=dict)
@@ -240,7 +237,7 @@ class DynamicBucketAssigner:
     _buckets_at: tuple[tuple[int, str], dict[bytes, set[int]]] | None = None
 
     def __post_init__(self) -> None:
-        self.files = HashIndexFile(self.table.file_io, self.table.paths)
+        self.files = HashIndexFile(self.table.file_io, self.table.paths, id_factory=self.table.env.new_id)
 
     def assign(self, partition: bytes, key_hashes: np.ndarray) -> np.ndarray:
         """Buckets (int32 per row) of rows of ``partition`` with these key hashes."""
@@ -338,7 +335,6 @@ class DynamicBucketAssigner:
         however many partitions the write touches)."""
         cached = self._buckets_at
         if cached is None or cached[0] != (snapshot.id, snapshot.delta_manifest_list):
-            from impl.table.scan import SnapshotReader
             buckets: dict[bytes, set[int]] = {}
             for e in SnapshotReader(self.table).live_entries(snapshot):
                 buckets.setdefault(e.partition, set()).add(e.bucket)
@@ -349,11 +345,11 @@ class DynamicBucketAssigner:
         return self.table.partition_cache.path(partition) or "<unpartitioned>"
 
 
-def hash_index_entries(table: FileStoreTable, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
+def hash_index_entries(table: TableCore, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
     """The live HASH index entries of ``snapshot``."""
     if snapshot is None or not snapshot.index_manifest:
         return []
-    entries = IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest)
+    entries = table.index_manifest_file.read(snapshot.index_manifest)
     return [e for e in entries if e.kind is FileKind.ADD and e.index_file.index_type == IndexType.HASH]
 
 

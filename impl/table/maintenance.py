@@ -11,29 +11,26 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from impl.branch.manager import BranchManager
 from impl.errors import CorruptMetadataError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, TablePaths
-from impl.manifest.manifest_file import IndexManifestFile
 from impl.snapshot.expire import tags_to_skip
 from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.references import Missing, PartitionPathOf, SnapshotFileReader, SnapshotFiles
+from impl.table.core import TableCore
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag
 
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
-
-def snapshot_file_reader(table: "FileStoreTable") -> SnapshotFileReader:
+def snapshot_file_reader(table: TableCore) -> SnapshotFileReader:
     return SnapshotFileReader(table.manifest_list, table.manifest_file,
-                              IndexManifestFile(table.file_io, table.paths), table.paths)
+                              table.index_manifest_file, table.paths)
 
 
-def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | None = None,
+def used_file_names(table: TableCore, snapshots: Iterable[Snapshot] | None = None,
                     snapshot_manager: SnapshotManager | None = None) -> set[str]:
     """Every file name the given (default: all present snapshots of ``snapshot_manager``'s
     branch, by default the table's) snapshots reference.
@@ -71,12 +68,12 @@ def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | Non
     return used
 
 
-def all_branches(table: "FileStoreTable") -> list[str]:
+def all_branches(table: TableCore) -> list[str]:
     """``main`` and every branch of the table."""
     return [MAIN_BRANCH, *BranchManager(table.file_io, table.path).branches()]
 
 
-def all_tags(table: "FileStoreTable") -> list[tuple[str, Tag]]:
+def all_tags(table: TableCore) -> list[tuple[str, Tag]]:
     """(branch, tag) for every tag of every branch."""
     out: list[tuple[str, Tag]] = []
     for branch in all_branches(table):
@@ -84,7 +81,7 @@ def all_tags(table: "FileStoreTable") -> list[tuple[str, Tag]]:
     return out
 
 
-def tag_names_used(table: "FileStoreTable", tags: Iterable[Tag]) -> set[str]:
+def tag_names_used(table: TableCore, tags: Iterable[Tag]) -> set[str]:
     """Every file name the given tags reference (each distinct snapshot read once).
 
     A tag must be complete: CorruptMetadataError if a file it needs is missing.
@@ -99,7 +96,7 @@ def tag_names_used(table: "FileStoreTable", tags: Iterable[Tag]) -> set[str]:
     return used
 
 
-def protected_names(table: "FileStoreTable") -> Callable[[int, int], frozenset[str]]:
+def protected_names(table: TableCore) -> Callable[[int, int], frozenset[str]]:
     """What expiring snapshots ``begin .. end - 1`` of the table's branch must not delete (a
     function of the range, called by the expiration only when it has something to expire):
     the files of the branch's tags :func:`impl.snapshot.expire.tags_to_skip` selects (Paimon's
@@ -114,7 +111,7 @@ def protected_names(table: "FileStoreTable") -> Callable[[int, int], frozenset[s
     return protect
 
 
-def table_used_names(table: "FileStoreTable") -> set[str]:
+def table_used_names(table: TableCore) -> set[str]:
     """Every file name any present snapshot or tag of any branch references."""
     used = tag_names_used(table, (t for _, t in all_tags(table)))
     for branch in all_branches(table):
@@ -122,7 +119,7 @@ def table_used_names(table: "FileStoreTable") -> set[str]:
     return used
 
 
-def _is_candidate(table: "FileStoreTable", path: str) -> bool:
+def _is_candidate(table: TableCore, path: str) -> bool:
     """Files orphan cleanup may touch: data / changelog files in bucket directories, manifests,
     index files, and dot-prefixed temp files. Never schema, snapshot, tag, branch or hint files."""
     rel = posixpath.relpath(path, table.path)
@@ -137,7 +134,7 @@ def _is_candidate(table: "FileStoreTable", path: str) -> bool:
     return len(parts) >= 2 and parts[-2].startswith("bucket-")
 
 
-def remove_orphan_files(table: "FileStoreTable", older_than_millis: int) -> list[str]:
+def remove_orphan_files(table: TableCore, older_than_millis: int) -> list[str]:
     """Delete unreferenced files last modified before ``older_than_millis``; return their paths."""
     files = [f for f in table.file_io.walk_files(table.path) if _is_candidate(table, f.path)]
     if not files:
@@ -182,7 +179,7 @@ def plan_rollback(target_id: int, newer: Sequence[SnapshotFiles], table_paths: T
     return RollbackPlan(target_id, ids, candidates)
 
 
-def rollback_to(table: "FileStoreTable", target: int | str) -> list[str]:
+def rollback_to(table: TableCore, target: int | str) -> list[str]:
     """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest.
 
     Paimon's RollbackHelper: the LATEST hint is set first, newer snapshot files are deleted
@@ -239,7 +236,7 @@ def cleanup_neighbours(tag_id: int, other_tag_ids: Sequence[int], earliest_id: i
     return left, right
 
 
-def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
+def delete_tag(table: TableCore, name: str) -> list[str]:
     """Delete tag ``name`` and the files only it kept; return the deleted paths.
 
     As Paimon's TagManager.deleteTag: if the tagged snapshot is still present, or another tag
@@ -279,7 +276,7 @@ def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
     return doomed
 
 
-def other_branches_used_names(table: "FileStoreTable") -> set[str]:
+def other_branches_used_names(table: TableCore) -> set[str]:
     """Every file name a tag or present snapshot of a branch other than the table's references."""
     used: set[str] = set()
     for branch in all_branches(table):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import itertools
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -28,17 +28,14 @@ from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexType, ManifestEntry, ManifestFileMeta
 from impl.format.stats import ColumnStats, FileStats
-from impl.format.types import DataType, to_arrow
-from impl.fs.paths import partition_path
+from impl.format.types import to_arrow
 from impl.gcpause import paused_gc
 from impl.manifest.entries import live_entries
 from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
+from impl.table.core import TableCore, bucket_index_files
 from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 # which manifest entries (by bucket) a scan keeps
 BucketFilter = Callable[[ManifestEntry], bool]
@@ -90,34 +87,6 @@ class Plan:
         return list(self.splits_)
 
 
-class PartitionCache:
-    """Decoded partition values and path of each serialized partition, computed once."""
-
-    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str):
-        self.names = list(names)
-        self.types = list(types)
-        self.default_name = default_name
-        self._values: dict[bytes, tuple] = {}
-        self._paths: dict[bytes, str] = {}
-
-    def values(self, partition: bytes, path: str = "<manifest>") -> tuple:
-        v = self._values.get(partition)
-        if v is None:
-            v = decode_row(partition, self.types, path=path) if self.types else ()
-            self._values[partition] = v
-        return v
-
-    def path(self, partition: bytes) -> str:
-        p = self._paths.get(partition)
-        if p is None:
-            p = partition_path(self.names, self.values(partition), self.default_name)
-            self._paths[partition] = p
-        return p
-
-    def as_dict(self, partition: bytes) -> dict:
-        return dict(zip(self.names, self.values(partition), strict=True))
-
-
 def _exact_lookup(values: dict) -> StatsLookup:
     def lookup(name: str) -> ColumnStats | None:
         if name not in values:
@@ -130,7 +99,7 @@ def _exact_lookup(values: dict) -> StatsLookup:
 class SnapshotReader:
     """Reads the manifests of a snapshot with partition / bucket pruning (shared by scans and maintenance)."""
 
-    def __init__(self, table: "FileStoreTable"):
+    def __init__(self, table: TableCore):
         self.table = table
         self.manifest_file = table.manifest_file
         self.manifest_list = table.manifest_list
@@ -219,7 +188,7 @@ def _old_schema_lookup(file_schema: TableSchema, schema: TableSchema) -> Callabl
 class TableScan:
     """Plans the splits of one read (``ReadBuilder.new_scan()``)."""
 
-    def __init__(self, table: "FileStoreTable", predicate: Predicate | None = None):
+    def __init__(self, table: TableCore, predicate: Predicate | None = None):
         self.table = table
         self.predicate = predicate
         self.reader = SnapshotReader(table)
@@ -281,7 +250,6 @@ class TableScan:
         impl does not write deletion vectors into append tables, but Paimon does (row-level
         DELETE / UPDATE from Spark or Flink on ``deletion-vectors.enabled`` append tables); a
         read that ignored them would return deleted rows."""
-        from impl.table.pk import bucket_index_files
 
         index = bucket_index_files(self.table, snapshot)
         out = []
@@ -311,7 +279,6 @@ class TableScan:
         read; compaction (forced up from level 0 by lookup) makes their rows visible, and the
         level >= 1 files are read without merge, minus the positions their vectors delete.
         """
-        from impl.table.pk import bucket_index_files
 
         index = bucket_index_files(self.table, snapshot)
         out = []

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING
 
 from impl.errors import InvalidOptionError, NoSnapshotError, SnapshotNotExistError, TagAlreadyExistError
 from impl.format.json_records import Snapshot
 from impl.options.values import parse_duration_millis
+from impl.table.core import TableCore
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag, TagInfo, check_tag_name
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 
 def parse_time_retained(value: _dt.timedelta | str | None) -> _dt.timedelta | None:
@@ -26,7 +23,7 @@ def parse_time_retained(value: _dt.timedelta | str | None) -> _dt.timedelta | No
     return _dt.timedelta(milliseconds=parse_duration_millis("time_retained", value))
 
 
-def snapshot_to_tag(table: "FileStoreTable", snapshot_id: int | None) -> Snapshot:
+def snapshot_to_tag(table: TableCore, snapshot_id: int | None) -> Snapshot:
     """The snapshot a new tag keeps: the latest, or ``snapshot_id``; an expired id only while
     another tag of the branch still holds it (Paimon's findSnapshot)."""
     sm = table.snapshot_manager
@@ -46,7 +43,7 @@ def snapshot_to_tag(table: "FileStoreTable", snapshot_id: int | None) -> Snapsho
     raise SnapshotNotExistError(table.path, snapshot_id)
 
 
-def create_tag(table: "FileStoreTable", name: str, snapshot_id: int | None,
+def create_tag(table: TableCore, name: str, snapshot_id: int | None,
                time_retained: _dt.timedelta | str | None, ignore_if_exists: bool) -> Tag:
     check_tag_name(name)
     retained = parse_time_retained(time_retained)
@@ -57,14 +54,14 @@ def create_tag(table: "FileStoreTable", name: str, snapshot_id: int | None,
             return existing
     snap = snapshot_to_tag(table, snapshot_id)
     try:
-        return tags.create(name, snap, retained)
+        return tags.create(name, snap, retained, now=None if retained is None else table.now_local())
     except TagAlreadyExistError:
         if ignore_if_exists:  # lost a race to a creator of the same name
             return tags.get(name)
         raise
 
 
-def tag_infos(table: "FileStoreTable") -> list[TagInfo]:
+def tag_infos(table: TableCore) -> list[TagInfo]:
     """One ``$tags`` row per tag of the table's branch; ``branches`` lists the branches that
     were created from the tag (they hold a copy of it, as Paimon's TagsTable finds them)."""
     branch_tags: dict[str, list[str]] = {}

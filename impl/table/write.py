@@ -32,12 +32,15 @@ from impl.fs.paths import DataFileNamer
 from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.table.append_writer import RollingFileWriter
 from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, row_hashes, split_by_group
+from impl.table.core import TableCore, bucket_index_files
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
+from impl.table.pk import PrimaryKeyBucketWriter, check_merge_input
+from impl.table.scan import SnapshotReader
+from impl.table.schema import mergetree
 
 if TYPE_CHECKING:  # pragma: no cover
     from impl.table.options import TableOptions
-    from impl.table.table import FileStoreTable
 
 ROW_KIND_NAMES = ("+I", "-U", "+U", "-D")
 _KIND_COL = "__paimon_row_kind__"
@@ -88,7 +91,7 @@ def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
     return False
 
 
-def conform_input(data, table: "FileStoreTable") -> pa.Table:
+def conform_input(data, table: TableCore) -> pa.Table:
     """The input as a table in schema column order and types; SchemaMismatchError names what is wrong."""
     t = _as_table(data)
     name = table.identifier
@@ -123,7 +126,7 @@ def conform_input(data, table: "FileStoreTable") -> pa.Table:
     return pa.Table.from_arrays(cols, schema=expected)
 
 
-def row_kinds_of(t: pa.Table, row_kinds, table: "FileStoreTable") -> np.ndarray | None:
+def row_kinds_of(t: pa.Table, row_kinds, table: TableCore) -> np.ndarray | None:
     """Row kinds as int8 (0 +I, 1 -U, 2 +U, 3 -D) from ``row_kinds=`` or the ``rowkind.field`` column."""
     n = t.num_rows
     if row_kinds is not None:
@@ -177,7 +180,7 @@ class BucketWriter(Protocol):
 
 
 class _AppendBucketWriter:
-    def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int):
+    def __init__(self, table: TableCore, partition: bytes, partition_path: str, bucket: int):
         self.partition = partition
         self.bucket = bucket
         self.total_buckets = table.options.bucket  # -1 for bucket-unaware tables
@@ -187,7 +190,7 @@ class _AppendBucketWriter:
             target_file_size=table.options.target_file_size_for(False),
             compression=table.options.file_compression, zstd_level=table.options.zstd_level,
             stats_mode=table.options.stats_mode, file_source=FileSource.APPEND,
-            name_factory=DataFileNamer().data_file)
+            name_factory=DataFileNamer(id_factory=table.env.new_id).data_file, clock_millis=table.env.clock_millis)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data)
@@ -211,7 +214,7 @@ class TableWrite:
     per-bucket writers (and primary-key LSM state) across commits.
     """
 
-    def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
+    def __init__(self, table: TableCore, commit_user: str, *, streaming: bool = False,
                  ignore_previous_files: bool = False, compaction_executor: Executor | None = None,
                  spill_directory: str | None = None):
         """``compaction_executor`` runs the merge tree's compactions (default: a thread pool
@@ -246,7 +249,8 @@ class TableWrite:
         # dynamic bucket mode: keys keep the bucket the table's HASH index gives them
         self._assigner: DynamicBucketAssigner | None = None
         if table.bucket_mode is BucketMode.HASH_DYNAMIC:
-            self._assigner = DynamicBucketAssigner(table, ignore_existing=ignore_previous_files)
+            self._assigner = DynamicBucketAssigner(table, ignore_existing=ignore_previous_files,
+                                                  rng=table.env.new_random())
 
     # ------------------------------------------------------------------ writing
 
@@ -262,7 +266,6 @@ class TableWrite:
         if t.num_rows == 0:
             return
         if self.table.is_primary_key_table:
-            from impl.table.pk import check_merge_input
             check_merge_input(self.table, t, kinds)
         self._restored_checked = False
         for (partition, bucket), part, part_kinds in self._route(t, kinds):
@@ -319,7 +322,6 @@ class TableWrite:
         if w is None:
             path = self._partition_paths[partition]
             if self.table.is_primary_key_table:
-                from impl.table.pk import PrimaryKeyBucketWriter
                 w = PrimaryKeyBucketWriter(self.table, partition, path, bucket, self._restored_files(key),
                                            self._compaction_executor(), buffer_pool=self._write_buffer_pool(),
                                            restored_index=self._restored_index.get(key, ()))
@@ -342,13 +344,11 @@ class TableWrite:
             latest = self.table.snapshot_manager.latest_snapshot()
             latest_id = latest.id if latest is not None else None
             if self._restored is None or self._restored[0] != latest_id:
-                from impl.table.scan import SnapshotReader
                 index: dict[tuple[bytes, int], list[DataFileMeta]] = {}
                 for e in SnapshotReader(self.table).live_entries(latest):
                     index.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._restored = (latest_id, index)
                 if self.table.options.deletion_vectors:
-                    from impl.table.pk import bucket_index_files
                     self._restored_index = bucket_index_files(self.table, latest)
         _, live = self._restored if self._restored is not None else (None, {})
         return list(live.get(key, ()))
@@ -357,14 +357,14 @@ class TableWrite:
         # One write-buffer-size for all merge-tree writers of this write, as Paimon's shared
         # memory pool: memory stays bounded however many buckets and partitions are written.
         if self._buffer_pool is None:
-            from impl.mergetree.writer import WriteBufferPool, spill_config
+            mt = mergetree()
             options = self.table.merge_tree_options
             # Paimon's default: spill in batch writes and on object stores
             spillable = options.write_buffer_spillable
             if spillable is None:
                 spillable = not self.streaming or self.table.file_io.is_object_store
-            spill = spill_config(options, self._spill_directory) if spillable else None
-            self._buffer_pool = WriteBufferPool(options.write_buffer_size, spill)
+            spill = mt.spill_config(options, self._spill_directory) if spillable else None
+            self._buffer_pool = mt.WriteBufferPool(options.write_buffer_size, spill)
         return self._buffer_pool
 
     def _compaction_executor(self) -> Executor:

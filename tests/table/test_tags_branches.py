@@ -172,7 +172,7 @@ def test_expire_keeps_tagged_files_and_delete_tag_frees_them(history):
     assert names_on_disk(t) == keep - only_t3
     assert by_tag(t, "t7") == rows[7] and rows_of(t) == rows[12]
     # no metadata file any remaining snapshot or tag needs was deleted
-    assert not {posixpath.basename(p) for p in deleted} & table_used_names(t)
+    assert not {posixpath.basename(p) for p in deleted} & table_used_names(t.core)
     # deleting one of two tags of a snapshot frees nothing
     assert t.delete_tag("t7b") == []
     assert by_tag(t, "t7") == rows[7]
@@ -221,7 +221,7 @@ def test_orphan_removal_keeps_tag_and_branch_files(history):
     b = t.copy({"branch": "b"})
     write(b, batch(500, 505, "z"))
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
-    needed = tag_names_used(t, t.tags())
+    needed = tag_names_used(t.core, t.tags())
     assert t.remove_orphan_files(older_than_millis=FUTURE) == []
     assert needed <= names_on_disk(t) | {posixpath.basename(p) for p in t.file_io.walk_files(t.paths.manifest_dir)
                                          for p in [p.path]}

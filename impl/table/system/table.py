@@ -195,7 +195,7 @@ class SystemTableScan:
     def plan(self) -> SystemPlan:
         snapshot_id = None
         if self.table.spec.snapshot_based:
-            snapshot = TableScan(self.table.data_table).resolve_snapshot()
+            snapshot = TableScan(self.table.data_table.core).resolve_snapshot()
             snapshot_id = None if snapshot is None else snapshot.id
         return SystemPlan(snapshot_id, (SystemSplit(self.table.spec.name, snapshot_id),))
 
@@ -220,8 +220,8 @@ class SystemTableRead:
         if not isinstance(split, SystemSplit) or split.system_table != self.table.spec.name:
             raise InvalidPredicateError(
                 f"{self.table.identifier} reads only its own splits, got {split!r}")
-        data = self.table.data_table
-        snapshot = data.snapshot(split.snapshot_id) if split.snapshot_id is not None else None
+        data = self.table.data_table.core
+        snapshot = data.snapshot_manager.snapshot(split.snapshot_id) if split.snapshot_id is not None else None
         columns = self.table.spec.build(data, snapshot, ReadRequest(self._needed(), self.predicate))
         schema = self.table.arrow_schema
         t = pa.Table.from_arrays([columns[f.name].cast(f.type) for f in schema], schema=schema)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +30,8 @@ from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexType, ManifestEntry
 from impl.format.stats import ColumnStats
 from impl.format.types import DataField, DataType, parse_type, to_arrow
-from impl.manifest.manifest_file import IndexManifestFile
+from impl.schema.manager import schema_ids_in
+from impl.table.core import TableCore, load_latest_schema
 from impl.table.predicate import Predicate, only_fields
 from impl.table.scan import SnapshotReader
 from impl.table.system import refs
@@ -41,9 +42,6 @@ from impl.table.system.render import (
     stats_map_column,
     text_column,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 Columns = dict[str, pa.Array]
 
@@ -57,7 +55,7 @@ class ReadRequest:
     predicate: Predicate | None = None
 
 
-Builder = Callable[["FileStoreTable", "Snapshot | None", ReadRequest], Columns]
+Builder = Callable[[TableCore, "Snapshot | None", ReadRequest], Columns]
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 
@@ -111,7 +109,7 @@ def _json(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _schema_loader(table: "FileStoreTable") -> Callable[[int], TableSchema]:
+def _schema_loader(table: TableCore) -> Callable[[int], TableSchema]:
     """Schema by id, each read once (the table's own schema without a read)."""
     cache: dict[int, TableSchema] = {table.schema.id: table.schema}
 
@@ -128,7 +126,7 @@ def _schema_loader(table: "FileStoreTable") -> Callable[[int], TableSchema]:
 class _PartitionText:
     """Partitions spelled as Java does, from the table's cache of decoded partitions."""
 
-    def __init__(self, table: "FileStoreTable"):
+    def __init__(self, table: TableCore):
         self.cache = table.partition_cache
         self.names = list(table.schema.partition_keys)
         self.types = [table.schema.field(k).type for k in self.names]
@@ -141,7 +139,7 @@ class _PartitionText:
         return partition_spec_string(self.names, self.cache.values(partition), self.types, self.default_name)
 
 
-def _live_entries(table: "FileStoreTable", snapshot: Snapshot | None) -> list[ManifestEntry]:
+def _live_entries(table: TableCore, snapshot: Snapshot | None) -> list[ManifestEntry]:
     return SnapshotReader(table).live_entries(snapshot)
 
 
@@ -164,7 +162,7 @@ def _snapshot_id_may_match(predicate: Predicate | None) -> Callable[[int], bool]
     return lambda i: on_id.test_stats(lambda name: ColumnStats(i, i, 0, 1) if name == "snapshot_id" else None)
 
 
-def _build_snapshots(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+def _build_snapshots(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     sm = table.snapshot_manager
     wanted = _snapshot_id_may_match(request.predicate)
     # ids are listed, and only the files of the ids a filter can keep are read
@@ -205,10 +203,9 @@ SNAPSHOTS = SystemTableSpec("snapshots", _fields(
 # ---------------------------------------------------------------------------- $schemas
 
 
-def _build_schemas(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    from impl.table.table import schema_ids
+def _build_schemas(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     load = _schema_loader(table)
-    schemas = [load(i) for i in schema_ids(table.file_io, table.paths)]
+    schemas = [load(i) for i in schema_ids_in(table.file_io, table.paths.schema_dir)]
     return {
         "schema_id": pa.array([s.id for s in schemas], pa.int64()),
         "fields": pa.array([_json([f.to_json() for f in s.fields]) for s in schemas], pa.string()),
@@ -230,8 +227,7 @@ SCHEMAS = SystemTableSpec("schemas", _fields(
 # ---------------------------------------------------------------------------- $options
 
 
-def _build_options(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    from impl.table.table import load_latest_schema
+def _build_options(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     options: Mapping[str, str] = load_latest_schema(table.file_io, table.paths, table.identifier).options
     return {"key": pa.array(list(options), pa.string()), "value": pa.array(list(options.values()), pa.string())}
 
@@ -243,7 +239,7 @@ OPTIONS = SystemTableSpec("options", _fields(("key", "STRING NOT NULL"), ("value
 # ---------------------------------------------------------------------------- $manifests
 
 
-def _build_manifests(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+def _build_manifests(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     metas = table.manifest_list.read_data_manifests(snapshot) if snapshot is not None else []
     parts = _PartitionText(table)
 
@@ -302,7 +298,7 @@ class _StatsRenderer:
     Files are grouped by the layout of their statistics (schema id, stats columns); each group
     is decoded file by file into columns, then spelled and joined a column at a time."""
 
-    def __init__(self, table: "FileStoreTable"):
+    def __init__(self, table: TableCore):
         self.load = _schema_loader(table)
         self.table_fields = list(table.schema.fields)
         self.names = [f.name for f in self.table_fields]
@@ -352,7 +348,7 @@ class _StatsRenderer:
                 _in_file_order(groups, pieces[2]))
 
 
-def _key_columns(table: "FileStoreTable", files: Sequence[DataFileMeta]) -> tuple[pa.Array, pa.Array]:
+def _key_columns(table: TableCore, files: Sequence[DataFileMeta]) -> tuple[pa.Array, pa.Array]:
     """(min_key, max_key) of every file: ``[v1, v2]`` of the trimmed primary key as the file's
     schema defines it, null for files without a key (append tables)."""
     if not files:
@@ -383,7 +379,7 @@ def _file_format(file_name: str) -> str:
     return file_name[file_name.rfind(".") + 1:]
 
 
-def _build_files(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+def _build_files(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     entries = _live_entries(table, snapshot)
     parts = _PartitionText(table)
     i64, i32, s = pa.int64(), pa.int32(), pa.string()
@@ -466,12 +462,12 @@ def _aggregate(facts: pa.Table, keys: list[str]) -> pa.Table:
     ])
 
 
-def _deleted_counts(table: "FileStoreTable", snapshot: Snapshot | None) -> dict[bytes, int | None]:
+def _deleted_counts(table: TableCore, snapshot: Snapshot | None) -> dict[bytes, int | None]:
     """Rows deleted by deletion vectors per partition (None: some vector has no cardinality)."""
     if snapshot is None or not snapshot.index_manifest:
         return {}
     out: dict[bytes, int | None] = {}
-    for e in IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest):
+    for e in table.index_manifest_file.read(snapshot.index_manifest):
         meta = e.index_file
         if e.kind is not FileKind.ADD or meta.index_type != IndexType.DELETION_VECTORS or not meta.deletion_vector_ranges:
             continue
@@ -483,7 +479,7 @@ def _deleted_counts(table: "FileStoreTable", snapshot: Snapshot | None) -> dict[
     return out
 
 
-def _build_partitions(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+def _build_partitions(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     entries = _live_entries(table, snapshot)
     codes, distinct = _codes([e.partition for e in entries])
     facts = _file_facts(entries).append_column("p", pa.array(codes, pa.int64()))
@@ -524,7 +520,7 @@ PARTITIONS = SystemTableSpec("partitions", _fields(
 ), True, _build_partitions)
 
 
-def _build_buckets(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+def _build_buckets(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     entries = _live_entries(table, snapshot)
     codes, distinct = _codes([e.partition for e in entries])
     facts = _file_facts(entries).append_column("p", pa.array(codes, pa.int64()))
@@ -554,7 +550,7 @@ BUCKETS = SystemTableSpec("buckets", _fields(
 # ---------------------------------------------------------------------------- $tags / $branches
 
 
-def _build_tags(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+def _build_tags(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     tags = refs.list_tags(table.file_io, table.paths)
     return {
         "tag_name": pa.array([t.name for t in tags], pa.string()),
@@ -577,7 +573,7 @@ TAGS = SystemTableSpec("tags", _fields(
 ), False, _build_tags)
 
 
-def _build_branches(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+def _build_branches(table: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     branches = refs.list_branches(table.file_io, table.paths)
     return {
         "branch_name": pa.array([b.branch_name for b in branches], pa.string()),
