@@ -130,7 +130,9 @@ class FileStoreCommit:
         self.table_name = table_name or self.paths.table_path
         self._sleep = env.sleep
         self._monotonic = env.monotonic
-        self._jitter = jitter if jitter is not None else env.new_random()
+        # the default environment's jitter stays the ``random`` module's (None), as before the seam
+        self._jitter = jitter if jitter is not None else (
+            None if env.new_random is PRODUCTION.new_random else env.new_random())
 
         self.partition_names = list(schema.partition_keys)
         self.partition_type: list[DataType] = [schema.field(k).type for k in schema.partition_keys]

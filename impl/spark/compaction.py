@@ -18,9 +18,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from impl.spark.options import check_table_options
+from impl.spark.source import activate
 from impl.spark.tables import TableRef, split_storage_options
 from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
 from impl.table.compact import compact_bucket
+from impl.table.scan import SnapshotReader
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +73,6 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
     ``fs.``, ``s3.``, ``s3a.``), with which every Spark process opens an object store, and
     Paimon table options applied to this job only (e.g. ``num-sorted-run.compaction-trigger``).
     """
-    from impl.spark.options import check_table_options
-    from impl.spark.source import activate
-    from impl.table.scan import SnapshotReader
 
     activate(spark)
     storage, dynamic = split_storage_options(options)

@@ -11,6 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from impl.spark.tables import SparkConnectorError, TableRef, canonical_storage_key, is_storage_key, split_table_path
+from impl.spark.types import arrow_schema_for_create, check_write_schema
+from impl.spark.writer import WriteJob
+from impl.table.catalog import split_system_table
+from impl.table.errors import SystemTableReadOnlyError
+from impl.table.options import _PREFIXES, KNOWN_KEYS
 
 FORMAT_NAME = "paimon_py"
 
@@ -26,8 +31,6 @@ def _names(value: str | None) -> list[str]:
 
 
 def _paimon_key(key: str) -> bool:
-    from impl.table.options import _PREFIXES, KNOWN_KEYS
-
     return key in KNOWN_KEYS or key.startswith(_PREFIXES) or key.startswith("scan.")
 
 
@@ -80,8 +83,6 @@ def parse_options(options) -> SourceOptions:
 
 def refuse_system_table_write(path: str, operation: str) -> None:
     """Raise ``SystemTableReadOnlyError`` when ``path`` names a system table (``t$snapshots``)."""
-    from impl.table.catalog import split_system_table
-    from impl.table.errors import SystemTableReadOnlyError
 
     _, db, name = split_table_path(path)
     if split_system_table(name)[1] is not None:
@@ -92,8 +93,6 @@ def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: d
                   drop_columns=(), fs_factory=None, storage_options: dict[str, str] | None = None):
     """Create the table if missing, check the DataFrame schema, and build the WriteJob.
     ``table_opts`` must hold no storage option (they would be stored in the schema)."""
-    from impl.spark.types import arrow_schema_for_create, check_write_schema
-    from impl.spark.writer import WriteJob
 
     row_kind = connector.get("row-kind-column")
     hidden = set(drop_columns) | ({row_kind} if row_kind else set())

@@ -76,13 +76,23 @@ import uuid
 
 from pyspark.sql.datasource import DataSource
 
+from impl.errors import SchemaMismatchError
+from impl.options.values import parse_bool
+from impl.spark.claims import prune_local_ledgers
 from impl.spark.options import (
     FORMAT_NAME,
     parse_options,
     prepare_write,
     refuse_system_table_write,
 )
+from impl.spark.reader import DEFAULT_TARGET_BYTES, ROW_KIND_COLUMN, PaimonPushdownReader, PaimonReader
+from impl.spark.stream_reader import PaimonStreamReader, check_streamable, stream_start
+from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
+from impl.spark.system import SystemTableReader
 from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.types import check_read_schema, spark_schema
+from impl.spark.writer import PaimonWriter
+from impl.table.system import SystemTable
 
 
 def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
@@ -95,7 +105,6 @@ def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
 
 def _row_kind(connector: dict[str, str]) -> bool:
     """``read.changelog``: add Paimon's ``rowkind`` column."""
-    from impl.options.values import parse_bool
 
     return parse_bool("read.changelog", connector.get("read.changelog", "false"))
 
@@ -103,7 +112,6 @@ def _row_kind(connector: dict[str, str]) -> bool:
 def _pushdown(connector: dict[str, str]) -> bool:
     """``pushdown`` (default false): prune the planned read with the pushed filters. Off by
     default because Spark 4.3 shares one planned read among all scans of a loaded relation."""
-    from impl.options.values import parse_bool
 
     return parse_bool("pushdown", connector.get("pushdown", "false"))
 
@@ -112,8 +120,6 @@ def read_schema(table, row_kind: bool):
     """The Spark schema a read returns: the table's columns, after ``rowkind`` with ``read.changelog``."""
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from impl.spark.reader import ROW_KIND_COLUMN
-    from impl.spark.types import spark_schema
 
     schema = spark_schema(table.schema)
     if not row_kind:
@@ -126,8 +132,6 @@ def read_schema(table, row_kind: bool):
 
 def _check_schema(requested, table, row_kind: bool) -> None:
     """A user-specified read schema must be the one the read returns."""
-    from impl.errors import SchemaMismatchError
-    from impl.spark.types import check_read_schema
 
     if row_kind:
         expected = read_schema(table, True)
@@ -158,14 +162,10 @@ class PaimonDataSource(DataSource):
         return read_schema(ref.table(), _row_kind(connector))
 
     def reader(self, schema):
-        from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonPushdownReader, PaimonReader
-        from impl.table.system import SystemTable
-
         ref, connector = _read_ref(self.options)
         table = ref.table()  # fails early, naming the table, if it does not exist
         row_kind = _row_kind(connector)
         if isinstance(table, SystemTable):
-            from impl.spark.system import SystemTableReader
             if row_kind:
                 raise SparkConnectorError(f"{FORMAT_NAME}: system table {table.identifier} has no row kinds; "
                                           "read it without read.changelog")
@@ -179,9 +179,6 @@ class PaimonDataSource(DataSource):
                             relation_id=getattr(self, "relation_id", None), row_kind=row_kind)
 
     def streamReader(self, schema):
-        from impl.spark.reader import DEFAULT_TARGET_BYTES
-        from impl.spark.stream_reader import PaimonStreamReader, check_streamable, stream_start
-
         ref, connector = _read_ref(self.options)
         table = ref.table()
         if "$" in ref.name:
@@ -197,13 +194,10 @@ class PaimonDataSource(DataSource):
 
     def streamWriter(self, schema, overwrite: bool):
         """The Structured Streaming sink (see :mod:`impl.spark.stream_writer`)."""
-        from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
 
         return PaimonStreamWriter(make_stream_sink(self.options, schema, overwrite))
 
     def writer(self, schema, overwrite: bool):
-        from impl.spark.writer import PaimonWriter
-
         parsed = parse_options(self.options)
         refuse_system_table_write(parsed.path, "a write")
         job = prepare_write(parsed.path, schema, parsed.connector, parsed.table, storage_options=parsed.storage)
@@ -243,7 +237,6 @@ def register(spark) -> None:
         spark.dataSource.register(PaimonDataSource)
         _registered.add(key)
     try:
-        from impl.spark.claims import prune_local_ledgers
 
         prune_local_ledgers()
     except Exception:  # noqa: BLE001 - housekeeping only

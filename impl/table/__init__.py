@@ -1,5 +1,6 @@
 """Tables: schema, filesystem catalog, write / read builders, scans, splits and maintenance."""
 
+from impl.table.api import Table
 from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from impl.table.catalog import Catalog
@@ -30,6 +31,9 @@ from impl.table.system import SystemTable
 from impl.table.table import FileStoreTable
 from impl.table.write import TableWrite
 
+# mypy checks that both kinds of table satisfy the Table protocol
+TABLE_KINDS: tuple[type[Table], ...] = (FileStoreTable, SystemTable)
+
 __all__ = [
     "BatchWriteBuilder", "ReadBuilder", "StreamWriteBuilder", "Catalog", "TableCommit",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
@@ -38,4 +42,5 @@ __all__ = [
     "CommitUsageError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
     "TableOptions", "CompoundPredicate", "LeafPredicate", "Predicate", "PredicateBuilder", "TableRead",
     "DataSplit", "Plan", "SplitKind", "TableScan", "Schema", "FileStoreTable", "TableWrite", "BucketMode",
+    "Table", "TABLE_KINDS",
 ]

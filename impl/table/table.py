@@ -30,9 +30,9 @@ from impl.table.core import PartitionCache, TableCore, load_latest_schema
 from impl.table.maintenance import delete_tag, protected_names, remove_orphan_files, rollback_to
 from impl.table.options import TableOptions, warn_unknown_keys
 from impl.table.predicate import Predicate
-from impl.table.tags import create_tag, tag_infos
+from impl.table.tags import create_tag, tags_with_branches
 from impl.tag.manager import TagManager
-from impl.tag.tag import Tag, TagInfo
+from impl.tag.tag import Tag
 
 ONE_DAY_MS = 86_400_000
 
@@ -294,12 +294,13 @@ class FileStoreTable:
         return delete_tag(self.core, tag_name)
 
     def tags(self) -> list[Tag]:
-        """Every tag of this view's branch, by name."""
-        return list(self.tag_manager.tags())
+        """Every tag of this view's branch, by name: the rows of Paimon's ``$tags`` table
+        (``tag_name``, ``snapshot_id``, ``commit_time``, ``branches`` ...), each a :class:`Tag`."""
+        return tags_with_branches(self.core)
 
-    def list_tags(self) -> list[TagInfo]:
-        """The rows of Paimon's ``$tags`` table for this view's branch, by name."""
-        return tag_infos(self.core)
+    def list_tags(self) -> list[Tag]:
+        """Alias of :meth:`tags` (pypaimon's name)."""
+        return self.tags()
 
     # ------------------------------------------------------------------ branches
 
@@ -318,12 +319,14 @@ class FileStoreTable:
         Files only it used are left for :meth:`remove_orphan_files`."""
         self.branch_manager.delete_branch(branch_name)
 
-    def list_branches(self) -> list[BranchInfo]:
-        """The rows of Paimon's ``$branches`` table (``main`` not included), by name."""
+    def branches(self) -> list[BranchInfo]:
+        """The branches of the table (``main`` not included), by name: the rows of Paimon's
+        ``$branches`` table (``branch_name``, ``create_time``)."""
         return self.branch_manager.branch_infos()
 
-    def branches(self) -> list[str]:
-        return self.branch_manager.branches()
+    def list_branches(self) -> list[BranchInfo]:
+        """Alias of :meth:`branches` (pypaimon's name)."""
+        return self.branches()
 
     def fast_forward(self, branch_name: str) -> None:
         """Replace this view's branch (main) from the branch's earliest snapshot on with the

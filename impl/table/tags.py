@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import replace
 
 from impl.errors import InvalidOptionError, NoSnapshotError, SnapshotNotExistError, TagAlreadyExistError
 from impl.format.json_records import Snapshot
 from impl.options.values import parse_duration_millis
 from impl.table.core import TableCore
 from impl.tag.manager import TagManager
-from impl.tag.tag import Tag, TagInfo, check_tag_name
+from impl.tag.tag import Tag, check_tag_name
 
 
 def parse_time_retained(value: _dt.timedelta | str | None) -> _dt.timedelta | None:
@@ -61,24 +62,12 @@ def create_tag(table: TableCore, name: str, snapshot_id: int | None,
         raise
 
 
-def tag_infos(table: TableCore) -> list[TagInfo]:
-    """One ``$tags`` row per tag of the table's branch; ``branches`` lists the branches that
-    were created from the tag (they hold a copy of it, as Paimon's TagsTable finds them)."""
+def tags_with_branches(table: TableCore) -> list[Tag]:
+    """The tags of the table's branch, by name, each with ``branches``: the branches created
+    from it (they hold a copy of it, as Paimon's TagsTable finds them)."""
     branch_tags: dict[str, list[str]] = {}
     for branch in table.branch_manager.branches():
         for name in TagManager(table.file_io, table.paths.with_branch(branch)).tag_names():
             branch_tags.setdefault(name, []).append(branch)
-    out = []
-    for tag in table.tag_manager.tags():
-        s = tag.snapshot
-        out.append(TagInfo(
-            tag_name=tag.name,
-            snapshot_id=s.id,
-            schema_id=s.schema_id,
-            commit_time=_dt.datetime.fromtimestamp(s.time_millis / 1000),
-            record_count=s.total_record_count,
-            branches=tuple(b for b in branch_tags.get(tag.name, ()) if b != table.branch),
-            create_time=tag.create_time,
-            time_retained=tag.time_retained,
-        ))
-    return out
+    return [replace(tag, branches=tuple(b for b in branch_tags.get(tag.name, ()) if b != table.branch))
+            for tag in table.tag_manager.tags()]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -35,12 +35,10 @@ from impl.table.bucket import BucketMode, compute_buckets, encode_partition, gro
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
+from impl.table.options import TableOptions
 from impl.table.pk import PrimaryKeyBucketWriter, check_merge_input
 from impl.table.scan import SnapshotReader
 from impl.table.schema import mergetree
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.options import TableOptions
 
 ROW_KIND_NAMES = ("+I", "-U", "+U", "-D")
 _KIND_COL = "__paimon_row_kind__"

@@ -13,9 +13,9 @@ from impl.errors import CommitConflictError
 from impl.format.json_records import CommitKind
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.writer import InlineExecutor
+from impl.table.core import bucket_index_files
 from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.options import TableOptions
-from impl.table.core import bucket_index_files
 from impl.table.predicate import PredicateBuilder
 from impl.table.scan import SnapshotReader
 from impl.table.write import prepare_commit_waits_for_compaction

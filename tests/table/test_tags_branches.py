@@ -79,6 +79,8 @@ def test_create_tag_latest_and_by_id_and_read_by_tag(history):
     assert infos["third"].commit_time == dt.datetime.fromtimestamp(t.snapshot(3).time_millis / 1000)
     assert infos["third"].create_time is None and infos["third"].time_retained is None
     assert [g.name for g in t.tags()] == ["latest", "third"]
+    assert t.tags() == t.list_tags()  # one API: list_tags is the alias, each row is the Tag
+    assert [g.snapshot for g in t.tags()] == [latest.snapshot, third.snapshot]
     assert t.tag_manager.tag_exists("third") and not t.tag_manager.tag_exists("nope")
 
 
@@ -281,7 +283,8 @@ def test_branch_from_tag_is_independent_of_main(catalog):
     write(t, batch(5, 10))
     t.create_tag("v1", 1)
     t.create_branch("dev", tag="v1")
-    assert t.branches() == ["dev"] and [i.branch_name for i in t.list_branches()] == ["dev"]
+    assert [b.name for b in t.branches()] == ["dev"] and [i.branch_name for i in t.list_branches()] == ["dev"]
+    assert t.branches() == t.list_branches()  # one API: list_branches is the alias
     root = posixpath.join(t.path, "branch", "branch-dev")
     assert listing(t, root) == ["schema", "snapshot", "tag"]
     assert "snapshot-1" in listing(t, posixpath.join(root, "snapshot"))
