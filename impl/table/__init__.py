@@ -1,4 +1,13 @@
-"""Tables: schema, filesystem catalog, write / read builders, scans, splits and maintenance."""
+"""Tables: the filesystem catalog, the table core, and every operation on a table.
+
+``core`` holds :class:`TableCore`, one table view's plumbing (paths, file IO, schema and its
+manager, options, snapshot / manifest / index / tag / branch managers, partition cache, and
+the :class:`impl.environment.Environment`); ``scan``, ``read``, ``write``, ``commit``,
+``compact``, ``maintenance``, ``tags``, ``dynamic_bucket``, ``pk`` and ``system`` take a core.
+``table`` is :class:`FileStoreTable`, the public API over a core; ``api`` the :class:`Table`
+protocol it shares with :class:`SystemTable`. ``schema`` and ``options`` validate table
+definitions, ``bucket`` and ``predicate`` are the routing and filter rules.
+"""
 
 from impl.table.api import Table
 from impl.table.bucket import BucketMode
