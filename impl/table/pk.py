@@ -83,28 +83,28 @@ class PrimaryKeyBucketWriter:
 # ============================================================================ reads
 
 
-def read_pk_split(table: TableCore, split: DataSplit, projection: Sequence[str], predicate: Predicate | None,
+def read_pk_split(core: TableCore, split: DataSplit, projection: Sequence[str], predicate: Predicate | None,
                   with_kind: bool) -> pa.Table:
     """Rows of one primary-key split: merged (DATA) or raw changes with ``_VALUE_KIND`` (DELTA / CHANGELOG)."""
     mt = mergetree()
     projection = list(projection)
-    pred_fields = [f for f in table.schema.field_names
+    pred_fields = [f for f in core.schema.field_names
                    if predicate is not None and f in predicate.fields() and f not in projection]
     columns = projection + pred_fields
     expr = predicate.to_arrow() if predicate is not None else None
-    if split.kind is SplitKind.DATA and table.options.deletion_vectors:
-        dvs = mt.read_deletion_vectors(table.file_io, table.paths, split.index_files)
-        out = mt.deletion_vector_read(table.file_io, table.paths, table.schema, split.partition_path, split.bucket,
+    if split.kind is SplitKind.DATA and core.options.deletion_vectors:
+        dvs = mt.read_deletion_vectors(core.file_io, core.paths, split.index_files)
+        out = mt.deletion_vector_read(core.file_io, core.paths, core.schema, split.partition_path, split.bucket,
                                       list(split.files), dvs, projection=columns, predicate=expr)
         return out.select(projection)
     if split.kind is SplitKind.DATA:
-        out = mt.merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
+        out = mt.merge_read(core.file_io, core.paths, core.schema, core.merge_tree_options,
                             split.partition_path, split.bucket, list(split.files), projection=columns,
-                            predicate=expr, schemas=table.schema_manager)
+                            predicate=expr, schemas=core.schema_manager)
         return out.select(projection)
-    kv = mt.read_kv_files(table.file_io, table.paths, table.schema, split.partition_path, split.bucket,
+    kv = mt.read_kv_files(core.file_io, core.paths, core.schema, split.partition_path, split.bucket,
                           list(split.files), columns=[mt.SEQUENCE_NUMBER, mt.VALUE_KIND, *columns],
-                          schemas=table.schema_manager)
+                          schemas=core.schema_manager)
     if kv.num_rows:
         kv = kv.take(pc.sort_indices(kv, sort_keys=[(mt.SEQUENCE_NUMBER, "ascending")]))
     if expr is not None:
@@ -112,21 +112,21 @@ def read_pk_split(table: TableCore, split: DataSplit, projection: Sequence[str],
     return kv.select(projection + ([mt.VALUE_KIND] if with_kind else []))
 
 
-def iter_pk_data_split(table: TableCore, split: DataSplit, projection: Sequence[str],
+def iter_pk_data_split(core: TableCore, split: DataSplit, projection: Sequence[str],
                        predicate: Predicate | None) -> Iterator[pa.Table]:
     """The merged rows of one DATA split as a stream of tables in key order (bounded memory:
     about one batch per overlapping sorted run, never the whole bucket)."""
     mt = mergetree()
     projection = list(projection)
-    pred_fields = [f for f in table.schema.field_names
+    pred_fields = [f for f in core.schema.field_names
                    if predicate is not None and f in predicate.fields() and f not in projection]
     expr = predicate.to_arrow() if predicate is not None else None
-    if table.options.deletion_vectors:
+    if core.options.deletion_vectors:
         # no merge: a file at a time is already bounded
-        yield read_pk_split(table, split, projection, predicate, False)
+        yield read_pk_split(core, split, projection, predicate, False)
         return
-    for out in mt.iter_merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
+    for out in mt.iter_merge_read(core.file_io, core.paths, core.schema, core.merge_tree_options,
                                   split.partition_path, split.bucket, list(split.files),
                                   projection=projection + pred_fields, predicate=expr,
-                                  schemas=table.schema_manager):
+                                  schemas=core.schema_manager):
         yield out.select(projection)

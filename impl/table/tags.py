@@ -24,50 +24,50 @@ def parse_time_retained(value: _dt.timedelta | str | None) -> _dt.timedelta | No
     return _dt.timedelta(milliseconds=parse_duration_millis("time_retained", value))
 
 
-def snapshot_to_tag(table: TableCore, snapshot_id: int | None) -> Snapshot:
+def snapshot_to_tag(core: TableCore, snapshot_id: int | None) -> Snapshot:
     """The snapshot a new tag keeps: the latest, or ``snapshot_id``; an expired id only while
     another tag of the branch still holds it (Paimon's findSnapshot)."""
-    sm = table.snapshot_manager
+    sm = core.snapshot_manager
     if snapshot_id is None:
         latest = sm.latest_snapshot()
         if latest is None:
-            raise NoSnapshotError(table.identifier, "commit before tagging the latest snapshot")
+            raise NoSnapshotError(core.identifier, "commit before tagging the latest snapshot")
         return latest
     if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
         raise InvalidOptionError(f"snapshot_id {snapshot_id!r} is not an integer snapshot id")
     snap = sm.try_snapshot(snapshot_id)
     if snap is not None:
         return snap
-    for tag in table.tag_manager.tags():
+    for tag in core.tag_manager.tags():
         if tag.snapshot.id == snapshot_id:
             return tag.snapshot
-    raise SnapshotNotExistError(table.path, snapshot_id)
+    raise SnapshotNotExistError(core.path, snapshot_id)
 
 
-def create_tag(table: TableCore, name: str, snapshot_id: int | None,
+def create_tag(core: TableCore, name: str, snapshot_id: int | None,
                time_retained: _dt.timedelta | str | None, ignore_if_exists: bool) -> Tag:
     check_tag_name(name)
     retained = parse_time_retained(time_retained)
-    tags = table.tag_manager
+    tags = core.tag_manager
     if ignore_if_exists:
         existing = tags.try_get(name)
         if existing is not None:
             return existing
-    snap = snapshot_to_tag(table, snapshot_id)
+    snap = snapshot_to_tag(core, snapshot_id)
     try:
-        return tags.create(name, snap, retained, now=None if retained is None else table.now_local())
+        return tags.create(name, snap, retained, now=None if retained is None else core.now_local())
     except TagAlreadyExistError:
         if ignore_if_exists:  # lost a race to a creator of the same name
             return tags.get(name)
         raise
 
 
-def tags_with_branches(table: TableCore) -> list[Tag]:
+def tags_with_branches(core: TableCore) -> list[Tag]:
     """The tags of the table's branch, by name, each with ``branches``: the branches created
     from it (they hold a copy of it, as Paimon's TagsTable finds them)."""
     branch_tags: dict[str, list[str]] = {}
-    for branch in table.branch_manager.branches():
-        for name in TagManager(table.file_io, table.paths.with_branch(branch)).tag_names():
+    for branch in core.branch_manager.branches():
+        for name in TagManager(core.file_io, core.paths.with_branch(branch)).tag_names():
             branch_tags.setdefault(name, []).append(branch)
-    return [replace(tag, branches=tuple(b for b in branch_tags.get(tag.name, ()) if b != table.branch))
-            for tag in table.tag_manager.tags()]
+    return [replace(tag, branches=tuple(b for b in branch_tags.get(tag.name, ()) if b != core.branch))
+            for tag in core.tag_manager.tags()]
