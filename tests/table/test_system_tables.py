@@ -8,6 +8,7 @@ import datetime as _dt
 import decimal
 import json
 import posixpath
+import uuid
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute in the random histories
@@ -708,7 +709,8 @@ def test_system_tables_agree_with_the_table_after_any_history(local_catalog, ops
     the retained snapshots, $manifests nets out to the live file count."""
     import random
     rng = random.Random(seed)
-    name = f"db.h{seed}_{len(ops)}_{rng.randrange(10**9)}"
+    # unique per example: the catalog fixture outlives Hypothesis's examples, which repeat seeds
+    name = f"db.h{seed}_{len(ops)}_{uuid.uuid4().hex[:8]}"
     t = local_catalog.create_table(name, schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                                    options={"bucket": "2"})
     for op in ops:
