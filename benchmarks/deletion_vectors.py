@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import impl
-from impl.table.pk import bucket_index_files
+from impl.table.core import bucket_index_files
 from impl.table.scan import SnapshotReader
 
 GOAL = 1.2
@@ -130,10 +130,10 @@ def main() -> None:
         print(f"  partial-update, dv            {t_pu_dv:8.2f} s   {t_pu_dv / t_pu_plain:5.2f}x of partial-update plain")
         print(f"  partial-update, plain         {t_pu_plain:8.2f} s   (baseline of the line above)")
 
-        entries = SnapshotReader(dv).live_entries(dv.latest_snapshot())
+        entries = SnapshotReader(dv.core).live_entries(dv.latest_snapshot())
         paths = [dv.paths.data_file_path(dv.partition_cache.path(e.partition), e.bucket, e.file.file_name)
                  for e in entries if e.file.level >= 1]
-        ranges = [r for fs in bucket_index_files(dv, dv.latest_snapshot()).values()
+        ranges = [r for fs in bucket_index_files(dv.core, dv.latest_snapshot()).values()
                   for f in fs for r in f.deletion_vector_ranges or ()]
         index, deleted = len(ranges), sum(r.cardinality or 0 for r in ranges)
         print(f"\ndv table: {len(paths)} data files at levels >= 1, {index} deletion vectors, {deleted:,} rows deleted")
@@ -161,7 +161,7 @@ def main() -> None:
         print(f"  partial-update dv (no merge)  {t_pu_dv_read:8.3f} s   dv time / plain time "
               f"{t_pu_dv_read / t_pu_plain_read:5.2f}")
         print(f"  partial-update, merge on read {t_pu_plain_read:8.3f} s   (baseline of the line above)")
-        levels = sorted({e.file.level for e in SnapshotReader(plain).live_entries(plain.latest_snapshot())})
+        levels = sorted({e.file.level for e in SnapshotReader(plain.core).live_entries(plain.latest_snapshot())})
         print(f"  (plain's files sit at levels {levels}: a single run per bucket reads without a merge too)")
     finally:
         if args.dir is None:

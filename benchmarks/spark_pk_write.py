@@ -76,7 +76,7 @@ def time_sketching(table, rows: int) -> float:
     builder = KeySketchBuilder(table)
     t = time.perf_counter()
     for batch in data.to_batches(max_chunksize=262_144):
-        builder.add(conform_input(pa.Table.from_batches([batch]), table))
+        builder.add(conform_input(pa.Table.from_batches([batch]), table.core))
     builder.finish()
     return time.perf_counter() - t
 

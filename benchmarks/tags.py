@@ -66,7 +66,7 @@ def measure(template: str, work, repeat: int) -> tuple[float, int]:
 def naive(max_deletes: int | None):
     """The rule without skipping: read every tag's files before expiring."""
     def work(t):
-        tag_names_used(t, (g for _, g in all_tags(t)))
+        tag_names_used(t.core, (g for _, g in all_tags(t.core)))
         expire(max_deletes)(t)
     return work
 

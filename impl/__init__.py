@@ -4,6 +4,7 @@
 >>> cat = impl.Catalog("/tmp/warehouse")            # doctest: +SKIP
 """
 
+from impl.environment import Environment
 from impl.errors import (  # old names of the errors above, kept for earlier callers
     BranchAlreadyExistError,
     BranchAlreadyExistsError,
@@ -57,6 +58,7 @@ from impl.table import (
     Schema,
     SystemTable,
     SystemTableReadOnlyError,
+    Table,
     TableAlreadyExistError,
     TableNotExistError,
     UnknownSystemTableError,
@@ -76,7 +78,7 @@ __all__ = [
     "CorruptMetadataError", "InvalidOptionError", "SchemaMismatchError", "SnapshotNotExistError",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidSchemaError", "NullKeyError", "TableAlreadyExistError", "TableNotExistError",
-    "UnsupportedTableFeatureError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
+    "UnsupportedTableFeatureError", "Table", "Environment", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
     "SchemaChange", "Move", "SchemaChangeError", "SchemaChangedError",
     "ColumnNotExistError", "ColumnAlreadyExistError",
     "TagAlreadyExistError", "TagNotExistError", "InvalidTagNameError", "NoSnapshotError",

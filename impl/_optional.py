@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from impl.errors import MissingExtraError
+
 # The top-level module of each optional library and the pyproject.toml extra that installs it.
 EXTRAS: dict[str, str] = {
     "pyspark": "spark",
@@ -23,8 +25,6 @@ EXTRAS: dict[str, str] = {
 def require(module: str, purpose: str, extra: str | None = None) -> ModuleType:
     """Import ``module`` (``"pyspark.sql"`` and the like work too) or raise MissingExtraError
     naming the extra of its top-level package (``extra`` overrides) and what needed it."""
-    from impl.errors import MissingExtraError
-
     top = module.split(".", 1)[0]
     try:
         return importlib.import_module(module)

@@ -167,7 +167,7 @@ class ModelFactsReader:
         # schema file, and reading metadata needs only the partition type.
         self.table = FileStoreTable(file_io, table_path, sim_schema(primary_key=primary_key))
         self.primary_key = primary_key
-        self._scan = SnapshotReader(self.table)
+        self._scan = SnapshotReader(self.table.core)
         self._lists: dict[str, list[ManifestFileMeta]] = {}  # lists are immutable: cache by name
 
     @property

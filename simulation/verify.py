@@ -55,7 +55,7 @@ class ModelReplayer:
         schema = self.table.schema
         self._key_types: list[DataType] | None = (
             [schema.field(k).type for k in schema.trimmed_primary_keys] if schema.primary_keys else None)
-        self._reader = SnapshotReader(self.table)
+        self._reader = SnapshotReader(self.table.core)
         self._model = Model(primary_key=self.table.is_primary_key_table)
         self._last_id: int | None = None
 

@@ -365,7 +365,7 @@ class World:
     def _orphans_body(self, report: ActorReport) -> ActorBody:
         def work(ctx: ActorContext) -> None:
             table = FileStoreTable(self._file_io(), TABLE, sim_schema())
-            report.removed = sorted(remove_orphan_files(table, ORPHAN_CUTOFF_MILLIS))
+            report.removed = sorted(remove_orphan_files(table.core, ORPHAN_CUTOFF_MILLIS))
 
         return _one_shot(report, work, (PaimonError, FileNotFoundError))
 

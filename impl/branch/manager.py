@@ -65,6 +65,10 @@ class BranchInfo:
     branch_name: str
     create_time: _dt.datetime | None  # modification time of the branch's oldest schema file (local)
 
+    @property
+    def name(self) -> str:
+        return self.branch_name
+
 
 class BranchManager:
     """Creates, lists, deletes and fast-forwards the branches of one table, from ``current``."""

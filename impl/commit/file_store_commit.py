@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -51,6 +50,7 @@ from impl.commit.metadata_writer import MetadataWriter, PartChanges
 from impl.commit.options import CommitOptions
 from impl.commit.outcome import Outcome, OutcomeResolver
 from impl.commit.retry import publish_with_retries
+from impl.environment import PRODUCTION, Environment
 from impl.errors import (
     CommitConflictError,
     CommitOutcomeUnknownError,
@@ -71,7 +71,7 @@ from impl.format.records import (
 )
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths, partition_path, random_id
+from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths, partition_path
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import (
     IndexManifestFile,
@@ -105,28 +105,34 @@ class FileStoreCommit:
         commit_user: str | None = None,
         options: CommitOptions | None = None,
         table_name: str | None = None,
-        clock_millis: Callable[[], int] = lambda: int(time.time() * 1000),
-        sleep: Callable[[float], None] = time.sleep,
-        monotonic: Callable[[], float] = time.monotonic,
+        env: Environment = PRODUCTION,
         manifest_file: ManifestFile | None = None,
+        branch: str = MAIN_BRANCH,
+        clock_millis: Callable[[], int] | None = None,
+        sleep: Callable[[float], None] | None = None,
+        monotonic: Callable[[], float] | None = None,
         jitter: random.Random | None = None,
         id_factory: IdFactory | None = None,
-        branch: str = MAIN_BRANCH,
     ):
-        """``clock_millis``, ``sleep``, ``monotonic`` (the retry timeout's clock), ``jitter``
-        (the backoff's random source, default the ``random`` module) and ``id_factory`` (the
-        uuid part of new file names and the default commit user) are seams for the
-        deterministic simulation; the defaults are the real ones."""
+        """``env``: the wall clock of snapshot times, the retry loop's ``sleep`` and
+        ``monotonic`` clock (its timeout), the random source of the backoff's jitter and the ids
+        of new file names and of the default commit user (the real ones by default).
+        ``clock_millis``, ``sleep``, ``monotonic``, ``jitter`` and ``id_factory`` override one
+        part of it each (the explorer's per-writer clocks)."""
+        env = env.with_parts(clock_millis=clock_millis, monotonic=monotonic, sleep=sleep, new_id=id_factory)
+        self.env = env
         self.file_io = file_io
         # a branch's snapshots go to branch/branch-<name>/snapshot; manifests are shared
-        self.paths = TablePaths(table_path, id_factory=id_factory, branch=branch)
+        self.paths = TablePaths(table_path, id_factory=env.new_id, branch=branch)
         self.schema = schema
-        self.commit_user = commit_user or (id_factory or random_id)()
+        self.commit_user = commit_user or env.new_id()
         self.options = options or CommitOptions.from_options(schema.options)
         self.table_name = table_name or self.paths.table_path
-        self._sleep = sleep
-        self._monotonic = monotonic
-        self._jitter = jitter
+        self._sleep = env.sleep
+        self._monotonic = env.monotonic
+        # the default environment's jitter stays the ``random`` module's (None), as before the seam
+        self._jitter = jitter if jitter is not None else (
+            None if env.new_random is PRODUCTION.new_random else env.new_random())
 
         self.partition_names = list(schema.partition_keys)
         self.partition_type: list[DataType] = [schema.field(k).type for k in schema.partition_keys]
@@ -150,7 +156,7 @@ class FileStoreCommit:
         self._metadata = MetadataWriter(
             file_io, self.paths, manifest_file=self.manifest_file, manifest_list=self.manifest_list,
             index_manifest_file=self.index_manifest_file, merger=self.merger, key_type=self.key_type,
-            describe_partition=self.describe_partition, read_live=self._read_live, clock_millis=clock_millis)
+            describe_partition=self.describe_partition, read_live=self._read_live, clock_millis=env.clock_millis)
         # the conflict check compares key ranges only on primary-key tables
         self._key_sort_key: KeySortKey | None = (
             _CachedKeySortKey(self.key_type) if self.key_type is not None else None)

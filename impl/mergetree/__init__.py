@@ -5,6 +5,7 @@ of the lookup and full-compaction producers."""
 
 from impl.mergetree.compact_strategy import CompactUnit, UniversalCompaction, pick_full_compaction
 from impl.mergetree.compact_task import CompactResult, plan_compaction
+from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, read_deletion_vectors
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, RowKind
 from impl.mergetree.levels import Levels, LevelsError, LevelSortedRun, SortedRun
@@ -25,7 +26,7 @@ from impl.mergetree.read import (
     merge_read,
     read_kv_files,
 )
-from impl.mergetree.writer import MergeTreeWriter, WriterClosedError
+from impl.mergetree.writer import MergeTreeWriter, WriteBufferPool, WriterClosedError, spill_config
 
 __all__ = [
     "CompactUnit", "UniversalCompaction", "pick_full_compaction", "CompactResult", "plan_compaction",
@@ -33,4 +34,5 @@ __all__ = [
     "Levels", "LevelsError", "LevelSortedRun", "SortedRun", "FieldAgg", "MergeEngineError", "MergeSpec",
     "SequenceGroup", "merge_kv", "merge_sorted", "sort_kv", "MergeTreeOptions",
     "CorruptDataFileError", "iter_merge_read", "merge_read", "deletion_vector_read", "read_kv_files", "MergeTreeWriter", "WriterClosedError",
+    "DeletionVectorsMaintainer", "read_deletion_vectors", "WriteBufferPool", "spill_config",
 ]

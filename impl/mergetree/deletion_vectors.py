@@ -34,7 +34,7 @@ import numpy as np
 from impl.errors import CorruptMetadataError
 from impl.format.records import DeletionVectorMeta, IndexFileMeta, IndexType
 from impl.fs.file_io import FileIO
-from impl.fs.paths import FileNamer, TablePaths
+from impl.fs.paths import FileNamer, IdFactory, TablePaths
 
 INDEX_FILE_VERSION = 1
 BITMAP_MAGIC = 1581511376
@@ -230,12 +230,14 @@ class DeletionVectorsMaintainer:
     (Paimon rewrites a bucket's deletion vectors the same way) and returns that change.
     """
 
-    def __init__(self, file_io: FileIO, paths: TablePaths, restored: Sequence[IndexFileMeta] = ()):
+    def __init__(self, file_io: FileIO, paths: TablePaths, restored: Sequence[IndexFileMeta] = (),
+                 id_factory: IdFactory | None = None):
+        """``id_factory``: the uuid source of new index file names (the environment's ids)."""
         self.file_io = file_io
         self.paths = paths
         self._files = tuple(f for f in restored if f.index_type == IndexType.DELETION_VECTORS)
         self._vectors: dict[str, Positions] = read_deletion_vectors(file_io, paths, self._files)
-        self._namer = FileNamer("index-")
+        self._namer = FileNamer("index-", id_factory=id_factory)
         self._modified = False
 
     @property

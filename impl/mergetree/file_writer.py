@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import posixpath
-import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -21,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from impl.environment import wall_clock_millis
 from impl.format.records import DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsCollector, StatsModeLike
 from impl.fs.file_io import FileIO, OutputFile
@@ -40,6 +40,7 @@ class KVFileContext:
     compression: str = "zstd"
     compression_level: int | None = 1
     stats_mode: StatsModeLike = DEFAULT_STATS_MODE  # the table's metadata.stats-mode, for value columns
+    clock_millis: Callable[[], int] = wall_clock_millis  # the environment's clock: file creation times
 
     def path(self, file_name: str) -> str:
         return posixpath.join(self.bucket_dir, file_name)
@@ -112,7 +113,7 @@ class KVFileStats:
             schema_id=self._ctx.schema_id,
             level=level,
             extra_files=(),
-            creation_time_millis=int(time.time() * 1000),
+            creation_time_millis=self._ctx.clock_millis(),
             delete_row_count=self._deletes,
             file_source=source,
             value_stats_cols=value_stats_cols,

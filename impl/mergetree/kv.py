@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -24,12 +24,10 @@ import pyarrow.compute as pc
 from impl.errors import SchemaMismatchError
 from impl.format.binary_row import decode_row, encode_row, sort_key
 from impl.format.json_records import TableSchema
+from impl.format.records import DataFileMeta
 from impl.format.types import DataType, to_arrow
 from impl.schema.evolution import column_sources
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.format.records import DataFileMeta
-    from impl.schema.manager import SchemaManager
+from impl.schema.manager import SchemaManager
 
 KEY_PREFIX = "_KEY_"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"

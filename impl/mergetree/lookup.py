@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from impl.format.records import DataFileMeta
 from impl.mergetree.kv import KeyCodec, KVLayout
+from impl.mergetree.read import read_kv_tables
 
 _POS = "__paimon_lookup_pos"
 DEFAULT_LOOKUP_CACHE_BYTES = 256 * 1024 * 1024
@@ -67,7 +68,6 @@ class LookupLevels:
         if t is not None:
             self._cache.move_to_end(f.file_name)
             return t
-        from impl.mergetree.read import read_kv_tables
         keys = read_kv_tables(self.file_io, self.bucket_dir, self.layout, [f],
                               None if self.with_values else list(self.layout.key_columns))
         t = keys.append_column(_POS, pa.array(np.arange(keys.num_rows, dtype=np.int64)))

@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
+from impl.environment import PRODUCTION, Environment
 from impl.errors import WriterClosedError
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
@@ -195,13 +196,15 @@ class MergeTreeWriter:
                  restored_files: Sequence[DataFileMeta],
                  compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE,
                  buffer_pool: WriteBufferPool | None = None,
-                 deletion_vectors: DeletionVectorsMaintainer | None = None, schemas=None):
+                 deletion_vectors: DeletionVectorsMaintainer | None = None, schemas=None,
+                 env: Environment = PRODUCTION):
         """``buffer_pool``: the ``write-buffer-size`` shared with other writers (default: a pool of
         this writer alone). ``deletion_vectors``: the bucket's deletion vectors (restored from
         its index files) when the table has ``deletion-vectors.enabled``: compaction then
         looks keys up and marks superseded rows instead of leaving them to the read's merge.
         ``schemas`` (a SchemaManager) lets compaction read restored files written under older
-        schemas by field id; what it writes is under ``schema``."""
+        schemas by field id; what it writes is under ``schema``. ``env``: the clock of file
+        creation times and the ids of file names."""
         if bucket < 0:
             raise ValueError(f"bucket must be >= 0, got {bucket}")
         self.file_io = file_io
@@ -225,8 +228,9 @@ class MergeTreeWriter:
             compression=options.file_compression,
             compression_level=options.file_compression_zstd_level,
             stats_mode=stats_mode,
+            clock_millis=env.clock_millis,
         )
-        self._namer = DataFileNamer()
+        self._namer = DataFileNamer(id_factory=env.new_id)
         restored = list(restored_files)
         self._levels = Levels(self._codec, restored, options.num_levels)
         self._strategy = UniversalCompaction(options.max_size_amplification_percent, options.size_ratio,

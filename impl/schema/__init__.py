@@ -3,7 +3,7 @@
 ``changes`` builds the next schema from a list of :class:`SchemaChange` (pure rules),
 ``manager`` reads and publishes ``schema/schema-<id>`` files, ``evolution`` holds what readers
 and committers share (safe casts, field-id column mapping, the commit-time schema check).
-Depends on impl.fs and impl.format only.
+Depends on impl.fs, impl.format and impl.environment (the clock of new schemas) only.
 """
 
 from impl.schema.changes import IMMUTABLE_OPTIONS, Move, MoveType, SchemaChange, apply_changes

@@ -27,12 +27,12 @@ Field ids: a new column takes ``highestFieldId + 1`` and its nested fields the i
 from __future__ import annotations
 
 import enum
-import time
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence, Union
 
 import pyarrow as pa
 
+from impl.environment import wall_clock_millis
 from impl.errors import ColumnAlreadyExistError, ColumnNotExistError, SchemaChangeError
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, DataType, TypeParseError, from_arrow, parse_type, reassign_nested_ids
@@ -388,7 +388,7 @@ def apply_changes(old: TableSchema, changes: Sequence[SchemaChange], *, has_snap
         primary_keys=tuple(renames.get(k, k) for k in old.primary_keys),
         options=_rename_in_options(options, renames),
         comment=comment,
-        time_millis=int(time.time() * 1000) if time_millis is None else time_millis,
+        time_millis=wall_clock_millis() if time_millis is None else time_millis,
         highest_field_id=highest[0],
         version=old.version,
     )

@@ -18,9 +18,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from impl.spark.options import check_table_options
+from impl.spark.source import activate
 from impl.spark.tables import TableRef, split_storage_options
 from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
 from impl.table.compact import compact_bucket
+from impl.table.scan import SnapshotReader
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +57,7 @@ def _compact_function(job: WriteJob, full: bool):
         with job.intent(fs=base_fs).task_attempt(key, base_fs) as tracked:
             table = job.ref.table(filesystem=tracked)
             for partition, bucket, total, files in items:
-                m = compact_bucket(table, partition, bucket, total, files, full)
+                m = compact_bucket(table.core, partition, bucket, total, files, full)
                 if m is not None:
                     out.append(m)
         yield pickle.dumps(out)
@@ -70,8 +73,6 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
     ``fs.``, ``s3.``, ``s3a.``), with which every Spark process opens an object store, and
     Paimon table options applied to this job only (e.g. ``num-sorted-run.compaction-trigger``).
     """
-    from impl.spark.source import activate, check_table_options
-    from impl.table.scan import SnapshotReader
 
     activate(spark)
     storage, dynamic = split_storage_options(options)
@@ -84,7 +85,7 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
         return result
     groups: dict[tuple[bytes, int], list] = {}
     totals: dict[tuple[bytes, int], int] = {}
-    for e in SnapshotReader(table).live_entries(latest):
+    for e in SnapshotReader(table.core).live_entries(latest):
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     result.buckets = len(groups)

@@ -45,7 +45,10 @@ import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
 from impl.format.records import DataFileMeta
+from impl.mergetree.kv import KeyCodec, KVLayout
+from impl.mergetree.read import read_kv_tables
 from impl.spark.tables import SparkConnectorError
+from impl.table.bucket import bucket_of_hashes, compute_buckets, encode_partition, group_rows, row_hashes
 
 # A sketch lists the distinct key hashes a task wrote into a (partition, bucket) while there are
 # at most HASH_LIST_MAX of them (4 bytes each): two such lists share a hash only where they share
@@ -83,7 +86,6 @@ def key_hashes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence) -
     The tasks hash the keys they write, the driver the ``_KEY_`` columns of the files: both from
     values of the table's types, so a key gets the same hash on both sides.
     """
-    from impl.table.bucket import row_hashes
 
     return row_hashes(columns, types)
 
@@ -170,8 +172,6 @@ class KeySketchBuilder:
         self._listed: list[np.ndarray | None] = []  # per slot: its distinct hashes, None past the limit
 
     def add(self, data: pa.Table) -> None:
-        from impl.table.bucket import bucket_of_hashes, compute_buckets, encode_partition, group_rows
-
         n = data.num_rows
         if n == 0:
             return
@@ -347,7 +347,6 @@ def check_shared_keys(table, per_task: Sequence[Sequence[CommitMessage]],
     stats = KeyCheckStats()
     if not table.is_primary_key_table:
         return stats
-    from impl.mergetree.kv import KeyCodec, KVLayout
 
     by_bucket: dict[tuple[bytes, int], list[tuple[int, DataFileMeta]]] = {}
     for i, msgs in enumerate(per_task):
@@ -387,7 +386,6 @@ def _shared_key(table, layout, partition: bytes, bucket: int, cluster: list[tupl
                 tasks: list[int], filters: list[CandidateFilter | None], stats: KeyCheckStats) -> dict | None:
     """Exact: one key (column -> value, the smallest found) written by two of ``tasks``, or
     None. Of each task's keys read, with a filter, only its candidate rows are kept."""
-    from impl.mergetree.read import read_kv_tables
 
     bucket_dir = table.paths.bucket_dir(table.partition_cache.path(partition), bucket)
     key_cols = list(layout.key_columns)

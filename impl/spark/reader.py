@@ -36,9 +36,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from impl.spark.claims import ClaimLedger, pushed_predicates, record_pushed
 from impl.spark.filters import translate_filters
 from impl.spark.tables import SparkConnectorError, TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
+from impl.table.predicate import CompoundPredicate
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +167,6 @@ class PaimonReader(DataSourceReader):
         execution = tc.getLocalProperty("spark.sql.execution.id")
         key = f"{app}/sql-{execution}" if execution is not None else f"{app}/stage-{tc.stageId()}"
         master = tc.getLocalProperty("spark.master") or ""
-        from impl.spark.claims import ClaimLedger
 
         ledger = ClaimLedger.for_task(app, master.startswith("local"), self.ref)
         return key, (f"stage-{tc.stageId()}", str(tc.partitionId())), ledger
@@ -241,7 +242,6 @@ class PaimonPushdownReader(PaimonReader):
         table = self.ref.table()
         self.predicate = translate_filters(filters, table.schema)
         if self.relation_id is not None:
-            from impl.spark.claims import record_pushed
 
             record_pushed(self.relation_id, self.predicate)
         # Spark evaluates every filter itself: a cached plan can be reused by another query.
@@ -253,8 +253,6 @@ class PaimonPushdownReader(PaimonReader):
         with the OR of all the relation's pushes: right for each of those scans."""
         if self.predicate is None or self.relation_id is None:
             return self.predicate, int(self.predicate is not None)
-        from impl.spark.claims import pushed_predicates
-        from impl.table.predicate import CompoundPredicate
 
         pushed = pushed_predicates(self.relation_id)
         if pushed is None:

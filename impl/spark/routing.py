@@ -22,8 +22,9 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
-from impl.spark.source import FORMAT_NAME, prepare_write
+from impl.spark.source import FORMAT_NAME, activate, prepare_write
 from impl.spark.tables import SparkConnectorError, split_storage_options
+from impl.spark.tracking import clean_after_failure
 from impl.spark.writer import (
     CommitOutcome,
     WriteJob,
@@ -44,6 +45,7 @@ def bucket_function(types: Sequence, num_buckets: int):
     types = list(types)
 
     def buckets(*columns):
+        # imported where the UDF runs, on Spark's Python workers
         from impl.format.types import to_arrow
         from impl.table.bucket import compute_buckets
 
@@ -118,7 +120,6 @@ class WriteResult:
         """After the caller's own commit: remove leftovers of failed attempts (``committed``), or
         every file of the write that no snapshot of ``commit_user`` (the user the caller committed
         with; default this write's own) added since the write began. Returns the removed paths."""
-        from impl.spark.tracking import clean_after_failure
 
         table = self.job.ref.table()
         if committed:
@@ -144,7 +145,6 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     names a column of row kinds (+I/-U/+U/-D or 0..3) that is not stored. ``num_tasks``
     defaults to ``spark.sql.shuffle.partitions``.
     """
-    from impl.spark.source import activate
 
     activate(df.sparkSession)
     if mode not in ("append", "overwrite"):

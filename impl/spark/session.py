@@ -28,6 +28,8 @@ import threading
 from pathlib import Path
 from typing import Mapping
 
+from impl.spark.source import register
+
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 DEFAULT_CONF: dict[str, str] = {
@@ -87,7 +89,6 @@ def session(app_name: str = "paimon-py", master: str | None = None,
                 except Exception:  # noqa: BLE001 - static confs cannot change on a running session
                     pass
     if register_source:
-        from impl.spark.source import register
         register(active)
     return active
 

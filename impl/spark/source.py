@@ -73,75 +73,26 @@ from __future__ import annotations
 
 import threading
 import uuid
-from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource
 
-from impl.spark.tables import SparkConnectorError, TableRef, canonical_storage_key, is_storage_key, split_table_path
-
-FORMAT_NAME = "paimon_py"
-
-# connector options (not table options)
-_CONNECTOR_KEYS = {"path", "primary-key", "primary-keys", "partition", "partition-keys", "snapshot-id",
-                   "timestamp-millis", "row-kind-column", "read.parallelism", "read.split-size", "pushdown",
-                   "read.changelog"}
-_TIME_TRAVEL = {"snapshot-id": "scan.snapshot-id", "timestamp-millis": "scan.timestamp-millis"}
-
-
-def _names(value: str | None) -> list[str]:
-    return [s.strip() for s in (value or "").split(",") if s.strip()]
-
-
-def _paimon_key(key: str) -> bool:
-    from impl.table.options import _PREFIXES, KNOWN_KEYS
-
-    return key in KNOWN_KEYS or key.startswith(_PREFIXES) or key.startswith("scan.")
-
-
-def check_table_options(options: dict[str, str]) -> None:
-    """Refuse keys that are no Paimon table option (a typo would otherwise silently do nothing)."""
-    unknown = sorted(k for k in options if not _paimon_key(k))
-    if unknown:
-        raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {unknown}; storage options start with fs., "
-                                  f"s3. or s3a., other keys must be Paimon table options")
-
-
-@dataclass(frozen=True)
-class SourceOptions:
-    """The data source options, sorted by what they configure."""
-
-    path: str
-    connector: dict[str, str]  # connector options (_CONNECTOR_KEYS)
-    table: dict[str, str]  # Paimon table options (time travel translated to scan.*)
-    storage: dict[str, str]  # storage options (fs.*, s3.*, s3a.*): how to reach the store
-
-
-def parse_options(options) -> SourceOptions:
-    """The table path and the connector, Paimon table and storage options of the data source options."""
-    opts = {str(k).lower() if str(k).lower() in _CONNECTOR_KEYS else str(k): str(v)
-            for k, v in dict(options).items() if v is not None}
-    path = opts.get("path")
-    if not path:
-        raise SparkConnectorError(f"{FORMAT_NAME}: no table path; use .load(path) / .save(path) or "
-                                  f"OPTIONS (path '<warehouse>/<db>.db/<table>')")
-    connector, table_opts, storage, unknown = {}, {}, {}, []
-    for k, v in opts.items():
-        if k in _CONNECTOR_KEYS:
-            connector[k] = v
-        elif is_storage_key(k):
-            storage[canonical_storage_key(k)] = v
-        elif _paimon_key(k):
-            table_opts[k] = v
-        else:
-            unknown.append(k)
-    if unknown:
-        raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {sorted(unknown)}; connector options are "
-                                  f"{sorted(_CONNECTOR_KEYS)}, storage options start with fs., s3. or s3a., other "
-                                  f"keys must be Paimon table options")
-    for k, scan_key in _TIME_TRAVEL.items():
-        if k in connector:
-            table_opts[scan_key] = connector[k]
-    return SourceOptions(path, connector, table_opts, storage)
+from impl.errors import SchemaMismatchError
+from impl.options.values import parse_bool
+from impl.spark.claims import prune_local_ledgers
+from impl.spark.options import (
+    FORMAT_NAME,
+    parse_options,
+    prepare_write,
+    refuse_system_table_write,
+)
+from impl.spark.reader import DEFAULT_TARGET_BYTES, ROW_KIND_COLUMN, PaimonPushdownReader, PaimonReader
+from impl.spark.stream_reader import PaimonStreamReader, check_streamable, stream_start
+from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
+from impl.spark.system import SystemTableReader
+from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.types import check_read_schema, spark_schema
+from impl.spark.writer import PaimonWriter
+from impl.table.system import SystemTable
 
 
 def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
@@ -154,7 +105,6 @@ def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
 
 def _row_kind(connector: dict[str, str]) -> bool:
     """``read.changelog``: add Paimon's ``rowkind`` column."""
-    from impl.options.values import parse_bool
 
     return parse_bool("read.changelog", connector.get("read.changelog", "false"))
 
@@ -162,7 +112,6 @@ def _row_kind(connector: dict[str, str]) -> bool:
 def _pushdown(connector: dict[str, str]) -> bool:
     """``pushdown`` (default false): prune the planned read with the pushed filters. Off by
     default because Spark 4.3 shares one planned read among all scans of a loaded relation."""
-    from impl.options.values import parse_bool
 
     return parse_bool("pushdown", connector.get("pushdown", "false"))
 
@@ -171,8 +120,6 @@ def read_schema(table, row_kind: bool):
     """The Spark schema a read returns: the table's columns, after ``rowkind`` with ``read.changelog``."""
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from impl.spark.reader import ROW_KIND_COLUMN
-    from impl.spark.types import spark_schema
 
     schema = spark_schema(table.schema)
     if not row_kind:
@@ -185,8 +132,6 @@ def read_schema(table, row_kind: bool):
 
 def _check_schema(requested, table, row_kind: bool) -> None:
     """A user-specified read schema must be the one the read returns."""
-    from impl.errors import SchemaMismatchError
-    from impl.spark.types import check_read_schema
 
     if row_kind:
         expected = read_schema(table, True)
@@ -217,14 +162,10 @@ class PaimonDataSource(DataSource):
         return read_schema(ref.table(), _row_kind(connector))
 
     def reader(self, schema):
-        from impl.spark.reader import DEFAULT_TARGET_BYTES, PaimonPushdownReader, PaimonReader
-        from impl.table.system import SystemTable
-
         ref, connector = _read_ref(self.options)
         table = ref.table()  # fails early, naming the table, if it does not exist
         row_kind = _row_kind(connector)
         if isinstance(table, SystemTable):
-            from impl.spark.system import SystemTableReader
             if row_kind:
                 raise SparkConnectorError(f"{FORMAT_NAME}: system table {table.identifier} has no row kinds; "
                                           "read it without read.changelog")
@@ -238,9 +179,6 @@ class PaimonDataSource(DataSource):
                             relation_id=getattr(self, "relation_id", None), row_kind=row_kind)
 
     def streamReader(self, schema):
-        from impl.spark.reader import DEFAULT_TARGET_BYTES
-        from impl.spark.stream_reader import PaimonStreamReader, check_streamable, stream_start
-
         ref, connector = _read_ref(self.options)
         table = ref.table()
         if "$" in ref.name:
@@ -256,93 +194,14 @@ class PaimonDataSource(DataSource):
 
     def streamWriter(self, schema, overwrite: bool):
         """The Structured Streaming sink (see :mod:`impl.spark.stream_writer`)."""
-        from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
 
         return PaimonStreamWriter(make_stream_sink(self.options, schema, overwrite))
 
     def writer(self, schema, overwrite: bool):
-        from impl.spark.writer import PaimonWriter
-
         parsed = parse_options(self.options)
         refuse_system_table_write(parsed.path, "a write")
         job = prepare_write(parsed.path, schema, parsed.connector, parsed.table, storage_options=parsed.storage)
         return PaimonWriter(job, overwrite)
-
-
-def refuse_system_table_write(path: str, operation: str) -> None:
-    """Raise ``SystemTableReadOnlyError`` when ``path`` names a system table (``t$snapshots``)."""
-    from impl.table.catalog import split_system_table
-    from impl.table.errors import SystemTableReadOnlyError
-
-    _, db, name = split_table_path(path)
-    if split_system_table(name)[1] is not None:
-        raise SystemTableReadOnlyError(f"{db}.{name}", operation)
-
-
-def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: dict[str, str], *,
-                  drop_columns=(), fs_factory=None, storage_options: dict[str, str] | None = None):
-    """Create the table if missing, check the DataFrame schema, and build the WriteJob.
-    ``table_opts`` must hold no storage option (they would be stored in the schema)."""
-    from impl.spark.types import arrow_schema_for_create, check_write_schema
-    from impl.spark.writer import WriteJob
-
-    row_kind = connector.get("row-kind-column")
-    hidden = set(drop_columns) | ({row_kind} if row_kind else set())
-    data_schema = type(df_schema)([f for f in df_schema.fields if f.name not in hidden])
-    misplaced = sorted(k for k in table_opts if is_storage_key(k))
-    if misplaced:
-        raise SparkConnectorError(f"{FORMAT_NAME}: storage options {misplaced} given as table options; they "
-                                  f"would be written into the table's schema")
-    base = TableRef.from_path(path, fs_factory=fs_factory, storage_options=storage_options)
-    for k in _TIME_TRAVEL.values():
-        if k in table_opts:
-            raise SparkConnectorError(f"{FORMAT_NAME}: time travel options do not apply to writes")
-    catalog = base.catalog()
-    if not catalog.table_exists(base.identifier):
-        catalog.create_database(base.database, ignore_if_exists=True)
-        pks = _names(connector.get("primary-key") or connector.get("primary-keys"))
-        parts = _names(connector.get("partition") or connector.get("partition-keys"))
-        if pks and int(table_opts.get("bucket", "-1")) < 1:
-            raise SparkConnectorError(
-                f"{FORMAT_NAME}: a primary-key table needs a fixed bucket count, e.g. .option('bucket', '4') "
-                f"(dynamic bucket mode is not supported); table {base.identifier} was not created")
-        catalog.create_table(base.identifier, schema=arrow_schema_for_create(data_schema), primary_keys=pks or None,
-                             partition_keys=parts or None, options=table_opts, ignore_if_exists=True)
-        dynamic = {}
-    else:
-        _check_existing(base.table(), connector, table_opts)
-        dynamic = {k: v for k, v in table_opts.items() if k not in ("bucket", "bucket-key")}
-    ref = base.with_options(dynamic) if dynamic else base
-    table = ref.table()
-    if table.is_primary_key_table and table.options.bucket < 1:
-        # Spark tasks would each assign buckets from their own copy of the HASH index: the commit
-        # would refuse their index files (IndexFileConflictError) after all the work
-        raise SparkConnectorError(
-            f"{FORMAT_NAME}: {table.identifier} is a dynamic bucket table (bucket -1); Spark writes into it are not "
-            f"supported. Write it with impl's TableWrite (one assigner per partition), or use a fixed-bucket table")
-    mapping = check_write_schema(data_schema, table.schema, table.identifier)
-    column_map = [(f.name, src) for f, src in zip(table.schema.fields, mapping, strict=True)]
-    latest = table.snapshot_manager.latest_snapshot_id() or 0
-    return WriteJob.new(ref, column_map, since_snapshot_id=latest, row_kind_column=row_kind,
-                        drop_columns=tuple(drop_columns))
-
-
-def _check_existing(table, connector: dict[str, str], table_opts: dict[str, str]) -> None:
-    """Table-defining options given for an existing table must match it."""
-    problems = []
-    pks = _names(connector.get("primary-key") or connector.get("primary-keys"))
-    if pks and pks != list(table.primary_keys):
-        problems.append(f"primary-key {pks} (table: {list(table.primary_keys)})")
-    parts = _names(connector.get("partition") or connector.get("partition-keys"))
-    if parts and parts != list(table.partition_keys):
-        problems.append(f"partition {parts} (table: {list(table.partition_keys)})")
-    if "bucket" in table_opts and int(table_opts["bucket"]) != table.options.bucket:
-        problems.append(f"bucket {table_opts['bucket']} (table: {table.options.bucket})")
-    if "bucket-key" in table_opts and _names(table_opts["bucket-key"]) != list(table.bucket_keys):
-        problems.append(f"bucket-key {table_opts['bucket-key']} (table: {list(table.bucket_keys)})")
-    if problems:
-        raise SparkConnectorError(f"table {table.identifier} exists with a different definition: "
-                                  f"{'; '.join(problems)}")
 
 
 _registered: set[int] = set()
@@ -378,12 +237,10 @@ def register(spark) -> None:
         spark.dataSource.register(PaimonDataSource)
         _registered.add(key)
     try:
-        from impl.spark.claims import prune_local_ledgers
 
         prune_local_ledgers()
     except Exception:  # noqa: BLE001 - housekeeping only
         pass
 
 
-__all__ = ["PaimonDataSource", "register", "activate", "FORMAT_NAME", "parse_options", "prepare_write",
-           "SourceOptions"]
+__all__ = ["PaimonDataSource", "register", "activate", "FORMAT_NAME", "parse_options", "prepare_write"]

@@ -64,6 +64,7 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
 from impl.spark.keycheck import Sketches
+from impl.spark.options import FORMAT_NAME, parse_options, prepare_write, refuse_system_table_write
 from impl.spark.tables import SparkConnectorError
 from impl.spark.tracking import WriteIntent, clean_after_failure
 from impl.spark.writer import CommitOutcome, WriteJob, WriteRoutingError, commit_write, task_key, write_task
@@ -179,8 +180,6 @@ class StreamSink:
 
 def make_stream_sink(options, schema, overwrite: bool, *, fs_factory=None) -> StreamSink:
     """Parse the data source options, create the table if missing, check the schema."""
-    from impl.spark.source import FORMAT_NAME, parse_options, prepare_write, refuse_system_table_write
-
     opts = {str(k): v for k, v in dict(options).items()}
     checkpoint = next((v for k, v in opts.items() if k.lower() == CHECKPOINT_OPTION), None)
     opts = {k: v for k, v in opts.items() if k.lower() != CHECKPOINT_OPTION}

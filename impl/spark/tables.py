@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+import impl
 from impl.errors import InvalidWarehouseError, PaimonError
 from impl.fs.object_store import (
     ACCESS_KEY_KEYS,
@@ -34,7 +35,7 @@ from impl.fs.object_store import (
     is_object_store_url,
 )
 from impl.table.catalog import DB_SUFFIX
-from impl.table.errors import InvalidIdentifierError
+from impl.table.errors import DatabaseNotExistError, InvalidIdentifierError, TableNotExistError
 
 
 class SparkConnectorError(PaimonError, ValueError):
@@ -187,8 +188,6 @@ class TableRef:
         return fs
 
     def catalog(self, filesystem=None):
-        import impl
-
         if filesystem is None and (self.fs_factory is not None or self.on_object_store):
             filesystem = self.filesystem()
         return impl.Catalog(self.warehouse, filesystem=filesystem)
@@ -198,7 +197,6 @@ class TableRef:
 
     def table(self, filesystem=None, *, extra_options: Mapping[str, str] | None = None):
         """Open the table (raises TableNotExistError naming it and its path when there is none)."""
-        from impl.table.errors import DatabaseNotExistError, TableNotExistError
 
         try:
             t = self.catalog(filesystem).get_table(self.identifier)

@@ -43,6 +43,7 @@ from impl.spark.keycheck import (
 )
 from impl.spark.tables import SparkConnectorError, TableRef
 from impl.spark.tracking import WriteIntent, clean_after_failure
+from impl.table.write import conform_input
 
 log = logging.getLogger(__name__)
 
@@ -140,15 +141,13 @@ def write_batches(batches: Iterable[pa.RecordBatch], job: WriteJob, key: str | N
 
 
 def _write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, table, sketch: bool) -> TaskOutput:
-    from impl.table.write import conform_input
-
     sketcher = KeySketchBuilder(table) if sketch and table.is_primary_key_table else None
     w = table.new_batch_write_builder().new_write()
 
     def write(pending: list[pa.RecordBatch]) -> None:
         data, kinds = _to_table_columns(pending, job)
         if sketcher is not None:
-            data = conform_input(data, table)  # the sketch hashes the values the files will hold
+            data = conform_input(data, table.core)  # the sketch hashes the values the files will hold
             sketcher.add(data)
         w.write_arrow(data, row_kinds=kinds)
 

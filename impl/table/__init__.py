@@ -1,5 +1,15 @@
-"""Tables: schema, filesystem catalog, write / read builders, scans, splits and maintenance."""
+"""Tables: the filesystem catalog, the table core, and every operation on a table.
 
+``core`` holds :class:`TableCore`, one table view's plumbing (paths, file IO, schema and its
+manager, options, snapshot / manifest / index / tag / branch managers, partition cache, and
+the :class:`impl.environment.Environment`); ``scan``, ``read``, ``write``, ``commit``,
+``compact``, ``maintenance``, ``tags``, ``dynamic_bucket``, ``pk`` and ``system`` take a core.
+``table`` is :class:`FileStoreTable`, the public API over a core; ``api`` the :class:`Table`
+protocol it shares with :class:`SystemTable`. ``schema`` and ``options`` validate table
+definitions, ``bucket`` and ``predicate`` are the routing and filter rules.
+"""
+
+from impl.table.api import Table
 from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from impl.table.catalog import Catalog
@@ -30,6 +40,9 @@ from impl.table.system import SystemTable
 from impl.table.table import FileStoreTable
 from impl.table.write import TableWrite
 
+# mypy checks that both kinds of table satisfy the Table protocol
+TABLE_KINDS: tuple[type[Table], ...] = (FileStoreTable, SystemTable)
+
 __all__ = [
     "BatchWriteBuilder", "ReadBuilder", "StreamWriteBuilder", "Catalog", "TableCommit",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
@@ -38,4 +51,5 @@ __all__ = [
     "CommitUsageError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
     "TableOptions", "CompoundPredicate", "LeafPredicate", "Predicate", "PredicateBuilder", "TableRead",
     "DataSplit", "Plan", "SplitKind", "TableScan", "Schema", "FileStoreTable", "TableWrite", "BucketMode",
+    "Table", "TABLE_KINDS",
 ]

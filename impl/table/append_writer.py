@@ -11,12 +11,12 @@ files nobody references (a snapshot names a file only after ``prepare_commit``).
 
 from __future__ import annotations
 
-import time
 from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from impl.environment import wall_clock_millis
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsCollector, StatsModeLike
 from impl.format.types import DataField
@@ -57,8 +57,10 @@ class RollingFileWriter:
     def __init__(self, file_io: FileIO, bucket_dir: str, schema: pa.Schema, fields: Sequence[DataField], *,
                  schema_id: int, target_file_size: int, compression: str = "zstd", zstd_level: int | None = 1,
                  stats_mode: StatsModeLike = DEFAULT_STATS_MODE, file_source: FileSource = FileSource.APPEND,
-                 name_factory: Callable[[], str], buffer_rows: int = ROW_GROUP_ROWS):
+                 name_factory: Callable[[], str], buffer_rows: int = ROW_GROUP_ROWS,
+                 clock_millis: Callable[[], int] = wall_clock_millis):
         self.file_io = file_io
+        self._clock_millis = clock_millis  # the environment's clock: file creation times
         self.bucket_dir = bucket_dir.rstrip("/")
         self.schema = schema
         self.fields = list(fields)
@@ -134,7 +136,7 @@ class RollingFileWriter:
             max_sequence_number=0,
             schema_id=self.schema_id,
             level=0,
-            creation_time_millis=int(time.time() * 1000),
+            creation_time_millis=self._clock_millis(),
             delete_row_count=0,
             file_source=self.file_source,
             value_stats_cols=cols,

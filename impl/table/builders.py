@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import uuid
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from impl.errors import OverwritePartitionError
 from impl.table.commit import NO_OVERWRITE, TableCommit
+from impl.table.core import TableCore
 from impl.table.errors import InvalidPredicateError
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.read import TableRead
 from impl.table.scan import TableScan
 from impl.table.write import TableWrite
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 
 class BatchWriteBuilder:
@@ -26,9 +23,9 @@ class BatchWriteBuilder:
     >>> w.write_arrow(data); c.commit(w.prepare_commit())       # doctest: +SKIP
     """
 
-    def __init__(self, table: "FileStoreTable"):
-        self.table = table
-        self.commit_user = str(uuid.uuid4())
+    def __init__(self, core: TableCore):
+        self.core = core
+        self.commit_user = core.env.new_id()
         self._overwrite = NO_OVERWRITE
 
     def overwrite(self, static_partition: Mapping[str, object] | None = None) -> "BatchWriteBuilder":
@@ -36,11 +33,11 @@ class BatchWriteBuilder:
         keys), or with None of the whole table (of the partitions receiving rows, on partitioned
         tables with ``dynamic-partition-overwrite`` = true, Paimon's default)."""
         spec = dict(static_partition) if static_partition else {}
-        keys = list(self.table.schema.partition_keys)
+        keys = list(self.core.schema.partition_keys)
         unknown = [k for k in spec if k not in keys]
         if unknown:
             raise OverwritePartitionError(
-                f"overwrite of {self.table.identifier}: {unknown} are not partition keys (partition keys: {keys})")
+                f"overwrite of {self.core.identifier}: {unknown} are not partition keys (partition keys: {keys})")
         self._overwrite = spec
         return self
 
@@ -48,20 +45,20 @@ class BatchWriteBuilder:
                   spill_directory: str | None = None) -> TableWrite:
         """``compaction_executor``, ``spill_directory``: see :class:`TableWrite` (defaults: a
         background thread pool, the system temp directory)."""
-        return TableWrite(self.table, self.commit_user, streaming=False,
+        return TableWrite(self.core, self.commit_user, streaming=False,
                           ignore_previous_files=self._overwrite is not NO_OVERWRITE,
                           compaction_executor=compaction_executor, spill_directory=spill_directory)
 
     def new_commit(self) -> TableCommit:
-        return TableCommit(self.table, self.commit_user, streaming=False, overwrite_partition=self._overwrite)
+        return TableCommit(self.core, self.commit_user, streaming=False, overwrite_partition=self._overwrite)
 
 
 class StreamWriteBuilder:
     """Builds a stream write (many prepare_commit calls) and a commit with explicit identifiers."""
 
-    def __init__(self, table: "FileStoreTable"):
-        self.table = table
-        self.commit_user = str(uuid.uuid4())
+    def __init__(self, core: TableCore):
+        self.core = core
+        self.commit_user = core.env.new_id()
 
     def with_commit_user(self, commit_user: str) -> "StreamWriteBuilder":
         self.commit_user = commit_user
@@ -70,18 +67,18 @@ class StreamWriteBuilder:
     def new_write(self, *, compaction_executor: Executor | None = None,
                   spill_directory: str | None = None) -> TableWrite:
         """``compaction_executor``, ``spill_directory``: see :class:`TableWrite`."""
-        return TableWrite(self.table, self.commit_user, streaming=True, compaction_executor=compaction_executor,
+        return TableWrite(self.core, self.commit_user, streaming=True, compaction_executor=compaction_executor,
                           spill_directory=spill_directory)
 
     def new_commit(self) -> TableCommit:
-        return TableCommit(self.table, self.commit_user, streaming=True)
+        return TableCommit(self.core, self.commit_user, streaming=True)
 
 
 class ReadBuilder:
     """Builds scans and reads with a filter, a projection and a row limit."""
 
-    def __init__(self, table: "FileStoreTable"):
-        self.table = table
+    def __init__(self, core: TableCore):
+        self.core = core
         self._predicate: Predicate | None = None
         self._projection: list[str] | None = None
         self._limit: int | None = None
@@ -96,7 +93,7 @@ class ReadBuilder:
         if projection is None:
             self._projection = None
             return self
-        names = self.table.schema.field_names
+        names = self.core.schema.field_names
         out = []
         for p in projection:
             if isinstance(p, int) and not isinstance(p, bool):
@@ -118,14 +115,14 @@ class ReadBuilder:
         return self
 
     def new_predicate_builder(self) -> PredicateBuilder:
-        return PredicateBuilder(self.table.schema)
+        return PredicateBuilder(self.core.schema)
 
     def read_type(self):
         """The pyarrow schema of what ``new_read()`` returns."""
         return self.new_read().output_schema()
 
     def new_scan(self) -> TableScan:
-        return TableScan(self.table, self._predicate)
+        return TableScan(self.core, self._predicate)
 
     def new_read(self) -> TableRead:
-        return TableRead(self.table, self._predicate, self._projection, self._limit)
+        return TableRead(self.core, self._predicate, self._projection, self._limit)

@@ -13,13 +13,15 @@ from typing import Mapping, Sequence
 import fsspec
 import pyarrow as pa
 
+from impl.environment import PRODUCTION, Environment
 from impl.errors import FileIOError, InvalidWarehouseError
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable, storage_options
 from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
-from impl.schema.manager import SchemaManager
+from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotManager
+from impl.table.core import load_latest_schema
 from impl.table.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -35,7 +37,7 @@ from impl.table.errors import (
 from impl.table.options import warn_unknown_keys
 from impl.table.schema import Schema, build_table_schema, validate_for_create
 from impl.table.system import SYSTEM_TABLES, SystemTable
-from impl.table.table import FileStoreTable, load_latest_schema, open_branch, schema_ids
+from impl.table.table import FileStoreTable, open_branch
 
 DB_SUFFIX = ".db"
 SYSTEM_TABLE_SPLITTER = "$"
@@ -117,7 +119,9 @@ class Catalog:
     """
 
     def __init__(self, warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
-                 options: Mapping[str, str] | None = None):
+                 options: Mapping[str, str] | None = None, *, env: Environment = PRODUCTION):
+        """``env``: where the tables' writes take time, ids and randomness from (default: the
+        real clock, uuid4 and OS-seeded generators; :meth:`Environment.seeded` for replays)."""
         if not isinstance(warehouse, str) or not warehouse:
             raise InvalidIdentifierError(f"warehouse {warehouse!r} is not a path")
         check_catalog_options(warehouse, options)
@@ -129,6 +133,7 @@ class Catalog:
             raise InvalidWarehouseError(f"warehouse {warehouse!r} is a regular file, not a directory")
         self.warehouse = root.rstrip("/") or "/"
         self.options = dict(options or {})
+        self.env = env
 
     # ------------------------------------------------------------------ paths
 
@@ -177,7 +182,7 @@ class Catalog:
         for n in self.file_io.list_names(db_path):
             if n.startswith("."):
                 continue
-            if schema_ids(self.file_io, TablePaths(posixpath.join(db_path, n))):
+            if schema_ids_in(self.file_io, TablePaths(posixpath.join(db_path, n)).schema_dir):
                 out.append(n)
         return sorted(out)
 
@@ -186,7 +191,7 @@ class Catalog:
         base, system = split_system_table(name)
         if system is not None and system.lower() not in SYSTEM_TABLES:
             return False
-        return bool(schema_ids(self.file_io, TablePaths(self.table_path((db, base)))))
+        return bool(schema_ids_in(self.file_io, TablePaths(self.table_path((db, base))).schema_dir))
 
     def create_table(self, identifier, schema: pa.Schema | Schema, primary_keys: Sequence[str] | None = None,
                      partition_keys: Sequence[str] | None = None, options: Mapping | None = None,
@@ -209,12 +214,12 @@ class Catalog:
         else:
             pa_schema = schema
         table_schema = build_table_schema(pa_schema, primary_keys=primary_keys, partition_keys=partition_keys,
-                                          options=options, comment=comment)
+                                          options=options, comment=comment, time_millis=self.env.clock_millis())
         if not self._database_exists(db):
             raise DatabaseNotExistError(db)
         ident = f"{db}.{name}"
         paths = TablePaths(self.table_path((db, name)))
-        if schema_ids(self.file_io, paths):
+        if schema_ids_in(self.file_io, paths.schema_dir):
             if ignore_if_exists:
                 return self._get_data_table(db, name)
             raise TableAlreadyExistError(ident)
@@ -226,7 +231,7 @@ class Catalog:
             if ignore_if_exists:
                 return self._get_data_table(db, name)
             raise TableAlreadyExistError(ident)
-        return FileStoreTable(self.file_io, paths.table_path, table_schema, ident)
+        return FileStoreTable(self.file_io, paths.table_path, table_schema, ident, env=self.env)
 
     def get_table(self, identifier) -> FileStoreTable | SystemTable:
         """The table ``db.t``; a view of its branch ``b`` with ``db.t$branch_b`` (Paimon's
@@ -242,7 +247,7 @@ class Catalog:
         if system.startswith(BRANCH_SUFFIX_PREFIX):
             branch, _, rest = system[len(BRANCH_SUFFIX_PREFIX):].partition(SYSTEM_TABLE_SPLITTER)
             table = open_branch(self.file_io, table.path, f"{db}.{base}{SYSTEM_TABLE_SPLITTER}{BRANCH_SUFFIX_PREFIX}{branch}",
-                                branch)
+                                branch, env=self.env)
             if not rest:
                 return table
             system = rest
@@ -254,11 +259,12 @@ class Catalog:
     def _get_data_table(self, db: str, name: str) -> FileStoreTable:
         ident = f"{db}.{name}"
         paths = TablePaths(self.table_path((db, name)))
-        if not schema_ids(self.file_io, paths):
+        if not schema_ids_in(self.file_io, paths.schema_dir):
             if not self._database_exists(db):
                 raise DatabaseNotExistError(db)
             raise TableNotExistError(ident)
-        return FileStoreTable(self.file_io, paths.table_path, load_latest_schema(self.file_io, paths, ident), ident)
+        return FileStoreTable(self.file_io, paths.table_path, load_latest_schema(self.file_io, paths, ident), ident,
+                              env=self.env)
 
     def alter_table(self, identifier, changes: Sequence[SchemaChange], ignore_if_not_exists: bool = False) -> None:
         """Apply ``changes`` (a list of :class:`impl.SchemaChange`) as the table's next schema.
@@ -272,7 +278,7 @@ class Catalog:
         db, name = parse_identifier(identifier)
         ident = f"{db}.{name}"
         paths = TablePaths(self.table_path((db, name)))
-        if not schema_ids(self.file_io, paths):
+        if not schema_ids_in(self.file_io, paths.schema_dir):
             if ignore_if_not_exists:
                 return
             if not self._database_exists(db):
@@ -283,7 +289,8 @@ class Catalog:
         old_options = dict(load_latest_schema(self.file_io, paths, ident).options)
 
         def build(latest):
-            new = apply_changes(latest, changes, has_snapshots=lambda: snapshots.latest_snapshot() is not None)
+            new = apply_changes(latest, changes, has_snapshots=lambda: snapshots.latest_snapshot() is not None,
+                                time_millis=self.env.clock_millis())
             validate_for_create(new, warn_unknown=False)  # the new schema must be a table one could create
             return new
 
@@ -296,7 +303,7 @@ class Catalog:
         if split_system_table(name)[1] is not None:
             raise SystemTableReadOnlyError(f"{db}.{name}", "drop_table")
         path = self.table_path((db, name))
-        if not schema_ids(self.file_io, TablePaths(path)):
+        if not schema_ids_in(self.file_io, TablePaths(path).schema_dir):
             if ignore_if_not_exists:
                 return
             if not self._database_exists(db):

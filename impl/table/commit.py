@@ -13,16 +13,14 @@ conflicts only (a stream job may retry the same messages after, say, an I/O erro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from impl.commit.file_store_commit import CommitStats, FileStoreCommit
 from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, FileAlreadyLiveError, OverwritePartitionError
 from impl.format.json_records import TableSchema
+from impl.table.core import TableCore
 from impl.table.errors import CommitUsageError, StaleTableHandleError, WriterClosedError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 NO_OVERWRITE = object()
 
@@ -30,15 +28,15 @@ NO_OVERWRITE = object()
 class TableCommit:
     """Commits the messages of one commit user to one table."""
 
-    def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
+    def __init__(self, core: TableCore, commit_user: str, *, streaming: bool = False,
                  overwrite_partition=NO_OVERWRITE):
-        self.table = table
+        self.core = core
         self.commit_user = commit_user
         self.streaming = streaming
         self.overwrite_partition = overwrite_partition
         self.file_store_commit = FileStoreCommit(
-            table.file_io, table.path, table.schema, commit_user=commit_user, options=table.options.commit,
-            table_name=table.identifier, manifest_file=table.manifest_file, branch=table.branch)
+            core.file_io, core.path, core.schema, commit_user=commit_user, options=core.options.commit,
+            table_name=core.identifier, manifest_file=core.manifest_file, branch=core.branch, env=core.env)
         self._committed = False
         self._closed = False
 
@@ -50,16 +48,16 @@ class TableCommit:
         self._check_open()
         if self.streaming:
             if commit_identifier is None:
-                raise CommitUsageError(f"stream commit to {self.table.identifier} needs a commit_identifier")
+                raise CommitUsageError(f"stream commit to {self.core.identifier} needs a commit_identifier")
         else:
             if self._committed:
-                raise WriterClosedError(f"batch commit of {self.table.identifier} was already used")
+                raise WriterClosedError(f"batch commit of {self.core.identifier} was already used")
             if commit_identifier is None:
                 commit_identifier = BATCH_COMMIT_IDENTIFIER
         messages = list(messages)
         for m in messages:
             if not isinstance(m, CommitMessage):
-                raise CommitUsageError(f"commit to {self.table.identifier} takes the CommitMessages of "
+                raise CommitUsageError(f"commit to {self.core.identifier} takes the CommitMessages of "
                                        f"prepare_commit, got {type(m).__name__}")
         self._committed = True
         self._check_schema_still_exists(messages)
@@ -67,8 +65,8 @@ class TableCommit:
         try:
             if self.overwrite_partition is not NO_OVERWRITE:
                 spec = self.overwrite_partition
-                dynamic = (not spec and bool(self.table.schema.partition_keys)
-                           and self.table.options.dynamic_partition_overwrite)
+                dynamic = (not spec and bool(self.core.schema.partition_keys)
+                           and self.core.options.dynamic_partition_overwrite)
                 return self.file_store_commit.overwrite(spec or None, committable, dynamic=dynamic)
             return self.file_store_commit.commit(committable)
         except Exception as e:
@@ -104,19 +102,19 @@ class TableCommit:
         catches a drop followed by a new table of the same name. One small read per commit; a drop
         racing this check between it and the snapshot's publication is not covered.
         """
-        fio = self.table.file_io
-        path = self.table.paths.schema_path(self.table.schema.id)
+        fio = self.core.file_io
+        path = self.core.paths.schema_path(self.core.schema.id)
         try:
             stored = TableSchema.from_json_bytes(fio.read_bytes(path), path)
         except FileNotFoundError:
             stored = None
         # compared as written: a freshly built schema and its parsed file differ in defaults
-        if stored is not None and stored.to_json_bytes() == self.table.schema.to_json_bytes():
+        if stored is not None and stored.to_json_bytes() == self.core.schema.to_json_bytes():
             return
         # the writers' files can never be committed to this table: remove them, so that the
         # dropped table's directory is not recreated with data nobody references
         self.abort(messages)
-        raise StaleTableHandleError(self.table.identifier, path,
+        raise StaleTableHandleError(self.core.identifier, path,
                                     "no longer exists" if stored is None else "was replaced by a new table's")
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
@@ -129,7 +127,7 @@ class TableCommit:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise WriterClosedError(f"commit of {self.table.identifier} is closed")
+            raise WriterClosedError(f"commit of {self.core.identifier} is closed")
 
     def __enter__(self):
         return self

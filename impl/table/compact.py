@@ -17,9 +17,8 @@ job removed a file meanwhile), the new files are deleted.
 from __future__ import annotations
 
 import os
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
@@ -27,12 +26,10 @@ from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
 from impl.table.commit import TableCommit
-from impl.table.pk import bucket_index_files
+from impl.table.core import TableCore, bucket_index_files
+from impl.table.pk import PrimaryKeyBucketWriter
 from impl.table.read import read_data_file
 from impl.table.scan import SnapshotReader
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 
 def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: int | None,
@@ -46,7 +43,7 @@ def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: in
     return small if len(small) >= max(min_num, 2) else []
 
 
-def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total_buckets: int,
+def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets: int,
                    files: Sequence[DataFileMeta], full: bool,
                    index_files: Sequence[IndexFileMeta] | None = None) -> CommitMessage | None:
     """Compact one bucket given its live files; its CommitMessage, or None if nothing changed.
@@ -58,13 +55,12 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
     The new files exist on storage once this returns; they become live only when the message
     is committed (``TableCommit.abort`` removes them otherwise).
     """
-    path = table.partition_cache.path(partition)
-    if table.is_primary_key_table:
-        from impl.table.pk import PrimaryKeyBucketWriter
-        if index_files is None and table.options.deletion_vectors:
-            latest = table.snapshot_manager.latest_snapshot()
-            index_files = bucket_index_files(table, latest).get((partition, bucket), [])
-        w = PrimaryKeyBucketWriter(table, partition, path, bucket, list(files), None, total_buckets=total_buckets,
+    path = core.partition_cache.path(partition)
+    if core.is_primary_key_table:
+        if index_files is None and core.options.deletion_vectors:
+            latest = core.snapshot_manager.latest_snapshot()
+            index_files = bucket_index_files(core, latest).get((partition, bucket), [])
+        w = PrimaryKeyBucketWriter(core, partition, path, bucket, list(files), None, total_buckets=total_buckets,
                                    restored_index=index_files or ())
         try:
             w.compact(full)
@@ -73,22 +69,22 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
             w.close()
         return None if m.is_empty() else m
 
-    o = table.options
+    o = core.options
     target = o.target_file_size_for(False)
     picked = pick_files(list(files), target, o.compaction_min_file_num, o.compaction_max_file_num, full)
     if not picked:
         return None
     writer = RollingFileWriter(
-        table.file_io, table.paths.bucket_dir(path, bucket), table.arrow_schema, table.schema.fields,
-        schema_id=table.schema.id, target_file_size=target, compression=o.file_compression,
+        core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
+        schema_id=core.schema.id, target_file_size=target, compression=o.file_compression,
         zstd_level=o.zstd_level, stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
-        name_factory=DataFileNamer().data_file)
+        name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
     try:
         for f in picked:
-            fpath = table.paths.data_file_path(path, bucket, f.file_name, f.external_path)
+            fpath = core.paths.data_file_path(path, bucket, f.file_name, f.external_path)
             # files of older schemas are read by field id and rewritten under the current one
-            data = read_data_file(table, table.file_io.read_bytes(fpath), fpath, f, table.schema.field_names)
-            writer.write(data.cast(table.arrow_schema))
+            data = read_data_file(core, core.file_io.read_bytes(fpath), fpath, f, core.schema.field_names)
+            writer.write(data.cast(core.arrow_schema))
         after = writer.prepare_commit()
     except BaseException:
         writer.abort()
@@ -96,23 +92,23 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
     return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(picked), compact_after=tuple(after))
 
 
-def compact_table(table: "FileStoreTable", full: bool = False) -> CommitStats | None:
+def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
     """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None."""
-    latest = table.snapshot_manager.latest_snapshot()
+    latest = core.snapshot_manager.latest_snapshot()
     if latest is None:
         return None
     groups: dict[tuple[bytes, int], list] = {}
-    for e in SnapshotReader(table).live_entries(latest):
+    for e in SnapshotReader(core).live_entries(latest):
         groups.setdefault((e.partition, e.bucket), []).append(e)
     if not groups:
         return None
-    commit = TableCommit(table, f"compact-{uuid.uuid4()}")
+    commit = TableCommit(core, f"compact-{core.env.new_id()}")
     messages: list[CommitMessage] = []
     failure: BaseException | None = None
     workers = max(1, min(len(groups), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paimon-compact-job") as pool:
-        index = bucket_index_files(table, latest) if table.options.deletion_vectors else {}
-        futures = [pool.submit(compact_bucket, table, p, b, es[0].total_buckets, [e.file for e in es], full,
+        index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
+        futures = [pool.submit(compact_bucket, core, p, b, es[0].total_buckets, [e.file for e in es], full,
                                index.get((p, b), []))
                    for (p, b), es in groups.items()]
         for fu in futures:  # wait for all, so nothing is still writing when we clean up

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -43,12 +43,9 @@ from impl.format.json_records import Snapshot
 from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import FileNamer, IdFactory, TablePaths
-from impl.manifest.manifest_file import IndexManifestFile
 from impl.options.values import MAX_DYNAMIC_BUCKETS
-
-if TYPE_CHECKING:
-    from impl.table.table import FileStoreTable
-
+from impl.table.core import TableCore
+from impl.table.scan import SnapshotReader
 
 INDEX_FILE_PREFIX = "index-"
 # Java's unlimited case: bucket ids 0 .. Short.MAX_VALUE - 1 (PartitionIndex.assign)
@@ -232,7 +229,7 @@ class DynamicBucketAssigner:
     (partition, bucket), the new complete index file to ADD and the file it replaces to DELETE.
     """
 
-    table: FileStoreTable
+    core: TableCore
     ignore_existing: bool = False
     rng: random.Random = field(default_factory=random.Random)
     _partitions: dict[bytes, _LoadedPartition] = field(default_factory=dict)
@@ -240,7 +237,7 @@ class DynamicBucketAssigner:
     _buckets_at: tuple[tuple[int, str], dict[bytes, set[int]]] | None = None
 
     def __post_init__(self) -> None:
-        self.files = HashIndexFile(self.table.file_io, self.table.paths)
+        self.files = HashIndexFile(self.core.file_io, self.core.paths, id_factory=self.core.env.new_id)
 
     def assign(self, partition: bytes, key_hashes: np.ndarray) -> np.ndarray:
         """Buckets (int32 per row) of rows of ``partition`` with these key hashes."""
@@ -279,7 +276,7 @@ class DynamicBucketAssigner:
                             deleted_index_files=(*m.deleted_index_files, *([old] if old else [])))
             out.append(replace(m, hash_index_view=views.get(m.partition)))
         for (partition, bucket), (new, old) in changes.items():
-            out.append(CommitMessage(partition, bucket, self.table.options.bucket, new_index_files=(new,),
+            out.append(CommitMessage(partition, bucket, self.core.options.bucket, new_index_files=(new,),
                                      deleted_index_files=(old,) if old else (), hash_index_view=views[partition]))
         return out
 
@@ -290,21 +287,21 @@ class DynamicBucketAssigner:
         written: its view is checked at commit on its own). A snapshot expired while being read
         is a race with expiration: read the new latest."""
         for _ in range(_LOAD_ATTEMPTS - 1):
-            snapshot = None if self.ignore_existing else self.table.snapshot_manager.latest_snapshot()
+            snapshot = None if self.ignore_existing else self.core.snapshot_manager.latest_snapshot()
             try:
                 return self._load_at(partition, snapshot)
             except FileNotFoundError:
-                if snapshot is None or self.table.snapshot_manager.snapshot_exists(snapshot.id):
+                if snapshot is None or self.core.snapshot_manager.snapshot_exists(snapshot.id):
                     raise
-        return self._load_at(partition, self.table.snapshot_manager.latest_snapshot())
+        return self._load_at(partition, self.core.snapshot_manager.latest_snapshot())
 
     def _load_at(self, partition: bytes, snapshot: Snapshot | None) -> _LoadedPartition:
-        opts = self.table.options
+        opts = self.core.options
         empty = PartitionIndex.of(np.empty(0, np.int32), np.empty(0, np.int32), opts.dynamic_bucket_target_row_num,
                                   opts.dynamic_bucket_max_buckets, self.rng)
         if snapshot is None:
             return _LoadedPartition(empty, {})
-        entries = [e for e in hash_index_entries(self.table, snapshot) if e.partition == partition]
+        entries = [e for e in hash_index_entries(self.core, snapshot) if e.partition == partition]
         files: dict[int, IndexFileMeta] = {}
         for e in entries:
             if e.bucket in files:
@@ -329,7 +326,7 @@ class DynamicBucketAssigner:
         missing = sorted(data_buckets - indexed)
         if missing:
             raise DynamicBucketError(
-                f"{self.table.identifier}: partition {self._describe(partition)} has data in buckets {missing} but "
+                f"{self.core.identifier}: partition {self._describe(partition)} has data in buckets {missing} but "
                 f"no HASH index for them, so the bucket of existing keys is unknown; overwrite the partition to "
                 f"rebuild its index")
 
@@ -338,22 +335,21 @@ class DynamicBucketAssigner:
         however many partitions the write touches)."""
         cached = self._buckets_at
         if cached is None or cached[0] != (snapshot.id, snapshot.delta_manifest_list):
-            from impl.table.scan import SnapshotReader
             buckets: dict[bytes, set[int]] = {}
-            for e in SnapshotReader(self.table).live_entries(snapshot):
+            for e in SnapshotReader(self.core).live_entries(snapshot):
                 buckets.setdefault(e.partition, set()).add(e.bucket)
             cached = self._buckets_at = ((snapshot.id, snapshot.delta_manifest_list), buckets)
         return cached[1]
 
     def _describe(self, partition: bytes) -> str:
-        return self.table.partition_cache.path(partition) or "<unpartitioned>"
+        return self.core.partition_cache.path(partition) or "<unpartitioned>"
 
 
-def hash_index_entries(table: FileStoreTable, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
+def hash_index_entries(core: TableCore, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
     """The live HASH index entries of ``snapshot``."""
     if snapshot is None or not snapshot.index_manifest:
         return []
-    entries = IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest)
+    entries = core.index_manifest_file.read(snapshot.index_manifest)
     return [e for e in entries if e.kind is FileKind.ADD and e.index_file.index_type == IndexType.HASH]
 
 

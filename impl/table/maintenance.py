@@ -11,29 +11,26 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from impl.branch.manager import BranchManager
 from impl.errors import CorruptMetadataError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, TablePaths
-from impl.manifest.manifest_file import IndexManifestFile
 from impl.snapshot.expire import tags_to_skip
 from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.references import Missing, PartitionPathOf, SnapshotFileReader, SnapshotFiles
+from impl.table.core import TableCore
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag
 
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
+
+def snapshot_file_reader(core: TableCore) -> SnapshotFileReader:
+    return SnapshotFileReader(core.manifest_list, core.manifest_file,
+                              core.index_manifest_file, core.paths)
 
 
-def snapshot_file_reader(table: "FileStoreTable") -> SnapshotFileReader:
-    return SnapshotFileReader(table.manifest_list, table.manifest_file,
-                              IndexManifestFile(table.file_io, table.paths), table.paths)
-
-
-def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | None = None,
+def used_file_names(core: TableCore, snapshots: Iterable[Snapshot] | None = None,
                     snapshot_manager: SnapshotManager | None = None) -> set[str]:
     """Every file name the given (default: all present snapshots of ``snapshot_manager``'s
     branch, by default the table's) snapshots reference.
@@ -41,7 +38,7 @@ def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | Non
     CorruptMetadataError if a metadata file of one of them is missing or corrupt: a present
     snapshot must be complete, and guessing would delete files it needs.
     """
-    reader = snapshot_file_reader(table)
+    reader = snapshot_file_reader(core)
     used: set[str] = set()
     if snapshots is not None:
         for snap in snapshots:
@@ -52,7 +49,7 @@ def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | Non
     # snapshot expired while we read it is skipped: expiration goes in increasing id order, so
     # whatever it referenced that is still in use, a later snapshot we read references too.
     # (Both found by the deterministic explorer's orphan-removal actor.)
-    sm = snapshot_manager or table.snapshot_manager
+    sm = snapshot_manager or core.snapshot_manager
     ids = sm.snapshot_ids()
     seen = 0
     while ids:
@@ -71,25 +68,25 @@ def used_file_names(table: "FileStoreTable", snapshots: Iterable[Snapshot] | Non
     return used
 
 
-def all_branches(table: "FileStoreTable") -> list[str]:
+def all_branches(core: TableCore) -> list[str]:
     """``main`` and every branch of the table."""
-    return [MAIN_BRANCH, *BranchManager(table.file_io, table.path).branches()]
+    return [MAIN_BRANCH, *BranchManager(core.file_io, core.path).branches()]
 
 
-def all_tags(table: "FileStoreTable") -> list[tuple[str, Tag]]:
+def all_tags(core: TableCore) -> list[tuple[str, Tag]]:
     """(branch, tag) for every tag of every branch."""
     out: list[tuple[str, Tag]] = []
-    for branch in all_branches(table):
-        out.extend((branch, t) for t in TagManager(table.file_io, table.paths.with_branch(branch)).tags())
+    for branch in all_branches(core):
+        out.extend((branch, t) for t in TagManager(core.file_io, core.paths.with_branch(branch)).tags())
     return out
 
 
-def tag_names_used(table: "FileStoreTable", tags: Iterable[Tag]) -> set[str]:
+def tag_names_used(core: TableCore, tags: Iterable[Tag]) -> set[str]:
     """Every file name the given tags reference (each distinct snapshot read once).
 
     A tag must be complete: CorruptMetadataError if a file it needs is missing.
     """
-    reader = snapshot_file_reader(table)
+    reader = snapshot_file_reader(core)
     used: set[str] = set()
     seen: set[Snapshot] = set()
     for tag in tags:
@@ -99,7 +96,7 @@ def tag_names_used(table: "FileStoreTable", tags: Iterable[Tag]) -> set[str]:
     return used
 
 
-def protected_names(table: "FileStoreTable") -> Callable[[int, int], frozenset[str]]:
+def protected_names(core: TableCore) -> Callable[[int, int], frozenset[str]]:
     """What expiring snapshots ``begin .. end - 1`` of the table's branch must not delete (a
     function of the range, called by the expiration only when it has something to expire):
     the files of the branch's tags :func:`impl.snapshot.expire.tags_to_skip` selects (Paimon's
@@ -107,25 +104,25 @@ def protected_names(table: "FileStoreTable") -> Callable[[int, int], frozenset[s
     files with this one (created from its tags, or fast-forwarded to)."""
 
     def protect(begin: int, end: int) -> frozenset[str]:
-        own = list(table.tag_manager.tags())
+        own = list(core.tag_manager.tags())
         wanted = set(tags_to_skip([t.snapshot.id for t in own], begin, end))
-        used = tag_names_used(table, (t for t in own if t.snapshot.id in wanted))
-        return frozenset(used | other_branches_used_names(table))
+        used = tag_names_used(core, (t for t in own if t.snapshot.id in wanted))
+        return frozenset(used | other_branches_used_names(core))
     return protect
 
 
-def table_used_names(table: "FileStoreTable") -> set[str]:
+def table_used_names(core: TableCore) -> set[str]:
     """Every file name any present snapshot or tag of any branch references."""
-    used = tag_names_used(table, (t for _, t in all_tags(table)))
-    for branch in all_branches(table):
-        used |= used_file_names(table, snapshot_manager=SnapshotManager(table.file_io, table.paths.with_branch(branch)))
+    used = tag_names_used(core, (t for _, t in all_tags(core)))
+    for branch in all_branches(core):
+        used |= used_file_names(core, snapshot_manager=SnapshotManager(core.file_io, core.paths.with_branch(branch)))
     return used
 
 
-def _is_candidate(table: "FileStoreTable", path: str) -> bool:
+def _is_candidate(core: TableCore, path: str) -> bool:
     """Files orphan cleanup may touch: data / changelog files in bucket directories, manifests,
     index files, and dot-prefixed temp files. Never schema, snapshot, tag, branch or hint files."""
-    rel = posixpath.relpath(path, table.path)
+    rel = posixpath.relpath(path, core.path)
     parts = rel.split("/")
     name = parts[-1]
     if name.startswith(".") and name.endswith(".tmp"):
@@ -137,16 +134,16 @@ def _is_candidate(table: "FileStoreTable", path: str) -> bool:
     return len(parts) >= 2 and parts[-2].startswith("bucket-")
 
 
-def remove_orphan_files(table: "FileStoreTable", older_than_millis: int) -> list[str]:
+def remove_orphan_files(core: TableCore, older_than_millis: int) -> list[str]:
     """Delete unreferenced files last modified before ``older_than_millis``; return their paths."""
-    files = [f for f in table.file_io.walk_files(table.path) if _is_candidate(table, f.path)]
+    files = [f for f in core.file_io.walk_files(core.path) if _is_candidate(core, f.path)]
     if not files:
         return []
-    used = table_used_names(table)  # raises before deleting anything if a snapshot or tag is unreadable
+    used = table_used_names(core)  # raises before deleting anything if a snapshot or tag is unreadable
     doomed = [f.path for f in files
               if posixpath.basename(f.path) not in used
               and f.modified_millis is not None and f.modified_millis < older_than_millis]
-    table.file_io.delete_quietly(doomed)
+    core.file_io.delete_quietly(doomed)
     return doomed
 
 
@@ -182,7 +179,7 @@ def plan_rollback(target_id: int, newer: Sequence[SnapshotFiles], table_paths: T
     return RollbackPlan(target_id, ids, candidates)
 
 
-def rollback_to(table: "FileStoreTable", target: int | str) -> list[str]:
+def rollback_to(core: TableCore, target: int | str) -> list[str]:
     """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest.
 
     Paimon's RollbackHelper: the LATEST hint is set first, newer snapshot files are deleted
@@ -193,8 +190,8 @@ def rollback_to(table: "FileStoreTable", target: int | str) -> list[str]:
     snapshot to read. An id whose snapshot expired is taken from a tag of that id. Returns
     the deleted data / metadata file paths. Not safe while other writers commit.
     """
-    sm = table.snapshot_manager
-    tags = table.tag_manager
+    sm = core.snapshot_manager
+    tags = core.tag_manager
     if isinstance(target, str):
         snap = tags.get(target).snapshot  # TagNotExistError
     else:
@@ -202,28 +199,28 @@ def rollback_to(table: "FileStoreTable", target: int | str) -> list[str]:
         if present is None:
             held = [t for t in tags.tags() if t.snapshot.id == target]
             if not held:
-                raise SnapshotNotExistError(table.path, target)
+                raise SnapshotNotExistError(core.path, target)
             present = held[0].snapshot
         snap = present
     if not sm.snapshot_exists(snap.id):
         # expired: write the tag's copy back first, so a crash below still leaves it readable
-        table.file_io.try_write_atomic(table.paths.snapshot_path(snap.id), snap.to_json_bytes())
+        core.file_io.try_write_atomic(core.paths.snapshot_path(snap.id), snap.to_json_bytes())
         sm.commit_hint(EARLIEST_HINT, snap.id)
     sm.commit_hint(LATEST_HINT, snap.id)
-    reader = snapshot_file_reader(table)
+    reader = snapshot_file_reader(core)
     # a file of a newer snapshot already gone (an interrupted rollback) only cannot be deleted again
     newer_ids = [i for i in sm.snapshot_ids() if i > snap.id]
     newer = [reader.files(s, Missing.SKIP) for s in (sm.try_snapshot(i) for i in newer_ids) if s is not None]
     newer_tags = [t for t in tags.tags() if t.snapshot.id > snap.id]
     newer += [reader.files(t.snapshot, Missing.SKIP) for t in newer_tags]
-    plan = plan_rollback(snap.id, newer, table.paths, table.partition_cache.path)
+    plan = plan_rollback(snap.id, newer, core.paths, core.partition_cache.path)
     for sid in sorted(newer_ids, reverse=True):
-        table.file_io.delete(table.paths.snapshot_path(sid))
+        core.file_io.delete(core.paths.snapshot_path(sid))
     for t in newer_tags:
         tags.delete_file(t.name)
     sm.commit_hint(LATEST_HINT, snap.id)
-    doomed = plan.files_to_delete(table_used_names(table))
-    table.file_io.delete_quietly(doomed)
+    doomed = plan.files_to_delete(table_used_names(core))
+    core.file_io.delete_quietly(doomed)
     return doomed
 
 
@@ -239,7 +236,7 @@ def cleanup_neighbours(tag_id: int, other_tag_ids: Sequence[int], earliest_id: i
     return left, right
 
 
-def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
+def delete_tag(core: TableCore, name: str) -> list[str]:
     """Delete tag ``name`` and the files only it kept; return the deleted paths.
 
     As Paimon's TagManager.deleteTag: if the tagged snapshot is still present, or another tag
@@ -248,20 +245,20 @@ def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
     references are deleted, after the tag file. What to keep is read before anything is
     deleted, so an unreadable neighbour stops the call with nothing changed.
     """
-    tags = table.tag_manager
-    sm = table.snapshot_manager
+    tags = core.tag_manager
+    sm = core.snapshot_manager
     tag = tags.get(name)  # TagNotExistError
     others = [t for t in tags.tags() if t.name != name]
     if sm.try_snapshot(tag.snapshot.id) == tag.snapshot or any(t.snapshot == tag.snapshot for t in others):
         # (compared, not only probed: an id re-used after a rollback holds another snapshot)
         tags.delete_file(name)
         return []
-    reader = snapshot_file_reader(table)
+    reader = snapshot_file_reader(core)
     files = reader.files(tag.snapshot, Missing.SKIP)
     earliest = sm.earliest_snapshot()
     if earliest is not None and earliest.id < tag.snapshot.id:
         # not one linear history (an id re-used after a rollback): check everything else
-        used = used_file_names(table) | tag_names_used(table, others) | other_branches_used_names(table)
+        used = used_file_names(core) | tag_names_used(core, others) | other_branches_used_names(core)
     else:
         left, right = cleanup_neighbours(tag.snapshot.id, [t.snapshot.id for t in others],
                                          earliest.id if earliest is not None else None)
@@ -271,20 +268,20 @@ def delete_tag(table: "FileStoreTable", name: str) -> list[str]:
         used = set()
         for snap in dict.fromkeys(keep):
             used |= reader.files(snap, Missing.RAISE).names()
-        used |= other_branches_used_names(table)
+        used |= other_branches_used_names(core)
     tags.delete_file(name)
-    candidates = files.paths(table.paths, table.partition_cache.path)
+    candidates = files.paths(core.paths, core.partition_cache.path)
     doomed = [p for n, p in candidates.items() if n not in used]
-    table.file_io.delete_quietly(doomed)
+    core.file_io.delete_quietly(doomed)
     return doomed
 
 
-def other_branches_used_names(table: "FileStoreTable") -> set[str]:
+def other_branches_used_names(core: TableCore) -> set[str]:
     """Every file name a tag or present snapshot of a branch other than the table's references."""
     used: set[str] = set()
-    for branch in all_branches(table):
-        if branch != table.branch:
-            paths = table.paths.with_branch(branch)
-            used |= tag_names_used(table, TagManager(table.file_io, paths).tags())
-            used |= used_file_names(table, snapshot_manager=SnapshotManager(table.file_io, paths))
+    for branch in all_branches(core):
+        if branch != core.branch:
+            paths = core.paths.with_branch(branch)
+            used |= tag_names_used(core, TagManager(core.file_io, paths).tags())
+            used |= used_file_names(core, snapshot_manager=SnapshotManager(core.file_io, paths))
     return used

@@ -13,60 +13,33 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
-from impl.errors import InvalidOptionError, PaimonError
-from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import DataFileMeta, IndexFileMeta
-from impl.table.errors import UnsupportedTableFeatureError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.read import TableRead
-    from impl.table.scan import DataSplit
-    from impl.table.table import FileStoreTable
+from impl.table.core import TableCore
+from impl.table.predicate import Predicate
+from impl.table.scan import DataSplit, SplitKind
+from impl.table.schema import mergetree
 
 
-def mergetree():
-    """The ``impl.mergetree`` module, or UnsupportedTableFeatureError if it cannot be imported."""
-    try:
-        import impl.mergetree as mt
-        return mt
-    except ImportError as e:
-        raise UnsupportedTableFeatureError(
-            f"primary-key tables need impl.mergetree, which is not available ({e})") from e
-
-
-def merge_tree_options(options: Mapping[str, str], schema: TableSchema):
-    """Parse and validate the merge-tree options of a primary-key table (InvalidOptionError if wrong)."""
-    mt = mergetree()
-    try:
-        opts = mt.MergeTreeOptions.from_options(options)
-        mt.MergeSpec.from_schema(schema, opts)
-    except InvalidOptionError:
-        raise
-    except (PaimonError, ValueError) as e:
-        raise InvalidOptionError(str(e)) from e
-    return opts
-
-
-def check_merge_input(table: "FileStoreTable", data: pa.Table, kinds: np.ndarray | None) -> None:
+def check_merge_input(core: TableCore, data: pa.Table, kinds: np.ndarray | None) -> None:
     """Raise what the merge engine would raise for these rows, before any writer sees them
     (so a rejected write_arrow buffers nothing in any bucket)."""
     if kinds is None or data.num_rows == 0:
         return
-    spec = mergetree().MergeSpec.from_schema(table.schema, table.merge_tree_options)
+    spec = mergetree().MergeSpec.from_schema(core.schema, core.merge_tree_options)
     spec.prepare_input(data, pa.array(kinds, type=pa.int8()))
 
 
 class PrimaryKeyBucketWriter:
     """The merge-tree writer of one (partition, bucket), behind the table write's writer interface."""
 
-    def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int,
+    def __init__(self, core: TableCore, partition: bytes, partition_path: str, bucket: int,
                  restored_files: Sequence[DataFileMeta], executor: Executor | None,
                  total_buckets: int | None = None, buffer_pool=None,
                  restored_index: Sequence[IndexFileMeta] = ()):
@@ -75,9 +48,8 @@ class PrimaryKeyBucketWriter:
         from (its deletion vectors, on a ``deletion-vectors.enabled`` table)."""
         mt = mergetree()
         dv = None
-        if table.options.deletion_vectors:
-            from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
-            dv = DeletionVectorsMaintainer(table.file_io, table.paths, restored_index)
+        if core.options.deletion_vectors:
+            dv = mt.DeletionVectorsMaintainer(core.file_io, core.paths, restored_index, id_factory=core.env.new_id)
             # Paimon Java's full compaction can leave a bucket's index file holding the vector
             # of a data file it compacted away (seen with 1.4.2; its reads ignore such vectors).
             # Carried on, it would make this writer's next index file name a file that is not
@@ -87,10 +59,10 @@ class PrimaryKeyBucketWriter:
             if stale:
                 dv.apply(stale, {})
         self.writer = mt.MergeTreeWriter(
-            table.file_io, table.paths, table.schema, table.merge_tree_options, partition, partition_path,
-            bucket, table.options.bucket if total_buckets is None else total_buckets, list(restored_files),
-            compaction_executor=executor, stats_mode=table.options.stats_mode, buffer_pool=buffer_pool,
-            deletion_vectors=dv, schemas=table.schema_manager)
+            core.file_io, core.paths, core.schema, core.merge_tree_options, partition, partition_path,
+            bucket, core.options.bucket if total_buckets is None else total_buckets, list(restored_files),
+            compaction_executor=executor, stats_mode=core.options.stats_mode, buffer_pool=buffer_pool,
+            deletion_vectors=dv, schemas=core.schema_manager, env=core.env)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data, None if kinds is None else pa.array(kinds, type=pa.int8()))
@@ -108,45 +80,31 @@ class PrimaryKeyBucketWriter:
         self.writer.close()
 
 
-def bucket_index_files(table: "FileStoreTable", snapshot: Snapshot | None
-                       ) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
-    """The live index files of ``snapshot`` by (partition, bucket)."""
-    if snapshot is None or not snapshot.index_manifest:
-        return {}
-    from impl.manifest.manifest_file import IndexManifestFile
-    out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
-    for e in IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest):
-        out.setdefault((e.partition, e.bucket), []).append(e.index_file)
-    return out
-
-
 # ============================================================================ reads
 
 
-def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> pa.Table:
+def read_pk_split(core: TableCore, split: DataSplit, projection: Sequence[str], predicate: Predicate | None,
+                  with_kind: bool) -> pa.Table:
     """Rows of one primary-key split: merged (DATA) or raw changes with ``_VALUE_KIND`` (DELTA / CHANGELOG)."""
-    from impl.table.scan import SplitKind
     mt = mergetree()
-    table = reader.table
-    projection = list(reader.projection)
-    pred_fields = [f for f in table.schema.field_names
-                   if reader.predicate is not None and f in reader.predicate.fields() and f not in projection]
+    projection = list(projection)
+    pred_fields = [f for f in core.schema.field_names
+                   if predicate is not None and f in predicate.fields() and f not in projection]
     columns = projection + pred_fields
-    expr = reader.predicate.to_arrow() if reader.predicate is not None else None
-    if split.kind is SplitKind.DATA and table.options.deletion_vectors:
-        from impl.mergetree.deletion_vectors import read_deletion_vectors
-        dvs = read_deletion_vectors(table.file_io, table.paths, split.index_files)
-        out = mt.deletion_vector_read(table.file_io, table.paths, table.schema, split.partition_path, split.bucket,
+    expr = predicate.to_arrow() if predicate is not None else None
+    if split.kind is SplitKind.DATA and core.options.deletion_vectors:
+        dvs = mt.read_deletion_vectors(core.file_io, core.paths, split.index_files)
+        out = mt.deletion_vector_read(core.file_io, core.paths, core.schema, split.partition_path, split.bucket,
                                       list(split.files), dvs, projection=columns, predicate=expr)
         return out.select(projection)
     if split.kind is SplitKind.DATA:
-        out = mt.merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
+        out = mt.merge_read(core.file_io, core.paths, core.schema, core.merge_tree_options,
                             split.partition_path, split.bucket, list(split.files), projection=columns,
-                            predicate=expr, schemas=table.schema_manager)
+                            predicate=expr, schemas=core.schema_manager)
         return out.select(projection)
-    kv = mt.read_kv_files(table.file_io, table.paths, table.schema, split.partition_path, split.bucket,
+    kv = mt.read_kv_files(core.file_io, core.paths, core.schema, split.partition_path, split.bucket,
                           list(split.files), columns=[mt.SEQUENCE_NUMBER, mt.VALUE_KIND, *columns],
-                          schemas=table.schema_manager)
+                          schemas=core.schema_manager)
     if kv.num_rows:
         kv = kv.take(pc.sort_indices(kv, sort_keys=[(mt.SEQUENCE_NUMBER, "ascending")]))
     if expr is not None:
@@ -154,21 +112,21 @@ def read_pk_split(reader: "TableRead", split: "DataSplit", with_kind: bool) -> p
     return kv.select(projection + ([mt.VALUE_KIND] if with_kind else []))
 
 
-def iter_pk_data_split(reader: "TableRead", split: "DataSplit") -> Iterator[pa.Table]:
+def iter_pk_data_split(core: TableCore, split: DataSplit, projection: Sequence[str],
+                       predicate: Predicate | None) -> Iterator[pa.Table]:
     """The merged rows of one DATA split as a stream of tables in key order (bounded memory:
     about one batch per overlapping sorted run, never the whole bucket)."""
     mt = mergetree()
-    table = reader.table
-    projection = list(reader.projection)
-    pred_fields = [f for f in table.schema.field_names
-                   if reader.predicate is not None and f in reader.predicate.fields() and f not in projection]
-    expr = reader.predicate.to_arrow() if reader.predicate is not None else None
-    if table.options.deletion_vectors:
+    projection = list(projection)
+    pred_fields = [f for f in core.schema.field_names
+                   if predicate is not None and f in predicate.fields() and f not in projection]
+    expr = predicate.to_arrow() if predicate is not None else None
+    if core.options.deletion_vectors:
         # no merge: a file at a time is already bounded
-        yield read_pk_split(reader, split, False)
+        yield read_pk_split(core, split, projection, predicate, False)
         return
-    for out in mt.iter_merge_read(table.file_io, table.paths, table.schema, table.merge_tree_options,
+    for out in mt.iter_merge_read(core.file_io, core.paths, core.schema, core.merge_tree_options,
                                   split.partition_path, split.bucket, list(split.files),
                                   projection=projection + pred_fields, predicate=expr,
-                                  schemas=table.schema_manager):
+                                  schemas=core.schema_manager):
         yield out.select(projection)

@@ -19,7 +19,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from itertools import islice
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -28,12 +28,11 @@ import pyarrow.parquet as pq
 from impl._optional import require
 from impl.format.records import DataFileMeta
 from impl.schema.evolution import column_sources, plan_columns
+from impl.table.core import TableCore
 from impl.table.errors import DataFileError
+from impl.table.pk import iter_pk_data_split, read_pk_split
 from impl.table.predicate import Predicate
 from impl.table.scan import DataSplit, SplitKind
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 VALUE_KIND = "_VALUE_KIND"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -55,7 +54,7 @@ def read_parquet_bytes(data, path: str, columns: Sequence[str] | None = None) ->
         raise DataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from e
 
 
-def read_data_file(table: "FileStoreTable", source, path: str, f: DataFileMeta, columns: Sequence[str]) -> pa.Table:
+def read_data_file(table: TableCore, source, path: str, f: DataFileMeta, columns: Sequence[str]) -> pa.Table:
     """``columns`` (current names) of an append data file, in the table's current types.
 
     A file written under an older schema (``f.schema_id``) is matched by field id: renamed
@@ -90,7 +89,7 @@ def read_data_file(table: "FileStoreTable", source, path: str, f: DataFileMeta, 
 class TableRead:
     """Reads splits planned by :class:`impl.table.scan.TableScan` (``ReadBuilder.new_read()``)."""
 
-    def __init__(self, table: "FileStoreTable", predicate: Predicate | None = None,
+    def __init__(self, table: TableCore, predicate: Predicate | None = None,
                  projection: Sequence[str] | None = None, limit: int | None = None):
         self.table = table
         self.predicate = predicate
@@ -143,12 +142,11 @@ class TableRead:
         def merged_batches() -> Iterator[pa.RecordBatch]:
             # One split at a time, each merged chunk by chunk: memory stays bounded by the
             # chunk size however large a bucket is.
-            from impl.table.pk import iter_pk_data_split
             produced = 0
             for s in splits:
                 with self._lock:
                     self.files_read += len(s.files)
-                for t in iter_pk_data_split(self, s):
+                for t in iter_pk_data_split(self.table, s, self.projection, self.predicate):
                     t = self._conform(t, schema)
                     if self.limit is not None:
                         t = t.slice(0, self.limit - produced)
@@ -221,6 +219,7 @@ class TableRead:
         """The deletion vectors of an append split's files (by file name; empty without any)."""
         if not split.index_files:
             return {}
+        # imported here: loading impl.mergetree is left to tables that use it
         from impl.mergetree.deletion_vectors import read_deletion_vectors
         return read_deletion_vectors(self.table.file_io, self.table.paths, split.index_files)
 
@@ -246,10 +245,9 @@ class TableRead:
         return t.select(self.projection)
 
     def _read_pk_split(self, split: DataSplit, with_kind: bool) -> pa.Table:
-        from impl.table.pk import read_pk_split  # keeps impl.mergetree out of append-only use
         with self._lock:
             self.files_read += len(split.files)
-        return read_pk_split(self, split, with_kind)
+        return read_pk_split(self.table, split, self.projection, self.predicate, with_kind)
 
 
 def _bounded_map(pool: ThreadPoolExecutor, tasks: Sequence[Callable[[], pa.Table]],

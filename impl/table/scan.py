@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import itertools
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -28,17 +28,14 @@ from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexType, ManifestEntry, ManifestFileMeta
 from impl.format.stats import ColumnStats, FileStats
-from impl.format.types import DataType, to_arrow
-from impl.fs.paths import partition_path
+from impl.format.types import to_arrow
 from impl.gcpause import paused_gc
 from impl.manifest.entries import live_entries
 from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
+from impl.table.core import TableCore, bucket_index_files
 from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 # which manifest entries (by bucket) a scan keeps
 BucketFilter = Callable[[ManifestEntry], bool]
@@ -90,34 +87,6 @@ class Plan:
         return list(self.splits_)
 
 
-class PartitionCache:
-    """Decoded partition values and path of each serialized partition, computed once."""
-
-    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str):
-        self.names = list(names)
-        self.types = list(types)
-        self.default_name = default_name
-        self._values: dict[bytes, tuple] = {}
-        self._paths: dict[bytes, str] = {}
-
-    def values(self, partition: bytes, path: str = "<manifest>") -> tuple:
-        v = self._values.get(partition)
-        if v is None:
-            v = decode_row(partition, self.types, path=path) if self.types else ()
-            self._values[partition] = v
-        return v
-
-    def path(self, partition: bytes) -> str:
-        p = self._paths.get(partition)
-        if p is None:
-            p = partition_path(self.names, self.values(partition), self.default_name)
-            self._paths[partition] = p
-        return p
-
-    def as_dict(self, partition: bytes) -> dict:
-        return dict(zip(self.names, self.values(partition), strict=True))
-
-
 def _exact_lookup(values: dict) -> StatsLookup:
     def lookup(name: str) -> ColumnStats | None:
         if name not in values:
@@ -130,11 +99,11 @@ def _exact_lookup(values: dict) -> StatsLookup:
 class SnapshotReader:
     """Reads the manifests of a snapshot with partition / bucket pruning (shared by scans and maintenance)."""
 
-    def __init__(self, table: "FileStoreTable"):
-        self.table = table
-        self.manifest_file = table.manifest_file
-        self.manifest_list = table.manifest_list
-        self.partitions = table.partition_cache
+    def __init__(self, core: TableCore):
+        self.core = core
+        self.manifest_file = core.manifest_file
+        self.manifest_list = core.manifest_list
+        self.partitions = core.partition_cache
         self.manifests_read = 0  # manifests whose entries were read (from storage or the cache)
         self.manifests_pruned = 0  # manifests skipped by their partition statistics
 
@@ -219,25 +188,25 @@ def _old_schema_lookup(file_schema: TableSchema, schema: TableSchema) -> Callabl
 class TableScan:
     """Plans the splits of one read (``ReadBuilder.new_scan()``)."""
 
-    def __init__(self, table: "FileStoreTable", predicate: Predicate | None = None):
-        self.table = table
+    def __init__(self, core: TableCore, predicate: Predicate | None = None):
+        self.core = core
         self.predicate = predicate
-        self.reader = SnapshotReader(table)
-        self.partition_names = set(table.schema.partition_keys)
+        self.reader = SnapshotReader(core)
+        self.partition_names = set(core.schema.partition_keys)
         self.files_pruned_by_stats = 0
 
     # ------------------------------------------------------------------ snapshot choice
 
     def resolve_snapshot(self) -> Snapshot | None:
-        opts = self.table.options
-        sm = self.table.snapshot_manager
+        opts = self.core.options
+        sm = self.core.snapshot_manager
         if opts.scan_snapshot_id is not None:
             return sm.snapshot(opts.scan_snapshot_id)
         if opts.scan_timestamp_millis is not None:
             return sm.earlier_or_equal_time_millis(opts.scan_timestamp_millis)
         if opts.scan_tag_name is not None:
             # the tag's own copy of the snapshot: it stays readable after the snapshot expired
-            return self.table.tag_manager.get(opts.scan_tag_name).snapshot
+            return self.core.tag_manager.get(opts.scan_tag_name).snapshot
         return sm.latest_snapshot()
 
     # ------------------------------------------------------------------ planning
@@ -256,8 +225,8 @@ class TableScan:
             return self._plan()
 
     def _plan(self) -> Plan:
-        if self.table.options.incremental_between is not None:
-            return self._plan_incremental(*self.table.options.incremental_between)
+        if self.core.options.incremental_between is not None:
+            return self._plan_incremental(*self.core.options.incremental_between)
         snapshot = self.resolve_snapshot()
         if snapshot is None:
             return Plan(None, ())
@@ -266,11 +235,11 @@ class TableScan:
         entries = self.reader.live_entries(snapshot, partition_pred, bucket_filter)
         entries = self._prune_by_stats(entries)
         splits = self._splits(snapshot.id, entries, SplitKind.DATA)
-        if self.table.is_primary_key_table and self.table.options.deletion_vectors:
+        if self.core.is_primary_key_table and self.core.options.deletion_vectors:
             splits = self._deletion_vector_splits(snapshot, splits)
-        elif not self.table.is_primary_key_table and snapshot.index_manifest:
+        elif not self.core.is_primary_key_table and snapshot.index_manifest:
             splits = self._append_deletion_vector_splits(snapshot, splits)
-        elif self.table.is_primary_key_table and self.table.options.merge_engine is MergeEngine.FIRST_ROW:
+        elif self.core.is_primary_key_table and self.core.options.merge_engine is MergeEngine.FIRST_ROW:
             splits = self._first_row_splits(splits)
         return Plan(snapshot.id, tuple(splits))
 
@@ -281,9 +250,8 @@ class TableScan:
         impl does not write deletion vectors into append tables, but Paimon does (row-level
         DELETE / UPDATE from Spark or Flink on ``deletion-vectors.enabled`` append tables); a
         read that ignored them would return deleted rows."""
-        from impl.table.pk import bucket_index_files
 
-        index = bucket_index_files(self.table, snapshot)
+        index = bucket_index_files(self.core, snapshot)
         out = []
         for s in splits:
             dvs = tuple(i for i in index.get((s.partition, s.bucket), ()) if i.index_type == IndexType.DELETION_VECTORS)
@@ -311,9 +279,8 @@ class TableScan:
         read; compaction (forced up from level 0 by lookup) makes their rows visible, and the
         level >= 1 files are read without merge, minus the positions their vectors delete.
         """
-        from impl.table.pk import bucket_index_files
 
-        index = bucket_index_files(self.table, snapshot)
+        index = bucket_index_files(self.core, snapshot)
         out = []
         for s in splits:
             files = tuple(f for f in s.files if f.level >= 1)
@@ -322,14 +289,14 @@ class TableScan:
         return out
 
     def _plan_incremental(self, start: int, end: int) -> Plan:
-        sm = self.table.snapshot_manager
+        sm = self.core.snapshot_manager
         latest = sm.latest_snapshot_id()
         if latest is None or end > latest:
-            raise SnapshotNotExistError(self.table.path, end)
+            raise SnapshotNotExistError(self.core.path, end)
         partition_pred = only_fields(self.predicate, self.partition_names)
         bucket_filter = self._bucket_filter()
-        pk = self.table.is_primary_key_table
-        use_changelog = pk and self.table.options.changelog_producer != "none"
+        pk = self.core.is_primary_key_table
+        use_changelog = pk and self.core.options.changelog_producer != "none"
         kind = SplitKind.CHANGELOG if use_changelog else SplitKind.DELTA
         entries: list[ManifestEntry] = []
         splits: list[DataSplit] = []
@@ -364,8 +331,8 @@ class TableScan:
         merging is per key: a file holding no matching key changes no matching row (value
         statistics are not, since a newer file of the same key may replace the value).
         """
-        schema = self.table.schema
-        pk = self.table.is_primary_key_table
+        schema = self.core.schema
+        pk = self.core.is_primary_key_table
         keys = list(schema.trimmed_primary_keys)
         pred = only_fields(self.predicate, set(keys)) if pk else self.predicate
         if pred is None or pred.fields() <= self.partition_names:
@@ -381,7 +348,7 @@ class TableScan:
                 return (FileStats.of_keys(m, fields, keys) if pk else
                         FileStats.of_values(m, fields, schema.field_names)).get
             if m.schema_id not in lookups:
-                lookups[m.schema_id] = _old_schema_lookup(self.table.schema_manager.schema(m.schema_id), schema)
+                lookups[m.schema_id] = _old_schema_lookup(self.core.schema_manager.schema(m.schema_id), schema)
             return lookups[m.schema_id](m, pk, keys)
 
         kept = []
@@ -395,8 +362,8 @@ class TableScan:
     def _bucket_filter(self) -> BucketFilter | None:
         """Entries' buckets that can hold rows matching equality / IN on every bucket-key column."""
         pred = self.predicate
-        keys = self.table.bucket_keys
-        if pred is None or not keys or self.table.bucket_mode is not BucketMode.HASH_FIXED:
+        keys = self.core.bucket_keys
+        if pred is None or not keys or self.core.bucket_mode is not BucketMode.HASH_FIXED:
             return None
         literal_sets: dict[str, tuple] = {}
         for c in split_and(pred):
@@ -411,7 +378,7 @@ class TableScan:
             return lambda e: False
         if len(combos) > 10_000:
             return None
-        types = [self.table.schema.field(k).type for k in keys]
+        types = [self.core.schema.field(k).type for k in keys]
         columns = [pa.array([c[i] for c in combos], type=to_arrow(t)) for i, t in enumerate(types)]
         hashes = row_hashes(columns, types).astype(np.int64)
 
@@ -435,9 +402,9 @@ class TableScan:
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e)
         splits = []
-        pk = self.table.is_primary_key_table
-        target = self.table.options.split_target_size
-        open_cost = self.table.options.split_open_file_cost
+        pk = self.core.is_primary_key_table
+        target = self.core.options.split_target_size
+        open_cost = self.core.options.split_open_file_cost
         for (partition, bucket), es in groups.items():
             path = self.reader.partitions.path(partition)
             total = es[0].total_buckets

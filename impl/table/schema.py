@@ -7,16 +7,17 @@ with :class:`InvalidSchemaError` / :class:`InvalidOptionError` naming what was w
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 
-from impl.errors import InvalidOptionError
+from impl.environment import wall_clock_millis
+from impl.errors import InvalidOptionError, PaimonError
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, TypeParseError, from_arrow, reassign_nested_ids, to_arrow
 from impl.options import core_options as co
+from impl.options.values import MergeEngine
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
 
@@ -131,11 +132,35 @@ def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | No
         primary_keys=pks,
         options=opts,
         comment=comment,
-        time_millis=int(time.time() * 1000) if time_millis is None else time_millis,
+        time_millis=wall_clock_millis() if time_millis is None else time_millis,
         highest_field_id=highest[0],
     )
     validate_for_create(schema)
     return schema
+
+
+def mergetree():
+    """The ``impl.mergetree`` module, or UnsupportedTableFeatureError if it cannot be imported."""
+    try:
+        # imported on first use, so that append-only use never loads the merge tree
+        import impl.mergetree as mt
+        return mt
+    except ImportError as e:
+        raise UnsupportedTableFeatureError(
+            f"primary-key tables need impl.mergetree, which is not available ({e})") from e
+
+
+def merge_tree_options(options: Mapping[str, str], schema: TableSchema):
+    """Parse and validate the merge-tree options of a primary-key table (InvalidOptionError if wrong)."""
+    mt = mergetree()
+    try:
+        opts = mt.MergeTreeOptions.from_options(options)
+        mt.MergeSpec.from_schema(schema, opts)
+    except InvalidOptionError:
+        raise
+    except (PaimonError, ValueError) as e:
+        raise InvalidOptionError(str(e)) from e
+    return opts
 
 
 def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True) -> TableOptions:
@@ -143,7 +168,6 @@ def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True) -> Ta
     options = TableOptions.from_options(schema.options, warn_unknown=warn_unknown)
     validate_options(schema, options)
     if schema.primary_keys:
-        from impl.table.pk import merge_tree_options, mergetree
         try:
             mergetree()
         except UnsupportedTableFeatureError:
@@ -157,7 +181,6 @@ def _check_deletion_vectors(schema: TableSchema, options: TableOptions) -> None:
     first-row (Paimon refuses it: first-row never supersedes a stored row), 32-bit bitmaps
     (Paimon's default). Engines other than deduplicate (and ``sequence.field``) merge the key's
     looked-up row into the new one at compaction (Paimon's LookupMergeFunction)."""
-    from impl.options.values import MergeEngine
     if not schema.primary_keys:
         raise UnsupportedTableFeatureError(
             "option 'deletion-vectors.enabled' is implemented for primary-key tables only (this is an append table)")

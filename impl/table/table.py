@@ -1,54 +1,40 @@
-"""FileStoreTable: one table directory, its schema and options, and everything done to it."""
+"""FileStoreTable: the public API of one table view, a thin layer over its :class:`TableCore`.
+
+Every operation (scans, reads, writes, commits, compaction, maintenance, tags, branches) lives
+in its own module and takes the view's :class:`impl.table.core.TableCore`; this class names
+them and converts arguments.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
-import time
-from functools import cached_property
 from typing import Mapping, Sequence
 
 import pyarrow as pa
 
 from impl.branch.manager import BranchInfo, BranchManager
-from impl.errors import BranchNotExistError, CorruptMetadataError, InvalidOptionError
+from impl.environment import Environment
+from impl.errors import BranchNotExistError, InvalidOptionError
 from impl.format.json_records import Snapshot, TableSchema
 from impl.fs.file_io import FileIO
 from impl.fs.paths import MAIN_BRANCH, TablePaths
-from impl.manifest.manifest_file import ManifestFile, ManifestList, manifest_format_option
+from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.schema.manager import SchemaManager, schema_ids_in
+from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager
-from impl.table.bucket import BucketMode, bucket_mode
+from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
-from impl.table.errors import TableNotExistError
+from impl.table.commit import CommitStats
+from impl.table.compact import compact_table
+from impl.table.core import PartitionCache, TableCore, load_latest_schema
+from impl.table.maintenance import delete_tag, protected_names, remove_orphan_files, rollback_to
 from impl.table.options import TableOptions, warn_unknown_keys
 from impl.table.predicate import Predicate
-from impl.table.scan import PartitionCache
-from impl.table.schema import arrow_schema, bucket_key_names, validate_options
+from impl.table.tags import create_tag, tags_with_branches
 from impl.tag.manager import TagManager
-from impl.tag.tag import Tag, TagInfo
+from impl.tag.tag import Tag
 
 ONE_DAY_MS = 86_400_000
-
-
-def schema_ids(file_io: FileIO, paths: TablePaths) -> list[int]:
-    """The table's schema ids, ascending (listed by :func:`impl.schema.manager.schema_ids_in`)."""
-    return schema_ids_in(file_io, paths.schema_dir)
-
-
-def load_latest_schema(file_io: FileIO, paths: TablePaths, identifier: str) -> TableSchema:
-    """The newest ``schema/schema-<id>`` of the table; TableNotExistError if there is none."""
-    ids = schema_ids(file_io, paths)
-    if not ids:
-        raise TableNotExistError(identifier)
-    path = paths.schema_path(ids[-1])
-    try:
-        data = file_io.read_bytes(path)
-    except FileNotFoundError:
-        raise TableNotExistError(identifier) from None
-    schema = TableSchema.from_json_bytes(data, path)
-    if schema.id != ids[-1]:
-        raise CorruptMetadataError(path, f"file holds schema id {schema.id}")
-    return schema
 
 
 class FileStoreTable:
@@ -63,47 +49,84 @@ class FileStoreTable:
     """
 
     def __init__(self, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None = None,
-                 dynamic_options: Mapping[str, str] | None = None, schema_manager: SchemaManager | None = None):
-        self.file_io = file_io
-        self.path = path.rstrip("/")
-        self.schema = schema
-        self.identifier = identifier or self.path
-        self.dynamic_options = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
-        merged = {**schema.options, **self.dynamic_options}
-        self.options = TableOptions.from_options(merged, warn_unknown=False)
-        self.branch = self.options.branch or MAIN_BRANCH
-        self.paths = TablePaths(self.path, branch=self.branch)
-        # reads the schemas older data files were written under (the branch's schema directory;
-        # cached; shared by copies of the same branch)
-        self.schema_manager = schema_manager or SchemaManager(file_io, self.paths)
-        self.schema_manager.remember(schema)
-        if self.dynamic_options:
-            validate_options(schema, self.options)
-            if schema.primary_keys:
-                self.merge_tree_options  # noqa: B018 - validates the merged options now
-        self.snapshot_manager = SnapshotManager(file_io, self.paths)
-        self.manifest_list = ManifestList(file_io, self.paths, manifest_format=manifest_format_option(merged))
-        self.partition_cache = PartitionCache(
-            schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
-            self.options.partition_default_name)
+                 dynamic_options: Mapping[str, str] | None = None, schema_manager: SchemaManager | None = None,
+                 *, env: Environment | None = None):
+        """``env``: where time, ids and randomness come from (default: the real ones)."""
+        self.core = TableCore.open(file_io, path, schema, identifier, dynamic_options, schema_manager, env)
 
-    # ------------------------------------------------------------------ properties
+    @classmethod
+    def of(cls, core: TableCore) -> "FileStoreTable":
+        """The API over an existing core."""
+        table = cls.__new__(cls)
+        table.core = core
+        return table
 
-    @cached_property
+    # ------------------------------------------------------------------ the core's parts
+
+    @property
+    def file_io(self) -> FileIO:
+        return self.core.file_io
+
+    @property
+    def path(self) -> str:
+        return self.core.path
+
+    @property
+    def schema(self) -> TableSchema:
+        return self.core.schema
+
+    @property
+    def identifier(self) -> str:
+        return self.core.identifier
+
+    @property
+    def dynamic_options(self) -> Mapping[str, str]:
+        return self.core.dynamic_options
+
+    @property
+    def options(self) -> TableOptions:
+        return self.core.options
+
+    @property
+    def branch(self) -> str:
+        return self.core.branch
+
+    @property
+    def paths(self) -> TablePaths:
+        return self.core.paths
+
+    @property
+    def env(self) -> Environment:
+        return self.core.env
+
+    @property
+    def schema_manager(self) -> SchemaManager:
+        return self.core.schema_manager
+
+    @property
+    def snapshot_manager(self) -> SnapshotManager:
+        return self.core.snapshot_manager
+
+    @property
+    def manifest_list(self) -> ManifestList:
+        return self.core.manifest_list
+
+    @property
     def manifest_file(self) -> ManifestFile:
-        return ManifestFile(self.file_io, self.paths, self.partition_cache.types, schema_id=self.schema.id,
-                            target_file_size_bytes=self.options.commit.merge.target_file_size_bytes,
-                            manifest_format=self.manifest_list.manifest_format)
+        return self.core.manifest_file
 
-    @cached_property
+    @property
+    def partition_cache(self) -> PartitionCache:
+        return self.core.partition_cache
+
+    @property
     def merge_tree_options(self):
         """Parsed ``impl.mergetree.MergeTreeOptions`` (primary-key tables)."""
-        from impl.table.pk import merge_tree_options
-        return merge_tree_options(self.options.raw, self.schema)
+        return self.core.merge_tree_options
 
-    @cached_property
+    @property
     def arrow_schema(self) -> pa.Schema:
-        return arrow_schema(self.schema)
+        return self.core.arrow_schema
 
     @property
     def name(self) -> str:
@@ -123,14 +146,14 @@ class FileStoreTable:
 
     @property
     def bucket_keys(self) -> tuple[str, ...]:
-        return bucket_key_names(self.schema, self.options)
+        return self.core.bucket_keys
 
     @property
     def bucket_mode(self) -> BucketMode:
         """How rows go to buckets: HASH_FIXED (bucket >= 1), BUCKET_UNAWARE (append, bucket -1),
         HASH_DYNAMIC (primary key, bucket -1, keys in the bucket the HASH index gives them),
         CROSS_PARTITION (primary key without every partition key, bucket -1; refused)."""
-        return bucket_mode(self.options.bucket, self.schema.primary_keys, self.schema.partition_keys)
+        return self.core.bucket_mode
 
     def __repr__(self) -> str:
         kind = "primary-key" if self.is_primary_key_table else "append"
@@ -145,20 +168,20 @@ class FileStoreTable:
         merged = {**self.dynamic_options, **extra}
         branch = merged.get("branch") or MAIN_BRANCH
         if branch == self.branch:
-            return FileStoreTable(self.file_io, self.path, self.schema, self.identifier, merged, self.schema_manager)
+            return FileStoreTable.of(self.core.with_options(merged))
         # another branch: its own latest schema
-        return open_branch(self.file_io, self.path, self.identifier, branch, merged)
+        return open_branch(self.file_io, self.path, self.identifier, branch, merged, env=self.env)
 
     # ------------------------------------------------------------------ builders
 
     def new_read_builder(self) -> ReadBuilder:
-        return ReadBuilder(self)
+        return ReadBuilder(self.core)
 
     def new_batch_write_builder(self) -> BatchWriteBuilder:
-        return BatchWriteBuilder(self)
+        return BatchWriteBuilder(self.core)
 
     def new_stream_write_builder(self) -> StreamWriteBuilder:
-        return StreamWriteBuilder(self)
+        return StreamWriteBuilder(self.core)
 
     # ------------------------------------------------------------------ conveniences
 
@@ -192,7 +215,7 @@ class FileStoreTable:
 
     # ------------------------------------------------------------------ maintenance
 
-    def compact(self, full: bool = False):
+    def compact(self, full: bool = False) -> CommitStats | None:
         """Compact the latest snapshot in one COMPACT commit; the CommitStats, or None if nothing to do.
 
         Append tables: per (partition, bucket), rewrite the files smaller than
@@ -200,19 +223,17 @@ class FileStoreTable:
         of them (``full``: all files of a bucket that has more than one). Primary-key tables:
         a dedicated compaction job, each bucket's merge tree compacts (``full``: into one sorted run).
         """
-        from impl.table.compact import compact_table
-        return compact_table(self, full)
+        return compact_table(self.core, full)
 
     def expire_snapshots(self, *, retain_min: int | None = None, retain_max: int | None = None,
                          time_retained_ms: int | None = None, max_deletes: int | None = None,
-                         now_millis: int | None = None):
+                         now_millis: int | None = None) -> ExpireResult:
         """Expire old snapshots by the ``snapshot.*`` options (arguments override them).
 
         Returns an :class:`impl.snapshot.expire.ExpireResult` listing what was removed.
         """
-        from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
         o = self.options
-        now = int(time.time() * 1000) if now_millis is None else now_millis
+        now = self.core.now_millis() if now_millis is None else now_millis
         config = ExpireConfig(
             retain_min=o.snapshot_num_retained_min if retain_min is None else retain_min,
             retain_max=o.snapshot_num_retained_max if retain_max is None else retain_max,
@@ -220,24 +241,22 @@ class FileStoreTable:
             max_deletes=o.snapshot_expire_limit if max_deletes is None else max_deletes,
             clean_empty_directories=o.snapshot_clean_empty_directories,
         )
-        from impl.table.maintenance import protected_names
         return SnapshotExpiration(self.file_io, self.paths, self.manifest_file,
-                                  self.partition_cache.path).expire(config, protected_names(self))
+                                  self.partition_cache.path).expire(config, protected_names(self.core))
 
     def remove_orphan_files(self, older_than: int | _dt.datetime | None = None, *,
                             older_than_millis: int | None = None) -> list[str]:
         """Delete files under the table directory that no snapshot references and that are older
         than ``older_than`` (epoch millis or datetime; default: one day ago). Returns their paths."""
-        from impl.table.maintenance import remove_orphan_files
         if older_than_millis is None:
             if older_than is None:
-                older_than_millis = int(time.time() * 1000) - ONE_DAY_MS
+                older_than_millis = self.core.now_millis() - ONE_DAY_MS
             elif isinstance(older_than, _dt.datetime):
                 ts = older_than if older_than.tzinfo else older_than.astimezone()
                 older_than_millis = int(ts.timestamp() * 1000)
             else:
                 older_than_millis = int(older_than)
-        return remove_orphan_files(self, older_than_millis)
+        return remove_orphan_files(self.core, older_than_millis)
 
     def rollback_to(self, target: int | str) -> list[str]:
         """Make snapshot ``target`` (an id) or tag ``target`` (a name) the latest snapshot: drop
@@ -246,17 +265,16 @@ class FileStoreTable:
         SnapshotNotExistError for an id neither a snapshot nor a tag holds, TagNotExistError
         for an unknown tag. Returns the deleted file paths.
         """
-        from impl.table.maintenance import rollback_to
         if isinstance(target, bool) or not isinstance(target, (int, str)):
             raise InvalidOptionError(f"rollback_to target {target!r} is neither a snapshot id (int) nor a tag name (str)")
-        return rollback_to(self, target)
+        return rollback_to(self.core, target)
 
     # ------------------------------------------------------------------ tags
 
     @property
     def tag_manager(self) -> TagManager:
         """The tags of this view's branch."""
-        return TagManager(self.file_io, self.paths, self.identifier)
+        return self.core.tag_manager
 
     def create_tag(self, tag_name: str, snapshot_id: int | None = None,
                    time_retained: _dt.timedelta | str | None = None, ignore_if_exists: bool = False) -> Tag:
@@ -268,29 +286,27 @@ class FileStoreTable:
         snapshot can be tagged only while another tag still holds it, as in Paimon);
         InvalidTagNameError for a blank or path-unsafe name. A refused call writes nothing.
         """
-        from impl.table.tags import create_tag
-        return create_tag(self, tag_name, snapshot_id, time_retained, ignore_if_exists)
+        return create_tag(self.core, tag_name, snapshot_id, time_retained, ignore_if_exists)
 
     def delete_tag(self, tag_name: str) -> list[str]:
         """Delete the tag and the files only it kept (TagNotExistError if there is none);
         returns the deleted file paths."""
-        from impl.table.maintenance import delete_tag
-        return delete_tag(self, tag_name)
+        return delete_tag(self.core, tag_name)
 
     def tags(self) -> list[Tag]:
-        """Every tag of this view's branch, by name."""
-        return list(self.tag_manager.tags())
+        """Every tag of this view's branch, by name: the rows of Paimon's ``$tags`` table
+        (``tag_name``, ``snapshot_id``, ``commit_time``, ``branches`` ...), each a :class:`Tag`."""
+        return tags_with_branches(self.core)
 
-    def list_tags(self) -> list[TagInfo]:
-        """The rows of Paimon's ``$tags`` table for this view's branch, by name."""
-        from impl.table.tags import tag_infos
-        return tag_infos(self)
+    def list_tags(self) -> list[Tag]:
+        """Alias of :meth:`tags` (pypaimon's name)."""
+        return self.tags()
 
     # ------------------------------------------------------------------ branches
 
     @property
     def branch_manager(self) -> BranchManager:
-        return BranchManager(self.file_io, self.path, self.branch, self.identifier)
+        return self.core.branch_manager
 
     def create_branch(self, branch_name: str, tag: str | None = None, ignore_if_exists: bool = False) -> None:
         """Create a branch: from tag ``tag`` (it starts at the tag's snapshot) or, without one,
@@ -303,12 +319,14 @@ class FileStoreTable:
         Files only it used are left for :meth:`remove_orphan_files`."""
         self.branch_manager.delete_branch(branch_name)
 
-    def list_branches(self) -> list[BranchInfo]:
-        """The rows of Paimon's ``$branches`` table (``main`` not included), by name."""
+    def branches(self) -> list[BranchInfo]:
+        """The branches of the table (``main`` not included), by name: the rows of Paimon's
+        ``$branches`` table (``branch_name``, ``create_time``)."""
         return self.branch_manager.branch_infos()
 
-    def branches(self) -> list[str]:
-        return self.branch_manager.branches()
+    def list_branches(self) -> list[BranchInfo]:
+        """Alias of :meth:`branches` (pypaimon's name)."""
+        return self.branches()
 
     def fast_forward(self, branch_name: str) -> None:
         """Replace this view's branch (main) from the branch's earliest snapshot on with the
@@ -317,10 +335,10 @@ class FileStoreTable:
 
 
 def open_branch(file_io: FileIO, path: str, identifier: str, branch: str,
-                dynamic_options: Mapping[str, str] | None = None) -> FileStoreTable:
+                dynamic_options: Mapping[str, str] | None = None, *, env: Environment | None = None) -> FileStoreTable:
     """A view of branch ``branch`` of the table at ``path`` (its latest schema); BranchNotExistError if absent."""
     paths = TablePaths(path.rstrip("/"), branch=branch)
-    if branch != MAIN_BRANCH and not schema_ids(file_io, paths):
+    if branch != MAIN_BRANCH and not schema_ids_in(file_io, paths.schema_dir):
         raise BranchNotExistError(identifier, branch)
     schema = load_latest_schema(file_io, paths, identifier)
-    return FileStoreTable(file_io, path, schema, identifier, {**(dynamic_options or {}), "branch": branch})
+    return FileStoreTable(file_io, path, schema, identifier, {**(dynamic_options or {}), "branch": branch}, env=env)

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 from impl.errors import InvalidOptionError, NoSnapshotError, SnapshotNotExistError, TagAlreadyExistError
 from impl.format.json_records import Snapshot
 from impl.options.values import parse_duration_millis
+from impl.table.core import TableCore
 from impl.tag.manager import TagManager
-from impl.tag.tag import Tag, TagInfo, check_tag_name
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
+from impl.tag.tag import Tag, check_tag_name
 
 
 def parse_time_retained(value: _dt.timedelta | str | None) -> _dt.timedelta | None:
@@ -26,62 +24,50 @@ def parse_time_retained(value: _dt.timedelta | str | None) -> _dt.timedelta | No
     return _dt.timedelta(milliseconds=parse_duration_millis("time_retained", value))
 
 
-def snapshot_to_tag(table: "FileStoreTable", snapshot_id: int | None) -> Snapshot:
+def snapshot_to_tag(core: TableCore, snapshot_id: int | None) -> Snapshot:
     """The snapshot a new tag keeps: the latest, or ``snapshot_id``; an expired id only while
     another tag of the branch still holds it (Paimon's findSnapshot)."""
-    sm = table.snapshot_manager
+    sm = core.snapshot_manager
     if snapshot_id is None:
         latest = sm.latest_snapshot()
         if latest is None:
-            raise NoSnapshotError(table.identifier, "commit before tagging the latest snapshot")
+            raise NoSnapshotError(core.identifier, "commit before tagging the latest snapshot")
         return latest
     if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
         raise InvalidOptionError(f"snapshot_id {snapshot_id!r} is not an integer snapshot id")
     snap = sm.try_snapshot(snapshot_id)
     if snap is not None:
         return snap
-    for tag in table.tag_manager.tags():
+    for tag in core.tag_manager.tags():
         if tag.snapshot.id == snapshot_id:
             return tag.snapshot
-    raise SnapshotNotExistError(table.path, snapshot_id)
+    raise SnapshotNotExistError(core.path, snapshot_id)
 
 
-def create_tag(table: "FileStoreTable", name: str, snapshot_id: int | None,
+def create_tag(core: TableCore, name: str, snapshot_id: int | None,
                time_retained: _dt.timedelta | str | None, ignore_if_exists: bool) -> Tag:
     check_tag_name(name)
     retained = parse_time_retained(time_retained)
-    tags = table.tag_manager
+    tags = core.tag_manager
     if ignore_if_exists:
         existing = tags.try_get(name)
         if existing is not None:
             return existing
-    snap = snapshot_to_tag(table, snapshot_id)
+    snap = snapshot_to_tag(core, snapshot_id)
     try:
-        return tags.create(name, snap, retained)
+        return tags.create(name, snap, retained, now=None if retained is None else core.now_local())
     except TagAlreadyExistError:
         if ignore_if_exists:  # lost a race to a creator of the same name
             return tags.get(name)
         raise
 
 
-def tag_infos(table: "FileStoreTable") -> list[TagInfo]:
-    """One ``$tags`` row per tag of the table's branch; ``branches`` lists the branches that
-    were created from the tag (they hold a copy of it, as Paimon's TagsTable finds them)."""
+def tags_with_branches(core: TableCore) -> list[Tag]:
+    """The tags of the table's branch, by name, each with ``branches``: the branches created
+    from it (they hold a copy of it, as Paimon's TagsTable finds them)."""
     branch_tags: dict[str, list[str]] = {}
-    for branch in table.branch_manager.branches():
-        for name in TagManager(table.file_io, table.paths.with_branch(branch)).tag_names():
+    for branch in core.branch_manager.branches():
+        for name in TagManager(core.file_io, core.paths.with_branch(branch)).tag_names():
             branch_tags.setdefault(name, []).append(branch)
-    out = []
-    for tag in table.tag_manager.tags():
-        s = tag.snapshot
-        out.append(TagInfo(
-            tag_name=tag.name,
-            snapshot_id=s.id,
-            schema_id=s.schema_id,
-            commit_time=_dt.datetime.fromtimestamp(s.time_millis / 1000),
-            record_count=s.total_record_count,
-            branches=tuple(b for b in branch_tags.get(tag.name, ()) if b != table.branch),
-            create_time=tag.create_time,
-            time_retained=tag.time_retained,
-        ))
-    return out
+    return [replace(tag, branches=tuple(b for b in branch_tags.get(tag.name, ()) if b != core.branch))
+            for tag in core.tag_manager.tags()]

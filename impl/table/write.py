@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -32,12 +32,13 @@ from impl.fs.paths import DataFileNamer
 from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.table.append_writer import RollingFileWriter
 from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, row_hashes, split_by_group
+from impl.table.core import TableCore, bucket_index_files
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.options import TableOptions
-    from impl.table.table import FileStoreTable
+from impl.table.options import TableOptions
+from impl.table.pk import PrimaryKeyBucketWriter, check_merge_input
+from impl.table.scan import SnapshotReader
+from impl.table.schema import mergetree
 
 ROW_KIND_NAMES = ("+I", "-U", "+U", "-D")
 _KIND_COL = "__paimon_row_kind__"
@@ -88,11 +89,11 @@ def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
     return False
 
 
-def conform_input(data, table: "FileStoreTable") -> pa.Table:
+def conform_input(data, core: TableCore) -> pa.Table:
     """The input as a table in schema column order and types; SchemaMismatchError names what is wrong."""
     t = _as_table(data)
-    name = table.identifier
-    expected = table.arrow_schema
+    name = core.identifier
+    expected = core.arrow_schema
     names = t.column_names
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
@@ -111,19 +112,19 @@ def conform_input(data, table: "FileStoreTable") -> pa.Table:
         col = t.column(f.name)
         if not col.type.equals(f.type):
             if not _compatible(col.type, f.type):
-                ptype = table.schema.field(f.name).type
+                ptype = core.schema.field(f.name).type
                 raise SchemaMismatchError(
                     f"write to {name}: column {f.name!r} has type {col.type}, the table expects {f.type} ({ptype})")
             col = col.cast(f.type)
         if not f.nullable and col.null_count:
-            role = ("primary-key" if f.name in table.schema.primary_keys else
-                    "partition" if f.name in table.schema.partition_keys else "NOT NULL")
+            role = ("primary-key" if f.name in core.schema.primary_keys else
+                    "partition" if f.name in core.schema.partition_keys else "NOT NULL")
             raise NullKeyError(f"write to {name}: {role} column {f.name!r} holds {col.null_count} null value(s)")
         cols.append(col)
     return pa.Table.from_arrays(cols, schema=expected)
 
 
-def row_kinds_of(t: pa.Table, row_kinds, table: "FileStoreTable") -> np.ndarray | None:
+def row_kinds_of(t: pa.Table, row_kinds, core: TableCore) -> np.ndarray | None:
     """Row kinds as int8 (0 +I, 1 -U, 2 +U, 3 -D) from ``row_kinds=`` or the ``rowkind.field`` column."""
     n = t.num_rows
     if row_kinds is not None:
@@ -132,22 +133,22 @@ def row_kinds_of(t: pa.Table, row_kinds, table: "FileStoreTable") -> np.ndarray 
             arr = arr.combine_chunks()
         if isinstance(arr, pa.Array):
             if arr.null_count:
-                raise SchemaMismatchError(f"write to {table.identifier}: row_kinds holds nulls")
+                raise SchemaMismatchError(f"write to {core.identifier}: row_kinds holds nulls")
             if not pa.types.is_integer(arr.type):
-                raise SchemaMismatchError(f"write to {table.identifier}: row_kinds must be integers, got {arr.type}")
+                raise SchemaMismatchError(f"write to {core.identifier}: row_kinds must be integers, got {arr.type}")
             arr = arr.to_numpy(zero_copy_only=False)
         kinds = np.asarray(arr)
         if kinds.ndim != 1 or len(kinds) != n:
             raise SchemaMismatchError(
-                f"write to {table.identifier}: row_kinds has {kinds.size} values for {n} rows")
+                f"write to {core.identifier}: row_kinds has {kinds.size} values for {n} rows")
         if not np.issubdtype(kinds.dtype, np.integer):
-            raise SchemaMismatchError(f"write to {table.identifier}: row_kinds must be integers, got {kinds.dtype}")
+            raise SchemaMismatchError(f"write to {core.identifier}: row_kinds must be integers, got {kinds.dtype}")
         if n and (kinds.min() < 0 or kinds.max() > 3):
             bad = int(kinds[(kinds < 0) | (kinds > 3)][0])
-            raise SchemaMismatchError(f"write to {table.identifier}: row kind {bad} is not one of 0..3")
+            raise SchemaMismatchError(f"write to {core.identifier}: row kind {bad} is not one of 0..3")
         return kinds.astype(np.int8)
-    field = table.options.rowkind_field
-    if field is None or not table.is_primary_key_table:
+    field = core.options.rowkind_field
+    if field is None or not core.is_primary_key_table:
         return None
     col = t.column(field)
     idx = pc.index_in(col, value_set=pa.array(ROW_KIND_NAMES))
@@ -155,7 +156,7 @@ def row_kinds_of(t: pa.Table, row_kinds, table: "FileStoreTable") -> np.ndarray 
         bad_mask = pc.is_null(idx)
         bad = pc.filter(col, bad_mask)
         raise SchemaMismatchError(
-            f"write to {table.identifier}: column {field!r} (rowkind.field) holds {bad[0].as_py()!r}; "
+            f"write to {core.identifier}: column {field!r} (rowkind.field) holds {bad[0].as_py()!r}; "
             f"expected one of {list(ROW_KIND_NAMES)}")
     return idx.to_numpy(zero_copy_only=False).astype(np.int8)
 
@@ -177,17 +178,17 @@ class BucketWriter(Protocol):
 
 
 class _AppendBucketWriter:
-    def __init__(self, table: "FileStoreTable", partition: bytes, partition_path: str, bucket: int):
+    def __init__(self, core: TableCore, partition: bytes, partition_path: str, bucket: int):
         self.partition = partition
         self.bucket = bucket
-        self.total_buckets = table.options.bucket  # -1 for bucket-unaware tables
+        self.total_buckets = core.options.bucket  # -1 for bucket-unaware tables
         self.writer = RollingFileWriter(
-            table.file_io, table.paths.bucket_dir(partition_path, bucket), table.arrow_schema,
-            table.schema.fields, schema_id=table.schema.id,
-            target_file_size=table.options.target_file_size_for(False),
-            compression=table.options.file_compression, zstd_level=table.options.zstd_level,
-            stats_mode=table.options.stats_mode, file_source=FileSource.APPEND,
-            name_factory=DataFileNamer().data_file)
+            core.file_io, core.paths.bucket_dir(partition_path, bucket), core.arrow_schema,
+            core.schema.fields, schema_id=core.schema.id,
+            target_file_size=core.options.target_file_size_for(False),
+            compression=core.options.file_compression, zstd_level=core.options.zstd_level,
+            stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
+            name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data)
@@ -211,7 +212,7 @@ class TableWrite:
     per-bucket writers (and primary-key LSM state) across commits.
     """
 
-    def __init__(self, table: "FileStoreTable", commit_user: str, *, streaming: bool = False,
+    def __init__(self, core: TableCore, commit_user: str, *, streaming: bool = False,
                  ignore_previous_files: bool = False, compaction_executor: Executor | None = None,
                  spill_directory: str | None = None):
         """``compaction_executor`` runs the merge tree's compactions (default: a thread pool
@@ -219,10 +220,10 @@ class TableWrite:
         calling thread, a synchronous mode for deterministic runs. ``spill_directory``: the
         local directory primary-key writers spill sorted runs under (``write-buffer-spillable``;
         default: the system temp directory)."""
-        if table.bucket_mode is BucketMode.CROSS_PARTITION:
-            raise UnsupportedTableFeatureError(cross_partition_message(table.identifier, table.primary_keys,
-                                                                       table.partition_keys))
-        self.table = table
+        if core.bucket_mode is BucketMode.CROSS_PARTITION:
+            raise UnsupportedTableFeatureError(cross_partition_message(core.identifier, core.primary_keys,
+                                                                       core.partition_keys))
+        self.core = core
         self.commit_user = commit_user
         self.streaming = streaming
         # an overwrite replaces the files of the buckets it writes: do not restore them
@@ -240,13 +241,14 @@ class TableWrite:
         self._spill_directory = spill_directory
         self._closed = False
         self._prepared = False
-        self._bucket_key = list(table.bucket_keys)
-        self._bucket_types = [table.schema.field(k).type for k in self._bucket_key]
-        self._partition_types = [table.schema.field(k).type for k in table.schema.partition_keys]
+        self._bucket_key = list(core.bucket_keys)
+        self._bucket_types = [core.schema.field(k).type for k in self._bucket_key]
+        self._partition_types = [core.schema.field(k).type for k in core.schema.partition_keys]
         # dynamic bucket mode: keys keep the bucket the table's HASH index gives them
         self._assigner: DynamicBucketAssigner | None = None
-        if table.bucket_mode is BucketMode.HASH_DYNAMIC:
-            self._assigner = DynamicBucketAssigner(table, ignore_existing=ignore_previous_files)
+        if core.bucket_mode is BucketMode.HASH_DYNAMIC:
+            self._assigner = DynamicBucketAssigner(core, ignore_existing=ignore_previous_files,
+                                                  rng=core.env.new_random())
 
     # ------------------------------------------------------------------ writing
 
@@ -254,16 +256,15 @@ class TableWrite:
         """Write rows. ``row_kinds`` (int8 per row: 0 +I, 1 -U, 2 +U, 3 -D) is for primary-key
         tables; without it, the ``rowkind.field`` column (if configured) gives each row's kind."""
         self._check_open()
-        t = conform_input(data, self.table)
-        kinds = row_kinds_of(t, row_kinds, self.table)
-        if not self.table.is_primary_key_table and kinds is not None and np.any(kinds != 0):
+        t = conform_input(data, self.core)
+        kinds = row_kinds_of(t, row_kinds, self.core)
+        if not self.core.is_primary_key_table and kinds is not None and np.any(kinds != 0):
             raise SchemaMismatchError(
-                f"write to {self.table.identifier}: append tables take only +I rows (row kind 0)")
+                f"write to {self.core.identifier}: append tables take only +I rows (row kind 0)")
         if t.num_rows == 0:
             return
-        if self.table.is_primary_key_table:
-            from impl.table.pk import check_merge_input
-            check_merge_input(self.table, t, kinds)
+        if self.core.is_primary_key_table:
+            check_merge_input(self.core, t, kinds)
         self._restored_checked = False
         for (partition, bucket), part, part_kinds in self._route(t, kinds):
             self._writer(partition, bucket).write(part, part_kinds)
@@ -275,7 +276,7 @@ class TableWrite:
 
     def _route(self, t: pa.Table, kinds: np.ndarray | None):
         n = t.num_rows
-        schema = self.table.schema
+        schema = self.core.schema
         if schema.partition_keys:
             groups = group_rows([t.column(k) for k in schema.partition_keys])
             part_ids = groups.ids
@@ -283,8 +284,8 @@ class TableWrite:
         else:
             part_ids = np.zeros(n, dtype=np.int64)
             partitions = [self._partition_bytes(())]
-        if self.table.bucket_mode is BucketMode.HASH_FIXED:
-            num_buckets = self.table.options.bucket
+        if self.core.bucket_mode is BucketMode.HASH_FIXED:
+            num_buckets = self.core.options.bucket
             buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets)
             keys = part_ids * num_buckets + buckets
         elif self._assigner is not None:
@@ -310,7 +311,7 @@ class TableWrite:
     def _partition_bytes(self, values: tuple) -> bytes:
         b = encode_partition(values, self._partition_types)
         if b not in self._partition_paths:
-            self._partition_paths[b] = self.table.partition_cache.path(b)
+            self._partition_paths[b] = self.core.partition_cache.path(b)
         return b
 
     def _writer(self, partition: bytes, bucket: int) -> BucketWriter:
@@ -318,13 +319,12 @@ class TableWrite:
         w = self._writers.get(key)
         if w is None:
             path = self._partition_paths[partition]
-            if self.table.is_primary_key_table:
-                from impl.table.pk import PrimaryKeyBucketWriter
-                w = PrimaryKeyBucketWriter(self.table, partition, path, bucket, self._restored_files(key),
+            if self.core.is_primary_key_table:
+                w = PrimaryKeyBucketWriter(self.core, partition, path, bucket, self._restored_files(key),
                                            self._compaction_executor(), buffer_pool=self._write_buffer_pool(),
                                            restored_index=self._restored_index.get(key, ()))
             else:
-                w = _AppendBucketWriter(self.table, partition, path, bucket)
+                w = _AppendBucketWriter(self.core, partition, path, bucket)
             self._writers[key] = w
         return w
 
@@ -339,17 +339,15 @@ class TableWrite:
             return []
         if not self._restored_checked:
             self._restored_checked = True
-            latest = self.table.snapshot_manager.latest_snapshot()
+            latest = self.core.snapshot_manager.latest_snapshot()
             latest_id = latest.id if latest is not None else None
             if self._restored is None or self._restored[0] != latest_id:
-                from impl.table.scan import SnapshotReader
                 index: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-                for e in SnapshotReader(self.table).live_entries(latest):
+                for e in SnapshotReader(self.core).live_entries(latest):
                     index.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._restored = (latest_id, index)
-                if self.table.options.deletion_vectors:
-                    from impl.table.pk import bucket_index_files
-                    self._restored_index = bucket_index_files(self.table, latest)
+                if self.core.options.deletion_vectors:
+                    self._restored_index = bucket_index_files(self.core, latest)
         _, live = self._restored if self._restored is not None else (None, {})
         return list(live.get(key, ()))
 
@@ -357,14 +355,14 @@ class TableWrite:
         # One write-buffer-size for all merge-tree writers of this write, as Paimon's shared
         # memory pool: memory stays bounded however many buckets and partitions are written.
         if self._buffer_pool is None:
-            from impl.mergetree.writer import WriteBufferPool, spill_config
-            options = self.table.merge_tree_options
+            mt = mergetree()
+            options = self.core.merge_tree_options
             # Paimon's default: spill in batch writes and on object stores
             spillable = options.write_buffer_spillable
             if spillable is None:
-                spillable = not self.streaming or self.table.file_io.is_object_store
-            spill = spill_config(options, self._spill_directory) if spillable else None
-            self._buffer_pool = WriteBufferPool(options.write_buffer_size, spill)
+                spillable = not self.streaming or self.core.file_io.is_object_store
+            spill = mt.spill_config(options, self._spill_directory) if spillable else None
+            self._buffer_pool = mt.WriteBufferPool(options.write_buffer_size, spill)
         return self._buffer_pool
 
     def _compaction_executor(self) -> Executor:
@@ -382,10 +380,10 @@ class TableWrite:
         self._check_open()
         if not self.streaming:
             if self._prepared:
-                raise WriterClosedError(f"batch write of {self.table.identifier} already prepared its commit")
+                raise WriterClosedError(f"batch write of {self.core.identifier} already prepared its commit")
             self._prepared = True
         messages = []
-        wait = not self.streaming or prepare_commit_waits_for_compaction(self.table.options)
+        wait = not self.streaming or prepare_commit_waits_for_compaction(self.core.options)
         if self._buffer_pool is not None:
             # free every buffer before the first writer merges its spilled runs (see spill_all)
             self._buffer_pool.spill_all()
@@ -425,7 +423,7 @@ class TableWrite:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise WriterClosedError(f"write of {self.table.identifier} is closed")
+            raise WriterClosedError(f"write of {self.core.identifier} is closed")
 
     def __enter__(self):
         return self

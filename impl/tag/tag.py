@@ -56,16 +56,42 @@ def decode_local_datetime(value: object, path: str) -> _dt.datetime:
 
 @dataclass(frozen=True)
 class Tag:
-    """One tag: its name, the snapshot it keeps, and its optional retention.
+    """One tag: its name, the snapshot it keeps, and its optional retention; also one row of
+    Paimon's ``$tags`` system table (``tag_name``, ``snapshot_id``, ``schema_id``,
+    ``commit_time``, ``record_count``, ``branches``, ``create_time``, ``time_retained``).
 
     ``create_time`` is a naive local time, as Java's LocalDateTime; both it and
-    ``time_retained`` are None for a tag created without a retention.
+    ``time_retained`` are None for a tag created without a retention. ``branches``: the
+    branches created from the tag (they hold a copy of it), as :meth:`impl.FileStoreTable.tags`
+    finds them; empty where only the tag file was read (:class:`impl.tag.TagManager`).
     """
 
     name: str
     snapshot: Snapshot
     create_time: _dt.datetime | None = None
     time_retained: _dt.timedelta | None = None
+    branches: tuple[str, ...] = ()
+
+    @property
+    def tag_name(self) -> str:
+        return self.name
+
+    @property
+    def snapshot_id(self) -> int:
+        return self.snapshot.id
+
+    @property
+    def schema_id(self) -> int:
+        return self.snapshot.schema_id
+
+    @property
+    def commit_time(self) -> _dt.datetime:
+        """The snapshot's commit time, naive local time as Java shows it."""
+        return _dt.datetime.fromtimestamp(self.snapshot.time_millis / 1000)
+
+    @property
+    def record_count(self) -> int | None:
+        return self.snapshot.total_record_count
 
     def to_json_bytes(self) -> bytes:
         data = self.snapshot.to_json_bytes()
@@ -100,15 +126,5 @@ class Tag:
         return self.create_time + self.time_retained < now
 
 
-@dataclass(frozen=True)
-class TagInfo:
-    """One row of Paimon's ``$tags`` system table."""
-
-    tag_name: str
-    snapshot_id: int
-    schema_id: int
-    commit_time: _dt.datetime  # the snapshot's commit time, naive local time as Java shows it
-    record_count: int | None
-    branches: tuple[str, ...]  # branches created from this tag (they hold a copy of it)
-    create_time: _dt.datetime | None
-    time_retained: _dt.timedelta | None
+# the ``$tags`` row is the tag itself (one record, since issue 27); the old name stays
+TagInfo = Tag

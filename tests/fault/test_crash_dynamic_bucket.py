@@ -72,10 +72,10 @@ def check_index(t) -> None:
     """Listed index files readable; each live key in one bucket, whose index holds its hash."""
     files = HashIndexFile(t.file_io, t.paths)
     for snap in t.snapshots():
-        for e in hash_index_entries(t, snap):
+        for e in hash_index_entries(t.core, snap):
             files.read(e.index_file)
     index = {(e.partition, e.bucket): set(files.read(e.index_file).tolist())
-             for e in hash_index_entries(t, t.latest_snapshot())}
+             for e in hash_index_entries(t.core, t.latest_snapshot())}
     seen: set = set()
     rb = t.new_read_builder()
     for split in rb.new_scan().plan().splits():
@@ -97,7 +97,7 @@ def check_outcome(outcome) -> bool:
     published = latest > SETUP_SNAPSHOTS
     t.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 86_400_000)
     assert _state(t.to_arrow()) == state
-    listed = {e.index_file.file_name for s in t.snapshots() for e in hash_index_entries(t, s)}
+    listed = {e.index_file.file_name for s in t.snapshots() for e in hash_index_entries(t.core, s)}
     assert set(t.file_io.list_names(t.paths.index_dir)) <= listed
     check_index(t)
     if not published:

@@ -82,7 +82,7 @@ def healthy_files(work) -> set[str]:
 
 
 def check_reads(t: FileStoreTable, snap, want: Model, sid: int, where: str) -> None:
-    live = SnapshotReader(t).live_entries(snap)
+    live = SnapshotReader(t.core).live_entries(snap)
     assert model_facts(live) == dict(want.snapshots_by_id[sid].live), f"{where}: snapshot {sid} reads differently"
     for e in live:
         path = t.paths.data_file_path(t.partition_cache.path(e.partition), e.bucket, e.file.file_name)

@@ -11,7 +11,7 @@ from pypaimon_env import run_pypaimon
 import impl
 from impl.format.json_records import CommitKind
 from impl.mergetree.writer import InlineExecutor
-from impl.table.pk import bucket_index_files
+from impl.table.core import bucket_index_files
 
 READ_SNAPSHOTS = """
 from pypaimon import CatalogFactory
@@ -75,7 +75,7 @@ def test_pypaimon_reads_impl_dv_tables_after_every_compaction(tmp_path, pypaimon
         expected[snap.id] = sorted([*k, val] for k, val in model.items())
     swrite.close()
     # deletion vectors were written (index files live), and the latest files are all above level 0
-    index = bucket_index_files(table, table.latest_snapshot())
+    index = bucket_index_files(table.core, table.latest_snapshot())
     assert sum(r.cardinality for files in index.values() for f in files for r in f.deletion_vector_ranges) > 0
     impl_rows = {sid: _rows(table, sid) for sid in expected}
     assert impl_rows == expected
@@ -162,7 +162,7 @@ def test_pypaimon_reads_impl_dv_tables_of_merging_engines(tmp_path, pypaimon, en
         assert snap.commit_kind is CommitKind.COMPACT
         expected[snap.id] = _rows(plain, plain.latest_snapshot().id)
     swrite.close()
-    index = bucket_index_files(table, table.latest_snapshot())
+    index = bucket_index_files(table.core, table.latest_snapshot())
     assert sum(r.cardinality for files in index.values() for f in files for r in f.deletion_vector_ranges) > 0
     assert {sid: _rows(table, sid) for sid in expected} == expected
     got = run_pypaimon(READ_SNAPSHOTS, warehouse=wh, table="db.dv", snapshots=sorted(expected))

@@ -100,7 +100,7 @@ def check_buckets(table) -> int:
     assert not twice, f"keys live in two buckets: {twice}"
     files = HashIndexFile(table.file_io, table.paths)
     index = {(table.partition_cache.path(e.partition), e.bucket): sorted(files.read(e.index_file).tolist())
-             for e in hash_index_entries(table, table.latest_snapshot())}
+             for e in hash_index_entries(table.core, table.latest_snapshot())}
     data = {k: sorted(row_hashes([pa.array(ids, pa.int64())], [DataType("BIGINT", False)]).tolist())
             for k, ids in keys_of.items()}
     assert index == data

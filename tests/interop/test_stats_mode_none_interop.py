@@ -41,7 +41,7 @@ def _write(wh, name: str, primary_keys) -> list[dict]:
                          options={"metadata.stats-mode": "none", **({"bucket": "1"} if primary_keys else {})})
     t.write_arrow(pa.table({"id": [1, 2, 3], "v": ["a", None, "c"]}))
     t.write_arrow(pa.table({"id": [3, 4], "v": ["x", "y"]}))
-    entries = SnapshotReader(t).live_entries(t.latest_snapshot())
+    entries = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert entries and {e.file.value_stats_cols for e in entries} == {()}  # Java's shape: no column covered
     return sorted(t.to_arrow().to_pylist(), key=lambda r: (r["id"], r["v"] or ""))
 

@@ -172,7 +172,7 @@ def _assert_index_is_live_keys(tables: Tables, buckets: dict[tuple[str, int], in
     index_file = HashIndexFile(t.file_io, t.paths)
     part_of = {p.partition: p.partition_path for p in t.new_read_builder().new_scan().plan().splits()}
     got: dict[tuple[str, int], set[int]] = {}
-    for e in hash_index_entries(t, t.latest_snapshot()):
+    for e in hash_index_entries(t.core, t.latest_snapshot()):
         dt = part_of[e.partition].split("=", 1)[1]
         assert (dt, e.bucket) not in got, f"two HASH index files for {(dt, e.bucket)}"
         got[(dt, e.bucket)] = set(index_file.read(e.index_file).tolist())

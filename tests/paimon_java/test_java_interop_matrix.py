@@ -37,7 +37,7 @@ import pytest
 
 import impl
 from impl.format.records import IndexType
-from impl.table.pk import bucket_index_files
+from impl.table.core import bucket_index_files
 from impl.table.scan import SnapshotReader
 
 pytestmark = pytest.mark.paimon_java
@@ -330,7 +330,7 @@ def deleted_positions(warehouse: Path, table: str = TABLE) -> int:
     """How many row positions the latest snapshot's deletion vectors mark deleted (read through
     impl's index manifest reader: the index format is shared)."""
     t = impl.Catalog(str(warehouse)).get_table(table)
-    return sum(r.cardinality or 0 for files in bucket_index_files(t, t.latest_snapshot()).values() for f in files
+    return sum(r.cardinality or 0 for files in bucket_index_files(t.core, t.latest_snapshot()).values() for f in files
                if f.index_type == IndexType.DELETION_VECTORS for r in f.deletion_vector_ranges or ())
 
 
@@ -442,7 +442,7 @@ def test_first_row_commit_is_visible_to_java_at_once(java, tmp_path):
     assert side.read() == want
     assert java_side.read() == want
     t = side.impl_table()
-    assert all(e.file.level >= 1 for e in SnapshotReader(t).live_entries(t.snapshot_manager.latest_snapshot()))
+    assert all(e.file.level >= 1 for e in SnapshotReader(t.core).live_entries(t.snapshot_manager.latest_snapshot()))
 
 
 def test_lookup_compaction_levels_follow_file_sizes_which_differ_from_java(java, tmp_path):

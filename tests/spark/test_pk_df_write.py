@@ -86,7 +86,7 @@ def _sketches(table, batches_per_task, **builder):
     for batches in batches_per_task:
         b = KeySketchBuilder(table, **builder)
         for batch in batches:
-            b.add(conform_input(pa.Table.from_batches([batch]), table))
+            b.add(conform_input(pa.Table.from_batches([batch]), table.core))
         out.append(b.finish())
     return out
 

@@ -922,7 +922,7 @@ class TableMachine(RuleBasedStateMachine):
                               older_than_millis=2**62 if by_age else 0)
         com = self.committers[0].commit
         expiration = SnapshotExpiration(FileIO(self.fs), TablePaths(self.root), com.manifest_file, com.partition_path)
-        result = expiration.expire(config, protected_names(self.impl_table()))
+        result = expiration.expire(config, protected_names(self.impl_table().core))
         removed = self.model.expire(1, n - k) if k else []
         note(f"expire {config} -> impl expired {list(result.expired_snapshot_ids)}, "
              f"deleted {len(result.deleted_data_files)} data files | model expired {removed}")
@@ -997,7 +997,7 @@ class TableMachine(RuleBasedStateMachine):
             model_out = type(e).__name__
         deleted: list[str] = []
         try:
-            deleted = impl_delete_tag(self.impl_table(), name)
+            deleted = impl_delete_tag(self.impl_table().core, name)
         except impl_errors.PaimonError as e:
             impl_out = type(e).__name__
         if expired:

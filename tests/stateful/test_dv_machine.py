@@ -34,7 +34,7 @@ from impl.format.json_records import CommitKind
 from impl.mergetree import read_kv_files
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.writer import InlineExecutor
-from impl.table.pk import bucket_index_files
+from impl.table.core import bucket_index_files
 from impl.table.scan import SnapshotReader
 from model import DELETE_ROW, INSERT, UPDATE_AFTER
 from model.deletion_vectors import (
@@ -167,7 +167,7 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         self.table.expire_snapshots(retain_min=keep, retain_max=keep, time_retained_ms=0, now_millis=now,
                                     max_deletes=10_000)
         referenced = {f.file_name for s in self.table.snapshots()
-                      for files in bucket_index_files(self.table, s).values() for f in files}
+                      for files in bucket_index_files(self.table.core, s).values() for f in files}
         index_dir = self.table.paths.index_dir
         on_disk = {p.rsplit("/", 1)[-1] for p in self.fs.find(index_dir)} if self.fs.exists(index_dir) else set()
         assert on_disk == referenced, f"index files on storage {sorted(on_disk)} vs referenced {sorted(referenced)}"
@@ -198,9 +198,9 @@ class DeletionVectorMachine(RuleBasedStateMachine):
         if not hasattr(self, "table"):
             return
         latest = self.table.latest_snapshot()
-        index = bucket_index_files(self.table, latest)
+        index = bucket_index_files(self.table.core, latest)
         buckets: dict = {}
-        for e in SnapshotReader(self.table).live_entries(latest):
+        for e in SnapshotReader(self.table.core).live_entries(latest):
             buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         state_rows = {}
         for (partition, bucket), metas in buckets.items():

@@ -231,7 +231,7 @@ class DynamicBucketMachine(RuleBasedStateMachine):
     def _impl_index(self, snapshot=None) -> dict:
         snap = snapshot or self.table.latest_snapshot()
         return {index_identity(f): f for f in (self._facts(e.partition, e.bucket, e.index_file)
-                                               for e in hash_index_entries(self.table, snap))}
+                                               for e in hash_index_entries(self.table.core, snap))}
 
     @invariant()
     def index_matches_model(self):
@@ -257,7 +257,7 @@ class DynamicBucketMachine(RuleBasedStateMachine):
     @invariant()
     def retained_snapshots_index_files_are_readable(self):
         for snap in self.table.snapshots():
-            for e in hash_index_entries(self.table, snap):
+            for e in hash_index_entries(self.table.core, snap):
                 self.files.read(e.index_file)  # exists, whole int32s, row count as listed
 
 

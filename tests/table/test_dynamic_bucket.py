@@ -63,7 +63,7 @@ def index_by_bucket(t, snapshot=None) -> dict[tuple[str, int], set[int]]:
     snap = snapshot or t.latest_snapshot()
     files = HashIndexFile(t.file_io, t.paths)
     return {(t.partition_cache.path(e.partition).split("=")[1], e.bucket): set(files.read(e.index_file).tolist())
-            for e in hash_index_entries(t, snap)}
+            for e in hash_index_entries(t.core, snap)}
 
 
 def check_index_matches_data(t) -> None:
@@ -133,11 +133,11 @@ def test_default_primary_key_table_is_dynamic_and_round_trips(catalog):
     write(t, rows("a", [2, 3], "y"))
     assert sort_rows(read(t), ["id"]) == sort_rows(pa.concat_tables([rows("a", [0, 1, 4]), rows("a", [2, 3], "y")]),
                                                    ["id"])
-    (e,) = hash_index_entries(t, t.latest_snapshot())
+    (e,) = hash_index_entries(t.core, t.latest_snapshot())
     assert e.bucket == 0 and e.index_file.index_type == IndexType.HASH and e.index_file.row_count == 5
     name = e.index_file.file_name
     assert name.startswith("index-") and t.file_io.exists(posixpath.join(t.path, "index", name))
-    live = SnapshotReader(t).live_entries(t.latest_snapshot())
+    live = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert {(x.bucket, x.total_buckets) for x in live} == {(0, -1)}
 
 
@@ -163,14 +163,14 @@ def test_keys_stay_in_their_bucket_and_new_keys_open_buckets(catalog):
 def test_each_commit_replaces_the_changed_buckets_index_files(catalog):
     t = make(catalog, target=4)
     write(t, rows("a", range(6)))
-    before = {e.bucket: e.index_file.file_name for e in hash_index_entries(t, t.latest_snapshot())}
+    before = {e.bucket: e.index_file.file_name for e in hash_index_entries(t.core, t.latest_snapshot())}
     stats = write(t, rows("a", [0, 6]))  # 0 known (bucket 0: unchanged index), 6 new -> bucket 1
-    after = {e.bucket: e.index_file.file_name for e in hash_index_entries(t, t.latest_snapshot())}
+    after = {e.bucket: e.index_file.file_name for e in hash_index_entries(t.core, t.latest_snapshot())}
     assert after[0] == before[0] and after[1] != before[1]
     assert len(stats.snapshot_ids) == 1  # index changes ride in the APPEND snapshot with the data
     # writing only known keys changes no index file
     write(t, rows("a", [1, 2], "z"))
-    assert {e.bucket: e.index_file.file_name for e in hash_index_entries(t, t.latest_snapshot())} == after
+    assert {e.bucket: e.index_file.file_name for e in hash_index_entries(t.core, t.latest_snapshot())} == after
 
 
 def test_streaming_write_commits_index_changes_per_commit(catalog):
@@ -310,7 +310,7 @@ def test_expiration_deletes_only_unreferenced_index_files(catalog):
         write(t, rows("a", range(2 * i, 2 * i + 2)))
     index_dir = posixpath.join(t.path, "index")
     written = set(t.file_io.list_names(index_dir))
-    live = {e.index_file.file_name for e in hash_index_entries(t, t.latest_snapshot())}
+    live = {e.index_file.file_name for e in hash_index_entries(t.core, t.latest_snapshot())}
     t.expire_snapshots(retain_min=1, retain_max=1, time_retained_ms=0)
     left = set(t.file_io.list_names(index_dir))
     assert left == live and written > live
@@ -325,10 +325,10 @@ def test_data_in_a_bucket_without_index_is_refused(catalog):
     # drop the HASH index of the partition from the metadata, as an old writer might have left it
     from impl.commit.file_store_commit import FileStoreCommit
     from impl.commit.messages import CommitMessage
-    entries = hash_index_entries(t, t.latest_snapshot())
+    entries = hash_index_entries(t.core, t.latest_snapshot())
     commit = FileStoreCommit(t.file_io, t.path, t.schema)
     commit.commit([CommitMessage(e.partition, e.bucket, -1, deleted_index_files=(e.index_file,)) for e in entries])
-    assert not hash_index_entries(t, t.latest_snapshot())
+    assert not hash_index_entries(t.core, t.latest_snapshot())
     w = t.new_batch_write_builder().new_write()
     with pytest.raises(DynamicBucketError, match=r"dt=a.*no HASH index.*overwrite"):
         w.write_arrow(rows("a", [1]))
@@ -346,7 +346,7 @@ def test_rollback_restores_the_index_of_the_snapshot(catalog):
     assert index_by_bucket(t) == index
     check_index_matches_data(t)
     # the files only later snapshots used are gone; later writes start from the restored index
-    listed = {e.index_file.file_name for e in hash_index_entries(t, t.latest_snapshot())}
+    listed = {e.index_file.file_name for e in hash_index_entries(t.core, t.latest_snapshot())}
     assert set(t.file_io.list_names(t.paths.index_dir)) == listed
     write(t, rows("a", [1, 5]))
     check_index_matches_data(t)

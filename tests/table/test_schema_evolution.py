@@ -32,7 +32,7 @@ def _schema_files(table) -> list[int]:
 
 
 def _live_schema_ids(table) -> list[int]:
-    return sorted(e.file.schema_id for e in SnapshotReader(table).live_entries(table.latest_snapshot()))
+    return sorted(e.file.schema_id for e in SnapshotReader(table.core).live_entries(table.latest_snapshot()))
 
 
 def _rows(table, predicate=None, by="id"):

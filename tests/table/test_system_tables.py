@@ -8,6 +8,7 @@ import datetime as _dt
 import decimal
 import json
 import posixpath
+import uuid
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute in the random histories
@@ -365,13 +366,24 @@ def test_writes_and_maintenance_on_a_system_table_are_refused(catalog, pk_table)
     before = sorted(f.path for f in pk_table.file_io.walk_files(pk_table.path))
     for call in (st.new_batch_write_builder, st.new_stream_write_builder, st.compact, st.expire_snapshots,
                  lambda: st.write_arrow(rows(["a"], [1], [1.0], ["x"])), lambda: st.rollback_to(1),
-                 st.remove_orphan_files):
+                 st.remove_orphan_files, lambda: st.create_tag("t"), lambda: st.delete_tag("t"),
+                 lambda: st.create_branch("b"), lambda: st.delete_branch("b"), lambda: st.fast_forward("b")):
         with pytest.raises(SystemTableReadOnlyError, match=r"'db.pk\$files' is read-only"):
             call()
     with pytest.raises(SystemTableReadOnlyError):
         catalog.drop_table("db.pk$snapshots")
     assert sorted(f.path for f in pk_table.file_io.walk_files(pk_table.path)) == before
     assert catalog.table_exists("db.pk")
+
+
+def test_data_and_system_tables_share_the_table_protocol(catalog, pk_table):
+    st = catalog.get_table("db.pk$snapshots")
+    assert isinstance(pk_table, impl.Table) and isinstance(st, impl.Table)
+    for t in (pk_table, st, st.copy({"scan.snapshot-id": "1"})):  # read the same way
+        assert isinstance(t, impl.Table)
+        assert t.to_arrow().num_rows == t.new_read_builder().new_read().to_arrow(
+            t.new_read_builder().new_scan().plan().splits()).num_rows > 0
+    assert not isinstance(object(), impl.Table)
 
 
 def test_unknown_system_table_lists_the_known_ones(catalog, pk_table):
@@ -697,7 +709,8 @@ def test_system_tables_agree_with_the_table_after_any_history(local_catalog, ops
     the retained snapshots, $manifests nets out to the live file count."""
     import random
     rng = random.Random(seed)
-    name = f"db.h{seed}_{len(ops)}_{rng.randrange(10**9)}"
+    # unique per example: the catalog fixture outlives Hypothesis's examples, which repeat seeds
+    name = f"db.h{seed}_{len(ops)}_{uuid.uuid4().hex[:8]}"
     t = local_catalog.create_table(name, schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                                    options={"bucket": "2"})
     for op in ops:

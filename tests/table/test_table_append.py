@@ -39,7 +39,7 @@ def test_unpartitioned_round_trip(catalog):
     assert got.schema == t.arrow_schema
     assert sort_rows(got) == sort_rows(pa.concat_tables([d1, d2]))
     # bucket-unaware layout, as pypaimon's append_t: bucket-0, total buckets -1
-    entries = SnapshotReader(t).live_entries(t.latest_snapshot())
+    entries = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert {(e.bucket, e.total_buckets) for e in entries} == {(0, -1)}
     assert all("/bucket-0/data-" in p for p in data_files(t))
     snap = t.latest_snapshot()
@@ -54,7 +54,7 @@ def test_partitioned_round_trip_and_layout(catalog):
     files = data_files(t)
     assert len(files) == 3
     assert {f.split("/")[-3] for f in files} == {"dt=2024-01-01", "dt=2024-01-02", "dt=2024-01-03"}
-    entries = SnapshotReader(t).live_entries(t.latest_snapshot())
+    entries = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     parts = {decode_row(e.partition, [STRING(False)]) for e in entries}
     assert parts == {("2024-01-01",), ("2024-01-02",), ("2024-01-03",)}
 
@@ -65,7 +65,7 @@ def test_fixed_bucket_round_trip(catalog):
     d = make_data(400)
     write(t, d)
     assert sort_rows(t.to_arrow()) == sort_rows(d)
-    entries = SnapshotReader(t).live_entries(t.latest_snapshot())
+    entries = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert {e.total_buckets for e in entries} == {4}
     assert {e.bucket for e in entries} == {0, 1, 2, 3}
     # every row sits in the bucket its id hashes to
@@ -214,7 +214,7 @@ def test_rolling_files_at_target_size(local_catalog):
     d = pa.table({"dt": ["x"] * n, "id": pa.array(np.arange(n), pa.int64()),
                   "k": pa.array([f"k{x}" for x in rng.integers(0, 10**9, n)]), "v": rng.normal(size=n)})
     write(t, d)
-    files = SnapshotReader(t).live_entries(t.latest_snapshot())
+    files = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert len(files) > 3
     assert all(e.file.file_size < 64 * 1024 * 3 for e in files)
     assert sum(e.file.row_count for e in files) == n
@@ -225,7 +225,7 @@ def test_value_stats_in_manifest(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA)
     write(t, pa.table({"dt": ["a", "b"], "id": pa.array([5, 3], pa.int64()),
                        "k": ["a" * 20, None], "v": [None, 2.5]}))
-    (e,) = SnapshotReader(t).live_entries(t.latest_snapshot())
+    (e,) = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     f = e.file
     assert f.value_stats_cols is None
     types = [STRING(), BIGINT(), STRING(), DOUBLE()]
@@ -249,7 +249,7 @@ def test_compaction_rewrites_small_files(catalog):
     snap = t.latest_snapshot()
     assert snap.commit_kind is CommitKind.COMPACT and stats.snapshot_ids == [snap.id]
     assert sort_rows(t.to_arrow()) == sort_rows(before)
-    live = SnapshotReader(t).live_entries(snap)
+    live = SnapshotReader(t.core).live_entries(snap)
     assert len(live) == 3
     assert all(e.file.file_source.name == "COMPACT" for e in live)
     # the old snapshot still reads the old files
@@ -265,7 +265,7 @@ def test_compaction_needs_min_file_num(catalog):
         write(t, make_data(10, s))
     assert t.compact() is None
     assert t.compact(full=True) is not None
-    assert len(SnapshotReader(t).live_entries(t.latest_snapshot())) == 1
+    assert len(SnapshotReader(t.core).live_entries(t.latest_snapshot())) == 1
 
 
 def test_date_and_timestamp_columns(catalog):

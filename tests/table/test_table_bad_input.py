@@ -99,7 +99,7 @@ def test_bucket_count_change_is_rejected(catalog):
     assert sort_rows(t.to_arrow()) == rows
     # rescaling through an overwrite is allowed
     write(t.copy({"bucket": "4"}), good(6), overwrite={})
-    entries = SnapshotReader(t).live_entries(t.latest_snapshot())
+    entries = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert {e.total_buckets for e in entries} == {4}
     assert t.to_arrow().num_rows == 6
 

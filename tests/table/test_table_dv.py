@@ -13,9 +13,9 @@ from impl.errors import CommitConflictError
 from impl.format.json_records import CommitKind
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.writer import InlineExecutor
+from impl.table.core import bucket_index_files
 from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.options import TableOptions
-from impl.table.pk import bucket_index_files
 from impl.table.predicate import PredicateBuilder
 from impl.table.scan import SnapshotReader
 from impl.table.write import prepare_commit_waits_for_compaction
@@ -82,11 +82,11 @@ def test_dv_table_reads_match_model_after_every_commit(catalog):
         assert got.column_names == ["id", "dt"]
         assert sorted(zip(got["dt"].to_pylist(), got["id"].to_pylist(), strict=True)) == \
             sorted(k for k in model if k[1] < 20)
-        index = bucket_index_files(t, t.latest_snapshot())
+        index = bucket_index_files(t.core, t.latest_snapshot())
         cardinality = max(cardinality, sum(r.cardinality for fs in index.values() for f in fs
                                            for r in f.deletion_vector_ranges))
         # no row of levels >= 1 is a retraction (compaction drops them with deletion vectors)
-        for e in SnapshotReader(t).live_entries(t.latest_snapshot()):
+        for e in SnapshotReader(t.core).live_entries(t.latest_snapshot()):
             assert e.file.delete_row_count == 0
     assert cardinality > 0  # rows were superseded through deletion vectors, not only by merges
 
@@ -105,7 +105,7 @@ def test_level0_is_invisible_until_compacted(local_catalog):
     assert before[("a", 1)] == "x" and len(before) == 500
     t.compact()
     assert _as_dict(t.to_arrow()) == {**before, ("a", 1): "new"}
-    index = bucket_index_files(t, t.latest_snapshot())
+    index = bucket_index_files(t.core, t.latest_snapshot())
     vectors = {}
     for files in index.values():
         vectors.update(read_deletion_vectors(t.file_io, t.paths, files))
@@ -154,12 +154,12 @@ def test_writer_drops_restored_vectors_of_files_not_live(local_catalog):
     _big_base(t)
     write(t, pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "v": ["new"]}))
     snap = t.latest_snapshot()
-    [(key, index_files)] = bucket_index_files(t, snap).items()
-    live = [e.file for e in SnapshotReader(t).live_entries(snap)]
+    [(key, index_files)] = bucket_index_files(t.core, snap).items()
+    live = [e.file for e in SnapshotReader(t.core).live_entries(snap)]
     marked = set(read_deletion_vectors(t.file_io, t.paths, index_files))
     assert marked and marked <= {f.file_name for f in live}
     # restore the bucket as if the marked file had been compacted away
-    w = PrimaryKeyBucketWriter(t, key[0], "dt=a", 0, [f for f in live if f.file_name not in marked],
+    w = PrimaryKeyBucketWriter(t.core, key[0], "dt=a", 0, [f for f in live if f.file_name not in marked],
                                InlineExecutor(), restored_index=index_files)
     try:
         message = w.prepare_commit(True)
@@ -174,12 +174,12 @@ def test_overwrite_drops_the_deletion_vectors_of_replaced_partitions(local_catal
     t = _table(local_catalog, {"bucket": "1"})
     _big_base(t, ("a", "b"))
     write(t, pa.table({"dt": ["a", "b"], "id": pa.array([1, 1], pa.int64()), "v": ["two", "two"]}))
-    assert len(bucket_index_files(t, t.latest_snapshot())) == 2
+    assert len(bucket_index_files(t.core, t.latest_snapshot())) == 2
     b_rows = {k: v for k, v in _as_dict(t.to_arrow()).items() if k[0] == "b"}
     write(t, pa.table({"dt": ["a"], "id": pa.array([5], pa.int64()), "v": ["over"]}), overwrite={"dt": "a"})
     assert _as_dict(t.to_arrow()) == {("a", 5): "over", **b_rows}
     assert b_rows[("b", 1)] == "two"
-    a_part = [k for k in bucket_index_files(t, t.latest_snapshot()) if t.partition_cache.path(k[0]) == "dt=a"]
+    a_part = [k for k in bucket_index_files(t.core, t.latest_snapshot()) if t.partition_cache.path(k[0]) == "dt=a"]
     assert a_part == []
 
 
@@ -243,10 +243,10 @@ def test_append_table_reads_apply_deletion_vectors_other_engines_write(catalog):
     write(t, pa.table({"dt": ["a"] * 6, "id": pa.array(range(6), pa.int64()), "v": list("uvwxyz")}))
     write(t, pa.table({"dt": ["b"] * 3, "id": pa.array(range(3), pa.int64()), "v": list("abc")}))
     latest = t.snapshot_manager.latest_snapshot()
-    (entry,) = [e for e in SnapshotReader(t).live_entries(latest) if e.file.row_count == 6]
+    (entry,) = [e for e in SnapshotReader(t.core).live_entries(latest) if e.file.row_count == 6]
 
     def commit_vector(positions):
-        restored = bucket_index_files(t, t.snapshot_manager.latest_snapshot()).get((entry.partition, entry.bucket), [])
+        restored = bucket_index_files(t.core, t.snapshot_manager.latest_snapshot()).get((entry.partition, entry.bucket), [])
         dvs = DeletionVectorsMaintainer(t.file_io, t.paths, restored)
         dvs.apply((), {entry.file.file_name: as_positions(positions)})
         change = dvs.write()

@@ -14,7 +14,7 @@ from table_helpers import write
 
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.read import read_kv_files
-from impl.table.pk import bucket_index_files
+from impl.table.core import bucket_index_files
 from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string()), ("n", pa.int64()),
@@ -64,9 +64,9 @@ def _rows(t):
 
 def _one_valid_row_per_key(t):
     snap = t.latest_snapshot()
-    index = bucket_index_files(t, snap)
+    index = bucket_index_files(t.core, snap)
     by_bucket: dict = {}
-    for e in SnapshotReader(t).live_entries(snap):
+    for e in SnapshotReader(t.core).live_entries(snap):
         by_bucket.setdefault((e.partition, e.bucket), []).append(e.file)
     deleted = 0
     for (part, bucket), files in by_bucket.items():
@@ -140,10 +140,10 @@ def test_partial_update_fills_columns_from_the_looked_up_row(local_catalog):
     n = 1000  # a large first file: later small writes land above it (no full merge)
     write(t, pa.table({"dt": ["a"] * n, "id": pa.array(range(n), pa.int64()), "v": ["base"] * n,
                        "n": pa.array([1] * n, pa.int64()), "ts": pa.array([0] * n, pa.int64())}))
-    base = {e.file.file_name for e in SnapshotReader(t).live_entries(t.latest_snapshot())}
+    base = {e.file.file_name for e in SnapshotReader(t.core).live_entries(t.latest_snapshot())}
     write(t, pa.table({"dt": ["a"], "id": pa.array([7], pa.int64()), "v": pa.array([None], pa.string()),
                        "n": pa.array([42], pa.int64()), "ts": pa.array([None], pa.int64())}))
-    assert base <= {e.file.file_name for e in SnapshotReader(t).live_entries(t.latest_snapshot())}
+    assert base <= {e.file.file_name for e in SnapshotReader(t.core).live_entries(t.latest_snapshot())}
     assert _one_valid_row_per_key(t) == 1
     rows = _rows(t)
     assert rows[("a", 7)] == ("base", 42, 0) and rows[("a", 8)] == ("base", 1, 0) and len(rows) == n

@@ -41,7 +41,7 @@ def _batch(rng, n, tag):
 def _levels_hold_one_row_per_key(t) -> int:
     """Asserts that no live file is at level 0 and that the level >= 1 files hold each key once
     (the rows, not merged, per bucket); returns how many rows they hold."""
-    entries = SnapshotReader(t).live_entries(t.latest_snapshot())
+    entries = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert entries and all(e.file.level >= 1 for e in entries), [e.file.level for e in entries]
     by_bucket: dict = {}
     for e in entries:
@@ -95,7 +95,7 @@ def test_batch_scan_skips_level0_until_compacted(local_catalog):
     assert t.latest_snapshot().commit_kind is CommitKind.APPEND
     assert _as_dict(t.to_arrow()) == {("a", 1): "one", ("a", 2): "two"}  # level 0 not read
     # the write-only commit's level-0 file is still in the snapshot
-    entries = SnapshotReader(t).live_entries(t.latest_snapshot())
+    entries = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     levels = sorted(e.file.level for e in entries)
     assert levels[0] == 0 and levels[1] >= 1 and len(levels) == 2
     t.compact()
@@ -109,9 +109,9 @@ def test_a_key_in_a_higher_level_is_dropped_from_level0_output(local_catalog):
     t = _table(local_catalog, {"bucket": "1"})
     n = 2000
     write(t, pa.table({"dt": ["a"] * n, "id": pa.array(range(n), pa.int64()), "v": ["base"] * n}))
-    base = {e.file.file_name for e in SnapshotReader(t).live_entries(t.latest_snapshot())}
+    base = {e.file.file_name for e in SnapshotReader(t.core).live_entries(t.latest_snapshot())}
     write(t, pa.table({"dt": ["a", "a"], "id": pa.array([5, n + 1], pa.int64()), "v": ["dup", "new"]}))
-    live = SnapshotReader(t).live_entries(t.latest_snapshot())
+    live = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert base <= {e.file.file_name for e in live}  # the base file was not rewritten
     assert _levels_hold_one_row_per_key(t) == n + 1
     got = _as_dict(t.to_arrow())

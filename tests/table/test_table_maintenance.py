@@ -41,7 +41,7 @@ def build_history(t) -> dict[int, list]:
 
 
 def live_data_names(t, snapshot) -> set[str]:
-    return {e.file.file_name for e in SnapshotReader(t).live_entries(snapshot)}
+    return {e.file.file_name for e in SnapshotReader(t.core).live_entries(snapshot)}
 
 
 def manifest_dir_names(t) -> set[str]:
@@ -65,7 +65,7 @@ def test_expire_keeps_what_retained_snapshots_need(catalog):
     needed = set().union(*(live_data_names(t, s) for s in retained))
     assert on_disk == needed
     assert res.deleted_data_files and all(posixpath.basename(p) not in needed for p in res.deleted_data_files)
-    used = used_file_names(t)
+    used = used_file_names(t.core)
     assert manifest_dir_names(t) == {n for n in used if n.startswith(("manifest-", "index-manifest-"))}
     assert t.file_io.read_bytes(t.paths.hint_path(EARLIEST_HINT)) == str(latest - 3).encode()
     assert t.snapshot_manager.earliest_snapshot_id() == latest - 3
@@ -155,7 +155,7 @@ def test_rollback(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
     rows = build_history(t)
     files_at_3 = live_data_names(t, t.snapshot(3))
-    meta_at_3 = {n for n in used_file_names(t, [t.snapshot(s) for s in (1, 2, 3)])}
+    meta_at_3 = {n for n in used_file_names(t.core, [t.snapshot(s) for s in (1, 2, 3)])}
     deleted = t.rollback_to(3)
     assert [s.id for s in t.snapshots()] == [1, 2, 3]
     assert t.file_io.read_bytes(t.paths.hint_path(LATEST_HINT)) == b"3"

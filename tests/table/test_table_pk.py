@@ -57,7 +57,7 @@ def test_upserts_round_trip(pk):
 def rows_by_file(table):
     """(live entry, the rows of that one file) for every live file of the latest snapshot."""
     reader = table.new_read_builder().new_read()
-    for e in SnapshotReader(table).live_entries(table.latest_snapshot()):
+    for e in SnapshotReader(table.core).live_entries(table.latest_snapshot()):
         split = DataSplit(0, e.partition, e.bucket, e.total_buckets, table.partition_cache.path(e.partition), (e.file,))
         yield e, reader.to_arrow([split])
 
@@ -143,7 +143,7 @@ def test_compaction_keeps_rows_and_levels(pk):
     snap = pk.latest_snapshot()
     assert snap.commit_kind is CommitKind.COMPACT and stats.snapshot_ids == [snap.id]
     assert as_dict(pk.to_arrow()) == model
-    live = SnapshotReader(pk).live_entries(snap)
+    live = SnapshotReader(pk.core).live_entries(snap)
     assert all(e.file.level > 0 for e in live)
     assert len(live) <= 2  # one sorted run per bucket
     # time travel to before the compaction still reads the same rows
@@ -158,11 +158,11 @@ def test_write_only_and_dedicated_compaction(catalog):
         batch = rows("d", list(range(i, i + 10)), v=[f"x{i}"] * 10)
         write(t, batch)
         model.update(as_dict(batch))
-    live = SnapshotReader(t).live_entries(t.latest_snapshot())
+    live = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert len(live) == 7 and all(e.file.level == 0 for e in live)  # writers never compacted
     assert all(s.commit_kind is CommitKind.APPEND for s in t.snapshots())
     assert t.compact() is not None  # universal compaction: enough sorted runs to trigger
-    live_after = SnapshotReader(t).live_entries(t.latest_snapshot())
+    live_after = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert len(live_after) < 7
     assert as_dict(t.to_arrow()) == model
 
@@ -276,9 +276,9 @@ def test_expire_keeps_upgraded_files(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                              options={"bucket": "1", "target-file-size": "1 kb", "write-only": "true"})
     write(t, rows("d", list(range(100)), v=["x" * 20] * 100))
-    level0 = {e.file.file_name for e in SnapshotReader(t).live_entries(t.latest_snapshot())}
+    level0 = {e.file.file_name for e in SnapshotReader(t.core).live_entries(t.latest_snapshot())}
     t.compact(full=True)
-    live = SnapshotReader(t).live_entries(t.latest_snapshot())
+    live = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert {e.file.file_name for e in live} == level0 and all(e.file.level > 0 for e in live)
     write(t, rows("d", [500], v=["new"], amount=[1.0]))
     expected = as_dict(t.to_arrow())
@@ -318,7 +318,7 @@ def test_overwrite_pk_partition(pk):
     got = {(r["dt"], r["id"]): r["v"] for r in pk.to_arrow().to_pylist()}
     assert got == {("a", 3): "o3", ("a", 4): "o4", ("b", 3): "v3"}
     # every file of partition a is new: the old ones were replaced, not merged
-    live = SnapshotReader(pk).live_entries(pk.latest_snapshot())
+    live = SnapshotReader(pk.core).live_entries(pk.latest_snapshot())
     assert sum(e.file.row_count for e in live if pk.partition_cache.path(e.partition) == "dt=a") == 2
 
 
@@ -356,10 +356,10 @@ def test_pk_files_follow_metadata_stats_mode(catalog, mode, mins, maxs, null_cou
                              options={"bucket": "1", "metadata.stats-mode": mode})
     data = pa.table({"id": pa.array([1, 2], pa.int64()), "name": ["abcdefgh", "abcdefgz"], "score": [1.5, None]})
     write(t, data)
-    (flushed,) = SnapshotReader(t).live_entries(t.latest_snapshot())
+    (flushed,) = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     write(t, data)
     t.compact(full=True)
-    (compacted,) = SnapshotReader(t).live_entries(t.latest_snapshot())
+    (compacted,) = SnapshotReader(t.core).live_entries(t.latest_snapshot())
     assert flushed.file.level == 0 and compacted.file.level > 0
     for f in (flushed.file, compacted.file):
         types = STATS_TYPES if mode != "none" else []

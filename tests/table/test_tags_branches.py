@@ -79,6 +79,8 @@ def test_create_tag_latest_and_by_id_and_read_by_tag(history):
     assert infos["third"].commit_time == dt.datetime.fromtimestamp(t.snapshot(3).time_millis / 1000)
     assert infos["third"].create_time is None and infos["third"].time_retained is None
     assert [g.name for g in t.tags()] == ["latest", "third"]
+    assert t.tags() == t.list_tags()  # one API: list_tags is the alias, each row is the Tag
+    assert [g.snapshot for g in t.tags()] == [latest.snapshot, third.snapshot]
     assert t.tag_manager.tag_exists("third") and not t.tag_manager.tag_exists("nope")
 
 
@@ -172,7 +174,7 @@ def test_expire_keeps_tagged_files_and_delete_tag_frees_them(history):
     assert names_on_disk(t) == keep - only_t3
     assert by_tag(t, "t7") == rows[7] and rows_of(t) == rows[12]
     # no metadata file any remaining snapshot or tag needs was deleted
-    assert not {posixpath.basename(p) for p in deleted} & table_used_names(t)
+    assert not {posixpath.basename(p) for p in deleted} & table_used_names(t.core)
     # deleting one of two tags of a snapshot frees nothing
     assert t.delete_tag("t7b") == []
     assert by_tag(t, "t7") == rows[7]
@@ -221,7 +223,7 @@ def test_orphan_removal_keeps_tag_and_branch_files(history):
     b = t.copy({"branch": "b"})
     write(b, batch(500, 505, "z"))
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
-    needed = tag_names_used(t, t.tags())
+    needed = tag_names_used(t.core, t.tags())
     assert t.remove_orphan_files(older_than_millis=FUTURE) == []
     assert needed <= names_on_disk(t) | {posixpath.basename(p) for p in t.file_io.walk_files(t.paths.manifest_dir)
                                          for p in [p.path]}
@@ -281,7 +283,8 @@ def test_branch_from_tag_is_independent_of_main(catalog):
     write(t, batch(5, 10))
     t.create_tag("v1", 1)
     t.create_branch("dev", tag="v1")
-    assert t.branches() == ["dev"] and [i.branch_name for i in t.list_branches()] == ["dev"]
+    assert [b.name for b in t.branches()] == ["dev"] and [i.branch_name for i in t.list_branches()] == ["dev"]
+    assert t.branches() == t.list_branches()  # one API: list_branches is the alias
     root = posixpath.join(t.path, "branch", "branch-dev")
     assert listing(t, root) == ["schema", "snapshot", "tag"]
     assert "snapshot-1" in listing(t, posixpath.join(root, "snapshot"))

@@ -12,8 +12,9 @@ columns that cost a decode per file are built only when projected or filtered on
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Mapping, NoReturn, Sequence
+from typing import Iterator, Mapping, NoReturn, Sequence
 
 import pyarrow as pa
 
@@ -22,9 +23,7 @@ from impl.table.errors import InvalidPredicateError, SystemTableReadOnlyError
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.scan import TableScan
 from impl.table.system.tables import ReadRequest, SystemTableSpec
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
+from impl.table.table import FileStoreTable
 
 SYSTEM_TABLE_SPLITTER = "$"
 
@@ -56,7 +55,7 @@ class SystemTable:
     write or maintenance entry point raises :class:`SystemTableReadOnlyError`.
     """
 
-    def __init__(self, data_table: "FileStoreTable", spec: SystemTableSpec):
+    def __init__(self, data_table: FileStoreTable, spec: SystemTableSpec):
         self.data_table = data_table
         self.spec = spec
         self.identifier = f"{data_table.identifier}{SYSTEM_TABLE_SPLITTER}{spec.name}"
@@ -109,20 +108,39 @@ class SystemTable:
     def new_stream_write_builder(self) -> NoReturn:
         self._refuse("new_stream_write_builder")
 
-    def write_arrow(self, data, *, overwrite=False) -> NoReturn:
+    def write_arrow(self, data, *, overwrite: Mapping | None | bool = False) -> NoReturn:
         self._refuse("write_arrow")
 
     def compact(self, full: bool = False) -> NoReturn:
         self._refuse("compact")
 
-    def expire_snapshots(self, **kwargs) -> NoReturn:
+    def expire_snapshots(self, *, retain_min: int | None = None, retain_max: int | None = None,
+                         time_retained_ms: int | None = None, max_deletes: int | None = None,
+                         now_millis: int | None = None) -> NoReturn:
         self._refuse("expire_snapshots")
 
-    def remove_orphan_files(self, *args, **kwargs) -> NoReturn:
+    def remove_orphan_files(self, older_than: int | _dt.datetime | None = None, *,
+                            older_than_millis: int | None = None) -> NoReturn:
         self._refuse("remove_orphan_files")
 
-    def rollback_to(self, snapshot_id: int) -> NoReturn:
+    def rollback_to(self, target: int | str) -> NoReturn:
         self._refuse("rollback_to")
+
+    def create_tag(self, tag_name: str, snapshot_id: int | None = None,
+                   time_retained: _dt.timedelta | str | None = None, ignore_if_exists: bool = False) -> NoReturn:
+        self._refuse("create_tag")
+
+    def delete_tag(self, tag_name: str) -> NoReturn:
+        self._refuse("delete_tag")
+
+    def create_branch(self, branch_name: str, tag: str | None = None, ignore_if_exists: bool = False) -> NoReturn:
+        self._refuse("create_branch")
+
+    def delete_branch(self, branch_name: str) -> NoReturn:
+        self._refuse("delete_branch")
+
+    def fast_forward(self, branch_name: str) -> NoReturn:
+        self._refuse("fast_forward")
 
 
 class SystemReadBuilder:
@@ -195,7 +213,7 @@ class SystemTableScan:
     def plan(self) -> SystemPlan:
         snapshot_id = None
         if self.table.spec.snapshot_based:
-            snapshot = TableScan(self.table.data_table).resolve_snapshot()
+            snapshot = TableScan(self.table.data_table.core).resolve_snapshot()
             snapshot_id = None if snapshot is None else snapshot.id
         return SystemPlan(snapshot_id, (SystemSplit(self.table.spec.name, snapshot_id),))
 
@@ -220,8 +238,8 @@ class SystemTableRead:
         if not isinstance(split, SystemSplit) or split.system_table != self.table.spec.name:
             raise InvalidPredicateError(
                 f"{self.table.identifier} reads only its own splits, got {split!r}")
-        data = self.table.data_table
-        snapshot = data.snapshot(split.snapshot_id) if split.snapshot_id is not None else None
+        data = self.table.data_table.core
+        snapshot = data.snapshot_manager.snapshot(split.snapshot_id) if split.snapshot_id is not None else None
         columns = self.table.spec.build(data, snapshot, ReadRequest(self._needed(), self.predicate))
         schema = self.table.arrow_schema
         t = pa.Table.from_arrays([columns[f.name].cast(f.type) for f in schema], schema=schema)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +30,8 @@ from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexType, ManifestEntry
 from impl.format.stats import ColumnStats
 from impl.format.types import DataField, DataType, parse_type, to_arrow
-from impl.manifest.manifest_file import IndexManifestFile
+from impl.schema.manager import schema_ids_in
+from impl.table.core import TableCore, load_latest_schema
 from impl.table.predicate import Predicate, only_fields
 from impl.table.scan import SnapshotReader
 from impl.table.system import refs
@@ -41,9 +42,6 @@ from impl.table.system.render import (
     stats_map_column,
     text_column,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.table.table import FileStoreTable
 
 Columns = dict[str, pa.Array]
 
@@ -57,7 +55,7 @@ class ReadRequest:
     predicate: Predicate | None = None
 
 
-Builder = Callable[["FileStoreTable", "Snapshot | None", ReadRequest], Columns]
+Builder = Callable[[TableCore, "Snapshot | None", ReadRequest], Columns]
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 
@@ -111,15 +109,15 @@ def _json(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _schema_loader(table: "FileStoreTable") -> Callable[[int], TableSchema]:
+def _schema_loader(core: TableCore) -> Callable[[int], TableSchema]:
     """Schema by id, each read once (the table's own schema without a read)."""
-    cache: dict[int, TableSchema] = {table.schema.id: table.schema}
+    cache: dict[int, TableSchema] = {core.schema.id: core.schema}
 
     def load(schema_id: int) -> TableSchema:
         s = cache.get(schema_id)
         if s is None:
-            path = table.paths.schema_path(schema_id)
-            s = TableSchema.from_json_bytes(table.file_io.read_bytes(path), path)
+            path = core.paths.schema_path(schema_id)
+            s = TableSchema.from_json_bytes(core.file_io.read_bytes(path), path)
             cache[schema_id] = s
         return s
     return load
@@ -128,11 +126,11 @@ def _schema_loader(table: "FileStoreTable") -> Callable[[int], TableSchema]:
 class _PartitionText:
     """Partitions spelled as Java does, from the table's cache of decoded partitions."""
 
-    def __init__(self, table: "FileStoreTable"):
-        self.cache = table.partition_cache
-        self.names = list(table.schema.partition_keys)
-        self.types = [table.schema.field(k).type for k in self.names]
-        self.default_name = table.options.partition_default_name
+    def __init__(self, core: TableCore):
+        self.cache = core.partition_cache
+        self.names = list(core.schema.partition_keys)
+        self.types = [core.schema.field(k).type for k in self.names]
+        self.default_name = core.options.partition_default_name
 
     def row(self, partition: bytes) -> str:
         return row_cast_to_string(self.cache.values(partition), self.types)
@@ -141,8 +139,8 @@ class _PartitionText:
         return partition_spec_string(self.names, self.cache.values(partition), self.types, self.default_name)
 
 
-def _live_entries(table: "FileStoreTable", snapshot: Snapshot | None) -> list[ManifestEntry]:
-    return SnapshotReader(table).live_entries(snapshot)
+def _live_entries(core: TableCore, snapshot: Snapshot | None) -> list[ManifestEntry]:
+    return SnapshotReader(core).live_entries(snapshot)
 
 
 def _codes(keys: Sequence) -> tuple[np.ndarray, list]:
@@ -164,8 +162,8 @@ def _snapshot_id_may_match(predicate: Predicate | None) -> Callable[[int], bool]
     return lambda i: on_id.test_stats(lambda name: ColumnStats(i, i, 0, 1) if name == "snapshot_id" else None)
 
 
-def _build_snapshots(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    sm = table.snapshot_manager
+def _build_snapshots(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    sm = core.snapshot_manager
     wanted = _snapshot_id_may_match(request.predicate)
     # ids are listed, and only the files of the ids a filter can keep are read
     found = (sm.try_snapshot(i) for i in sm.snapshot_ids() if wanted(i))
@@ -205,10 +203,9 @@ SNAPSHOTS = SystemTableSpec("snapshots", _fields(
 # ---------------------------------------------------------------------------- $schemas
 
 
-def _build_schemas(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    from impl.table.table import schema_ids
-    load = _schema_loader(table)
-    schemas = [load(i) for i in schema_ids(table.file_io, table.paths)]
+def _build_schemas(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    load = _schema_loader(core)
+    schemas = [load(i) for i in schema_ids_in(core.file_io, core.paths.schema_dir)]
     return {
         "schema_id": pa.array([s.id for s in schemas], pa.int64()),
         "fields": pa.array([_json([f.to_json() for f in s.fields]) for s in schemas], pa.string()),
@@ -230,9 +227,8 @@ SCHEMAS = SystemTableSpec("schemas", _fields(
 # ---------------------------------------------------------------------------- $options
 
 
-def _build_options(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    from impl.table.table import load_latest_schema
-    options: Mapping[str, str] = load_latest_schema(table.file_io, table.paths, table.identifier).options
+def _build_options(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    options: Mapping[str, str] = load_latest_schema(core.file_io, core.paths, core.identifier).options
     return {"key": pa.array(list(options), pa.string()), "value": pa.array(list(options.values()), pa.string())}
 
 
@@ -243,9 +239,9 @@ OPTIONS = SystemTableSpec("options", _fields(("key", "STRING NOT NULL"), ("value
 # ---------------------------------------------------------------------------- $manifests
 
 
-def _build_manifests(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    metas = table.manifest_list.read_data_manifests(snapshot) if snapshot is not None else []
-    parts = _PartitionText(table)
+def _build_manifests(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    metas = core.manifest_list.read_data_manifests(snapshot) if snapshot is not None else []
+    parts = _PartitionText(core)
 
     def stats(which: str) -> pa.Array:
         if f"{which}_partition_stats" not in request.needed:
@@ -302,9 +298,9 @@ class _StatsRenderer:
     Files are grouped by the layout of their statistics (schema id, stats columns); each group
     is decoded file by file into columns, then spelled and joined a column at a time."""
 
-    def __init__(self, table: "FileStoreTable"):
-        self.load = _schema_loader(table)
-        self.table_fields = list(table.schema.fields)
+    def __init__(self, core: TableCore):
+        self.load = _schema_loader(core)
+        self.table_fields = list(core.schema.fields)
         self.names = [f.name for f in self.table_fields]
 
     def _plan(self, f: DataFileMeta) -> tuple[list[DataType], list[int | None]]:
@@ -352,12 +348,12 @@ class _StatsRenderer:
                 _in_file_order(groups, pieces[2]))
 
 
-def _key_columns(table: "FileStoreTable", files: Sequence[DataFileMeta]) -> tuple[pa.Array, pa.Array]:
+def _key_columns(core: TableCore, files: Sequence[DataFileMeta]) -> tuple[pa.Array, pa.Array]:
     """(min_key, max_key) of every file: ``[v1, v2]`` of the trimmed primary key as the file's
     schema defines it, null for files without a key (append tables)."""
     if not files:
         return pa.array([], pa.string()), pa.array([], pa.string())
-    load = _schema_loader(table)
+    load = _schema_loader(core)
     groups = _by_group(files, lambda f: f.schema_id)
     mins: list[pa.Array] = []
     maxs: list[pa.Array] = []
@@ -383,9 +379,9 @@ def _file_format(file_name: str) -> str:
     return file_name[file_name.rfind(".") + 1:]
 
 
-def _build_files(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    entries = _live_entries(table, snapshot)
-    parts = _PartitionText(table)
+def _build_files(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    entries = _live_entries(core, snapshot)
+    parts = _PartitionText(core)
     i64, i32, s = pa.int64(), pa.int32(), pa.string()
     # the columns read straight off the records (and the partition, spelled once per partition)
     codes, distinct = _codes([e.partition for e in entries])
@@ -419,16 +415,16 @@ def _build_files(table: "FileStoreTable", snapshot: Snapshot | None, request: Re
     n = len(entries)
     out: Columns = {name: _chunk(cheap.column(name)) for name in cheap.column_names}
     if "file_path" in request.needed:
-        fs = table.file_io
+        fs = core.file_io
         qualify = fs.fs.unstrip_protocol if fs.is_object_store else (lambda p: p)
         out["file_path"] = pa.array(
-            [qualify(table.paths.data_file_path(table.partition_cache.path(e.partition), e.bucket, e.file.file_name,
+            [qualify(core.paths.data_file_path(core.partition_cache.path(e.partition), e.bucket, e.file.file_name,
                                                 e.file.external_path)) for e in entries], s)
     if request.needed & {"min_key", "max_key"}:
-        out["min_key"], out["max_key"] = _key_columns(table, files)
+        out["min_key"], out["max_key"] = _key_columns(core, files)
     stats_cols = ("null_value_counts", "min_value_stats", "max_value_stats")
     if request.needed & set(stats_cols):
-        out.update(zip(stats_cols, _StatsRenderer(table).render(files), strict=True))
+        out.update(zip(stats_cols, _StatsRenderer(core).render(files), strict=True))
     for name in ("file_path", "min_key", "max_key", *stats_cols):
         out.setdefault(name, pa.nulls(n, s))
     return out
@@ -466,12 +462,12 @@ def _aggregate(facts: pa.Table, keys: list[str]) -> pa.Table:
     ])
 
 
-def _deleted_counts(table: "FileStoreTable", snapshot: Snapshot | None) -> dict[bytes, int | None]:
+def _deleted_counts(core: TableCore, snapshot: Snapshot | None) -> dict[bytes, int | None]:
     """Rows deleted by deletion vectors per partition (None: some vector has no cardinality)."""
     if snapshot is None or not snapshot.index_manifest:
         return {}
     out: dict[bytes, int | None] = {}
-    for e in IndexManifestFile(table.file_io, table.paths).read(snapshot.index_manifest):
+    for e in core.index_manifest_file.read(snapshot.index_manifest):
         meta = e.index_file
         if e.kind is not FileKind.ADD or meta.index_type != IndexType.DELETION_VECTORS or not meta.deletion_vector_ranges:
             continue
@@ -483,15 +479,15 @@ def _deleted_counts(table: "FileStoreTable", snapshot: Snapshot | None) -> dict[
     return out
 
 
-def _build_partitions(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    entries = _live_entries(table, snapshot)
+def _build_partitions(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    entries = _live_entries(core, snapshot)
     codes, distinct = _codes([e.partition for e in entries])
     facts = _file_facts(entries).append_column("p", pa.array(codes, pa.int64()))
     agg = _aggregate(facts, ["p"])
-    parts = _PartitionText(table)
+    parts = _PartitionText(core)
     p_idx = agg.column("p").to_pylist()
     spec = pa.array([parts.spec(distinct[i]) for i in p_idx], pa.string())
-    deleted = _deleted_counts(table, snapshot) if table.options.deletion_vectors else {}
+    deleted = _deleted_counts(core, snapshot) if core.options.deletion_vectors else {}
     m = agg.num_rows
     cols = {
         "partition": spec,
@@ -524,12 +520,12 @@ PARTITIONS = SystemTableSpec("partitions", _fields(
 ), True, _build_partitions)
 
 
-def _build_buckets(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    entries = _live_entries(table, snapshot)
+def _build_buckets(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    entries = _live_entries(core, snapshot)
     codes, distinct = _codes([e.partition for e in entries])
     facts = _file_facts(entries).append_column("p", pa.array(codes, pa.int64()))
     agg = _aggregate(facts, ["p", "bucket"])
-    parts = _PartitionText(table)
+    parts = _PartitionText(core)
     partition = pa.array([parts.row(distinct[i]) for i in agg.column("p").to_pylist()], pa.string())
     cols = {
         "partition": partition,
@@ -554,8 +550,8 @@ BUCKETS = SystemTableSpec("buckets", _fields(
 # ---------------------------------------------------------------------------- $tags / $branches
 
 
-def _build_tags(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    tags = refs.list_tags(table.file_io, table.paths)
+def _build_tags(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    tags = refs.list_tags(core.file_io, core.paths)
     return {
         "tag_name": pa.array([t.name for t in tags], pa.string()),
         "snapshot_id": pa.array([t.snapshot.id for t in tags], pa.int64()),
@@ -577,8 +573,8 @@ TAGS = SystemTableSpec("tags", _fields(
 ), False, _build_tags)
 
 
-def _build_branches(table: "FileStoreTable", snapshot: Snapshot | None, request: ReadRequest) -> Columns:
-    branches = refs.list_branches(table.file_io, table.paths)
+def _build_branches(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
+    branches = refs.list_branches(core.file_io, core.paths)
     return {
         "branch_name": pa.array([b.branch_name for b in branches], pa.string()),
         # a branch always has a schema file; its time is unknown only where storage keeps none

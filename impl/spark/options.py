@@ -1,0 +1,157 @@
+"""The ``paimon_py`` data source's options and write preparation, shared by the batch source
+(:mod:`impl.spark.source`) and the streaming sink (:mod:`impl.spark.stream_writer`).
+
+Options sort into connector options (``path``, keys, time travel, read tuning), Paimon table
+options and storage options; :func:`prepare_write` creates the table if missing and checks a
+DataFrame schema against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from impl.spark.tables import SparkConnectorError, TableRef, canonical_storage_key, is_storage_key, split_table_path
+from impl.spark.types import arrow_schema_for_create, check_write_schema
+from impl.spark.writer import WriteJob
+from impl.table.catalog import split_system_table
+from impl.table.errors import SystemTableReadOnlyError
+from impl.table.options import _PREFIXES, KNOWN_KEYS
+
+FORMAT_NAME = "paimon_py"
+
+# connector options (not table options)
+_CONNECTOR_KEYS = {"path", "primary-key", "primary-keys", "partition", "partition-keys", "snapshot-id",
+                   "timestamp-millis", "row-kind-column", "read.parallelism", "read.split-size", "pushdown",
+                   "read.changelog"}
+_TIME_TRAVEL = {"snapshot-id": "scan.snapshot-id", "timestamp-millis": "scan.timestamp-millis"}
+
+
+def _names(value: str | None) -> list[str]:
+    return [s.strip() for s in (value or "").split(",") if s.strip()]
+
+
+def _paimon_key(key: str) -> bool:
+    return key in KNOWN_KEYS or key.startswith(_PREFIXES) or key.startswith("scan.")
+
+
+def check_table_options(options: dict[str, str]) -> None:
+    """Refuse keys that are no Paimon table option (a typo would otherwise silently do nothing)."""
+    unknown = sorted(k for k in options if not _paimon_key(k))
+    if unknown:
+        raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {unknown}; storage options start with fs., "
+                                  f"s3. or s3a., other keys must be Paimon table options")
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The data source options, sorted by what they configure."""
+
+    path: str
+    connector: dict[str, str]  # connector options (_CONNECTOR_KEYS)
+    table: dict[str, str]  # Paimon table options (time travel translated to scan.*)
+    storage: dict[str, str]  # storage options (fs.*, s3.*, s3a.*): how to reach the store
+
+
+def parse_options(options) -> SourceOptions:
+    """The table path and the connector, Paimon table and storage options of the data source options."""
+    opts = {str(k).lower() if str(k).lower() in _CONNECTOR_KEYS else str(k): str(v)
+            for k, v in dict(options).items() if v is not None}
+    path = opts.get("path")
+    if not path:
+        raise SparkConnectorError(f"{FORMAT_NAME}: no table path; use .load(path) / .save(path) or "
+                                  f"OPTIONS (path '<warehouse>/<db>.db/<table>')")
+    connector, table_opts, storage, unknown = {}, {}, {}, []
+    for k, v in opts.items():
+        if k in _CONNECTOR_KEYS:
+            connector[k] = v
+        elif is_storage_key(k):
+            storage[canonical_storage_key(k)] = v
+        elif _paimon_key(k):
+            table_opts[k] = v
+        else:
+            unknown.append(k)
+    if unknown:
+        raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {sorted(unknown)}; connector options are "
+                                  f"{sorted(_CONNECTOR_KEYS)}, storage options start with fs., s3. or s3a., other "
+                                  f"keys must be Paimon table options")
+    for k, scan_key in _TIME_TRAVEL.items():
+        if k in connector:
+            table_opts[scan_key] = connector[k]
+    return SourceOptions(path, connector, table_opts, storage)
+
+
+
+def refuse_system_table_write(path: str, operation: str) -> None:
+    """Raise ``SystemTableReadOnlyError`` when ``path`` names a system table (``t$snapshots``)."""
+
+    _, db, name = split_table_path(path)
+    if split_system_table(name)[1] is not None:
+        raise SystemTableReadOnlyError(f"{db}.{name}", operation)
+
+
+def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: dict[str, str], *,
+                  drop_columns=(), fs_factory=None, storage_options: dict[str, str] | None = None):
+    """Create the table if missing, check the DataFrame schema, and build the WriteJob.
+    ``table_opts`` must hold no storage option (they would be stored in the schema)."""
+
+    row_kind = connector.get("row-kind-column")
+    hidden = set(drop_columns) | ({row_kind} if row_kind else set())
+    data_schema = type(df_schema)([f for f in df_schema.fields if f.name not in hidden])
+    misplaced = sorted(k for k in table_opts if is_storage_key(k))
+    if misplaced:
+        raise SparkConnectorError(f"{FORMAT_NAME}: storage options {misplaced} given as table options; they "
+                                  f"would be written into the table's schema")
+    base = TableRef.from_path(path, fs_factory=fs_factory, storage_options=storage_options)
+    for k in _TIME_TRAVEL.values():
+        if k in table_opts:
+            raise SparkConnectorError(f"{FORMAT_NAME}: time travel options do not apply to writes")
+    catalog = base.catalog()
+    if not catalog.table_exists(base.identifier):
+        catalog.create_database(base.database, ignore_if_exists=True)
+        pks = _names(connector.get("primary-key") or connector.get("primary-keys"))
+        parts = _names(connector.get("partition") or connector.get("partition-keys"))
+        if pks and int(table_opts.get("bucket", "-1")) < 1:
+            raise SparkConnectorError(
+                f"{FORMAT_NAME}: a primary-key table needs a fixed bucket count, e.g. .option('bucket', '4') "
+                f"(dynamic bucket mode is not supported); table {base.identifier} was not created")
+        catalog.create_table(base.identifier, schema=arrow_schema_for_create(data_schema), primary_keys=pks or None,
+                             partition_keys=parts or None, options=table_opts, ignore_if_exists=True)
+        dynamic = {}
+    else:
+        _check_existing(base.table(), connector, table_opts)
+        dynamic = {k: v for k, v in table_opts.items() if k not in ("bucket", "bucket-key")}
+    ref = base.with_options(dynamic) if dynamic else base
+    table = ref.table()
+    if table.is_primary_key_table and table.options.bucket < 1:
+        # Spark tasks would each assign buckets from their own copy of the HASH index: the commit
+        # would refuse their index files (IndexFileConflictError) after all the work
+        raise SparkConnectorError(
+            f"{FORMAT_NAME}: {table.identifier} is a dynamic bucket table (bucket -1); Spark writes into it are not "
+            f"supported. Write it with impl's TableWrite (one assigner per partition), or use a fixed-bucket table")
+    mapping = check_write_schema(data_schema, table.schema, table.identifier)
+    column_map = [(f.name, src) for f, src in zip(table.schema.fields, mapping, strict=True)]
+    latest = table.snapshot_manager.latest_snapshot_id() or 0
+    return WriteJob.new(ref, column_map, since_snapshot_id=latest, row_kind_column=row_kind,
+                        drop_columns=tuple(drop_columns))
+
+
+def _check_existing(table, connector: dict[str, str], table_opts: dict[str, str]) -> None:
+    """Table-defining options given for an existing table must match it."""
+    problems = []
+    pks = _names(connector.get("primary-key") or connector.get("primary-keys"))
+    if pks and pks != list(table.primary_keys):
+        problems.append(f"primary-key {pks} (table: {list(table.primary_keys)})")
+    parts = _names(connector.get("partition") or connector.get("partition-keys"))
+    if parts and parts != list(table.partition_keys):
+        problems.append(f"partition {parts} (table: {list(table.partition_keys)})")
+    if "bucket" in table_opts and int(table_opts["bucket"]) != table.options.bucket:
+        problems.append(f"bucket {table_opts['bucket']} (table: {table.options.bucket})")
+    if "bucket-key" in table_opts and _names(table_opts["bucket-key"]) != list(table.bucket_keys):
+        problems.append(f"bucket-key {table_opts['bucket-key']} (table: {list(table.bucket_keys)})")
+    if problems:
+        raise SparkConnectorError(f"table {table.identifier} exists with a different definition: "
+                                  f"{'; '.join(problems)}")
+
+
+__all__ = ["FORMAT_NAME", "SourceOptions", "check_table_options", "parse_options", "prepare_write",
+           "refuse_system_table_write"]

@@ -1,0 +1,212 @@
+"""The table core: one table view's plumbing, shared by every operation (Paimon's FileStore).
+
+:class:`TableCore` is a frozen context holding what scans, reads, writes, commits,
+compaction, maintenance, tags, branches and system tables need: the paths, the file IO, the
+schema and its manager, the option views, the snapshot / manifest / index / tag / branch
+managers, the partition cache, and the :class:`impl.environment.Environment` (clock, ids,
+randomness). Operations take a core, never the :class:`impl.table.FileStoreTable` API object,
+so this module imports no operation and the operations import no API: the table package has
+no import circle.
+
+A core is one view: a table, a branch and a set of dynamic options. ``with_options`` gives
+another view of the same branch (sharing the schema manager, whose cache is per branch).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Mapping, Sequence
+
+import pyarrow as pa
+
+from impl.branch.manager import BranchManager
+from impl.environment import PRODUCTION, Environment
+from impl.errors import CorruptMetadataError
+from impl.format.binary_row import decode_row
+from impl.format.json_records import Snapshot, TableSchema
+from impl.format.records import IndexFileMeta
+from impl.format.types import DataType
+from impl.fs.file_io import FileIO
+from impl.fs.paths import MAIN_BRANCH, TablePaths, partition_path
+from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, manifest_format_option
+from impl.schema.manager import SchemaManager, schema_ids_in
+from impl.snapshot.manager import SnapshotManager
+from impl.table.bucket import BucketMode, bucket_mode
+from impl.table.errors import TableNotExistError
+from impl.table.options import TableOptions
+from impl.table.schema import arrow_schema, bucket_key_names, merge_tree_options, validate_options
+from impl.tag.manager import TagManager
+
+
+class PartitionCache:
+    """Decoded partition values and path of each serialized partition, computed once."""
+
+    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str):
+        self.names = list(names)
+        self.types = list(types)
+        self.default_name = default_name
+        self._values: dict[bytes, tuple] = {}
+        self._paths: dict[bytes, str] = {}
+
+    def values(self, partition: bytes, path: str = "<manifest>") -> tuple:
+        v = self._values.get(partition)
+        if v is None:
+            v = decode_row(partition, self.types, path=path) if self.types else ()
+            self._values[partition] = v
+        return v
+
+    def path(self, partition: bytes) -> str:
+        p = self._paths.get(partition)
+        if p is None:
+            p = partition_path(self.names, self.values(partition), self.default_name)
+            self._paths[partition] = p
+        return p
+
+    def as_dict(self, partition: bytes) -> dict:
+        return dict(zip(self.names, self.values(partition), strict=True))
+
+
+@dataclass(frozen=True, eq=False)
+class TableCore:
+    """One table view's plumbing (see the module docstring). Build with :meth:`open`."""
+
+    file_io: FileIO
+    path: str
+    schema: TableSchema
+    identifier: str
+    dynamic_options: Mapping[str, str]
+    options: TableOptions
+    paths: TablePaths
+    schema_manager: SchemaManager
+    snapshot_manager: SnapshotManager
+    manifest_list: ManifestList
+    partition_cache: PartitionCache
+    env: Environment = field(default=PRODUCTION)
+
+    @classmethod
+    def open(cls, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None = None,
+             dynamic_options: Mapping[str, str] | None = None, schema_manager: SchemaManager | None = None,
+             env: Environment | None = None) -> "TableCore":
+        """The core of the view of ``path`` under ``schema`` with ``dynamic_options`` (option
+        ``branch`` selects the branch). InvalidOptionError if the merged options are invalid."""
+        env = env or PRODUCTION
+        path = path.rstrip("/")
+        dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
+        merged = {**schema.options, **dynamic}
+        options = TableOptions.from_options(merged, warn_unknown=False)
+        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch or MAIN_BRANCH)
+        # reads the schemas older data files were written under (the branch's schema directory;
+        # cached; shared by views of the same branch)
+        schema_manager = schema_manager or SchemaManager(file_io, paths)
+        schema_manager.remember(schema)
+        core = cls(
+            file_io=file_io, path=path, schema=schema, identifier=identifier or path, dynamic_options=dynamic,
+            options=options, paths=paths, schema_manager=schema_manager,
+            snapshot_manager=SnapshotManager(file_io, paths),
+            manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged)),
+            partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
+                                           options.partition_default_name),
+            env=env)
+        if dynamic:
+            validate_options(schema, options)
+            if schema.primary_keys:
+                core.merge_tree_options  # noqa: B018 - validates the merged options now
+        return core
+
+    def with_options(self, dynamic_options: Mapping[str, str]) -> "TableCore":
+        """The same branch with ``dynamic_options`` instead of this view's (schema manager shared)."""
+        return TableCore.open(self.file_io, self.path, self.schema, self.identifier, dynamic_options,
+                              self.schema_manager, self.env)
+
+    # ------------------------------------------------------------------ derived views
+
+    @property
+    def branch(self) -> str:
+        return self.paths.branch
+
+    @cached_property
+    def manifest_file(self) -> ManifestFile:
+        return ManifestFile(self.file_io, self.paths, self.partition_cache.types, schema_id=self.schema.id,
+                            target_file_size_bytes=self.options.commit.merge.target_file_size_bytes,
+                            manifest_format=self.manifest_list.manifest_format)
+
+    @cached_property
+    def index_manifest_file(self) -> IndexManifestFile:
+        return IndexManifestFile(self.file_io, self.paths)
+
+    @cached_property
+    def merge_tree_options(self):
+        """Parsed ``impl.mergetree.MergeTreeOptions`` (primary-key tables)."""
+        return merge_tree_options(self.options.raw, self.schema)
+
+    @cached_property
+    def arrow_schema(self) -> pa.Schema:
+        return arrow_schema(self.schema)
+
+    @property
+    def primary_keys(self) -> list[str]:
+        return list(self.schema.primary_keys)
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.schema.partition_keys)
+
+    @property
+    def is_primary_key_table(self) -> bool:
+        return bool(self.schema.primary_keys)
+
+    @property
+    def bucket_keys(self) -> tuple[str, ...]:
+        return bucket_key_names(self.schema, self.options)
+
+    @property
+    def bucket_mode(self) -> BucketMode:
+        return bucket_mode(self.options.bucket, self.schema.primary_keys, self.schema.partition_keys)
+
+    @property
+    def tag_manager(self) -> TagManager:
+        """The tags of this view's branch."""
+        return TagManager(self.file_io, self.paths, self.identifier)
+
+    @property
+    def branch_manager(self) -> BranchManager:
+        return BranchManager(self.file_io, self.path, self.branch, self.identifier)
+
+    # ------------------------------------------------------------------ environment
+
+    def now_millis(self) -> int:
+        """The environment's wall clock, epoch millis."""
+        return self.env.clock_millis()
+
+    def now_local(self) -> _dt.datetime:
+        """The environment's wall clock as a naive local datetime (Java's LocalDateTime.now())."""
+        return _dt.datetime.fromtimestamp(self.env.clock_millis() / 1000)
+
+
+def load_latest_schema(file_io: FileIO, paths: TablePaths, identifier: str) -> TableSchema:
+    """The newest ``schema/schema-<id>`` of the table; TableNotExistError if there is none."""
+    ids = schema_ids_in(file_io, paths.schema_dir)
+    if not ids:
+        raise TableNotExistError(identifier)
+    path = paths.schema_path(ids[-1])
+    try:
+        data = file_io.read_bytes(path)
+    except FileNotFoundError:
+        raise TableNotExistError(identifier) from None
+    schema = TableSchema.from_json_bytes(data, path)
+    if schema.id != ids[-1]:
+        raise CorruptMetadataError(path, f"file holds schema id {schema.id}")
+    return schema
+
+
+def bucket_index_files(core: TableCore, snapshot: Snapshot | None
+                       ) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
+    """The live index files of ``snapshot`` by (partition, bucket)."""
+    if snapshot is None or not snapshot.index_manifest:
+        return {}
+    out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
+    for e in core.index_manifest_file.read(snapshot.index_manifest):
+        out.setdefault((e.partition, e.bucket), []).append(e.index_file)
+    return out
