@@ -46,6 +46,7 @@ from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
 from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext, FirstRowContext
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
+from impl.format.file_format import named_for
 from impl.mergetree.file_writer import KVFileContext, RollingKVWriter, write_kv_files
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
@@ -222,8 +223,7 @@ class MergeTreeWriter:
             key_codec=self._codec,
             schema_id=schema.id,
             target_file_size=options.target_file_size,
-            compression=options.file_compression,
-            compression_level=options.file_compression_zstd_level,
+            formats=options.write_formats,
             stats_mode=stats_mode,
         )
         self._namer = DataFileNamer()
@@ -465,7 +465,7 @@ class MergeTreeWriter:
             if copy_as_changelog:
                 # Insert-only and no key twice: the data file holds exactly the input rows.
                 for meta in data.results:
-                    name = self._namer.changelog_file()
+                    name = named_for(self._namer.changelog_file(), self._ctx.format_of(0))
                     changelog.append(meta.rename(name))
                     self.file_io.write_bytes(self._ctx.path(name), data.file_bytes[meta.file_name])
             else:

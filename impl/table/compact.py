@@ -80,8 +80,8 @@ def compact_bucket(table: "FileStoreTable", partition: bytes, bucket: int, total
         return None
     writer = RollingFileWriter(
         table.file_io, table.paths.bucket_dir(path, bucket), table.arrow_schema, table.schema.fields,
-        schema_id=table.schema.id, target_file_size=target, compression=o.file_compression,
-        zstd_level=o.zstd_level, stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
+        schema_id=table.schema.id, target_file_size=target, formats=o.write_formats,
+        stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
         name_factory=DataFileNamer().data_file)
     try:
         for f in picked:

@@ -185,8 +185,7 @@ class _AppendBucketWriter:
             table.file_io, table.paths.bucket_dir(partition_path, bucket), table.arrow_schema,
             table.schema.fields, schema_id=table.schema.id,
             target_file_size=table.options.target_file_size_for(False),
-            compression=table.options.file_compression, zstd_level=table.options.zstd_level,
-            stats_mode=table.options.stats_mode, file_source=FileSource.APPEND,
+            formats=table.options.write_formats, stats_mode=table.options.stats_mode, file_source=FileSource.APPEND,
             name_factory=DataFileNamer().data_file)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
