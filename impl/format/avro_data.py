@@ -136,6 +136,26 @@ def _arrow_of(schema: Any) -> tuple[pa.DataType, bool]:
 
 # ---------------------------------------------------------------------------- reading
 
+# logical types polars decodes as Paimon means them (it panics on Avro maps, outside Python's
+# exceptions, so a schema is checked before polars sees it)
+_POLARS_LOGICAL = {None, "date", "time-millis", "timestamp-millis", "timestamp-micros", "decimal"}
+
+
+def _polars_decodes(schema: Any) -> bool:
+    if isinstance(schema, list):
+        return all(_polars_decodes(s) for s in schema)
+    if not isinstance(schema, dict):
+        return True
+    kind = schema.get("type")
+    if kind == "map" or schema.get("logicalType") not in _POLARS_LOGICAL:
+        return False
+    if kind == "array":
+        return _polars_decodes(schema["items"])
+    if kind == "record":
+        return all(_polars_decodes(f["type"]) for f in schema["fields"])
+    return _polars_decodes(kind) if isinstance(kind, (dict, list)) else True
+
+
 
 class AvroReader(FormatReader):
     format_name = "Avro"
@@ -164,10 +184,11 @@ class AvroReader(FormatReader):
             return self._empty(present)
         if not present:  # nothing to decode; the row count is in the block headers
             return pa.table({"_": pa.nulls(self._blocks.total)}).drop_columns(["_"])
-        if avro_columns.available():
+        # polars parses the whole writer schema, whichever columns are asked for
+        if avro_columns.available() and _polars_decodes(self._blocks.schema):
             try:
                 return avro_columns.read_columns(self._blocks, present)
-            except Exception:  # noqa: BLE001 - polars refuses some schemas: decode record by record
+            except Exception:  # noqa: BLE001 - polars refuses some files: decode record by record
                 pass
         return self._read_records(present)
 
@@ -222,17 +243,46 @@ def _plain(col: pa.ChunkedArray) -> pa.ChunkedArray:
     return col
 
 
+def _has_map(t: pa.DataType) -> bool:
+    if pa.types.is_map(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_map(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_map(t.value_type)
+    return False
+
+
+def _dicts(value: Any, t: pa.DataType) -> Any:
+    """A value from ``to_pylist`` with its maps (lists of pairs there) as the dicts fastavro writes."""
+    if value is None:
+        return None
+    if pa.types.is_map(t):
+        return {k: _dicts(v, t.item_type) for k, v in value}
+    if pa.types.is_struct(t):
+        return {t.field(i).name: _dicts(value[t.field(i).name], t.field(i).type) for i in range(t.num_fields)}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_dicts(v, t.value_type) for v in value]
+    return value
+
+
 class AvroWriter(FormatWriter):
     def __init__(self, stream: BinaryIO, fields: Sequence[DataField], options: WriteOptions):
         schema = fastavro.parse_schema(record_schema(fields))
         codec = avro_codec(options)
         level = options.zstd_level if codec == "zstandard" else None
         self._writer = Writer(stream, schema, codec=codec, sync_interval=_SYNC_INTERVAL_BYTES,
-                              codec_compression_level=level)
+                              compression_level=level)
 
     def write(self, table: pa.Table) -> None:
         plain = pa.Table.from_arrays([_plain(c) for c in table.columns], names=table.column_names)
-        for record in plain.to_pylist():
+        records = plain.to_pylist()
+        for name in plain.column_names:
+            if _has_map(plain.schema.field(name).type):
+                t = plain.schema.field(name).type
+                for r in records:
+                    r[name] = _dicts(r[name], t)
+        for record in records:
             self._writer.write(record)
         self._writer.flush()  # one block per write: the stream's size follows the rows written
 
