@@ -187,9 +187,12 @@ class AvroReader(FormatReader):
         # polars parses the whole writer schema, whichever columns are asked for
         if avro_columns.available() and _polars_decodes(self._blocks.schema):
             try:
-                return avro_columns.read_columns(self._blocks, present)
+                decoded = avro_columns.read_columns(self._blocks, present)
             except Exception:  # noqa: BLE001 - polars refuses some files: decode record by record
-                pass
+                decoded = None
+            if decoded is not None:
+                # polars hands strings over as views, which Arrow's take / join kernels refuse
+                return decoded.cast(self._empty(present).schema)
         return self._read_records(present)
 
     def _empty(self, present: Sequence[str]) -> pa.Table:
