@@ -205,8 +205,8 @@ class AvroReader(FormatReader):
     def _read_records(self, present: Sequence[str]) -> pa.Table:
         try:
             empty = self._empty(present)
-            records = list(fastavro.reader(io.BytesIO(self._data)))
-            arrays = [pa.array([r.get(c) for r in records], type=f.type) for c, f in zip(present, empty.schema)]
+            records: list[Any] = list(fastavro.reader(io.BytesIO(self._data)))
+            arrays = [pa.array([r.get(c) for r in records], type=f.type) for c, f in zip(present, empty.schema, strict=True)]
             return pa.Table.from_arrays(arrays, schema=empty.schema)
         except Exception as e:  # noqa: BLE001 - fastavro raises many kinds on a corrupt file
             raise self.corrupt(e) from e

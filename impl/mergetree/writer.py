@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.errors import WriterClosedError
+from impl.format.file_format import named_for
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
@@ -46,7 +47,6 @@ from impl.fs.paths import DataFileNamer, TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
 from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext, FirstRowContext
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
-from impl.format.file_format import named_for
 from impl.mergetree.file_writer import KVFileContext, RollingKVWriter, write_kv_files
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels

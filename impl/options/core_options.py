@@ -270,7 +270,7 @@ PASSED_THROUGH_KEYS = frozenset({
 })
 # Families of keys: per-field options, format and file-index settings, and the snapshot,
 # changelog and lookup settings this library does not read.
-KNOWN_PREFIXES = (FIELDS_PREFIX, "file.format.", "parquet.", "snapshot.", "changelog.", "lookup.", "file-index.")
+KNOWN_PREFIXES = (FIELDS_PREFIX, "file.format.", "file.compression.", "parquet.", "orc.", "avro.", "snapshot.", "changelog.", "lookup.", "file-index.")
 KNOWN_KEYS = frozenset(key for option in CORE_OPTIONS for key in option.keys) | PASSED_THROUGH_KEYS
 
 
