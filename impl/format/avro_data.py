@@ -28,7 +28,7 @@ from fastavro.write import Writer
 
 from impl.errors import InvalidOptionError
 from impl.format import avro_columns
-from impl.format.file_format import FileFormat, FormatReader, FormatWriter, UnsupportedFileFormatError, WriteOptions
+from impl.format.file_format import check_writable, FileFormat, FormatReader, FormatWriter, UnsupportedFileFormatError, WriteOptions
 from impl.format.types import DataField, DataType
 
 RECORD_NAME = "org.apache.paimon.avro.generated.record"
@@ -123,12 +123,13 @@ def _arrow_of(schema: Any) -> tuple[pa.DataType, bool]:
         return pa.decimal128(schema["precision"], schema.get("scale", 0)), False
     if kind == "array":
         item, nullable = _arrow_of(schema["items"])
-        return pa.list_(pa.field("element", item, nullable)), False
+        return pa.list_(pa.field("element", item)), False
     if kind == "map":
         item, nullable = _arrow_of(schema["values"])
-        return pa.map_(pa.string(), pa.field("value", item, nullable)), False
+        return pa.map_(pa.string(), pa.field("value", item)), False
     if kind == "record":
-        return pa.struct([pa.field(f["name"], *_arrow_of(f["type"])) for f in schema["fields"]]), False
+        # children nullable: under a null record slot they read as null
+        return pa.struct([pa.field(f["name"], _arrow_of(f["type"])[0]) for f in schema["fields"]]), False
     if kind == "fixed":
         return pa.binary(schema["size"]), False
     return _arrow_of(kind)
@@ -302,6 +303,7 @@ class AvroFileFormat(FileFormat):
     def create_writer(self, stream: BinaryIO, schema: pa.Schema, fields: Sequence[DataField],
                       options: WriteOptions, *, dictionary_columns: Sequence[str] | None = None) -> FormatWriter:
         by_name = {f.name: f for f in fields}
+        check_writable(fields)
         return AvroWriter(stream, [by_name[n] for n in schema.names], options)
 
     def check_options(self, options: WriteOptions) -> None:

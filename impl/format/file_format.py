@@ -138,6 +138,22 @@ class FileFormat(ABC):
         """Refuse, by name, a compression or format option this format cannot write."""
 
 
+def check_writable(fields: Sequence[DataField]) -> None:
+    """Refuse, naming the column, a field whose values this library reads but does not write
+    (VARIANT: its binary layout is read as stored, never built here), before any byte is written."""
+    from impl.format.types import UnsupportedTypeError
+    for f in fields:
+        if _holds(f.type, "VARIANT"):
+            raise UnsupportedTypeError(f"column {f.name!r} has type {f.type}: writing VARIANT values is not "
+                                       "implemented (tables with VARIANT columns are read-only here)")
+
+
+def _holds(t: Any, root: str) -> bool:
+    if t.root == root:
+        return True
+    return any(_holds(c.type if isinstance(c, DataField) else c, root) for c in t.children)
+
+
 def _formats() -> dict[str, FileFormat]:
     from impl.format.avro_data import AvroFileFormat
     from impl.format.orc_data import OrcFileFormat

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 
 from impl.errors import InvalidOptionError
-from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions
+from impl.format.file_format import check_writable, FileFormat, FormatReader, FormatWriter, WriteOptions
 from impl.format.types import DataField, DataType
 
 _ERRORS = (pa.ArrowException, OSError, ValueError)
@@ -160,6 +160,7 @@ class OrcFileFormat(FileFormat):
 
     def create_writer(self, stream: BinaryIO, schema: pa.Schema, fields: Sequence[DataField],
                       options: WriteOptions, *, dictionary_columns: Sequence[str] | None = None) -> FormatWriter:
+        check_writable(fields)
         return OrcWriter(stream, schema, fields, options)
 
     def check_options(self, options: WriteOptions) -> None:

@@ -7,7 +7,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions
+from impl.format.file_format import check_writable, FileFormat, FormatReader, FormatWriter, WriteOptions
 from impl.format.types import DataField
 
 # rows per Parquet row group at most
@@ -83,6 +83,7 @@ class ParquetFileFormat(FileFormat):
 
     def create_writer(self, stream: BinaryIO, schema: pa.Schema, fields: Sequence[DataField],
                       options: WriteOptions, *, dictionary_columns: Sequence[str] | None = None) -> FormatWriter:
+        check_writable(fields)
         return ParquetWriter(stream, schema, options, dictionary_columns)
 
     def check_options(self, options: WriteOptions) -> None:

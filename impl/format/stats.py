@@ -34,7 +34,7 @@ from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.records import DataFileMeta, SimpleStats
 from impl.format.types import DataField, DataType
 
-_NO_STATS_ROOTS = ("ARRAY", "MAP", "ROW", "MULTISET")
+_NO_STATS_ROOTS = ("ARRAY", "MAP", "ROW", "MULTISET", "VARIANT")
 _MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = range(0xD800, 0xE000)
 # what pyarrow may raise computing min / max of a column it cannot order
