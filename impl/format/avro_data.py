@@ -28,7 +28,14 @@ from fastavro.write import Writer
 
 from impl.errors import InvalidOptionError
 from impl.format import avro_columns
-from impl.format.file_format import check_writable, FileFormat, FormatReader, FormatWriter, UnsupportedFileFormatError, WriteOptions
+from impl.format.file_format import (
+    FileFormat,
+    FormatReader,
+    FormatWriter,
+    UnsupportedFileFormatError,
+    WriteOptions,
+    check_writable,
+)
 from impl.format.types import DataField, DataType
 
 RECORD_NAME = "org.apache.paimon.avro.generated.record"

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 
 from impl.errors import InvalidOptionError
-from impl.format.file_format import check_writable, FileFormat, FormatReader, FormatWriter, WriteOptions
+from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable
 from impl.format.types import DataField, DataType
 
 _ERRORS = (pa.ArrowException, OSError, ValueError)

@@ -7,7 +7,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from impl.format.file_format import check_writable, FileFormat, FormatReader, FormatWriter, WriteOptions
+from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable
 from impl.format.types import DataField
 
 # rows per Parquet row group at most
