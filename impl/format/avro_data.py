@@ -195,11 +195,11 @@ class AvroReader(FormatReader):
         # polars parses the whole writer schema, whichever columns are asked for
         if avro_columns.available() and _polars_decodes(self._blocks.schema):
             try:
-                decoded = avro_columns.read_columns(self._blocks, present)
+                decoded = avro_columns.read_columns(self._blocks, present, views=False)
             except Exception:  # noqa: BLE001 - polars refuses some files: decode record by record
                 decoded = None
             if decoded is not None:
-                # polars hands strings over as views, which Arrow's take / join kernels refuse
+                # large strings narrowed, timestamps untagged: the types of every other reader
                 return decoded.cast(self._empty(present).schema)
         return self._read_records(present)
 
