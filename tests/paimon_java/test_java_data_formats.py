@@ -27,11 +27,13 @@ pytestmark = pytest.mark.paimon_java
 TABLE = "db.t"
 FIELDS = [["id", "INT NOT NULL"], ["name", "STRING"], ["big", "BIGINT"], ["d", "DOUBLE"], ["f", "FLOAT"],
           ["flag", "BOOLEAN"], ["t8", "TINYINT"], ["t16", "SMALLINT"], ["day", "DATE"], ["ts", "TIMESTAMP(6)"],
-          ["tms", "TIMESTAMP(3)"], ["dec", "DECIMAL(10, 2)"], ["bin", "BYTES"]]
+          ["tms", "TIMESTAMP(3)"], ["dec", "DECIMAL(10, 2)"], ["bin", "BYTES"], ["lt", "TIMESTAMP_LTZ(6)"],
+          ["tm", "TIME(3)"]]
 ARROW = pa.schema([("id", pa.int32(), False), ("name", pa.string()), ("big", pa.int64()), ("d", pa.float64()),
                    ("f", pa.float32()), ("flag", pa.bool_()), ("t8", pa.int8()), ("t16", pa.int16()),
                    ("day", pa.date32()), ("ts", pa.timestamp("us")), ("tms", pa.timestamp("ms")),
-                   ("dec", pa.decimal128(10, 2)), ("bin", pa.binary())])
+                   ("dec", pa.decimal128(10, 2)), ("bin", pa.binary()), ("lt", pa.timestamp("us", tz="UTC")),
+                   ("tm", pa.time32("ms"))])
 KINDS = {"append": ([], {}), "primary-key": (["id"], {"bucket": "1"}),
          "deletion-vectors": (["id"], {"bucket": "1", "deletion-vectors.enabled": "true"})}
 
@@ -50,6 +52,8 @@ def _batch(ids, tag):
         "ts": nth(i, dt.datetime(2024, 1, 1) + dt.timedelta(microseconds=k * 1_000_003)),
         "tms": nth(i, dt.datetime(2023, 6, 1) + dt.timedelta(milliseconds=k * 1_013)),
         "dec": nth(i, decimal.Decimal(k * 137 - 2000).scaleb(-2)), "bin": nth(i, bytes([k % 256, 1, 2])),
+        "lt": nth(i, dt.datetime(2022, 3, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=k * 7_777_777)),
+        "tm": nth(i, dt.time(k % 24, k % 60, (k * 7) % 60, (k * 1000) % 1_000_000 // 1000 * 1000)),
     } for i, k in enumerate(ids)], schema=ARROW) if n else ARROW.empty_table()
 
 
