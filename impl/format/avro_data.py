@@ -185,6 +185,10 @@ class AvroReader(FormatReader):
     def column_names(self) -> list[str]:
         return self._names
 
+    @property
+    def num_rows(self) -> int:
+        return self._blocks.total
+
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         have = set(self._names)
         present = list(self._names) if columns is None else [c for c in dict.fromkeys(columns) if c in have]

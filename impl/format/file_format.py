@@ -76,9 +76,25 @@ class FormatReader(ABC):
     def column_names(self) -> list[str]:
         """The file's top-level columns."""
 
+    @property
+    @abstractmethod
+    def num_rows(self) -> int:
+        """Rows the file holds, from its metadata (footer, stripe or block headers)."""
+
     @abstractmethod
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The columns asked for that the file has (all when None), every row in file order."""
+
+    # whether read_where skips data by the file's statistics (else it only filters after decoding)
+    prunes = False
+
+    def read_where(self, columns: Sequence[str], predicate: Any) -> pa.Table:
+        """The rows satisfying ``predicate`` (a ``pyarrow.compute.Expression`` over the file's
+        own column names and types, every one of its columns among ``columns``), in file order
+        but without their positions: for reads that apply no deletion vector. Formats whose
+        footers hold statistics skip the row groups that cannot match (Parquet); the others
+        decode, then filter."""
+        return self.read(columns).filter(predicate)
 
     def iter_batches(self, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
         """:meth:`read` in slices of at most ``batch_rows`` rows (formats without their own

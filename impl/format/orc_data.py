@@ -54,6 +54,10 @@ class OrcReader(FormatReader):
         have = set(self._names)
         return [c for c in dict.fromkeys(columns) if c in have]
 
+    @property
+    def num_rows(self) -> int:
+        return self._file.nrows
+
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         try:
             present = self._present(columns)

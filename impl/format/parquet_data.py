@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable
@@ -21,11 +22,13 @@ def _source(source: Any) -> Any:
 
 class ParquetReader(FormatReader):
     format_name = "Parquet"
+    prunes = True
 
     def __init__(self, source: Any, path: str):
         super().__init__(path)
         try:
-            self._file = pq.ParquetFile(_source(source))
+            self._source = _source(source)
+            self._file = pq.ParquetFile(self._source)
             self._names = list(self._file.schema_arrow.names)
         except _ERRORS as e:
             raise self.corrupt(e) from e
@@ -40,9 +43,21 @@ class ParquetReader(FormatReader):
         have = set(self._names)
         return [c for c in dict.fromkeys(columns) if c in have]
 
+    @property
+    def num_rows(self) -> int:
+        return self._file.metadata.num_rows
+
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         try:
             return self._file.read(columns=self._present(columns))
+        except _ERRORS as e:
+            raise self.corrupt(e) from e
+
+    def read_where(self, columns: Sequence[str], predicate: Any) -> pa.Table:
+        """Row groups whose statistics rule ``predicate`` out are not decoded."""
+        try:
+            fragment = ds.ParquetFileFormat().make_fragment(self._source)
+            return fragment.to_table(columns=self._present(columns), filter=predicate)
         except _ERRORS as e:
             raise self.corrupt(e) from e
 

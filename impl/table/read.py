@@ -42,18 +42,26 @@ SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 _MAX_READ_THREADS = max(1, os.cpu_count() or 2)
 
 
-def read_data_file(table: "FileStoreTable", source, path: str, f: DataFileMeta, columns: Sequence[str]) -> pa.Table:
+def read_data_file(table: "FileStoreTable", source, path: str, f: DataFileMeta, columns: Sequence[str],
+                   predicate=None) -> pa.Table:
     """``columns`` (current names) of an append data file, in the table's current types.
 
     A file written under an older schema (``f.schema_id``) is matched by field id: renamed
     columns are read under their old name, columns it lacks (added since, or re-added after a
-    drop) read as nulls, widened types are cast."""
+    drop) read as nulls, widened types are cast. ``predicate`` (an Arrow expression over
+    ``columns``; only for reads without deletion vectors: the rows lose their positions) lets
+    a format with footer statistics skip what cannot match; the caller still filters."""
     sources = None
     if f.schema_id != table.schema.id:
         sources = column_sources(table.schema_manager.schema(f.schema_id), table.schema)
     reader = open_reader(source, path)
+    if reader.num_rows != f.row_count:
+        raise DataFileError(path, f"holds {reader.num_rows} rows, its manifest entry says {f.row_count}")
     pairs = plan_columns(columns, set(reader.column_names), sources)
-    read = reader.read([p for _, p in pairs])
+    if predicate is not None and sources is None and reader.prunes:
+        read = reader.read_where([p for _, p in pairs], predicate)
+    else:
+        read = reader.read([p for _, p in pairs])
     t = pa.Table.from_arrays([read.column(p) for _, p in pairs], names=[c for c, _ in pairs])
     full = table.arrow_schema
     cols = []
@@ -213,13 +221,12 @@ class TableRead:
         path = self._data_file_path(split, f)
         try:
             with self.table.file_io.open_input(path) as source:
-                t = read_data_file(self.table, source, path, f, self._read_columns())
+                pushed = self.predicate.to_arrow() if self.predicate is not None and deleted is None else None
+                t = read_data_file(self.table, source, path, f, self._read_columns(), pushed)
         except FileNotFoundError as e:
             raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
         with self._lock:
             self.files_read += 1
-        if t.num_rows != f.row_count:
-            raise DataFileError(path, f"holds {t.num_rows} rows, its manifest entry says {f.row_count}")
         if deleted is not None and len(deleted):
             if int(deleted[-1]) >= t.num_rows:
                 raise DataFileError(path, f"its deletion vector deletes row {int(deleted[-1])} of {t.num_rows}")
