@@ -197,12 +197,19 @@ def file_format(name: str) -> FileFormat:
 SUPPORTED = ("parquet", "orc", "avro")
 
 
+def format_identifier(file_name: str) -> str:
+    """A data file's format name: its extension (Paimon's ``DataFilePathFactory.formatIdentifier``),
+    empty without one."""
+    base = posixpath.basename(file_name)
+    return base.rsplit(".", 1)[1] if "." in base else ""
+
+
 def format_of_file(file_name: str) -> FileFormat:
     """The format of a data file, from its name's extension (``data-<uuid>-<n>.orc``)."""
-    base = posixpath.basename(file_name)
-    if "." not in base:
+    name = format_identifier(file_name)
+    if not name:
         raise UnsupportedFileFormatError(f"data file {file_name!r} has no format extension")
-    return file_format(base.rsplit(".", 1)[1])
+    return file_format(name)
 
 
 def open_reader(source: Any, path: str) -> FormatReader:

@@ -167,6 +167,8 @@ def test_format_changed_by_alter_reads_every_file(tmp_path):
         want = sorted(expected.values() if pks else rows, key=repr)
         exts = {f.suffix for f in _data_files(tmp_path / "wh" / "db.db" / name.split(".")[1])}
         assert exts == {".parquet", ".orc", ".avro"}
+        files_table = catalog.get_table(name + "$files").to_arrow()
+        assert set(files_table.column("file_format").to_pylist()) == {"parquet", "orc", "avro"}
         assert _rows(t) == want
         t.compact(full=True)  # compaction writes the table's current format
         assert _rows(t) == want
