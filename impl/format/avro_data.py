@@ -42,6 +42,8 @@ RECORD_NAME = "org.apache.paimon.avro.generated.record"
 # Paimon's file.compression / avro.codec -> fastavro codec
 _CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "none": "null", "null": "null", "deflate": "deflate"}
 _SYNC_INTERVAL_BYTES = 64 * 1024  # Avro's default block size
+# codecs of Avro data files read here (Java also writes bzip2 and xz on request: refused by name)
+_READ_CODECS = ("null", "deflate", "zstandard", "snappy")
 
 
 # ---------------------------------------------------------------------------- schema
@@ -196,16 +198,34 @@ class AvroReader(FormatReader):
             return self._empty(present)
         if not present:  # nothing to decode; the row count is in the block headers
             return pa.table({"_": pa.nulls(self._blocks.total)}).drop_columns(["_"])
+        codec = self._blocks.codec
         # polars parses the whole writer schema, whichever columns are asked for
-        if avro_columns.available() and _polars_decodes(self._blocks.schema):
+        polars = avro_columns.available() and _polars_decodes(self._blocks.schema)
+        if codec not in _READ_CODECS or (codec == "snappy" and not polars):
+            raise UnsupportedFileFormatError(
+                f"data file {self.path}: Avro codec {codec!r} is not supported here (readable: "
+                f"{', '.join(_READ_CODECS)}; snappy only for schemas polars decodes)")
+        if polars:
             try:
-                decoded = avro_columns.read_columns(self._blocks, present, views=False)
+                decoded = (self._polars_snappy(present) if codec == "snappy"
+                           else avro_columns.read_columns(self._blocks, present, views=False))
             except Exception:  # noqa: BLE001 - polars refuses some files: decode record by record
+                if codec == "snappy":
+                    raise self.corrupt(ValueError("polars could not decode the snappy blocks")) from None
                 decoded = None
             if decoded is not None:
                 # large strings narrowed, timestamps untagged: the types of every other reader
-                return decoded.cast(self._empty(present).schema)
+                return decoded.select(list(present)).cast(self._empty(present).schema)
         return self._read_records(present)
+
+    def _polars_snappy(self, present: Sequence[str]) -> pa.Table:
+        """Snappy blocks, which polars decompresses itself (no snappy module is needed here)."""
+        pl = avro_columns._pl()
+        table = pl.read_avro(io.BytesIO(self._data), columns=list(present)).to_arrow(
+            compat_level=pl.CompatLevel.oldest())
+        if table.num_rows != self._blocks.total:
+            raise ValueError(f"decoded {table.num_rows} records of {self._blocks.total}")
+        return table
 
     def _empty(self, present: Sequence[str]) -> pa.Table:
         by_name = {f["name"]: f for f in self._blocks.schema["fields"]}

@@ -276,3 +276,19 @@ def test_format_options_are_written(tmp_path, fmt):
         with open(path, "rb") as fh:
             assert fastavro.reader(fh).codec == "deflate"
     assert sorted(t.to_arrow().to_pylist(), key=repr) == sorted(data.to_pylist(), key=repr)
+
+
+def test_avro_codecs_read_or_refused_by_name(tmp_path):
+    """Java writes Avro data files with avro.codec snappy (read through polars) or bzip2 / xz
+    (refused by name, never reported as corrupt)."""
+    import polars as pl
+
+    from impl.format.file_format import UnsupportedFileFormatError, open_reader
+    df = pl.DataFrame({"id": [1, 2, 3], "s": ["a", None, "c"]})
+    path = tmp_path / "data-x-0.avro"
+    df.write_avro(path, compression="snappy")
+    got = open_reader(path.read_bytes(), str(path)).read(["s", "id"])
+    assert got.to_pylist() == [{"s": "a", "id": 1}, {"s": None, "id": 2}, {"s": "c", "id": 3}]
+    data = path.read_bytes().replace(b"\x0csnappy", b"\x0abzip2", 1)
+    with pytest.raises(UnsupportedFileFormatError, match="codec 'bzip2'"):
+        open_reader(data, str(path)).read()
