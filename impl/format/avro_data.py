@@ -260,22 +260,70 @@ def avro_codec(options: WriteOptions) -> str:
 
 
 def _plain(col: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A column with temporal values as the integers Avro stores (fastavro writes ints of
-    logical types as they are), decided in Arrow rather than per value in Python."""
-    t = col.type
+    """A column with temporal values, nested ones too, as the integers Avro stores (fastavro
+    writes ints of logical types as they are, while a naive datetime would be read in the
+    local time zone), decided in Arrow rather than per value in Python."""
+    if not _has_temporal(col.type):
+        return col
+    return pa.chunked_array([_plain_array(c) for c in col.chunks], type=_plain_type(col.type))
+
+
+def _has_temporal(t: pa.DataType) -> bool:
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_temporal(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_temporal(t.value_type)
+    if pa.types.is_map(t):
+        return _has_temporal(t.key_type) or _has_temporal(t.item_type)
+    return False
+
+
+def _plain_type(t: pa.DataType) -> pa.DataType:
     if pa.types.is_timestamp(t):
-        return col.cast(pa.timestamp(t.unit if t.unit in ("ms", "us") else "us")).cast(pa.int64())
+        return pa.int64()
+    if pa.types.is_date(t) or pa.types.is_time(t):
+        return pa.int32()
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(t.field(i).name, _plain_type(t.field(i).type), t.field(i).nullable)
+                          for i in range(t.num_fields)])
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(pa.field(t.value_field.name, _plain_type(t.value_type), t.value_field.nullable))
+    if pa.types.is_map(t):
+        return pa.map_(_plain_type(t.key_type), pa.field(t.item_field.name, _plain_type(t.item_type),
+                                                          t.item_field.nullable))
+    return t
+
+
+def _plain_array(arr: pa.Array) -> pa.Array:
+    t = arr.type
+    if pa.types.is_timestamp(t):
+        # TIMESTAMP(p <= 3) is timestamp-millis, else timestamp-micros (see avro_type)
+        return arr.cast(pa.timestamp("ms" if t.unit in ("s", "ms") else "us")).cast(pa.int64())
     if pa.types.is_date(t):
-        return col.cast(pa.date32()).cast(pa.int32())
+        return arr.cast(pa.date32()).cast(pa.int32())
     if pa.types.is_time(t):
-        unit = t.unit
-        ints = col.cast(pa.int64() if unit in ("us", "ns") else pa.int32())
-        if unit == "s":
+        ints = arr.cast(pa.int64() if t.unit in ("us", "ns") else pa.int32())
+        if t.unit == "s":
             ints = pc.multiply(ints, 1000)
-        elif unit in ("us", "ns"):
-            ints = pc.divide(ints, 1000 if unit == "us" else 1_000_000)
+        elif t.unit in ("us", "ns"):
+            ints = pc.divide(ints, 1000 if t.unit == "us" else 1_000_000)
         return ints.cast(pa.int32())
-    return col
+    if not _has_temporal(t):
+        return arr
+    if arr.offset:  # Arrow rebuilds a list from offsets and a null mask only when unsliced
+        arr = pa.concat_arrays([arr])
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(t):
+        children = [_plain_array(arr.field(i)) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=list(_plain_type(t)), mask=mask)
+    if pa.types.is_map(t):
+        return pa.MapArray.from_arrays(arr.offsets, _plain_array(arr.keys), _plain_array(arr.items),
+                                       type=_plain_type(t), mask=mask)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.ListArray.from_arrays(arr.offsets, _plain_array(arr.values), type=_plain_type(t), mask=mask)
+    return arr
 
 
 def _has_map(t: pa.DataType) -> bool:

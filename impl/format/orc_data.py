@@ -99,6 +99,10 @@ def _orc_type(t: pa.DataType, p: DataType) -> pa.DataType:
 
 
 def _orc_column(col: pa.ChunkedArray, t: pa.DataType) -> pa.ChunkedArray:
+    if pa.types.is_nested(col.type) and any(c.offset for c in col.chunks):
+        # pyarrow's ORC writer drops the offset of a sliced struct (a slice of rows would be
+        # written as the rows before it): give it unsliced copies
+        col = pa.chunked_array([pa.concat_arrays([c]) if c.offset else c for c in col.chunks], type=col.type)
     if col.type.equals(t):
         return col
     if pa.types.is_time(col.type):
