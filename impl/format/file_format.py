@@ -1,11 +1,12 @@
 """Data file formats (Paimon's ``FileFormat`` / ``FormatReaderFactory`` / ``FormatWriterFactory``).
 
 Everything that knows how a data file is laid out lives behind this module: callers open a
-:class:`FormatReader` for a file (the format comes from the file's own name extension, as
+:class:`FormatReader` for a file (``impl.format.formats.open_reader``) (the format comes from the file's own name extension, as
 Paimon's ``DataFilePathFactory.formatIdentifier`` takes it, never from the table's current
 ``file.format``: a table whose format was changed reads every file it holds) and a
 :class:`FormatWriter` for a new one (the format chosen by :class:`WriteFormats` from the
-table's options and the file's LSM level).
+table's options and the file's LSM level, ``impl.format.write_formats``). This module is the
+interface; ``impl.format.formats`` is the registry of the implementations (Parquet, ORC, Avro).
 
 Reading: :meth:`FormatReader.read` / :meth:`FormatReader.iter_batches` decode the physical
 columns asked for (columns the file lacks are skipped; the caller fills them), in file order,
@@ -26,15 +27,14 @@ format; an unknown extension or option is refused by name (:class:`UnsupportedFi
 
 from __future__ import annotations
 
-import posixpath
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
-from impl.errors import InvalidOptionError, PaimonError
-from impl.format.types import DataField
+from impl.errors import DataFileError, PaimonError
+from impl.format.types import BIGINT, DataField, DataType, UnsupportedTypeError
 
 # Paimon's system fields of primary-key files and their field ids (SpecialFields): a key
 # field's id is its value field's id plus KEY_FIELD_ID_START.
@@ -44,7 +44,7 @@ VALUE_KIND_ID = 2147483647 - 2
 
 # Formats Paimon Java 1.4 writes that this library does not read, with the Paimon release that
 # brought them (format-table CSV / JSON / text files are no data files of a Paimon table).
-_UNSUPPORTED_FORMATS = {"lance": "1.3", "blob": "1.3", "csv": "1.3 (format tables)", "json": "1.3 (format tables)",
+UNSUPPORTED_FORMATS_SINCE = {"lance": "1.3", "blob": "1.3", "csv": "1.3 (format tables)", "json": "1.3 (format tables)",
                         "text": "1.3 (format tables)"}
 
 
@@ -104,7 +104,6 @@ class FormatReader(ABC):
             yield t.slice(offset, batch_rows)
 
     def corrupt(self, e: BaseException) -> PaimonError:
-        from impl.errors import DataFileError
         return DataFileError(self.path, f"not a readable {self.format_name} file ({type(e).__name__}: {e})")
 
     format_name = ""
@@ -157,7 +156,6 @@ class FileFormat(ABC):
 def check_writable(fields: Sequence[DataField]) -> None:
     """Refuse, naming the column, a field whose values this library reads but does not write
     (VARIANT: its binary layout is read as stored, never built here), before any byte is written."""
-    from impl.format.types import UnsupportedTypeError
     for f in fields:
         if _holds(f.type, "VARIANT"):
             raise UnsupportedTypeError(f"column {f.name!r} has type {f.type}: writing VARIANT values is not "
@@ -170,138 +168,6 @@ def _holds(t: Any, root: str) -> bool:
     return any(_holds(c.type if isinstance(c, DataField) else c, root) for c in t.children)
 
 
-def _formats() -> dict[str, FileFormat]:
-    from impl.format.avro_data import AvroFileFormat
-    from impl.format.orc_data import OrcFileFormat
-    from impl.format.parquet_data import ParquetFileFormat
-    return {f.name: f for f in (ParquetFileFormat(), OrcFileFormat(), AvroFileFormat())}
-
-
-_REGISTRY: dict[str, FileFormat] = {}
-
-
-def file_format(name: str) -> FileFormat:
-    """The format called ``name`` (parquet, orc, avro); UnsupportedFileFormatError otherwise."""
-    if not _REGISTRY:
-        _REGISTRY.update(_formats())
-    key = name.strip().lower()
-    fmt = _REGISTRY.get(key)
-    if fmt is None:
-        since = _UNSUPPORTED_FORMATS.get(key)
-        added = f" (added in Paimon {since})" if since else ""
-        raise UnsupportedFileFormatError(
-            f"file format {name!r}{added} is not supported; this library reads and writes {', '.join(SUPPORTED)}")
-    return fmt
-
-
-SUPPORTED = ("parquet", "orc", "avro")
-
-
-def format_identifier(file_name: str) -> str:
-    """A data file's format name: its extension (Paimon's ``DataFilePathFactory.formatIdentifier``),
-    empty without one."""
-    base = posixpath.basename(file_name)
-    return base.rsplit(".", 1)[1] if "." in base else ""
-
-
-def format_of_file(file_name: str) -> FileFormat:
-    """The format of a data file, from its name's extension (``data-<uuid>-<n>.orc``)."""
-    name = format_identifier(file_name)
-    if not name:
-        raise UnsupportedFileFormatError(f"data file {file_name!r} has no format extension")
-    return file_format(name)
-
-
-def open_reader(source: Any, path: str) -> FormatReader:
-    """A reader of the data file at ``path`` (format from its extension) over ``source``."""
-    return format_of_file(path).open_reader(source, path)
-
-
-def named_for(file_name: str, fmt: FileFormat) -> str:
-    """``file_name`` with the extension of ``fmt`` (a writer's namer gives ``.parquet`` names)."""
-    base, dot, ext = file_name.rpartition(".")
-    if dot and ext.lower() in SUPPORTED:
-        file_name = base
-    return file_name + fmt.extension
-
-
-# ---------------------------------------------------------------------------- options
-
-
-def _per_level(key: str, value: str | None) -> dict[int, str]:
-    """Paimon's ``<level>:<value>,...`` map options (``file.format.per.level``)."""
-    out: dict[int, str] = {}
-    if value is None or not str(value).strip():
-        return out
-    for part in str(value).split(","):
-        level, sep, v = part.partition(":")
-        if not sep or not level.strip().isdigit() or not v.strip():
-            raise InvalidOptionError(f"option {key!r}: {part.strip()!r} is not <level>:<value>")
-        out[int(level)] = v.strip().lower()
-    if key == "file.format.per.level":
-        from impl.options.values import parse_file_format
-        for v in out.values():
-            parse_file_format(key, v)
-    return out
-
-
-# Format options implemented (every other ``orc.*`` / ``avro.*`` key is refused by name).
-ORC_OPTIONS = frozenset({
-    "orc.stripe.size", "orc.row.index.stride", "orc.compress.size", "orc.dictionary.key.threshold",
-    "orc.bloom.filter.columns", "orc.bloom.filter.fpp", "orc.write.batch-size", "orc.compress",
-    "orc.timestamp-ltz.legacy.type", "orc.column.encoding.direct",
-})
-AVRO_OPTIONS = frozenset({"avro.codec", "avro.row-name-mapping"})
-
-
-@dataclass(frozen=True)
-class WriteFormats:
-    """The formats a table writes: ``file.format`` and ``file.compression``, overridden per
-    LSM level by ``file.format.per.level`` / ``file.compression.per.level`` (Paimon's
-    ``CoreOptions.fileFormatPerLevel`` / ``fileCompressionPerLevel``), plus the format options."""
-
-    default_format: str = "parquet"
-    compression: str = "zstd"
-    zstd_level: int | None = 1
-    format_per_level: Mapping[int, str] = field(default_factory=dict)
-    compression_per_level: Mapping[int, str] = field(default_factory=dict)
-    format_options: Mapping[str, str] = field(default_factory=dict)
-
-    @staticmethod
-    def from_options(options: Mapping[str, object]) -> "WriteFormats":
-        """Parse and check the write-format options of a table (InvalidOptionError /
-        UnsupportedFileFormatError naming the option)."""
-        from impl.options.values import parse_compression, parse_file_format  # they import this module
-        raw = {str(k): str(v) for k, v in options.items() if v is not None}
-        default = parse_file_format("file.format", raw.get("file.format", "parquet"))
-        compression = parse_compression("file.compression", raw.get("file.compression", "zstd"))
-        level = raw.get("file.compression.zstd-level")
-        per_format = _per_level("file.format.per.level", raw.get("file.format.per.level"))
-        per_compression = {lv: parse_compression("file.compression.per.level", c)
-                           for lv, c in _per_level("file.compression.per.level",
-                                                   raw.get("file.compression.per.level")).items()}
-        fmt_opts = {k: v for k, v in raw.items() if k.startswith(("orc.", "avro.", "parquet."))}
-        for k in fmt_opts:
-            if k.startswith("orc.") and k not in ORC_OPTIONS:
-                raise InvalidOptionError(f"option {k!r} is not supported (ORC options implemented: "
-                                         f"{', '.join(sorted(ORC_OPTIONS))})")
-            if k.startswith("avro.") and k not in AVRO_OPTIONS:
-                raise InvalidOptionError(f"option {k!r} is not supported (Avro options implemented: "
-                                         f"{', '.join(sorted(AVRO_OPTIONS))})")
-        out = WriteFormats(default, compression, int(level) if level is not None else 1, per_format,
-                           per_compression, fmt_opts)
-        for lv in {0, *per_format, *per_compression}:
-            fmt, opts = out.for_level(lv)
-            fmt.check_options(opts)
-        return out
-
-    def for_level(self, level: int, target_file_size: int | None = None) -> tuple[FileFormat, WriteOptions]:
-        """The format and encoding of a file written at ``level`` (append files: level 0)."""
-        fmt = file_format(self.format_per_level.get(level, self.default_format))
-        return fmt, WriteOptions(self.compression_per_level.get(level, self.compression), self.zstd_level,
-                                 self.format_options, target_file_size)
-
-
 # ---------------------------------------------------------------------------- KV file fields
 
 
@@ -309,7 +175,6 @@ def kv_file_fields(key_fields: Sequence[DataField], value_fields: Sequence[DataF
     """The Paimon fields of a primary-key data file, as Java writes them: ``_KEY_<k>`` (id of
     ``k`` plus KEY_FIELD_ID_START, NOT NULL), ``_SEQUENCE_NUMBER`` BIGINT NOT NULL,
     ``_VALUE_KIND`` TINYINT NOT NULL, then the value fields."""
-    from impl.format.types import BIGINT, DataType
     keys = [DataField(KEY_FIELD_ID_START + f.id, "_KEY_" + f.name, f.type.copy(False)) for f in key_fields]
     system = [DataField(SEQUENCE_NUMBER_ID, "_SEQUENCE_NUMBER", BIGINT(False)),
               DataField(VALUE_KIND_ID, "_VALUE_KIND", DataType("TINYINT", False))]
@@ -317,6 +182,6 @@ def kv_file_fields(key_fields: Sequence[DataField], value_fields: Sequence[DataF
 
 
 __all__ = [
-    "FileFormat", "FormatReader", "FormatWriter", "WriteOptions", "WriteFormats", "UnsupportedFileFormatError",
-    "file_format", "format_of_file", "open_reader", "named_for", "kv_file_fields", "SUPPORTED",
+    "FileFormat", "FormatReader", "FormatWriter", "WriteOptions", "UnsupportedFileFormatError", "kv_file_fields",
+    "check_writable",
 ]

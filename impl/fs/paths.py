@@ -68,7 +68,7 @@ class FileNamer:
 class DataFileNamer(FileNamer):
     """Names of one writer's data and changelog files (``data-<uuid>-<n>``,
     ``changelog-<uuid>-<n>``), without the format's extension: the file writer appends the
-    extension of the format it writes (``impl.format.file_format.named_for``).
+    extension of the format it writes (``impl.format.formats.named_for``).
 
     Both kinds share the uuid and the counter, as in Paimon's DataFilePathFactory, so a data
     file and a changelog file of one writer never share a number.

@@ -1,5 +1,5 @@
 """Writing KV tables to data files (in the format of their level, see
-``impl.format.file_format.WriteFormats``) that roll at the target file size.
+``impl.format.write_formats.WriteFormats``) that roll at the target file size.
 
 Each file is streamed to storage (a format writer over ``FileIO.open_output``) as its row
 groups / stripes / blocks are encoded, and its statistics are folded chunk by chunk (:class:`KVFileStats`), so a
@@ -21,9 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.environment import wall_clock_millis
-from impl.format.file_format import FileFormat, WriteFormats, kv_file_fields, named_for
+from impl.format.file_format import FileFormat, kv_file_fields
+from impl.format.formats import named_for
 from impl.format.records import DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsCollector, StatsModeLike
+from impl.format.write_formats import WriteFormats
 from impl.fs.file_io import FileIO, OutputFile
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from impl.errors import InvalidOptionError
-from impl.format.file_format import WriteFormats
+from impl.format.write_formats import WriteFormats
 from impl.options import core_options as co
 from impl.options.config_option import ConfigOption
 from impl.options.values import ChangelogProducer, MergeEngine, SortOrder, split_names

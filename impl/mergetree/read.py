@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.errors import DataFileError, SchemaMismatchError
-from impl.format.file_format import open_reader
+from impl.format.formats import open_reader
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta
 from impl.fs.file_io import FileIO

@@ -39,7 +39,7 @@ import pyarrow as pa
 from impl.commit.messages import CommitMessage
 from impl.environment import PRODUCTION, Environment
 from impl.errors import WriterClosedError
-from impl.format.file_format import named_for
+from impl.format.formats import named_for
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike

@@ -6,7 +6,7 @@ this library supports or where it fixes a value Paimon leaves open:
 - ``bucket`` accepts Paimon's -2 (postpone bucket mode) here; the table layer refuses it as
   unsupported.
 - ``file.format`` accepts parquet, orc and avro (the per-level, compression and ``orc.*`` /
-  ``avro.*`` options are checked by ``impl.format.file_format.WriteFormats``);
+  ``avro.*`` options are checked by ``impl.format.write_formats.WriteFormats``);
   ``file.compression.zstd-level`` is at least 1.
 - ``write-buffer-spillable`` has no default (as in Paimon: on for batch writes and object stores);
   ``spill-compression`` accepts zstd, lz4 and none (no lzo in Arrow IPC).

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, TypeVar
 
 from impl.errors import InvalidOptionError
+from impl.format.file_format import UnsupportedFileFormatError
+from impl.format.formats import file_format
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -249,9 +251,8 @@ def parse_spill_compression(key: str, value: object) -> str:
 
 
 def parse_file_format(key: str, value: object) -> str:
-    """parquet, orc or avro (``impl.format.file_format`` is the one list); Paimon's other
+    """parquet, orc or avro (``impl.format.formats`` is the one list); Paimon's other
     formats are refused by name with the version that added them."""
-    from impl.format.file_format import UnsupportedFileFormatError, file_format  # the format layer imports options
     try:
         return file_format(str(value)).name
     except UnsupportedFileFormatError as e:

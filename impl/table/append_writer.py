@@ -16,10 +16,11 @@ from typing import Callable, Sequence
 import pyarrow as pa
 
 from impl.environment import wall_clock_millis
-from impl.format.file_format import WriteFormats, named_for
+from impl.format.formats import named_for
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsCollector, StatsModeLike
 from impl.format.types import DataField
+from impl.format.write_formats import WriteFormats
 from impl.fs.file_io import FileIO, OutputFile
 
 # rows buffered before they are written (a Parquet row group at most)

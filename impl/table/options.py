@@ -13,7 +13,7 @@ from typing import Mapping
 
 from impl.commit.options import CommitOptions
 from impl.errors import InvalidOptionError
-from impl.format.file_format import WriteFormats
+from impl.format.write_formats import WriteFormats
 from impl.options import core_options as co
 from impl.options.core_options import KNOWN_KEYS, KNOWN_PREFIXES, is_known_key, warn_unknown_keys
 from impl.options.values import ChangelogProducer, MergeEngine, StatsMode, StatsModeKind

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from impl._optional import require
-from impl.format.file_format import open_reader
+from impl.format.formats import open_reader
 from impl.format.records import DataFileMeta
 from impl.schema.evolution import column_sources, plan_columns
 from impl.table.core import TableCore

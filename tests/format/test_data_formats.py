@@ -283,7 +283,8 @@ def test_avro_codecs_read_or_refused_by_name(tmp_path):
     (refused by name, never reported as corrupt)."""
     import polars as pl
 
-    from impl.format.file_format import UnsupportedFileFormatError, open_reader
+    from impl.format.file_format import UnsupportedFileFormatError
+    from impl.format.formats import open_reader
     df = pl.DataFrame({"id": [1, 2, 3], "s": ["a", None, "c"]})
     path = tmp_path / "data-x-0.avro"
     df.write_avro(path, compression="snappy")

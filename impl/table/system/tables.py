@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.format.binary_row import decode_row
-from impl.format.file_format import format_identifier
+from impl.format.formats import format_identifier
 from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexType, ManifestEntry
 from impl.format.stats import ColumnStats
