@@ -7,29 +7,43 @@ chooser picks it again. Everything else an actor does between two operations (cl
 backoff jitter) comes from seeded seams, so a run is a pure function of its decisions and can
 be replayed step for step.
 
-A decision can also fail the chosen operation (an I/O error before it, or a lost response
-after it) or crash the actor there: that operation and every later one of the actor raise
-:class:`ActorCrashed` (a BaseException, so impl's best-effort cleanup cannot swallow it) until
-the actor's body restarts it.
+A decision can also fail the chosen operation or crash the actor there. The failures are
+faulty_fs's :class:`~fault_injection.faulty_fs.IOErrorAt` at that step: an I/O error before
+the operation (nothing happened) or, ``landed``, after it (the effect happened, the response
+was lost); the store raises the same ``OSError(EIO)`` for both. A crash makes that operation
+and every later one of the actor raise :class:`ActorCrashed` (a BaseException, as faulty_fs's
+``SimulatedCrash``, so impl's best-effort cleanup cannot swallow it) until the actor's body
+restarts it.
 """
 
 from __future__ import annotations
 
 import enum
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
-from fault_injection.explore.store import FaultAction, Op
+from fault_injection.explore.store import Op
+from fault_injection.faulty_fs import IOErrorAt
 
 _STUCK_SECONDS = 60.0  # an actor that neither reaches a point nor ends: a lock held across a point
 
 
 class Action(enum.Enum):
+    """What a decision does to the chosen actor's operation."""
+
     PROCEED = "proceed"
-    FAIL_BEFORE = "fail-before"
-    FAIL_AFTER = "fail-after"
-    CRASH = "crash"
+    FAIL_BEFORE = "fail-before"  # IOErrorAt(landed=False): an I/O error, nothing happened
+    FAIL_AFTER = "fail-after"  # IOErrorAt(landed=True): it happened, the caller sees an I/O error
+    CRASH = "crash"  # the actor's process dies before the operation
+
+    def io_error(self, step: int) -> IOErrorAt | None:
+        """The storage fault of this action at ``step`` (None: no I/O error)."""
+        if self is Action.FAIL_BEFORE:
+            return IOErrorAt(at_op=step)
+        if self is Action.FAIL_AFTER:
+            return IOErrorAt(at_op=step, landed=True)
+        return None
 
 
 @dataclass(frozen=True)
@@ -89,18 +103,24 @@ class ActorContext:
         self._runner._slots[self.index].crashed = False
 
 
+def _closed_gate() -> threading.Lock:
+    """A lock used as a binary semaphore (one thread releases, the other acquires): the
+    hand-over between the scheduler and an actor, cheaper than an Event's condition variable."""
+    gate = threading.Lock()
+    gate.acquire()
+    return gate
+
+
 @dataclass
 class _Slot:
     thread: threading.Thread | None = None
     pending: Op | None = None
     action: Action = Action.PROCEED
+    step: int = 0  # the step number of the decision that resumed the actor
     crashed: bool = False
     done: bool = False
     error: BaseException | None = None
-    go: threading.Event = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        self.go = threading.Event()
+    go: threading.Lock = field(default_factory=_closed_gate)  # released: the actor may run
 
 
 ActorBody = Callable[[ActorContext], None]
@@ -111,46 +131,51 @@ class RunResult:
     steps: tuple[Step, ...]
     abandoned: bool
     errors: Mapping[int, BaseException]  # actor index -> what escaped its body
+    void_fault: bool = False  # abandoned because a lost response met an operation that failed anyway
 
 
 class Runner:
-    """Runs actor bodies to completion under one chooser (one run = one schedule)."""
+    """Runs actor bodies to completion under one chooser (one run = one schedule).
 
-    def __init__(self, chooser: Chooser, *, max_steps: int = 5000):
+    With ``abandon_void_faults``, a run whose FAIL_AFTER met an operation that failed on its
+    own (so the caller saw what it sees without the fault) is abandoned: it repeats the run
+    without that fault step for step (the exhaustive search runs that one anyway)."""
+
+    def __init__(self, chooser: Chooser, *, max_steps: int = 5000, abandon_void_faults: bool = False):
         self._chooser = chooser
         self._max_steps = max_steps
+        self._abandon_void_faults = abandon_void_faults
+        self._void = False
         self._slots: list[_Slot] = []
-        self._parked = threading.Event()
+        self._parked = _closed_gate()  # released by the running actor when it parks or ends
         self._local = threading.local()
         self._abandon = False
         self.steps: list[Step] = []
 
     # --------------------------------------------------------------- the gate
-    def point(self, op: Op) -> FaultAction:
+    def void(self, op: Op) -> None:
+        if self._abandon_void_faults:
+            self._void = True
+
+    def point(self, op: Op) -> IOErrorAt | None:
         index = getattr(self._local, "index", None)
         if index is None:  # setup and the oracle run outside the schedule
-            return FaultAction.PROCEED
+            return None
         slot = self._slots[index]
         if self._abandon:
             raise RunAbandoned()
         if slot.crashed:
             raise ActorCrashed()
         slot.pending = op
-        self._parked.set()
-        slot.go.wait()
-        slot.go.clear()
+        self._parked.release()
+        slot.go.acquire()
         slot.pending = None
         if self._abandon:
             raise RunAbandoned()
-        action = slot.action
-        if action is Action.CRASH:
+        if slot.action is Action.CRASH:
             slot.crashed = True
             raise ActorCrashed()
-        if action is Action.FAIL_BEFORE:
-            return FaultAction.FAIL_BEFORE
-        if action is Action.FAIL_AFTER:
-            return FaultAction.FAIL_AFTER
-        return FaultAction.PROCEED
+        return slot.action.io_error(slot.step)
 
     # --------------------------------------------------------------- running
     def run(self, bodies: Sequence[ActorBody]) -> RunResult:
@@ -165,16 +190,20 @@ class Runner:
             enabled = {i: s.pending for i, s in enumerate(self._slots) if not s.done and s.pending is not None}
             if not enabled:
                 break
-            decision = self._chooser.choose(len(self.steps), enabled) if len(self.steps) < self._max_steps else None
+            decision = None
+            if len(self.steps) < self._max_steps and not self._void:
+                decision = self._chooser.choose(len(self.steps), enabled)
             if decision is None:
                 abandoned = True
                 break
             if decision.actor not in enabled:
                 raise ScheduleError(f"step {len(self.steps)}: actor {decision.actor} is not enabled ({sorted(enabled)})")
             slot = self._slots[decision.actor]
+            slot.step = len(self.steps)
             self.steps.append(Step(decision.actor, enabled[decision.actor], decision.action))
             slot.action = decision.action
             self._resume(decision.actor)
+        abandoned = abandoned or self._void
         if abandoned:
             self._abandon = True
             for i, s in enumerate(self._slots):
@@ -184,19 +213,17 @@ class Runner:
             if s.thread is not None:
                 s.thread.join(_STUCK_SECONDS)
         errors = {i: s.error for i, s in enumerate(self._slots) if s.error is not None}
-        return RunResult(tuple(self.steps), abandoned, errors)
+        return RunResult(tuple(self.steps), abandoned, errors, self._void)
 
     def _resume(self, index: int) -> None:
-        self._parked.clear()
-        self._slots[index].go.set()
-        if not self._parked.wait(_STUCK_SECONDS):
+        self._slots[index].go.release()
+        if not self._parked.acquire(timeout=_STUCK_SECONDS):
             raise SchedulerStuckError(f"actor {index} did not reach a storage operation within {_STUCK_SECONDS} s")
 
     def _actor_main(self, index: int, body: ActorBody) -> None:
         self._local.index = index
         slot = self._slots[index]
-        slot.go.wait()
-        slot.go.clear()
+        slot.go.acquire()
         try:
             body(ActorContext(self, index))
         except RunAbandoned:
@@ -205,4 +232,4 @@ class Runner:
             slot.error = e
         finally:
             slot.done = True
-            self._parked.set()
+            self._parked.release()

@@ -3,6 +3,7 @@ planted bugs and the regression found by it. The large runs are in README's deve
 
 from __future__ import annotations
 
+import errno
 import logging
 
 import pytest
@@ -11,7 +12,17 @@ from fault_injection.explore.__main__ import main
 from fault_injection.explore.plants import Plant, factories
 from fault_injection.explore.scenario import SETUP_ORPHANS, TABLE, Scenario, Status
 from fault_injection.explore.scheduler import Action, Decision
-from fault_injection.explore.search import Forced, exhaustive, random_mode, replay, run_schedule
+from fault_injection.explore.search import (
+    STORAGE_FAULTS,
+    Forced,
+    exhaustive,
+    fault_branches,
+    random_mode,
+    replay,
+    run_schedule,
+)
+from fault_injection.explore.store import Op, OpKind, SimStore
+from fault_injection.faulty_fs import IOErrorAt
 
 CONFLICTING = Scenario(committers=2, compact=True, conflicting=True, readers=1)
 
@@ -219,3 +230,78 @@ def test_exhaustive_mode_finds_a_planted_bug():
     scenario = Scenario(committers=2, compact=True, conflicting=True, readers=0)
     report = exhaustive(scenario, factories=factories(Plant.NO_RECHECK_AFTER_LOST_RACE), stop_at_first=True)
     assert report.findings and report.first_violation_at is not None
+
+
+# ---------------------------------------------------------------- exhaustive mode with faults
+
+ONE_WRITER_ONE_READER = Scenario(committers=1, compact=False, readers=1)
+
+
+def test_exhaustive_mode_with_one_fault_finds_the_trusted_latest_hint_and_the_implementation_passes():
+    """``trust-latest-hint`` needs a fault: no interleaving alone shows it (random mode found it
+    with faults). With K = 1 the search fails the committer's check of its base after its
+    create of snapshot 2; the planted manager takes the stale LATEST hint (1) for the latest,
+    decides its snapshot did not land and deletes the manifest list snapshot 2 names."""
+    planted = factories(Plant.TRUST_LATEST_HINT)
+    assert exhaustive(ONE_WRITER_ONE_READER, factories=planted).findings == []
+    found = exhaustive(ONE_WRITER_ONE_READER, factories=planted, max_faults=1, stop_at_first=True)
+    assert found.findings, "trust-latest-hint not found with one fault per schedule"
+    steps = found.findings[0].steps
+    assert sum(s.action is not Action.PROCEED for s in steps) == 1
+    assert any("invariant 4" in str(v) for v in found.findings[0].violations)
+
+    clean = exhaustive(ONE_WRITER_ONE_READER, max_faults=1)
+    assert clean.complete and clean.findings == []
+    assert clean.faulted > 0 and clean.schedules > exhaustive(ONE_WRITER_ONE_READER).schedules
+
+
+@pytest.mark.parametrize("scenario", [
+    Scenario(committers=2, compact=False, readers=0),
+], ids=lambda s: s.label())
+def test_exhaustive_mode_with_one_fault_checks_every_distinct_faulted_interleaving(scenario):
+    """Every schedule with at most one failed or lost-response operation, up to the order of
+    commuting operations, passes the oracle; DPOR finds exactly the classes the plain
+    sleep-set search completes, faults included (a failed operation commutes with everything)."""
+    report = exhaustive(scenario, max_faults=1)
+    assert report.complete and [str(v) for f in report.findings for v in f.violations] == []
+    assert report.faulted > 0 and report.schedules > exhaustive(scenario).schedules
+    plain = exhaustive(scenario, max_faults=1, dpor=False)
+    assert plain.complete and plain.schedules == report.schedules and plain.faulted == report.faulted
+
+
+def test_fault_branches_skip_a_lost_response_of_a_read():
+    """A read whose response is lost changed nothing and raises what a failed read raises."""
+    assert fault_branches(Op(OpKind.GET, "/k"), STORAGE_FAULTS) == [Action.FAIL_BEFORE]
+    assert fault_branches(Op(OpKind.LIST, "/d"), STORAGE_FAULTS) == [Action.FAIL_BEFORE]
+    assert fault_branches(Op(OpKind.CREATE, "/k"), STORAGE_FAULTS) == [Action.FAIL_BEFORE, Action.FAIL_AFTER]
+
+
+class _FaultAt:
+    """A gate failing the operation on ``path`` with ``fault``; records void faults."""
+
+    def __init__(self, path, fault):
+        self.path, self.fault, self.voided = path, fault, []
+
+    def point(self, op):
+        return self.fault if op.path == self.path else None
+
+    def void(self, op):
+        self.voided.append(op)
+
+
+@pytest.mark.parametrize("landed", [False, True])
+def test_the_simulated_store_fails_an_operation_as_faulty_fs_does(landed):
+    """The store raises faulty_fs's I/O error (EIO) before the PUT (nothing lands) or after it
+    (it landed, the response is lost); a lost response of a conditional PUT that lost its race
+    raises FileExistsError as without the fault, and the gate hears that the fault was void."""
+    store = SimStore()
+    store.pipe_file("/taken", b"x")
+    store.gate = _FaultAt("/k", IOErrorAt(at_op=3, landed=landed))
+    with pytest.raises(OSError) as failed:
+        store.pipe_file("/k", b"v")
+    assert failed.value.errno == errno.EIO and "at op 3" in str(failed.value)
+    assert ("/k" in store.files) is landed
+    store.gate = gate = _FaultAt("/taken", IOErrorAt(at_op=4, landed=True))
+    with pytest.raises(FileExistsError):
+        store.pipe_file("/taken", b"y", mode="create")
+    assert gate.voided == [Op(OpKind.CREATE, "/taken")] and store.files["/taken"] == b"x"
