@@ -2,8 +2,9 @@
 by a :class:`Chooser`.
 
 Each actor is an OS thread, but only the actor holding the baton runs: every storage operation
-of the simulated store calls :meth:`Runner.point`, which parks the calling actor until the
-chooser picks it again. Everything else an actor does between two operations (clock, ids,
+of the simulated store calls :meth:`Runner.point`, where the running actor asks the chooser
+for the next step and hands the baton over (or keeps it, without a thread switch, when the
+chooser picks it again) and parks until it is picked. Everything else an actor does between two operations (clock, ids,
 backoff jitter) comes from seeded seams, so a run is a pure function of its decisions and can
 be replayed step for step.
 
@@ -137,6 +138,11 @@ class RunResult:
 class Runner:
     """Runs actor bodies to completion under one chooser (one run = one schedule).
 
+    Set-up and abandonment go through the scheduler's thread (each actor is resumed in turn
+    and parks again); in between, the actors pass the baton among themselves: the actor at a
+    storage operation (or at its end) makes the next decision, so a run of steps of one actor
+    costs no thread switch and a switch costs one hand-over instead of two.
+
     With ``abandon_void_faults``, a run whose FAIL_AFTER met an operation that failed on its
     own (so the caller saw what it sees without the fault) is abandoned: it repeats the run
     without that fault step for step (the exhaustive search runs that one anyway)."""
@@ -147,7 +153,11 @@ class Runner:
         self._abandon_void_faults = abandon_void_faults
         self._void = False
         self._slots: list[_Slot] = []
-        self._parked = _closed_gate()  # released by the running actor when it parks or ends
+        self._parked = _closed_gate()  # set-up / abandonment: released by the actor when it parks or ends
+        self._over = _closed_gate()  # released by whoever finds that the run's steps are over
+        self._running = False  # the actors pass the baton among themselves
+        self._abandoned = False
+        self._failure: BaseException | None = None  # the chooser's error, raised in the scheduler's thread
         self._local = threading.local()
         self._abandon = False
         self.steps: list[Step] = []
@@ -167,8 +177,11 @@ class Runner:
         if slot.crashed:
             raise ActorCrashed()
         slot.pending = op
-        self._parked.release()
-        slot.go.acquire()
+        if self._running:
+            self._pass_baton(index)
+        else:
+            self._parked.release()
+            slot.go.acquire()
         slot.pending = None
         if self._abandon:
             raise RunAbandoned()
@@ -185,26 +198,15 @@ class Runner:
             self._slots[i].thread = thread
             thread.start()
             self._resume(i)  # runs to its first operation (or its end)
-        abandoned = False
-        while True:
-            enabled = {i: s.pending for i, s in enumerate(self._slots) if not s.done and s.pending is not None}
-            if not enabled:
-                break
-            decision = None
-            if len(self.steps) < self._max_steps and not self._void:
-                decision = self._chooser.choose(len(self.steps), enabled)
-            if decision is None:
-                abandoned = True
-                break
-            if decision.actor not in enabled:
-                raise ScheduleError(f"step {len(self.steps)}: actor {decision.actor} is not enabled ({sorted(enabled)})")
-            slot = self._slots[decision.actor]
-            slot.step = len(self.steps)
-            self.steps.append(Step(decision.actor, enabled[decision.actor], decision.action))
-            slot.action = decision.action
-            self._resume(decision.actor)
-        abandoned = abandoned or self._void
-        if abandoned:
+        self._running = True
+        self._pass_baton(None)
+        seen = -1
+        while not self._over.acquire(timeout=_STUCK_SECONDS):
+            if len(self.steps) == seen:
+                raise SchedulerStuckError(f"no step within {_STUCK_SECONDS} s after step {seen}: an actor "
+                                          f"blocks on something else than a storage operation")
+            seen = len(self.steps)
+        if self._abandoned or self._failure is not None:
             self._abandon = True
             for i, s in enumerate(self._slots):
                 if not s.done:
@@ -212,8 +214,47 @@ class Runner:
         for s in self._slots:
             if s.thread is not None:
                 s.thread.join(_STUCK_SECONDS)
+        if self._failure is not None:
+            raise self._failure
         errors = {i: s.error for i, s in enumerate(self._slots) if s.error is not None}
-        return RunResult(tuple(self.steps), abandoned, errors, self._void)
+        return RunResult(tuple(self.steps), self._abandoned, errors, self._void)
+
+    def _pass_baton(self, me: int | None) -> None:
+        """Decide the next step and hand the baton to its actor; ``me`` (the deciding actor,
+        None for the scheduler or an actor that ended) parks until it is picked."""
+        try:
+            chosen = self._decide()
+        except BaseException as e:  # noqa: BLE001 - raised again by run() in the scheduler's thread
+            self._failure, chosen = e, None
+        if chosen is not None and chosen == me:
+            return
+        if chosen is None:
+            self._running = False
+            self._over.release()
+        else:
+            self._slots[chosen].go.release()
+        if me is not None:
+            self._slots[me].go.acquire()
+
+    def _decide(self) -> int | None:
+        """The actor of the next step (its action set), or None: no actor is enabled, or the run
+        is abandoned (the chooser says so, a void fault, or the step limit)."""
+        enabled = {i: s.pending for i, s in enumerate(self._slots) if not s.done and s.pending is not None}
+        if not enabled:
+            return None
+        decision = None
+        if len(self.steps) < self._max_steps and not self._void:
+            decision = self._chooser.choose(len(self.steps), enabled)
+        if decision is None:
+            self._abandoned = True
+            return None
+        if decision.actor not in enabled:
+            raise ScheduleError(f"step {len(self.steps)}: actor {decision.actor} is not enabled ({sorted(enabled)})")
+        slot = self._slots[decision.actor]
+        slot.step = len(self.steps)
+        self.steps.append(Step(decision.actor, enabled[decision.actor], decision.action))
+        slot.action = decision.action
+        return decision.actor
 
     def _resume(self, index: int) -> None:
         self._slots[index].go.release()
@@ -232,4 +273,7 @@ class Runner:
             slot.error = e
         finally:
             slot.done = True
-            self._parked.release()
+            if self._running:
+                self._pass_baton(None)
+            else:
+                self._parked.release()

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from fault_injection.explore.memo import memoized_manifest_decoding
+from fault_injection.explore.memo import memoized_decoding
 from fault_injection.explore.oracle import Violation, check
 from fault_injection.explore.scenario import ActorReport, Factories, Scenario, World
 from fault_injection.explore.scheduler import Action, Chooser, Decision, Runner, Step
@@ -34,7 +34,7 @@ class RunOutcome:
     void_fault: bool = False  # abandoned: a lost response met an operation that failed anyway
 
 
-@memoized_manifest_decoding()
+@memoized_decoding()
 def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | None = None,
                  seed: int = 0, *, abandon_void_faults: bool = False) -> RunOutcome:
     """One schedule from a fresh table; the oracle's verdict (nothing for an abandoned run)."""
@@ -141,7 +141,7 @@ class RandomReport:
     seconds: float = 0.0
 
 
-@memoized_manifest_decoding()
+@memoized_decoding()
 def random_mode(scenario: Scenario, *, schedules: int, seed: int = 0, faults: bool = True,
                 factories: Factories | None = None, stop_at_first: bool = False) -> RandomReport:
     report = RandomReport()
@@ -162,7 +162,7 @@ def replay(scenario: Scenario, seed: int, *, faults: bool = True, factories: Fac
     return run_schedule(scenario, seeded_chooser(scenario, seed, faults=faults), factories, seed)
 
 
-@memoized_manifest_decoding()
+@memoized_decoding()
 def shrink(scenario: Scenario, decisions: Sequence[Decision], factories: Factories | None = None,
            *, budget: int = 150) -> tuple[list[Decision], RunOutcome]:
     """A shorter forced schedule that still fails: the shortest failing prefix of the
@@ -338,7 +338,7 @@ class ExhaustiveReport:
     complete: bool = True
 
 
-@memoized_manifest_decoding()
+@memoized_decoding()
 def exhaustive(scenario: Scenario, *, factories: Factories | None = None, max_schedules: int | None = None,
                stop_at_first: bool = False, dpor: bool = True, max_faults: int = 0,
                faults: Sequence[Action] = STORAGE_FAULTS,
