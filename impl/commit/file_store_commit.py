@@ -45,6 +45,7 @@ from impl.commit.messages import (
     CommitMessage,
     ManifestCommittable,
     collect_changes,
+    without_published_parts,
 )
 from impl.commit.metadata_writer import MetadataWriter, PartChanges
 from impl.commit.options import CommitOptions
@@ -59,6 +60,7 @@ from impl.errors import (
     OverwritePartitionError,
     PaimonError,
     SchemaChangedError,
+    SnapshotNotExistError,
     UnsupportedFileSystemError,
 )
 from impl.format.binary_row import decode_row, sort_key
@@ -343,9 +345,37 @@ class FileStoreCommit:
                 out.append(replace(c, messages=tuple(messages)))
         if out and not scanned_below and (self.snapshot_manager.earliest_snapshot_id() or 1) > 1:
             # The retained snapshots may not reach back to when these parts were committed:
-            # a part published in a snapshot expired since looks uncommitted. Its files tell.
+            # a part published in a snapshot expired since looks uncommitted. Its files tell:
+            # named by a retained snapshot (live, or deleted since) means published; gone means
+            # no one can tell any more.
+            published = self._files_named_by_retained_snapshots()
+            out = [replace(c, messages=tuple(m for m in (without_published_parts(m, published) for m in c.messages)
+                                             if not m.is_empty()))
+                   for c in out]
+            out = [c for c in out if c.messages]
             self._check_recoverable(out)
         return out
+
+    def _files_named_by_retained_snapshots(self) -> set[str]:
+        """Names of the data files live in the latest snapshot or deleted by a retained one
+        (a file is deleted only after a snapshot added it)."""
+        latest = self.snapshot_manager.latest_snapshot()
+        if latest is None:
+            return set()
+        names = {e.file.file_name for e in self._read_live(latest)}
+        earliest = self.snapshot_manager.earliest_snapshot_id() or latest.id
+        for snapshot_id in range(earliest, latest.id + 1):
+            try:
+                snap = self.snapshot_manager.snapshot(snapshot_id)
+            except SnapshotNotExistError:
+                # expired during this scan: a part only it deleted the files of is then caught by the
+                # existence check once expiration removed them (the race any recovery outside the
+                # retention window has)
+                continue
+            for e in self.manifest_file.read_all(self.manifest_list.read_delta_manifests(snap)):
+                if e.kind == FileKind.DELETE:
+                    names.add(e.file.file_name)
+        return names
 
     def _check_recoverable(self, committables: Sequence[ManifestCommittable]) -> None:
         """CommitRecoveryError if a file a part to re-commit names is gone (found by the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import AbstractSet, Mapping, Sequence
 
 from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry
 
@@ -93,6 +93,17 @@ class ManifestCommittable:
     def __post_init__(self) -> None:
         if not isinstance(self.messages, tuple):
             object.__setattr__(self, "messages", tuple(self.messages))
+
+
+def without_published_parts(message: CommitMessage, published: AbstractSet[str]) -> CommitMessage:
+    """``message`` without the parts whose own new files a table snapshot has named (live now,
+    or deleted by a later snapshot): the names are unique to the writer, so no other commit
+    can have published them. For recovery when the snapshots that published a part expired."""
+    if any(f.file_name in published for f in message.new_files):
+        message = message.without_append_part()
+    if any(f.file_name in published for f in message._compaction_outputs()):
+        message = message.without_compact_part()
+    return message
 
 
 @dataclass(frozen=True)

@@ -174,8 +174,6 @@ def test_recovery_refuses_to_publish_again_a_part_whose_snapshot_and_files_expir
                 and not s.op.path.endswith(("/snapshot-2", "/snapshot-3"))]
 
 
-@pytest.mark.xfail(strict=True, reason="open impl defect (found by the explorer): filter_committed cannot see "
-                                      "a part whose snapshot expired, and the part is committed again and refused")
 def test_a_restarted_committer_whose_published_snapshot_expired_does_not_report_a_conflict():
     """Found by the explorer (exhaustive, one crash per schedule, ``--committers 2 --append-only
     --expire --max-faults 1 --crash-faults``): c0 published its APPEND as snapshot 2 and crashed
@@ -183,16 +181,15 @@ def test_a_restarted_committer_whose_published_snapshot_expired_does_not_report_
     published snapshot 3 and expiration removed 1 and 2. filter_committed found no snapshot of
     c0's, its file still exists (live in snapshot 3), so it returned the APPEND to commit again,
     which is refused with FileAlreadyLiveError: c0 reports a conflict for a part that is
-    published (no data lost or doubled, but the caller is told it was not committed). Strict
-    xfail until impl decides such a part is published (its files, unique to this writer, are
-    live in the latest snapshot); the oracle then passes and this test must drop the mark."""
+    published (no data lost or doubled, but the caller was told it was not committed). Fixed:
+    a part whose own files a retained snapshot names (live, or deleted since) is published."""
     scenario = Scenario(committers=2, compact=False, expire=True, readers=0)
     put_latest = lambda op: op.kind.value == "put" and op.path.endswith("/LATEST")  # noqa: E731
     get_snapshot_2 = lambda op: op.kind.value == "get" and op.path.endswith("/snapshot-2")  # noqa: E731
     chooser = Phases((0, put_latest), (0, Action.CRASH), (0, get_snapshot_2), (1, None), (2, None), (0, None))
     outcome = run_schedule(scenario, chooser)
     assert outcome.reports[0].restarts == 1  # the schedule: c0 crashed once and recovered
-    assert [str(v) for v in outcome.violations] == []  # today: c0 reported FileAlreadyLiveError
+    assert [str(v) for v in outcome.violations] == []  # before the fix: c0 reported FileAlreadyLiveError
 
 
 def test_orphan_removal_racing_expiration_finishes_and_removes_only_orphans():
