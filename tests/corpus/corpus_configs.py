@@ -83,6 +83,18 @@ CONFIGS = [
     Config("first-row", {**PK1, "merge-engine": "first-row"}, merge="first-row",
            writer_read_differs={PYPAIMON: LEVEL0, RUST: LEVEL0}),
     Config("changelog-producer-input", {**PK1, "changelog-producer": "input"}),
+    # combinations
+    Config("orc-first-row", {**PK1, "file.format": "orc", "merge-engine": "first-row"}, merge="first-row",
+           cannot_produce=RUST_NO_ORC, writer_read_differs={PYPAIMON: LEVEL0}),
+    Config("avro-partial-update", {**PK1, "file.format": "avro", "merge-engine": "partial-update"},
+           merge="partial-update"),
+    Config("orc-partitioned-aggregation-stats-none",
+           {"bucket": "2", "file.format": "orc", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
+            "metadata.stats-mode": "none"}, primary_keys=("dt", "id"), partition_keys=("dt",), merge="aggregation",
+           cannot_produce=RUST_NO_ORC),
+    Config("avro-manifest-orc-changelog-input",
+           {**PK1, "file.format": "avro", "manifest.format": "orc", "changelog-producer": "input"},
+           cannot_read_back=ORC_MANIFESTS),
     # part 2 of issue 25 implements postpone buckets; until then impl refuses the table by name
     Config("postpone-bucket", {"bucket": "-2"}, impl_refuses=("InvalidOptionError", "'bucket'")),
 ]

@@ -402,7 +402,11 @@ def test_corpus_paimon_java(tmp_path, record_property):
 
 
 def test_corpus_pypaimon(tmp_path, record_property):
-    writer = PeerWriter("pypaimon-2.1.0", pypaimon_python(), PYPAIMON)
+    try:
+        python = pypaimon_python()
+    except PeerUnavailable as e:
+        pytest.skip(f"pypaimon 2.1.0 cannot be installed here: {e}")
+    writer = PeerWriter("pypaimon-2.1.0", python, PYPAIMON)
     _judge(record_property, run_corpus(writer, tmp_path / "wh"))
 
 
