@@ -14,6 +14,8 @@ Every cell is recorded as a ``corpus_cell`` user property; the root conftest pri
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,7 +29,9 @@ from pypaimon_rust_env import Unavailable, pypaimon_rust_python
 import impl
 from fault_injection.conformance.pypaimon_env import PeerUnavailable, run_in_python
 
-ARROW = {"INT": pa.int32(), "STRING": pa.string(), "BIGINT": pa.int64()}
+ARROW = {"INT": pa.int32(), "STRING": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
+         "BOOLEAN": pa.bool_(), "DATE": pa.date32(), "DECIMAL(10, 2)": pa.decimal128(10, 2),
+         "TIMESTAMP(6)": pa.timestamp("us")}
 
 
 # ---------------------------------------------------------------------------- rows and the reference
@@ -59,17 +63,27 @@ def batch(tag: str, cols) -> list[dict]:
     rows = []
     for i in ids:
         row = {}
+        k = base + i
         for n, t in cols:
             if n == "id":
                 row[n] = i
             elif n == "dt":
                 row[n] = f"p{i % 2}"
-            elif t == "STRING":
-                row[n] = None if tag == "b" and i % 2 == 0 else f"{tag}{i}"
+            elif n == "v":
+                row[n] = k
+            elif tag == "b" and i % 2 == 0:  # partial-update keeps the old value of a null
+                row[n] = None
             else:
-                row[n] = base + i
+                row[n] = _value(t, tag, k)
         rows.append(row)
     return rows
+
+
+def _value(type_name: str, tag: str, k: int):
+    return {"STRING": lambda: f"{tag}{k}", "BIGINT": lambda: k * 7, "DOUBLE": lambda: k / 4 - 3,
+            "BOOLEAN": lambda: k % 3 == 0, "DATE": lambda: dt.date(2024, 1, 1) + dt.timedelta(days=k),
+            "DECIMAL(10, 2)": lambda: decimal.Decimal(k * 137 - 2000).scaleb(-2),
+            "TIMESTAMP(6)": lambda: dt.datetime(2024, 1, 1) + dt.timedelta(microseconds=k * 1_000_003)}[type_name]()
 
 
 def _merge(engine: str, old: dict, new: dict) -> dict:
@@ -110,7 +124,8 @@ def reference(config: Config, tags: list[str]) -> list[dict]:
 
 def normalize(config: Config, rows: list[dict]) -> list[dict]:
     names = [n for n, _ in cols_after(config)]
-    out = [{n: r.get(n) for n in names} for r in rows]
+    # as text: the peers' rows cross as JSON, where dates, decimals and timestamps are strings
+    out = [{n: None if r.get(n) is None else str(r[n]) for n in names} for r in rows]
     return sorted(out, key=lambda r: tuple(str(r[n]) for n in names))
 
 
@@ -177,16 +192,25 @@ def _spec(config: Config) -> dict:
         if step[0] == "alter":
             steps.append(["alter", step[1]])
         else:
-            steps.append(["write", {"cols": cols_after(config, index), "rows": batch(step[1], cols_after(config, index))}])
+            cols = cols_after(config, index)
+            rows = [{n: v if v is None or isinstance(v, (int, float, str)) else str(v) for n, v in r.items()}
+                    for r in batch(step[1], cols)]
+            steps.append(["write", {"cols": cols, "rows": rows}])
     return {"table": table_name(config), "cols": list(config.cols), "pks": list(config.primary_keys),
             "partition_keys": list(config.partition_keys), "options": config.options, "steps": steps}
 
 
 _PEER_PRELUDE = """
 import pyarrow as pa
-T = {"INT": pa.int32(), "STRING": pa.string(), "BIGINT": pa.int64()}
+T = {"INT": pa.int32(), "STRING": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
+     "BOOLEAN": pa.bool_(), "DATE": pa.date32(), "DECIMAL(10, 2)": pa.decimal128(10, 2),
+     "TIMESTAMP(6)": pa.timestamp("us")}
+TEXT = ("DATE", "DECIMAL(10, 2)", "TIMESTAMP(6)")  # sent as strings, cast here
 def arrow_schema(cols, pks):
     return pa.schema([pa.field(n, T[t], nullable=n not in pks) for n, t in cols])
+def arrow_rows(rows, cols, pks):
+    sent = pa.schema([pa.field(n, pa.string() if t in TEXT else T[t], nullable=n not in pks) for n, t in cols])
+    return pa.Table.from_pylist(rows, schema=sent).cast(arrow_schema(cols, pks))
 def err(e):
     return (type(e).__name__ + ": " + str(e)).splitlines()[0][:300]
 def run_all(specs, produce, read):
@@ -225,7 +249,7 @@ def produce(spec):
         table = cat.get_table(name)
         wb = table.new_batch_write_builder()
         w = wb.new_write(); c = wb.new_commit()
-        w.write_arrow(pa.Table.from_pylist(arg["rows"], schema=arrow_schema(arg["cols"], spec["pks"])))
+        w.write_arrow(arrow_rows(arg["rows"], arg["cols"], spec["pks"]))
         c.commit(w.prepare_commit()); w.close(); c.close()
 def read(name):
     rb = cat.get_table(name).new_read_builder()
@@ -266,7 +290,7 @@ def produce(spec):
         table = PaimonCatalog({"warehouse": wh}).get_table(name)
         builder = table.new_batch_write_builder()
         write = builder.new_write()
-        for b in pa.Table.from_pylist(arg["rows"], schema=arrow_schema(arg["cols"], spec["pks"])).to_batches():
+        for b in arrow_rows(arg["rows"], arg["cols"], spec["pks"]).to_batches():
             write.write_arrow(b)
         builder.new_commit().commit(write.prepare_commit())
         write.close()
