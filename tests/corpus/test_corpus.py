@@ -5,7 +5,8 @@ For each writer, one test runs the whole corpus in three batched phases (one war
 peer-venv process per phase): (1) the writer creates every table, runs its steps (writes,
 ALTER TABLE) and reads it; (2) impl reads each table, which must equal the writer's read and the
 rows a small reference computes from the batches written, then impl writes one more batch;
-(3) the writer reads every table back, which must equal the reference again. A configuration
+(3) the writer reads every table back, which must equal the reference again. For
+``changelog-producer`` = input, impl also reads the changelog of the writer's last snapshot. A configuration
 the writer cannot produce must fail on the writer's side with the reason recorded in
 ``cannot_produce`` (and a writer that starts producing it fails the test, so the list stays
 honest); a configuration impl refuses must be refused with the typed error naming the option.
@@ -329,6 +330,21 @@ def impl_write_back(wh: Path, config: Config) -> None:
     impl.Catalog(str(wh)).get_table(table_name(config)).write_arrow(arrow_table(config, batch("c", cols), cols))
 
 
+def _changelog_check(wh: Path, config: Config) -> str:
+    """changelog-producer = input: the changelog of the writer's last snapshot, read by impl, is
+    the last batch the writer wrote, every row an insert (+I)."""
+    table = impl.Catalog(str(wh)).get_table(table_name(config))
+    last = table.latest_snapshot().id
+    got = table.copy({"incremental-between": f"{last - 1},{last}"}).to_arrow()
+    kinds = set(got.column("_VALUE_KIND").to_pylist())
+    index = max(i for i, step in enumerate(config.steps) if step[0] == "write")
+    want = normalize(config, batch(config.steps[index][1], cols_after(config, index)))
+    rows = normalize(config, got.drop_columns(["_VALUE_KIND"]).to_pylist())
+    if kinds == {0} and rows == want:
+        return "pass (and its changelog files)"
+    return f"FAIL: changelog of snapshot {last}: kinds {kinds}, {rows[:3]} != {want[:3]}"
+
+
 def _refusal(config: Config, e: BaseException) -> str:
     """"refused: ..." when ``e`` is the declared typed error naming the option, else "FAIL: ..."."""
     refused = config.impl_refuses
@@ -383,6 +399,8 @@ def run_corpus(writer, wh: Path) -> list[dict]:
                 f"{'impl' if got != want else 'writer'} != reference: {got[:3]} vs {want[:3]}"
         else:
             cell["read"] = "pass"
+        if config.options.get("changelog-producer") == "input" and cell["read"] == "pass":
+            cell["read"] = _changelog_check(wh, config)
         try:
             impl_write_back(wh, config)
             written.append(name)
