@@ -12,7 +12,8 @@ import re
 
 _PATH = re.compile(r"(?:/[^/\s:]+)+/")  # directories of a file named in an error (a temporary path)
 
-WRITERS = ("paimon-java-1.4.2", "pypaimon-2.1.0", "pypaimon-rust-0.4.0")
+JAVA, PYPAIMON, RUST = "paimon-java-1.4.2", "pypaimon-2.1.0", "pypaimon-rust-0.4.0"
+WRITERS = (JAVA, PYPAIMON, RUST)  # the order of the rows
 
 
 def _cell(text: str) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from corpus_table import PYPAIMON, RUST
+
 BASE_COLS = (("id", "INT"), ("name", "STRING"), ("v", "BIGINT"), ("d", "DOUBLE"), ("flag", "BOOLEAN"),
              ("day", "DATE"), ("dec", "DECIMAL(10, 2)"), ("ts", "TIMESTAMP(6)"))
 PART_COLS = (("dt", "STRING"), *BASE_COLS)
@@ -45,7 +47,6 @@ class Config:
         return PART_COLS if self.partition_keys else BASE_COLS
 
 
-JAVA, PYPAIMON, RUST = "paimon-java-1.4.2", "pypaimon-2.1.0", "pypaimon-rust-0.4.0"
 PK1 = {"bucket": "1"}
 # pypaimon-rust 0.4.0 writes ORC only uncompressed (Paimon's default ORC compression is zstd).
 RUST_NO_ORC = {RUST: "ORC compression 'zstd' is not supported by the current writer"}

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from corpus_configs import CONFIGS, Config
+from corpus_table import JAVA, PYPAIMON, RUST
 from paimon_java import JavaServer, harness_classpath, tools_missing
 from pypaimon_env import pypaimon_python
 from pypaimon_rust_env import Unavailable, pypaimon_rust_python
@@ -142,7 +143,7 @@ def error_text(e: BaseException) -> str:
 # ---------------------------------------------------------------------------- writers
 
 class JavaWriter:
-    label = "paimon-java-1.4.2"
+    label = JAVA
 
     def __init__(self, java: JavaServer, tmp: Path):
         self.java, self.tmp, self.n = java, tmp, 0
@@ -226,7 +227,7 @@ def run_all(specs, produce, read):
     return out
 """
 
-PYPAIMON = _PEER_PRELUDE + """
+PYPAIMON_SCRIPT = _PEER_PRELUDE + """
 from pypaimon import CatalogFactory, Schema
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
@@ -259,7 +260,7 @@ def read(name):
 result = run_all(params["specs"], produce if params["produce"] else None, read)
 """
 
-PYPAIMON_RUST = _PEER_PRELUDE + """
+PYPAIMON_RUST_SCRIPT = _PEER_PRELUDE + """
 from pypaimon_rust.datafusion import PaimonCatalog, SQLContext
 wh = params["warehouse"]
 ctx = SQLContext()
@@ -448,7 +449,7 @@ def test_corpus_pypaimon(tmp_path, record_property):
         python = pypaimon_python()
     except PeerUnavailable as e:
         pytest.skip(f"pypaimon 2.1.0 cannot be installed here: {e}")
-    writer = PeerWriter("pypaimon-2.1.0", python, PYPAIMON)
+    writer = PeerWriter(PYPAIMON, python, PYPAIMON_SCRIPT)
     _judge(record_property, run_corpus(writer, tmp_path / "wh"))
 
 
@@ -457,5 +458,5 @@ def test_corpus_pypaimon_rust(tmp_path, record_property):
         python = pypaimon_rust_python()
     except (Unavailable, PeerUnavailable) as e:
         pytest.skip(f"pypaimon-rust 0.4.0 cannot be installed here: {e}")
-    writer = PeerWriter("pypaimon-rust-0.4.0", python, PYPAIMON_RUST)
+    writer = PeerWriter(RUST, python, PYPAIMON_RUST_SCRIPT)
     _judge(record_property, run_corpus(writer, tmp_path / "wh"))
