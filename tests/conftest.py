@@ -24,6 +24,25 @@ def profile_name() -> str:
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _stateful_summary(terminalreporter)
     _fault_summary(terminalreporter, config)
+    _corpus_summary(terminalreporter)
+
+
+def _corpus_summary(terminalreporter):
+    """The corpus table (tests/corpus): printed, and written to $PAIMON_CORPUS_REPORT if set."""
+    from corpus_table import markdown
+
+    cells = [value for outcome in ("passed", "failed") for report in terminalreporter.stats.get(outcome, [])
+             if getattr(report, "when", None) == "call"
+             for name, value in (getattr(report, "user_properties", ()) or ()) if name == "corpus_cell"]
+    if not cells:
+        return
+    table = markdown(cells)
+    terminalreporter.write_sep("-", "corpus (writer x configuration x read x write-back)")
+    terminalreporter.write(table)
+    target = os.environ.get("PAIMON_CORPUS_REPORT")
+    if target:
+        with open(target, "w") as f:
+            f.write(table)
 
 
 def _stateful_summary(terminalreporter):

@@ -54,9 +54,12 @@ def peer_python(name: str, version: str, requirements: Sequence[str]) -> Path:
 def run_in_python(python: Path, label: str, script: str, **params) -> object:
     """Run ``script`` under the interpreter ``python`` (a peer's venv). The script sees ``params``
     (a dict) and sets ``result`` to something JSON-serializable, which is returned."""
-    code = "import json, sys\nparams = json.loads(sys.argv[1])\nresult = None\n" + textwrap.dedent(script) + \
+    # params cross on stdin: an argument is limited to 128 KiB (MAX_ARG_STRLEN), and a corpus of
+    # tables' rows is larger
+    code = "import json, sys\nparams = json.loads(sys.stdin.read())\nresult = None\n" + textwrap.dedent(script) + \
         "\nprint('@@RESULT@@' + json.dumps(result, default=str))\n"
-    proc = subprocess.run([str(python), "-c", code, json.dumps(params)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([str(python), "-c", code], input=json.dumps(params), capture_output=True, text=True,
+                          timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"{label} script failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     for line in proc.stdout.splitlines():

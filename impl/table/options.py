@@ -37,7 +37,7 @@ POSTPONE_BUCKET = -2
 def supported_bucket(bucket: int) -> int:
     """Paimon's bucket count, unless it is the postpone mode this library does not implement."""
     if bucket == POSTPONE_BUCKET:
-        raise InvalidOptionError("option 'bucket': -2 (postpone bucket mode) is not supported")
+        raise InvalidOptionError("option 'bucket': -2 (postpone bucket mode, introduced in Paimon 1.1) is not supported")
     return bucket
 
 

@@ -1,0 +1,111 @@
+"""The corpus's configurations: one table per option, and combinations (issue 25 item 5).
+
+Each :class:`Config` is one table: its columns, keys, options and the steps its writer performs
+(writes and schema changes, in the Paimon Java harness's change shape). A writer that cannot
+produce a configuration says so with ``cannot_produce`` (writer -> reason, found by trying);
+``impl_refuses`` names the typed error and the option impl must refuse it with. The second part of
+issue 25 (postpone buckets, file indexes, row tracking) adds rows here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from corpus_table import PYPAIMON, RUST
+
+BASE_COLS = (("id", "INT"), ("name", "STRING"), ("v", "BIGINT"), ("d", "DOUBLE"), ("flag", "BOOLEAN"),
+             ("day", "DATE"), ("dec", "DECIMAL(10, 2)"), ("ts", "TIMESTAMP(6)"))
+PART_COLS = (("dt", "STRING"), *BASE_COLS)
+NARROW_COLS = BASE_COLS[:3]
+EVOLVED = [{"op": "rename_column", "name": "name", "new_name": "label"},
+           {"op": "add_column", "name": "extra", "type": "BIGINT"}]
+
+
+@dataclass(frozen=True)
+class Config:
+    """One corpus table. ``merge`` is the merge rule of the reference (append / deduplicate /
+    partial-update / aggregation / first-row); ``steps`` run after creation, in order:
+    ``("write", batch)`` with batch one of "a" / "b", ``("alter", changes)``."""
+
+    name: str
+    options: dict = field(default_factory=dict)
+    primary_keys: tuple = ("id",)
+    partition_keys: tuple = ()
+    merge: str = "deduplicate"
+    steps: tuple = (("write", "a"), ("write", "b"))
+    impl_refuses: tuple | None = None  # (error class name, option named in its message)
+    cannot_produce: dict = field(default_factory=dict)  # writer label -> text of its refusal
+    # writer label -> why the writer's own read is not the reference (impl must read what it reads)
+    writer_read_differs: dict = field(default_factory=dict)
+    cannot_read_back: dict = field(default_factory=dict)  # writer label -> text of its read error
+    narrow: bool = False  # id, name, v only (for a writer that lacks the other types in a format)
+
+    @property
+    def cols(self) -> tuple:
+        if self.narrow:
+            return NARROW_COLS
+        return PART_COLS if self.partition_keys else BASE_COLS
+
+
+PK1 = {"bucket": "1"}
+# pypaimon-rust 0.4.0 writes ORC only uncompressed (Paimon's default ORC compression is zstd).
+RUST_NO_ORC = {RUST: "ORC compression 'zstd' is not supported by the current writer"}
+# ... and without DATE columns
+RUST_NO_ORC_DATE = {RUST: "ORC writer does not support column 'day' (Date32)"}
+# pypaimon 2.1.0 passes file.compression = none to pyarrow's ORC writer, which does not know it.
+PYPAIMON_NO_ORC_NONE = {PYPAIMON: "Unknown CompressionKind: NONE"}
+UNCOMPRESSED_ORC = {**PYPAIMON_NO_ORC_NONE, **RUST_NO_ORC_DATE}
+# pypaimon 2.1.0 and pypaimon-rust 0.4.0 leave these commits on level 0, which Paimon's batch scan
+# of a first-row / deletion-vector table skips (Java's writer compacts level 0 away in the commit):
+# the writer reads none of its rows, and neither do impl nor Java.
+LEVEL0 = "the writer leaves its commits on level 0, which batch scans of this table kind skip"
+# Both Python writers write Avro manifests whatever manifest.format says; impl writes ORC ones, as
+# Java does, which they cannot read.
+ORC_MANIFESTS = {PYPAIMON: "KeyError: 'avro.schema'", RUST: "avro ocf: invalid magic bytes"}
+CONFIGS = [
+    Config("parquet-append", {"file.format": "parquet"}, primary_keys=(), merge="append"),
+    Config("orc-append", {"file.format": "orc"}, primary_keys=(), merge="append", cannot_produce=RUST_NO_ORC),
+    Config("orc-uncompressed-append", {"file.format": "orc", "file.compression": "none"}, primary_keys=(),
+           merge="append", cannot_produce=UNCOMPRESSED_ORC),
+    Config("avro-append", {"file.format": "avro"}, primary_keys=(), merge="append"),
+    Config("parquet-pk", {**PK1, "file.format": "parquet"}),
+    Config("orc-pk", {**PK1, "file.format": "orc"}, cannot_produce=RUST_NO_ORC),
+    Config("orc-uncompressed-pk", {**PK1, "file.format": "orc", "file.compression": "none"},
+           cannot_produce=UNCOMPRESSED_ORC),
+    Config("orc-uncompressed-narrow-pk", {**PK1, "file.format": "orc", "file.compression": "none"}, narrow=True,
+           cannot_produce=PYPAIMON_NO_ORC_NONE),
+    Config("avro-pk", {**PK1, "file.format": "avro"}),
+    Config("orc-deletion-vectors", {**PK1, "file.format": "orc", "deletion-vectors.enabled": "true"},
+           cannot_produce=RUST_NO_ORC, writer_read_differs={PYPAIMON: LEVEL0}),
+    Config("deletion-vectors", {**PK1, "deletion-vectors.enabled": "true"},
+           writer_read_differs={PYPAIMON: LEVEL0, RUST: LEVEL0}),
+    Config("avro-schema-evolution", {**PK1, "file.format": "avro"},
+           steps=(("write", "a"), ("alter", EVOLVED), ("write", "b"))),
+    Config("orc-dynamic-bucket", {"bucket": "-1", "file.format": "orc"}, cannot_produce=RUST_NO_ORC),
+    Config("format-altered-parquet-to-orc", {**PK1, "file.format": "parquet"},
+           steps=(("write", "a"), ("alter", [{"op": "set_option", "key": "file.format", "value": "orc"}]),
+                  ("write", "b")), cannot_produce=RUST_NO_ORC),
+    Config("manifest-orc", {**PK1, "manifest.format": "orc"}, cannot_read_back=ORC_MANIFESTS),
+    Config("stats-mode-none", {**PK1, "metadata.stats-mode": "none"}),
+    Config("partitioned", {"bucket": "2"}, primary_keys=("dt", "id"), partition_keys=("dt",)),
+    Config("partial-update", {**PK1, "merge-engine": "partial-update"}, merge="partial-update"),
+    Config("aggregation", {**PK1, "merge-engine": "aggregation", "fields.v.aggregate-function": "sum"},
+           merge="aggregation"),
+    Config("first-row", {**PK1, "merge-engine": "first-row"}, merge="first-row",
+           writer_read_differs={PYPAIMON: LEVEL0, RUST: LEVEL0}),
+    Config("changelog-producer-input", {**PK1, "changelog-producer": "input"}),
+    # combinations
+    Config("orc-first-row", {**PK1, "file.format": "orc", "merge-engine": "first-row"}, merge="first-row",
+           cannot_produce=RUST_NO_ORC, writer_read_differs={PYPAIMON: LEVEL0}),
+    Config("avro-partial-update", {**PK1, "file.format": "avro", "merge-engine": "partial-update"},
+           merge="partial-update"),
+    Config("orc-partitioned-aggregation-stats-none",
+           {"bucket": "2", "file.format": "orc", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
+            "metadata.stats-mode": "none"}, primary_keys=("dt", "id"), partition_keys=("dt",), merge="aggregation",
+           cannot_produce=RUST_NO_ORC),
+    Config("avro-manifest-orc-changelog-input",
+           {**PK1, "file.format": "avro", "manifest.format": "orc", "changelog-producer": "input"},
+           cannot_read_back=ORC_MANIFESTS),
+    # part 2 of issue 25 implements postpone buckets; until then impl refuses the table by name
+    Config("postpone-bucket", {"bucket": "-2"}, impl_refuses=("InvalidOptionError", "'bucket'")),
+]
