@@ -30,7 +30,9 @@ def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | No
                  seed: int = 0) -> RunOutcome:
     """One schedule from a fresh table; the oracle's verdict (nothing for an abandoned run)."""
     store = SimStore()
-    world = World(scenario, store, seed, factories or Factories())
+    # a configuration of whole table operations (fault_injection.explore.table_ops) brings its own world and oracle
+    new_world = getattr(scenario, "new_world", None)
+    world = new_world(store, seed, factories) if new_world else World(scenario, store, seed, factories or Factories())
     world.setup()
     runner = Runner(chooser)
     store.gate = runner
@@ -40,7 +42,7 @@ def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | No
     faults = any(s.action is not Action.PROCEED for s in result.steps)
     violations = [Violation("actor", f"{world.reports[i].name} raised {type(e).__name__}: {e}")
                   for i, e in result.errors.items()]
-    violations += check(world, faults=faults)
+    violations += world.check(faults=faults) if new_world else check(world, faults=faults)
     return RunOutcome(result.steps, tuple(violations), False, tuple(world.reports))
 
 
