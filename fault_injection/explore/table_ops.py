@@ -175,8 +175,10 @@ class TableWorld:
         table = cat.create_table(IDENT, SCHEMA, primary_keys=["p", "k"], partition_keys=["p"],
                                  options=self.scenario.table_options())
         rows = seed_rows()
+        # two level-0 files, left uncompacted: every writer then compacts both, so COMPACTs race
+        seeding = table.copy({"num-sorted-run.compaction-trigger": "10"})
         for part in (rows[:3], rows[3:]):
-            wb = table.new_batch_write_builder()
+            wb = seeding.new_batch_write_builder()
             w = wb.new_write(compaction_executor=InlineExecutor())
             w.write_arrow(*_arrow(part))
             wb.new_commit().commit(w.prepare_commit())
