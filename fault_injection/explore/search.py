@@ -7,7 +7,7 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from fault_injection.explore.oracle import Violation, check
 from fault_injection.explore.scenario import ActorReport, Factories, Scenario, World
@@ -32,7 +32,8 @@ def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | No
     store = SimStore()
     # a configuration of whole table operations (fault_injection.explore.table_ops) brings its own world and oracle
     new_world = getattr(scenario, "new_world", None)
-    world = new_world(store, seed, factories) if new_world else World(scenario, store, seed, factories or Factories())
+    world: Any = new_world(store, seed, factories) if new_world else World(scenario, store, seed,
+                                                                           factories or Factories())
     world.setup()
     runner = Runner(chooser)
     store.gate = runner

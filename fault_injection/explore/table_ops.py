@@ -30,17 +30,21 @@ The oracle (:func:`check`) reads the table after the run, outside the schedule.
 
 from __future__ import annotations
 
+import argparse
 import enum
 import io
+import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fault_injection.explore.oracle import Violation
+from fault_injection.explore.scenario import Scenario
 from fault_injection.explore.scheduler import ActorBody, ActorContext, ActorCrashed
+from fault_injection.explore.search import exhaustive, format_schedule, random_mode
 from fault_injection.explore.store import UNGATED, SimStore
 from impl.environment import Environment
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, PaimonError
@@ -419,18 +423,18 @@ def _check_dynamic_buckets(table: FileStoreTable, latest: Snapshot) -> list[Viol
         out.append(Violation("dynamic bucket", f"keys in more than one bucket: {split}"))
     files = HashIndexFile(core.file_io, core.paths)
     index: dict[int, set[int]] = {}
-    for e in hash_index_entries(core, latest):
-        if e.bucket in index:
-            out.append(Violation("dynamic bucket", f"bucket {e.bucket} has two HASH index files"))
-        index.setdefault(e.bucket, set()).update(int(h) for h in files.read(e.index_file))
+    for ie in hash_index_entries(core, latest):
+        if ie.bucket in index:
+            out.append(Violation("dynamic bucket", f"bucket {ie.bucket} has two HASH index files"))
+        index.setdefault(ie.bucket, set()).update(int(h) for h in files.read(ie.index_file))
     key_type = core.schema.field("k").type
     for bucket, keys in keys_of.items():
         hashes = row_hashes([pa.array(sorted(keys), pa.int64())], [key_type])
-        lost = sorted(k for k, h in zip(sorted(keys), hashes) if int(h) not in index.get(bucket, set()))
+        lost = sorted(k for k, h in zip(sorted(keys), hashes, strict=True) if int(h) not in index.get(bucket, set()))
         if lost:
             out.append(Violation("dynamic bucket", f"bucket {bucket}'s HASH index lacks keys {lost}"))
         for other, others in index.items():
-            clash = sorted(k for k, h in zip(sorted(keys), hashes) if other != bucket and int(h) in others)
+            clash = sorted(k for k, h in zip(sorted(keys), hashes, strict=True) if other != bucket and int(h) in others)
             if clash:
                 out.append(Violation("dynamic bucket", f"keys {clash} of bucket {bucket} indexed in bucket {other}"))
     return out
@@ -466,5 +470,41 @@ def _check_tag(world: TableWorld, table: FileStoreTable) -> list[Violation]:
     return []
 
 
-def plant_names() -> list[str]:
-    return [p.value for p in TablePlant]
+def main(argv: list[str] | None = None) -> int:
+    """``python -m fault_injection.explore.table_ops``: random or exhaustive schedules of one
+    table configuration; the last line is ``explored N schedules, K violations`` (exit 1 if K > 0)."""
+    p = argparse.ArgumentParser(prog="python -m fault_injection.explore.table_ops",
+                                description="Explore schedules of whole table operations racing on one table.")
+    p.add_argument("op", choices=[o.value for o in TableOp], help="the configuration")
+    p.add_argument("--writers", type=int, default=2, help="concurrent writers (TableWrite + TableCommit)")
+    p.add_argument("--plant", choices=[x.value for x in TablePlant], default=None, help="swap in a planted bug")
+    p.add_argument("--exhaustive", action="store_true", help="every distinct interleaving (DPOR with sleep sets)")
+    p.add_argument("--max-schedules", type=int, default=None, help="exhaustive: stop after this many")
+    p.add_argument("--schedules", type=int, default=100, help="random mode: number of schedules")
+    p.add_argument("--seed", type=int, default=0, help="random mode: seed of the first schedule")
+    p.add_argument("--no-faults", action="store_true", help="random mode without crashes and storage faults")
+    args = p.parse_args(argv)
+    logging.disable(logging.WARNING)  # impl logs every simulated fault
+    table_scenario = TableScenario(TableOp(args.op), args.writers, TablePlant(args.plant) if args.plant else None)
+    # the search takes a Scenario; a table configuration runs through run_schedule's new_world hook
+    scenario = cast(Scenario, table_scenario)
+    print(f"configuration: {table_scenario.label()}")
+    if args.exhaustive:
+        ex = exhaustive(scenario, max_schedules=args.max_schedules)
+        print(f"exhaustive: {ex.schedules} schedules (+{ex.blocked} cut by sleep sets) in {ex.seconds:.1f} s; "
+              f"complete: {ex.complete}")
+        found, schedules = ex.findings, ex.schedules
+    else:
+        rm = random_mode(scenario, schedules=args.schedules, seed=args.seed, faults=not args.no_faults)
+        print(f"random: {rm.schedules} schedules in {rm.seconds:.1f} s")
+        found, schedules = rm.findings, rm.schedules
+    for finding in found[:1]:
+        print(f"counterexample (seed {finding.seed}, schedule #{finding.schedules}): {format_schedule(finding.steps)}")
+        for v in finding.violations:
+            print(f"VIOLATION {v}")
+    print(f"explored {schedules} schedules, {len(found)} violations")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

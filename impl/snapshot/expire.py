@@ -157,8 +157,8 @@ class SnapshotExpiration:
                 break
         end_snapshot = sm.snapshot(end_exclusive)
         protected_of = protected if callable(protected) else None
-        if protected_of is not None:
-            protected = protected_of(begin, end_exclusive)  # may raise (a corrupt tag): nothing deleted yet
+        if callable(protected):
+            protected = protected(begin, end_exclusive)  # may raise (a corrupt tag): nothing deleted yet
         expired = [s for s in (sm.try_snapshot(i) for i in range(begin, end_exclusive)) if s is not None]
 
         # what the first retained snapshot needs, and what the expired ones reference
