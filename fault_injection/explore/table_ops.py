@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fault_injection.explore.oracle import Violation
+from fault_injection.explore.plants import NoRecheckCommit
 from fault_injection.explore.scenario import Scenario
 from fault_injection.explore.scheduler import ActorBody, ActorContext, ActorCrashed
 from fault_injection.explore.search import exhaustive, format_schedule, random_mode
@@ -83,6 +84,9 @@ class TablePlant(enum.Enum):
     """Planted bugs of the table configurations (they live here, never in impl)."""
 
     EXPIRE_IGNORES_TAGS = "expire-ignores-tags"  # expiration deletes what tags keep
+    # the table commit reuses, after a lost race, the conflict check made against the older
+    # snapshot (fault_injection.explore.plants.NoRecheckCommit under TableCommit)
+    NO_RECHECK_AFTER_LOST_RACE = "no-recheck-after-lost-race"
 
 
 class Outcome(enum.Enum):
@@ -225,7 +229,13 @@ class TableWorld:
             w = wb.new_write(compaction_executor=InlineExecutor())
             try:
                 w.write_arrow(*_arrow(writer_rows(i)))
-                wb.new_commit().commit(w.prepare_commit())
+                commit = wb.new_commit()
+                if self.scenario.plant is TablePlant.NO_RECHECK_AFTER_LOST_RACE:
+                    c = table.core
+                    commit.file_store_commit = NoRecheckCommit(
+                        c.file_io, c.path, c.schema, commit_user=wb.commit_user, options=c.options.commit,
+                        table_name=c.identifier, manifest_file=c.manifest_file, branch=c.branch, env=c.env)
+                commit.commit(w.prepare_commit())
             finally:
                 w.close()
 
