@@ -360,11 +360,13 @@ def check(world: TableWorld, *, faults: bool) -> list[Violation]:
     for r in world.reports:
         if r.commit_user is not None and r.outcome is Outcome.OK and r.commit_user not in appended:
             out.append(Violation("durability", f"{r.name} was acknowledged but no APPEND of it was published"))
-        # A writer's compaction reads the files it restored; another writer may compact them
-        # away and an expiration then delete them: a typed refusal, nothing published (as in
-        # Paimon; the retention assumption of protocol.md section 8 rules it out).
+        # Racing an expiration that keeps one snapshot, a writer may lose its base: its
+        # compaction reads restored files another writer compacted away and the expiration
+        # deleted (DataFileError, nothing published), or its snapshot's base expired before it
+        # could tell whether it joined (an unknown outcome, invariant 21). Both are typed, as in
+        # Paimon; the retention assumption of protocol.md section 8 rules them out.
         base_expired = (world.scenario.op is TableOp.TAG_EXPIRE and r.commit_user is not None
-                        and (r.error or "").startswith("DataFileError"))
+                        and (r.outcome is Outcome.UNKNOWN or (r.error or "").startswith("DataFileError")))
         if not faults and r.outcome in (Outcome.FAILED, Outcome.UNKNOWN) and not base_expired:
             out.append(Violation("actor", f"{r.name} failed without a fault: {r.error}"))
         if r.outcome is Outcome.CONFLICT and r.commit_user is None:
