@@ -3,8 +3,10 @@
 Prints, for each exhaustive configuration, the schedules DPOR explores (one per class of
 equivalent interleavings), the naive interleaving count, and the wall time against the plain
 sleep-set search measured in the same run (the baseline; ``--no-baseline`` skips it for the
-large configurations). Then random schedules per minute, and for each planted bug the
-schedules to its first find in random mode and in exhaustive mode.
+large configurations). Then the same with up to one failed or lost-response operation per
+schedule (``max_faults=1``), random schedules per minute, and for each planted bug the
+schedules to its first find in random mode and in exhaustive mode (with one fault where the
+bug needs one).
 
     python benchmarks/explore.py              # everything (about 45 min on 2 cores)
     python benchmarks/explore.py --quick      # the small configurations only
@@ -36,15 +38,24 @@ LARGE = [
     Scenario(committers=3, compact=False, readers=0),
     Scenario(committers=2, compact=True, conflicting=True, expire=True, readers=0),
 ]
+# exhaustive with at most one faulted operation per schedule
+FAULTED = [
+    Scenario(committers=1, compact=False, readers=1),
+    Scenario(committers=2, compact=False, readers=0),
+    Scenario(committers=1, compact=False, readers=0, compactor=True),
+    Scenario(committers=1, compact=True, conflicting=True, overwrite=True, readers=0),
+    Scenario(committers=1, compact=False, expire=True, readers=0),
+]
+# (bug, random-mode configuration, exhaustive configuration, faults per exhaustive schedule)
 PLANTS = [
     (Plant.EXISTS_THEN_WRITE, Scenario(committers=2, compact=True, conflicting=True, readers=1),
-     Scenario(committers=2, compact=True, conflicting=True, readers=0)),
+     Scenario(committers=2, compact=True, conflicting=True, readers=0), 0),
     (Plant.NO_RECHECK_AFTER_LOST_RACE, Scenario(committers=2, compact=True, conflicting=True, readers=1),
-     Scenario(committers=2, compact=True, conflicting=True, readers=0)),
+     Scenario(committers=2, compact=True, conflicting=True, readers=0), 0),
     (Plant.TRUST_LATEST_HINT, Scenario(committers=2, compact=False, readers=1),
-     Scenario(committers=2, compact=True, expire=True, readers=0)),
+     Scenario(committers=1, compact=False, readers=1), 1),
     (Plant.EXPIRE_REFERENCED_FILE, Scenario(committers=2, compact=True, expire=True, readers=1),
-     Scenario(committers=2, compact=True, expire=True, readers=0)),
+     Scenario(committers=2, compact=True, expire=True, readers=0), 0),
 ]
 
 
@@ -72,6 +83,16 @@ def main() -> int:
         print(f"{scenario.label():<62}{report.schedules:>10}{report.naive:>12.1e}{report.seconds:>9.1f}"
               f"{baseline:>13}{verdict}")
 
+    print(f"\n{'exhaustive, at most 1 fault per schedule':<62}{'schedules':>10}{'faulted':>9}{'DPOR s':>9}"
+          f"{'sleep-set s':>13}")
+    for scenario in FAULTED if not args.quick else FAULTED[:2]:
+        report = exhaustive(scenario, max_faults=1)
+        plain = exhaustive(scenario, max_faults=1, dpor=False)
+        assert plain.schedules == report.schedules, (plain.schedules, report.schedules)
+        verdict = "" if not report.findings else f"  {len(report.findings)} VIOLATIONS"
+        print(f"{scenario.label():<62}{report.schedules:>10}{report.faulted:>9}{report.seconds:>9.1f}"
+              f"{plain.seconds:>13.1f}{verdict}")
+
     scenario = Scenario(committers=2, compact=True, expire=True, readers=1, compactor=True, orphans=True)
     started = time.perf_counter()
     found = random_mode(scenario, schedules=args.random_schedules, seed=0, faults=True)
@@ -80,15 +101,16 @@ def main() -> int:
           f"{found.schedules / minutes:.0f} per minute, {len(found.findings)} violations")
 
     print(f"\n{'planted bug':<30}{'random: schedules to first find':>34}{'exhaustive: schedules to first find':>38}")
-    for plant, random_scenario, exhaustive_scenario in PLANTS:
+    for plant, random_scenario, exhaustive_scenario, max_faults in PLANTS:
         r = random_mode(random_scenario, schedules=5000, seed=0, faults=True, factories=factories(plant),
                         stop_at_first=True)
         random_first = str(r.findings[0].schedules) if r.findings else f"not in {r.schedules}"
         exhaustive_first = "-"
         if not args.quick:
-            e = exhaustive(exhaustive_scenario, factories=factories(plant), stop_at_first=True, max_schedules=20000)
+            e = exhaustive(exhaustive_scenario, factories=factories(plant), stop_at_first=True, max_schedules=20000,
+                           max_faults=max_faults)
             exhaustive_first = (f"{e.first_violation_at} ({e.seconds:.1f} s)" if e.first_violation_at
-                                else f"not in {e.schedules}")
+                                else f"not in {e.schedules}") + (f", K={max_faults}" if max_faults else "")
         print(f"{plant.value:<30}{random_first:>34}{exhaustive_first:>38}")
     return 0
 

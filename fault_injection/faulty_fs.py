@@ -141,6 +141,7 @@ __all__ = [
     "Crash",
     "CrashAfter",
     "IOErrorAt",
+    "io_error",
     "TornWrite",
     "NonAtomicRename",
     "LoseUnsynced",
@@ -550,7 +551,7 @@ class FaultyFileSystem(AbstractFileSystem):
                 except Exception:  # noqa: BLE001 - size is informational
                     pass
             if isinstance(fault, IOErrorAt) and not fault.landed:
-                raise _io_error(fault, n, kind, path)
+                raise io_error(fault, kind, path)
             if isinstance(fault, TornWrite):
                 if torn is not None:
                     try:
@@ -573,7 +574,7 @@ class FaultyFileSystem(AbstractFileSystem):
         if crash is not None:
             raise crash
         if isinstance(fault, IOErrorAt):  # landed
-            raise _io_error(fault, n, kind, path)
+            raise io_error(fault, kind, path)
         return result
 
     def _finish_crash_locked(self) -> None:
@@ -899,8 +900,10 @@ class _WriteOnClose(io.BytesIO):
         super().close()
 
 
-def _io_error(fault: IOErrorAt, n: int, kind: str, path: str) -> OSError:
-    return OSError(fault.errno, f"simulated I/O error at op {n} ({kind} {path})", path)
+def io_error(fault: IOErrorAt, kind: str, path: str) -> OSError:
+    """The error an :class:`IOErrorAt` raises at its operation (``kind`` on ``path``); the
+    deterministic explorer's simulated store raises the same."""
+    return OSError(fault.errno, f"simulated I/O error at op {fault.at_op} ({kind} {path})", path)
 
 
 # memory create-if-absent must take the same lock impl's link_if_absent uses on memory

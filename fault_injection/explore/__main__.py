@@ -3,8 +3,9 @@
 Random mode (default): ``--schedules N`` seeded schedules from ``--seed S`` (random walk and
 PCT, crashes and storage faults unless ``--no-faults``); a failing schedule prints its seed
 and a shrunk schedule (fewest context switches). ``--replay S`` reruns schedule S step for
-step. ``--exhaustive`` runs every distinct interleaving (DPOR with sleep sets) of the configuration. ``--plant NAME`` swaps in a
-planted bug. The last line is ``explored N schedules, K violations``; the exit code is 1 when
+step. ``--exhaustive`` runs every distinct interleaving (DPOR with sleep sets) of the
+configuration; with ``--max-faults K`` also every way to fail up to K of its operations
+(before their effect, or with the response lost). ``--plant NAME`` swaps in a planted bug. The last line is ``explored N schedules, K violations``; the exit code is 1 when
 K > 0.
 """
 
@@ -16,7 +17,9 @@ import sys
 
 from fault_injection.explore.plants import Plant, factories
 from fault_injection.explore.scenario import Scenario
+from fault_injection.explore.scheduler import Action
 from fault_injection.explore.search import (
+    STORAGE_FAULTS,
     context_switches,
     decisions_of,
     exhaustive,
@@ -36,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
                     "removal) on one table. Random mode (the default) runs --schedules seeded schedules with "
                     "crashes and storage faults; a failing schedule prints its seed and a shrunk schedule, and "
                     "--replay SEED reruns it step for step. --exhaustive runs every distinct interleaving "
-                    "(DPOR with sleep sets). The last line is 'explored N schedules, K violations'; the exit "
+                    "(DPOR with sleep sets), with --max-faults K also failing up to K operations of each "
+                    "schedule. The last line is 'explored N schedules, K violations'; the exit "
                     "code is 1 when K > 0.")
     p.add_argument("--committers", type=int, default=2, help="concurrent committers (each makes an APPEND, then "
                                                               "a COMPACT unless --append-only)")
@@ -50,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--exhaustive", action="store_true",
                    help="run every distinct interleaving of the configuration instead of random schedules")
     p.add_argument("--max-schedules", type=int, default=None, help="exhaustive: stop after this many (none: all)")
+    p.add_argument("--max-faults", type=int, default=0, metavar="K",
+                   help="exhaustive: also branch on storage faults, at most K per schedule: each operation "
+                        "fails before its effect, or its effect happens and the response is lost")
+    p.add_argument("--crash-faults", action="store_true",
+                   help="exhaustive with --max-faults: an actor may also crash at each operation (and restart)")
     p.add_argument("--schedules", type=int, default=200, help="random mode: number of schedules to run")
     p.add_argument("--seed", type=int, default=0, help="random mode: seed of the first schedule (then seed+1, ...)")
     p.add_argument("--replay", type=int, default=None, metavar="SEED",
@@ -77,8 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if outcome.violations else 0
 
     if args.exhaustive:
-        ex = exhaustive(scenario, factories=f, max_schedules=args.max_schedules, stop_at_first=not args.keep_going)
-        print(f"exhaustive: {ex.schedules} schedules (+{ex.blocked} cut by sleep sets) in {ex.seconds:.1f} s; "
+        kinds = STORAGE_FAULTS + ((Action.CRASH,) if args.crash_faults else ())
+        ex = exhaustive(scenario, factories=f, max_schedules=args.max_schedules, stop_at_first=not args.keep_going,
+                        max_faults=args.max_faults, faults=kinds)
+        print(f"exhaustive: {ex.schedules} schedules ({ex.faulted} with a fault; +{ex.blocked} cut by sleep sets, "
+              f"+{ex.void} lost responses that changed nothing) in {ex.seconds:.1f} s; "
               f"naive interleavings {ex.naive}; complete: {ex.complete}")
         for finding in ex.findings[:1]:
             print(f"counterexample (schedule #{finding.schedules}): {format_schedule(finding.steps)}")

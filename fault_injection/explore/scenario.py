@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from fault_injection.explore.scheduler import ActorBody, ActorContext, ActorCrashed
-from fault_injection.explore.store import UNGATED, SimStore
+from fault_injection.explore.store import UNGATED, SimStore, SnapshotWrite
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.messages import ManifestCommittable
 from impl.commit.options import CommitOptions
@@ -211,6 +211,27 @@ class Factories:
     expiration: Callable[..., SnapshotExpiration] = SnapshotExpiration
 
 
+@dataclass(frozen=True)
+class _StoreImage:
+    """The keys, times and snapshot log of a simulated store (bytes are immutable: shared)."""
+
+    files: dict[str, bytes]
+    mtimes: dict[str, float]
+    snapshot_writes: tuple[SnapshotWrite, ...]
+    epoch_seconds: float
+
+    @staticmethod
+    def of(store: SimStore) -> _StoreImage:
+        return _StoreImage(dict(store.files), dict(store.mtimes), tuple(store.snapshot_writes), store.epoch_seconds)
+
+    def restore(self, store: SimStore) -> None:
+        store.files, store.mtimes = dict(self.files), dict(self.mtimes)
+        store.snapshot_writes, store.epoch_seconds = list(self.snapshot_writes), self.epoch_seconds
+
+
+_SETUP_IMAGES: dict[Scenario, _StoreImage] = {}
+
+
 @dataclass
 class World:
     scenario: Scenario
@@ -222,7 +243,16 @@ class World:
 
     # --------------------------------------------------------------- setup
     def setup(self) -> None:
-        """Snapshot 1 with the seed files (outside the schedule)."""
+        """Snapshot 1 with the seed files (outside the schedule). Set-up depends on the
+        configuration only, so the store it leaves is built once and copied afterwards."""
+        image = _SETUP_IMAGES.get(self.scenario)
+        if image is None:
+            self._build()
+            _SETUP_IMAGES[self.scenario] = _StoreImage.of(self.store)
+        else:
+            image.restore(self.store)
+
+    def _build(self) -> None:
         io = FileIO(self.store)
         for f in seed_files(self.scenario):
             io.write_bytes(self.data_path(f), b"seed")

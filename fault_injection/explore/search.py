@@ -1,5 +1,6 @@
 """Schedules: one run, seeded random runs (random walk and PCT, with crashes and storage
-faults), exhaustive search (DPOR with sleep sets), replay and shrinking."""
+faults), exhaustive search (DPOR with sleep sets, branching on up to K storage faults),
+replay and shrinking."""
 
 from __future__ import annotations
 
@@ -9,12 +10,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from fault_injection.explore.memo import memoized_decoding
 from fault_injection.explore.oracle import Violation, check
 from fault_injection.explore.scenario import ActorReport, Factories, Scenario, World
 from fault_injection.explore.scheduler import Action, Chooser, Decision, Runner, Step
 from fault_injection.explore.store import Op, SimStore, dependent
 
 FAULT_ACTIONS = (Action.CRASH, Action.FAIL_BEFORE, Action.FAIL_AFTER)
+# what exhaustive mode branches on by default: an operation fails before its effect, or its
+# effect happens and the response is lost
+STORAGE_FAULTS = (Action.FAIL_BEFORE, Action.FAIL_AFTER)
+# actions after which the operation had no effect on storage: such a step commutes with every other
+_NO_EFFECT = frozenset({Action.FAIL_BEFORE, Action.CRASH})
 _EXPECTED_STEPS = 90  # roughly the length of a schedule of the small configurations
 
 
@@ -24,10 +31,12 @@ class RunOutcome:
     violations: tuple[Violation, ...]
     abandoned: bool
     reports: tuple[ActorReport, ...] = ()  # what each actor saw and reported
+    void_fault: bool = False  # abandoned: a lost response met an operation that failed anyway
 
 
+@memoized_decoding()
 def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | None = None,
-                 seed: int = 0) -> RunOutcome:
+                 seed: int = 0, *, abandon_void_faults: bool = False) -> RunOutcome:
     """One schedule from a fresh table; the oracle's verdict (nothing for an abandoned run)."""
     store = SimStore()
     # a configuration of whole table operations (fault_injection.explore.table_ops) brings its own world and oracle
@@ -35,11 +44,11 @@ def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | No
     world: Any = new_world(store, seed, factories) if new_world else World(scenario, store, seed,
                                                                            factories or Factories())
     world.setup()
-    runner = Runner(chooser)
+    runner = Runner(chooser, abandon_void_faults=abandon_void_faults)
     store.gate = runner
     result = runner.run(world.bodies())
     if result.abandoned:
-        return RunOutcome(result.steps, (), True, tuple(world.reports))
+        return RunOutcome(result.steps, (), True, tuple(world.reports), result.void_fault)
     faults = any(s.action is not Action.PROCEED for s in result.steps)
     violations = [Violation("actor", f"{world.reports[i].name} raised {type(e).__name__}: {e}")
                   for i, e in result.errors.items()]
@@ -135,6 +144,7 @@ class RandomReport:
     seconds: float = 0.0
 
 
+@memoized_decoding()
 def random_mode(scenario: Scenario, *, schedules: int, seed: int = 0, faults: bool = True,
                 factories: Factories | None = None, stop_at_first: bool = False) -> RandomReport:
     report = RandomReport()
@@ -155,6 +165,7 @@ def replay(scenario: Scenario, seed: int, *, faults: bool = True, factories: Fac
     return run_schedule(scenario, seeded_chooser(scenario, seed, faults=faults), factories, seed)
 
 
+@memoized_decoding()
 def shrink(scenario: Scenario, decisions: Sequence[Decision], factories: Factories | None = None,
            *, budget: int = 150) -> tuple[list[Decision], RunOutcome]:
     """A shorter forced schedule that still fails: the shortest failing prefix of the
@@ -198,13 +209,31 @@ def shrink(scenario: Scenario, decisions: Sequence[Decision], factories: Factori
 
 @dataclass
 class _Node:
-    """One step of the DFS stack: what was enabled, asleep, to be explored and explored there."""
+    """One step of the DFS stack: what was enabled, asleep, to be explored and explored there.
+
+    An actor explored at a node is explored with each of its actions (proceed, then each
+    storage fault the budget allows) before the next actor: ``done`` holds the actors started
+    there, ``actions_left`` what the chosen one still has to run."""
 
     enabled: dict[int, Op]
     sleep: dict[int, Op]
     chosen: int
     done: set[int]
     backtrack: set[int]
+    faults_above: int  # fault decisions on the path to this node
+    action: Action = Action.PROCEED
+    actions_left: list[Action] = field(default_factory=list)
+
+    def start(self, actor: int, faults: Sequence[Action], max_faults: int) -> None:
+        self.chosen, self.action = actor, Action.PROCEED
+        self.done.add(actor)
+        self.actions_left = fault_branches(self.enabled[actor], faults) if self.faults_above < max_faults else []
+
+
+def fault_branches(op: Op, faults: Sequence[Action]) -> list[Action]:
+    """The fault actions worth a branch at ``op``: a lost response of a read leaves storage as
+    it was and raises the same error as a failed read, so reads branch on FAIL_BEFORE only."""
+    return [a for a in faults if not (a is Action.FAIL_AFTER and op.reads)]
 
 
 class NondeterminismError(RuntimeError):
@@ -212,10 +241,13 @@ class NondeterminismError(RuntimeError):
 
 
 class _DfsChooser:
-    def __init__(self, stack: list[_Node], prefix_len: int, dpor: bool):
+    def __init__(self, stack: list[_Node], prefix_len: int, dpor: bool, faults: Sequence[Action] = (),
+                 max_faults: int = 0):
         self._stack = stack
         self._prefix_len = prefix_len
         self._dpor = dpor
+        self._faults = faults
+        self._max_faults = max_faults
         self.pending: dict[int, Op] = {}  # what the actors were about to do when the run was cut
 
     def choose(self, step: int, enabled: Mapping[int, Op]) -> Decision | None:
@@ -223,23 +255,29 @@ class _DfsChooser:
             node = self._stack[step]
             if node.enabled != dict(enabled):
                 raise NondeterminismError(f"step {step}: {node.enabled} first, now {dict(enabled)}")
-            return Decision(node.chosen)
+            return Decision(node.chosen, node.action)
         sleep: dict[int, Op] = {}
+        faults_above = 0
         if step > 0:
             parent = self._stack[step - 1]
-            taken = parent.enabled[parent.chosen]
+            faults_above = parent.faults_above + (parent.action is not Action.PROCEED)
             carried = dict(parent.sleep)
             carried.update({a: parent.enabled[a] for a in parent.done if a != parent.chosen})
-            sleep = {a: op for a, op in carried.items() if a != parent.chosen and not dependent(op, taken)}
+            if parent.action in _NO_EFFECT:  # the step changed nothing on storage: every sleeper stays
+                sleep = {a: op for a, op in carried.items() if a != parent.chosen}
+            else:
+                taken = parent.enabled[parent.chosen]
+                sleep = {a: op for a, op in carried.items() if a != parent.chosen and not dependent(op, taken)}
         awake = [a for a in sorted(enabled) if a not in sleep]
         if not awake:
             self.pending = dict(enabled)
             return None  # every continuation is explored from another order already
-        chosen = awake[0]
         # without DPOR every awake actor is a backtrack candidate (plain sleep-set search)
-        backtrack = {chosen} if self._dpor else set(awake)
-        self._stack.append(_Node(dict(enabled), sleep, chosen, {chosen}, backtrack))
-        return Decision(chosen)
+        node = _Node(dict(enabled), sleep, awake[0], set(), set(), faults_above)
+        node.backtrack = {awake[0]} if self._dpor else set(awake)
+        node.start(awake[0], self._faults, self._max_faults)
+        self._stack.append(node)
+        return Decision(node.chosen)
 
 
 def race_points(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) -> set[int]:
@@ -247,6 +285,9 @@ def race_points(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) 
     are dependent, and step i does not happen before that operation. Happens-before is
     program order plus the order of dependent operations, tracked with vector clocks indexed
     by step number.
+
+    A step that failed before its operation (or crashed there) changed nothing on storage, so
+    it races with nothing.
 
     Flanagan and Godefroid (POPL 2005) look, at every state, at each actor's next operation
     and the last dependent step before that state; over the states an actor waits through,
@@ -257,14 +298,17 @@ def race_points(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) 
     actor_clock: dict[int, dict[int, int]] = {}  # actor -> {actor: 1 + index of its last step HB}
     step_clock: list[dict[int, int]] = []
     found: set[int] = set()
+    effects = [None if s.action in _NO_EFFECT else s.op for s in steps]  # what each step did to storage
 
-    def racing(j: int, actor: int, op: Op) -> tuple[list[int], dict[int, int]]:
+    def racing(j: int, actor: int, op: Op | None) -> tuple[list[int], dict[int, int]]:
         mine = actor_clock.get(actor, {})
         clock = dict(mine)
-        out = []
+        out: list[int] = []
+        if op is None:
+            return out, clock
         for i in range(j - 1, -1, -1):
-            si = steps[i]
-            if si.actor == actor or not dependent(si.op, op):
+            si, effect = steps[i], effects[i]
+            if si.actor == actor or effect is None or not dependent(effect, op):
                 continue
             if mine.get(si.actor, 0) <= i:
                 out.append(i)
@@ -274,7 +318,7 @@ def race_points(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) 
         return out, clock
 
     for j, sj in enumerate(steps):
-        earlier, clock = racing(j, sj.actor, sj.op)
+        earlier, clock = racing(j, sj.actor, effects[j])
         clock[sj.actor] = j + 1
         step_clock.append(clock)
         actor_clock[sj.actor] = clock
@@ -288,6 +332,8 @@ def race_points(steps: Sequence[Step], pending: Mapping[int, Op] | None = None) 
 class ExhaustiveReport:
     schedules: int = 0  # complete schedules checked by the oracle
     blocked: int = 0  # runs cut short by the sleep sets
+    void: int = 0  # runs abandoned because their lost response met an operation that failed anyway
+    faulted: int = 0  # of the schedules, those with a storage fault
     naive: int = 0  # interleavings without reduction (multinomial of the first run's op counts)
     seconds: float = 0.0
     first_violation_at: int | None = None
@@ -295,21 +341,31 @@ class ExhaustiveReport:
     complete: bool = True
 
 
+@memoized_decoding()
 def exhaustive(scenario: Scenario, *, factories: Factories | None = None, max_schedules: int | None = None,
-               stop_at_first: bool = False, dpor: bool = True,
+               stop_at_first: bool = False, dpor: bool = True, max_faults: int = 0,
+               faults: Sequence[Action] = STORAGE_FAULTS,
                on_schedule: Callable[[RunOutcome], None] | None = None) -> ExhaustiveReport:
     """Every distinct interleaving, up to the order of commuting operations: a stateless DFS
     with sleep sets and, with ``dpor`` (the default), dynamic partial-order reduction: only a
     node from which some step races with a later operation of another actor branches (to its
     awake actors); without, every node does. Both explore one schedule per class of
-    equivalent interleavings; DPOR skips the runs sleep sets would cut short."""
+    equivalent interleavings; DPOR skips the runs sleep sets would cut short.
+
+    With ``max_faults`` = K > 0, every operation of a schedule with fewer than K faults above
+    it also branches on each of ``faults`` (by default: it fails before its effect, or its
+    effect happens and the response is lost): every schedule with at most K faulted
+    operations, up to the order of commuting operations. A failed operation changed nothing
+    on storage, so it commutes with everything (sleepers stay asleep, it races with nothing);
+    a lost response that met an operation failing anyway (a lost race of a conditional PUT, a
+    missing key) repeats the schedule without it and is abandoned."""
     report = ExhaustiveReport()
     started = time.perf_counter()
     stack: list[_Node] = []
     prefix_len = 0
     while True:
-        chooser = _DfsChooser(stack, prefix_len, dpor)
-        outcome = run_schedule(scenario, chooser, factories)
+        chooser = _DfsChooser(stack, prefix_len, dpor, faults, max_faults)
+        outcome = run_schedule(scenario, chooser, factories, abandon_void_faults=True)
         if dpor:
             # A race from node i: branch there to every actor (asleep ones are skipped).
             # Flanagan and Godefroid add only the racing actor; that finer rule missed
@@ -318,10 +374,13 @@ def exhaustive(scenario: Scenario, *, factories: Factories | None = None, max_sc
             # (tests/explore: the two modes must find the same number of schedules).
             for i in race_points(outcome.steps, chooser.pending):
                 stack[i].backtrack.update(stack[i].enabled)
-        if outcome.abandoned:
+        if outcome.void_fault:
+            report.void += 1
+        elif outcome.abandoned:
             report.blocked += 1
         else:
             report.schedules += 1
+            report.faulted += any(s.action is not Action.PROCEED for s in outcome.steps)
             if report.naive == 0:
                 report.naive = naive_interleavings(outcome.steps)
             if on_schedule is not None:
@@ -336,13 +395,15 @@ def exhaustive(scenario: Scenario, *, factories: Factories | None = None, max_sc
         if max_schedules is not None and report.schedules >= max_schedules:
             report.complete = False
             break
-        # backtrack to the deepest node with an unexplored, awake alternative
+        # backtrack to the deepest node with an unexplored action or an unexplored, awake actor
         while stack:
             node = stack[-1]
+            if node.actions_left:
+                node.action = node.actions_left.pop(0)
+                break
             options = sorted(a for a in node.backtrack if a not in node.sleep and a not in node.done)
             if options:
-                node.chosen = options[0]
-                node.done.add(options[0])
+                node.start(options[0], faults, max_faults)
                 break
             stack.pop()
         if not stack:

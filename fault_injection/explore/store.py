@@ -12,12 +12,15 @@ even after expiration deletes the file), for the oracle.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import posixpath
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Protocol
 
 from fsspec import AbstractFileSystem
+
+from fault_injection.faulty_fs import IOErrorAt, io_error
 
 
 class OpKind(enum.Enum):
@@ -38,6 +41,12 @@ class Op:
 
     kind: OpKind
     path: str
+    # whether it only reads: asked for every pair of steps by the search, so kept (hashing
+    # an enum member for a set lookup is a Python call)
+    reads: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reads", self.kind in READ_KINDS)
 
     def __str__(self) -> str:
         return f"{self.kind.value} {self.path}"
@@ -49,7 +58,7 @@ def dependent(a: Op, b: Op) -> bool:
     Operations on different keys commute, reads commute with reads; a LIST of a directory
     does not commute with a write or delete of a key under it.
     """
-    if a.kind in READ_KINDS and b.kind in READ_KINDS:
+    if a.reads and b.reads:
         return False
     if a.path == b.path:
         return True
@@ -64,21 +73,23 @@ def _under(path: str, directory: str) -> bool:
     return path.startswith(directory.rstrip("/") + "/")
 
 
-class FaultAction(enum.Enum):
-    """What a scheduling point tells the store to do with the operation."""
-
-    PROCEED = "proceed"
-    FAIL_BEFORE = "fail-before"  # an I/O error; the operation did not happen
-    FAIL_AFTER = "fail-after"  # the operation happened, then the response was lost (an I/O error)
-
-
 class Gate(Protocol):
-    def point(self, op: Op) -> FaultAction: ...
+    def point(self, op: Op) -> IOErrorAt | None:
+        """Waits for the operation's turn; the fault to apply to it, if any (faulty_fs's
+        :class:`IOErrorAt`: before the operation, or with ``landed`` after it landed)."""
+
+    def void(self, op: Op) -> None:
+        """The operation failed on its own (a missing key, a lost conditional PUT) although
+        its fault was to land it and lose the response: the caller saw the same error as
+        without the fault (as :class:`FaultyFileSystem` does), so the fault changed nothing."""
 
 
 class _Ungated:
-    def point(self, op: Op) -> FaultAction:
-        return FaultAction.PROCEED
+    def point(self, op: Op) -> IOErrorAt | None:
+        return None
+
+    def void(self, op: Op) -> None:
+        """Nothing is faulted outside the schedule."""
 
 
 UNGATED: Gate = _Ungated()  # setup and the oracle: storage access outside the schedule
@@ -111,16 +122,22 @@ class SimStore(AbstractFileSystem):
         self.mtimes: dict[str, float] = {}
 
     # --------------------------------------------------------------- scheduling
-    def _point(self, kind: OpKind, path: str) -> FaultAction:
-        action = self.gate.point(Op(kind, path))
-        if action is FaultAction.FAIL_BEFORE:
-            raise OSError(f"simulated I/O error before {kind.value} {path}")
-        return action
-
-    @staticmethod
-    def _after(action: FaultAction, kind: OpKind, path: str) -> None:
-        if action is FaultAction.FAIL_AFTER:
-            raise OSError(f"simulated lost response after {kind.value} {path}")
+    @contextlib.contextmanager
+    def _operation(self, kind: OpKind, path: str) -> Iterator[None]:
+        """One storage operation: its turn, then the body, with the scheduler's fault applied
+        before it (nothing happens) or after it landed (the response is lost)."""
+        op = Op(kind, path)
+        fault = self.gate.point(op)
+        if fault is not None and not fault.landed:
+            raise io_error(fault, kind.value, path)
+        try:
+            yield
+        except OSError:
+            if fault is not None:
+                self.gate.void(op)
+            raise
+        if fault is not None:
+            raise io_error(fault, kind.value, path)
 
     @classmethod
     def _strip_protocol(cls, path: Any) -> str:
@@ -132,43 +149,41 @@ class SimStore(AbstractFileSystem):
     # --------------------------------------------------------------- reads
     def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
         path = self._strip_protocol(path)
-        action = self._point(OpKind.GET, path)
-        if path not in self.files:
-            raise FileNotFoundError(path)
-        data = self.files[path][start:end]
-        self._after(action, OpKind.GET, path)
+        with self._operation(OpKind.GET, path):
+            if path not in self.files:
+                raise FileNotFoundError(path)
+            data = self.files[path][start:end]
         return data
 
     def exists(self, path: str, **kwargs: Any) -> bool:
         path = self._strip_protocol(path)
-        action = self._point(OpKind.HEAD, path)
-        found = path in self.files
-        self._after(action, OpKind.HEAD, path)
+        with self._operation(OpKind.HEAD, path):
+            found = path in self.files
         return found
 
     def size(self, path: str) -> int:
         path = self._strip_protocol(path)
-        action = self._point(OpKind.HEAD, path)
-        if path not in self.files:
-            raise FileNotFoundError(path)
-        self._after(action, OpKind.HEAD, path)
-        return len(self.files[path])
+        with self._operation(OpKind.HEAD, path):
+            if path not in self.files:
+                raise FileNotFoundError(path)
+            size = len(self.files[path])
+        return size
 
     def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
         directory = self._strip_protocol(path).rstrip("/")
-        action = self._point(OpKind.LIST, directory)
         prefix = directory + "/"
         names: dict[str, dict[str, Any]] = {}
-        for key, data in self.files.items():
-            if not key.startswith(prefix):
-                continue
-            head, _, rest = key[len(prefix):].partition("/")
-            full = prefix + head
-            if rest:
-                names.setdefault(full, {"name": full, "type": "directory", "size": 0})
-            else:
-                names[full] = {"name": full, "type": "file", "size": len(data), "mtime": self.mtimes[key]}
-        self._after(action, OpKind.LIST, directory)
+        with self._operation(OpKind.LIST, directory):
+            for key, data in self.files.items():
+                if not key.startswith(prefix):
+                    continue
+                head, _, rest = key[len(prefix):].partition("/")
+                full = prefix + head
+                if rest:
+                    names.setdefault(full, {"name": full, "type": "directory", "size": 0})
+                else:
+                    names[full] = {"name": full, "type": "file", "size": len(data), "mtime": self.mtimes[key]}
+        # an empty listing is a successful LIST (its response can be lost), not a failed one
         if not names:
             raise FileNotFoundError(directory)
         entries = [names[k] for k in sorted(names)]
@@ -177,33 +192,30 @@ class SimStore(AbstractFileSystem):
     def find(self, path: str, maxdepth: int | None = None, withdirs: bool = False, detail: bool = False,
              **kwargs: Any) -> Any:
         directory = self._strip_protocol(path).rstrip("/")
-        action = self._point(OpKind.LIST, directory)
-        found = {k: {"name": k, "type": "file", "size": len(v), "mtime": self.mtimes[k]}
-                 for k, v in sorted(self.files.items()) if k.startswith(directory + "/")}
-        self._after(action, OpKind.LIST, directory)
+        with self._operation(OpKind.LIST, directory):
+            found = {k: {"name": k, "type": "file", "size": len(v), "mtime": self.mtimes[k]}
+                     for k, v in sorted(self.files.items()) if k.startswith(directory + "/")}
         return found if detail else sorted(found)
 
     # --------------------------------------------------------------- writes
     def pipe_file(self, path: str, value: bytes, mode: str = "overwrite", **kwargs: Any) -> None:
         path = self._strip_protocol(path)
         kind = OpKind.CREATE if mode == "create" else OpKind.PUT
-        action = self._point(kind, path)
-        if kind is OpKind.CREATE and path in self.files:
-            raise FileExistsError(path)
-        self.files[path] = bytes(value)
-        self.mtimes[path] = self.epoch_seconds
-        if posixpath.basename(path).startswith("snapshot-"):
-            self.snapshot_writes.append(SnapshotWrite(path, bytes(value)))
-        self._after(action, kind, path)
+        with self._operation(kind, path):
+            if kind is OpKind.CREATE and path in self.files:
+                raise FileExistsError(path)
+            self.files[path] = bytes(value)
+            self.mtimes[path] = self.epoch_seconds
+            if posixpath.basename(path).startswith("snapshot-"):
+                self.snapshot_writes.append(SnapshotWrite(path, bytes(value)))
 
     def rm_file(self, path: str) -> None:
         path = self._strip_protocol(path)
-        action = self._point(OpKind.DELETE, path)
-        if path not in self.files:
-            raise FileNotFoundError(path)
-        del self.files[path]
-        del self.mtimes[path]
-        self._after(action, OpKind.DELETE, path)
+        with self._operation(OpKind.DELETE, path):
+            if path not in self.files:
+                raise FileNotFoundError(path)
+            del self.files[path]
+            del self.mtimes[path]
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
         """Object stores have no directories: nothing to do."""

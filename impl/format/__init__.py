@@ -1,5 +1,6 @@
 """Byte-level codecs of Paimon's on-disk format: BinaryRow, Avro records (with a column-wise
-decoder for manifests), snapshot and schema JSON, data types, statistics, index kinds."""
+decoder for manifests), snapshot and schema JSON, data types, statistics, index kinds, and the
+data file formats (``file_format``: Parquet, ORC, Avro readers and writers)."""
 
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.json_records import CommitKind, Snapshot, TableSchema

@@ -233,8 +233,11 @@ def _polars_schema(decoded: DecodedBlocks) -> tuple[bytes, int | None]:
     return json.dumps(schema).encode(), branch
 
 
-def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa.Table:
-    """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given).
+def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None, *, views: bool = True) -> pa.Table:
+    """The records of ``decoded`` as an Arrow table (top-level ``columns`` only, if given);
+    strings and binaries as views, or (``views`` False) as large strings and binaries, which
+    narrow to plain ones without copying the bytes (data files: Arrow's take and join kernels
+    refuse views).
 
     ``decoded.schema`` may be a top-level union of null and a record (ValueError on a null row)."""
     pl = _pl()
@@ -248,7 +251,8 @@ def read_columns(decoded: DecodedBlocks, columns: list[str] | None = None) -> pa
     container = null_codec_container(schema, decoded.payload(), decoded.total)
     # the newest compatibility level hands polars' string / binary views over as they are
     # (the default converts every string column to large_string: a copy of each)
-    table = pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=pl.CompatLevel.newest())
+    level = pl.CompatLevel.newest() if views else pl.CompatLevel.oldest()
+    table = pl.read_avro(io.BytesIO(container), columns=columns).to_arrow(compat_level=level)
     if table.num_rows != decoded.total:
         raise ValueError(f"decoded {table.num_rows} records of {decoded.total}")
     if branch is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from impl.errors import CorruptMetadataError, UnsupportedVersionError
-from impl.format.types import DataField
+from impl.format.types import DataField, UnsupportedTypeError
 
 SNAPSHOT_VERSION = 3
 SCHEMA_VERSION = 3
@@ -222,6 +222,8 @@ class TableSchema:
         raw_fields = _req(o, "fields", list, path)
         try:
             fields = tuple(DataField.from_json(f) for f in raw_fields)
+        except UnsupportedTypeError:
+            raise  # a valid schema of a type this library does not represent: refused, not corrupt
         except (KeyError, TypeError, ValueError) as e:
             raise CorruptMetadataError(path, f"bad field definition ({type(e).__name__}: {e})") from e
         options = _opt(o, "options", dict, path) or {}

@@ -14,7 +14,9 @@ and always keep ``truncate(128)``, whatever the table's mode. (Per-field
 ``fields.<name>.stats-mode`` is not implemented.) Min and max keys of a file are not stats:
 they are its exact first and last key.
 
-Columns whose type has no order (ARRAY, MAP, ROW, MULTISET) or no exact BinaryRow form here
+BINARY / VARBINARY columns keep a null count but no min / max, in every format, as Java's
+collectors bound only ``Comparable`` values (a ``byte[]`` is not). Columns whose type has no
+order (ARRAY, MAP, ROW, MULTISET) or no exact BinaryRow form here
 (TIMESTAMP with nanoseconds) have no min / max. Value stats leave them out and list the
 columns they do cover in ``value_stats_cols`` (None when that is every column), as Paimon's
 dense stats store does; key stats keep every key field, with null min / max where there are none.
@@ -32,7 +34,7 @@ from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.records import DataFileMeta, SimpleStats
 from impl.format.types import DataField, DataType
 
-_NO_STATS_ROOTS = ("ARRAY", "MAP", "ROW", "MULTISET")
+_NO_STATS_ROOTS = ("ARRAY", "MAP", "ROW", "MULTISET", "VARIANT")
 _MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = range(0xD800, 0xE000)
 # what pyarrow may raise computing min / max of a column it cannot order
@@ -165,8 +167,8 @@ class StatsCollector:
         for i, (name, t) in enumerate(self.columns):
             col = batch.column(name)
             self.null_counts[i] += col.null_count
-            if self.mode.kind == "counts" or col.null_count == len(col) or not has_stats(t):
-                continue
+            if self.mode.kind == "counts" or col.null_count == len(col) or not has_stats(t) or t.is_binary:
+                continue  # binary: Java bounds only Comparable values, and a byte[] is none
             try:
                 mm = pc.min_max(col)
             except _MIN_MAX_ERRORS:

@@ -18,7 +18,14 @@ class TypeParseError(PaimonError, ValueError):
     """A Paimon type string or pyarrow type has no mapping."""
 
 
+class UnsupportedTypeError(TypeParseError, NotImplementedError):
+    """A column's Paimon type is one this library cannot represent (refused when a table is
+    opened, naming the column and the type, never read wrongly)."""
+
+
 MAX_LENGTH = 2147483647
+# Paimon types this library does not represent, with the Paimon release that added them.
+UNSUPPORTED_TYPES = {"BLOB": "1.3"}
 
 # root names whose values fit in the 8-byte fixed slot of a BinaryRow
 _FIXED = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE", "TIME"}
@@ -117,7 +124,16 @@ class DataField:
 
     @staticmethod
     def from_json(d: dict) -> "DataField":
-        return DataField(int(d["id"]), str(d["name"]), parse_type_json(d["type"]), d.get("description"))
+        try:
+            t = parse_type_json(d["type"])
+        except UnsupportedTypeError as e:
+            if str(e).startswith("column "):
+                raise
+            raise UnsupportedTypeError(f"column {d.get('name')!r} has type {d['type']!r}: {e}") from e
+        except TypeParseError as e:
+            raise UnsupportedTypeError(f"column {d.get('name')!r} has type {d['type']!r}, which this library "
+                                       f"cannot represent ({e})") from e
+        return DataField(int(d["id"]), str(d["name"]), t, d.get("description"))
 
 
 # -------------------------------------------------------------------- shorthand constructors
@@ -157,6 +173,10 @@ def parse_type(text: str) -> DataType:
         return _parse_nested(str(text).strip()).copy(nullable)
     if s in _SIMPLE:
         return DataType(_SIMPLE[s], nullable)
+    if s == "VARIANT":
+        return DataType("VARIANT", nullable)
+    if s in UNSUPPORTED_TYPES:
+        raise UnsupportedTypeError(f"type {s} (added in Paimon {UNSUPPORTED_TYPES[s]}) is not supported")
     if s == "STRING":
         return DataType("VARCHAR", nullable, length=MAX_LENGTH)
     if s == "BYTES":
@@ -243,6 +263,12 @@ def parse_type_json(value) -> DataType:
 
 # -------------------------------------------------------------------- pyarrow mapping
 
+# VARIANT (Paimon 1.4) as its two binary parts, as Paimon keeps it (``GenericVariant``: the
+# encoded value and its metadata dictionary); reading only, see impl.format.file_format.
+# (the parts are nullable in Arrow: the children of a null struct slot read as null from ORC)
+VARIANT_ARROW = pa.struct([pa.field("value", pa.binary()), pa.field("metadata", pa.binary())])
+
+
 def to_arrow(t: DataType) -> pa.DataType:
     r = t.root
     if r == "BOOLEAN":
@@ -273,6 +299,8 @@ def to_arrow(t: DataType) -> pa.DataType:
         return pa.timestamp(unit, tz="UTC" if r == "TIMESTAMP_LTZ" else None)
     if r == "DECIMAL":
         return pa.decimal128(t.precision, t.scale)
+    if r == "VARIANT":
+        return VARIANT_ARROW
     if r == "ARRAY":
         return pa.list_(to_arrow(t.children[0]))
     if r == "MAP":

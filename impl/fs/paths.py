@@ -4,7 +4,7 @@
 <table>/schema/schema-<id>
 <table>/snapshot/snapshot-<id>, LATEST, EARLIEST
 <table>/manifest/manifest-<uuid>-<n>, manifest-list-<uuid>-<n>, index-manifest-<uuid>-<n>
-<table>/<k1>=<v1>/.../bucket-<b>/data-<uuid>-<n>.parquet, changelog-<uuid>-<n>.parquet
+<table>/<k1>=<v1>/.../bucket-<b>/data-<uuid>-<n>.<format>, changelog-<uuid>-<n>.<format>
 <table>/index/index-<uuid>-<n>
 <table>/tag/tag-<name>                                   a tag: the snapshot JSON (+ tag fields)
 <table>/branch/branch-<name>/{schema,snapshot,tag}/      a branch's own metadata
@@ -66,14 +66,15 @@ class FileNamer:
 
 
 class DataFileNamer(FileNamer):
-    """Names of one writer's data and changelog files (``data-<uuid>-<n>.parquet``,
-    ``changelog-<uuid>-<n>.parquet``).
+    """Names of one writer's data and changelog files (``data-<uuid>-<n>``,
+    ``changelog-<uuid>-<n>``), without the format's extension: the file writer appends the
+    extension of the format it writes (``impl.format.formats.named_for``).
 
     Both kinds share the uuid and the counter, as in Paimon's DataFilePathFactory, so a data
     file and a changelog file of one writer never share a number.
     """
 
-    def __init__(self, suffix: str = ".parquet", id_factory: IdFactory | None = None):
+    def __init__(self, suffix: str = "", id_factory: IdFactory | None = None):
         super().__init__(DATA_FILE_PREFIX, suffix, id_factory)
 
     def data_file(self) -> str:

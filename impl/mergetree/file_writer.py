@@ -1,7 +1,8 @@
-"""Writing KV tables to Parquet data files that roll at the target file size.
+"""Writing KV tables to data files (in the format of their level, see
+``impl.format.write_formats.WriteFormats``) that roll at the target file size.
 
-Each file is streamed to storage (a ``ParquetWriter`` over ``FileIO.open_output``) as its row
-groups are encoded, and its statistics are folded chunk by chunk (:class:`KVFileStats`), so a
+Each file is streamed to storage (a format writer over ``FileIO.open_output``) as its row
+groups / stripes / blocks are encoded, and its statistics are folded chunk by chunk (:class:`KVFileStats`), so a
 writer holds about one chunk, not one file; ``file_size`` is the exact byte count written, and
 every fsspec file system (including the fault-injecting ones) works. Rolling: rows go in as row groups whose row count is estimated
 from the bytes still missing to the target and the compression ratio seen so far; a file is
@@ -12,17 +13,19 @@ from __future__ import annotations
 
 import io
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from impl.environment import wall_clock_millis
+from impl.format.file_format import FileFormat, kv_file_fields
+from impl.format.formats import named_for
 from impl.format.records import DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsCollector, StatsModeLike
+from impl.format.write_formats import WriteFormats
 from impl.fs.file_io import FileIO, OutputFile
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 
@@ -37,8 +40,7 @@ class KVFileContext:
     key_codec: KeyCodec
     schema_id: int
     target_file_size: int
-    compression: str = "zstd"
-    compression_level: int | None = 1
+    formats: WriteFormats = field(default_factory=WriteFormats)  # file.format (per level), compression
     stats_mode: StatsModeLike = DEFAULT_STATS_MODE  # the table's metadata.stats-mode, for value columns
     clock_millis: Callable[[], int] = wall_clock_millis  # the environment's clock: file creation times
 
@@ -48,11 +50,13 @@ class KVFileContext:
     def delete(self, file_name: str) -> None:
         self.file_io.delete(self.path(file_name))
 
-    def writer_kwargs(self) -> dict:
-        kw: dict = {"compression": self.compression}
-        if self.compression == "zstd" and self.compression_level is not None:
-            kw["compression_level"] = self.compression_level
-        return kw
+    def format_of(self, level: int) -> FileFormat:
+        return self.formats.for_level(level)[0]
+
+    def file_fields(self) -> list:
+        """The Paimon fields of a KV file (ids as Java writes them, for formats that carry them)."""
+        schema = self.layout.schema
+        return kv_file_fields([schema.field(k) for k in self.layout.key_names], schema.fields)
 
 
 class KVFileStats:
@@ -159,18 +163,20 @@ def dictionary_columns(kv: pa.Table, sample_rows: int = 4096, max_distinct_ratio
 
 
 class _OpenKVFile:
-    """The file a :class:`RollingKVWriter` is filling: its Parquet writer over a stream to storage
+    """The file a :class:`RollingKVWriter` is filling: its format writer over a stream to storage
     (or over memory when the bytes are kept), and its statistics so far."""
 
-    def __init__(self, ctx: KVFileContext, name: str, schema: pa.Schema, rows: pa.Table, keep_bytes: bool):
+    def __init__(self, ctx: KVFileContext, name: str, schema: pa.Schema, rows: pa.Table, keep_bytes: bool,
+                 level: int):
         self.name = name
         self.memory: io.BytesIO | None = io.BytesIO() if keep_bytes else None
         self.out: OutputFile | None = None if keep_bytes else ctx.file_io.open_output(ctx.path(name))
         sink = self.memory if self.memory is not None else self.out.stream  # type: ignore[union-attr]
+        fmt, options = ctx.formats.for_level(level, ctx.target_file_size)
         try:
-            self.writer = pq.ParquetWriter(sink, schema, use_dictionary=dictionary_columns(
-                rows, unique=known_unique_columns(ctx.layout), repeated=(VALUE_KIND,)),
-                                           **ctx.writer_kwargs())
+            self.writer = fmt.create_writer(sink, schema, ctx.file_fields(), options, dictionary_columns=(
+                dictionary_columns(rows, unique=known_unique_columns(ctx.layout), repeated=(VALUE_KIND,))
+                if fmt.name == "parquet" else None))
         except BaseException:
             self.discard()
             raise
@@ -247,7 +253,7 @@ class RollingKVWriter:
                 missing = max(target - before, 1)
                 rows = int(missing / (row_bytes * self._ratio)) + 1
                 chunk = kv.slice(pos, min(rows, n - pos))
-                f.writer.write_table(chunk)
+                f.writer.write(chunk)
                 f.stats.update(chunk)
                 written = f.size() - before
                 if chunk.nbytes > 0 and written > 0:
@@ -262,9 +268,9 @@ class RollingKVWriter:
     def _file(self, schema: pa.Schema, rows: pa.Table) -> _OpenKVFile:
         """The open file, a new one (encoded for ``rows``) if none is open."""
         if self._open is None:
-            name = self._new_name()
+            name = named_for(self._new_name(), self.ctx.format_of(self.level))
             self.written.append(name)
-            self._open = _OpenKVFile(self.ctx, name, schema, rows, self.keep_bytes)
+            self._open = _OpenKVFile(self.ctx, name, schema, rows, self.keep_bytes, self.level)
         return self._open
 
     def _finish_file(self) -> None:
@@ -287,10 +293,7 @@ class RollingKVWriter:
         f, self._open = self._open, None
         if f is None:
             return
-        try:
-            f.writer.close()
-        except Exception:  # noqa: BLE001 - the file is dropped anyway
-            pass
+        f.writer.abort()
         f.discard()
 
     def close(self) -> list[DataFileMeta]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from impl.errors import InvalidOptionError
+from impl.format.write_formats import WriteFormats
 from impl.options import core_options as co
 from impl.options.config_option import ConfigOption
 from impl.options.values import ChangelogProducer, MergeEngine, SortOrder, split_names
@@ -142,6 +143,7 @@ class MergeTreeOptions:
     field_sequence_groups: SequenceGroups = ()
     partial_update_remove_record_on_delete: bool = co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.default
     file_compression: str = co.FILE_COMPRESSION.default
+    write_formats: WriteFormats = field(default_factory=WriteFormats)
     file_compression_zstd_level: int = co.FILE_COMPRESSION_ZSTD_LEVEL.default
     write_buffer_spillable: bool | None = co.WRITE_BUFFER_SPILLABLE.default
     spill_max_disk_size: int | None = co.WRITE_BUFFER_SPILL_MAX_DISK_SIZE.default
@@ -175,7 +177,6 @@ class MergeTreeOptions:
         o = {str(k): v for k, v in options.items() if v is not None}
         trigger = co.NUM_SORTED_RUN_COMPACTION_TRIGGER.get(o)
         target_file_size = co.TARGET_FILE_SIZE.get(o)
-        co.FILE_FORMAT.get(o)  # validated here too: the merge tree writes Parquet only
         return check_changelog_producer(MergeTreeOptions(
             bucket=co.BUCKET.get(o),
             target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
@@ -200,6 +201,7 @@ class MergeTreeOptions:
             field_sequence_groups=sequence_groups(o),
             partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
             file_compression=co.FILE_COMPRESSION.get(o),
+            write_formats=WriteFormats.from_options(o),
             file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),
             write_buffer_spillable=co.WRITE_BUFFER_SPILLABLE.get(o),
             spill_max_disk_size=co.WRITE_BUFFER_SPILL_MAX_DISK_SIZE.get(o),

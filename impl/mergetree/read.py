@@ -34,9 +34,9 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from impl.errors import DataFileError, SchemaMismatchError
+from impl.format.formats import open_reader
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta
 from impl.fs.file_io import FileIO
@@ -89,14 +89,11 @@ def _read_one(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema,
         source = file_io.open_input(path)
     except FileNotFoundError as e:
         raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
-    try:
-        with source:
-            pf = pq.ParquetFile(source)
-            pairs, physical = _file_columns(target.names, set(pf.schema_arrow.names), sources)
-            read = pf.read(columns=physical)
-            table = pa.Table.from_arrays([read.column(p) for _, p in pairs], names=[c for c, _ in pairs])
-    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
-        raise CorruptDataFileError(path, str(e)) from e
+    with source:
+        reader = open_reader(source, path)
+        pairs, physical = _file_columns(target.names, set(reader.column_names), sources)
+        read = reader.read(physical)
+        table = pa.Table.from_arrays([read.column(p) for _, p in pairs], names=[c for c, _ in pairs])
     if table.num_rows != f.row_count:
         raise CorruptDataFileError(path, f"holds {table.num_rows} rows, its metadata says {f.row_count}")
     keep = keep_mask(deleted, 0, table.num_rows)
@@ -326,7 +323,7 @@ def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) ->
 
 # ---------------------------------------------------------------------------- bounded merges
 
-# Rows decoded per sorted run at a time by the bounded merge (one Parquet batch per run).
+# Rows decoded per sorted run at a time by the bounded merge (one batch per run).
 MERGE_BATCH_ROWS = 256 * 1024
 
 
@@ -340,20 +337,10 @@ def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema, b
         raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
     seen = 0
     with source:
-        try:
-            pf = pq.ParquetFile(source)
-            pairs, physical = _file_columns(target.names, set(pf.schema_arrow.names), sources)
-            present = {c for c, _ in pairs}
-            batches = pf.iter_batches(batch_size=batch_rows, columns=physical)
-        except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
-            raise CorruptDataFileError(path, str(e)) from e
-        while True:
-            try:
-                batch = next(batches, None)
-            except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
-                raise CorruptDataFileError(path, str(e)) from e
-            if batch is None:
-                break
+        reader = open_reader(source, path)
+        pairs, physical = _file_columns(target.names, set(reader.column_names), sources)
+        present = {c for c, _ in pairs}
+        for batch in reader.iter_batches(physical, batch_rows):
             keep = keep_mask(deleted, seen, batch.num_rows)
             seen += batch.num_rows
             t = pa.Table.from_arrays([batch.column(p) for _, p in pairs], names=[c for c, _ in pairs])

@@ -39,6 +39,7 @@ import pyarrow as pa
 from impl.commit.messages import CommitMessage
 from impl.environment import PRODUCTION, Environment
 from impl.errors import WriterClosedError
+from impl.format.formats import named_for
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
@@ -225,8 +226,7 @@ class MergeTreeWriter:
             key_codec=self._codec,
             schema_id=schema.id,
             target_file_size=options.target_file_size,
-            compression=options.file_compression,
-            compression_level=options.file_compression_zstd_level,
+            formats=options.write_formats,
             stats_mode=stats_mode,
             clock_millis=env.clock_millis,
         )
@@ -469,7 +469,7 @@ class MergeTreeWriter:
             if copy_as_changelog:
                 # Insert-only and no key twice: the data file holds exactly the input rows.
                 for meta in data.results:
-                    name = self._namer.changelog_file()
+                    name = named_for(self._namer.changelog_file(), self._ctx.format_of(0))
                     changelog.append(meta.rename(name))
                     self.file_io.write_bytes(self._ctx.path(name), data.file_bytes[meta.file_name])
             else:

@@ -5,7 +5,9 @@ this library supports or where it fixes a value Paimon leaves open:
 
 - ``bucket`` accepts Paimon's -2 (postpone bucket mode) here; the table layer refuses it as
   unsupported.
-- ``file.format`` accepts parquet only; ``file.compression.zstd-level`` is at least 1.
+- ``file.format`` accepts parquet, orc and avro (the per-level, compression and ``orc.*`` /
+  ``avro.*`` options are checked by ``impl.format.write_formats.WriteFormats``);
+  ``file.compression.zstd-level`` is at least 1.
 - ``write-buffer-spillable`` has no default (as in Paimon: on for batch writes and object stores);
   ``spill-compression`` accepts zstd, lz4 and none (no lzo in Arrow IPC).
 - ``snapshot.expire.limit`` defaults to 10.
@@ -270,7 +272,8 @@ PASSED_THROUGH_KEYS = frozenset({
 })
 # Families of keys: per-field options, format and file-index settings, and the snapshot,
 # changelog and lookup settings this library does not read.
-KNOWN_PREFIXES = (FIELDS_PREFIX, "file.format.", "parquet.", "snapshot.", "changelog.", "lookup.", "file-index.")
+KNOWN_PREFIXES = (FIELDS_PREFIX, "file.format.", "file.compression.", "parquet.", "orc.", "avro.", "snapshot.",
+                  "changelog.", "lookup.", "file-index.")
 KNOWN_KEYS = frozenset(key for option in CORE_OPTIONS for key in option.keys) | PASSED_THROUGH_KEYS
 
 

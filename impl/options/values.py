@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, TypeVar
 
 from impl.errors import InvalidOptionError
+from impl.format.file_format import UnsupportedFileFormatError
+from impl.format.formats import file_format
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -248,16 +250,13 @@ def parse_spill_compression(key: str, value: object) -> str:
     return name
 
 
-SUPPORTED_FILE_FORMATS = ("parquet",)
-
-
 def parse_file_format(key: str, value: object) -> str:
-    """Paimon also knows orc and avro data files; this library writes and reads parquet only."""
-    fmt = str(value).strip().lower()
-    if fmt not in SUPPORTED_FILE_FORMATS:
-        raise InvalidOptionError(
-            f"option {key!r}: {value!r} is not supported (only {', '.join(SUPPORTED_FILE_FORMATS)})")
-    return fmt
+    """parquet, orc or avro (``impl.format.formats`` is the one list); Paimon's other
+    formats are refused by name with the version that added them."""
+    try:
+        return file_format(str(value)).name
+    except UnsupportedFileFormatError as e:
+        raise InvalidOptionError(f"option {key!r}: {e}") from e
 
 
 # ---------------------------------------------------------------------------- parser builders

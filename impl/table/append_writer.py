@@ -1,11 +1,11 @@
-"""Writing append-table data files: Parquet (zstd by default), rolling at ``target-file-size``.
+"""Writing append-table data files (in the table's ``file.format``), rolling at ``target-file-size``.
 
 One :class:`RollingFileWriter` per (partition, bucket). Rows are buffered as Arrow batches;
-once the buffer reaches ``buffer_bytes`` it is written as a row group into the current file,
+once the buffer reaches ``buffer_bytes`` it is written into the current file,
 and a file is closed (and a new one begun) once its size reaches the target. Each closed file
 becomes a :class:`DataFileMeta` with its value statistics, folded row group by row group. The
 open file is streamed to storage (``FileIO.open_output``) as row groups are encoded, so memory
-holds one row group, not one file; ``abort`` drops it, and an abandoned writer leaves at most
+holds one buffer of rows, not one file; ``abort`` drops it, and an abandoned writer leaves at most
 files nobody references (a snapshot names a file only after ``prepare_commit``).
 """
 
@@ -14,28 +14,27 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from impl.environment import wall_clock_millis
+from impl.format.formats import named_for
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsCollector, StatsModeLike
 from impl.format.types import DataField
+from impl.format.write_formats import WriteFormats
 from impl.fs.file_io import FileIO, OutputFile
 
-# rows per Parquet row group (and how much is buffered before a row group is cut)
+# rows buffered before they are written (a Parquet row group at most)
 ROW_GROUP_ROWS = 1 << 20
 
 
 class _OpenFile:
-    def __init__(self, out: OutputFile, name: str, schema: pa.Schema, compression: str, level: int | None,
+    def __init__(self, out: OutputFile, name: str, schema: pa.Schema, formats: WriteFormats, target_file_size: int,
                  fields: Sequence[DataField], stats_mode: StatsModeLike):
         self.name = name
         self.out = out
-        kwargs: dict[str, str | int] = {"compression": compression}
-        if compression == "zstd" and level is not None:
-            kwargs["compression_level"] = level
+        fmt, options = formats.for_level(0, target_file_size)
         try:
-            self.writer = pq.ParquetWriter(out.stream, schema, **kwargs)
+            self.writer = fmt.create_writer(out.stream, schema, fields, options)
         except BaseException:
             out.abort()
             raise
@@ -43,7 +42,7 @@ class _OpenFile:
         self.stats = StatsCollector.of_fields(fields, stats_mode)
 
     def write(self, table: pa.Table) -> None:
-        self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+        self.writer.write(table)
         self.stats.update(table)
         self.rows += table.num_rows
 
@@ -55,7 +54,7 @@ class RollingFileWriter:
     """Writes the rows of one (partition, bucket) into data files of about ``target_file_size`` bytes."""
 
     def __init__(self, file_io: FileIO, bucket_dir: str, schema: pa.Schema, fields: Sequence[DataField], *,
-                 schema_id: int, target_file_size: int, compression: str = "zstd", zstd_level: int | None = 1,
+                 schema_id: int, target_file_size: int, formats: WriteFormats | None = None,
                  stats_mode: StatsModeLike = DEFAULT_STATS_MODE, file_source: FileSource = FileSource.APPEND,
                  name_factory: Callable[[], str], buffer_rows: int = ROW_GROUP_ROWS,
                  clock_millis: Callable[[], int] = wall_clock_millis):
@@ -66,8 +65,7 @@ class RollingFileWriter:
         self.fields = list(fields)
         self.schema_id = schema_id
         self.target_file_size = target_file_size
-        self.compression = compression
-        self.zstd_level = zstd_level
+        self.formats = formats or WriteFormats()
         self.stats_mode = stats_mode
         self.file_source = file_source
         self._names = name_factory
@@ -97,11 +95,11 @@ class RollingFileWriter:
         offset = 0
         while offset < data.num_rows:
             if self._current is None:
-                name = self._names()
+                name = named_for(self._names(), self.formats.for_level(0)[0])
                 path = f"{self.bucket_dir}/{name}"
                 self._written_paths.append(path)
-                self._current = _OpenFile(self.file_io.open_output(path), name, self.schema, self.compression,
-                                          self.zstd_level, self.fields, self.stats_mode)
+                self._current = _OpenFile(self.file_io.open_output(path), name, self.schema, self.formats,
+                                          self.target_file_size, self.fields, self.stats_mode)
             cur = self._current
             remaining_bytes = max(self.target_file_size - cur.size(), 1)
             if cur.rows > 0 and cur.size() > 0:
@@ -155,7 +153,7 @@ class RollingFileWriter:
         self._buffer, self._buffered_rows = [], 0
         if self._current is not None:
             try:
-                self._current.writer.close()
+                self._current.writer.abort()
             except Exception:  # noqa: BLE001
                 pass
             self._current.out.abort()

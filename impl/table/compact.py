@@ -76,8 +76,8 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
         return None
     writer = RollingFileWriter(
         core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
-        schema_id=core.schema.id, target_file_size=target, compression=o.file_compression,
-        zstd_level=o.zstd_level, stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
+        schema_id=core.schema.id, target_file_size=target, formats=o.write_formats,
+        stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
         name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
     try:
         for f in picked:

@@ -13,6 +13,7 @@ from typing import Mapping
 
 from impl.commit.options import CommitOptions
 from impl.errors import InvalidOptionError
+from impl.format.write_formats import WriteFormats
 from impl.options import core_options as co
 from impl.options.core_options import KNOWN_KEYS, KNOWN_PREFIXES, is_known_key, warn_unknown_keys
 from impl.options.values import ChangelogProducer, MergeEngine, StatsMode, StatsModeKind
@@ -73,6 +74,7 @@ class TableOptions:
     bucket_key: tuple[str, ...] | None = co.BUCKET_KEY.default
     file_format: str = co.FILE_FORMAT.default
     file_compression: str = co.FILE_COMPRESSION.default
+    write_formats: WriteFormats = field(default_factory=WriteFormats)
     zstd_level: int = co.FILE_COMPRESSION_ZSTD_LEVEL.default
     target_file_size: int | None = co.TARGET_FILE_SIZE.default  # None: see target_file_size_for
     write_buffer_size: int = co.WRITE_BUFFER_SIZE.default
@@ -122,6 +124,7 @@ class TableOptions:
             bucket_key=co.BUCKET_KEY.get(raw),
             file_format=co.FILE_FORMAT.get(raw),
             file_compression=co.FILE_COMPRESSION.get(raw),
+            write_formats=WriteFormats.from_options(raw),
             zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(raw),
             target_file_size=co.TARGET_FILE_SIZE.get(raw),
             write_buffer_size=co.WRITE_BUFFER_SIZE.get(raw),

@@ -1,6 +1,6 @@
 """Reading splits into Arrow.
 
-Append tables: each data file is read from Parquet (only the needed columns), the filter is
+Append tables: each data file is read in its own format (``impl.format.file_format``; only the needed columns), the filter is
 applied as an Arrow compute expression, then the projection. Files are read concurrently
 (pyarrow decodes without the GIL) and concatenated in split order.
 
@@ -23,9 +23,9 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from impl._optional import require
+from impl.format.formats import open_reader
 from impl.format.records import DataFileMeta
 from impl.schema.evolution import column_sources, plan_columns
 from impl.table.core import TableCore
@@ -41,34 +41,27 @@ SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 _MAX_READ_THREADS = max(1, os.cpu_count() or 2)
 
 
-def read_parquet_bytes(data, path: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read a Parquet payload (bytes, or an open seekable file); columns the file lacks are
-    skipped (the caller fills them)."""
-    try:
-        pf = pq.ParquetFile(pa.BufferReader(data) if isinstance(data, (bytes, bytearray, memoryview)) else data)
-        if columns is not None:
-            present = set(pf.schema_arrow.names)
-            columns = [c for c in columns if c in present]
-        return pf.read(columns=columns)
-    except (pa.ArrowException, OSError, ValueError) as e:
-        raise DataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from e
-
-
-def read_data_file(table: TableCore, source, path: str, f: DataFileMeta, columns: Sequence[str]) -> pa.Table:
+def read_data_file(table: TableCore, source, path: str, f: DataFileMeta, columns: Sequence[str],
+                   predicate=None) -> pa.Table:
     """``columns`` (current names) of an append data file, in the table's current types.
 
     A file written under an older schema (``f.schema_id``) is matched by field id: renamed
     columns are read under their old name, columns it lacks (added since, or re-added after a
-    drop) read as nulls, widened types are cast."""
+    drop) read as nulls, widened types are cast. ``predicate`` (an Arrow expression over
+    ``columns``; only for reads without deletion vectors: the rows lose their positions) lets
+    a format with footer statistics skip what cannot match; the caller still filters."""
     sources = None
     if f.schema_id != table.schema.id:
         sources = column_sources(table.schema_manager.schema(f.schema_id), table.schema)
-    try:
-        pf = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, (bytes, bytearray, memoryview)) else source)
-        pairs = plan_columns(columns, set(pf.schema_arrow.names), sources)
-        t = pf.read(columns=[p for _, p in pairs]).rename_columns([c for c, _ in pairs])
-    except (pa.ArrowException, OSError, ValueError) as e:
-        raise DataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from e
+    reader = open_reader(source, path)
+    if reader.num_rows != f.row_count:
+        raise DataFileError(path, f"holds {reader.num_rows} rows, its manifest entry says {f.row_count}")
+    pairs = plan_columns(columns, set(reader.column_names), sources)
+    if predicate is not None and sources is None and reader.prunes:
+        read = reader.read_where([p for _, p in pairs], predicate)
+    else:
+        read = reader.read([p for _, p in pairs])
+    t = pa.Table.from_arrays([read.column(p) for _, p in pairs], names=[c for c, _ in pairs])
     full = table.arrow_schema
     cols = []
     for name in columns:
@@ -227,13 +220,12 @@ class TableRead:
         path = self._data_file_path(split, f)
         try:
             with self.table.file_io.open_input(path) as source:
-                t = read_data_file(self.table, source, path, f, self._read_columns())
+                pushed = self.predicate.to_arrow() if self.predicate is not None and deleted is None else None
+                t = read_data_file(self.table, source, path, f, self._read_columns(), pushed)
         except FileNotFoundError as e:
             raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
         with self._lock:
             self.files_read += 1
-        if t.num_rows != f.row_count:
-            raise DataFileError(path, f"holds {t.num_rows} rows, its manifest entry says {f.row_count}")
         if deleted is not None and len(deleted):
             if int(deleted[-1]) >= t.num_rows:
                 raise DataFileError(path, f"its deletion vector deletes row {int(deleted[-1])} of {t.num_rows}")
@@ -276,4 +268,4 @@ def apply_filter(t: pa.Table, predicate: Predicate | None) -> pa.Table:
     return t.filter(predicate.to_arrow())
 
 
-__all__ = ["TableRead", "read_parquet_bytes", "read_data_file", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]
+__all__ = ["TableRead", "read_data_file", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]

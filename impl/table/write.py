@@ -186,8 +186,7 @@ class _AppendBucketWriter:
             core.file_io, core.paths.bucket_dir(partition_path, bucket), core.arrow_schema,
             core.schema.fields, schema_id=core.schema.id,
             target_file_size=core.options.target_file_size_for(False),
-            compression=core.options.file_compression, zstd_level=core.options.zstd_level,
-            stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
+            formats=core.options.write_formats, stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
             name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:

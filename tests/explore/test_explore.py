@@ -3,6 +3,7 @@ planted bugs and the regression found by it. The large runs are in README's deve
 
 from __future__ import annotations
 
+import errno
 import logging
 
 import pytest
@@ -11,7 +12,17 @@ from fault_injection.explore.__main__ import main
 from fault_injection.explore.plants import Plant, factories
 from fault_injection.explore.scenario import SETUP_ORPHANS, TABLE, Scenario, Status
 from fault_injection.explore.scheduler import Action, Decision
-from fault_injection.explore.search import Forced, exhaustive, random_mode, replay, run_schedule
+from fault_injection.explore.search import (
+    STORAGE_FAULTS,
+    Forced,
+    exhaustive,
+    fault_branches,
+    random_mode,
+    replay,
+    run_schedule,
+)
+from fault_injection.explore.store import Op, OpKind, SimStore
+from fault_injection.faulty_fs import IOErrorAt
 
 CONFLICTING = Scenario(committers=2, compact=True, conflicting=True, readers=1)
 
@@ -163,6 +174,27 @@ def test_recovery_refuses_to_publish_again_a_part_whose_snapshot_and_files_expir
                 and not s.op.path.endswith(("/snapshot-2", "/snapshot-3"))]
 
 
+@pytest.mark.xfail(strict=True, reason="open impl defect (found by the explorer): filter_committed cannot see "
+                                      "a part whose snapshot expired, and the part is committed again and refused")
+def test_a_restarted_committer_whose_published_snapshot_expired_does_not_report_a_conflict():
+    """Found by the explorer (exhaustive, one crash per schedule, ``--committers 2 --append-only
+    --expire --max-faults 1 --crash-faults``): c0 published its APPEND as snapshot 2 and crashed
+    before writing the LATEST hint; its restarted process listed the snapshots, then c1
+    published snapshot 3 and expiration removed 1 and 2. filter_committed found no snapshot of
+    c0's, its file still exists (live in snapshot 3), so it returned the APPEND to commit again,
+    which is refused with FileAlreadyLiveError: c0 reports a conflict for a part that is
+    published (no data lost or doubled, but the caller is told it was not committed). Strict
+    xfail until impl decides such a part is published (its files, unique to this writer, are
+    live in the latest snapshot); the oracle then passes and this test must drop the mark."""
+    scenario = Scenario(committers=2, compact=False, expire=True, readers=0)
+    put_latest = lambda op: op.kind.value == "put" and op.path.endswith("/LATEST")  # noqa: E731
+    get_snapshot_2 = lambda op: op.kind.value == "get" and op.path.endswith("/snapshot-2")  # noqa: E731
+    chooser = Phases((0, put_latest), (0, Action.CRASH), (0, get_snapshot_2), (1, None), (2, None), (0, None))
+    outcome = run_schedule(scenario, chooser)
+    assert outcome.reports[0].restarts == 1  # the schedule: c0 crashed once and recovered
+    assert [str(v) for v in outcome.violations] == []  # today: c0 reported FileAlreadyLiveError
+
+
 def test_orphan_removal_racing_expiration_finishes_and_removes_only_orphans():
     """Regression (found by the explorer's orphan-removal actor): expiration deleted snapshot
     1's manifest lists while orphan removal was reading snapshot 1, and orphan removal failed
@@ -199,11 +231,18 @@ def test_a_committer_whose_base_snapshot_expires_mid_commit_retries_on_the_new_l
 
 
 
+# orphan removal racing expiration: the smallest configuration known to tell the DPOR rule
+# apart from Flanagan and Godefroid's finer one (which explores 2,177 of its 4,243 classes)
+ORPHANS_RACING_EXPIRATION = Scenario(committers=1, compact=False, expire=True, orphans=True, readers=0)
+
+
 @pytest.mark.parametrize("scenario", [
     Scenario(committers=2, compact=False, readers=0),
     Scenario(committers=1, compact=True, conflicting=True, overwrite=True, readers=0),
     Scenario(committers=1, compact=False, readers=0, compactor=True),
-    Scenario(committers=1, compact=False, expire=True, orphans=True, readers=0),
+    # the plain sleep-set search of this one takes 4 of the 5 minutes: not in CI (pyproject.toml
+    # deselects explore_large; run it with -m explore_large), which runs its DPOR search below
+    pytest.param(ORPHANS_RACING_EXPIRATION, marks=pytest.mark.explore_large),
 ], ids=lambda s: s.label())
 def test_exhaustive_mode_checks_every_distinct_interleaving(scenario):
     report = exhaustive(scenario)
@@ -215,7 +254,90 @@ def test_exhaustive_mode_checks_every_distinct_interleaving(scenario):
     assert plain.complete and plain.schedules == report.schedules and plain.blocked > report.blocked
 
 
+def test_exhaustive_mode_checks_every_distinct_interleaving_of_orphan_removal_racing_expiration():
+    """CI's run of the large configuration: every class of interleavings (4,243) through the
+    oracle; its cross-check against the plain sleep-set search is the explore_large case above."""
+    report = exhaustive(ORPHANS_RACING_EXPIRATION)
+    assert report.complete and [str(v) for f in report.findings for v in f.violations] == []
+    assert 0 < report.schedules < report.naive
+
+
 def test_exhaustive_mode_finds_a_planted_bug():
     scenario = Scenario(committers=2, compact=True, conflicting=True, readers=0)
     report = exhaustive(scenario, factories=factories(Plant.NO_RECHECK_AFTER_LOST_RACE), stop_at_first=True)
     assert report.findings and report.first_violation_at is not None
+
+
+# ---------------------------------------------------------------- exhaustive mode with faults
+
+ONE_WRITER_ONE_READER = Scenario(committers=1, compact=False, readers=1)
+
+
+def test_exhaustive_mode_with_one_fault_finds_the_trusted_latest_hint_and_the_implementation_passes():
+    """``trust-latest-hint`` needs a fault: no interleaving alone shows it (random mode found it
+    with faults). With K = 1 the search fails the committer's check of its base after its
+    create of snapshot 2; the planted manager takes the stale LATEST hint (1) for the latest,
+    decides its snapshot did not land and deletes the manifest list snapshot 2 names."""
+    planted = factories(Plant.TRUST_LATEST_HINT)
+    assert exhaustive(ONE_WRITER_ONE_READER, factories=planted).findings == []
+    found = exhaustive(ONE_WRITER_ONE_READER, factories=planted, max_faults=1, stop_at_first=True)
+    assert found.findings, "trust-latest-hint not found with one fault per schedule"
+    steps = found.findings[0].steps
+    assert sum(s.action is not Action.PROCEED for s in steps) == 1
+    assert any("invariant 4" in str(v) for v in found.findings[0].violations)
+
+    clean = exhaustive(ONE_WRITER_ONE_READER, max_faults=1)
+    assert clean.complete and clean.findings == []
+    assert clean.faulted > 0 and clean.schedules > exhaustive(ONE_WRITER_ONE_READER).schedules
+
+
+@pytest.mark.parametrize("scenario", [
+    Scenario(committers=2, compact=False, readers=0),
+], ids=lambda s: s.label())
+def test_exhaustive_mode_with_one_fault_checks_every_distinct_faulted_interleaving(scenario):
+    """Every schedule with at most one failed or lost-response operation, up to the order of
+    commuting operations, passes the oracle; DPOR finds exactly the classes the plain
+    sleep-set search completes, faults included (a failed operation commutes with everything)."""
+    report = exhaustive(scenario, max_faults=1)
+    assert report.complete and [str(v) for f in report.findings for v in f.violations] == []
+    assert report.faulted > 0 and report.schedules > exhaustive(scenario).schedules
+    plain = exhaustive(scenario, max_faults=1, dpor=False)
+    assert plain.complete and plain.schedules == report.schedules and plain.faulted == report.faulted
+
+
+def test_fault_branches_skip_a_lost_response_of_a_read():
+    """A read whose response is lost changed nothing and raises what a failed read raises."""
+    assert fault_branches(Op(OpKind.GET, "/k"), STORAGE_FAULTS) == [Action.FAIL_BEFORE]
+    assert fault_branches(Op(OpKind.LIST, "/d"), STORAGE_FAULTS) == [Action.FAIL_BEFORE]
+    assert fault_branches(Op(OpKind.CREATE, "/k"), STORAGE_FAULTS) == [Action.FAIL_BEFORE, Action.FAIL_AFTER]
+
+
+class _FaultAt:
+    """A gate failing the operation on ``path`` with ``fault``; records void faults."""
+
+    def __init__(self, path, fault):
+        self.path, self.fault, self.voided = path, fault, []
+
+    def point(self, op):
+        return self.fault if op.path == self.path else None
+
+    def void(self, op):
+        self.voided.append(op)
+
+
+@pytest.mark.parametrize("landed", [False, True])
+def test_the_simulated_store_fails_an_operation_as_faulty_fs_does(landed):
+    """The store raises faulty_fs's I/O error (EIO) before the PUT (nothing lands) or after it
+    (it landed, the response is lost); a lost response of a conditional PUT that lost its race
+    raises FileExistsError as without the fault, and the gate hears that the fault was void."""
+    store = SimStore()
+    store.pipe_file("/taken", b"x")
+    store.gate = _FaultAt("/k", IOErrorAt(at_op=3, landed=landed))
+    with pytest.raises(OSError) as failed:
+        store.pipe_file("/k", b"v")
+    assert failed.value.errno == errno.EIO and "at op 3" in str(failed.value)
+    assert ("/k" in store.files) is landed
+    store.gate = gate = _FaultAt("/taken", IOErrorAt(at_op=4, landed=True))
+    with pytest.raises(FileExistsError):
+        store.pipe_file("/taken", b"y", mode="create")
+    assert gate.voided == [Op(OpKind.CREATE, "/taken")] and store.files["/taken"] == b"x"

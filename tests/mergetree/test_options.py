@@ -94,7 +94,7 @@ def test_cross_option_rules():
     ("target-file-size", "lots"), ("write-buffer-size", "12 parsecs"), ("num-levels", "1"),
     ("num-sorted-run.compaction-trigger", "0"), ("merge-engine", "last-one-wins"),
     ("changelog-producer", "sometimes"), ("write-only", "maybe"),
-    ("file.compression", "middle-out"), ("file.format", "orc"), ("bucket", "0"),
+    ("file.compression", "middle-out"), ("file.format", "lance"), ("bucket", "0"),
     ("compaction.size-ratio", "-1"), ("ignore-delete", "perhaps"), ("bucket", "-3"),
     ("write-buffer-size", "0"), ("target-file-size", "0"), ("fields.v.ignore-retract", "maybe"),
     ("fields.ts.sequence-group", " , "), ("fields.,.sequence-group", "k"), ("sequence.field.sort-order", "up"),

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import itertools
 import json
 import posixpath
-import uuid
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute in the random histories
@@ -699,6 +699,7 @@ def test_snapshots_filter_on_id_reads_only_those_snapshot_files(catalog):
 # ---------------------------------------------------------------------------- random histories
 
 OPS = ("append", "upsert", "compact", "overwrite", "expire")
+_HISTORY_NAMES = itertools.count()
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -709,8 +710,8 @@ def test_system_tables_agree_with_the_table_after_any_history(local_catalog, ops
     the retained snapshots, $manifests nets out to the live file count."""
     import random
     rng = random.Random(seed)
-    # unique per example: the catalog fixture outlives Hypothesis's examples, which repeat seeds
-    name = f"db.h{seed}_{len(ops)}_{uuid.uuid4().hex[:8]}"
+    # a Hypothesis example may repeat within one run (the catalog fixture outlives examples)
+    name = f"db.h{seed}_{len(ops)}_{next(_HISTORY_NAMES)}"
     t = local_catalog.create_table(name, schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                                    options={"bucket": "2"})
     for op in ops:

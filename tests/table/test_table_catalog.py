@@ -116,7 +116,7 @@ def test_schema_object_form(catalog):
     ({"options": {"bucket": "4", "bucket-key": "nope"}}, InvalidOptionError, "nope"),
     ({"options": {"bucket-key": "id"}}, InvalidOptionError, "bucket-key"),
     ({"options": {"target-file-size": "huge"}}, InvalidOptionError, "target-file-size"),
-    ({"options": {"file.format": "orc"}}, InvalidOptionError, "orc"),
+    ({"options": {"file.format": "lance"}}, InvalidOptionError, "lance.*Paimon 1.3"),
     ({"options": {"snapshot.num-retained.min": "0"}}, InvalidOptionError, "num-retained"),
     ({"primary_keys": ["id"], "options": {"bucket": "1", "merge-engine": "latest"}}, InvalidOptionError, "merge-engine"),
     ({"primary_keys": ["id"], "options": {"bucket": "1", "rowkind.field": "zz"}}, InvalidOptionError, "rowkind"),

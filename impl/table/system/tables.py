@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.format.binary_row import decode_row
+from impl.format.formats import format_identifier
 from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexType, ManifestEntry
 from impl.format.stats import ColumnStats
@@ -374,11 +375,6 @@ def _key_columns(core: TableCore, files: Sequence[DataFileMeta]) -> tuple[pa.Arr
     return _in_file_order(groups, mins), _in_file_order(groups, maxs)
 
 
-def _file_format(file_name: str) -> str:
-    # DataFilePathFactory.formatIdentifier: the extension
-    return file_name[file_name.rfind(".") + 1:]
-
-
 def _build_files(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     entries = _live_entries(core, snapshot)
     parts = _PartitionText(core)
@@ -389,7 +385,7 @@ def _build_files(core: TableCore, snapshot: Snapshot | None, request: ReadReques
     cheap = pa.table({
         "partition": pa.array([parts.row(p) for p in distinct], s).take(pa.array(codes, pa.int64())),
         "bucket": pa.array([e.bucket for e in entries], i32),
-        "file_format": pa.array([_file_format(f.file_name) for f in files], s),
+        "file_format": pa.array([format_identifier(f.file_name) for f in files], s),
         "schema_id": pa.array([f.schema_id for f in files], i64),
         "level": pa.array([f.level for f in files], i32),
         "record_count": pa.array([f.row_count for f in files], i64),

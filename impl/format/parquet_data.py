@@ -1,0 +1,105 @@
+"""Parquet data files (pyarrow.parquet): row groups stream to the output as they are encoded."""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable
+from impl.format.types import DataField
+
+# rows per Parquet row group at most
+ROW_GROUP_ROWS = 1 << 20
+_ERRORS = (pa.ArrowException, OSError, ValueError)
+
+
+def _source(source: Any) -> Any:
+    return pa.BufferReader(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
+
+
+class ParquetReader(FormatReader):
+    format_name = "Parquet"
+    prunes = True
+
+    def __init__(self, source: Any, path: str):
+        super().__init__(path)
+        try:
+            self._source = _source(source)
+            self._file = pq.ParquetFile(self._source)
+            self._names = list(self._file.schema_arrow.names)
+        except _ERRORS as e:
+            raise self.corrupt(e) from e
+
+    @property
+    def column_names(self) -> list[str]:
+        return self._names
+
+    def _present(self, columns: Sequence[str] | None) -> list[str] | None:
+        if columns is None:
+            return None
+        have = set(self._names)
+        return [c for c in dict.fromkeys(columns) if c in have]
+
+    @property
+    def num_rows(self) -> int:
+        return self._file.metadata.num_rows
+
+    def read(self, columns: Sequence[str] | None = None) -> pa.Table:
+        try:
+            return self._file.read(columns=self._present(columns))
+        except _ERRORS as e:
+            raise self.corrupt(e) from e
+
+    def read_where(self, columns: Sequence[str], predicate: Any) -> pa.Table:
+        """Row groups whose statistics rule ``predicate`` out are not decoded."""
+        try:
+            fragment = ds.ParquetFileFormat().make_fragment(self._source)
+            return fragment.to_table(columns=self._present(columns), filter=predicate)
+        except _ERRORS as e:
+            raise self.corrupt(e) from e
+
+    def iter_batches(self, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
+        try:
+            batches = self._file.iter_batches(batch_size=batch_rows, columns=self._present(columns))
+            while True:
+                batch = next(batches, None)
+                if batch is None:
+                    return
+                yield pa.Table.from_batches([batch])
+        except _ERRORS as e:
+            raise self.corrupt(e) from e
+
+
+class ParquetWriter(FormatWriter):
+    def __init__(self, stream: BinaryIO, schema: pa.Schema, options: WriteOptions,
+                 dictionary_columns: Sequence[str] | None):
+        kwargs: dict[str, Any] = {"compression": options.compression}
+        if options.compression == "zstd" and options.zstd_level is not None:
+            kwargs["compression_level"] = options.zstd_level
+        if dictionary_columns is not None:
+            kwargs["use_dictionary"] = list(dictionary_columns)
+        self._writer = pq.ParquetWriter(stream, schema, **kwargs)
+
+    def write(self, table: pa.Table) -> None:
+        self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class ParquetFileFormat(FileFormat):
+    name = "parquet"
+
+    def open_reader(self, source: Any, path: str) -> FormatReader:
+        return ParquetReader(source, path)
+
+    def create_writer(self, stream: BinaryIO, schema: pa.Schema, fields: Sequence[DataField],
+                      options: WriteOptions, *, dictionary_columns: Sequence[str] | None = None) -> FormatWriter:
+        check_writable(fields)
+        return ParquetWriter(stream, schema, options, dictionary_columns)
+
+    def check_options(self, options: WriteOptions) -> None:
+        pass  # every file.compression name maps to a Parquet codec
