@@ -502,6 +502,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plant", choices=[x.value for x in TablePlant], default=None, help="swap in a planted bug")
     p.add_argument("--exhaustive", action="store_true", help="every distinct interleaving (DPOR with sleep sets)")
     p.add_argument("--max-schedules", type=int, default=None, help="exhaustive: stop after this many")
+    p.add_argument("--max-faults", type=int, default=0,
+                   help="exhaustive: also branch on up to K failed or lost-response operations per schedule")
     p.add_argument("--schedules", type=int, default=100, help="random mode: number of schedules")
     p.add_argument("--seed", type=int, default=0, help="random mode: seed of the first schedule")
     p.add_argument("--no-faults", action="store_true", help="random mode without crashes and storage faults")
@@ -512,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     scenario = cast(Scenario, table_scenario)
     print(f"configuration: {table_scenario.label()}")
     if args.exhaustive:
-        ex = exhaustive(scenario, max_schedules=args.max_schedules)
+        ex = exhaustive(scenario, max_schedules=args.max_schedules, max_faults=args.max_faults)
         print(f"exhaustive: {ex.schedules} schedules (+{ex.blocked} cut by sleep sets) in {ex.seconds:.1f} s; "
               f"complete: {ex.complete}")
         found, schedules = ex.findings, ex.schedules

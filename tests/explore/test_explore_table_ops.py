@@ -36,6 +36,19 @@ def test_random_table_schedules_with_crashes_and_faults_find_nothing(scenario, s
     assert [(f.seed, [str(v) for v in f.violations]) for f in report.findings] == []
 
 
+@pytest.mark.parametrize("scenario", [
+    TableScenario(TableOp.TAG_EXPIRE, writers=0),
+    TableScenario(TableOp.SCHEMA_CHANGE, writers=1),
+], ids=lambda x: x.label())
+def test_exhaustive_with_one_storage_fault_checks_every_schedule_of_the_small_configurations(scenario):
+    """Every distinct interleaving with at most one failed or lost-response operation (68 and
+    109 schedules when written), and without faults (3 each)."""
+    report = exhaustive(scenario, max_faults=1)
+    assert report.complete and report.findings == []
+    plain = exhaustive(scenario)
+    assert plain.complete and plain.findings == [] and 1 < plain.schedules < report.schedules
+
+
 def test_exhaustive_tag_creation_racing_expiration_finds_nothing():
     """The first 80 schedules of the exhaustive search (the race below is schedule 47)."""
     report = exhaustive(TAG_EXPIRE, max_schedules=80)
