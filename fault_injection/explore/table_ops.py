@@ -22,10 +22,16 @@ Configurations (:class:`TableOp`):
   the writers' new keys race for the same bucket slots and HASH index files;
 - ``schema-change``: the writers (tables opened before the run, on schema 0) race an
   ``alter_table`` adding a column;
-- ``tag-expire``: one writer, a ``create_tag`` of the latest snapshot and an expiration keeping
+- ``tag-expire``: the writers, a ``create_tag`` of the latest snapshot and an expiration keeping
   one snapshot.
 
-The oracle (:func:`check`) reads the table after the run, outside the schedule.
+Actors run once (a crash ends one: no restart). The oracle (:func:`check`) reads the table
+after the run, outside the schedule: ids contiguous and no part twice; every acknowledged
+writer's APPEND published; every retained snapshot and tag complete on storage and reading
+the rows of the APPENDs landed by it (with deletion vectors, which hide level 0: landed
+versions, one per key, and after a full compaction exactly the merge); per configuration, one
+bucket per key with its HASH index, old-schema rows with the new column null, an
+acknowledged tag present. :class:`TablePlant` are its planted bugs.
 """
 
 from __future__ import annotations
