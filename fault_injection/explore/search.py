@@ -8,7 +8,7 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from fault_injection.explore.memo import memoized_decoding
 from fault_injection.explore.oracle import Violation, check
@@ -39,7 +39,10 @@ def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | No
                  seed: int = 0, *, abandon_void_faults: bool = False) -> RunOutcome:
     """One schedule from a fresh table; the oracle's verdict (nothing for an abandoned run)."""
     store = SimStore()
-    world = World(scenario, store, seed, factories or Factories())
+    # a configuration of whole table operations (fault_injection.explore.table_ops) brings its own world and oracle
+    new_world = getattr(scenario, "new_world", None)
+    world: Any = new_world(store, seed, factories) if new_world else World(scenario, store, seed,
+                                                                           factories or Factories())
     world.setup()
     runner = Runner(chooser, abandon_void_faults=abandon_void_faults)
     store.gate = runner
@@ -49,7 +52,7 @@ def run_schedule(scenario: Scenario, chooser: Chooser, factories: Factories | No
     faults = any(s.action is not Action.PROCEED for s in result.steps)
     violations = [Violation("actor", f"{world.reports[i].name} raised {type(e).__name__}: {e}")
                   for i, e in result.errors.items()]
-    violations += check(world, faults=faults)
+    violations += world.check(faults=faults) if new_world else check(world, faults=faults)
     return RunOutcome(result.steps, tuple(violations), False, tuple(world.reports))
 
 

@@ -26,6 +26,9 @@ file of a tagged snapshot goes, its files stay until the tag goes. ``protected``
 names or a function of the expired range ``(begin, end)`` that returns one, called only when
 there is something to expire; the table layer passes the files of the tags
 :func:`tags_to_skip` selects and of every tag and present snapshot of the other branches.
+A function is called again once the expired snapshot files are gone, for a tag created
+meanwhile: with ``create_tag`` withdrawing a tag whose snapshot is gone after the tag is
+written, every tag of an expired snapshot is either seen or withdrawn (apache/paimon#9220).
 
 What a snapshot references is :mod:`impl.snapshot.references`' rule. Snapshot ``end`` must be
 complete (a missing file of it is CorruptMetadataError); a missing file of an expired
@@ -153,6 +156,7 @@ class SnapshotExpiration:
                 begin = sid + 1  # an interrupted run already removed the ones below
                 break
         end_snapshot = sm.snapshot(end_exclusive)
+        protected_of = protected if callable(protected) else None
         if callable(protected):
             protected = protected(begin, end_exclusive)  # may raise (a corrupt tag): nothing deleted yet
         expired = [s for s in (sm.try_snapshot(i) for i in range(begin, end_exclusive)) if s is not None]
@@ -210,6 +214,14 @@ class SnapshotExpiration:
             self.file_io.delete(self.paths.snapshot_path(snap.id))
             ids.append(snap.id)
         sm.commit_hint(EARLIEST_HINT, end_exclusive)
+        if protected_of is not None:
+            # A tag written since the first reading keeps an expired snapshot: read them again
+            # now that the snapshot files are gone (create_tag withdraws a tag whose snapshot
+            # is gone after the tag is written, so every later one is withdrawn; apache/paimon#9220)
+            again = protected_of(begin, end_exclusive)
+            data_candidates = unprotected(data_candidates, again)
+            changelog_candidates = unprotected(changelog_candidates, again)
+            meta_candidates = unprotected(meta_candidates, again)
 
         deleted_data = self._delete_each(data_candidates)
         deleted_changelog = self._delete_each(changelog_candidates)

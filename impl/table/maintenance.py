@@ -101,13 +101,21 @@ def protected_names(core: TableCore) -> Callable[[int, int], frozenset[str]]:
     function of the range, called by the expiration only when it has something to expire):
     the files of the branch's tags :func:`impl.snapshot.expire.tags_to_skip` selects (Paimon's
     skipping tags), and of every tag and present snapshot of the other branches, which share
-    files with this one (created from its tags, or fast-forwarded to)."""
+    files with this one (created from its tags, or fast-forwarded to).
+
+    The expiration calls it twice (before and after deleting the snapshot files); the second
+    call costs one listing of the tag directory unless a tag was created in between."""
+    last: list[tuple[frozenset[str], frozenset[str]]] = []  # (tag names, protected names) of the last call
 
     def protect(begin: int, end: int) -> frozenset[str]:
+        if last and frozenset(core.tag_manager.tag_names()) <= last[0][0]:
+            return last[0][1]
         own = list(core.tag_manager.tags())
         wanted = set(tags_to_skip([t.snapshot.id for t in own], begin, end))
         used = tag_names_used(core, (t for t in own if t.snapshot.id in wanted))
-        return frozenset(used | other_branches_used_names(core))
+        names = frozenset(used | other_branches_used_names(core))
+        last[:] = [(frozenset(t.name for t in own), names)]
+        return names
     return protect
 
 

@@ -53,13 +53,34 @@ def create_tag(core: TableCore, name: str, snapshot_id: int | None,
         existing = tags.try_get(name)
         if existing is not None:
             return existing
-    snap = snapshot_to_tag(core, snapshot_id)
-    try:
-        return tags.create(name, snap, retained, now=None if retained is None else core.now_local())
-    except TagAlreadyExistError:
-        if ignore_if_exists:  # lost a race to a creator of the same name
-            return tags.get(name)
-        raise
+    for _ in range(_TAG_ATTEMPTS):
+        snap = snapshot_to_tag(core, snapshot_id)
+        try:
+            tag = tags.create(name, snap, retained, now=None if retained is None else core.now_local())
+        except TagAlreadyExistError:
+            if ignore_if_exists:  # lost a race to a creator of the same name
+                return tags.get(name)
+            raise
+        if _still_held(core, name, snap.id):
+            return tag
+        # An expiration deleted the snapshot between reading it and writing the tag; having
+        # read the tags before this one existed, it may have deleted the snapshot's files too
+        # (apache/paimon#9220). Expiration reads the tags again after deleting snapshot
+        # files, so a tag whose snapshot is still there after the tag is written is safe.
+        tags.delete_file(name)
+        if snapshot_id is not None:
+            raise SnapshotNotExistError(core.path, snap.id)
+    raise SnapshotNotExistError(core.path, snap.id)
+
+
+_TAG_ATTEMPTS = 3  # tagging "the latest", each attempt lost to an expiration of what it read
+
+
+def _still_held(core: TableCore, name: str, snapshot_id: int) -> bool:
+    """Whether the snapshot a new tag keeps is still present, or kept by another tag."""
+    if core.snapshot_manager.snapshot_exists(snapshot_id):
+        return True
+    return any(t.snapshot.id == snapshot_id for t in core.tag_manager.tags() if t.name != name)
 
 
 def tags_with_branches(core: TableCore) -> list[Tag]:
