@@ -162,14 +162,16 @@ def test_recovery_refuses_to_publish_again_a_part_whose_snapshot_and_files_expir
     APPEND as snapshot 2 and crashed before its COMPACT; an overwrite replaced partition 0
     (c0's file with it); expiration removed snapshot 2 and c0's file. c0's restarted process
     found no snapshot of its own (filter_committed sees only retained snapshots), published
-    the APPEND a second time, naming the deleted file. Recovery now checks the files of what it
-    would commit again when the scan did not reach back past it, and refuses."""
+    the APPEND a second time, naming the deleted file. Recovery now looks at the files of what it
+    would commit again when the scan did not reach back past it: the overwrite snapshot (retained)
+    deleted c0's file, so the APPEND is known published and is not committed again; the COMPACT
+    part, whose input the overwrite removed, is refused as a conflict."""
     scenario = Scenario(committers=1, compact=True, overwrite=True, expire=True, readers=0)
     chooser = Phases((0, _is_create_of("snapshot-3")), (0, Action.CRASH), (1, None), (2, None), (0, None))
     outcome = run_schedule(scenario, chooser)
     assert [str(v) for v in outcome.violations] == []
     c0 = outcome.reports[0]
-    assert c0.restarts == 1 and c0.status is Status.FAILED and "CommitRecoveryError" in (c0.error or "")
+    assert c0.restarts == 1 and c0.status is Status.CONFLICT and "FileNotLiveError" in (c0.conflict or "")
     assert not [s for s in outcome.steps if s.actor == 0 and s.op.kind.value == "create"
                 and not s.op.path.endswith(("/snapshot-2", "/snapshot-3"))]
 
