@@ -20,13 +20,19 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitRecoveryError,
     CommitRetriesExhaustedError,
     CorruptMetadataError,
+    DuplicateFileError,
     FileAlreadyLiveError,
+    FileIOError,
     FileNotLiveError,
     IndexFileConflictError,
     InvalidBranchNameError,
     InvalidOptionError,
     InvalidTagNameError,
+    InvalidWarehouseError,
     KeyRangeOverlapError,
+    LevelsError,
+    MergeEngineError,
+    MissingExtraError,
     NoSnapshotError,
     OverwritePartitionError,
     PaimonError,
@@ -40,6 +46,11 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     TagAlreadyExistsError,
     TagNotExistError,
     TagNotFoundError,
+    TypeParseError,
+    UnsupportedFileFormatError,
+    UnsupportedFileSystemError,
+    UnsupportedTypeError,
+    UnsupportedVersionError,
     WriterClosedError,
 )
 from impl.schema import Move, SchemaChange
@@ -64,6 +75,15 @@ from impl.table import (
     UnknownSystemTableError,
     UnsupportedTableFeatureError,
 )
+from impl.table.errors import (
+    CommitUsageError,
+    DynamicBucketError,
+    InvalidIdentifierError,
+    InvalidPredicateError,
+    StaleTableDirectoryError,
+    StaleTableHandleError,
+    UnsupportedCatalogOptionError,
+)
 
 __all__ = [
     "Catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
@@ -83,4 +103,10 @@ __all__ = [
     "ColumnNotExistError", "ColumnAlreadyExistError",
     "TagAlreadyExistError", "TagNotExistError", "InvalidTagNameError", "NoSnapshotError",
     "BranchAlreadyExistError", "BranchNotExistError", "BranchStateError", "InvalidBranchNameError",
+    # every other error of the two core homes (impl.errors, impl.table.errors): storage and
+    # warehouse, formats and types, merge tree, catalog and table API
+    "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "LevelsError", "MergeEngineError", "MissingExtraError",
+    "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
+    "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
+    "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError",
 ]

@@ -1,8 +1,19 @@
-"""Typed errors raised by impl.
+"""Typed errors raised by impl below the table API.
 
 Every error a caller can cause or observe is a subclass of :class:`PaimonError`, and its
 message names the table, file or value that was wrong. Conflict errors carry the files
 involved so a caller (or a test) can tell exactly what collided.
+
+Where errors live (three homes, checked by tests/core/test_error_names.py):
+
+- here, ``impl.errors``: the bases (:class:`PaimonError`, :class:`TableError`) and every error
+  raised below the table API: storage (``impl.fs``), formats and types (``impl.format``),
+  manifests, snapshots, commit, merge tree, schema, options, tags and branches;
+- ``impl.table.errors``: errors of the catalog and the table API (``impl.table``);
+- ``impl.spark.errors``: errors of the Spark connector (``impl.spark``).
+
+An error goes to the home of the lowest package that raises it, so no package imports an
+error from a package above it. This module imports nothing from impl.
 """
 
 from __future__ import annotations
@@ -96,6 +107,33 @@ class DuplicateFileError(PaimonError):
     def __init__(self, file_name: str, detail: str = ""):
         self.file_name = file_name
         super().__init__(f"file {file_name} is added twice{': ' + detail if detail else ''}")
+
+
+# --------------------------------------------------------------------------- formats and types
+
+
+class TypeParseError(PaimonError, ValueError):
+    """A Paimon type string or pyarrow type has no mapping."""
+
+
+class UnsupportedTypeError(TypeParseError, NotImplementedError):
+    """A column's Paimon type is one this library cannot represent (refused when a table is
+    opened, naming the column and the type, never read wrongly)."""
+
+
+class UnsupportedFileFormatError(PaimonError, NotImplementedError):
+    """A data file or ``file.format`` names a format this library does not read or write."""
+
+
+# --------------------------------------------------------------------------- merge tree
+
+
+class LevelsError(PaimonError):
+    """Files of one level >= 1 overlap in key range (corrupt table state or a bug)."""
+
+
+class MergeEngineError(PaimonError, ValueError):
+    """Rows cannot be merged under the table's merge engine (e.g. a retraction it cannot apply)."""
 
 
 # --------------------------------------------------------------------------- commit

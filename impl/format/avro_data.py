@@ -26,13 +26,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from fastavro.write import Writer
 
-from impl.errors import InvalidOptionError
+from impl.errors import InvalidOptionError, UnsupportedFileFormatError
 from impl.format import avro_columns
 from impl.format.file_format import (
     FileFormat,
     FormatReader,
     FormatWriter,
-    UnsupportedFileFormatError,
     WriteOptions,
     check_writable,
 )

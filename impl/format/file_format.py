@@ -33,8 +33,8 @@ from typing import Any, BinaryIO, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
-from impl.errors import DataFileError, PaimonError
-from impl.format.types import BIGINT, DataField, DataType, UnsupportedTypeError
+from impl.errors import DataFileError, PaimonError, UnsupportedFileFormatError, UnsupportedTypeError
+from impl.format.types import BIGINT, DataField, DataType
 
 # Paimon's system fields of primary-key files and their field ids (SpecialFields): a key
 # field's id is its value field's id plus KEY_FIELD_ID_START.
@@ -46,10 +46,6 @@ VALUE_KIND_ID = 2147483647 - 2
 # brought them (format-table CSV / JSON / text files are no data files of a Paimon table).
 UNSUPPORTED_FORMATS_SINCE = {"lance": "1.3", "blob": "1.3", "csv": "1.3 (format tables)", "json": "1.3 (format tables)",
                         "text": "1.3 (format tables)"}
-
-
-class UnsupportedFileFormatError(PaimonError, NotImplementedError):
-    """A data file or ``file.format`` names a format this library does not read or write."""
 
 
 @dataclass(frozen=True)

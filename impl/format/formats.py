@@ -12,8 +12,9 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from impl.errors import UnsupportedFileFormatError
 from impl.format.avro_data import AvroFileFormat
-from impl.format.file_format import UNSUPPORTED_FORMATS_SINCE, FileFormat, FormatReader, UnsupportedFileFormatError
+from impl.format.file_format import UNSUPPORTED_FORMATS_SINCE, FileFormat, FormatReader
 from impl.format.orc_data import OrcFileFormat
 from impl.format.parquet_data import ParquetFileFormat
 

@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from impl.errors import CorruptMetadataError, UnsupportedVersionError
-from impl.format.types import DataField, UnsupportedTypeError
+from impl.errors import CorruptMetadataError, UnsupportedTypeError, UnsupportedVersionError
+from impl.format.types import DataField
 
 SNAPSHOT_VERSION = 3
 SCHEMA_VERSION = 3

@@ -11,17 +11,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from impl.errors import PaimonError
-
-
-class TypeParseError(PaimonError, ValueError):
-    """A Paimon type string or pyarrow type has no mapping."""
-
-
-class UnsupportedTypeError(TypeParseError, NotImplementedError):
-    """A column's Paimon type is one this library cannot represent (refused when a table is
-    opened, naming the column and the type, never read wrongly)."""
-
+from impl.errors import TypeParseError, UnsupportedTypeError
 
 MAX_LENGTH = 2147483647
 # Paimon types this library does not represent, with the Paimon release that added them.

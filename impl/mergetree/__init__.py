@@ -3,15 +3,15 @@ dynamic bucket mode): write buffer with spilling, level-0 flushes, levels and un
 compaction, merge engines, sorted-run merge and merged reads, deletion vectors and the changelog
 of the lookup and full-compaction producers."""
 
+from impl.errors import LevelsError, MergeEngineError
 from impl.mergetree.compact_strategy import CompactUnit, UniversalCompaction, pick_full_compaction
 from impl.mergetree.compact_task import CompactResult, plan_compaction
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, read_deletion_vectors
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, RowKind
-from impl.mergetree.levels import Levels, LevelsError, LevelSortedRun, SortedRun
+from impl.mergetree.levels import Levels, LevelSortedRun, SortedRun
 from impl.mergetree.merge_engine import (
     FieldAgg,
-    MergeEngineError,
     MergeSpec,
     SequenceGroup,
     merge_kv,

@@ -14,13 +14,9 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from impl.errors import PaimonError
+from impl.errors import LevelsError
 from impl.format.records import DataFileMeta
 from impl.mergetree.kv import KeyCodec
-
-
-class LevelsError(PaimonError):
-    """Files of one level >= 1 overlap in key range (corrupt table state or a bug)."""
 
 
 @dataclass(frozen=True)

@@ -66,16 +66,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from impl.errors import InvalidOptionError, PaimonError
+from impl.errors import InvalidOptionError, MergeEngineError
 from impl.format.json_records import TableSchema
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
 from impl.options.values import MergeEngine
-
-
-class MergeEngineError(PaimonError, ValueError):
-    """Rows cannot be merged under the table's merge engine (e.g. a retraction it cannot apply)."""
-
 
 _NUMERIC = {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"}
 _COMPARABLE = _NUMERIC | {"VARCHAR", "CHAR", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"}

@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, TypeVar
 
-from impl.errors import InvalidOptionError
-from impl.format.file_format import UnsupportedFileFormatError
+from impl.errors import InvalidOptionError, UnsupportedFileFormatError
 from impl.format.formats import file_format
 
 E = TypeVar("E", bound=enum.Enum)

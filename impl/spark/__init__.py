@@ -27,13 +27,22 @@ from impl._optional import require
 require("pyspark", "impl.spark (the Spark connector)")  # before anything below imports it
 
 from impl.spark.compaction import CompactResult, compact  # noqa: E402
+from impl.spark.errors import (  # noqa: E402
+    SharedPlanError,
+    SparkConnectorError,
+    StreamSinkError,
+    StreamSnapshotExpiredError,
+    StreamStartError,
+    WriteClosedError,
+    WriteRoutingError,
+)
 from impl.spark.routing import WriteResult, write_dataframe  # noqa: E402
 from impl.spark.session import get_or_create_session, session  # noqa: E402
 from impl.spark.source import FORMAT_NAME, PaimonDataSource, register  # noqa: E402
-from impl.spark.tables import SparkConnectorError, TableRef  # noqa: E402
-from impl.spark.writer import WriteRoutingError  # noqa: E402
+from impl.spark.tables import TableRef  # noqa: E402
 
 __all__ = [
     "FORMAT_NAME", "PaimonDataSource", "register", "session", "get_or_create_session", "write_dataframe",
     "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
+    "SharedPlanError", "WriteClosedError", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
 ]

@@ -24,7 +24,7 @@ Two consequences, and what this module does about each:
    ``pushdown`` = ``true`` the plan is pruned with the OR of every push recorded on the relation
    (:func:`record_pushed`), right for every *filtered* scan; a query that also scans the relation
    unfiltered is refused where the read can see it (two scans of one plan in one stage:
-   :class:`impl.spark.reader.SharedPlanError`) and can answer wrongly where it cannot (the
+   :class:`impl.spark.errors.SharedPlanError`) and can answer wrongly where it cannot (the
    unfiltered scan in another stage), which is why it is opt-in, for a DataFrame each query scans
    once.
 
@@ -52,7 +52,8 @@ import tempfile
 import time
 
 from impl.fs.file_io import FileIO
-from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.errors import SparkConnectorError
+from impl.spark.tables import TableRef
 from impl.spark.tracking import INTENT_ROOT
 from impl.table.predicate import Predicate, predicate_from_json, predicate_to_json
 

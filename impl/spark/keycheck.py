@@ -47,7 +47,7 @@ from impl.commit.messages import CommitMessage
 from impl.format.records import DataFileMeta
 from impl.mergetree.kv import KeyCodec, KVLayout
 from impl.mergetree.read import read_kv_tables
-from impl.spark.tables import SparkConnectorError
+from impl.spark.errors import WriteRoutingError
 from impl.table.bucket import bucket_of_hashes, compute_buckets, encode_partition, group_rows, row_hashes
 
 # A sketch lists the distinct key hashes a task wrote into a (partition, bucket) while there are
@@ -61,20 +61,6 @@ DEFAULT_MAX_BITS = 1 << 18
 MIN_BITS = 64
 BITS_PER_KEY = 8
 _GOLDEN = np.uint32(0x9E3779B1)  # Fibonacci hashing: spreads Paimon's key hash over the top bits
-
-
-class WriteRoutingError(SparkConnectorError):
-    """Two Spark tasks of one write wrote the same primary key (the order of its versions is undefined).
-
-    ``key`` (column -> value), ``partition`` (column -> value) and ``bucket`` name one such key.
-    """
-
-    def __init__(self, message: str, *, key: Mapping[str, object] | None = None,
-                 partition: Mapping[str, object] | None = None, bucket: int | None = None):
-        super().__init__(message)
-        self.key = dict(key or {})
-        self.partition = dict(partition or {})
-        self.bucket = bucket
 
 
 # ============================================================================ sketches

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from impl.spark.tables import SparkConnectorError, TableRef, canonical_storage_key, is_storage_key, split_table_path
+from impl.spark.errors import SparkConnectorError
+from impl.spark.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
 from impl.spark.types import arrow_schema_for_create, check_write_schema
 from impl.spark.writer import WriteJob
 from impl.table.catalog import split_system_table

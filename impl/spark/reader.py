@@ -37,8 +37,9 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from impl.spark.claims import ClaimLedger, pushed_predicates, record_pushed
+from impl.spark.errors import SharedPlanError
 from impl.spark.filters import translate_filters
-from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
 from impl.table.predicate import CompoundPredicate
 
@@ -60,11 +61,6 @@ def with_row_kind(t: pa.Table, kinds: pa.ChunkedArray | pa.Array | None) -> pa.T
     else:
         names = _ROW_KIND_NAMES.take(pc.fill_null(kinds, 0))
     return t.add_column(0, ROW_KIND_COLUMN, names)
-
-
-class SharedPlanError(SparkConnectorError):
-    """One query scans the same loaded DataFrame / view twice while Spark 4.3 hands all those
-    scans the same pruned plan: reading it could return wrong rows, so the query fails."""
 
 
 class PaimonInputPartition(InputPartition):

@@ -22,8 +22,9 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
+from impl.spark.errors import SparkConnectorError
 from impl.spark.source import FORMAT_NAME, activate, prepare_write
-from impl.spark.tables import SparkConnectorError, split_storage_options
+from impl.spark.tables import split_storage_options
 from impl.spark.tracking import clean_after_failure
 from impl.spark.writer import (
     CommitOutcome,

@@ -79,6 +79,7 @@ from pyspark.sql.datasource import DataSource
 from impl.errors import SchemaMismatchError
 from impl.options.values import parse_bool
 from impl.spark.claims import prune_local_ledgers
+from impl.spark.errors import SparkConnectorError
 from impl.spark.options import (
     FORMAT_NAME,
     parse_options,
@@ -89,7 +90,7 @@ from impl.spark.reader import DEFAULT_TARGET_BYTES, ROW_KIND_COLUMN, PaimonPushd
 from impl.spark.stream_reader import PaimonStreamReader, check_streamable, stream_start
 from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
 from impl.spark.system import SystemTableReader
-from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.tables import TableRef
 from impl.spark.types import check_read_schema, spark_schema
 from impl.spark.writer import PaimonWriter
 from impl.table.system import SystemTable

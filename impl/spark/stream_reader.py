@@ -53,6 +53,7 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 from impl.errors import SnapshotNotExistError
 from impl.options import core_options as co
 from impl.options.values import StartupMode
+from impl.spark.errors import StreamSnapshotExpiredError, StreamStartError
 from impl.spark.reader import (
     BATCH_ROWS,
     DEFAULT_TARGET_BYTES,
@@ -63,7 +64,7 @@ from impl.spark.reader import (
     read_units,
     with_row_kind,
 )
-from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
 from impl.table.read import VALUE_KIND
 from impl.table.scan import DataSplit
@@ -75,14 +76,6 @@ STREAM_MODES = (StartupMode.LATEST_FULL, StartupMode.LATEST, StartupMode.FROM_SN
 # the start option each mode needs (the other one must not be set)
 _MODE_NEEDS = {StartupMode.FROM_SNAPSHOT: "scan.snapshot-id", StartupMode.FROM_SNAPSHOT_FULL: "scan.snapshot-id",
                StartupMode.FROM_TIMESTAMP: "scan.timestamp-millis"}
-
-
-class StreamStartError(SparkConnectorError):
-    """The start options of a streaming read are wrong or not supported."""
-
-
-class StreamSnapshotExpiredError(SparkConnectorError):
-    """A snapshot the stream still has to read has expired: its changes can no longer be read."""
 
 
 # ====================================================================== start options (pure)

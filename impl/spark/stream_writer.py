@@ -63,11 +63,11 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 
 from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
+from impl.spark.errors import StreamSinkError, WriteRoutingError
 from impl.spark.keycheck import Sketches
 from impl.spark.options import FORMAT_NAME, parse_options, prepare_write, refuse_system_table_write
-from impl.spark.tables import SparkConnectorError
 from impl.spark.tracking import WriteIntent, clean_after_failure
-from impl.spark.writer import CommitOutcome, WriteJob, WriteRoutingError, commit_write, task_key, write_task
+from impl.spark.writer import CommitOutcome, WriteJob, commit_write, task_key, write_task
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +82,6 @@ COMMIT_USER_PREFIX_OPTION = "commit.user-prefix"
 _RUN_NAME = re.compile(r"^stream-(?P<key>[0-9a-f]{16})-q(?P<query>[0-9a-f]{32})-b(?P<batch>\d+)-s(?P<since>\d+)"
                        r"-(?P<run>[0-9a-f]+)$")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-
-
-class StreamSinkError(SparkConnectorError):
-    """The streaming sink cannot run as configured (no checkpoint location, no query or batch id)."""
 
 
 # ====================================================================== pure rules

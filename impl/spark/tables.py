@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import impl
-from impl.errors import InvalidWarehouseError, PaimonError
+from impl.errors import InvalidWarehouseError
 from impl.fs.object_store import (
     ACCESS_KEY_KEYS,
     CONNECT_TIMEOUT_KEY,
@@ -34,12 +34,9 @@ from impl.fs.object_store import (
     filesystem_for_url,
     is_object_store_url,
 )
+from impl.spark.errors import SparkConnectorError
 from impl.table.catalog import DB_SUFFIX
 from impl.table.errors import DatabaseNotExistError, InvalidIdentifierError, TableNotExistError
-
-
-class SparkConnectorError(PaimonError, ValueError):
-    """Misuse of the Spark connector (bad path, bad option, unsupported save mode, ...)."""
 
 
 def _normalize(path: str) -> str:

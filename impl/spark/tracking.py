@@ -47,7 +47,7 @@ import uuid
 from typing import Any, Callable, Iterable, Iterator
 
 from impl.fs.file_io import FileIO
-from impl.spark.tables import SparkConnectorError
+from impl.spark.errors import WriteClosedError
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +56,6 @@ INTENT_ROOT = ".paimon_py_spark"
 
 def new_write_id() -> str:
     return uuid.uuid4().hex
-
-
-class WriteClosedError(SparkConnectorError):
-    """A task attempt started after the driver had already committed or aborted its write."""
 
 
 # How long the driver waits for task attempts it saw start to end, and then how long it lets

@@ -33,15 +33,15 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
 from impl.fs.file_io import FileIO
+from impl.spark.errors import SparkConnectorError, WriteRoutingError
 from impl.spark.keycheck import (
     KeyCheckStats,
     KeySketchBuilder,
     Sketches,
-    WriteRoutingError,
     check_shared_keys,
     keep_one_compaction_per_bucket,
 )
-from impl.spark.tables import SparkConnectorError, TableRef
+from impl.spark.tables import TableRef
 from impl.spark.tracking import WriteIntent, clean_after_failure
 from impl.table.write import conform_input
 

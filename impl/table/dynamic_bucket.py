@@ -38,23 +38,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
-from impl.errors import CorruptMetadataError, TableError
+from impl.errors import CorruptMetadataError
 from impl.format.json_records import Snapshot
 from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import FileNamer, IdFactory, TablePaths
 from impl.options.values import MAX_DYNAMIC_BUCKETS
 from impl.table.core import TableCore
+from impl.table.errors import DynamicBucketError
 from impl.table.scan import SnapshotReader
 
 INDEX_FILE_PREFIX = "index-"
 # Java's unlimited case: bucket ids 0 .. Short.MAX_VALUE - 1 (PartitionIndex.assign)
 _UNLIMITED_MAX_BUCKET_ID = MAX_DYNAMIC_BUCKETS - 2
 _LOAD_ATTEMPTS = 5  # reads of a partition's index that may each lose a race with expiration
-
-
-class DynamicBucketError(TableError):
-    """The dynamic bucket index cannot serve a write (buckets exhausted, or data without an index)."""
 
 
 # ============================================================================ file format

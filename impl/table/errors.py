@@ -1,4 +1,12 @@
-"""Typed errors of the catalog and table layer (all subclasses of :class:`impl.errors.TableError`)."""
+"""Typed errors of the catalog and the table API (``impl.table``; all subclasses of
+:class:`impl.errors.TableError`).
+
+Where errors live (three homes, checked by tests/core/test_error_names.py): ``impl.errors``
+holds the bases and every error raised below the table API (storage, formats and types,
+manifests, snapshots, commit, merge tree, schema, options, tags and branches); this module the
+errors of the catalog and the table API; ``impl.spark.errors`` those of the Spark connector.
+An error goes to the home of the lowest package that raises it.
+"""
 
 from __future__ import annotations
 
@@ -66,8 +74,6 @@ class UnsupportedTableFeatureError(TableError, NotImplementedError):
     """The table asks for something this library does not implement (e.g. dynamic bucket mode)."""
 
 
-
-
 class CommitUsageError(TableError, ValueError):
     """A commit call is malformed: not CommitMessages, or a stream commit without an identifier."""
 
@@ -92,16 +98,6 @@ class SystemTableReadOnlyError(TableError):
         self.operation = operation
         super().__init__(f"system table {identifier!r} is read-only: {operation} is not allowed "
                          "(write to the data table instead)")
-
-
-
-
-__all__ = [
-    "DatabaseNotExistError", "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "TableNotExistError",
-    "TableAlreadyExistError", "InvalidIdentifierError", "InvalidSchemaError", "NullKeyError",
-    "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "CommitUsageError", "DataFileError",
-    "UnknownSystemTableError", "SystemTableReadOnlyError",
-]
 
 
 class StaleTableHandleError(TableError):
@@ -138,3 +134,16 @@ class UnsupportedCatalogOptionError(TableError, ValueError):
         self.key = key
         self.value = value
         super().__init__(f"catalog option {key!r}={value!r}: {reason}")
+
+
+class DynamicBucketError(TableError):
+    """The dynamic bucket index cannot serve a write (buckets exhausted, or data without an index)."""
+
+
+__all__ = [
+    "DatabaseNotExistError", "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "TableNotExistError",
+    "TableAlreadyExistError", "InvalidIdentifierError", "InvalidSchemaError", "NullKeyError",
+    "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "CommitUsageError", "DataFileError",
+    "UnknownSystemTableError", "SystemTableReadOnlyError", "StaleTableHandleError", "StaleTableDirectoryError",
+    "UnsupportedCatalogOptionError", "DynamicBucketError",
+]

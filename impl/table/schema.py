@@ -13,9 +13,9 @@ from typing import Iterable, Mapping, Sequence
 import pyarrow as pa
 
 from impl.environment import wall_clock_millis
-from impl.errors import InvalidOptionError, PaimonError
+from impl.errors import InvalidOptionError, PaimonError, TypeParseError
 from impl.format.json_records import TableSchema
-from impl.format.types import DataField, TypeParseError, from_arrow, reassign_nested_ids, to_arrow
+from impl.format.types import DataField, from_arrow, reassign_nested_ids, to_arrow
 from impl.options import core_options as co
 from impl.options.values import MergeEngine
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError

@@ -1,0 +1,55 @@
+"""Typed errors of the Spark connector (``impl.spark``; all subclasses of
+:class:`SparkConnectorError`).
+
+Where errors live (three homes, checked by tests/core/test_error_names.py): ``impl.errors``
+holds the bases and every error raised below the table API (storage, formats and types,
+manifests, snapshots, commit, merge tree, schema, options, tags and branches);
+``impl.table.errors`` the errors of the catalog and the table API; this module those of the
+Spark connector. An error goes to the home of the lowest package that raises it. This module
+imports nothing from impl but :mod:`impl.errors`, so every connector module can import it.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from impl.errors import PaimonError
+
+
+class SparkConnectorError(PaimonError, ValueError):
+    """Misuse of the Spark connector (bad path, bad option, unsupported save mode, ...)."""
+
+
+class WriteRoutingError(SparkConnectorError):
+    """Two Spark tasks of one write wrote the same primary key (the order of its versions is undefined).
+
+    ``key`` (column -> value), ``partition`` (column -> value) and ``bucket`` name one such key.
+    """
+
+    def __init__(self, message: str, *, key: Mapping[str, object] | None = None,
+                 partition: Mapping[str, object] | None = None, bucket: int | None = None):
+        super().__init__(message)
+        self.key = dict(key or {})
+        self.partition = dict(partition or {})
+        self.bucket = bucket
+
+
+class SharedPlanError(SparkConnectorError):
+    """One query scans the same loaded DataFrame / view twice while Spark 4.3 hands all those
+    scans the same pruned plan: reading it could return wrong rows, so the query fails."""
+
+
+class WriteClosedError(SparkConnectorError):
+    """A task attempt started after the driver had already committed or aborted its write."""
+
+
+class StreamStartError(SparkConnectorError):
+    """The start options of a streaming read are wrong or not supported."""
+
+
+class StreamSnapshotExpiredError(SparkConnectorError):
+    """A snapshot the stream still has to read has expired: its changes can no longer be read."""
+
+
+class StreamSinkError(SparkConnectorError):
+    """The streaming sink cannot run as configured (no checkpoint location, no query or batch id)."""
