@@ -107,7 +107,7 @@ def test_polars(pk):
     import polars as pl
     df = pl.DataFrame(pk)
     assert df.columns == ["dt", "id", "v"]
-    assert dict(zip(df["id"].to_list(), df["v"].to_list())) == PK_ROWS
+    assert dict(zip(df["id"].to_list(), df["v"].to_list(), strict=True)) == PK_ROWS
 
 
 def test_duckdb_replacement_scan(catalog, pk, append):
