@@ -80,6 +80,7 @@ from impl.table.errors import (
     DynamicBucketError,
     InvalidIdentifierError,
     InvalidPredicateError,
+    RequestedSchemaError,
     StaleTableDirectoryError,
     StaleTableHandleError,
     UnsupportedCatalogOptionError,
@@ -108,5 +109,5 @@ __all__ = [
     "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "LevelsError", "MergeEngineError", "MissingExtraError",
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
-    "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError",
+    "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
 ]

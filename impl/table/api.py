@@ -1,7 +1,8 @@
 """The ``Table`` protocol: what a data table (:class:`impl.table.FileStoreTable`) and a system
 table (:class:`impl.table.SystemTable`) share, so code reading "a table" takes either.
 
-Both read the same way (``new_read_builder``, ``to_arrow``, ``copy`` for time travel). Both
+Both read the same way (``new_read_builder``, ``to_arrow``, ``to_arrow_batch_reader``, the Arrow
+stream protocol ``__arrow_c_stream__``, ``copy`` for time travel). Both
 name every write, maintenance, tag and branch entry point; a system table refuses each with
 :class:`impl.table.errors.SystemTableReadOnlyError`, raised before anything is written.
 """
@@ -51,6 +52,12 @@ class Table(Protocol):
         ``new_read``); the data table's and the system table's are different classes."""
 
     def to_arrow(self, predicate: Predicate | None = None, projection: Sequence[str] | None = None) -> pa.Table: ...
+
+    def to_arrow_batch_reader(self, predicate: Predicate | None = None,
+                              projection: Sequence[str] | None = None) -> pa.RecordBatchReader: ...
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream protocol: Arrow-native libraries read the rows directly."""
 
     # ------------------------------------------------------------------ writes (data tables only)
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
+
+import pyarrow as pa
 
 from impl.errors import OverwritePartitionError
+from impl.table.arrow_stream import export_stream
 from impl.table.commit import NO_OVERWRITE, TableCommit
 from impl.table.core import TableCore
 from impl.table.errors import InvalidPredicateError
@@ -126,3 +129,12 @@ class ReadBuilder:
 
     def new_read(self) -> TableRead:
         return TableRead(self.core, self._predicate, self._projection, self._limit)
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """A lazy reader over the rows of a plan made now (filter, projection and limit applied)."""
+        return self.new_read().to_arrow_batch_reader(self.new_scan().plan().splits())
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of :meth:`to_arrow_batch_reader`, so ``pa.table(rb)`` or
+        ``pl.DataFrame(rb)`` reads the filtered, projected rows."""
+        return export_stream(self.to_arrow_batch_reader(), requested_schema)

@@ -70,6 +70,15 @@ class InvalidPredicateError(TableError, ValueError):
     """A predicate names an unknown field or carries a literal of the wrong type."""
 
 
+class RequestedSchemaError(TableError, ValueError):
+    """An Arrow consumer asked (``requested_schema`` of ``__arrow_c_stream__``) for a schema the
+    rows cannot be cast to: a column missing, extra, out of order or of an incompatible type."""
+
+    def __init__(self, column: str, message: str):
+        super().__init__(f"requested schema, column {column!r}: {message}")
+        self.column = column
+
+
 class UnsupportedTableFeatureError(TableError, NotImplementedError):
     """The table asks for something this library does not implement (e.g. dynamic bucket mode)."""
 
@@ -145,5 +154,5 @@ __all__ = [
     "TableAlreadyExistError", "InvalidIdentifierError", "InvalidSchemaError", "NullKeyError",
     "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "CommitUsageError", "DataFileError",
     "UnknownSystemTableError", "SystemTableReadOnlyError", "StaleTableHandleError", "StaleTableDirectoryError",
-    "UnsupportedCatalogOptionError", "DynamicBucketError",
+    "UnsupportedCatalogOptionError", "DynamicBucketError", "RequestedSchemaError",
 ]

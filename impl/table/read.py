@@ -129,7 +129,12 @@ class TableRead:
         schema = self.output_schema(self._with_value_kind(splits))
 
         def batches() -> Iterator[pa.RecordBatch]:
+            # _iter_tables stops once the limit is reached but yields the last table whole
+            produced = 0
             for t in self._iter_tables(splits):
+                if self.limit is not None:
+                    t = t.slice(0, self.limit - produced)
+                produced += t.num_rows
                 yield from t.to_batches()
 
         def merged_batches() -> Iterator[pa.RecordBatch]:

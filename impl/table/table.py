@@ -8,7 +8,7 @@ them and converts arguments.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -22,6 +22,7 @@ from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager
+from impl.table.arrow_stream import export_stream
 from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from impl.table.commit import CommitStats
@@ -189,6 +190,16 @@ class FileStoreTable:
         """Every row of the snapshot this view reads (latest unless time travel is set)."""
         rb = self.new_read_builder().with_filter(predicate).with_projection(projection)
         return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
+    def to_arrow_batch_reader(self, predicate: Predicate | None = None,
+                              projection: Sequence[str] | None = None) -> pa.RecordBatchReader:
+        """The rows ``to_arrow`` returns, as a lazy reader: splits are planned now, read one at a
+        time as batches are pulled."""
+        return self.new_read_builder().with_filter(predicate).with_projection(projection).to_arrow_batch_reader()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of every row (``pa.table(t)``, ``pl.DataFrame(t)``, DuckDB)."""
+        return export_stream(self.to_arrow_batch_reader(), requested_schema)
 
     def write_arrow(self, data, *, overwrite: Mapping | None | bool = False) -> None:
         """Write and commit ``data`` in one batch commit (``overwrite=True`` or a partition spec to overwrite)."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Iterator, Mapping, NoReturn, Sequence
+from typing import Any, Iterator, Mapping, NoReturn, Sequence
 
 import pyarrow as pa
 
 from impl._optional import require
+from impl.table.arrow_stream import export_stream
 from impl.table.errors import InvalidPredicateError, SystemTableReadOnlyError
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.scan import TableScan
@@ -96,6 +97,16 @@ class SystemTable:
         """Every row (filter and projection applied)."""
         rb = self.new_read_builder().with_filter(predicate).with_projection(projection)
         return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
+    def to_arrow_batch_reader(self, predicate: Predicate | None = None,
+                              projection: Sequence[str] | None = None) -> pa.RecordBatchReader:
+        """The rows ``to_arrow`` returns, as a lazy reader: splits are planned now, read one at a
+        time as batches are pulled."""
+        return self.new_read_builder().with_filter(predicate).with_projection(projection).to_arrow_batch_reader()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of every row (``pa.table(t)``, ``pl.DataFrame(t)``, DuckDB)."""
+        return export_stream(self.to_arrow_batch_reader(), requested_schema)
 
     # ------------------------------------------------------------------ refused
 
@@ -202,6 +213,15 @@ class SystemReadBuilder:
 
     def new_read(self) -> "SystemTableRead":
         return SystemTableRead(self.table, self._predicate, self._projection, self._limit)
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """A lazy reader over the rows of a plan made now (filter, projection and limit applied)."""
+        return self.new_read().to_arrow_batch_reader(self.new_scan().plan().splits())
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of :meth:`to_arrow_batch_reader`, so ``pa.table(rb)`` or
+        ``pl.DataFrame(rb)`` reads the filtered, projected rows."""
+        return export_stream(self.to_arrow_batch_reader(), requested_schema)
 
 
 class SystemTableScan:

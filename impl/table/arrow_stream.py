@@ -1,0 +1,55 @@
+"""The Arrow PyCapsule stream protocol (``__arrow_c_stream__``) for tables and read builders.
+
+Any Arrow-native consumer (``pa.table(t)``, ``pl.DataFrame(t)``, DuckDB's replacement scan)
+pulls record batches through the C stream interface from a lazy
+:class:`pyarrow.RecordBatchReader`: rows are read split by split as the consumer asks, never
+copied through Python objects.
+
+``requested_schema`` (the consumer's wish, per the protocol) is honoured by casting when the
+rows' schema has the same column names in the same order and each type casts; anything else
+is refused with :class:`impl.table.errors.RequestedSchemaError` naming the column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from impl.table.errors import RequestedSchemaError
+
+
+def cast_plan(source: pa.Schema, requested: pa.Schema) -> pa.Schema:
+    """The schema to cast ``source`` rows to for a consumer requesting ``requested``.
+
+    Checked on the schemas alone (an empty array per column), so a refusal comes before any
+    data file is read; a value that does not fit (e.g. an overflow) fails while streaming."""
+    for i, want in enumerate(requested):
+        if i >= len(source):
+            raise RequestedSchemaError(want.name, f"is not a column of the rows (columns: {source.names})")
+        have = source.field(i)
+        if have.name != want.name:
+            raise RequestedSchemaError(want.name, f"at position {i}, where the rows have {have.name!r} "
+                                                  f"(columns: {source.names})")
+        if not have.type.equals(want.type):
+            try:
+                pa.array([], type=have.type).cast(want.type)
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                raise RequestedSchemaError(want.name, f"{have.type} does not cast to {want.type}: {e}") from e
+    if len(source) > len(requested):
+        extra = source.field(len(requested)).name
+        raise RequestedSchemaError(extra, f"is in the rows but not in the requested schema ({requested.names})")
+    return requested
+
+
+def export_stream(reader: pa.RecordBatchReader, requested_schema: Any = None) -> Any:
+    """The ``ArrowArrayStream`` PyCapsule of ``reader``, cast to ``requested_schema`` (an
+    ``ArrowSchema`` PyCapsule) when one is given."""
+    if requested_schema is not None:
+        requested = pa.Schema._import_from_c_capsule(requested_schema)
+        if not requested.equals(reader.schema):
+            reader = reader.cast(cast_plan(reader.schema, requested))
+    return reader.__arrow_c_stream__()
+
+
+__all__ = ["cast_plan", "export_stream"]
