@@ -46,10 +46,21 @@ def export_stream(reader: pa.RecordBatchReader, requested_schema: Any = None) ->
     """The ``ArrowArrayStream`` PyCapsule of ``reader``, cast to ``requested_schema`` (an
     ``ArrowSchema`` PyCapsule) when one is given."""
     if requested_schema is not None:
-        requested = pa.Schema._import_from_c_capsule(requested_schema)
+        requested = pa.schema(_SchemaCapsule(requested_schema))
         if not requested.equals(reader.schema):
             reader = reader.cast(cast_plan(reader.schema, requested))
     return reader.__arrow_c_stream__()
 
 
 __all__ = ["cast_plan", "export_stream"]
+
+
+class _SchemaCapsule:
+    """A bare ``ArrowSchema`` capsule as an object of the PyCapsule protocol, which
+    ``pa.schema`` imports through public API."""
+
+    def __init__(self, capsule: object):
+        self._capsule = capsule
+
+    def __arrow_c_schema__(self) -> object:
+        return self._capsule
