@@ -77,6 +77,13 @@ class FormatReader(ABC):
     def num_rows(self) -> int:
         """Rows the file holds, from its metadata (footer, stripe or block headers)."""
 
+    def present(self, columns: Sequence[str] | None) -> list[str] | None:
+        """``columns`` the file has, once each and in the order asked (None: all)."""
+        if columns is None:
+            return None
+        have = set(self.column_names)
+        return [c for c in dict.fromkeys(columns) if c in have]
+
     @abstractmethod
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The columns asked for that the file has (all when None), every row in file order."""
@@ -178,6 +185,11 @@ def kv_file_fields(key_fields: Sequence[DataField], value_fields: Sequence[DataF
 
 
 __all__ = [
-    "FileFormat", "FormatReader", "FormatWriter", "WriteOptions", "UnsupportedFileFormatError", "kv_file_fields",
+    "seekable", "FileFormat", "FormatReader", "FormatWriter", "WriteOptions", "UnsupportedFileFormatError", "kv_file_fields",
     "check_writable",
 ]
+
+
+def seekable(source: Any) -> Any:
+    """A payload (bytes) or an open seekable file as what pyarrow's readers take."""
+    return pa.BufferReader(source) if isinstance(source, (bytes, bytearray, memoryview)) else source

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 
 from impl.errors import InvalidOptionError
-from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable
+from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable, seekable
 from impl.format.types import DataField, DataType
 
 _ERRORS = (pa.ArrowException, OSError, ValueError)
@@ -29,17 +29,13 @@ DEFAULT_STRIPE_BYTES = 64 * 1024 * 1024  # ORC's orc.stripe.size default
 DEFAULT_DICTIONARY_THRESHOLD = 0.8  # ORC Java's orc.dictionary.key.threshold default
 
 
-def _source(source: Any) -> Any:
-    return pa.BufferReader(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
-
-
 class OrcReader(FormatReader):
     format_name = "ORC"
 
     def __init__(self, source: Any, path: str):
         super().__init__(path)
         try:
-            self._file = po.ORCFile(_source(source))
+            self._file = po.ORCFile(seekable(source))
             self._names = list(self._file.schema.names)
         except _ERRORS as e:
             raise self.corrupt(e) from e
@@ -48,19 +44,13 @@ class OrcReader(FormatReader):
     def column_names(self) -> list[str]:
         return self._names
 
-    def _present(self, columns: Sequence[str] | None) -> list[str] | None:
-        if columns is None:
-            return None
-        have = set(self._names)
-        return [c for c in dict.fromkeys(columns) if c in have]
-
     @property
     def num_rows(self) -> int:
         return self._file.nrows
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         try:
-            present = self._present(columns)
+            present = self.present(columns)
             if present == []:  # pyarrow reads every column for an empty list
                 return pa.table({"_": pa.nulls(self._file.nrows)}).drop_columns(["_"])
             return self._file.read(columns=present)
@@ -68,7 +58,7 @@ class OrcReader(FormatReader):
             raise self.corrupt(e) from e
 
     def iter_batches(self, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
-        present = self._present(columns)
+        present = self.present(columns)
         if present == []:
             yield from super().iter_batches(columns, batch_rows)
             return

@@ -8,16 +8,12 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable
+from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable, seekable
 from impl.format.types import DataField
 
 # rows per Parquet row group at most
 ROW_GROUP_ROWS = 1 << 20
 _ERRORS = (pa.ArrowException, OSError, ValueError)
-
-
-def _source(source: Any) -> Any:
-    return pa.BufferReader(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
 
 
 class ParquetReader(FormatReader):
@@ -27,7 +23,7 @@ class ParquetReader(FormatReader):
     def __init__(self, source: Any, path: str):
         super().__init__(path)
         try:
-            self._source = _source(source)
+            self._source = seekable(source)
             self._file = pq.ParquetFile(self._source)
             self._names = list(self._file.schema_arrow.names)
         except _ERRORS as e:
@@ -37,19 +33,13 @@ class ParquetReader(FormatReader):
     def column_names(self) -> list[str]:
         return self._names
 
-    def _present(self, columns: Sequence[str] | None) -> list[str] | None:
-        if columns is None:
-            return None
-        have = set(self._names)
-        return [c for c in dict.fromkeys(columns) if c in have]
-
     @property
     def num_rows(self) -> int:
         return self._file.metadata.num_rows
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         try:
-            return self._file.read(columns=self._present(columns))
+            return self._file.read(columns=self.present(columns))
         except _ERRORS as e:
             raise self.corrupt(e) from e
 
@@ -57,13 +47,13 @@ class ParquetReader(FormatReader):
         """Row groups whose statistics rule ``predicate`` out are not decoded."""
         try:
             fragment = ds.ParquetFileFormat().make_fragment(self._source)
-            return fragment.to_table(columns=self._present(columns), filter=predicate)
+            return fragment.to_table(columns=self.present(columns), filter=predicate)
         except _ERRORS as e:
             raise self.corrupt(e) from e
 
     def iter_batches(self, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
         try:
-            batches = self._file.iter_batches(batch_size=batch_rows, columns=self._present(columns))
+            batches = self._file.iter_batches(batch_size=batch_rows, columns=self.present(columns))
             while True:
                 batch = next(batches, None)
                 if batch is None:

@@ -12,11 +12,12 @@ is refused with :class:`impl.table.errors.RequestedSchemaError` naming the colum
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import pyarrow as pa
 
 from impl.table.errors import RequestedSchemaError
+from impl.table.predicate import Predicate
 
 
 def cast_plan(source: pa.Schema, requested: pa.Schema) -> pa.Schema:
@@ -64,3 +65,46 @@ class _SchemaCapsule:
 
     def __arrow_c_schema__(self) -> object:
         return self._capsule
+
+
+class BuilderReads:
+    """The whole read of a read builder (its filter, projection and limit) as an Arrow reader
+    and stream: shared by the data and the system tables' builders, which supply
+    ``new_scan`` and ``new_read``."""
+
+    def new_scan(self) -> Any:
+        raise NotImplementedError
+
+    def new_read(self) -> Any:
+        raise NotImplementedError
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """Every row this builder reads, lazily: splits planned now, read as batches are pulled."""
+        return self.new_read().to_arrow_batch_reader(self.new_scan().plan().splits())
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of this builder's rows (``pa.table(rb)``, DuckDB)."""
+        return export_stream(self.to_arrow_batch_reader(), requested_schema)
+
+
+class TableReads:
+    """``to_arrow`` / ``to_arrow_batch_reader`` / ``__arrow_c_stream__`` of a table through its
+    read builder: shared by data and system tables, which supply ``new_read_builder``."""
+
+    def new_read_builder(self) -> Any:
+        raise NotImplementedError
+
+    def to_arrow(self, predicate: Predicate | None = None, projection: Sequence[str] | None = None) -> pa.Table:
+        """Every row of the snapshot this view reads (filter and projection applied)."""
+        rb = self.new_read_builder().with_filter(predicate).with_projection(projection)
+        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
+    def to_arrow_batch_reader(self, predicate: Predicate | None = None,
+                              projection: Sequence[str] | None = None) -> pa.RecordBatchReader:
+        """The rows ``to_arrow`` returns, as a lazy reader: splits are planned now, read one at a
+        time as batches are pulled."""
+        return self.new_read_builder().with_filter(predicate).with_projection(projection).to_arrow_batch_reader()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of every row (``pa.table(t)``, ``pl.DataFrame(t)``, DuckDB)."""
+        return export_stream(self.to_arrow_batch_reader(), requested_schema)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import Any, Mapping, Sequence
-
-import pyarrow as pa
+from typing import Mapping, Sequence
 
 from impl.errors import OverwritePartitionError
-from impl.table.arrow_stream import export_stream
+from impl.table.arrow_stream import BuilderReads
 from impl.table.commit import NO_OVERWRITE, TableCommit
 from impl.table.core import TableCore
 from impl.table.errors import InvalidPredicateError
@@ -77,7 +75,7 @@ class StreamWriteBuilder:
         return TableCommit(self.core, self.commit_user, streaming=True)
 
 
-class ReadBuilder:
+class ReadBuilder(BuilderReads):
     """Builds scans and reads with a filter, a projection and a row limit."""
 
     def __init__(self, core: TableCore):
@@ -129,12 +127,3 @@ class ReadBuilder:
 
     def new_read(self) -> TableRead:
         return TableRead(self.core, self._predicate, self._projection, self._limit)
-
-    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
-        """A lazy reader over the rows of a plan made now (filter, projection and limit applied)."""
-        return self.new_read().to_arrow_batch_reader(self.new_scan().plan().splits())
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        """The Arrow PyCapsule stream of :meth:`to_arrow_batch_reader`, so ``pa.table(rb)`` or
-        ``pl.DataFrame(rb)`` reads the filtered, projected rows."""
-        return export_stream(self.to_arrow_batch_reader(), requested_schema)

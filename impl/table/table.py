@@ -8,7 +8,7 @@ them and converts arguments.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Mapping, Sequence
+from typing import Mapping
 
 import pyarrow as pa
 
@@ -22,7 +22,7 @@ from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager
-from impl.table.arrow_stream import export_stream
+from impl.table.arrow_stream import TableReads
 from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from impl.table.commit import CommitStats
@@ -30,7 +30,6 @@ from impl.table.compact import compact_table
 from impl.table.core import PartitionCache, TableCore, load_latest_schema
 from impl.table.maintenance import delete_tag, protected_names, remove_orphan_files, rollback_to
 from impl.table.options import TableOptions, warn_unknown_keys
-from impl.table.predicate import Predicate
 from impl.table.tags import create_tag, tags_with_branches
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag
@@ -38,7 +37,7 @@ from impl.tag.tag import Tag
 ONE_DAY_MS = 86_400_000
 
 
-class FileStoreTable:
+class FileStoreTable(TableReads):
     """A Paimon table: append-only (no primary key) or primary-key (LSM merge tree per bucket).
 
     Obtain one from :meth:`impl.Catalog.get_table`. ``copy(options)`` gives a view with extra
@@ -135,15 +134,15 @@ class FileStoreTable:
 
     @property
     def primary_keys(self) -> list[str]:
-        return list(self.schema.primary_keys)
+        return self.core.primary_keys
 
     @property
     def partition_keys(self) -> list[str]:
-        return list(self.schema.partition_keys)
+        return self.core.partition_keys
 
     @property
     def is_primary_key_table(self) -> bool:
-        return bool(self.schema.primary_keys)
+        return self.core.is_primary_key_table
 
     @property
     def bucket_keys(self) -> tuple[str, ...]:
@@ -185,21 +184,6 @@ class FileStoreTable:
         return StreamWriteBuilder(self.core)
 
     # ------------------------------------------------------------------ conveniences
-
-    def to_arrow(self, predicate: Predicate | None = None, projection: Sequence[str] | None = None) -> pa.Table:
-        """Every row of the snapshot this view reads (latest unless time travel is set)."""
-        rb = self.new_read_builder().with_filter(predicate).with_projection(projection)
-        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
-
-    def to_arrow_batch_reader(self, predicate: Predicate | None = None,
-                              projection: Sequence[str] | None = None) -> pa.RecordBatchReader:
-        """The rows ``to_arrow`` returns, as a lazy reader: splits are planned now, read one at a
-        time as batches are pulled."""
-        return self.new_read_builder().with_filter(predicate).with_projection(projection).to_arrow_batch_reader()
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        """The Arrow PyCapsule stream of every row (``pa.table(t)``, ``pl.DataFrame(t)``, DuckDB)."""
-        return export_stream(self.to_arrow_batch_reader(), requested_schema)
 
     def write_arrow(self, data, *, overwrite: Mapping | None | bool = False) -> None:
         """Write and commit ``data`` in one batch commit (``overwrite=True`` or a partition spec to overwrite)."""

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, NoReturn, Sequence
+from typing import Iterator, Mapping, NoReturn, Sequence
 
 import pyarrow as pa
 
 from impl._optional import require
-from impl.table.arrow_stream import export_stream
+from impl.table.arrow_stream import BuilderReads, TableReads
 from impl.table.errors import InvalidPredicateError, SystemTableReadOnlyError
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.scan import TableScan
@@ -49,7 +49,7 @@ class SystemPlan:
         return list(self.splits_)
 
 
-class SystemTable:
+class SystemTable(TableReads):
     """``<table>$<name>``: rows describing the data table (snapshots, files, ...), read-only.
 
     Obtain one from :meth:`impl.Catalog.get_table` with ``"db.t$snapshots"`` etc. Every
@@ -92,21 +92,6 @@ class SystemTable:
 
     def new_read_builder(self) -> "SystemReadBuilder":
         return SystemReadBuilder(self)
-
-    def to_arrow(self, predicate: Predicate | None = None, projection: Sequence[str] | None = None) -> pa.Table:
-        """Every row (filter and projection applied)."""
-        rb = self.new_read_builder().with_filter(predicate).with_projection(projection)
-        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
-
-    def to_arrow_batch_reader(self, predicate: Predicate | None = None,
-                              projection: Sequence[str] | None = None) -> pa.RecordBatchReader:
-        """The rows ``to_arrow`` returns, as a lazy reader: splits are planned now, read one at a
-        time as batches are pulled."""
-        return self.new_read_builder().with_filter(predicate).with_projection(projection).to_arrow_batch_reader()
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        """The Arrow PyCapsule stream of every row (``pa.table(t)``, ``pl.DataFrame(t)``, DuckDB)."""
-        return export_stream(self.to_arrow_batch_reader(), requested_schema)
 
     # ------------------------------------------------------------------ refused
 
@@ -154,7 +139,7 @@ class SystemTable:
         self._refuse("fast_forward")
 
 
-class SystemReadBuilder:
+class SystemReadBuilder(BuilderReads):
     """The read builder of a system table: the same calls as :class:`impl.table.ReadBuilder`."""
 
     def __init__(self, table: SystemTable):
@@ -213,15 +198,6 @@ class SystemReadBuilder:
 
     def new_read(self) -> "SystemTableRead":
         return SystemTableRead(self.table, self._predicate, self._projection, self._limit)
-
-    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
-        """A lazy reader over the rows of a plan made now (filter, projection and limit applied)."""
-        return self.new_read().to_arrow_batch_reader(self.new_scan().plan().splits())
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        """The Arrow PyCapsule stream of :meth:`to_arrow_batch_reader`, so ``pa.table(rb)`` or
-        ``pl.DataFrame(rb)`` reads the filtered, projected rows."""
-        return export_stream(self.to_arrow_batch_reader(), requested_schema)
 
 
 class SystemTableScan:
