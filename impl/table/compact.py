@@ -25,9 +25,11 @@ from impl.commit.messages import CommitMessage
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
+from impl.table.bucket import POSTPONE_BUCKET, BucketMode
 from impl.table.commit import TableCommit
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.pk import PrimaryKeyBucketWriter
+from impl.table.postpone import bucket_count_for, compact_postponed_partition, known_bucket_counts
 from impl.table.read import read_data_file
 from impl.table.scan import SnapshotReader
 
@@ -93,7 +95,11 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
 
 
 def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
-    """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None."""
+    """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None.
+
+    Postpone-mode tables (``bucket`` = -2) compact as Paimon's postpone compaction does: every
+    partition holding postponed rows gets them moved into real buckets (see
+    :mod:`impl.table.postpone`); buckets of other partitions are left alone."""
     latest = core.snapshot_manager.latest_snapshot()
     if latest is None:
         return None
@@ -102,22 +108,27 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
         groups.setdefault((e.partition, e.bucket), []).append(e)
     if not groups:
         return None
+    index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
+    if core.bucket_mode is BucketMode.POSTPONE:
+        tasks = postpone_tasks(core, groups, index, full)
+    else:
+        tasks = [(compact_bucket, (core, p, b, es[0].total_buckets, [e.file for e in es], full, index.get((p, b), [])))
+                 for (p, b), es in groups.items()]
     commit = TableCommit(core, f"compact-{core.env.new_id()}")
     messages: list[CommitMessage] = []
     failure: BaseException | None = None
-    workers = max(1, min(len(groups), os.cpu_count() or 1))
+    workers = max(1, min(len(tasks), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paimon-compact-job") as pool:
-        index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
-        futures = [pool.submit(compact_bucket, core, p, b, es[0].total_buckets, [e.file for e in es], full,
-                               index.get((p, b), []))
-                   for (p, b), es in groups.items()]
+        futures = [pool.submit(fn, *args) for fn, args in tasks]
         for fu in futures:  # wait for all, so nothing is still writing when we clean up
             try:
                 m = fu.result()
             except BaseException as e:  # noqa: BLE001 - re-raised below, after cleanup
                 failure = failure or e
                 continue
-            if m is not None:
+            if isinstance(m, list):
+                messages.extend(m)
+            elif m is not None:
                 messages.append(m)
     if failure is not None:
         commit.abort(messages)  # nothing was committed: the rewritten files are unreferenced
@@ -125,3 +136,17 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
     if not messages:
         return None
     return commit.commit(messages)  # aborts by itself on a conflict
+
+
+def postpone_tasks(core: TableCore, groups: dict[tuple[bytes, int], list], index: dict, full: bool) -> list:
+    """One postpone compaction per partition holding postponed files, with its bucket count."""
+    known = known_bucket_counts(e for es in groups.values() for e in es)
+    tasks: list = []
+    for (p, b), es in groups.items():
+        if b != POSTPONE_BUCKET:
+            continue
+        n = bucket_count_for(p, known, core.options.postpone_default_bucket_num)
+        real = {rb: [e.file for e in res] for (rp, rb), res in groups.items() if rp == p and rb >= 0}
+        real_index = {rb: ix for (ip, rb), ix in index.items() if ip == p and rb >= 0}
+        tasks.append((compact_postponed_partition, (core, p, [e.file for e in es], real, n, full, real_index)))
+    return tasks
