@@ -83,7 +83,7 @@ def replay_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
     """Postponed files in the order their rows were written: by creation time (stable, so one
     writer's files of the same millisecond keep their manifest order), as Paimon's
     ``PostponeBucketCompactSplitSource`` replays them."""
-    return sorted(files, key=lambda f: f.creation_time_millis)
+    return sorted(files, key=lambda f: f.creation_time_millis or 0)
 
 
 def fold_into_compaction(m: CommitMessage) -> CommitMessage:
