@@ -32,7 +32,15 @@ from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
 from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.table.append_writer import RollingFileWriter
-from impl.table.bucket import POSTPONE_BUCKET, BucketMode, compute_buckets, encode_partition, group_rows, row_hashes, split_by_group
+from impl.table.bucket import (
+    POSTPONE_BUCKET,
+    BucketMode,
+    compute_buckets,
+    encode_partition,
+    group_rows,
+    row_hashes,
+    split_by_group,
+)
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError

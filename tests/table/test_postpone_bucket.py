@@ -11,8 +11,8 @@ from table_helpers import read, sort_rows, write
 
 from impl.commit.messages import CommitMessage
 from impl.errors import InvalidOptionError
-from impl.format.records import DataFileMeta
 from impl.format.json_records import CommitKind
+from impl.format.records import DataFileMeta
 from impl.table.bucket import POSTPONE_BUCKET, BucketMode, compute_buckets
 from impl.table.postpone import fold_into_compaction, replay_order, write_id_of
 from impl.table.scan import SnapshotReader
