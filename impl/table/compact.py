@@ -25,11 +25,11 @@ from impl.commit.messages import CommitMessage
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
-from impl.table.bucket import POSTPONE_BUCKET, BucketMode
+from impl.table.bucket import BucketMode
 from impl.table.commit import TableCommit
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.pk import PrimaryKeyBucketWriter
-from impl.table.postpone import bucket_count_for, compact_postponed_partition, known_bucket_counts
+from impl.table.postpone import compact_postponed_partition, plan_postpone
 from impl.table.read import read_data_file
 from impl.table.scan import SnapshotReader
 
@@ -110,7 +110,9 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
         return None
     index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
     if core.bucket_mode is BucketMode.POSTPONE:
-        tasks = postpone_tasks(core, groups, index, full)
+        entries = [e for es in groups.values() for e in es]
+        tasks = [(compact_postponed_partition, (core, t, full, index))
+                 for t in plan_postpone(entries, core.options.postpone_default_bucket_num)]
     else:
         tasks = [(compact_bucket, (core, p, b, es[0].total_buckets, [e.file for e in es], full, index.get((p, b), [])))
                  for (p, b), es in groups.items()]
@@ -136,17 +138,3 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
     if not messages:
         return None
     return commit.commit(messages)  # aborts by itself on a conflict
-
-
-def postpone_tasks(core: TableCore, groups: dict[tuple[bytes, int], list], index: dict, full: bool) -> list:
-    """One postpone compaction per partition holding postponed files, with its bucket count."""
-    known = known_bucket_counts(e for es in groups.values() for e in es)
-    tasks: list = []
-    for (p, b), es in groups.items():
-        if b != POSTPONE_BUCKET:
-            continue
-        n = bucket_count_for(p, known, core.options.postpone_default_bucket_num)
-        real = {rb: [e.file for e in res] for (rp, rb), res in groups.items() if rp == p and rb >= 0}
-        real_index = {rb: ix for (ip, rb), ix in index.items() if ip == p and rb >= 0}
-        tasks.append((compact_postponed_partition, (core, p, [e.file for e in es], real, n, full, real_index)))
-    return tasks

@@ -23,6 +23,7 @@ Facts from Apache Paimon Java 1.4 (``PostponeBucketFileStoreWrite``, ``PostponeB
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -35,7 +36,7 @@ from impl.format.write_formats import WriteFormats
 from impl.fs.paths import DATA_FILE_PREFIX, FileNamer
 from impl.options.values import StatsMode, StatsModeKind
 from impl.table.bucket import POSTPONE_BUCKET, compute_buckets, split_by_group
-from impl.table.core import TableCore
+from impl.table.core import TableCore, bucket_index_files
 from impl.table.pk import PrimaryKeyBucketWriter
 from impl.table.schema import mergetree
 
@@ -77,6 +78,33 @@ def known_bucket_counts(entries: Iterable[ManifestEntry]) -> dict[bytes, int]:
 def bucket_count_for(partition: bytes, known: Mapping[bytes, int], default_bucket_num: int) -> int:
     """The bucket count a compaction gives a partition's postponed rows."""
     return known.get(partition, default_bucket_num)
+
+
+@dataclass(frozen=True)
+class PostponeTask:
+    """One partition's postpone compaction: its postponed files, its real buckets' files, and
+    the bucket count its rows go to."""
+
+    partition: bytes
+    postponed: tuple[DataFileMeta, ...]
+    real_files: Mapping[int, tuple[DataFileMeta, ...]]
+    num_buckets: int
+
+
+def plan_postpone(entries: Sequence[ManifestEntry], default_bucket_num: int) -> list[PostponeTask]:
+    """The postpone compactions of a snapshot's live entries: one per partition holding
+    postponed files (Paimon's compaction leaves the other partitions alone)."""
+    known = known_bucket_counts(entries)
+    postponed: dict[bytes, list[DataFileMeta]] = {}
+    real: dict[bytes, dict[int, list[DataFileMeta]]] = {}
+    for e in entries:
+        if e.bucket == POSTPONE_BUCKET:
+            postponed.setdefault(e.partition, []).append(e.file)
+        elif e.bucket >= 0:
+            real.setdefault(e.partition, {}).setdefault(e.bucket, []).append(e.file)
+    return [PostponeTask(p, tuple(files), {b: tuple(fs) for b, fs in real.get(p, {}).items()},
+                         bucket_count_for(p, known, default_bucket_num))
+            for p, files in postponed.items()]
 
 
 def replay_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
@@ -167,17 +195,21 @@ class PostponeBucketWriter:
 # ============================================================================ compaction
 
 
-def compact_postponed_partition(core: TableCore, partition: bytes, postponed: Sequence[DataFileMeta],
-                                real_files: Mapping[int, Sequence[DataFileMeta]], num_buckets: int, full: bool,
-                                index_files: Mapping[int, Sequence[IndexFileMeta]] | None = None
+def compact_postponed_partition(core: TableCore, task: PostponeTask, full: bool,
+                                index_files: Mapping[tuple[bytes, int], Sequence[IndexFileMeta]] | None = None
                                 ) -> list[CommitMessage]:
-    """Move one partition's postponed rows into ``num_buckets`` real buckets.
+    """Move one partition's postponed rows into ``task.num_buckets`` real buckets.
 
-    The messages (all compact parts): bucket -2 loses ``postponed``; each real bucket that got
-    rows gains the files its merge-tree writer (restored from ``real_files[bucket]``) wrote, and
-    loses what that writer compacted. The new files exist on storage once this returns.
+    The messages (all compact parts): bucket -2 loses the postponed files; each real bucket that
+    got rows gains the files its merge-tree writer (restored from the bucket's files) wrote, and
+    loses what that writer compacted. ``index_files``: the buckets' index files (deletion
+    vectors) in the snapshot the task was planned from; None reads them from the latest snapshot.
+    The new files exist on storage once this returns.
     """
     mt = mergetree()
+    partition, postponed, real_files, num_buckets = task.partition, task.postponed, task.real_files, task.num_buckets
+    if index_files is None and core.options.deletion_vectors:
+        index_files = bucket_index_files(core, core.snapshot_manager.latest_snapshot())
     path = core.partition_cache.path(partition)
     layout = mt.KVLayout(core.schema, core.schema_manager)
     names = list(core.schema.field_names)
@@ -198,7 +230,7 @@ def compact_postponed_partition(core: TableCore, partition: bytes, postponed: Se
                 if w is None:
                     w = PrimaryKeyBucketWriter(core, partition, path, bucket, list(real_files.get(bucket, ())), None,
                                                total_buckets=num_buckets,
-                                               restored_index=(index_files or {}).get(bucket, ()))
+                                               restored_index=(index_files or {}).get((partition, bucket), ()))
                     writers[bucket] = w
                 w.write(part.drop_columns([_KIND_COL]), part.column(_KIND_COL).to_numpy())
         for bucket in sorted(writers):
