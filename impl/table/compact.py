@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
+from functools import partial
+from typing import Callable, Sequence
 
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
@@ -109,19 +110,21 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
     if not groups:
         return None
     index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
+    tasks: list[Callable[[], CommitMessage | list[CommitMessage] | None]]
     if core.bucket_mode is BucketMode.POSTPONE:
         entries = [e for es in groups.values() for e in es]
-        tasks = [(compact_postponed_partition, (core, t, full, index))
+        tasks = [partial(compact_postponed_partition, core, t, full, index)
                  for t in plan_postpone(entries, core.options.postpone_default_bucket_num)]
     else:
-        tasks = [(compact_bucket, (core, p, b, es[0].total_buckets, [e.file for e in es], full, index.get((p, b), [])))
+        tasks = [partial(compact_bucket, core, p, b, es[0].total_buckets, [e.file for e in es], full,
+                         index.get((p, b), []))
                  for (p, b), es in groups.items()]
     commit = TableCommit(core, f"compact-{core.env.new_id()}")
     messages: list[CommitMessage] = []
     failure: BaseException | None = None
     workers = max(1, min(len(tasks), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paimon-compact-job") as pool:
-        futures = [pool.submit(fn, *args) for fn, args in tasks]
+        futures = [pool.submit(task) for task in tasks]
         for fu in futures:  # wait for all, so nothing is still writing when we clean up
             try:
                 m = fu.result()
