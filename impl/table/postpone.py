@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
-from impl.errors import InvalidOptionError
+from impl.errors import BucketCountChangedError
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta, ManifestEntry
 from impl.format.write_formats import WriteFormats
 from impl.fs.paths import DATA_FILE_PREFIX, FileNamer
@@ -65,13 +65,16 @@ def write_id_of(file_name: str) -> int:
 def known_bucket_counts(entries: Iterable[ManifestEntry]) -> dict[bytes, int]:
     """Each partition's bucket count from its real-bucket files (Paimon's ``getKnownNumBuckets``)."""
     known: dict[bytes, int] = {}
+    first: dict[bytes, str] = {}
     for e in entries:
         if e.bucket < 0 or e.total_buckets < 0:
             continue
         old = known.setdefault(e.partition, e.total_buckets)
-        if old != e.total_buckets:
-            raise InvalidOptionError(
-                f"partition {e.partition.hex()} has files of bucket counts {old} and {e.total_buckets}")
+        first.setdefault(e.partition, e.file.file_name)
+        if old != e.total_buckets:  # Paimon: IllegalStateException "Partition ... has different totalBuckets"
+            raise BucketCountChangedError(
+                f"partition {e.partition.hex()} has live files of {old} buckets ({first[e.partition]}) and of "
+                f"{e.total_buckets} ({e.file.file_name})", files=(first[e.partition], e.file.file_name))
     return known
 
 

@@ -126,3 +126,27 @@ def test_fold_into_compaction_as_paimons_bucket_files():
     assert [(x.file_name, x.level) for x in f.compact_after] == [("b", 5)]
     assert not f.has_append_part()
     assert [x.file_name for x in replay_order([_meta("x", 5), _meta("y", 3), _meta("z", 5)])] == ["y", "x", "z"]
+
+
+def test_spark_streaming_reads_without_changelog_producer_are_refused(catalog):
+    pytest.importorskip("pyspark")
+    from impl.spark.errors import StreamStartError
+    from impl.spark.stream_reader import check_streamable
+
+    t = make(catalog)
+    with pytest.raises(StreamStartError, match="postpone bucket table"):
+        check_streamable(t)
+    check_streamable(t.copy({"changelog-producer": "input"}))  # Paimon reads real buckets' changelog then
+
+
+def test_known_bucket_counts_refuse_a_partition_of_two_counts():
+    from impl.errors import BucketCountChangedError
+    from impl.format.records import FileKind, ManifestEntry
+    from impl.table.postpone import known_bucket_counts
+
+    def entry(bucket: int, total: int, name: str) -> ManifestEntry:
+        return ManifestEntry(FileKind.ADD, b"p", bucket, total, _meta(name))
+
+    assert known_bucket_counts([entry(-2, -2, "x"), entry(1, 3, "y")]) == {b"p": 3}
+    with pytest.raises(BucketCountChangedError, match="3 buckets .*y.* 4 .*z"):
+        known_bucket_counts([entry(1, 3, "y"), entry(0, 4, "z")])
