@@ -220,6 +220,9 @@ def compact_postponed_partition(core: TableCore, task: PostponeTask, full: bool,
     key_types = [core.schema.field(k).type for k in keys]
     writers: dict[int, PrimaryKeyBucketWriter] = {}
     messages: list[CommitMessage] = []
+    # one write-buffer-size for the partition's buckets (a batch job: it spills), as a TableWrite shares it
+    options = core.merge_tree_options
+    pool = mt.WriteBufferPool(options.write_buffer_size, mt.spill_config(options))
     try:
         for f in replay_order(postponed):
             kv = mt.read_kv_files(core.file_io, core.paths, core.schema, path, POSTPONE_BUCKET, [f],
@@ -232,10 +235,11 @@ def compact_postponed_partition(core: TableCore, task: PostponeTask, full: bool,
                 w = writers.get(bucket)
                 if w is None:
                     w = PrimaryKeyBucketWriter(core, partition, path, bucket, list(real_files.get(bucket, ())), None,
-                                               total_buckets=num_buckets,
+                                               total_buckets=num_buckets, buffer_pool=pool,
                                                restored_index=(index_files or {}).get((partition, bucket), ()))
                     writers[bucket] = w
                 w.write(part.drop_columns([_KIND_COL]), part.column(_KIND_COL).to_numpy())
+        pool.spill_all()
         for bucket in sorted(writers):
             w = writers[bucket]
             if full:
