@@ -164,7 +164,6 @@ class PostponeBucketWriter:
         self._namer = FileNamer(writer_prefix(commit_user, write_id), id_factory=core.env.new_id)
         self._rolling = RollingKVWriter
         self._writer: RollingKVWriter | None = None
-        self._files: list[DataFileMeta] = []
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         user = self._layout.user_table(data)
