@@ -32,6 +32,7 @@ import pyarrow as pa
 from impl.commit.messages import CommitMessage
 from impl.errors import BucketCountChangedError
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta, ManifestEntry
+from impl.format.types import DataField, DataType
 from impl.format.write_formats import WriteFormats
 from impl.fs.paths import DATA_FILE_PREFIX, FileNamer
 from impl.options.values import StatsMode, StatsModeKind
@@ -60,6 +61,31 @@ def write_id_of(file_name: str) -> int:
         return int(rest[:rest.index("-")])
     except (IndexError, ValueError) as e:
         raise ValueError(f"data file name {file_name!r} is not a postpone writer's file name") from e
+
+
+_AVRO_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "CHAR", "VARCHAR",
+                         "BINARY", "VARBINARY", "DECIMAL", "DATE", "ARRAY", "MAP", "MULTISET", "ROW"})
+
+
+def avro_can_hold(t: DataType) -> bool:
+    """Whether Paimon's AvroSchemaConverter takes type ``t``: not TIMESTAMP(_LTZ) above 6 digits,
+    not TIME above 3, not types it has no Avro schema for (VARIANT, ...); nested types by their parts."""
+    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return (t.precision if t.precision is not None else 6) <= 6
+    if t.root == "TIME":
+        return (t.precision or 0) <= 3
+    if t.root not in _AVRO_ROOTS:
+        return False
+    return all(avro_can_hold(c.type if isinstance(c, DataField) else c) for c in t.children)
+
+
+def postponed_file_options(options: Mapping[str, str], fields: Sequence[DataField]) -> tuple[Mapping[str, str], bool]:
+    """(options, stats off) of a postpone writer's files: Avro without statistics, unless the
+    schema has a type Avro cannot hold; then the table's own format and stats mode, as Paimon
+    (``PostponeBucketFileStoreWrite`` ignores the converter's refusal)."""
+    if all(avro_can_hold(f.type) for f in fields):
+        return {**options, "file.format": "avro"}, True
+    return options, False
 
 
 def known_bucket_counts(entries: Iterable[ManifestEntry]) -> dict[bytes, int]:
@@ -153,14 +179,14 @@ class PostponeBucketWriter:
         self.core = core
         self.partition = partition
         self._layout = mt.KVLayout(core.schema, core.schema_manager)
-        raw = core.options.raw
-        # Paimon writes postponed files as Avro without statistics
-        formats = WriteFormats.from_options({**raw, "file.format": "avro"})
+        options, no_stats = postponed_file_options(core.options.raw, core.schema.fields)
+        stats = dict(stats_mode=NO_STATS, key_stats_mode=NO_STATS) if no_stats else dict(
+            stats_mode=core.options.stats_mode)
         self._ctx = KVFileContext(
             file_io=core.file_io, bucket_dir=core.paths.bucket_dir(partition_path, POSTPONE_BUCKET),
             layout=self._layout, key_codec=mt.KeyCodec(self._layout.key_types), schema_id=core.schema.id,
-            target_file_size=core.options.target_file_size_for(True), formats=formats, stats_mode=NO_STATS,
-            key_stats_mode=NO_STATS, clock_millis=core.env.clock_millis)
+            target_file_size=core.options.target_file_size_for(True), formats=WriteFormats.from_options(options),
+            clock_millis=core.env.clock_millis, **stats)
         self._namer = FileNamer(writer_prefix(commit_user, write_id), id_factory=core.env.new_id)
         self._rolling = RollingKVWriter
         self._writer: RollingKVWriter | None = None
