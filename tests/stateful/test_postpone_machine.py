@@ -19,6 +19,7 @@ of its key.
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import fsspec
@@ -46,6 +47,7 @@ from model import (
     replay_postponed,
 )
 
+PROFILE = settings.get_profile("stateful-" + os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 PARTITIONS = ["a", "b"]
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                     pa.field("v", pa.int64())])
@@ -53,8 +55,12 @@ rows_st = st.lists(st.tuples(st.integers(0, 7), st.sampled_from([INSERT, INSERT,
 
 
 class PostponeMachine(RuleBasedStateMachine):
+    examples = 0
+    steps = 0
+
     def __init__(self) -> None:
         super().__init__()
+        type(self).examples += 1
         self.fs = fsspec.filesystem("memory")
         self.root = f"/postpone-{uuid.uuid4().hex}"
         cat = impl.Catalog(self.root, filesystem=self.fs)
@@ -89,6 +95,7 @@ class PostponeMachine(RuleBasedStateMachine):
 
     @rule(p=st.sampled_from(PARTITIONS), rows=rows_st)
     def write(self, p, rows):
+        type(self).steps += 1
         keys = [k for k, _ in rows]
         kinds = [kind for _, kind in rows]
         values = []
@@ -118,6 +125,7 @@ class PostponeMachine(RuleBasedStateMachine):
 
     @rule(default=st.integers(1, 3), full=st.booleans())
     def compact(self, default, full):
+        type(self).steps += 1
         before = dict(self.model.live())
         latest = self.table.latest_snapshot()
         stats = self.table.copy({"postpone.default-bucket-num": str(default)}).compact(full=full)
@@ -141,6 +149,7 @@ class PostponeMachine(RuleBasedStateMachine):
 
     @rule(keep=st.integers(1, 3))
     def expire(self, keep):
+        type(self).steps += 1
         self.table.expire_snapshots(retain_min=keep, retain_max=keep, time_retained_ms=0)
 
     # ------------------------------------------------------------------ invariants
@@ -172,7 +181,12 @@ class PostponeMachine(RuleBasedStateMachine):
                                        e.total_buckets).tolist()) == {e.bucket}
 
 
-def test_postpone_table_matches_model():
-    profile = settings.get_profile("stateful-ci")
-    run_state_machine_as_test(PostponeMachine, settings=settings(
-        profile, max_examples=min(profile.max_examples, 25), stateful_step_count=15))
+def test_postpone_table_matches_model(request):
+    PostponeMachine.examples = PostponeMachine.steps = 0
+    try:
+        run_state_machine_as_test(PostponeMachine, settings=settings(
+            PROFILE, max_examples=max(1, PROFILE.max_examples // 6), stateful_step_count=min(PROFILE.stateful_step_count, 15)))
+    finally:
+        request.node.user_properties.append(("hypothesis_examples", PostponeMachine.examples))
+        request.node.user_properties.append(("hypothesis_steps", PostponeMachine.steps))
+    assert PostponeMachine.examples > 0
