@@ -76,6 +76,7 @@ from impl.table import (
     UnsupportedTableFeatureError,
 )
 from impl.table.errors import (
+    ColumnCastError,
     CommitUsageError,
     DynamicBucketError,
     InvalidIdentifierError,
@@ -110,4 +111,5 @@ __all__ = [
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
+    "ColumnCastError",
 ]

@@ -30,6 +30,7 @@ from impl.format.records import DataFileMeta
 from impl.schema.evolution import column_sources, plan_columns
 from impl.table.core import TableCore
 from impl.table.errors import DataFileError
+from impl.table.pandas_io import arrow_to_pandas
 from impl.table.pk import iter_pk_data_split, read_pk_split
 from impl.table.predicate import Predicate
 from impl.table.scan import DataSplit, SplitKind
@@ -157,9 +158,10 @@ class TableRead:
         return pa.RecordBatchReader.from_batches(schema, merged_batches() if streamed else batches())
 
     def to_pandas(self, splits: Sequence[DataSplit]):
-        """The rows as a pandas DataFrame (needs the ``pandas`` extra)."""
+        """The rows as a pandas DataFrame (needs the ``pandas`` extra), values kept exactly (a BIGINT
+        column with nulls as ``Int64``: see :mod:`impl.table.pandas_io`)."""
         require("pandas", "to_pandas()")  # checked before reading anything
-        return self.to_arrow(splits).to_pandas()
+        return arrow_to_pandas(self.to_arrow(splits))
 
     # ------------------------------------------------------------------ internals
 

@@ -18,6 +18,7 @@ the writer (and storage) exactly as it was.
 from __future__ import annotations
 
 import os
+import sys
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -36,6 +37,7 @@ from impl.table.core import TableCore, bucket_index_files
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 from impl.table.options import TableOptions
+from impl.table.pandas_io import pandas_columns, pandas_to_arrow
 from impl.table.pk import PrimaryKeyBucketWriter, check_merge_input
 from impl.table.scan import SnapshotReader
 from impl.table.schema import mergetree
@@ -56,12 +58,6 @@ def _as_table(data) -> pa.Table:
         return data.read_all()
     if hasattr(data, "to_arrow") and not isinstance(data, (list, dict)):
         return _as_table(data.to_arrow())
-    try:
-        import pandas as pd  # noqa: F401 - only to recognise DataFrames
-        if isinstance(data, pd.DataFrame):
-            return pa.Table.from_pandas(data, preserve_index=False)
-    except ImportError:  # pragma: no cover
-        pass
     raise SchemaMismatchError(f"write_arrow expects a pyarrow Table or RecordBatch, got {type(data).__name__}")
 
 
@@ -89,15 +85,17 @@ def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
     return False
 
 
-def conform_input(data, core: TableCore) -> pa.Table:
-    """The input as a table in schema column order and types; SchemaMismatchError names what is wrong."""
-    t = _as_table(data)
-    name = core.identifier
-    expected = core.arrow_schema
-    names = t.column_names
+def is_dataframe(data) -> bool:
+    """Whether ``data`` is a pandas DataFrame (without importing pandas: if it is not imported, no
+    DataFrame exists)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(data, pd.DataFrame)
+
+
+def _check_column_names(names: list[str], expected: pa.Schema, table: str) -> None:
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
-        raise SchemaMismatchError(f"write to {name}: columns {dups} appear more than once")
+        raise SchemaMismatchError(f"write to {table}: columns {dups} appear more than once")
     missing = [n for n in expected.names if n not in names]
     extra = [n for n in names if n not in expected.names]
     if missing or extra:
@@ -106,7 +104,20 @@ def conform_input(data, core: TableCore) -> pa.Table:
             parts.append(f"missing columns {missing}")
         if extra:
             parts.append(f"unknown columns {extra}")
-        raise SchemaMismatchError(f"write to {name}: {'; '.join(parts)} (table columns: {expected.names})")
+        raise SchemaMismatchError(f"write to {table}: {'; '.join(parts)} (table columns: {expected.names})")
+
+
+def conform_input(data, core: TableCore) -> pa.Table:
+    """The input as a table in schema column order and types; SchemaMismatchError names what is wrong."""
+    name = core.identifier
+    expected = core.arrow_schema
+    if is_dataframe(data):
+        # cast column by column to the table's types, safely (impl.table.pandas_io)
+        _check_column_names(pandas_columns(data), expected, name)
+        t = pandas_to_arrow(data, expected, core.schema, name)
+    else:
+        t = _as_table(data)
+        _check_column_names(t.column_names, expected, name)
     cols = []
     for f in expected:
         col = t.column(f.name)
@@ -271,7 +282,14 @@ class TableWrite:
     write_arrow_batch = write_arrow
 
     def write_pandas(self, df) -> None:
-        self.write_arrow(pa.Table.from_pandas(df, preserve_index=False))
+        """Write a pandas DataFrame, each column cast safely to the table's type (a wider integer
+        that fits, float64 of integral values and NaN into an integer column, another timestamp
+        unit, categoricals, ...; see :mod:`impl.table.pandas_io`); a lossy cast raises
+        :class:`impl.table.errors.ColumnCastError` naming the column and both types."""
+        if not is_dataframe(df):
+            raise SchemaMismatchError(f"write_pandas to {self.core.identifier} takes a pandas DataFrame, "
+                                      f"got {type(df).__name__}")
+        self.write_arrow(df)
 
     def _route(self, t: pa.Table, kinds: np.ndarray | None):
         n = t.num_rows
