@@ -4,6 +4,7 @@
 >>> cat = impl.Catalog("/tmp/warehouse")            # doctest: +SKIP
 """
 
+from impl._version import package_version
 from impl.environment import Environment
 from impl.errors import (  # old names of the errors above, kept for earlier callers
     BranchAlreadyExistError,
@@ -87,7 +88,10 @@ from impl.table.errors import (
     UnsupportedCatalogOptionError,
 )
 
+__version__: str = package_version()
+
 __all__ = [
+    "__version__",
     "Catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover

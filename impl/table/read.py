@@ -80,6 +80,16 @@ def read_data_file(table: TableCore, source, path: str, f: DataFileMeta, columns
     return pa.Table.from_arrays(cols, schema=pa.schema([full.field(n) for n in columns]))
 
 
+class Row(tuple):
+    """One row of :meth:`TableRead.to_iterator`: its values in projection order."""
+
+    __slots__ = ()
+
+    def get_field(self, pos: int):
+        """The value at position ``pos`` (pypaimon's InternalRow accessor)."""
+        return self[pos]
+
+
 class TableRead:
     """Reads splits planned by :class:`impl.table.scan.TableScan` (``ReadBuilder.new_read()``)."""
 
@@ -162,6 +172,22 @@ class TableRead:
         column with nulls as ``Int64``: see :mod:`impl.table.pandas_io`)."""
         require("pandas", "to_pandas()")  # checked before reading anything
         return arrow_to_pandas(self.to_arrow(splits))
+
+    def to_iterator(self, splits: Sequence[DataSplit]) -> Iterator["Row"]:
+        """The rows one by one, each a :class:`Row` (a tuple of Python values in projection
+        order, with pypaimon's ``get_field(pos)``), read batch by batch as iterated."""
+        reader = self.to_arrow_batch_reader(splits)
+        for batch in reader:
+            # one conversion per column and batch; a Python object per row is what was asked for
+            yield from map(Row, zip(*(c.to_pylist() for c in batch.columns), strict=True))
+
+    def to_duckdb(self, splits: Sequence[DataSplit], table_name: str, connection=None):
+        """The rows registered as DuckDB table ``table_name`` on ``connection`` (default: a new
+        in-memory database), which is returned (pypaimon's ``to_duckdb``; needs the duckdb extra)."""
+        duckdb = require("duckdb", "to_duckdb()")  # checked before reading anything
+        con = connection if connection is not None else duckdb.connect(database=":memory:")
+        con.register(table_name, self.to_arrow(splits))
+        return con
 
     # ------------------------------------------------------------------ internals
 
@@ -275,4 +301,4 @@ def apply_filter(t: pa.Table, predicate: Predicate | None) -> pa.Table:
     return t.filter(predicate.to_arrow())
 
 
-__all__ = ["TableRead", "read_data_file", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]
+__all__ = ["TableRead", "Row", "read_data_file", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]
