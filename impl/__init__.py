@@ -57,6 +57,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
 from impl.schema import Move, SchemaChange
 from impl.table import (
     Catalog,
+    CatalogFactory,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
@@ -92,7 +93,7 @@ __version__: str = package_version()
 
 __all__ = [
     "__version__",
-    "Catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
+    "Catalog", "CatalogFactory", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused

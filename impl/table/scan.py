@@ -35,6 +35,7 @@ from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.core import TableCore, bucket_index_files
+from impl.table.errors import InvalidPredicateError
 from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
 # which manifest entries (by bucket) a scan keeps
@@ -194,6 +195,18 @@ class TableScan:
         self.reader = SnapshotReader(core)
         self.partition_names = set(core.schema.partition_keys)
         self.files_pruned_by_stats = 0
+        self._shard: tuple[int, int] | None = None
+
+    def with_shard(self, index_of_this_subtask: int, number_of_parallel_subtasks: int) -> "TableScan":
+        """Plan only shard ``index`` of ``count`` (pypaimon's ``with_shard``): the splits are dealt
+        out round-robin, so the shards' plans together are the whole plan, each split (a whole
+        bucket of a primary-key table, merged on read) in exactly one shard."""
+        index, count = index_of_this_subtask, number_of_parallel_subtasks
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1 \
+                or isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+            raise InvalidPredicateError(f"with_shard({index!r}, {count!r}): the index must be in 0..count-1")
+        self._shard = (index, count)
+        return self
 
     # ------------------------------------------------------------------ snapshot choice
 
@@ -222,7 +235,11 @@ class TableScan:
         and snapshot, in snapshot order.
         """
         with paused_gc():  # see impl.gcpause: collections walked every cached entry
-            return self._plan()
+            plan = self._plan()
+        if self._shard is None:
+            return plan
+        index, count = self._shard
+        return Plan(plan.snapshot_id, plan.splits_[index::count])
 
     def _plan(self) -> Plan:
         if self.core.options.incremental_between is not None:
