@@ -76,7 +76,7 @@ def column_to_arrow(series: Any, table: str, column: str, target: pa.DataType, p
         raise refuse(str(e)) from e
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    if pa.types.is_date(target) and tz is not None:
+    if pa.types.is_date(target) and (tz is not None or getattr(series.dtype, "kind", None) == "O"):
         _check_whole_days(series, arr, refuse)
     if pa.types.is_float32(target) and _is_float(series):
         _check_no_float_overflow(series, arr, refuse)
@@ -127,8 +127,14 @@ def _float_to_decimal(series: Any, target: pa.DataType, refuse: Refuse) -> pa.Ar
 
 
 def _check_whole_days(series: Any, arr: pa.Array, refuse: Refuse) -> None:
-    """A timestamp into DATE keeps only midnight values (pyarrow drops a time of day silently)."""
-    stamps = _natural(series, refuse)
+    """A timestamp into DATE keeps only midnight values (pyarrow drops a time of day silently).
+    Object columns are checked when they hold datetimes (``datetime.date`` objects pass as they are)."""
+    try:
+        stamps = _natural(series, refuse)
+    except ColumnCastError:
+        return  # mixed objects that converted to the target directly: nothing more to compare
+    if not pa.types.is_timestamp(stamps.type):
+        return
     if stamps.type.tz is not None:
         raise refuse("its values carry a time zone; a DATE has none")
     back = arr.cast(pa.timestamp(stamps.type.unit))
