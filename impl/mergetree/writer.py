@@ -39,6 +39,7 @@ import pyarrow as pa
 from impl.commit.messages import CommitMessage
 from impl.environment import PRODUCTION, Environment
 from impl.errors import WriterClosedError
+from impl.fileindex.writer import copy_index_file
 from impl.format.formats import named_for
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
@@ -229,6 +230,7 @@ class MergeTreeWriter:
             formats=options.write_formats,
             stats_mode=stats_mode,
             clock_millis=env.clock_millis,
+            file_index=options.file_index,
         )
         self._namer = DataFileNamer(id_factory=env.new_id)
         restored = list(restored_files)
@@ -470,7 +472,7 @@ class MergeTreeWriter:
                 # Insert-only and no key twice: the data file holds exactly the input rows.
                 for meta in data.results:
                     name = named_for(self._namer.changelog_file(), self._ctx.format_of(0))
-                    changelog.append(meta.rename(name))
+                    changelog.append(copy_index_file(self.file_io, self._ctx.bucket_dir, meta.rename(name), meta))
                     self.file_io.write_bytes(self._ctx.path(name), data.file_bytes[meta.file_name])
             else:
                 changelog = write_kv_files(self._ctx, raw, self._namer.changelog_file, 0, FileSource.APPEND).results
