@@ -379,13 +379,13 @@ class TableScan:
         """
         pred = self.predicate
         spec = FileIndexSpec.from_options(self.core.options.raw)
-        if pred is None or not spec.read_enabled or not entries:
+        if pred is None or spec.empty:
             return entries
         schema = self.core.schema
         current = {f.name: f.type for f in schema.fields}
-        indexed = {c: current[c] for c in spec.columns if c in current}
-        check_literals(pred, indexed)  # a literal of the wrong type is refused, not answered "no rows"
-        if not pred.fields() & set(current):
+        # a literal of the wrong type on an indexed column is refused, never answered "no rows"
+        check_literals(pred, {c: current[c] for c in spec.columns if c in current})
+        if not spec.read_enabled or not entries:
             return entries
         types_by_schema: dict[int, dict] = {}
 
