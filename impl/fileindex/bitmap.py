@@ -190,7 +190,7 @@ class BitmapIndexBuilder:
                                 called_after_last_insert=bool(keys) and int(groups[-1][0]) < last_row)
         null_bytes = _serialize(null_rows)
         offset = 0 if len(null_rows) <= 1 else len(null_bytes)
-        offsets: list[tuple[object, int]] = []
+        offsets: list[tuple[int, int]] = []
         bodies: list[bytes] = []
         lengths: dict[int, int] = {}
         for i in order:
@@ -222,18 +222,18 @@ class BitmapIndexBuilder:
             out += b
         return bytes(out)
 
-    def _v2_blocks(self, keys: list, offsets: list[tuple[object, int]], lengths: dict[int, int]) -> bytes:
+    def _v2_blocks(self, keys: list, offsets: list[tuple[int, int]], lengths: dict[int, int]) -> bytes:
         kind = self.kind
         sk = _sort_key(kind)
-        entries = sorted(offsets, key=lambda e: sk(keys[e[0]]))  # type: ignore[index]
+        entries = sorted(offsets, key=lambda e: sk(keys[e[0]]))
         blocks: list[list[tuple[int, int, int]]] = []
         block_bytes: list[int] = []
-        for i, off in entries:  # type: ignore[assignment]
-            size = 8 + len(_key_bytes(kind, keys[i]))  # type: ignore[index]
+        for i, off in entries:
+            size = 8 + len(_key_bytes(kind, keys[i]))
             if not blocks or (len(blocks[-1]) and block_bytes[-1] + size > self.block_size_bytes):
                 blocks.append([])
                 block_bytes.append(4)
-            blocks[-1].append((i, off, lengths.get(i, -1)))  # type: ignore[arg-type]
+            blocks[-1].append((i, off, lengths.get(i, -1)))
             block_bytes[-1] += size
         out = bytearray(struct.pack(">i", len(blocks)))
         block_offset = 0

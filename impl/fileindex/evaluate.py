@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
 
+import numpy as np
 from pyroaring import BitMap
 
 from impl.fileindex import bitmap, bloom
@@ -131,8 +132,8 @@ def _visit(index: ColumnIndex, leaf: LeafPredicate, t: DataType) -> IndexResult:
         keys = literal_keys(leaf.field, t, tuple(lits))
         rows = BitMap()
         for i, null in enumerate(keys.nulls.tolist()):
-            v = None if null else keys.values[i]
-            rows |= index.rows(v.item() if hasattr(v, "item") else v)
+            v = keys.values[i]
+            rows |= index.rows(None if null else v.item() if isinstance(v, np.generic) else v)
         if m in ("not_equal", "is_not_in"):
             rows.flip_inplace(0, index.row_count)
         return rows

@@ -37,7 +37,6 @@ class FileIndexFilter:
         self.predicate = predicate
         self.types_of = types_of
         self.embedded_only = embedded_only
-        self.files_skipped = 0  # files the index ruled out
         self.index_failures = 0  # indexes that failed their checks (the file was kept)
 
     def _load(self, meta: DataFileMeta, bucket_dir: str) -> FileIndex | None:
@@ -63,11 +62,8 @@ class FileIndexFilter:
             index = self._load(meta, bucket_dir)
             if index is None:
                 return True
-            ok = remains(evaluate(self.predicate, index))
+            return remains(evaluate(self.predicate, index))
         except (CorruptFileIndexError, FileIOError, OSError) as e:
             self.index_failures += 1
             log.warning("file index of %s not used (the file is read): %s", meta.file_name, e)
             return True
-        if not ok:
-            self.files_skipped += 1
-        return ok

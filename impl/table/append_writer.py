@@ -130,7 +130,8 @@ class RollingFileWriter:
             cur.out.abort()
             raise
         stats, cols = cur.stats.result()
-        embedded, extra = None, ()
+        embedded: bytes | None = None
+        extra: tuple[str, ...] = ()
         if cur.index is not None:
             path = f"{self.bucket_dir}/{cur.name}"
             self._written_paths.append(index_file_name(path))
