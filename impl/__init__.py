@@ -19,6 +19,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitOutcomeUnknownError,
     CommitRecoveryError,
     CommitRetriesExhaustedError,
+    CorruptFileIndexError,
     CorruptMetadataError,
     DuplicateFileError,
     FileAlreadyLiveError,
@@ -48,6 +49,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     TagNotFoundError,
     TypeParseError,
     UnsupportedFileFormatError,
+    UnsupportedFileIndexError,
     UnsupportedFileSystemError,
     UnsupportedTypeError,
     UnsupportedVersionError,
@@ -78,6 +80,7 @@ from impl.table import (
 from impl.table.errors import (
     CommitUsageError,
     DynamicBucketError,
+    FileIndexLiteralError,
     InvalidIdentifierError,
     InvalidPredicateError,
     RequestedSchemaError,
@@ -110,4 +113,5 @@ __all__ = [
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
+    "CorruptFileIndexError", "UnsupportedFileIndexError", "FileIndexLiteralError",
 ]
