@@ -1016,7 +1016,8 @@ public final class Harness {
      * value is null). Returns the files the scan plans (the scan prunes by embedded indexes),
      * how many of them Paimon's FileIndexPredicate keeps (embedded bytes or the data file's
      * {@code .index} extra file: what RawFileSplitRead evaluates before opening a file), and the
-     * rows the filtered read returns.
+     * rows the filtered read returns. With {@code file-index.read.enabled} = false (dynamic
+     * options) no index is evaluated: every planned file counts as kept.
      */
     private JsonNode indexFilter(JsonNode a) throws Exception {
         FileStoreTable table = table(a);
@@ -1033,11 +1034,16 @@ public final class Harness {
         List<Split> splits = rb.newScan().plan().splits();
         int planned = 0;
         int kept = 0;
+        boolean useIndex = table.coreOptions().fileIndexReadEnabled();
         for (Split s : splits) {
             DataSplit ds = (DataSplit) s;
             for (DataFileMeta f : ds.dataFiles()) {
                 planned++;
                 FileIndexPredicate fp = null;
+                if (!useIndex) {
+                    kept++;
+                    continue;
+                }
                 if (f.embeddedIndex() != null) {
                     fp = new FileIndexPredicate(f.embeddedIndex(), type);
                 } else {
