@@ -296,7 +296,9 @@ class RollingKVWriter:
             assert f.out is not None
             size = f.out.close()
         self._open = None
-        self.results.append(f.stats.meta(f.name, size, self.level, self.source))
+        meta = f.stats.meta(f.name, size, self.level, self.source)
+        self.written.extend(meta.extra_files)  # its .index file: deleted with it on abort
+        self.results.append(meta)
 
     def _discard_open(self) -> None:
         f, self._open = self._open, None

@@ -65,6 +65,7 @@ class RollingFileWriter:
                  clock_millis: Callable[[], int] = wall_clock_millis, file_index: FileIndexSpec | None = None):
         self.file_io = file_io
         self.file_index = file_index  # the table's file-index.* options: each file's index blob
+        collector_for(file_index, fields)  # refuse an index Paimon cannot write before any file is opened
         self._clock_millis = clock_millis  # the environment's clock: file creation times
         self.bucket_dir = bucket_dir.rstrip("/")
         self.schema = schema

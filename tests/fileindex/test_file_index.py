@@ -181,3 +181,16 @@ def test_index_files_follow_data_files_through_compaction_expiration_and_orphan_
     assert [Path(p).name for p in removed if p.endswith(".index")] == [orphan.name]
     t.expire_snapshots(retain_min=1, retain_max=1)
     assert _index_files(root) == after  # the compacted-away files' indexes went with them
+
+
+def test_a_changelog_copy_of_a_data_file_owns_its_own_index_file(tmp_path):
+    t = _table(tmp_path, {"file-index.bitmap.columns": "k", "file-index.in-manifest-threshold": "1 b",
+                          "bucket": "1", "changelog-producer": "input", "write-only": "true"}, primary_keys=["id"])
+    t.write_arrow(_batch(0))
+    names = _index_files(tmp_path / "wh")
+    (data,) = [f for s in t.new_read_builder().new_scan().plan().splits() for f in s.files]
+    assert len(names) == 2 and data.extra_files[0] in names  # the data file's and the changelog file's
+    (changelog_index,) = names - set(data.extra_files)
+    assert changelog_index.startswith("changelog-")
+    assert (next((tmp_path / "wh").rglob(changelog_index)).read_bytes()
+            == next((tmp_path / "wh").rglob(data.extra_files[0])).read_bytes())
