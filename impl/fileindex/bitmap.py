@@ -31,6 +31,7 @@ from pyroaring import BitMap
 from impl.fileindex.errors import CorruptFileIndexError, UnsupportedFileIndexError
 from impl.fileindex.format import java_hash_order
 from impl.fileindex.keys import ColumnKeys, KeyKind
+from impl.table.bucket import hash_bytes
 
 INDEX_TYPE = "bitmap"
 VERSION_1 = 1
@@ -76,34 +77,15 @@ def lookup_key(kind: KeyKind, key):
     return key
 
 
-def _murmur_bytes(data: bytes) -> int:
-    """``BinaryString.hashCode()``: Paimon's MurmurHash3 (seed 42) over words, then single bytes."""
-    def mix_k1(k: int) -> int:
-        k = (k * 0xCC9E2D51) & 0xFFFFFFFF
-        k = ((k << 15) | (k >> 17)) & 0xFFFFFFFF
-        return (k * 0x1B873593) & 0xFFFFFFFF
-
-    def mix_h1(h: int, k: int) -> int:
-        h ^= k
-        h = ((h << 13) | (h >> 19)) & 0xFFFFFFFF
-        return (h * 5 + 0xE6546B64) & 0xFFFFFFFF
-    h = 42
-    aligned = len(data) - len(data) % 4
-    for (w,) in struct.iter_unpack("<I", data[:aligned]):
-        h = mix_h1(h, mix_k1(w))
-    for b in data[aligned:]:
-        h = mix_h1(h, mix_k1((b - 256 if b >= 128 else b) & 0xFFFFFFFF))
-    h ^= len(data)
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-    h ^= h >> 16
-    return h
+def java_hash_codes(kind: KeyKind, keys: list) -> list[int]:
+    """``hashCode()`` of the Java objects the bitmap writer keys its HashMap by."""
+    if kind is KeyKind.STRING:  # BinaryString: Paimon's MurmurHash3 of the bytes
+        return hash_bytes(keys).tolist()
+    return [java_hash_code(kind, k) for k in keys]
 
 
 def java_hash_code(kind: KeyKind, key) -> int:
-    """``hashCode()`` of the Java object the bitmap writer keys its HashMap by."""
+    """``hashCode()`` of one Java key object (not strings: see :func:`java_hash_codes`)."""
     if kind in (KeyKind.BYTE, KeyKind.SHORT, KeyKind.INT):
         return int(key)
     if kind is KeyKind.LONG:
@@ -116,7 +98,7 @@ def java_hash_code(kind: KeyKind, key) -> int:
         return (bits ^ (bits >> 32)) & 0xFFFFFFFF
     if kind is KeyKind.BOOLEAN:
         return 1231 if key else 1237
-    return _murmur_bytes(key)
+    raise TypeError(f"no single-key hash for {kind.value} keys")
 
 
 def _sort_key(kind: KeyKind):
@@ -186,7 +168,8 @@ class BitmapIndexBuilder:
         # id2bitmap.computeIfAbsent once per non-null row: a row after the last new value's first
         # one may still grow the table
         last_row = int(np.flatnonzero(~self._nulls())[-1]) if keys else -1
-        order = java_hash_order(range(len(keys)), lambda i: java_hash_code(kind, keys[i]), head_insert=True,
+        codes = java_hash_codes(kind, keys)
+        order = java_hash_order(range(len(keys)), codes.__getitem__, head_insert=True,
                                 called_after_last_insert=bool(keys) and int(groups[-1][0]) < last_row)
         null_bytes = _serialize(null_rows)
         offset = 0 if len(null_rows) <= 1 else len(null_bytes)

@@ -137,3 +137,39 @@ def test_java_uses_indexes_impl_wrote(java, tmp_path, kind):
             assert got["planned_files"] == expected, (kind, field, value, got)
         elif value == 500:
             assert got["planned_files"] == COMMITS, (kind, field, value, got)
+
+
+def test_impl_index_bytes_equal_javas_for_many_values_of_many_types(java, tmp_path):
+    """Bitmaps over hundreds of values (Java's HashMap resized several times), every key type
+    the harness writes, bloom filters over longs and doubles (-0.0 and NaN included)."""
+    fields = [["id", "INT"], ["s", "STRING"], ["v", "BIGINT"], ["d", "DOUBLE"], ["b", "BOOLEAN"]]
+    options = {"file-index.bitmap.columns": "id,s,v,d,b", "file-index.bloom-filter.columns": "v,d,s",
+               "file-index.bloom-filter.v.items": "500", "file-index.bloom-filter.d.items": "300",
+               "file-index.bitmap.s.index-block-size": "2kb"}
+    wh = tmp_path / "wh"
+    java.call("create_table", warehouse=str(wh), table="db.t", fields=fields, primary_keys=[], partition_keys=[],
+              table_options=options)
+    schema = pa.schema([("id", pa.int32()), ("s", pa.string()), ("v", pa.int64()), ("d", pa.float64()),
+                        ("b", pa.bool_())])
+    for c in range(2):
+        n = 700
+        d = [((i * 37) % 101) / 7 - 5 for i in range(n)]
+        d[3], d[4], d[5] = -0.0, 0.0, float("nan")
+        rows = pa.table({"id": pa.array([c * n + i for i in range(n)], pa.int32()),
+                         "s": [None if i % 50 == 0 else f"é{(i * 7919) % 311}" for i in range(n)],
+                         "v": pa.array([(-1) ** i * (i * 2654435761) % 10**15 for i in range(n)], pa.int64()),
+                         "d": d, "b": [None if i % 9 == 0 else i % 3 == 0 for i in range(n)]}, schema=schema)
+        pq.write_table(rows, tmp_path / "in.parquet")
+        java.call("write", warehouse=str(wh), table="db.t", parquet=str(tmp_path / "in.parquet"),
+                  commit_user="java", identifier=c + 1)
+    t = impl.Catalog(str(wh)).get_table("db.t")
+    files, core = _files(t)
+    spec = FileIndexSpec.from_options(options)
+    for split, f in files:
+        bucket = wh / "db.db" / "t" / f"bucket-{split.bucket}"
+        collector = FileIndexCollector(spec, core.schema.fields)
+        collector.update(pq.read_table(bucket / f.file_name))
+        assert collector.blob() == (bucket / f.extra_files[0]).read_bytes(), f.file_name
+    pb = t.new_read_builder().new_predicate_builder()
+    assert _filtered(t, pb.equal("id", 705))[0] == 1
+    assert _filtered(t, pb.equal("s", "é5"))[0] == 2
