@@ -68,6 +68,17 @@ def _read_key(kind: KeyKind, data: bytes, pos: int):
     return struct.unpack_from(fmt, data, pos)[0], pos + struct.calcsize(fmt)
 
 
+def _keys_and_offsets(kind: KeyKind, data: bytes, pos: int, count: int) -> tuple[list[tuple[object, int]], int]:
+    """``count`` (key, offset i32) pairs from ``pos``, and the position after them."""
+    out = []
+    for _ in range(count):
+        key, pos = _read_key(kind, data, pos)
+        (off,) = struct.unpack_from(">i", data, pos)
+        out.append((key, off))
+        pos += 4
+    return out, pos
+
+
 def lookup_key(kind: KeyKind, key):
     """A key as the reader's dictionary holds it: floats by their bits (Java's ``Float.equals``)."""
     if kind is KeyKind.FLOAT:
@@ -266,12 +277,7 @@ class BitmapIndex:
             if has_null:
                 (null_offset,) = struct.unpack_from(">i", data, pos)
                 pos += 4
-            raw = []
-            for _ in range(distinct):
-                key, pos = _read_key(kind, data, pos)
-                (off,) = struct.unpack_from(">i", data, pos)
-                pos += 4
-                raw.append((key, off))
+            raw, pos = _keys_and_offsets(kind, data, pos, distinct)
             self.body_start = pos
             # lengths follow from consecutive non-negative offsets (the null bitmap first)
             stored = [off for _, off in raw if off >= 0]
@@ -289,12 +295,8 @@ class BitmapIndex:
             self.null = _Entry(null_offset, null_length)
         (blocks,) = struct.unpack_from(">i", data, pos)
         pos += 4
-        block_offsets = []
-        for _ in range(blocks):
-            _, pos = _read_key(kind, data, pos)
-            (off,) = struct.unpack_from(">i", data, pos)
-            pos += 4
-            block_offsets.append(off)
+        firsts, pos = _keys_and_offsets(kind, data, pos, blocks)
+        block_offsets = [off for _, off in firsts]
         (blocks_size,) = struct.unpack_from(">i", data, pos)
         pos += 4
         entries_start = pos
