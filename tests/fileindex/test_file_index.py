@@ -194,3 +194,23 @@ def test_a_changelog_copy_of_a_data_file_owns_its_own_index_file(tmp_path):
     assert changelog_index.startswith("changelog-")
     assert (next((tmp_path / "wh").rglob(changelog_index)).read_bytes()
             == next((tmp_path / "wh").rglob(data.extra_files[0])).read_bytes())
+
+
+def test_primary_key_engines_follow_paimons_rules(tmp_path):
+    rows = [pa.table({"id": [1, 2], "s": ["a", "b"], "k": pa.array([10, 20], pa.int32())}, schema=SCHEMA),
+            pa.table({"id": [3], "s": ["c"], "k": pa.array([30], pa.int32())}, schema=SCHEMA)]
+    partial = _table(tmp_path, {"file-index.bitmap.columns": "k", "bucket": "1", "write-only": "true",
+                                "merge-engine": "partial-update"}, primary_keys=["id"], name="db.partial")
+    dv = _table(tmp_path, {"file-index.bitmap.columns": "k", "bucket": "1", "deletion-vectors.enabled": "true"},
+                primary_keys=["id"], name="db.dv")
+    for t in (partial, dv):
+        for r in rows:
+            t.write_arrow(r)
+    pb = partial.new_read_builder().new_predicate_builder()
+    # partial-update merges values no single file holds: its buckets are never pruned by indexes
+    assert _planned(partial, pb.equal("k", 99))[0] == 2
+    # deletion vectors: level >= 1 files, read without merging, each tested alone
+    files = [f for s in dv.new_read_builder().new_scan().plan().splits() for f in s.files]
+    assert files and all(f.level >= 1 for f in files)
+    assert _planned(dv, pb.equal("k", 30))[:2] == (1, 1)
+    assert _planned(dv, pb.equal("k", 99))[0] == 0
