@@ -17,6 +17,7 @@ from typing import Sequence
 
 import pyarrow as pa
 
+from impl.errors import InvalidOptionError
 from impl.fileindex import bitmap, bloom
 from impl.fileindex.errors import UnsupportedFileIndexError
 from impl.fileindex.format import encode_file_index, java_hash_order, java_string_hash
@@ -39,18 +40,29 @@ def index_file_name(data_file_name: str) -> str:
     return data_file_name + INDEX_FILE_SUFFIX
 
 
+def _number(index_type: str, column: str, opts: dict[str, str], key: str, default, parse):
+    value = opts.get(key)
+    if value is None:
+        return default
+    try:
+        return parse(value)
+    except ValueError as e:
+        raise InvalidOptionError(f"option 'file-index.{index_type}.{column}.{key}': {value!r} is not a number") from e
+
+
 def _builder(index_type: str, field: DataField, opts: dict[str, str]):
     kind = key_kind(field.type)
     if index_type == bloom.INDEX_TYPE:
         bloom.check_supported(kind, field.name)
-        return bloom.BloomFilterBuilder(int(opts.get("items", bloom.DEFAULT_ITEMS)),
-                                        float(opts.get("fpp", bloom.DEFAULT_FPP)))
+        return bloom.BloomFilterBuilder(_number(index_type, field.name, opts, "items", bloom.DEFAULT_ITEMS, int),
+                                        _number(index_type, field.name, opts, "fpp", bloom.DEFAULT_FPP, float))
     if index_type == bitmap.INDEX_TYPE:
         bitmap.check_supported(kind, field.name)
         block = opts.get("index-block-size")
         return bitmap.BitmapIndexBuilder(
-            kind, int(opts.get("version", bitmap.VERSION_2)),  # type: ignore[arg-type]
-            bitmap.DEFAULT_BLOCK_SIZE_BYTES if block is None else parse_memory_size("index-block-size", block))
+            kind, _number(index_type, field.name, opts, "version", bitmap.VERSION_2, int),
+            bitmap.DEFAULT_BLOCK_SIZE_BYTES if block is None else parse_memory_size(
+                f"file-index.{index_type}.{field.name}.index-block-size", block))
     return None
 
 
