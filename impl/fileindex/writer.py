@@ -58,6 +58,7 @@ def _builder(index_type: str, field: DataField, opts: dict[str, str]):
                                         _number(index_type, field.name, opts, "fpp", bloom.DEFAULT_FPP, float))
     if index_type == bitmap.INDEX_TYPE:
         bitmap.check_supported(kind, field.name)
+        assert kind is not None  # check_supported refused the rest
         block = opts.get("index-block-size")
         return bitmap.BitmapIndexBuilder(
             kind, _number(index_type, field.name, opts, "version", bitmap.VERSION_2, int),
