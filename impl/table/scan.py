@@ -38,7 +38,7 @@ from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.core import TableCore, bucket_index_files
-from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
+from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
 # which manifest entries (by bucket) a scan keeps
 BucketFilter = Callable[[ManifestEntry], bool]
@@ -165,6 +165,17 @@ class SnapshotReader:
             return []
         entries = self.read_entries(self.manifest_list.read_data_manifests(snapshot), partition_pred, bucket_filter)
         return live_entries(entries)
+
+
+# the leaves a bloom filter or bitmap can answer (Paimon's FileIndexReader visits beyond REMAIN)
+_INDEX_METHODS = frozenset(("equal", "is_in", "is_null", "is_not_null", "not_equal", "is_not_in"))
+
+
+def _index_answerable(p: Predicate, columns: set[str]) -> bool:
+    """Whether a leaf of ``p`` could be answered by an index on one of ``columns``."""
+    if isinstance(p, LeafPredicate):
+        return p.method in _INDEX_METHODS and p.field in columns
+    return isinstance(p, CompoundPredicate) and any(_index_answerable(c, columns) for c in p.children)
 
 
 def _old_schema_lookup(file_schema: TableSchema, schema: TableSchema) -> Callable:
@@ -385,7 +396,7 @@ class TableScan:
         current = {f.name: f.type for f in schema.fields}
         # a literal of the wrong type on an indexed column is refused, never answered "no rows"
         check_literals(pred, {c: current[c] for c in spec.columns if c in current})
-        if not spec.read_enabled or not entries:
+        if not spec.read_enabled or not entries or not _index_answerable(pred, set(spec.columns)):
             return entries
         if self.core.options.raw.get("data-evolution.enabled", "false").lower() == "true":
             # files hold subsets of the columns, merged by row id: a file ruled out for one column
