@@ -170,3 +170,8 @@ __all__ = [
     "UnknownSystemTableError", "SystemTableReadOnlyError", "StaleTableHandleError", "StaleTableDirectoryError",
     "UnsupportedCatalogOptionError", "DynamicBucketError", "RequestedSchemaError", "ColumnCastError",
 ]
+
+
+class FileIndexLiteralError(InvalidPredicateError):
+    """A filter on a column with a data-file index whose literal does not have the column's
+    type: asking the index would answer "no rows" for a value the column cannot even hold."""
