@@ -4,6 +4,7 @@
 >>> cat = impl.Catalog("/tmp/warehouse")            # doctest: +SKIP
 """
 
+from impl._version import package_version
 from impl.environment import Environment
 from impl.errors import (  # old names of the errors above, kept for earlier callers
     BranchAlreadyExistError,
@@ -19,6 +20,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitOutcomeUnknownError,
     CommitRecoveryError,
     CommitRetriesExhaustedError,
+    CorruptFileIndexError,
     CorruptMetadataError,
     DuplicateFileError,
     FileAlreadyLiveError,
@@ -48,6 +50,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     TagNotFoundError,
     TypeParseError,
     UnsupportedFileFormatError,
+    UnsupportedFileIndexError,
     UnsupportedFileSystemError,
     UnsupportedTypeError,
     UnsupportedVersionError,
@@ -56,6 +59,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
 from impl.schema import Move, SchemaChange
 from impl.table import (
     Catalog,
+    CatalogFactory,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
@@ -76,8 +80,10 @@ from impl.table import (
     UnsupportedTableFeatureError,
 )
 from impl.table.errors import (
+    ColumnCastError,
     CommitUsageError,
     DynamicBucketError,
+    FileIndexLiteralError,
     InvalidIdentifierError,
     InvalidPredicateError,
     RequestedSchemaError,
@@ -86,8 +92,11 @@ from impl.table.errors import (
     UnsupportedCatalogOptionError,
 )
 
+__version__: str = package_version()
+
 __all__ = [
-    "Catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
+    "__version__",
+    "Catalog", "CatalogFactory", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused
@@ -110,4 +119,5 @@ __all__ = [
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
+    "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError", "FileIndexLiteralError",
 ]

@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
+from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
@@ -81,7 +82,8 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
         core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
         schema_id=core.schema.id, target_file_size=target, formats=o.write_formats,
         stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
-        name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
+        name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
+            file_index=FileIndexSpec.from_options(core.options.raw))
     try:
         for f in picked:
             fpath = core.paths.data_file_path(path, bucket, f.file_name, f.external_path)

@@ -23,7 +23,7 @@ Facts from Apache Paimon Java 1.4 (``PostponeBucketFileStoreWrite``, ``PostponeB
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -180,13 +180,14 @@ class PostponeBucketWriter:
         self.partition = partition
         self._layout = mt.KVLayout(core.schema, core.schema_manager)
         options, no_stats = postponed_file_options(core.options.raw, core.schema.fields)
-        stats = dict(stats_mode=NO_STATS, key_stats_mode=NO_STATS) if no_stats else dict(
-            stats_mode=core.options.stats_mode)
         self._ctx = KVFileContext(
             file_io=core.file_io, bucket_dir=core.paths.bucket_dir(partition_path, POSTPONE_BUCKET),
             layout=self._layout, key_codec=mt.KeyCodec(self._layout.key_types), schema_id=core.schema.id,
             target_file_size=core.options.target_file_size_for(True), formats=WriteFormats.from_options(options),
-            clock_millis=core.env.clock_millis, **stats)
+            clock_millis=core.env.clock_millis, stats_mode=NO_STATS if no_stats else core.options.stats_mode,
+            file_index=core.merge_tree_options.file_index)  # Paimon's KV writer factory indexes these files too
+        if no_stats:
+            self._ctx = replace(self._ctx, key_stats_mode=NO_STATS)
         self._namer = FileNamer(writer_prefix(commit_user, write_id), id_factory=core.env.new_id)
         self._rolling = RollingKVWriter
         self._writer: RollingKVWriter | None = None

@@ -40,6 +40,11 @@ class Config:
     writer_read_differs: dict = field(default_factory=dict)
     cannot_read_back: dict = field(default_factory=dict)  # writer label -> text of its read error
     narrow: bool = False  # id, name, v only (for a writer that lacks the other types in a format)
+    # (column, value, absent value): impl also reads ``column = value`` and ``column = absent``
+    # with the data-file index and without it (file-index.read.enabled = false): each must return
+    # the reference's matching rows (the absent value lies inside a file's min / max, so only an
+    # index can rule that file out)
+    index_probe: tuple | None = None
 
     @property
     def cols(self) -> tuple:
@@ -107,6 +112,10 @@ CONFIGS = [
     Config("avro-manifest-orc-changelog-input",
            {**PK1, "file.format": "avro", "manifest.format": "orc", "changelog-producer": "input"},
            cannot_read_back=ORC_MANIFESTS),
+    # file indexes (issue 28 item 2): read with and without the index, written back with impl's index
+    Config("bloom-filter-append", {"file-index.bloom-filter.columns": "name,v", "file-index.bloom-filter.v.items": "100"},
+           primary_keys=(), merge="append", index_probe=("name", "b115", "a55")),
+    Config("bitmap-pk", {**PK1, "file-index.bitmap.columns": "name"}, index_probe=("name", "b115", "a55")),
 ]
 
 # Postpone bucket mode (issue 28 item 1): every writer leaves its rows in bucket-postpone, which
