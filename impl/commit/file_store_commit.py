@@ -51,6 +51,7 @@ from impl.commit.metadata_writer import MetadataWriter, PartChanges
 from impl.commit.options import CommitOptions
 from impl.commit.outcome import Outcome, OutcomeResolver
 from impl.commit.retry import publish_with_retries
+from impl.commit.row_ids import assign_row_tracking, with_assigned
 from impl.environment import PRODUCTION, Environment
 from impl.errors import (
     CommitConflictError,
@@ -589,13 +590,20 @@ class FileStoreCommit:
         try:
             live = self._live_at(latest)
             changes, fold = self._checked_changes(attempt, live, latest)
+            next_row_id = latest.next_row_id if latest is not None else None
+            if self.options.row_tracking:
+                # on every try, from the snapshot this try builds on: racing writers never share ids
+                changes, next_row_id = assign_row_tracking(
+                    changes, latest.id + 1 if latest is not None else 1, next_row_id or 0)
+                fold = with_assigned(fold, changes)
             schema_id = self._checked_schema_id()
             # deletes what it wrote if it fails
             snapshot = self._metadata.write(
                 written, latest=latest, part=PartChanges(changes, attempt.part.changelog, attempt.part.index,
                                                          attempt.part.index_views, attempt.overwrite_matches),
                 live=live, fold=fold, schema_id=schema_id, commit_user=self.commit_user,
-                committable=attempt.committable, kind=attempt.kind, merges=attempt.stats.manifest_merges)
+                committable=attempt.committable, kind=attempt.kind, merges=attempt.stats.manifest_merges,
+                next_row_id=next_row_id)
         except FileNotFoundError as e:
             if self._expired_meanwhile(latest, e):
                 return None  # like a lost race: retry on the new latest

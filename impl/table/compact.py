@@ -29,7 +29,7 @@ from impl.table.commit import TableCommit
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.pk import PrimaryKeyBucketWriter
 from impl.table.read import read_data_file
-from impl.table.row_tracking import refuse_unimplemented_write
+from impl.table.row_tracking import refuse_unimplemented_compaction
 from impl.table.scan import SnapshotReader
 
 
@@ -56,7 +56,7 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     The new files exist on storage once this returns; they become live only when the message
     is committed (``TableCommit.abort`` removes them otherwise).
     """
-    refuse_unimplemented_write(core)
+    refuse_unimplemented_compaction(core)
     path = core.partition_cache.path(partition)
     if core.is_primary_key_table:
         if index_files is None and core.options.deletion_vectors:
@@ -96,7 +96,7 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
 
 def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
     """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None."""
-    refuse_unimplemented_write(core)
+    refuse_unimplemented_compaction(core)
     latest = core.snapshot_manager.latest_snapshot()
     if latest is None:
         return None

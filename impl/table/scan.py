@@ -35,6 +35,7 @@ from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.core import TableCore, bucket_index_files
+from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
 # which manifest entries (by bucket) a scan keeps
@@ -289,6 +290,11 @@ class TableScan:
         return out
 
     def _plan_incremental(self, start: int, end: int) -> Plan:
+        if self.core.options.data_evolution:
+            # a snapshot's files may hold some columns of older rows: its delta is not its rows
+            raise UnsupportedTableFeatureError(
+                f"incremental read of {self.core.identifier}: option 'data-evolution.enabled' = true: "
+                "incremental reads of data-evolution tables are not supported")
         sm = self.core.snapshot_manager
         latest = sm.latest_snapshot_id()
         if latest is None or end > latest:
@@ -335,7 +341,8 @@ class TableScan:
         pk = self.core.is_primary_key_table
         keys = list(schema.trimmed_primary_keys)
         pred = only_fields(self.predicate, set(keys)) if pk else self.predicate
-        if pred is None or pred.fields() <= self.partition_names:
+        # data evolution: a file's statistics miss the values later column updates gave its rows
+        if pred is None or pred.fields() <= self.partition_names or self.core.options.data_evolution:
             return entries
         lookups: dict[int, Callable] = {}
 
@@ -409,7 +416,9 @@ class TableScan:
             path = self.reader.partitions.path(partition)
             total = es[0].total_buckets
             files = [e.file for e in es]
-            if pk:  # merge-on-read, or change rows ordered by sequence number: one split per bucket
+            # merge-on-read, change rows ordered by sequence number, or data-evolution files merged
+            # by row id: one split per bucket
+            if pk or self.core.options.data_evolution:
                 splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(files), kind))
                 continue
             # append files (and raw change files) are independent: pack them into ~target-size splits

@@ -37,7 +37,6 @@ from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 from impl.table.options import TableOptions
 from impl.table.pk import PrimaryKeyBucketWriter, check_merge_input
-from impl.table.row_tracking import refuse_unimplemented_write
 from impl.table.scan import SnapshotReader
 from impl.table.schema import mergetree
 
@@ -223,7 +222,6 @@ class TableWrite:
         if core.bucket_mode is BucketMode.CROSS_PARTITION:
             raise UnsupportedTableFeatureError(cross_partition_message(core.identifier, core.primary_keys,
                                                                        core.partition_keys))
-        refuse_unimplemented_write(core)
         self.core = core
         self.commit_user = commit_user
         self.streaming = streaming
