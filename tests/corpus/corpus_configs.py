@@ -25,7 +25,9 @@ EVOLVED = [{"op": "rename_column", "name": "name", "new_name": "label"},
 class Config:
     """One corpus table. ``merge`` is the merge rule of the reference (append / deduplicate /
     partial-update / aggregation / first-row); ``steps`` run after creation, in order:
-    ``("write", batch)`` with batch one of "a" / "b", ``("alter", changes)``."""
+    ``("write", batch)`` with batch one of "a" / "b", ``("alter", changes)``, ``("compact",)`` (a
+    dedicated full compaction), ``("update", row ids)`` (column updates of name and v by row id,
+    on data-evolution tables)."""
 
     name: str
     options: dict = field(default_factory=dict)
@@ -62,6 +64,11 @@ LEVEL0 = "the writer leaves its commits on level 0, which batch scans of this ta
 # Both Python writers write Avro manifests whatever manifest.format says; impl writes ORC ones, as
 # Java does, which they cannot read.
 ORC_MANIFESTS = {PYPAIMON: "KeyError: 'avro.schema'", RUST: "avro ocf: invalid magic bytes"}
+RT = {"row-tracking.enabled": "true"}
+DE = {**RT, "data-evolution.enabled": "true"}
+# Neither Python writer has a compaction (pypaimon 2.1.0 has no compaction API, pypaimon-rust's
+# SQL has no compact procedure).
+NO_COMPACTION = {PYPAIMON: "object has no attribute 'new_compact'", RUST: "Unknown procedure: compact"}
 CONFIGS = [
     Config("parquet-append", {"file.format": "parquet"}, primary_keys=(), merge="append"),
     Config("orc-append", {"file.format": "orc"}, primary_keys=(), merge="append", cannot_produce=RUST_NO_ORC),
@@ -108,4 +115,10 @@ CONFIGS = [
            cannot_read_back=ORC_MANIFESTS),
     # part 2 of issue 25 implements postpone buckets; until then impl refuses the table by name
     Config("postpone-bucket", {"bucket": "-2"}, impl_refuses=("InvalidOptionError", "'bucket'")),
+    # --- row tracking and data evolution (issue 28 item 3) ---
+    Config("row-tracking", RT, primary_keys=(), merge="append"),
+    Config("row-tracking-compacted", {**RT, "compaction.min.file-num": "2"}, primary_keys=(), merge="append",
+           steps=(("write", "a"), ("write", "b"), ("compact",)), cannot_produce=NO_COMPACTION),
+    Config("data-evolution", DE, primary_keys=(), merge="append",
+           steps=(("write", "a"), ("write", "b"), ("update", (3, 4, 5, 25, 26, 39)))),
 ]
