@@ -36,6 +36,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     NoSnapshotError,
     OverwritePartitionError,
     PaimonError,
+    RowIdConflictError,
     SchemaChangedError,
     SchemaChangeError,
     SchemaMismatchError,
@@ -91,7 +92,7 @@ __all__ = [
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused
-    "FileAlreadyLiveError", "FileNotLiveError", "KeyRangeOverlapError", "IndexFileConflictError",
+    "FileAlreadyLiveError", "FileNotLiveError", "KeyRangeOverlapError", "IndexFileConflictError", "RowIdConflictError",
     "CommitOutcomeUnknownError", "CommitRetriesExhaustedError", "CommitRecoveryError", "OverwritePartitionError",
     "WriterClosedError",
     "SnapshotNotFoundError", "TagAlreadyExistsError", "TagNotFoundError", "BranchAlreadyExistsError",

@@ -14,6 +14,7 @@ from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.read import TableRead
 from impl.table.scan import TableScan
 from impl.table.schema import is_row_tracking_column
+from impl.table.update import TableUpdate
 from impl.table.write import TableWrite
 
 
@@ -53,6 +54,11 @@ class BatchWriteBuilder:
 
     def new_commit(self) -> TableCommit:
         return TableCommit(self.core, self.commit_user, streaming=False, overwrite_partition=self._overwrite)
+
+    def new_update(self) -> TableUpdate:
+        """Column updates by ``_ROW_ID`` of a data-evolution table (see :mod:`impl.table.update`);
+        commit their messages with :meth:`new_commit`."""
+        return TableUpdate(self.core, self.commit_user)
 
 
 class StreamWriteBuilder:

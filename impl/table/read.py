@@ -243,8 +243,13 @@ class TableRead:
             self.files_read += 1
         return fill_row_tracking(t, f) if self.table.options.row_tracking else t
 
+    def read_row_id_group(self, split: DataSplit, group: Sequence[DataFileMeta], columns: Sequence[str]) -> pa.Table:
+        """``columns`` of one row-id group of a data-evolution split (from
+        :func:`impl.table.row_tracking.row_id_groups`), merged, in row-id order, unfiltered."""
+        return read_evolved_group(self.table, group, columns, partial(self._read_file, split))
+
     def _read_evolved_group(self, split: DataSplit, group: Sequence[DataFileMeta]) -> pa.Table:
-        t = read_evolved_group(self.table, group, self._read_columns(), partial(self._read_file, split))
+        t = self.read_row_id_group(split, group, self._read_columns())
         if self.predicate is not None:
             t = t.filter(self.predicate.to_arrow())
         return t.select(self.projection)

@@ -47,7 +47,8 @@ _KIND_COL = "__paimon_row_kind__"
 # ============================================================================ input checks
 
 
-def _as_table(data) -> pa.Table:
+def as_arrow_table(data) -> pa.Table:
+    """``data`` (Arrow table / batch / reader, anything with ``to_arrow``, a pandas DataFrame) as a table."""
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -55,7 +56,7 @@ def _as_table(data) -> pa.Table:
     if isinstance(data, pa.RecordBatchReader):
         return data.read_all()
     if hasattr(data, "to_arrow") and not isinstance(data, (list, dict)):
-        return _as_table(data.to_arrow())
+        return as_arrow_table(data.to_arrow())
     try:
         import pandas as pd  # noqa: F401 - only to recognise DataFrames
         if isinstance(data, pd.DataFrame):
@@ -91,7 +92,7 @@ def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
 
 def conform_input(data, core: TableCore) -> pa.Table:
     """The input as a table in schema column order and types; SchemaMismatchError names what is wrong."""
-    t = _as_table(data)
+    t = as_arrow_table(data)
     name = core.identifier
     expected = core.arrow_schema
     names = t.column_names

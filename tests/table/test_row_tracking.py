@@ -6,8 +6,8 @@ import pyarrow as pa
 import pytest
 from table_helpers import data_files, read, write
 
-from impl.errors import InvalidOptionError
-from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
+from impl.errors import InvalidOptionError, RowIdConflictError, SchemaMismatchError
+from impl.table.errors import InvalidPredicateError, RowIdNotExistError, UnsupportedTableFeatureError
 from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([("id", pa.int32()), ("v", pa.string())])
@@ -60,3 +60,78 @@ def test_compaction_is_refused_by_name(local_catalog, option):
     with pytest.raises(UnsupportedTableFeatureError, match=f"'{option}'"):
         t.compact(full=True)
     assert data_files(t) == before and t.latest_snapshot().id == 2
+
+
+# ---------------------------------------------------------------------------- data evolution
+
+DE = {**RT, "data-evolution.enabled": "true"}
+
+
+def _update(t, row_ids, values, cols=("v",)):
+    """Messages of a column update of ``cols`` (v: strings ``values``) by row id."""
+    data = pa.table({"_ROW_ID": pa.array(row_ids, pa.int64()), "v": values})
+    return t.new_batch_write_builder().new_update().with_update_type(list(cols)).update_by_arrow_with_row_id(data)
+
+
+def _commit(t, messages):
+    c = t.new_batch_write_builder().new_commit()
+    return c.commit(messages)
+
+
+def _by_row_id(t):
+    got = read(t, projection=["_ROW_ID", "id", "v"]).to_pylist()
+    return {r["_ROW_ID"]: (r["id"], r["v"]) for r in got}
+
+
+def test_column_updates_by_row_id(local_catalog):
+    """Each touched row-id group gets one file of the updated column; reads take the newest
+    file's value per column; ids, untouched rows and other columns stay."""
+    t = local_catalog.create_table("db.de", schema=SCHEMA, options=DE)
+    write(t, rows([1, 2, 3]))
+    write(t, rows([4, 5], "b"))
+    messages = _update(t, [1, 4], ["x1", "x4"])
+    assert [(m.new_files[0].first_row_id, m.new_files[0].write_cols, m.new_files[0].row_count) for m in messages] \
+        == [(0, ("v",), 3), (3, ("v",), 2)]
+    _commit(t, messages)
+    assert _by_row_id(t) == {0: (1, "a1"), 1: (2, "x1"), 2: (3, "a3"), 3: (4, "b4"), 4: (5, "x4")}
+    _commit(t, _update(t, [1, 2], ["y1", "y2"]))  # the newest update of a column wins
+    write(t, rows([6], "c"))  # appends continue the ids
+    assert _by_row_id(t) == {0: (1, "a1"), 1: (2, "y1"), 2: (3, "y2"), 3: (4, "b4"), 4: (5, "x4"), 5: (6, "c6")}
+    assert t.latest_snapshot().next_row_id == 6
+    pred = t.new_read_builder().new_predicate_builder().equal("v", "y2")
+    assert read(t, pred).to_pylist() == [{"id": 3, "v": "y2"}]  # a filter sees updated values
+
+
+def test_racing_column_updates_conflict(local_catalog):
+    """Two updates read from one snapshot rewrite the same group: the second would undo the
+    first's rows, so it is refused and leaves nothing behind; an update of rows an overwrite
+    replaced is refused too."""
+    t = local_catalog.create_table("db.de", schema=SCHEMA, options=DE)
+    write(t, rows([1, 2, 3]))
+    first, second = _update(t, [0], ["p"]), _update(t, [2], ["q"])
+    _commit(t, first)
+    with pytest.raises(RowIdConflictError, match="would be lost"):
+        _commit(t, second)
+    names = {p.rsplit("/", 1)[-1] for p in data_files(t)}
+    assert first[0].new_files[0].file_name in names and second[0].new_files[0].file_name not in names
+    assert _by_row_id(t) == {0: (1, "p"), 1: (2, "a2"), 2: (3, "a3")}
+    stale = _update(t, [1], ["r"])
+    write(t, rows([9], "o"), overwrite={})
+    with pytest.raises(RowIdConflictError):
+        _commit(t, stale)
+
+
+def test_column_update_bad_input(local_catalog):
+    t = local_catalog.create_table("db.de", schema=SCHEMA, options=DE)
+    write(t, rows([1, 2]))
+    with pytest.raises(RowIdNotExistError, match="_ROW_ID 7"):
+        _update(t, [7], ["x"])
+    with pytest.raises(SchemaMismatchError, match="duplicates"):
+        _update(t, [0, 0], ["x", "y"])
+    with pytest.raises(SchemaMismatchError, match="'nope' is not a column"):
+        t.new_batch_write_builder().new_update().with_update_type(["nope"])
+    plain = local_catalog.create_table("db.rt", schema=SCHEMA, options=RT)
+    with pytest.raises(UnsupportedTableFeatureError, match="'data-evolution.enabled'"):
+        plain.new_batch_write_builder().new_update()
+    with pytest.raises(UnsupportedTableFeatureError, match="'data-evolution.enabled'"):
+        t.copy({"incremental-between": "0,1"}).to_arrow()
