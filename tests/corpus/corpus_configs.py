@@ -41,6 +41,8 @@ class Config:
     writer_read_differs: dict = field(default_factory=dict)
     cannot_read_back: dict = field(default_factory=dict)  # writer label -> text of its read error
     narrow: bool = False  # id, name, v only (for a writer that lacks the other types in a format)
+    # data evolution: row ids whose name and v impl updates after its write-back batch
+    write_back_update: tuple = ()
 
     @property
     def cols(self) -> tuple:
@@ -120,5 +122,5 @@ CONFIGS = [
     Config("row-tracking-compacted", {**RT, "compaction.min.file-num": "2"}, primary_keys=(), merge="append",
            steps=(("write", "a"), ("write", "b"), ("compact",)), cannot_produce=NO_COMPACTION),
     Config("data-evolution", DE, primary_keys=(), merge="append",
-           steps=(("write", "a"), ("write", "b"), ("update", (3, 4, 5, 25, 26, 39)))),
+           steps=(("write", "a"), ("write", "b"), ("update", (3, 4, 5, 25, 26, 39))), write_back_update=(4, 30, 45)),
 ]

@@ -132,6 +132,9 @@ def reference_rows(config: Config, tags: list[str]) -> list[dict]:
                 continue
             key = tuple(row[k] for k in keys)
             state[key] = _merge(config.merge, state[key], row) if key in state else row
+    if "c" in tags:  # impl's column update after its write-back batch
+        for rid, values in update_rows(config.write_back_update).items():
+            appended[rid] = {**appended[rid], **values}
     return list(state.values()) if keys else appended
 
 
@@ -416,7 +419,12 @@ def impl_read(wh: Path, name: str) -> list[dict]:
 
 def impl_write_back(wh: Path, config: Config) -> None:
     cols = cols_after(config)
-    impl.Catalog(str(wh)).get_table(table_name(config)).write_arrow(arrow_table(config, batch("c", cols), cols))
+    table = impl.Catalog(str(wh)).get_table(table_name(config))
+    table.write_arrow(arrow_table(config, batch("c", cols), cols))
+    if config.write_back_update:
+        wb = impl.Catalog(str(wh)).get_table(table_name(config)).new_batch_write_builder()
+        update = wb.new_update().with_update_type([n for n, _ in UPDATE_COLS])
+        wb.new_commit().commit(update.update_by_arrow_with_row_id(update_table(config.write_back_update)))
 
 
 def _changelog_check(wh: Path, config: Config) -> str:
