@@ -114,3 +114,20 @@ def row_id_problems(history: Iterable[PublishedRows]) -> list[str]:
                 problems.append(f"snapshot {snap.snapshot_id}: column update {f.name} {r} covers no whole file")
         previous = nxt
     return problems
+
+
+def column_update_conflict(update: tuple[int, int], live: Iterable[RowFile], read_next_row_id: int | None,
+                           later_added: Iterable[RowFile]) -> str | None:
+    """Why a column update of rows ``update`` (first, last id) must be refused, or None: its
+    range is not exactly a live file's that is not an update (its rows were overwritten, deleted
+    or compacted), or a file added after the snapshot it read lies over its range among the rows
+    that existed then (``read_next_row_id``: that snapshot's nextRowId; None: nothing to check)."""
+    if update not in {f.row_range for f in live if not f.is_column_update}:
+        return f"no live file covers row ids {update}"
+    if read_next_row_id is None:
+        return None
+    for f in later_added:
+        r = f.row_range
+        if r is not None and r[0] < read_next_row_id and r[0] <= update[1] and update[0] <= r[1]:
+            return f"{f.name} {r}, added after the update read, rewrites its rows"
+    return None

@@ -6,7 +6,8 @@ appends files; a committer loses the race for its snapshot id to another one (wh
 right before its create, so its first try was built on a stale latest and must re-assign on the
 retry); a file is deleted; an overwrite replaces everything; a column-update file (first row id
 and write columns set by its writer, as pypaimon's ``update_by_row_id`` writes it) lands on a live
-file's range.
+file's range; a column update read at one snapshot meets another update, an overwrite or an
+append before it commits, and is refused exactly when ``model.row_ids.column_update_conflict`` says.
 
 After every step every published snapshot is replayed through the model: its delta must hold
 exactly the first row ids and sequence numbers ``model.row_ids.assign`` gives from the previous
@@ -21,12 +22,13 @@ import itertools
 import uuid
 
 import fsspec
-from hypothesis import settings
+from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.messages import CommitMessage
+from impl.errors import RowIdConflictError
 from impl.format.binary_row import encode_row
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileKind, FileSource
@@ -36,7 +38,7 @@ from impl.fs.paths import TablePaths
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.snapshot.manager import SnapshotManager
-from model.row_ids import COMPACT_SOURCE, PublishedRows, RowFile, assign, row_id_problems
+from model.row_ids import COMPACT_SOURCE, PublishedRows, RowFile, assign, column_update_conflict, row_id_problems
 
 SCHEMA = TableSchema(0, (DataField(0, "id", BIGINT()), DataField(1, "v", STRING())),
                      options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
@@ -156,6 +158,45 @@ class RowIdMachine(RuleBasedStateMachine):
         base = data.draw(st.sampled_from(sorted(bases, key=lambda f: f.file_name)))
         update = self._new_files([base.row_count], first_row_id=base.first_row_id, write_cols=("v",))
         self.commits[c].commit([CommitMessage(EMPTY, 0, -1, new_files=tuple(update))], next(self.identifiers))
+
+    @precondition(lambda self: self._snapshots())
+    @rule(c=committers, other=committers, data=st.data(), interloper=st.sampled_from(["update-same", "update", "overwrite", "append"]))
+    def stale_column_update(self, c, other, data, interloper):
+        """A column update read at snapshot S; before it commits, ``other`` commits an update of
+        a random live range, an overwrite or an append. impl refuses it with RowIdConflictError
+        exactly when ``model.row_ids.column_update_conflict`` does, publishing nothing."""
+        bases = sorted((e.file for e in self._live() if e.file.write_cols is None and e.file.first_row_id is not None),
+                       key=lambda f: f.file_name)
+        if not bases:
+            return
+        read_at = self._snapshots()[-1]
+        base = data.draw(st.sampled_from(bases))
+        mine = self._new_files([base.row_count], first_row_id=base.first_row_id, write_cols=("v",))
+        if interloper.startswith("update"):
+            theirs = base if interloper == "update-same" else data.draw(st.sampled_from(bases))
+            self.commits[other].commit([CommitMessage(EMPTY, 0, -1, new_files=tuple(self._new_files(
+                [theirs.row_count], first_row_id=theirs.first_row_id, write_cols=("v",))),
+                row_id_check_from=read_at.id)], next(self.identifiers))
+        elif interloper == "overwrite":
+            self.overwrite(other, [1])
+        else:
+            self.append(other, [2])
+        later = [_row_file(e) for s in self._snapshots() if s.id > read_at.id
+                 for e in self._entries(s.delta_manifest_list) if e.kind is FileKind.ADD]
+        live = [_row_file(e) for e in self._live()]
+        expected = column_update_conflict((base.first_row_id, base.first_row_id + base.row_count - 1), live,
+                                          read_at.next_row_id or 0, later)
+        before = [s.id for s in self._snapshots()]
+        try:
+            self.commits[c].commit([CommitMessage(EMPTY, 0, -1, new_files=tuple(mine), row_id_check_from=read_at.id)],
+                                   next(self.identifiers))
+        except RowIdConflictError as e:
+            assert expected is not None, f"impl refused an update the model accepts: {e}"
+            assert [s.id for s in self._snapshots()] == before
+            event(f"stale column update after {interloper}: refused")
+            return
+        assert expected is None, f"impl published an update the model refuses: {expected}"
+        event(f"stale column update after {interloper}: published")
 
     @precondition(lambda self: self._snapshots())
     @rule(c=committers)
