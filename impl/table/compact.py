@@ -29,8 +29,14 @@ from impl.table.commit import TableCommit
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.pk import PrimaryKeyBucketWriter
 from impl.table.read import read_data_file
-from impl.table.row_tracking import refuse_unimplemented_compaction
+from impl.table.row_tracking import (
+    compacted_row_tracking_files,
+    fill_row_tracking,
+    refuse_unimplemented_compaction,
+    with_row_tracking_fields,
+)
 from impl.table.scan import SnapshotReader
+from impl.table.schema import ROW_TRACKING_COLUMNS
 
 
 def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: int | None,
@@ -76,8 +82,13 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     picked = pick_files(list(files), target, o.compaction_min_file_num, o.compaction_max_file_num, full)
     if not picked:
         return None
+    schema, fields, columns = core.arrow_schema, list(core.schema.fields), list(core.schema.field_names)
+    tracked = core.options.row_tracking
+    if tracked:  # the rows keep their ids and sequence numbers, as physical columns
+        schema, fields = with_row_tracking_fields(schema, fields)
+        columns = [*columns, *ROW_TRACKING_COLUMNS]
     writer = RollingFileWriter(
-        core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
+        core.file_io, core.paths.bucket_dir(path, bucket), schema, fields,
         schema_id=core.schema.id, target_file_size=target, formats=o.write_formats,
         stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
         name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
@@ -85,12 +96,16 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
         for f in picked:
             fpath = core.paths.data_file_path(path, bucket, f.file_name, f.external_path)
             # files of older schemas are read by field id and rewritten under the current one
-            data = read_data_file(core, core.file_io.read_bytes(fpath), fpath, f, core.schema.field_names)
-            writer.write(data.cast(core.arrow_schema))
+            data = read_data_file(core, core.file_io.read_bytes(fpath), fpath, f, columns)
+            if tracked:
+                data = fill_row_tracking(data, f)
+            writer.write(data.cast(schema))
         after = writer.prepare_commit()
     except BaseException:
         writer.abort()
         raise
+    if tracked:
+        after = compacted_row_tracking_files(after, picked, core.schema.field_names)
     return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(picked), compact_after=tuple(after))
 
 

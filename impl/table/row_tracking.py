@@ -9,6 +9,9 @@ the row). A file may hold them physically (Paimon's compaction of such tables wr
 where it does not, or a value is null, they come from the file's metadata: first row id plus
 the row's position, and the file's max sequence number.
 
+Compaction keeps the ids: it writes them (and the sequence numbers) as physical columns, with
+no first row id on the output, as Paimon's append compactor does for these tables.
+
 Data-evolution tables additionally let a file hold a subset of the columns (``_WRITE_COLS``,
 as pypaimon's ``update_by_row_id`` writes them). Files whose row-id ranges overlap form a
 group, and all files of a group cover the same range; each column of a row comes from the
@@ -18,6 +21,7 @@ DataEvolutionSplitRead), a column no file wrote reads as null.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -26,10 +30,21 @@ import pyarrow.compute as pc
 
 from impl.errors import DataFileError
 from impl.format.records import DataFileMeta
+from impl.format.types import BIGINT, DataField
 from impl.options import core_options as co
 from impl.table.core import TableCore
 from impl.table.errors import UnsupportedTableFeatureError
-from impl.table.schema import ROW_ID, ROW_TRACKING_COLUMNS, is_row_tracking_column, row_tracking_field
+from impl.table.schema import (
+    ROW_ID,
+    ROW_TRACKING_COLUMNS,
+    SEQUENCE_NUMBER,
+    is_row_tracking_column,
+    row_tracking_field,
+)
+
+# Paimon's SpecialFields ids of the system columns
+ROW_ID_FIELD_ID = 2**31 - 1 - 5
+SEQUENCE_NUMBER_FIELD_ID = 2**31 - 1 - 1
 
 # reads a file's columns (current names; system columns as stored, null where absent) in file order
 ReadFile = Callable[[DataFileMeta, Sequence[str]], pa.Table]
@@ -44,13 +59,36 @@ def _enabled(core: TableCore, option) -> bool:
 
 
 def refuse_unimplemented_compaction(core: TableCore) -> None:
-    """UnsupportedTableFeatureError naming the option: compaction would drop the rows' ids
-    (Paimon's compaction of these tables keeps them in physical ``_ROW_ID`` columns)."""
-    for option in (co.DATA_EVOLUTION_ENABLED, co.ROW_TRACKING_ENABLED):
-        if _enabled(core, option):
-            raise UnsupportedTableFeatureError(
-                f"compact {core.identifier}: option {option.key!r} = true: compacting this table kind is not "
-                "supported (row ids must survive compaction); appends and reads are")
+    """UnsupportedTableFeatureError naming the option on data-evolution tables: a compaction
+    would have to merge each row-id group's column files, which is not implemented (Paimon's
+    Flink compactor refuses these tables too)."""
+    if _enabled(core, co.DATA_EVOLUTION_ENABLED):
+        raise UnsupportedTableFeatureError(
+            f"compact {core.identifier}: option 'data-evolution.enabled' = true: compacting data-evolution "
+            "tables is not supported (appends, column updates and reads are)")
+
+
+def with_row_tracking_fields(schema: pa.Schema, fields: Sequence[DataField]) -> tuple[pa.Schema, list[DataField]]:
+    """The schema a compaction of a row-tracking table writes: the columns, then ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER`` (BIGINT NOT NULL, Paimon's field ids), as Paimon's append compactor does."""
+    extra = [DataField(ROW_ID_FIELD_ID, ROW_ID, BIGINT(False)),
+             DataField(SEQUENCE_NUMBER_FIELD_ID, SEQUENCE_NUMBER, BIGINT(False))]
+    arrow = pa.schema([*schema, *(row_tracking_field(f.name) for f in extra)])
+    return arrow, [*fields, *extra]
+
+
+def compacted_row_tracking_files(after: Sequence[DataFileMeta], before: Sequence[DataFileMeta],
+                                 column_names: Sequence[str]) -> list[DataFileMeta]:
+    """Compaction outputs of a row-tracking table as Paimon writes them: no first row id (the ids
+    are in the rows), write columns naming the system columns, sequence numbers counting on from
+    the first input's (so the commit leaves them alone)."""
+    seq = before[0].min_sequence_number if before else 0
+    out = []
+    for f in after:
+        out.append(replace(f, first_row_id=None, write_cols=(*column_names, *ROW_TRACKING_COLUMNS),
+                           min_sequence_number=seq, max_sequence_number=seq + f.row_count - 1))
+        seq += f.row_count
+    return out
 
 
 # ---------------------------------------------------------------------------- system columns

@@ -421,6 +421,8 @@ def impl_write_back(wh: Path, config: Config) -> None:
     cols = cols_after(config)
     table = impl.Catalog(str(wh)).get_table(table_name(config))
     table.write_arrow(arrow_table(config, batch("c", cols), cols))
+    if config.write_back_compact:
+        impl.Catalog(str(wh)).get_table(table_name(config)).compact(full=True)
     if config.write_back_update:
         wb = impl.Catalog(str(wh)).get_table(table_name(config)).new_batch_write_builder()
         update = wb.new_update().with_update_type([n for n, _ in UPDATE_COLS])
