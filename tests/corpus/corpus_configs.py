@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from corpus_table import PYPAIMON, RUST
+from corpus_table import JAVA, PYPAIMON, RUST
 
 BASE_COLS = (("id", "INT"), ("name", "STRING"), ("v", "BIGINT"), ("d", "DOUBLE"), ("flag", "BOOLEAN"),
              ("day", "DATE"), ("dec", "DECIMAL(10, 2)"), ("ts", "TIMESTAMP(6)"))
@@ -27,7 +27,9 @@ class Config:
     partial-update / aggregation / first-row); ``steps`` run after creation, in order:
     ``("write", batch)`` with batch one of "a" / "b", ``("alter", changes)``, ``("compact",)`` (a
     dedicated full compaction), ``("update", row ids)`` (column updates of name and v by row id,
-    on data-evolution tables)."""
+    on data-evolution tables), ``("upsert", batch)`` (upsert by id on data-evolution tables: every row
+    of an id replaced, a new id appended; Paimon Java 1.4.2 has no such API, so the harness has no
+    such op)."""
 
     name: str
     options: dict = field(default_factory=dict)
@@ -129,4 +131,7 @@ CONFIGS = [
            steps=(("write", "a"), ("write", "b"), ("compact",)), cannot_produce=NO_COMPACTION),
     Config("data-evolution", DE, primary_keys=(), merge="append",
            steps=(("write", "a"), ("write", "b"), ("update", (3, 4, 5, 25, 26, 39))), write_back_update=(4, 30, 45)),
+    Config("data-evolution-upsert", DE, primary_keys=(), merge="append",
+           steps=(("write", "a"), ("write", "b"), ("upsert", "u")), write_back_update=(22, 40),
+           cannot_produce={JAVA: "unknown op 'upsert_by_key'"}),
 ]
