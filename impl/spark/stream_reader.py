@@ -117,6 +117,9 @@ def stream_start(options: Mapping[str, str]) -> StreamStart:
 def check_streamable(table) -> None:
     """Refuse what the stream cannot read faithfully (the changes of OVERWRITE snapshots)."""
     raw = table.options.raw
+    if table.options.data_evolution:
+        raise StreamStartError(f"option 'data-evolution.enabled' = true: streaming reads of data-evolution tables "
+                               f"are not supported ({table.identifier}); a snapshot's files may update older rows")
     if table.is_primary_key_table:
         if co.STREAMING_READ_OVERWRITE.get(raw):
             raise StreamStartError(f"streaming-read-overwrite=true is not supported ({table.identifier}); "
