@@ -82,6 +82,7 @@ from impl.table.errors import (
     InvalidIdentifierError,
     InvalidPredicateError,
     RequestedSchemaError,
+    RowIdNotExistError,
     StaleTableDirectoryError,
     StaleTableHandleError,
     UnsupportedCatalogOptionError,
@@ -110,5 +111,5 @@ __all__ = [
     "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "LevelsError", "MergeEngineError", "MissingExtraError",
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
-    "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
+    "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError", "RowIdNotExistError",
 ]
