@@ -8,6 +8,7 @@ from table_helpers import data_files, read, write
 
 from impl.errors import InvalidOptionError, RowIdConflictError, SchemaMismatchError
 from impl.table.errors import InvalidPredicateError, RowIdNotExistError, UnsupportedTableFeatureError
+from impl.schema.changes import SchemaChange
 from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([("id", pa.int32()), ("v", pa.string())])
@@ -154,3 +155,20 @@ def test_column_update_bad_input(local_catalog):
         plain.new_batch_write_builder().new_update()
     with pytest.raises(UnsupportedTableFeatureError, match="'data-evolution.enabled'"):
         t.copy({"incremental-between": "0,1"}).to_arrow()
+
+
+def test_updates_across_schema_changes(local_catalog):
+    """Columns are matched by field id: an update of a column added after the base file was
+    written fills it for the updated rows, a renamed column keeps its updates."""
+    t = local_catalog.create_table("db.de", schema=SCHEMA, options=DE)
+    write(t, rows([1, 2, 3]))
+    _commit(t, _update(t, [0], ["x"]))
+    local_catalog.alter_table("db.de", [SchemaChange.add_column("w", "BIGINT"), SchemaChange.rename_column("v", "s")])
+    t = local_catalog.get_table("db.de")
+    data = pa.table({"_ROW_ID": pa.array([2], pa.int64()), "w": pa.array([7], pa.int64())})
+    _commit(t, t.new_batch_write_builder().new_update().with_update_type(["w"]).update_by_arrow_with_row_id(data))
+    got = read(t, projection=["_ROW_ID", "id", "s", "w"]).to_pylist()
+    assert sorted(got, key=lambda r: r["_ROW_ID"]) == [
+        {"_ROW_ID": 0, "id": 1, "s": "x", "w": None}, {"_ROW_ID": 1, "id": 2, "s": "a2", "w": None},
+        {"_ROW_ID": 2, "id": 3, "s": "a3", "w": 7}]
+    assert [r["_ROW_ID"] for r in read(t, projection=["_ROW_ID"]).to_pylist()] == [0, 1, 2]
