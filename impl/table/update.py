@@ -1,4 +1,5 @@
-"""Column updates of data-evolution tables by row id (pypaimon's ``update_by_arrow_with_row_id``).
+"""Column updates of data-evolution tables by row id (pypaimon's ``update_by_arrow_with_row_id``),
+and upserts by key columns built on them (pypaimon's ``upsert_by_arrow_with_key``).
 
 ``table.new_batch_write_builder().new_update().with_update_type(["v"]).update_by_arrow_with_row_id(data)``
 takes ``_ROW_ID`` and the updated columns, and returns CommitMessages for the builder's commit.
@@ -31,9 +32,9 @@ from impl.table.core import TableCore
 from impl.table.errors import RowIdNotExistError, UnsupportedTableFeatureError
 from impl.table.read import TableRead
 from impl.table.row_tracking import row_id_groups, row_id_range
-from impl.table.scan import DataSplit, SnapshotReader
+from impl.table.scan import DataSplit, SnapshotReader, TableScan
 from impl.table.schema import ROW_ID
-from impl.table.write import as_arrow_table
+from impl.table.write import TableWrite, as_arrow_table, conform_input
 
 # an update file covers its whole group: it never rolls
 _NO_ROLLING = 1 << 62
@@ -123,6 +124,41 @@ class TableUpdate:
             raise
         return messages
 
+    def upsert_by_arrow_with_key(self, data, upsert_keys: Sequence[str]) -> list[CommitMessage]:
+        """CommitMessages upserting full rows by ``upsert_keys`` (pypaimon's ``upsert_by_arrow_with_key``):
+        every live row whose keys equal an input row's takes its update columns (in place, same
+        row id); an input row matching none is appended. Keys must be unique in the input.
+        The match is made on the latest snapshot; an append of the same key committed meanwhile
+        is not seen (as in pypaimon)."""
+        core, name = self.core, self.core.identifier
+        keys = list(dict.fromkeys(upsert_keys))
+        if not keys:
+            raise SchemaMismatchError(f"upsert into {name}: no key column")
+        for k in keys:
+            if k not in core.schema.field_names:
+                raise SchemaMismatchError(f"upsert into {name}: key {k!r} is not a column "
+                                          f"(columns: {core.schema.field_names})")
+        t = conform_input(data, core)
+        if t.group_by(keys).aggregate([]).num_rows != t.num_rows:
+            raise SchemaMismatchError(f"upsert into {name}: the input holds a key {keys} more than once")
+        current = _read_columns(core, [ROW_ID, *keys])
+        index = pa.array(np.arange(t.num_rows, dtype=np.int64))
+        joined = t.select(keys).append_column("__input", index).join(current, keys, join_type="inner")
+        matched = joined.column("__input").to_numpy()
+        cols = self._columns()
+        update = pa.table({ROW_ID: joined.column(ROW_ID), **{c: t.column(c).take(pa.array(matched)) for c in cols}})
+        messages = self.update_by_arrow_with_row_id(update) if update.num_rows else []
+        fresh = np.ones(t.num_rows, dtype=bool)
+        fresh[matched] = False
+        if fresh.any():
+            writer = TableWrite(core, self.commit_user)
+            try:
+                writer.write_arrow(t.filter(pa.array(fresh)))
+                messages.extend(writer.prepare_commit())
+            finally:
+                writer.close()
+        return messages
+
     def _write_group(self, split: DataSplit, merged: pa.Table, first_row_id: int) -> DataFileMeta:
         core = self.core
         cols = merged.column_names
@@ -140,6 +176,12 @@ class TableUpdate:
         # the stats cover the written columns only: name them (a reader must not take them for all)
         return replace(meta, first_row_id=first_row_id, write_cols=tuple(cols),
                        value_stats_cols=meta.value_stats_cols or tuple(cols))
+
+
+def _read_columns(core: TableCore, columns: Sequence[str]) -> pa.Table:
+    """``columns`` of every row of the latest snapshot."""
+    reader = TableRead(core, projection=columns)
+    return reader.to_arrow(TableScan(core).plan().splits())
 
 
 def _cast(col: pa.ChunkedArray, to: pa.DataType, table: str, name: str) -> pa.ChunkedArray:

@@ -7,8 +7,8 @@ import pytest
 from table_helpers import data_files, read, write
 
 from impl.errors import InvalidOptionError, RowIdConflictError, SchemaMismatchError
-from impl.table.errors import InvalidPredicateError, RowIdNotExistError, UnsupportedTableFeatureError
 from impl.schema.changes import SchemaChange
+from impl.table.errors import InvalidPredicateError, RowIdNotExistError, UnsupportedTableFeatureError
 from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([("id", pa.int32()), ("v", pa.string())])
@@ -172,3 +172,20 @@ def test_updates_across_schema_changes(local_catalog):
         {"_ROW_ID": 0, "id": 1, "s": "x", "w": None}, {"_ROW_ID": 1, "id": 2, "s": "a2", "w": None},
         {"_ROW_ID": 2, "id": 3, "s": "a3", "w": 7}]
     assert [r["_ROW_ID"] for r in read(t, projection=["_ROW_ID"]).to_pylist()] == [0, 1, 2]
+
+
+def test_upsert_by_key(local_catalog):
+    """Every live row of a key takes the input row in place (same row id); a new key is appended
+    with the next id; all in one commit."""
+    t = local_catalog.create_table("db.de", schema=SCHEMA, options=DE)
+    write(t, rows([1, 2, 3]))
+    write(t, rows([2, 4], "b"))  # id 2 twice
+    wb = t.new_batch_write_builder()
+    messages = wb.new_update().upsert_by_arrow_with_key(rows([2, 5], "u"), ["id"])
+    stats = wb.new_commit().commit(messages)
+    assert len(stats.snapshot_ids) == 1
+    assert _by_row_id(t) == {0: (1, "a1"), 1: (2, "u2"), 2: (3, "a3"), 3: (2, "u2"), 4: (4, "b4"), 5: (5, "u5")}
+    with pytest.raises(SchemaMismatchError, match="more than once"):
+        t.new_batch_write_builder().new_update().upsert_by_arrow_with_key(rows([7, 7]), ["id"])
+    with pytest.raises(SchemaMismatchError, match="'nope' is not a column"):
+        t.new_batch_write_builder().new_update().upsert_by_arrow_with_key(rows([7]), ["nope"])
