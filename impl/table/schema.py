@@ -226,6 +226,15 @@ def _check_row_tracking(schema: TableSchema, options: TableOptions) -> None:
             raise InvalidOptionError("option 'data-evolution.enabled' cannot be used with 'deletion-vectors.enabled'")
 
 
+def check_table_kind_kept(schema: TableSchema, dynamic: Mapping[str, str]) -> None:
+    """A dynamic option cannot switch row tracking or data evolution on or off: reads would
+    take column-update files for rows, or writes would skip row ids (InvalidOptionError)."""
+    for option in (co.ROW_TRACKING_ENABLED, co.DATA_EVOLUTION_ENABLED):
+        if option.key_in(dynamic) and option.get(dynamic) != option.get(schema.options):
+            raise InvalidOptionError(f"option {option.key!r} is fixed when the table is created "
+                                     f"({option.get(schema.options)}); a dynamic option cannot change it")
+
+
 def validate_options(schema: TableSchema, options: TableOptions) -> None:
     """Cross-checks between options and fields, shared by table creation and ``Table.copy``."""
     names = schema.field_names

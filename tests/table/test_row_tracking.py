@@ -49,6 +49,11 @@ def test_bad_input_is_refused_by_name(local_catalog):
     plain = local_catalog.create_table("db.plain", schema=SCHEMA)
     with pytest.raises(InvalidPredicateError, match="row-tracking.enabled"):
         plain.new_read_builder().with_projection(["id", "_ROW_ID"])
+    tracked = local_catalog.create_table("db.rt", schema=SCHEMA, options=RT)
+    with pytest.raises(InvalidOptionError, match="'row-tracking.enabled' is fixed"):
+        tracked.copy({"row-tracking.enabled": "false"})
+    with pytest.raises(InvalidOptionError, match="'row-tracking.enabled' is fixed"):
+        plain.copy({"row-tracking.enabled": "true"})
 
 
 def test_compaction_keeps_row_ids(local_catalog):
