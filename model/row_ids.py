@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Iterable, Sequence
 
-APPEND_SOURCE, COMPACT_SOURCE = "APPEND", "COMPACT"
+APPEND_SOURCE = "APPEND"
 ROW_ID = "_ROW_ID"
 
 
@@ -80,7 +80,9 @@ def row_id_problems(history: Iterable[PublishedRows]) -> list[str]:
     """Violations of the row-id invariants over consecutive published snapshots (empty: none).
 
     R1 ids are never reused: a file first added with ids takes a range below its snapshot's
-       nextRowId that overlaps no range any earlier file was given (deleted files included);
+       nextRowId that overlaps no range any earlier file was given (deleted files included),
+       unless the same snapshot deletes a file of exactly that range (a compaction moving the
+       rows, and so their ids, into the new file);
     R2 the live files that are not column updates have pairwise disjoint ranges, and every
        column update covers exactly the range of a live file that is not one;
     R3 nextRowId never decreases, and every live range ends below it."""
@@ -91,9 +93,10 @@ def row_id_problems(history: Iterable[PublishedRows]) -> list[str]:
         nxt = snap.next_row_id or 0
         if nxt < previous:
             problems.append(f"snapshot {snap.snapshot_id}: nextRowId {nxt} below the previous {previous}")
+        moved = {f.row_range for f in snap.changes if not f.added and f.row_range is not None}
         for f in snap.changes:
             r = f.row_range
-            if not f.added or r is None or f.is_column_update or f.name in handed:
+            if not f.added or r is None or f.is_column_update or f.name in handed or r in moved:
                 continue
             if r[1] >= nxt:
                 problems.append(f"snapshot {snap.snapshot_id}: {f.name} got ids {r}, not below nextRowId {nxt}")

@@ -21,7 +21,6 @@ from impl.errors import CommitConflictError, CommitOutcomeUnknownError, FileAlre
 from impl.format.json_records import TableSchema
 from impl.table.core import TableCore
 from impl.table.errors import CommitUsageError, StaleTableHandleError, WriterClosedError
-from impl.table.row_tracking import refuse_unimplemented_compaction
 
 NO_OVERWRITE = object()
 
@@ -60,8 +59,6 @@ class TableCommit:
             if not isinstance(m, CommitMessage):
                 raise CommitUsageError(f"commit to {self.core.identifier} takes the CommitMessages of "
                                        f"prepare_commit, got {type(m).__name__}")
-        if any(m.compact_after for m in messages):
-            refuse_unimplemented_compaction(self.core)
         self._committed = True
         self._check_schema_still_exists(messages)
         committable = ManifestCommittable(commit_identifier, tuple(messages))

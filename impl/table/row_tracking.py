@@ -31,9 +31,7 @@ import pyarrow.compute as pc
 from impl.errors import DataFileError
 from impl.format.records import DataFileMeta
 from impl.format.types import BIGINT, DataField
-from impl.options import core_options as co
 from impl.table.core import TableCore
-from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.schema import (
     ROW_ID,
     ROW_TRACKING_COLUMNS,
@@ -51,21 +49,6 @@ ReadFile = Callable[[DataFileMeta, Sequence[str]], pa.Table]
 
 
 # ---------------------------------------------------------------------------- table rules
-
-
-def _enabled(core: TableCore, option) -> bool:
-    # the stored schema's options decide: a dynamic option cannot switch the table's kind off
-    return bool(option.get(core.schema.options) or option.get(core.options.raw))
-
-
-def refuse_unimplemented_compaction(core: TableCore) -> None:
-    """UnsupportedTableFeatureError naming the option on data-evolution tables: a compaction
-    would have to merge each row-id group's column files, which is not implemented (Paimon's
-    Flink compactor refuses these tables too)."""
-    if _enabled(core, co.DATA_EVOLUTION_ENABLED):
-        raise UnsupportedTableFeatureError(
-            f"compact {core.identifier}: option 'data-evolution.enabled' = true: compacting data-evolution "
-            "tables is not supported (appends, column updates and reads are)")
 
 
 def with_row_tracking_fields(schema: pa.Schema, fields: Sequence[DataField]) -> tuple[pa.Schema, list[DataField]]:

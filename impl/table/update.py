@@ -27,7 +27,7 @@ from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
-from impl.table.append_writer import RollingFileWriter
+from impl.table.append_writer import NO_ROLLING, RollingFileWriter
 from impl.table.core import TableCore
 from impl.table.errors import RowIdNotExistError, UnsupportedTableFeatureError
 from impl.table.read import TableRead
@@ -35,9 +35,6 @@ from impl.table.row_tracking import row_id_groups, row_id_range
 from impl.table.scan import DataSplit, SnapshotReader, TableScan
 from impl.table.schema import ROW_ID
 from impl.table.write import TableWrite, as_arrow_table, conform_input
-
-# an update file covers its whole group: it never rolls
-_NO_ROLLING = 1 << 62
 
 
 class TableUpdate:
@@ -164,7 +161,7 @@ class TableUpdate:
         cols = merged.column_names
         writer = RollingFileWriter(
             core.file_io, core.paths.bucket_dir(split.partition_path, split.bucket), merged.schema,
-            [core.schema.field(c) for c in cols], schema_id=core.schema.id, target_file_size=_NO_ROLLING,
+            [core.schema.field(c) for c in cols], schema_id=core.schema.id, target_file_size=NO_ROLLING,
             formats=core.options.write_formats, stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
             name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
         try:

@@ -31,7 +31,7 @@ from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.messages import CommitMessage
 from impl.errors import RowIdConflictError
 from impl.format.binary_row import encode_row
-from impl.format.json_records import TableSchema
+from impl.format.json_records import CommitKind, TableSchema
 from impl.format.records import DataFileMeta, FileKind, FileSource
 from impl.format.types import BIGINT, STRING, DataField
 from impl.fs.file_io import FileIO
@@ -39,7 +39,7 @@ from impl.fs.paths import TablePaths
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.snapshot.manager import SnapshotManager
-from model.row_ids import COMPACT_SOURCE, PublishedRows, RowFile, assign, column_update_conflict, row_id_problems
+from model.row_ids import PublishedRows, RowFile, assign, column_update_conflict, row_id_problems
 
 SCHEMA = TableSchema(0, (DataField(0, "id", BIGINT()), DataField(1, "v", STRING())),
                      options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
@@ -62,11 +62,13 @@ class _RacingFileIO(FileIO):
         return super().try_write_atomic(path, data)
 
 
-def _row_file(e) -> RowFile:
-    f = e.file
+def _row_file_of(f: DataFileMeta, added: bool) -> RowFile:
     return RowFile(f.file_name, f.row_count, f.file_source.name if f.file_source is not None else "APPEND",
-                   f.first_row_id, f.min_sequence_number, f.max_sequence_number, f.write_cols,
-                   added=e.kind is FileKind.ADD)
+                   f.first_row_id, f.min_sequence_number, f.max_sequence_number, f.write_cols, added=added)
+
+
+def _row_file(e) -> RowFile:
+    return _row_file_of(e.file, e.kind is FileKind.ADD)
 
 
 class RowIdMachine(RuleBasedStateMachine):
@@ -78,6 +80,7 @@ class RowIdMachine(RuleBasedStateMachine):
         self.commits = [FileStoreCommit(fio, self.root, SCHEMA, commit_user=f"w{i}", sleep=lambda s: None)
                         for i, fio in enumerate(self.fios)]
         self.names = itertools.count()
+        self.submitted: dict[str, RowFile] = {}  # every file as its writer handed it to the commit
         self.identifiers = itertools.count(1)
         self.paths = TablePaths(self.root)
 
@@ -106,8 +109,26 @@ class RowIdMachine(RuleBasedStateMachine):
                                           *self._entries(s.delta_manifest_list)]).values()]
 
     def _new_files(self, counts, **kw) -> list[DataFileMeta]:
-        return [DataFileMeta(f"data-{next(self.names)}.parquet", 100, n, file_source=FileSource.APPEND, **kw)
-                for n in counts]
+        return [self._submit(DataFileMeta(f"data-{next(self.names)}.parquet", 100, n, file_source=FileSource.APPEND,
+                                          **kw)) for n in counts]
+
+    def _submit(self, f: DataFileMeta) -> DataFileMeta:
+        self.submitted[f.file_name] = _row_file_of(f, added=True)
+        return f
+
+    def _compact_group(self, c, first_row_id) -> bool:
+        """Merge the row-id group at ``first_row_id`` (a file and its column updates) into one file
+        of every column, as the table layer's data-evolution compaction does; False if it is alone."""
+        group = [e.file for e in self._live() if e.file.first_row_id == first_row_id]
+        if len(group) < 2:
+            return False
+        out = self._submit(DataFileMeta(
+            f"data-{next(self.names)}.parquet", 100, group[0].row_count, file_source=FileSource.APPEND,
+            first_row_id=first_row_id, min_sequence_number=min(f.min_sequence_number for f in group),
+            max_sequence_number=max(f.max_sequence_number for f in group)))
+        self.commits[c].commit([CommitMessage(EMPTY, 0, -1, compact_before=tuple(group), compact_after=(out,))],
+                               next(self.identifiers))
+        return True
 
     # ------------------------------------------------------------------ rules
 
@@ -161,7 +182,7 @@ class RowIdMachine(RuleBasedStateMachine):
         self.commits[c].commit([CommitMessage(EMPTY, 0, -1, new_files=tuple(update))], next(self.identifiers))
 
     @precondition(lambda self: self._snapshots())
-    @rule(c=committers, other=committers, data=st.data(), interloper=st.sampled_from(["update-same", "update", "overwrite", "append"]))
+    @rule(c=committers, other=committers, data=st.data(), interloper=st.sampled_from(["update-same", "update", "overwrite", "append", "compact"]))
     def stale_column_update(self, c, other, data, interloper):
         """A column update read at snapshot S; before it commits, ``other`` commits an update of
         a random live range, an overwrite or an append. impl refuses it with RowIdConflictError
@@ -180,9 +201,13 @@ class RowIdMachine(RuleBasedStateMachine):
                 row_id_check_from=read_at.id)], next(self.identifiers))
         elif interloper == "overwrite":
             self.overwrite(other, [1])
+        elif interloper == "compact":
+            if not self._compact_group(other, base.first_row_id):
+                self.append(other, [2])
         else:
             self.append(other, [2])
-        later = [_row_file(e) for s in self._snapshots() if s.id > read_at.id
+        # what later snapshots added; a compaction rewrites values, never changes them
+        later = [_row_file(e) for s in self._snapshots() if s.id > read_at.id and s.commit_kind is not CommitKind.COMPACT
                  for e in self._entries(s.delta_manifest_list) if e.kind is FileKind.ADD]
         live = [_row_file(e) for e in self._live()]
         expected = column_update_conflict((base.first_row_id, base.first_row_id + base.row_count - 1), live,
@@ -200,6 +225,15 @@ class RowIdMachine(RuleBasedStateMachine):
         event(f"stale column update after {interloper}: published")
 
     @precondition(lambda self: self._snapshots())
+    @rule(c=committers, data=st.data())
+    def compact_a_group(self, c, data):
+        """Data evolution's compaction: a file and its column updates become one file that keeps
+        the group's ids (source APPEND with a first row id: the commit assigns nothing)."""
+        firsts = sorted({e.file.first_row_id for e in self._live() if e.file.write_cols is not None})
+        if firsts:
+            self._compact_group(c, data.draw(st.sampled_from(firsts)))
+
+    @precondition(lambda self: self._snapshots())
     @rule(c=committers)
     def compact_without_ids(self, c):
         """A compaction output (source COMPACT; Paimon keeps the ids in its _ROW_ID column) takes
@@ -208,8 +242,8 @@ class RowIdMachine(RuleBasedStateMachine):
         live = [e.file for e in self._live()]
         if not live or any(f.write_cols is not None for f in live):
             return
-        out = DataFileMeta(f"data-{next(self.names)}.parquet", 100, sum(f.row_count for f in live),
-                           file_source=FileSource.COMPACT, min_sequence_number=1, max_sequence_number=1)
+        out = self._submit(DataFileMeta(f"data-{next(self.names)}.parquet", 100, sum(f.row_count for f in live),
+                                        file_source=FileSource.COMPACT, min_sequence_number=1, max_sequence_number=1))
         self.commits[c].commit([CommitMessage(EMPTY, 0, -1, compact_before=tuple(live), compact_after=(out,))],
                                next(self.identifiers))
 
@@ -222,14 +256,8 @@ class RowIdMachine(RuleBasedStateMachine):
         live: dict[str, RowFile] = {}
         for s in self._snapshots():
             delta = [_row_file(e) for e in self._entries(s.delta_manifest_list)]
-            # the writers' files as they were before the commit assigned anything
-            unassigned = [RowFile(f.name, f.row_count, f.source,
-                                  f.first_row_id if f.write_cols is not None or f.source == COMPACT_SOURCE else None,
-                                  0 if f.source != COMPACT_SOURCE else f.min_sequence_number,
-                                  0 if f.source != COMPACT_SOURCE else f.max_sequence_number,
-                                  f.write_cols, f.added) for f in delta]
-            # a DELETE names a live file as it is: replay only the ADDs
-            expected, expected_next = assign([f for f in unassigned if f.added], s.id, previous_next)
+            # a DELETE names a live file as it is: replay only the ADDs, as their writers handed them over
+            expected, expected_next = assign([self.submitted[f.name] for f in delta if f.added], s.id, previous_next)
             assert [f for f in delta if f.added] == expected, f"snapshot {s.id}: {delta} != {expected}"
             assert s.next_row_id == expected_next, f"snapshot {s.id}: nextRowId {s.next_row_id} != {expected_next}"
             for f in delta:

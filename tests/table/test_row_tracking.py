@@ -76,17 +76,6 @@ def test_compaction_keeps_row_ids(local_catalog):
         .to_pylist() == [{"_ROW_ID": 9, "id": 10}]
 
 
-def test_data_evolution_compaction_is_refused_by_name(local_catalog):
-    """Compacting would have to merge each row-id group's column files: refused, nothing written."""
-    t = local_catalog.create_table("db.t", schema=SCHEMA, options={**RT, "data-evolution.enabled": "true"})
-    write(t, rows([1]))
-    write(t, rows([2]))
-    before = data_files(t)
-    with pytest.raises(UnsupportedTableFeatureError, match="'data-evolution.enabled'"):
-        t.compact(full=True)
-    assert data_files(t) == before and t.latest_snapshot().id == 2
-
-
 # ---------------------------------------------------------------------------- data evolution
 
 DE = {**RT, "data-evolution.enabled": "true"}
@@ -194,3 +183,21 @@ def test_upsert_by_key(local_catalog):
         t.new_batch_write_builder().new_update().upsert_by_arrow_with_key(rows([7, 7]), ["id"])
     with pytest.raises(SchemaMismatchError, match="'nope' is not a column"):
         t.new_batch_write_builder().new_update().upsert_by_arrow_with_key(rows([7]), ["nope"])
+
+
+def test_data_evolution_compaction_merges_row_id_groups(local_catalog):
+    """A file and its column updates become one file of every column (the group's ids, its files'
+    sequence range); a lone file stays; an update read before the compaction still wins after it."""
+    t = local_catalog.create_table("db.de", schema=SCHEMA, options=DE)
+    write(t, rows([1, 2, 3]))
+    write(t, rows([4, 5], "b"))
+    _commit(t, _update(t, [1], ["x1"]))
+    stale = _update(t, [2], ["y2"])
+    before = _by_row_id(t)
+    t.compact()
+    live = sorted((e.file.first_row_id, e.file.row_count, e.file.write_cols, e.file.min_sequence_number,
+                   e.file.max_sequence_number) for e in SnapshotReader(t.core).live_entries(t.latest_snapshot()))
+    assert live == [(0, 3, None, 1, 3), (3, 2, None, 2, 2)]
+    assert _by_row_id(t) == before
+    _commit(t, stale)
+    assert _by_row_id(t)[2] == (3, "y2") and _by_row_id(t)[1] == (2, "x1")
