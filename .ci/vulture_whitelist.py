@@ -72,3 +72,7 @@ Classification.UNSUPPORTED_FEATURE
 from impl.options import core_options
 
 core_options.DYNAMIC_BUCKET_INITIAL_BUCKETS
+
+# module-level __getattr__ (PEP 562): Python calls it for a name the module lacks; impl.pypaimon
+# answers pypaimon's names impl does not offer with the reason
+__getattr__

@@ -10,6 +10,7 @@
 
 from fault_injection.crash_points import (
     CrashOutcome,
+    at_state_changes,
     crash_after,
     crash_at,
     enumerate_crash_points,
@@ -52,6 +53,7 @@ __all__ = [
     "OpRecorder",
     "SimulatedCrash",
     "TornWrite",
+    "at_state_changes",
     "crash_after",
     "crash_at",
     "enumerate_crash_points",

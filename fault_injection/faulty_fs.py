@@ -150,10 +150,14 @@ __all__ = [
     "OpRecorder",
     "FaultyFileSystem",
     "WRITE_KINDS",
+    "READ_KINDS",
 ]
 
 #: Operation kinds that write bytes (the ones a TornWrite can tear).
 WRITE_KINDS = frozenset({"pipe_file", "open_write", "copy", "mv.copy", "link_if_absent", "touch"})
+#: Operation kinds that only look at storage and change nothing there.
+READ_KINDS = frozenset({"cat_file", "exists", "ls", "find", "size", "info", "isfile", "isdir", "modified", "created",
+                        "open_read"})
 
 # How long a crashing operation waits for lower-numbered operations still in flight in
 # other threads before it applies LoseUnsynced anyway.
@@ -314,6 +318,10 @@ class OpRecord(tuple):
     @property
     def is_write(self) -> bool:
         return self[1] in WRITE_KINDS
+
+    @property
+    def is_read(self) -> bool:
+        return self[1] in READ_KINDS
 
     def __repr__(self) -> str:
         extra = ""

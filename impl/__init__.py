@@ -4,6 +4,7 @@
 >>> cat = impl.Catalog("/tmp/warehouse")            # doctest: +SKIP
 """
 
+from impl._version import package_version
 from impl.environment import Environment
 from impl.errors import (  # old names of the errors above, kept for earlier callers
     BranchAlreadyExistError,
@@ -19,6 +20,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitOutcomeUnknownError,
     CommitRecoveryError,
     CommitRetriesExhaustedError,
+    CorruptFileIndexError,
     CorruptMetadataError,
     DuplicateFileError,
     FileAlreadyLiveError,
@@ -49,6 +51,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     TagNotFoundError,
     TypeParseError,
     UnsupportedFileFormatError,
+    UnsupportedFileIndexError,
     UnsupportedFileSystemError,
     UnsupportedTypeError,
     UnsupportedVersionError,
@@ -57,6 +60,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
 from impl.schema import Move, SchemaChange
 from impl.table import (
     Catalog,
+    CatalogFactory,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
@@ -77,8 +81,10 @@ from impl.table import (
     UnsupportedTableFeatureError,
 )
 from impl.table.errors import (
+    ColumnCastError,
     CommitUsageError,
     DynamicBucketError,
+    FileIndexLiteralError,
     InvalidIdentifierError,
     InvalidPredicateError,
     RequestedSchemaError,
@@ -88,8 +94,11 @@ from impl.table.errors import (
     UnsupportedCatalogOptionError,
 )
 
+__version__: str = package_version()
+
 __all__ = [
-    "Catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
+    "__version__",
+    "Catalog", "CatalogFactory", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused
@@ -111,5 +120,7 @@ __all__ = [
     "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "LevelsError", "MergeEngineError", "MissingExtraError",
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
-    "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError", "RowIdNotExistError",
+    "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
+    "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
+    "FileIndexLiteralError",
 ]

@@ -15,6 +15,11 @@ from impl.errors import MissingExtraError
 EXTRAS: dict[str, str] = {
     "pyspark": "spark",
     "pandas": "pandas",
+    "duckdb": "duckdb",
+    # a core dependency too (manifest decoding, with fastavro as the fallback); the extra names it
+    # for Polars as a reader of tables
+    "polars": "polars",
+    "ray": "ray",
     "rich": "sim",
     "matplotlib": "sim",
     "moto": "s3-server",

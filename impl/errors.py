@@ -73,6 +73,22 @@ class UnsupportedVersionError(CorruptMetadataError):
     """A metadata file declares a format version this library does not read."""
 
 
+class CorruptFileIndexError(PaimonError):
+    """A data-file index (embedded bytes or a ``.index`` file) fails its checks: wrong magic, an
+    unknown version, truncated, or an index type this library does not know. Readers never
+    trust such an index: the data file is read. ``where`` names the index."""
+
+    def __init__(self, where: str, reason: str):
+        self.where = where
+        self.reason = reason
+        super().__init__(f"file index {where}: {reason}")
+
+
+class UnsupportedFileIndexError(PaimonError, NotImplementedError):
+    """A ``file-index.<type>.columns`` option naming a column the table lacks, or a column type
+    the index type does not support (Paimon's writer refuses both)."""
+
+
 class DataFileError(PaimonError):
     """A data file a snapshot references is missing, unreadable, or does not hold what its
     metadata says. ``path`` names the file."""

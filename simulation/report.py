@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from impl._optional import require
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -15,8 +17,7 @@ LevelPoint = tuple[float, Mapping[int, int]]  # (seconds since start, {level: li
 
 def _plt() -> Any:
     # matplotlib is imported only when a report is drawn, headless (no display on CI machines)
-    import matplotlib
-
+    matplotlib = require("matplotlib", "the simulation report's plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -270,6 +270,26 @@ class FileStoreCommit:
         with self._lock:
             return self._overwrite_locked(partition, changes, committable, stats, matches)
 
+    def drop_partitions(self, partitions: Sequence[Mapping[str, Any]],
+                        identifier: int = BATCH_COMMIT_IDENTIFIER) -> CommitStats:
+        """Delete every file of the partitions matching any of ``partitions`` (each a non-empty
+        spec as for :meth:`overwrite`) in one OVERWRITE snapshot with no new files (Paimon's
+        dropPartitions)."""
+        specs = [dict(p) for p in partitions]
+        if not specs or any(not p for p in specs):
+            raise OverwritePartitionError(f"drop_partitions of {self.table_name} needs non-empty partition specs, "
+                                          f"got {specs}")
+        self._require_atomic_create()
+        committable = self._as_committable([], identifier)
+        changes = collect_changes(committable.messages)
+        matchers = [self._overwrite_matcher(p, changes, False) for p in specs]
+
+        def matches(p: bytes) -> bool:
+            return any(m is not None and m(p) for m in matchers)
+
+        with self._lock:
+            return self._overwrite_locked(None, changes, committable, CommitStats(), matches)
+
     def _overwrite_locked(self, partition: Mapping[str, Any] | None, changes: CollectedChanges,
                           committable: ManifestCommittable, stats: CommitStats,
                           matches: Callable[[bytes], bool] | None) -> CommitStats:

@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.environment import wall_clock_millis
+from impl.fileindex.options import FileIndexSpec
+from impl.fileindex.writer import collector_for
 from impl.format.file_format import FileFormat, kv_file_fields
 from impl.format.formats import named_for
 from impl.format.records import DataFileMeta, FileSource
@@ -43,6 +45,7 @@ class KVFileContext:
     formats: WriteFormats = field(default_factory=WriteFormats)  # file.format (per level), compression
     stats_mode: StatsModeLike = DEFAULT_STATS_MODE  # the table's metadata.stats-mode, for value columns
     clock_millis: Callable[[], int] = wall_clock_millis  # the environment's clock: file creation times
+    file_index: FileIndexSpec | None = None  # the table's file-index.* options: each file's index blob over its values
 
     def path(self, file_name: str) -> str:
         return posixpath.join(self.bucket_dir, file_name)
@@ -79,6 +82,7 @@ class KVFileStats:
         self._seq_max: int | None = None
         self.rows = 0
         self._deletes = 0
+        self._index = collector_for(ctx.file_index, layout.schema.fields)
 
     def update(self, kv: pa.Table) -> None:
         n = kv.num_rows
@@ -96,6 +100,8 @@ class KVFileStats:
         self._deletes += int(np.count_nonzero((kinds == 1) | (kinds == 3)))
         self._keys.update(kv)
         self._values.update(kv)
+        if self._index is not None:
+            self._index.update(kv)
         self.rows += n
 
     def meta(self, file_name: str, file_size: int, level: int, source: FileSource) -> DataFileMeta:
@@ -104,6 +110,8 @@ class KVFileStats:
         key_stats, _ = self._keys.result()
         value_stats, value_stats_cols = self._values.result()
         codec = self._ctx.key_codec
+        embedded, extra = (None, ()) if self._index is None else self._index.finish(
+            self._ctx.file_io, self._ctx.path(file_name))
         return DataFileMeta(
             file_name=file_name,
             file_size=file_size,
@@ -116,7 +124,8 @@ class KVFileStats:
             max_sequence_number=self._seq_max,
             schema_id=self._ctx.schema_id,
             level=level,
-            extra_files=(),
+            extra_files=extra,
+            embedded_file_index=embedded,
             creation_time_millis=self._ctx.clock_millis(),
             delete_row_count=self._deletes,
             file_source=source,
@@ -287,7 +296,9 @@ class RollingKVWriter:
             assert f.out is not None
             size = f.out.close()
         self._open = None
-        self.results.append(f.stats.meta(f.name, size, self.level, self.source))
+        meta = f.stats.meta(f.name, size, self.level, self.source)
+        self.written.extend(meta.extra_files)  # its .index file: deleted with it on abort
+        self.results.append(meta)
 
     def _discard_open(self) -> None:
         f, self._open = self._open, None

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from impl.errors import InvalidOptionError
+from impl.fileindex.options import FileIndexSpec
 from impl.format.write_formats import WriteFormats
 from impl.options import core_options as co
 from impl.options.config_option import ConfigOption
@@ -151,6 +152,7 @@ class MergeTreeOptions:
     sort_spill_buffer_size: int = co.SORT_SPILL_BUFFER_SIZE.default
     spill_compression: str = co.SPILL_COMPRESSION.default
     spill_compression_zstd_level: int = co.SPILL_COMPRESSION_ZSTD_LEVEL.default
+    file_index: FileIndexSpec = field(default_factory=FileIndexSpec)  # file-index.*: each KV file's index blob
 
     @property
     def max_spilled_runs(self) -> int:
@@ -198,6 +200,7 @@ class MergeTreeOptions:
             field_ignore_retract=frozenset(
                 name for name, ignore in co.FIELD_IGNORE_RETRACT.get_all(o).items() if ignore),
             field_list_agg_delimiters=co.FIELD_LIST_AGG_DELIMITER.get_all(o),
+            file_index=FileIndexSpec.from_options({k: str(v) for k, v in o.items()}),
             field_sequence_groups=sequence_groups(o),
             partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
             file_compression=co.FILE_COMPRESSION.get(o),

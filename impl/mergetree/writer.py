@@ -39,6 +39,7 @@ import pyarrow as pa
 from impl.commit.messages import CommitMessage
 from impl.environment import PRODUCTION, Environment
 from impl.errors import WriterClosedError
+from impl.fileindex.writer import collector_for, copy_index_file
 from impl.format.formats import named_for
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
@@ -229,7 +230,9 @@ class MergeTreeWriter:
             formats=options.write_formats,
             stats_mode=stats_mode,
             clock_millis=env.clock_millis,
+            file_index=options.file_index,
         )
+        collector_for(options.file_index, schema.fields)  # refuse an index Paimon cannot write before any file is opened
         self._namer = DataFileNamer(id_factory=env.new_id)
         restored = list(restored_files)
         self._levels = Levels(self._codec, restored, options.num_levels)
@@ -470,12 +473,13 @@ class MergeTreeWriter:
                 # Insert-only and no key twice: the data file holds exactly the input rows.
                 for meta in data.results:
                     name = named_for(self._namer.changelog_file(), self._ctx.format_of(0))
-                    changelog.append(meta.rename(name))
+                    changelog.append(copy_index_file(self.file_io, self._ctx.bucket_dir, meta.rename(name), meta))
                     self.file_io.write_bytes(self._ctx.path(name), data.file_bytes[meta.file_name])
             else:
                 changelog = write_kv_files(self._ctx, raw, self._namer.changelog_file, 0, FileSource.APPEND).results
         except BaseException:
-            self.file_io.delete_quietly([self._ctx.path(f.file_name) for f in (*data.results, *changelog)])
+            self.file_io.delete_quietly([self._ctx.path(n) for f in (*data.results, *changelog)
+                                         for n in (f.file_name, *f.extra_files)])
             raise
         self._add_level0(data.results, changelog)
 
@@ -582,7 +586,7 @@ class MergeTreeWriter:
                 # snapshot references (upgraded from a live file, or upgraded again now).
                 del self._compact_after[f]
                 if f.file_name not in self._compact_before and f.file_name not in after_names:
-                    self.file_io.delete_quietly([self._ctx.path(f.file_name)])
+                    self.file_io.delete_quietly([self._ctx.path(n) for n in (f.file_name, *f.extra_files)])
             else:
                 self._compact_before[f.file_name] = f
         for f in result.after:
@@ -679,10 +683,11 @@ class MergeTreeWriter:
                     pass
                 task.delete_outputs()
         finally:
-            doomed = [f.file_name for f in self._new_files]
-            doomed += [f.file_name for f in self._new_changelog]
-            doomed += [f.file_name for f in self._compact_after if f.file_name not in self._compact_before]
-            doomed += [f.file_name for f in self._compact_changelog]
+            doomed = [n for f in self._new_files for n in (f.file_name, *f.extra_files)]
+            doomed += [n for f in self._new_changelog for n in (f.file_name, *f.extra_files)]
+            doomed += [n for f in self._compact_after if f.file_name not in self._compact_before
+                       for n in (f.file_name, *f.extra_files)]
+            doomed += [n for f in self._compact_changelog for n in (f.file_name, *f.extra_files)]
             self.file_io.delete_quietly([self._ctx.path(n) for n in dict.fromkeys(doomed)])
             self._new_files.clear()
             self._new_changelog.clear()

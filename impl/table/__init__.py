@@ -12,7 +12,7 @@ definitions, ``bucket`` and ``predicate`` are the routing and filter rules.
 from impl.table.api import Table
 from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
-from impl.table.catalog import Catalog
+from impl.table.catalog import Catalog, CatalogFactory, Database
 from impl.table.commit import TableCommit
 from impl.table.errors import (
     CommitUsageError,
@@ -44,7 +44,7 @@ from impl.table.write import TableWrite
 TABLE_KINDS: tuple[type[Table], ...] = (FileStoreTable, SystemTable)
 
 __all__ = [
-    "BatchWriteBuilder", "ReadBuilder", "StreamWriteBuilder", "Catalog", "TableCommit",
+    "BatchWriteBuilder", "ReadBuilder", "StreamWriteBuilder", "Catalog", "CatalogFactory", "Database", "TableCommit",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidIdentifierError", "InvalidPredicateError", "InvalidSchemaError", "NullKeyError",
     "TableAlreadyExistError", "TableNotExistError", "UnsupportedTableFeatureError", "WriterClosedError",

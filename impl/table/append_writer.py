@@ -16,6 +16,8 @@ from typing import Callable, Sequence
 import pyarrow as pa
 
 from impl.environment import wall_clock_millis
+from impl.fileindex.options import FileIndexSpec
+from impl.fileindex.writer import collector_for, index_file_name
 from impl.format.formats import named_for
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsCollector, StatsModeLike
@@ -31,7 +33,7 @@ NO_ROLLING = 1 << 62
 
 class _OpenFile:
     def __init__(self, out: OutputFile, name: str, schema: pa.Schema, formats: WriteFormats, target_file_size: int,
-                 fields: Sequence[DataField], stats_mode: StatsModeLike):
+                 fields: Sequence[DataField], stats_mode: StatsModeLike, file_index: FileIndexSpec | None = None):
         self.name = name
         self.out = out
         fmt, options = formats.for_level(0, target_file_size)
@@ -42,10 +44,13 @@ class _OpenFile:
             raise
         self.rows = 0
         self.stats = StatsCollector.of_fields(fields, stats_mode)
+        self.index = collector_for(file_index, fields)
 
     def write(self, table: pa.Table) -> None:
         self.writer.write(table)
         self.stats.update(table)
+        if self.index is not None:
+            self.index.update(table)
         self.rows += table.num_rows
 
     def size(self) -> int:
@@ -59,8 +64,10 @@ class RollingFileWriter:
                  schema_id: int, target_file_size: int, formats: WriteFormats | None = None,
                  stats_mode: StatsModeLike = DEFAULT_STATS_MODE, file_source: FileSource = FileSource.APPEND,
                  name_factory: Callable[[], str], buffer_rows: int = ROW_GROUP_ROWS,
-                 clock_millis: Callable[[], int] = wall_clock_millis):
+                 clock_millis: Callable[[], int] = wall_clock_millis, file_index: FileIndexSpec | None = None):
         self.file_io = file_io
+        self.file_index = file_index  # the table's file-index.* options: each file's index blob
+        collector_for(file_index, fields)  # refuse an index Paimon cannot write before any file is opened
         self._clock_millis = clock_millis  # the environment's clock: file creation times
         self.bucket_dir = bucket_dir.rstrip("/")
         self.schema = schema
@@ -101,7 +108,7 @@ class RollingFileWriter:
                 path = f"{self.bucket_dir}/{name}"
                 self._written_paths.append(path)
                 self._current = _OpenFile(self.file_io.open_output(path), name, self.schema, self.formats,
-                                          self.target_file_size, self.fields, self.stats_mode)
+                                          self.target_file_size, self.fields, self.stats_mode, self.file_index)
             cur = self._current
             remaining_bytes = max(self.target_file_size - cur.size(), 1)
             if cur.rows > 0 and cur.size() > 0:
@@ -126,6 +133,12 @@ class RollingFileWriter:
             cur.out.abort()
             raise
         stats, cols = cur.stats.result()
+        embedded: bytes | None = None
+        extra: tuple[str, ...] = ()
+        if cur.index is not None:
+            path = f"{self.bucket_dir}/{cur.name}"
+            self._written_paths.append(index_file_name(path))
+            embedded, extra = cur.index.finish(self.file_io, path)
         self._finished.append(DataFileMeta(
             file_name=cur.name,
             file_size=size,
@@ -140,6 +153,8 @@ class RollingFileWriter:
             delete_row_count=0,
             file_source=self.file_source,
             value_stats_cols=cols,
+            extra_files=extra,
+            embedded_file_index=embedded,
         ))
 
     def prepare_commit(self) -> list[DataFileMeta]:

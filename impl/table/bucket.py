@@ -115,6 +115,33 @@ def hash_rows(buf: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return h.view(np.int32)
 
 
+def hash_bytes(values: Sequence[bytes]) -> np.ndarray:
+    """Paimon's ``MurmurHashUtils.hashBytes`` of each value (``BinaryString.hashCode()``), int32:
+    the 4-byte little-endian words as in :func:`hash_rows`, then each remaining byte (sign-extended)
+    mixed as a word of its own, then ``fmix(h1 ^ length)``."""
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=np.int32)
+    lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=n)
+    buf = np.frombuffer(b"".join(values), dtype=np.uint8)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    aligned = lengths - lengths % 4
+    with np.errstate(over="ignore"):
+        h = np.full(n, SEED, dtype=np.uint32)
+        # the aligned words, gathered into their own buffer so every row starts on a word
+        word_offsets = np.concatenate(([0], np.cumsum(aligned)))
+        take = np.repeat(starts, aligned) + (np.arange(int(word_offsets[-1])) - np.repeat(word_offsets[:-1], aligned))
+        words = buf[take].view("<u4") if len(take) else np.zeros(0, dtype=np.uint32)
+        h = _mix_ragged(h, words, word_offsets[:-1] // 4, aligned // 4)
+        for i in range(3):  # the tail bytes, one at a time
+            rows = np.flatnonzero(lengths - aligned > i)
+            if len(rows):
+                byte = buf[starts[rows] + aligned[rows] + i].view(np.int8).astype(np.int32).view(np.uint32)
+                h[rows] = _mix_h1(h[rows], _mix_k1(byte))
+        h = _fmix(h, lengths)
+    return h.view(np.int32)
+
+
 def _hash_parts(parts: "RowParts") -> np.ndarray:
     """``hash_rows`` of rows given as parts: the fixed part is one uniform block, tails ragged."""
     n = parts.head.shape[0]

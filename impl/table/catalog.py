@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import fsspec
@@ -27,12 +28,14 @@ from impl.table.errors import (
     DatabaseNotEmptyError,
     DatabaseNotExistError,
     InvalidIdentifierError,
+    InvalidSchemaError,
     StaleTableDirectoryError,
     SystemTableReadOnlyError,
     TableAlreadyExistError,
     TableNotExistError,
     UnknownSystemTableError,
     UnsupportedCatalogOptionError,
+    UnsupportedTableFeatureError,
 )
 from impl.table.options import warn_unknown_keys
 from impl.table.schema import Schema, build_table_schema, validate_for_create
@@ -104,6 +107,32 @@ def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> 
             raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
 
 
+@dataclass(frozen=True)
+class Database:
+    """A database of the catalog (pypaimon's ``Database``): its name, options and comment."""
+
+    name: str
+    options: Mapping[str, str] = field(default_factory=dict)
+    comment: str | None = None
+
+
+class CatalogFactory:
+    """pypaimon's entry point: ``CatalogFactory.create({"warehouse": ...})`` is a :class:`Catalog`.
+
+    The options are this filesystem catalog's (``warehouse``, ``metastore`` = ``filesystem``, and
+    storage options); another metastore (``rest``, ``jdbc``, ``hive``) is refused by name with
+    :class:`UnsupportedCatalogOptionError`.
+    """
+
+    @staticmethod
+    def create(catalog_options: Mapping[str, str], *, env: Environment = PRODUCTION) -> "Catalog":
+        options = dict(catalog_options)
+        warehouse = options.get("warehouse")
+        if not isinstance(warehouse, str) or not warehouse:
+            raise UnsupportedCatalogOptionError("warehouse", warehouse, "is required (the warehouse path or URL)")
+        return Catalog(warehouse, options=options, env=env)
+
+
 class Catalog:
     """A filesystem catalog over a local path or any fsspec URL / file system instance.
 
@@ -157,6 +186,13 @@ class Catalog:
             raise DatabaseAlreadyExistError(name)
         self.file_io.mkdirs(path)
 
+    def get_database(self, name: str) -> Database:
+        """The database ``name`` (DatabaseNotExistError if there is none). A filesystem catalog
+        keeps no database properties, so ``options`` is empty, as in pypaimon."""
+        if not self._database_exists(name):
+            raise DatabaseNotExistError(name)
+        return Database(name)
+
     def list_databases(self) -> list[str]:
         return sorted(n[: -len(DB_SUFFIX)] for n in self.file_io.list_names(self.warehouse)
                       if n.endswith(DB_SUFFIX) and len(n) > len(DB_SUFFIX)
@@ -193,14 +229,20 @@ class Catalog:
             return False
         return bool(schema_ids_in(self.file_io, TablePaths(self.table_path((db, base))).schema_dir))
 
-    def create_table(self, identifier, schema: pa.Schema | Schema, primary_keys: Sequence[str] | None = None,
-                     partition_keys: Sequence[str] | None = None, options: Mapping | None = None,
-                     comment: str | None = None, ignore_if_exists: bool = False) -> FileStoreTable:
+    def create_table(self, identifier, schema: pa.Schema | Schema, ignore_if_exists: bool = False, *,
+                     primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
+                     options: Mapping | None = None, comment: str | None = None) -> FileStoreTable:
         """Create a table (schema/schema-0) and return it.
 
-        ``schema`` is a pyarrow schema (keys and options as arguments) or an
-        :class:`impl.table.schema.Schema`. The database must exist.
+        ``schema`` is a pyarrow schema (keys and options as keyword arguments) or an
+        :class:`impl.table.schema.Schema` (pypaimon's ``Schema.from_pyarrow_schema``); the third
+        argument is ``ignore_if_exists``, as in pypaimon's ``create_table(identifier, schema,
+        ignore_if_exists)``. The database must exist.
         """
+        if not isinstance(ignore_if_exists, bool):
+            raise InvalidSchemaError(
+                f"create_table's third argument is ignore_if_exists (a bool, pypaimon's order), got "
+                f"{ignore_if_exists!r}; pass primary_keys=, partition_keys=, options= by keyword")
         db, name = parse_identifier(identifier)
         if "$" in name:
             raise InvalidIdentifierError(
@@ -259,10 +301,7 @@ class Catalog:
     def _get_data_table(self, db: str, name: str) -> FileStoreTable:
         ident = f"{db}.{name}"
         paths = TablePaths(self.table_path((db, name)))
-        if not schema_ids_in(self.file_io, paths.schema_dir):
-            if not self._database_exists(db):
-                raise DatabaseNotExistError(db)
-            raise TableNotExistError(ident)
+        self._table_exists_or_raise(db, name, False)
         return FileStoreTable(self.file_io, paths.table_path, load_latest_schema(self.file_io, paths, ident), ident,
                               env=self.env)
 
@@ -278,12 +317,8 @@ class Catalog:
         db, name = parse_identifier(identifier)
         ident = f"{db}.{name}"
         paths = TablePaths(self.table_path((db, name)))
-        if not schema_ids_in(self.file_io, paths.schema_dir):
-            if ignore_if_not_exists:
-                return
-            if not self._database_exists(db):
-                raise DatabaseNotExistError(db)
-            raise TableNotExistError(ident)
+        if not self._table_exists_or_raise(db, name, ignore_if_not_exists):
+            return
         changes = list(changes) if isinstance(changes, (list, tuple)) else changes
         snapshots = SnapshotManager(self.file_io, paths)
         old_options = dict(load_latest_schema(self.file_io, paths, ident).options)
@@ -302,14 +337,57 @@ class Catalog:
         db, name = parse_identifier(identifier)
         if split_system_table(name)[1] is not None:
             raise SystemTableReadOnlyError(f"{db}.{name}", "drop_table")
-        path = self.table_path((db, name))
-        if not schema_ids_in(self.file_io, TablePaths(path).schema_dir):
-            if ignore_if_not_exists:
-                return
-            if not self._database_exists(db):
-                raise DatabaseNotExistError(db)
-            raise TableNotExistError(f"{db}.{name}")
-        self._remove_tree(path)
+        if self._table_exists_or_raise(db, name, ignore_if_not_exists):
+            self._remove_tree(self.table_path((db, name)))
+
+    def _table_exists_or_raise(self, db: str, name: str, ignore_if_not_exists: bool) -> bool:
+        """Whether data table ``db.name`` exists (it has a schema); if not, False when
+        ``ignore_if_not_exists``, else DatabaseNotExistError or TableNotExistError."""
+        if schema_ids_in(self.file_io, TablePaths(self.table_path((db, name))).schema_dir):
+            return True
+        if ignore_if_not_exists:
+            return False
+        if not self._database_exists(db):
+            raise DatabaseNotExistError(db)
+        raise TableNotExistError(f"{db}.{name}")
+
+    def rename_table(self, source_identifier, target_identifier, ignore_if_not_exists: bool = False) -> None:
+        """Rename table ``db.a`` to ``db2.b`` (the target database must exist, the target table must
+        not): its directory is renamed, on a local file system only, where that is one atomic
+        step. Handles taken before keep the old path and are refused on commit
+        (:class:`StaleTableHandleError`)."""
+        src_db, src = parse_identifier(source_identifier)
+        dst_db, dst = parse_identifier(target_identifier)
+        for ident, name in ((f"{src_db}.{src}", src), (f"{dst_db}.{dst}", dst)):
+            if split_system_table(name)[1] is not None:
+                raise SystemTableReadOnlyError(ident, "rename_table")
+        if self.file_io.is_object_store:
+            raise UnsupportedTableFeatureError(
+                f"rename_table of {src_db}.{src}: an object store has no atomic directory rename (it would copy "
+                "every file while writers may still commit to the old path)")
+        if not self._table_exists_or_raise(src_db, src, ignore_if_not_exists):
+            return
+        source = self.table_path((src_db, src))
+        if not self._database_exists(dst_db):
+            raise DatabaseNotExistError(dst_db)
+        target = self.table_path((dst_db, dst))
+        if self.file_io.exists(target):
+            raise TableAlreadyExistError(f"{dst_db}.{dst}")
+        try:
+            self.file_io.fs.mv(source, target, recursive=True)
+        except OSError as e:
+            raise FileIOError(f"cannot rename {source} to {target}: {e}") from e
+
+    def drop_partitions(self, identifier, partitions: Sequence[Mapping[str, object]]) -> None:
+        """Delete every row of the given partitions (specs such as ``{"dt": "2024-01-01"}``, each a
+        prefix of the partition keys) in one OVERWRITE snapshot, as pypaimon's and Paimon's
+        ``drop_partitions`` do."""
+        table = self.get_table(identifier)
+        commit = table.new_batch_write_builder().new_commit()
+        try:
+            commit.truncate_partitions(partitions)
+        finally:
+            commit.close()
 
     def _remove_tree(self, path: str) -> None:
         try:

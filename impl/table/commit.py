@@ -84,6 +84,15 @@ class TableCommit:
             self.abort(rejected)
             raise
 
+    def truncate_partitions(self, partitions: Sequence[Mapping[str, object]]) -> CommitStats:
+        """Delete every row of the given partitions (``[{"dt": "2024-01-01"}, ...]``) in one
+        OVERWRITE snapshot (pypaimon's ``truncate_partitions``); a batch commit is used once."""
+        self._check_open()
+        if not self.streaming and self._committed:
+            raise WriterClosedError(f"batch commit of {self.core.identifier} was already used")
+        self._committed = True
+        return self.file_store_commit.drop_partitions(partitions)
+
     def filter_and_commit(self, committables: Mapping[int, Sequence[CommitMessage]]) -> list[CommitStats]:
         """Commit those of ``{identifier: messages}`` this commit user has not published yet."""
         self._check_open()

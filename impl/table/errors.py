@@ -66,6 +66,20 @@ class NullKeyError(SchemaMismatchError):
     """Written data holds nulls in a NOT NULL column (primary-key, partition or declared NOT NULL)."""
 
 
+class ColumnCastError(SchemaMismatchError):
+    """A written pandas column does not cast to the table's type without losing values (an
+    overflow, a fractional float into an integer, a time zone where the column has none, ...).
+    ``column`` names it, ``source_type`` is its pandas dtype, ``target_type`` the table's type."""
+
+    def __init__(self, table: str, column: str, source_type: str, target_type: str, reason: str):
+        self.table = table
+        self.column = column
+        self.source_type = source_type
+        self.target_type = target_type
+        self.reason = reason
+        super().__init__(f"write to {table}: column {column!r} ({source_type}) does not cast to {target_type}: {reason}")
+
+
 class InvalidPredicateError(TableError, ValueError):
     """A predicate names an unknown field or carries a literal of the wrong type."""
 
@@ -163,5 +177,10 @@ __all__ = [
     "InvalidPredicateError", "UnsupportedTableFeatureError", "RowIdNotExistError", "WriterClosedError",
     "CommitUsageError", "DataFileError",
     "UnknownSystemTableError", "SystemTableReadOnlyError", "StaleTableHandleError", "StaleTableDirectoryError",
-    "UnsupportedCatalogOptionError", "DynamicBucketError", "RequestedSchemaError",
+    "UnsupportedCatalogOptionError", "DynamicBucketError", "RequestedSchemaError", "ColumnCastError",
 ]
+
+
+class FileIndexLiteralError(InvalidPredicateError):
+    """A filter on a column with a data-file index whose literal does not have the column's
+    type: asking the index would answer "no rows" for a value the column cannot even hold."""

@@ -31,6 +31,7 @@ StatsLookup = Callable[[str], "ColumnStats | None"]
 
 _COMPARISONS = ("equal", "not_equal", "less_than", "less_or_equal", "greater_than", "greater_or_equal")
 _NO_LITERAL = ("is_null", "is_not_null")
+_PATTERNS = ("startswith", "endswith", "contains")
 
 
 class Predicate:
@@ -84,6 +85,10 @@ class LeafPredicate(Predicate):
             return (f >= lits[0]) & (f <= lits[1])
         if m == "startswith":
             return pc.starts_with(f, pattern=lits[0])
+        if m == "endswith":
+            return pc.ends_with(f, pattern=lits[0])
+        if m == "contains":
+            return pc.match_substring(f, pattern=lits[0])
         raise InvalidPredicateError(f"unknown predicate method {m!r}")
 
     def test_stats(self, lookup: StatsLookup) -> bool:
@@ -278,8 +283,8 @@ class PredicateBuilder:
                 raise InvalidPredicateError(
                     f"predicate {method} on {field!r} ({t}): literal {lit!r} does not fit the column type: {e}") from e
             checked.append(scalar.as_py())
-        if method == "startswith" and not (t.is_string or t.is_binary):
-            raise InvalidPredicateError(f"predicate startswith on {field!r}: column type {t} is not a string")
+        if method in _PATTERNS and not (t.is_string or t.is_binary):
+            raise InvalidPredicateError(f"predicate {method} on {field!r}: column type {t} is not a string")
         return LeafPredicate(method, field, tuple(checked))
 
     def equal(self, field: str, literal) -> Predicate:
@@ -324,11 +329,26 @@ class PredicateBuilder:
     def startswith(self, field: str, pattern_literal) -> Predicate:
         return self._leaf("startswith", field, [pattern_literal])
 
+    def endswith(self, field: str, pattern_literal) -> Predicate:
+        return self._leaf("endswith", field, [pattern_literal])
+
+    def contains(self, field: str, pattern_literal) -> Predicate:
+        """The column holds ``pattern_literal`` as a substring."""
+        return self._leaf("contains", field, [pattern_literal])
+
     def and_(self, *predicates) -> Predicate:
         return self._compound("and", predicates)
 
     def or_(self, *predicates) -> Predicate:
         return self._compound("or", predicates)
+
+    def and_predicates(self, predicates: Sequence[Predicate]) -> Predicate:
+        """pypaimon's name of :meth:`and_` over a list."""
+        return self._compound("and", (list(predicates),))
+
+    def or_predicates(self, predicates: Sequence[Predicate]) -> Predicate:
+        """pypaimon's name of :meth:`or_` over a list."""
+        return self._compound("or", (list(predicates),))
 
     @staticmethod
     def _compound(op: str, predicates) -> Predicate:

@@ -30,6 +30,7 @@ from impl.format.records import DataFileMeta
 from impl.schema.evolution import column_sources, plan_columns
 from impl.table.core import TableCore
 from impl.table.errors import DataFileError
+from impl.table.pandas_io import arrow_to_pandas
 from impl.table.pk import iter_pk_data_split, read_pk_split
 from impl.table.predicate import Predicate
 from impl.table.row_tracking import fill_row_tracking, read_evolved_group, row_id_groups
@@ -83,6 +84,16 @@ def read_data_file(table: TableCore, source, path: str, f: DataFileMeta, columns
         cols.append(col)
     return pa.Table.from_arrays(cols, schema=pa.schema([
         row_tracking_field(n) if is_row_tracking_column(n) else full.field(n) for n in columns]))
+
+
+class Row(tuple):
+    """One row of :meth:`TableRead.to_iterator`: its values in projection order."""
+
+    __slots__ = ()
+
+    def get_field(self, pos: int):
+        """The value at position ``pos`` (pypaimon's InternalRow accessor)."""
+        return self[pos]
 
 
 class TableRead:
@@ -164,9 +175,26 @@ class TableRead:
         return pa.RecordBatchReader.from_batches(schema, merged_batches() if streamed else batches())
 
     def to_pandas(self, splits: Sequence[DataSplit]):
-        """The rows as a pandas DataFrame (needs the ``pandas`` extra)."""
+        """The rows as a pandas DataFrame (needs the ``pandas`` extra), values kept exactly (a BIGINT
+        column with nulls as ``Int64``: see :mod:`impl.table.pandas_io`)."""
         require("pandas", "to_pandas()")  # checked before reading anything
-        return self.to_arrow(splits).to_pandas()
+        return arrow_to_pandas(self.to_arrow(splits))
+
+    def to_iterator(self, splits: Sequence[DataSplit]) -> Iterator["Row"]:
+        """The rows one by one, each a :class:`Row` (a tuple of Python values in projection
+        order, with pypaimon's ``get_field(pos)``), read batch by batch as iterated."""
+        reader = self.to_arrow_batch_reader(splits)
+        for batch in reader:
+            # one conversion per column and batch; a Python object per row is what was asked for
+            yield from map(Row, zip(*(c.to_pylist() for c in batch.columns), strict=True))
+
+    def to_duckdb(self, splits: Sequence[DataSplit], table_name: str, connection=None):
+        """The rows registered as DuckDB table ``table_name`` on ``connection`` (default: a new
+        in-memory database), which is returned (pypaimon's ``to_duckdb``; needs the duckdb extra)."""
+        duckdb = require("duckdb", "to_duckdb()")  # checked before reading anything
+        con = connection if connection is not None else duckdb.connect(database=":memory:")
+        con.register(table_name, self.to_arrow(splits))
+        return con
 
     # ------------------------------------------------------------------ internals
 
@@ -303,4 +331,4 @@ def apply_filter(t: pa.Table, predicate: Predicate | None) -> pa.Table:
     return t.filter(predicate.to_arrow())
 
 
-__all__ = ["TableRead", "read_data_file", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]
+__all__ = ["TableRead", "Row", "read_data_file", "apply_filter", "VALUE_KIND", "SEQUENCE_NUMBER"]

@@ -24,6 +24,9 @@ import numpy as np
 import pyarrow as pa
 
 from impl.errors import SnapshotNotExistError
+from impl.fileindex.evaluate import check_literals
+from impl.fileindex.options import FileIndexSpec
+from impl.fileindex.reader import FileIndexFilter
 from impl.format.binary_row import decode_row
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
 from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexType, ManifestEntry, ManifestFileMeta
@@ -35,8 +38,8 @@ from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.core import TableCore, bucket_index_files
-from impl.table.errors import UnsupportedTableFeatureError
-from impl.table.predicate import LeafPredicate, Predicate, StatsLookup, only_fields, split_and
+from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
+from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
 # which manifest entries (by bucket) a scan keeps
 BucketFilter = Callable[[ManifestEntry], bool]
@@ -165,6 +168,17 @@ class SnapshotReader:
         return live_entries(entries)
 
 
+# the leaves a bloom filter or bitmap can answer (Paimon's FileIndexReader visits beyond REMAIN)
+_INDEX_METHODS = frozenset(("equal", "is_in", "is_null", "is_not_null", "not_equal", "is_not_in"))
+
+
+def _index_answerable(p: Predicate, columns: set[str]) -> bool:
+    """Whether a leaf of ``p`` could be answered by an index on one of ``columns``."""
+    if isinstance(p, LeafPredicate):
+        return p.method in _INDEX_METHODS and p.field in columns
+    return isinstance(p, CompoundPredicate) and any(_index_answerable(c, columns) for c in p.children)
+
+
 def _old_schema_lookup(file_schema: TableSchema, schema: TableSchema) -> Callable:
     """Stats lookups (current column name -> ColumnStats) for files written under ``file_schema``."""
     sources = column_sources(file_schema, schema)
@@ -195,6 +209,20 @@ class TableScan:
         self.reader = SnapshotReader(core)
         self.partition_names = set(core.schema.partition_keys)
         self.files_pruned_by_stats = 0
+        self.files_pruned_by_index = 0  # files whose data-file index rules out every row
+        self.file_index_failures = 0  # indexes that failed their checks (their files were read)
+        self._shard: tuple[int, int] | None = None
+
+    def with_shard(self, index_of_this_subtask: int, number_of_parallel_subtasks: int) -> "TableScan":
+        """Plan only shard ``index`` of ``count`` (pypaimon's ``with_shard``): the splits are dealt
+        out round-robin, so the shards' plans together are the whole plan, each split (a whole
+        bucket of a primary-key table, merged on read) in exactly one shard."""
+        index, count = index_of_this_subtask, number_of_parallel_subtasks
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1 \
+                or isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+            raise InvalidPredicateError(f"with_shard({index!r}, {count!r}): the index must be in 0..count-1")
+        self._shard = (index, count)
+        return self
 
     # ------------------------------------------------------------------ snapshot choice
 
@@ -223,7 +251,11 @@ class TableScan:
         and snapshot, in snapshot order.
         """
         with paused_gc():  # see impl.gcpause: collections walked every cached entry
-            return self._plan()
+            plan = self._plan()
+        if self._shard is None:
+            return plan
+        index, count = self._shard
+        return Plan(plan.snapshot_id, plan.splits_[index::count])
 
     def _plan(self) -> Plan:
         if self.core.options.incremental_between is not None:
@@ -235,6 +267,7 @@ class TableScan:
         bucket_filter = self._bucket_filter()
         entries = self.reader.live_entries(snapshot, partition_pred, bucket_filter)
         entries = self._prune_by_stats(entries)
+        entries = self._prune_by_file_index(entries)
         splits = self._splits(snapshot.id, entries, SplitKind.DATA)
         if self.core.is_primary_key_table and self.core.options.deletion_vectors:
             splits = self._deletion_vector_splits(snapshot, splits)
@@ -364,6 +397,70 @@ class TableScan:
                 kept.append(e)
             else:
                 self.files_pruned_by_stats += 1
+        return kept
+
+    def _prune_by_file_index(self, entries: list[ManifestEntry]) -> list[ManifestEntry]:
+        """Drop files whose data-file index (``file-index.*``) shows no row can match.
+
+        Append tables: every file, by its embedded index or its ``.index`` file. Primary-key
+        tables follow Paimon's scan (``KeyValueFileStoreScan``), embedded indexes only: on
+        ``deletion-vectors.enabled`` and first-row tables (read without merging) and in buckets
+        whose files do not overlap (one file, or all on one level >= 1) each file is tested
+        alone; in other buckets every file is kept when one may match (a newer file of a key
+        can hide an older row, so files of one bucket stand or fall together), and partial-update
+        and aggregation tables without deletion vectors keep every bucket (merging builds new
+        values no single file holds).
+        """
+        pred = self.predicate
+        spec = FileIndexSpec.from_options(self.core.options.raw)
+        if pred is None or spec.empty:
+            return entries
+        schema = self.core.schema
+        current = {f.name: f.type for f in schema.fields}
+        # a literal of the wrong type on an indexed column is refused, never answered "no rows"
+        check_literals(pred, {c: current[c] for c in spec.columns if c in current})
+        if not spec.read_enabled or not entries or not _index_answerable(pred, set(spec.columns)):
+            return entries
+        if self.core.options.data_evolution:
+            # files hold subsets of the columns, merged by row id: a file ruled out for one column
+            # still carries the row's other columns (Paimon's DataEvolutionFileStoreScan reads no index)
+            return entries
+        types_by_schema: dict[int, dict] = {}
+
+        def types_of(schema_id: int) -> dict:
+            if schema_id not in types_by_schema:
+                old = schema if schema_id == schema.id else self.core.schema_manager.schema(schema_id)
+                by_id = {f.id: f for f in old.fields}
+                types_by_schema[schema_id] = {
+                    f.name: f.type for f in schema.fields
+                    if f.id in by_id and by_id[f.id].name == f.name and by_id[f.id].type == f.type}
+            return types_by_schema[schema_id]
+
+        pk = self.core.is_primary_key_table
+        index_filter = FileIndexFilter(self.core.file_io, pred, types_of, embedded_only=pk)
+
+        def keep(e: ManifestEntry) -> bool:
+            return index_filter.may_match(e.file, self.core.paths.bucket_dir(self.reader.partitions.path(e.partition), e.bucket))
+
+        if not pk:
+            kept = [e for e in entries if keep(e)]
+        else:
+            opts = self.core.options
+            per_file = opts.deletion_vectors or opts.merge_engine is MergeEngine.FIRST_ROW
+            merges_values = not opts.deletion_vectors and opts.merge_engine in (
+                MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATION)
+            groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+            for e in entries:
+                groups.setdefault((e.partition, e.bucket), []).append(e)
+            kept = []
+            for es in groups.values():
+                levels = {e.file.level for e in es}
+                if per_file or len(es) <= 1 or (0 not in levels and len(levels) == 1):
+                    kept.extend(e for e in es if keep(e))
+                elif merges_values or any(keep(e) for e in es):
+                    kept.extend(es)
+        self.files_pruned_by_index += len(entries) - len(kept)
+        self.file_index_failures += index_filter.index_failures
         return kept
 
     def _bucket_filter(self) -> BucketFilter | None:

@@ -18,8 +18,9 @@ the writer (and storage) exactly as it was.
 from __future__ import annotations
 
 import os
+import sys
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +28,7 @@ import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
+from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
 from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
@@ -36,11 +38,13 @@ from impl.table.core import TableCore, bucket_index_files
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 from impl.table.options import TableOptions
+from impl.table.pandas_io import pandas_columns, pandas_to_arrow
 from impl.table.pk import PrimaryKeyBucketWriter, check_merge_input
 from impl.table.scan import SnapshotReader
 from impl.table.schema import mergetree
 
 ROW_KIND_NAMES = ("+I", "-U", "+U", "-D")
+_ROW_BATCH = 4096  # write_row's rows become one Arrow table every this many rows
 _KIND_COL = "__paimon_row_kind__"
 
 
@@ -48,7 +52,7 @@ _KIND_COL = "__paimon_row_kind__"
 
 
 def as_arrow_table(data) -> pa.Table:
-    """``data`` (Arrow table / batch / reader, anything with ``to_arrow``, a pandas DataFrame) as a table."""
+    """``data`` (Arrow table / batch / reader, or anything with ``to_arrow``) as an Arrow table."""
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -57,12 +61,6 @@ def as_arrow_table(data) -> pa.Table:
         return data.read_all()
     if hasattr(data, "to_arrow") and not isinstance(data, (list, dict)):
         return as_arrow_table(data.to_arrow())
-    try:
-        import pandas as pd  # noqa: F401 - only to recognise DataFrames
-        if isinstance(data, pd.DataFrame):
-            return pa.Table.from_pandas(data, preserve_index=False)
-    except ImportError:  # pragma: no cover
-        pass
     raise SchemaMismatchError(f"write_arrow expects a pyarrow Table or RecordBatch, got {type(data).__name__}")
 
 
@@ -90,15 +88,17 @@ def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
     return False
 
 
-def conform_input(data, core: TableCore) -> pa.Table:
-    """The input as a table in schema column order and types; SchemaMismatchError names what is wrong."""
-    t = as_arrow_table(data)
-    name = core.identifier
-    expected = core.arrow_schema
-    names = t.column_names
+def is_dataframe(data) -> bool:
+    """Whether ``data`` is a pandas DataFrame (without importing pandas: if it is not imported, no
+    DataFrame exists)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(data, pd.DataFrame)
+
+
+def _check_column_names(names: list[str], expected: pa.Schema, table: str) -> None:
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
-        raise SchemaMismatchError(f"write to {name}: columns {dups} appear more than once")
+        raise SchemaMismatchError(f"write to {table}: columns {dups} appear more than once")
     missing = [n for n in expected.names if n not in names]
     extra = [n for n in names if n not in expected.names]
     if missing or extra:
@@ -107,10 +107,30 @@ def conform_input(data, core: TableCore) -> pa.Table:
             parts.append(f"missing columns {missing}")
         if extra:
             parts.append(f"unknown columns {extra}")
-        raise SchemaMismatchError(f"write to {name}: {'; '.join(parts)} (table columns: {expected.names})")
+        raise SchemaMismatchError(f"write to {table}: {'; '.join(parts)} (table columns: {expected.names})")
+
+
+def conform_input(data, core: TableCore, columns: Sequence[str] | None = None) -> pa.Table:
+    """The input as a table in schema column order and types; SchemaMismatchError names what is wrong.
+
+    ``columns`` (:meth:`TableWrite.with_write_type`): the input holds just these columns; the
+    table's others are written as nulls."""
+    name = core.identifier
+    full = core.arrow_schema
+    expected = full if columns is None else pa.schema([full.field(c) for c in columns])
+    if is_dataframe(data):
+        # cast column by column to the table's types, safely (impl.table.pandas_io)
+        _check_column_names(pandas_columns(data), expected, name)
+        t = pandas_to_arrow(data, expected, core.schema, name)
+    else:
+        t = as_arrow_table(data)
+        _check_column_names(t.column_names, expected, name)
     cols = []
-    for f in expected:
-        col = t.column(f.name)
+    for f in full:
+        if columns is not None and f.name not in columns:
+            col = pa.chunked_array([pa.nulls(t.num_rows, f.type)])
+        else:
+            col = t.column(f.name)
         if not col.type.equals(f.type):
             if not _compatible(col.type, f.type):
                 ptype = core.schema.field(f.name).type
@@ -122,7 +142,19 @@ def conform_input(data, core: TableCore) -> pa.Table:
                     "partition" if f.name in core.schema.partition_keys else "NOT NULL")
             raise NullKeyError(f"write to {name}: {role} column {f.name!r} holds {col.null_count} null value(s)")
         cols.append(col)
-    return pa.Table.from_arrays(cols, schema=expected)
+    return pa.Table.from_arrays(cols, schema=full)
+
+
+def rows_to_arrow(rows: Sequence[Mapping[str, Any]], schema: pa.Schema, table: str) -> pa.Table:
+    """Rows given one by one (:meth:`TableWrite.write_row`) as one table of ``schema``, a column
+    at a time; SchemaMismatchError names the column whose values do not convert."""
+    arrays = []
+    for f in schema:
+        try:
+            arrays.append(pa.array([r[f.name] for r in rows], type=f.type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
+            raise SchemaMismatchError(f"write_row to {table}: column {f.name!r} ({f.type}): {e}") from e
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def row_kinds_of(t: pa.Table, row_kinds, core: TableCore) -> np.ndarray | None:
@@ -188,7 +220,8 @@ class _AppendBucketWriter:
             core.schema.fields, schema_id=core.schema.id,
             target_file_size=core.options.target_file_size_for(False),
             formats=core.options.write_formats, stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
-            name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
+            name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
+            file_index=FileIndexSpec.from_options(core.options.raw))
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data)
@@ -241,6 +274,8 @@ class TableWrite:
         self._spill_directory = spill_directory
         self._closed = False
         self._prepared = False
+        self._write_cols: list[str] | None = None  # with_write_type
+        self._rows: list[dict[str, Any]] = []  # write_row's, not yet written
         self._bucket_key = list(core.bucket_keys)
         self._bucket_types = [core.schema.field(k).type for k in self._bucket_key]
         self._partition_types = [core.schema.field(k).type for k in core.schema.partition_keys]
@@ -252,11 +287,70 @@ class TableWrite:
 
     # ------------------------------------------------------------------ writing
 
+    def with_write_type(self, write_cols: Sequence[str]) -> "TableWrite":
+        """Write only ``write_cols`` (pypaimon's ``with_write_type``): the input of later writes
+        holds just these columns, in this order, and the table's other columns are written as
+        nulls. Append tables and ``partial-update`` primary-key tables (where a null leaves the
+        stored value alone); any other merge engine would overwrite the unwritten columns with
+        nulls, which is refused with :class:`UnsupportedTableFeatureError`."""
+        self._check_open()
+        names = list(write_cols)
+        table_names = self.core.schema.field_names
+        unknown = [c for c in names if c not in table_names]
+        if unknown or len(set(names)) != len(names):
+            raise SchemaMismatchError(f"with_write_type on {self.core.identifier}: {names} name unknown columns "
+                                      f"{unknown} or a column twice (table columns: {table_names})")
+        engine = self.core.options.merge_engine
+        if self.core.is_primary_key_table and engine is not MergeEngine.PARTIAL_UPDATE and set(names) != set(table_names):
+            raise UnsupportedTableFeatureError(
+                f"with_write_type on {self.core.identifier}: a primary-key table with merge-engine {engine.value!r} "
+                "would overwrite the unwritten columns with nulls (merge-engine 'partial-update' keeps them)")
+        self._flush_rows()
+        self._write_cols = None if names == table_names else names
+        return self
+
+    def write_row(self, row: Any) -> None:
+        """Write one row (pypaimon's ``write_row``): a tuple or list of values in column order
+        (the :meth:`with_write_type` columns when set), a dict by column name, or a row with
+        ``fields`` and ``get_field`` (pypaimon's ``GenericRow``). Rows are buffered and written
+        together, as one Arrow table, by the next ``write_arrow`` or ``prepare_commit``."""
+        self._check_open()
+        names = self._write_cols or self.core.schema.field_names
+        if isinstance(row, Mapping):
+            values = dict(row)
+        elif getattr(row, "fields", None) is not None and hasattr(row, "get_field"):
+            values = {f.name: row.get_field(i) for i, f in enumerate(row.fields)}
+        elif isinstance(row, (tuple, list)):
+            if len(row) != len(names):
+                raise SchemaMismatchError(f"write_row to {self.core.identifier}: {len(row)} values for the "
+                                          f"{len(names)} columns {names}")
+            values = dict(zip(names, row, strict=True))
+        else:
+            raise SchemaMismatchError(f"write_row to {self.core.identifier} takes a tuple, list, dict or row, "
+                                      f"got {type(row).__name__}")
+        _check_column_names(list(values), pa.schema([self.core.arrow_schema.field(n) for n in names
+                                                     if n in self.core.arrow_schema.names]), self.core.identifier)
+        self._rows.append(values)
+        if len(self._rows) >= _ROW_BATCH:
+            self._flush_rows()
+
+    def _flush_rows(self) -> None:
+        if not self._rows:
+            return
+        rows, self._rows = self._rows, []
+        names = self._write_cols or self.core.schema.field_names
+        schema = pa.schema([self.core.arrow_schema.field(n) for n in names])
+        self._write(rows_to_arrow(rows, schema, self.core.identifier), None)
+
     def write_arrow(self, data: pa.Table | pa.RecordBatch, row_kinds=None) -> None:
         """Write rows. ``row_kinds`` (int8 per row: 0 +I, 1 -U, 2 +U, 3 -D) is for primary-key
         tables; without it, the ``rowkind.field`` column (if configured) gives each row's kind."""
         self._check_open()
-        t = conform_input(data, self.core)
+        self._flush_rows()  # rows given by write_row before come first
+        self._write(data, row_kinds)
+
+    def _write(self, data, row_kinds) -> None:
+        t = conform_input(data, self.core, self._write_cols)
         kinds = row_kinds_of(t, row_kinds, self.core)
         if not self.core.is_primary_key_table and kinds is not None and np.any(kinds != 0):
             raise SchemaMismatchError(
@@ -272,7 +366,14 @@ class TableWrite:
     write_arrow_batch = write_arrow
 
     def write_pandas(self, df) -> None:
-        self.write_arrow(pa.Table.from_pandas(df, preserve_index=False))
+        """Write a pandas DataFrame, each column cast safely to the table's type (a wider integer
+        that fits, float64 of integral values and NaN into an integer column, another timestamp
+        unit, categoricals, ...; see :mod:`impl.table.pandas_io`); a lossy cast raises
+        :class:`impl.table.errors.ColumnCastError` naming the column and both types."""
+        if not is_dataframe(df):
+            raise SchemaMismatchError(f"write_pandas to {self.core.identifier} takes a pandas DataFrame, "
+                                      f"got {type(df).__name__}")
+        self.write_arrow(df)
 
     def _route(self, t: pa.Table, kinds: np.ndarray | None):
         n = t.num_rows
@@ -382,6 +483,7 @@ class TableWrite:
             if self._prepared:
                 raise WriterClosedError(f"batch write of {self.core.identifier} already prepared its commit")
             self._prepared = True
+        self._flush_rows()
         messages = []
         wait = not self.streaming or prepare_commit_waits_for_compaction(self.core.options)
         if self._buffer_pool is not None:
@@ -408,6 +510,7 @@ class TableWrite:
         if self._closed:
             return
         self._closed = True
+        self._rows = []
         errors = []
         for w in self._writers.values():
             try:

@@ -43,6 +43,11 @@ class Config:
     writer_read_differs: dict = field(default_factory=dict)
     cannot_read_back: dict = field(default_factory=dict)  # writer label -> text of its read error
     narrow: bool = False  # id, name, v only (for a writer that lacks the other types in a format)
+    # (column, value, absent value): impl also reads ``column = value`` and ``column = absent``
+    # with the data-file index and without it (file-index.read.enabled = false): each must return
+    # the reference's matching rows (the absent value lies inside a file's min / max, so only an
+    # index can rule that file out)
+    index_probe: tuple | None = None
     # data evolution: row ids whose name and v impl updates after its write-back batch
     write_back_update: tuple = ()
     write_back_compact: bool = False  # impl fully compacts the table after its write-back batch
@@ -124,6 +129,10 @@ CONFIGS = [
            cannot_read_back=ORC_MANIFESTS),
     # part 2 of issue 25 implements postpone buckets; until then impl refuses the table by name
     Config("postpone-bucket", {"bucket": "-2"}, impl_refuses=("InvalidOptionError", "'bucket'")),
+    # file indexes (issue 28 item 2): read with and without the index, written back with impl's index
+    Config("bloom-filter-append", {"file-index.bloom-filter.columns": "name,v", "file-index.bloom-filter.v.items": "100"},
+           primary_keys=(), merge="append", index_probe=("name", "b115", "a55")),
+    Config("bitmap-pk", {**PK1, "file-index.bitmap.columns": "name"}, index_probe=("name", "b115", "a55")),
     # --- row tracking and data evolution (issue 28 item 3) ---
     Config("row-tracking", RT, primary_keys=(), merge="append", write_back_compact=True,
            cannot_read_back=RUST_NO_COMPACTED_ROW_TRACKING),

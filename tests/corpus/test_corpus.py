@@ -468,6 +468,28 @@ def _changelog_check(wh: Path, config: Config) -> str:
     return f"FAIL: changelog of snapshot {last}: kinds {kinds}, {rows[:3]} != {want[:3]}"
 
 
+def _index_probe_check(wh: Path, config: Config, want: list[dict]) -> str:
+    """A table with data-file indexes: impl's filtered reads of ``column = value`` (present) and
+    ``column = absent`` return the reference's matching rows with the index
+    (file-index.read.enabled, the default) and without; the cell names the files each planned."""
+    column, *values = config.index_probe
+    table = impl.Catalog(str(wh)).get_table(table_name(config))
+    counts = []
+    for value in values:
+        expected = [r for r in want if r[column] == str(value)]
+        files = {}
+        for enabled in ("true", "false"):
+            rb = table.copy({"file-index.read.enabled": enabled}).new_read_builder()
+            rb = rb.with_filter(rb.new_predicate_builder().equal(column, value))
+            splits = rb.new_scan().plan().splits()
+            files[enabled] = sum(len(s.files) for s in splits)
+            got = [r for r in normalize(config, rb.new_read().to_arrow(splits).to_pylist()) if r[column] == str(value)]
+            if got != expected:
+                return f"FAIL: {column} = {value!r} with file-index.read.enabled={enabled}: {got[:3]} != {expected[:3]}"
+        counts.append(f"{value!r}: {files['true']} of {files['false']} files")
+    return f"pass (and {column} = " + ", ".join(counts) + " with the index)"
+
+
 def _refusal(config: Config, e: BaseException) -> str:
     """"refused: ..." when ``e`` is the declared typed error naming the option, else "FAIL: ..."."""
     refused = config.impl_refuses
@@ -524,6 +546,8 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             cell["read"] = "pass"
         if config.options.get("changelog-producer") == "input" and cell["read"] == "pass":
             cell["read"] = _changelog_check(wh, config)
+        if config.index_probe is not None and cell["read"] == "pass":
+            cell["read"] = _index_probe_check(wh, config, want)
         if row_tracking(config) and cell["read"] == "pass":
             cell["read"] = _row_id_check(wh, config, [], outcome.get("row_ids"))
         try:

@@ -21,6 +21,7 @@ import pyarrow as pa
 from impl._optional import require
 from impl.table.arrow_stream import BuilderReads, TableReads
 from impl.table.errors import InvalidPredicateError, SystemTableReadOnlyError
+from impl.table.pandas_io import arrow_to_pandas
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.scan import TableScan
 from impl.table.system.tables import ReadRequest, SystemTableSpec
@@ -269,9 +270,10 @@ class SystemTableRead:
         return pa.RecordBatchReader.from_batches(self.output_schema(), batches())
 
     def to_pandas(self, splits: Sequence[SystemSplit]):
-        """The rows as a pandas DataFrame (needs the ``pandas`` extra)."""
-        require("pandas", "to_pandas()")
-        return self.to_arrow(splits).to_pandas()
+        """The rows as a pandas DataFrame (needs the ``pandas`` extra), values kept exactly (a BIGINT
+        column with nulls as ``Int64``: see :mod:`impl.table.pandas_io`)."""
+        require("pandas", "to_pandas()")  # checked before reading anything
+        return arrow_to_pandas(self.to_arrow(splits))
 
 
 __all__ = ["SystemTable", "SystemReadBuilder", "SystemTableScan", "SystemTableRead", "SystemSplit",

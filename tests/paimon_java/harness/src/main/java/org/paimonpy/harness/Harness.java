@@ -20,7 +20,11 @@ import org.apache.paimon.format.FileFormat;
 import org.apache.paimon.format.FormatReaderContext;
 import org.apache.paimon.format.FormatReaderFactory;
 import org.apache.paimon.format.FormatWriter;
+import org.apache.paimon.fileindex.FileIndexPredicate;
 import org.apache.paimon.fs.Path;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.predicate.Predicate;
+import org.apache.paimon.predicate.PredicateBuilder;
 import org.apache.paimon.fs.PositionOutputStream;
 import org.apache.paimon.fs.local.LocalFileIO;
 import org.apache.paimon.manifest.ManifestEntry;
@@ -219,6 +223,8 @@ public final class Harness {
                 return readRows(a);
             case "snapshot_ids":
                 return snapshotIds(a);
+            case "index_filter":
+                return indexFilter(a);
             default:
                 throw new IllegalArgumentException("unknown op '" + op + "'");
         }
@@ -1102,6 +1108,83 @@ public final class Harness {
         ids.sort(Long::compare);
         ArrayNode out = JSON.createArrayNode();
         ids.forEach(out::add);
+        return out;
+    }
+
+    /**
+     * A filtered read's file counts: {@code field} = {@code value} (or {@code field} IS NULL when
+     * value is null). Returns the files the scan plans (the scan prunes by embedded indexes),
+     * how many of them Paimon's FileIndexPredicate keeps (embedded bytes or the data file's
+     * {@code .index} extra file: what RawFileSplitRead evaluates before opening a file), and the
+     * rows the filtered read returns. With {@code file-index.read.enabled} = false (dynamic
+     * options) no index is evaluated: every planned file counts as kept.
+     */
+    private JsonNode indexFilter(JsonNode a) throws Exception {
+        FileStoreTable table = table(a);
+        RowType type = table.rowType();
+        String field = a.get("field").asText();
+        int idx = type.getFieldIndex(field);
+        PredicateBuilder pb = new PredicateBuilder(type);
+        JsonNode v = a.get("value");
+        Predicate pred =
+                v == null || v.isNull()
+                        ? pb.isNull(idx)
+                        : pb.equal(idx, fromJson(v, type.getTypeAt(idx)));
+        ReadBuilder rb = table.newReadBuilder().withFilter(pred);
+        List<Split> splits = rb.newScan().plan().splits();
+        int planned = 0;
+        int kept = 0;
+        boolean useIndex = table.coreOptions().fileIndexReadEnabled();
+        for (Split s : splits) {
+            DataSplit ds = (DataSplit) s;
+            for (DataFileMeta f : ds.dataFiles()) {
+                planned++;
+                FileIndexPredicate fp = null;
+                if (!useIndex) {
+                    kept++;
+                    continue;
+                }
+                if (f.embeddedIndex() != null) {
+                    fp = new FileIndexPredicate(f.embeddedIndex(), type);
+                } else {
+                    for (String extra : f.extraFiles()) {
+                        if (extra.endsWith(".index")) {
+                            Path p =
+                                    new Path(
+                                            table.store().pathFactory().bucketPath(ds.partition(), ds.bucket()),
+                                            extra);
+                            fp = new FileIndexPredicate(p, table.fileIO(), type);
+                        }
+                    }
+                }
+                if (fp == null) {
+                    kept++;
+                    continue;
+                }
+                try {
+                    if (fp.evaluate(pred).remain()) {
+                        kept++;
+                    }
+                } finally {
+                    fp.close();
+                }
+            }
+        }
+        long rows = 0;
+        try (RecordReader<InternalRow> reader = rb.newRead().createReader(splits)) {
+            Iterator<InternalRow> it = reader.toCloseableIterator();
+            while (it.hasNext()) {
+                InternalRow r = it.next();
+                Object x = r.isNullAt(idx) ? null : InternalRow.createFieldGetter(type.getTypeAt(idx), idx).getFieldOrNull(r);
+                if (v == null || v.isNull() ? x == null : fromJson(v, type.getTypeAt(idx)).equals(x)) {
+                    rows++;
+                }
+            }
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.put("planned_files", planned);
+        out.put("index_kept_files", kept);
+        out.put("matching_rows", rows);
         return out;
     }
 

@@ -1,0 +1,6 @@
+"""Errors of the data-file index layer (they live in the library's error homes)."""
+
+from impl.errors import CorruptFileIndexError, UnsupportedFileIndexError
+from impl.table.errors import FileIndexLiteralError
+
+__all__ = ["CorruptFileIndexError", "FileIndexLiteralError", "UnsupportedFileIndexError"]
