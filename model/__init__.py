@@ -7,6 +7,8 @@ table.py  -- Model: retained snapshots and tags; commit, overwrite, expire, read
              schema ids (alter)
 schema.py -- schema facts and the rule for a commit prepared under an older schema
 errors.py -- error classes, named as in impl.errors
+row_ids.py -- row tracking: first row ids and nextRowId assigned at commit, and the row-id
+              invariants of a published history (import model.row_ids)
 deletion_vectors.py -- deletion vectors: the no-merge read, the two safety invariants, the
                        commit rules on DV index files (import model.deletion_vectors)
 """

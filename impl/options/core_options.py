@@ -258,6 +258,12 @@ DELETION_VECTORS_ENABLED: ConfigOption[bool] = _option(
 DELETION_VECTORS_BITMAP64: ConfigOption[bool] = _option(
     "deletion-vectors.bitmap64", parse_bool, False,
     "64-bit deletion-vector bitmaps (Paimon's Iceberg-compatible variant; only false is implemented).")
+ROW_TRACKING_ENABLED: ConfigOption[bool] = _option(
+    "row-tracking.enabled", parse_bool, False,
+    "Row tracking (append tables): every row has a stable id (_ROW_ID), files carry their first row id.")
+DATA_EVOLUTION_ENABLED: ConfigOption[bool] = _option(
+    "data-evolution.enabled", parse_bool, False,
+    "Data evolution (with row tracking): files may hold a subset of the columns, merged by row id on read.")
 DYNAMIC_PARTITION_OVERWRITE: ConfigOption[bool] = _option(
     "dynamic-partition-overwrite", parse_bool, True,
     "An overwrite without a partition spec replaces only the partitions it writes.")
@@ -274,7 +280,6 @@ PASSED_THROUGH_KEYS = frozenset({
     "incremental-between-scan-mode", "path", "type", "owner", "comment",
     "read.batch-size", "write.batch-size", "file-index.read.enabled", "data-file.prefix",
     "changelog-file.prefix", "file.suffix.include.compression", "dynamic-bucket.assigner-parallelism",
-    "row-tracking.enabled", "data-evolution.enabled",
     "aggregation.remove-record-on-delete", "lookup-wait",
     # Flink's batch sink into postpone tables; this library's writes always land in bucket-postpone
     "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",

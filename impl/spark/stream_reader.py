@@ -123,6 +123,9 @@ def check_streamable(table) -> None:
         # any compaction); this reader plans through the batch scan, which skips it
         raise StreamStartError(f"streaming reads of postpone bucket table {table.identifier} without a changelog "
                                f"producer are not supported; set 'changelog-producer', or compact and read in batch")
+    if table.options.data_evolution:
+        raise StreamStartError(f"option 'data-evolution.enabled' = true: streaming reads of data-evolution tables "
+                               f"are not supported ({table.identifier}); a snapshot's files may update older rows")
     if table.is_primary_key_table:
         if co.STREAMING_READ_OVERWRITE.get(raw):
             raise StreamStartError(f"streaming-read-overwrite=true is not supported ({table.identifier}); "

@@ -90,6 +90,8 @@ class TableOptions:
     partition_default_name: str = co.PARTITION_DEFAULT_NAME.default
     stats_mode: StatsMode = co.METADATA_STATS_MODE.default
     deletion_vectors: bool = co.DELETION_VECTORS_ENABLED.default
+    row_tracking: bool = co.ROW_TRACKING_ENABLED.default
+    data_evolution: bool = co.DATA_EVOLUTION_ENABLED.default
     dynamic_partition_overwrite: bool = co.DYNAMIC_PARTITION_OVERWRITE.default
     dynamic_bucket_target_row_num: int = co.DYNAMIC_BUCKET_TARGET_ROW_NUM.default
     dynamic_bucket_max_buckets: int = co.DYNAMIC_BUCKET_MAX_BUCKETS.default
@@ -141,6 +143,8 @@ class TableOptions:
             partition_default_name=co.PARTITION_DEFAULT_NAME.get(raw),
             stats_mode=co.METADATA_STATS_MODE.get(raw),
             deletion_vectors=co.DELETION_VECTORS_ENABLED.get(raw),
+            row_tracking=co.ROW_TRACKING_ENABLED.get(raw),
+            data_evolution=co.DATA_EVOLUTION_ENABLED.get(raw),
             dynamic_partition_overwrite=co.DYNAMIC_PARTITION_OVERWRITE.get(raw),
             dynamic_bucket_target_row_num=co.DYNAMIC_BUCKET_TARGET_ROW_NUM.get(raw),
             dynamic_bucket_max_buckets=co.DYNAMIC_BUCKET_MAX_BUCKETS.get(raw),

@@ -61,7 +61,8 @@ _KIND_COL = "__paimon_row_kind__"
 # ============================================================================ input checks
 
 
-def _as_table(data) -> pa.Table:
+def as_arrow_table(data) -> pa.Table:
+    """``data`` (Arrow table / batch / reader, or anything with ``to_arrow``) as an Arrow table."""
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -69,7 +70,7 @@ def _as_table(data) -> pa.Table:
     if isinstance(data, pa.RecordBatchReader):
         return data.read_all()
     if hasattr(data, "to_arrow") and not isinstance(data, (list, dict)):
-        return _as_table(data.to_arrow())
+        return as_arrow_table(data.to_arrow())
     raise SchemaMismatchError(f"write_arrow expects a pyarrow Table or RecordBatch, got {type(data).__name__}")
 
 
@@ -132,7 +133,7 @@ def conform_input(data, core: TableCore, columns: Sequence[str] | None = None) -
         _check_column_names(pandas_columns(data), expected, name)
         t = pandas_to_arrow(data, expected, core.schema, name)
     else:
-        t = _as_table(data)
+        t = as_arrow_table(data)
         _check_column_names(t.column_names, expected, name)
     cols = []
     for f in full:

@@ -40,6 +40,7 @@ import org.apache.paimon.io.DataIncrement;
 import org.apache.paimon.postpone.BucketFiles;
 import org.apache.paimon.table.BucketMode;
 import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.SpecialFields;
 import org.apache.paimon.table.sink.CommitMessageImpl;
 import org.apache.paimon.table.Table;
 import org.apache.paimon.table.sink.BatchTableCommit;
@@ -223,6 +224,8 @@ public final class Harness {
                 return commitPrepared(a);
             case "overwrite":
                 return overwrite(a);
+            case "update_by_row_id":
+                return updateByRowId(a);
             case "read_rows":
                 return readRows(a);
             case "snapshot_ids":
@@ -311,6 +314,88 @@ public final class Harness {
     }
 
     /** Every row of a Parquet file, read by Paimon's Parquet reader as {@code type}. */
+    /**
+     * Column updates of a data-evolution table by row id, as Flink's
+     * DataEvolutionPartialWriteOperator writes them. Args: parquet (the update columns and
+     * _ROW_ID), columns. For each file group (first row id) an update touches, one file holding
+     * the update columns for the whole group (the old values where no update names a row),
+     * given the group's first row id, committed together in one snapshot.
+     */
+    private JsonNode updateByRowId(JsonNode a) throws Exception {
+        FileStoreTable table = table(a);
+        List<String> cols = stringList(a.get("columns"));
+        RowType writeType = table.rowType().project(cols);
+        List<String> withId = new ArrayList<>(cols);
+        withId.add(SpecialFields.ROW_ID.name());
+        RowType dataType = SpecialFields.rowTypeWithRowId(table.rowType()).project(withId);
+        int idPos = cols.size();
+        Map<Long, InternalRow> updates = new HashMap<>();
+        for (InternalRow r : readParquet(a.get("parquet").asText(), dataType)) {
+            updates.put(r.getLong(idPos), r);
+        }
+        java.util.TreeMap<Long, List<DataFileMeta>> groups = new java.util.TreeMap<>();
+        Map<Long, BinaryRow> partitions = new HashMap<>();
+        for (ManifestEntry e : table.store().newScan().plan().files()) {
+            Long first = e.file().firstRowId();
+            if (first != null) {
+                groups.computeIfAbsent(first, k -> new ArrayList<>()).add(e.file());
+                partitions.put(first, e.partition());
+            }
+        }
+        InternalRowSerializer serializer = new InternalRowSerializer(dataType);
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        List<CommitMessage> messages = new ArrayList<>();
+        for (Map.Entry<Long, List<DataFileMeta>> g : groups.entrySet()) {
+            long first = g.getKey();
+            long count = g.getValue().get(0).rowCount();
+            boolean touched = false;
+            for (long id = first; id < first + count && !touched; id++) {
+                touched = updates.containsKey(id);
+            }
+            if (!touched) {
+                continue;
+            }
+            BinaryRow partition = partitions.get(first);
+            DataSplit split = DataSplit.builder().withPartition(partition).withBucket(0)
+                    .withDataFiles(g.getValue())
+                    .withBucketPath(table.store().pathFactory().bucketPath(partition, 0).toString())
+                    .rawConvertible(false).build();
+            List<InternalRow> merged = new ArrayList<>();
+            try (RecordReader<InternalRow> reader =
+                    table.newRead().withReadType(dataType).createReader(split)) {
+                reader.forEachRemaining(r -> {
+                    InternalRow u = updates.get(r.getLong(idPos));
+                    merged.add(serializer.copy(u != null ? u : r));
+                });
+            }
+            try (BatchTableWrite write = builder.newWrite().withWriteType(writeType)) {
+                for (InternalRow r : merged) {
+                    GenericRow row = new GenericRow(cols.size());
+                    for (int i = 0; i < cols.size(); i++) {
+                        row.setField(i, InternalRow.createFieldGetter(writeType.getTypeAt(i), i).getFieldOrNull(r));
+                    }
+                    write.write(row);
+                }
+                for (CommitMessage m : write.prepareCommit()) {
+                    CommitMessageImpl c = (CommitMessageImpl) m;
+                    List<DataFileMeta> files = new ArrayList<>();
+                    for (DataFileMeta f : c.newFilesIncrement().newFiles()) {
+                        files.add(f.assignFirstRowId(first));
+                    }
+                    messages.add(new CommitMessageImpl(c.partition(), c.bucket(), c.totalBuckets(),
+                            new DataIncrement(files, new ArrayList<>(), new ArrayList<>()),
+                            c.compactIncrement()));
+                }
+            }
+        }
+        try (BatchTableCommit commit = builder.newCommit()) {
+            commit.commit(messages);
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.put("files", messages.size());
+        return out;
+    }
+
     static List<InternalRow> readParquet(String path, RowType type) throws Exception {
         LocalFileIO io = LocalFileIO.create();
         Path p = new Path(path);
@@ -484,6 +569,11 @@ public final class Harness {
             // Unaware-bucket append: the coordinator plans compaction tasks over small files.
             BaseAppendFileStoreWrite write =
                     (BaseAppendFileStoreWrite) table.store().newWrite(user);
+            if (table.coreOptions().rowTrackingEnabled()) {
+                // as Flink's AppendTableCompactor: the rewritten files keep the rows' ids and
+                // sequence numbers in physical _ROW_ID / _SEQUENCE_NUMBER columns
+                write.withWriteType(SpecialFields.rowTypeWithRowTracking(table.rowType()));
+            }
             try {
                 List<AppendCompactTask> tasks;
                 try {
@@ -768,6 +858,10 @@ public final class Harness {
             table = table.copy(dyn);
         }
         RowType type = table.rowType();
+        if (a.path("row_tracking").asBoolean(false)) {
+            // Paimon's system columns of a row-tracking table (what the $row_tracking table shows)
+            type = SpecialFields.rowTypeWithRowTracking(type);
+        }
         boolean withKind = a.has("changelog_of");
         List<Split> splits;
         if (withKind) {
@@ -784,6 +878,9 @@ public final class Harness {
             splits = table.newReadBuilder().newScan().plan().splits();
         }
         ReadBuilder rb = table.newReadBuilder();
+        if (a.path("row_tracking").asBoolean(false)) {
+            rb = rb.withReadType(type);
+        }
         InternalRowSerializer serializer = new InternalRowSerializer(type);
         List<InternalRow> rows = new ArrayList<>();
         long t0 = System.nanoTime();
