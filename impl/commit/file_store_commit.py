@@ -368,12 +368,13 @@ class FileStoreCommit:
         if out and not scanned_below and (self.snapshot_manager.earliest_snapshot_id() or 1) > 1:
             # The retained snapshots may not reach back to when these parts were committed:
             # a part published in a snapshot expired since looks uncommitted. Its files tell:
-            # named by a retained snapshot (live, or deleted since) means published; gone means
-            # no one can tell any more.
+            # named by a retained snapshot (live, or deleted since), the others gone with expired
+            # snapshots, means published; all gone means no one can tell any more.
             published = self._files_named_by_retained_snapshots()
-            out = [replace(c, messages=tuple(m for m in (without_published_parts(m, published) for m in c.messages)
-                                             if not m.is_empty()))
-                   for c in out]
+            gone = {f.file_name for c in out for m in c.messages for f in m.written_data_files()
+                    if f.file_name not in published
+                    and not self.file_io.file_exists(self.data_file_path(m.partition, m.bucket, f))}
+            out = [replace(c, messages=tuple(without_published_parts(c.messages, published, gone))) for c in out]
             out = [c for c in out if c.messages]
             self._check_recoverable(out)
         return out

@@ -99,15 +99,27 @@ class ManifestCommittable:
             object.__setattr__(self, "messages", tuple(self.messages))
 
 
-def without_published_parts(message: CommitMessage, published: AbstractSet[str]) -> CommitMessage:
-    """``message`` without the parts whose own new files a table snapshot has named (live now,
-    or deleted by a later snapshot): the names are unique to the writer, so no other commit
-    can have published them. For recovery when the snapshots that published a part expired."""
-    if any(f.file_name in published for f in message.new_files):
-        message = message.without_append_part()
-    if any(f.file_name in published for f in message._compaction_outputs()):
-        message = message.without_compact_part()
-    return message
+def without_published_parts(messages: Sequence[CommitMessage], published: AbstractSet[str],
+                            gone: AbstractSet[str] = frozenset()) -> list[CommitMessage]:
+    """One committable's ``messages`` without the parts a table snapshot published, told by the
+    parts' own new files (one snapshot publishes a part of every message at once, so the part is
+    judged over all of them): published when a snapshot named one of its files (live now, or
+    deleted by a later snapshot) and each of the others is named too or ``gone`` (deleted from
+    storage with an expired snapshot that deleted it). A writer's names are unique, so only the
+    part itself can have published them; a part that re-adds another writer's live file (a
+    caller error) still has its own unnamed files on storage, and is not taken for published.
+    For recovery when the snapshots that published a part expired."""
+    out = list(messages)
+    if _published([f for m in out for f in m.new_files], published, gone):
+        out = [m.without_append_part() for m in out]
+    if _published([f for m in out for f in m._compaction_outputs()], published, gone):
+        out = [m.without_compact_part() for m in out]
+    return [m for m in out if not m.is_empty()]
+
+
+def _published(files: Sequence[DataFileMeta], published: AbstractSet[str], gone: AbstractSet[str]) -> bool:
+    names = [f.file_name for f in files]
+    return any(n in published for n in names) and all(n in published or n in gone for n in names)
 
 
 @dataclass(frozen=True)

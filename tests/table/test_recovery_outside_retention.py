@@ -5,6 +5,7 @@ published APPEND expired was told "conflict" for a part that was published)."""
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
 import impl
 
@@ -84,4 +85,23 @@ def test_recovery_never_publishes_a_part_twice(tmp_path):
     assert commit.filter_and_commit({7: messages}) == []
     assert commit.filter_and_commit({7: messages}) == []
     assert _ids(t) == [1, 2, 3, 4]
+    commit.close()
+
+
+def test_a_part_re_adding_another_writers_live_file_is_not_taken_for_published(tmp_path):
+    """One committable holds a caller's own new file and (a caller error) another writer's live
+    file: the live file is named by the table, the caller's own is on storage but named by no
+    snapshot, so the part was not published. Recovery must refuse it whole, as the first attempt
+    was refused, never publish the caller's file alone (found by the commit state machine: the
+    rule judged each message by itself and dropped the one holding only the foreign file)."""
+    t = _table(tmp_path)
+    commit, published_messages = _publish_then_lose_track(t)
+    w = t.new_stream_write_builder().new_write()
+    w.write_arrow(_rows([5]))
+    own = w.prepare_commit()
+    with pytest.raises(impl.FileAlreadyLiveError):
+        commit.filter_and_commit({9: [*published_messages, *own]})
+    assert _ids(t) == [1, 2, 3, 4]  # nothing of the refused committable published
+    assert [s.id for s in t.snapshots()] == [3]
+    w.close()
     commit.close()
