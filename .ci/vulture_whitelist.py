@@ -77,8 +77,8 @@ core_options.DYNAMIC_BUCKET_INITIAL_BUCKETS
 # answers pypaimon's names impl does not offer with the reason
 __getattr__
 
-# pyarrow.dataset.Dataset's property, overridden by impl.duckdb.TableDataset to refuse by name
+# pyarrow.dataset.Dataset's property, overridden by impl.table.duckdb_dataset.TableDataset to refuse by name
 # instead of reaching the native dataset the object does not have
-from impl.duckdb import TableDataset
+from impl.table.duckdb_dataset import TableDataset
 
 TableDataset.partition_expression
