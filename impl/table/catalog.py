@@ -83,7 +83,7 @@ def open_table_path(table_path: str, filesystem=None) -> "FileStoreTable | Syste
         return Catalog(warehouse, filesystem=filesystem).get_table(f"{db}.{name}")
     except (TableNotExistError, DatabaseNotExistError):
         err = TableNotExistError(f"{db}.{name}")
-        err.args = (f"table {db}.{name!r} does not exist (no Paimon table at {table_path})",)
+        err.args = (f"table {err.identifier!r} does not exist (no Paimon table at {table_path})",)
         raise err from None
 
 
