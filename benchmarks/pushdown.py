@@ -2,10 +2,11 @@
 
     PYTHONPATH=. python benchmarks/pushdown.py [--rows-per-file 20000] [--repeat 5] [--no-pypaimon] [--dir /tmp/x]
 
-The table: an append table partitioned by ``dt`` (10 partitions x 10 commits = 100 data files),
-``id`` contiguous per file (so file statistics rule files out), a string and a double column.
-The query: ``select id, v, x from t where dt = 'd3' and id = <an id of one file>``. The same
-query through:
+Two tables of 100 data files, ``dt`` partitions, ``id``, a string and a double column: an
+append table (10 partitions x 10 commits, ``id`` contiguous per file, so file statistics rule
+files out) and a primary-key table on (dt, id) (10 partitions x 10 buckets, one file each; a
+key equality picks the bucket). The query: ``select id, v, x from t where dt = 'd3' and id =
+<an id of one file>``. The same query through:
 
 - DuckDB on ``table.to_duckdb(con, "t")`` (pushdown) and on ``pa.table(table)`` (every row read
   first, then DuckDB over the Arrow table);
@@ -35,8 +36,8 @@ PARTITIONS = 10
 COMMITS = 10
 
 
-def build_table(warehouse: str, rows_per_file: int) -> int:
-    """The 100-file table; returns the id the query looks for (in partition d3, one file)."""
+def build_tables(warehouse: str, rows_per_file: int) -> int:
+    """The two 100-file tables; returns the id the query looks for (in partition d3, one file)."""
     import numpy as np
     import pyarrow as pa
 
@@ -55,7 +56,15 @@ def build_table(warehouse: str, rows_per_file: int) -> int:
             parts.append(pa.table({"dt": pa.array([f"d{p}"] * len(ids)), "id": ids,
                                    "v": pa.array(ids.astype(str)), "x": ids * 0.5}, schema=schema))
         t.write_arrow(pa.concat_tables(parts))
-    # partition d3 of the 6th commit
+    pk = cat.create_table("db.pk", schema=schema, primary_keys=["dt", "id"], partition_keys=["dt"],
+                          options={"bucket": "10", "write-only": "true"})
+    for p in range(PARTITIONS):  # the append table's rows, one commit per partition: one file a bucket
+        ids = np.concatenate([np.arange(c * PARTITIONS * rows_per_file + p * rows_per_file,
+                                        c * PARTITIONS * rows_per_file + (p + 1) * rows_per_file, dtype=np.int64)
+                              for c in range(COMMITS)])
+        pk.write_arrow(pa.table({"dt": pa.array([f"d{p}"] * len(ids)), "id": ids,
+                                 "v": pa.array(ids.astype(str)), "x": ids * 0.5}, schema=schema))
+    # partition d3 of the 6th commit (append); in partition d3 of the primary-key table too
     return 5 * PARTITIONS * rows_per_file + 3 * rows_per_file + rows_per_file // 2
 
 
@@ -75,7 +84,7 @@ import duckdb
 from pypaimon import CatalogFactory
 def run(pushed):
     catalog = CatalogFactory.create({"warehouse": params["warehouse"]})
-    table = catalog.get_table("db.app")
+    table = catalog.get_table(params["table"])
     rb = table.new_read_builder()
     if pushed:
         pb = rb.new_predicate_builder()
@@ -103,7 +112,15 @@ def main() -> None:
     ap.add_argument("--no-pypaimon", action="store_true")
     ap.add_argument("--dir")
     args = ap.parse_args()
+    warehouse = os.path.join(args.dir or tempfile.mkdtemp(prefix="pushdown-"), "wh")
+    key = build_tables(warehouse, args.rows_per_file)
+    print(f"tables: 100 data files each, {PARTITIONS} partitions, {args.rows_per_file} rows a file; "
+          f"load {os.getloadavg()[0]:.1f}; median of {args.repeat}")
+    for kind, name in (("append", "db.app"), ("primary key", "db.pk")):
+        measure(kind, name, warehouse, key, args)
 
+
+def measure(kind: str, name: str, warehouse: str, key: int, args) -> None:
     import duckdb
     import polars as pl
     import pyarrow as pa
@@ -112,15 +129,13 @@ def main() -> None:
     from impl.duckdb import TableDataset
     from impl.polars import PolarsSource
 
-    warehouse = os.path.join(args.dir or tempfile.mkdtemp(prefix="pushdown-"), "wh")
-    key = build_table(warehouse, args.rows_per_file)
     sql = f"select id, v, x from t where dt = 'd3' and id = {key}"
     expr = (pl.col("dt") == "d3") & (pl.col("id") == key)
     cat = impl.Catalog(warehouse)
     files_read: dict[str, int] = {}
 
     def fresh():
-        return cat.get_table("db.app")
+        return cat.get_table(name)
 
     def duckdb_pushdown():
         d = TableDataset(fresh())
@@ -145,9 +160,7 @@ def main() -> None:
         return pl.DataFrame(pa.table(fresh())).filter(expr).select("id", "v", "x").rows()
 
     total_files = sum(len(s.files) for s in fresh().new_read_builder().new_scan().plan().splits())
-    print(f"table: {total_files} data files, {PARTITIONS} partitions, {args.rows_per_file} rows a file; "
-          f"load {os.getloadavg()[0]:.1f}; median of {args.repeat}")
-    print(f"query: {sql}")
+    print(f"\n{kind} table ({total_files} files): {sql}")
     results = {}
     for label, fn, files in (("DuckDB, pushdown (to_duckdb)", duckdb_pushdown, "duckdb"),
                              ("DuckDB over pa.table(t)", duckdb_everything, None),
@@ -159,12 +172,12 @@ def main() -> None:
         from fault_injection.conformance.pypaimon_env import PYPAIMON_VERSION, peer_python, run_in_python
 
         python = peer_python("pypaimon-duckdb", PYPAIMON_VERSION, [f"pypaimon=={PYPAIMON_VERSION}", "duckdb"])
-        out = run_in_python(python, "pypaimon", PYPAIMON_SCRIPT, warehouse=warehouse, id=key, sql=sql,
+        out = run_in_python(python, "pypaimon", PYPAIMON_SCRIPT, warehouse=warehouse, table=name, id=key, sql=sql,
                             repeat=args.repeat)
         assert isinstance(out, dict)
-        for name, label in (("plain", "pypaimon to_duckdb (unfiltered splits)"),
+        for part, label in (("plain", "pypaimon to_duckdb (unfiltered splits)"),
                             ("pushed", "pypaimon to_duckdb (filter in its read builder)")):
-            ms, files, rows = out[name]
+            ms, files, rows = out[part]
             results[label] = (ms, files, [tuple(r) for r in rows])
     want = results["DuckDB over pa.table(t)"][2]
     assert len(want) == 1, want

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import pyarrow as pa
 
 from impl.table.errors import InvalidPredicateError
 from impl.table.predicate import CompoundPredicate, Predicate, PredicateBuilder, and_all
-from impl.table.read import TableRead
+from impl.table.scan import DataSplit
 
 # Paimon type roots whose comparisons engines and impl evaluate alike, and the Python type a
 # literal must have to be compared without a conversion
@@ -87,15 +87,24 @@ def disjunction(parts: Sequence[Predicate | None]) -> Predicate | None:
     return parts[0] if len(parts) == 1 else CompoundPredicate("or", tuple(p for p in parts if p is not None))
 
 
+class _Read(Protocol):
+    """A data or system table's read, counting the data files it opened."""
+
+    files_read: int
+
+    def to_arrow_batch_reader(self, splits: Sequence[Any]) -> pa.RecordBatchReader: ...
+
+
 @dataclass(frozen=True)
 class PushdownScan:
     """One scan an engine made: the predicate pushed into the read (None: none), the columns
-    read, the files planned, and the read (its ``files_read`` counts files opened so far)."""
+    read, the data files planned, and the read (a data table's ``files_read`` counts the files
+    opened so far; a system table's read opens no data files)."""
 
     predicate: Predicate | None
     columns: tuple[str, ...]
     files_planned: int
-    read: TableRead
+    read: _Read
 
     @property
     def files_read(self) -> int:
@@ -109,7 +118,8 @@ def pushed_read(table, predicate: Predicate | None, columns: Sequence[str],
     rb = table.new_read_builder().with_filter(predicate).with_projection(list(columns)).with_limit(limit)
     splits = rb.new_scan().plan().splits()
     read = rb.new_read()
-    record = PushdownScan(predicate, tuple(columns), sum(len(s.files) for s in splits), read)
+    files = sum(len(s.files) for s in splits if isinstance(s, DataSplit))  # system tables' splits hold none
+    record = PushdownScan(predicate, tuple(columns), files, read)
     return read.to_arrow_batch_reader(splits), record
 
 

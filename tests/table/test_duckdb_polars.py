@@ -232,3 +232,22 @@ def test_dataset_scanner_applies_the_whole_filter(append):
         assert sorted(got.column("id").to_pylist()) == sorted(whole.filter(expr).column("id").to_pylist()), str(expr)
     assert d.count_rows(filter=pc.field("dt") == "p1") == 18 and d.scans[-1].files_read == 3
     assert d.head(2, columns=["v"]).num_rows == 2
+
+
+def test_system_tables_and_time_travel(append, cat):
+    con = impl.duckdb.register(duckdb.connect(), "s", cat.get_table("db.app$snapshots"))
+    assert con.sql("select snapshot_id from s where snapshot_id = 2").fetchall() == [(2,)]
+    lf = impl.polars.scan_table(append.path + "$snapshots")
+    assert lf.filter(pl.col("snapshot_id") > 7).select("snapshot_id").collect()["snapshot_id"].to_list() == [8, 9]
+    # options reach the table: the first snapshot holds one file of partition p0
+    first = impl.polars.scan_table(append, options={"scan.snapshot-id": "1"})
+    assert first.select(pl.len()).collect().item() == 6
+
+
+def test_primary_key_key_filter_prunes_buckets_and_files(pk):
+    d = TableDataset(pk)
+    con = duckdb.connect()
+    con.register("pk", d)
+    assert con.sql("select v from pk where dt = 'p0' and id = 2").fetchall() == [("new2",)]
+    total = sum(len(s.files) for s in pk.new_read_builder().new_scan().plan().splits())
+    assert d.scans[-1].files_read < total      # one partition, one bucket of it
