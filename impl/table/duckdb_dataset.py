@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from impl.table.errors import UnsupportedTableFeatureError
+from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
 from impl.table.predicate import Predicate
 from impl.table.pushdown import (
     FLIPPED,
@@ -190,12 +190,12 @@ class TableDataset(ds.Dataset):
     def schema(self) -> pa.Schema:
         return self._table.arrow_schema
 
-    def scanner(self, schema=None, columns=None, filter=None, **_hints) -> ds.Scanner:
-        """The rows of ``columns`` (all when None) matching ``filter``; ``_hints`` (batch
-        sizes, readahead, memory pool) do not apply to this read."""
-        if schema is not None and not pa.schema(schema).equals(self.schema):
-            raise UnsupportedTableFeatureError(f"{self._table.identifier}: a scan with another schema ({schema})")
+    def scanner(self, columns=None, filter=None, **_hints) -> ds.Scanner:
+        """The rows of ``columns`` (all when None) matching ``filter`` (``Dataset.scanner``'s
+        arguments; ``_hints`` such as batch sizes, readahead or a memory pool do not apply)."""
         names = self.schema.names
+        if isinstance(columns, dict):
+            raise UnsupportedTableFeatureError(f"{self._table.identifier}: a scan of computed columns ({list(columns)})")
         wanted = None if columns is None else list(columns)
         predicate: Predicate | None = None
         filter_columns: Sequence[str] = ()
@@ -204,6 +204,10 @@ class TableDataset(ds.Dataset):
             try:
                 tree = expression_tree(filter)
                 filter_columns = sorted(tree.fields())
+                unknown = [c for c in filter_columns if c not in names]
+                if unknown:
+                    raise InvalidPredicateError(
+                        f"filter {filter}: {unknown[0]!r} is not a column of {self._table.identifier} (columns: {names})")
                 predicate = to_predicate(self._table, tree)
             except Untranslatable:
                 pass  # read every column; the filter below still applies

@@ -215,6 +215,11 @@ def test_bad_input_names_what_was_wrong(append, cat, tmp_path):
     with pytest.raises(impl.errors.DataFileError, match="missing"):
         broken.to_polars().collect()
     d = TableDataset(append)
+    import pyarrow.compute as pc
+    with pytest.raises(impl.InvalidPredicateError, match="'nope' is not a column"):
+        d.to_table(filter=pc.field("nope") == 1)
+    with pytest.raises(impl.InvalidPredicateError, match="'nope' is not a column"):
+        d.scanner(["id", "nope"])
     with pytest.raises(UnsupportedTableFeatureError, match="join"):
         d.join(d, keys="id")
 
