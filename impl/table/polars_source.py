@@ -3,8 +3,8 @@ the read (:mod:`impl.polars` opens one by table or path).
 
 An IO plugin (``polars.io.plugins.register_io_source``): Polars hands it the columns the query
 needs, its predicate (a Polars expression) and a row limit. What of the predicate translates
-(comparisons, ``is_in``, ``is_null`` / ``is_not_null`` of columns with literals, joined by
-``&`` and ``|``; see :mod:`impl.table.pushdown` for the rules that keep the answer exact)
+(comparisons, ``is_between``, ``is_in``, ``is_null`` / ``is_not_null`` of columns with
+literals, a boolean column, joined by ``&`` and ``|``; see :mod:`impl.table.pushdown` for the rules that keep the answer exact)
 becomes the read's filter: partitions and files are pruned, primary-key tables merged. The
 whole Polars predicate is then applied to the rows read, so an untranslated part
 (``pl.col("v").str.contains(...)``, an OR with such a branch) still filters, by Polars.
@@ -38,6 +38,9 @@ from impl.table.pushdown import (
 
 _COMPARISONS = {"Eq": "equal", "NotEq": "not_equal", "Lt": "less_than", "LtEq": "less_or_equal",
                 "Gt": "greater_than", "GtEq": "greater_or_equal"}
+# is_between's ``closed`` as the comparisons of its lower and upper bound
+_BETWEEN = {"Both": ("greater_or_equal", "less_or_equal"), "Left": ("greater_or_equal", "less_than"),
+            "Right": ("greater_than", "less_or_equal"), "None": ("greater_than", "less_than")}
 _AND = ("And", "LogicalAnd")
 _OR = ("Or", "LogicalOr")
 
@@ -113,12 +116,22 @@ def _translate(pl, table, node: Any) -> Predicate | None:
             raise Untranslatable("function not of a column")
         if boolean in ("IsNull", "IsNotNull") and len(inputs) == 1:
             return leaf(table, "is_null" if boolean == "IsNull" else "is_not_null", column)
+        if isinstance(boolean, dict) and "IsBetween" in boolean and len(inputs) == 3 \
+                and _is_constant(inputs[1]) and _is_constant(inputs[2]):
+            closed = (boolean["IsBetween"] or {}).get("closed")
+            if closed not in _BETWEEN:
+                raise Untranslatable(f"is_between(closed={closed!r})")
+            low, high = _BETWEEN[closed]
+            return conjunction([leaf(table, low, column, [_constant(pl, inputs[1])]),
+                                leaf(table, high, column, [_constant(pl, inputs[2])])])
         if isinstance(boolean, dict) and "IsIn" in boolean and len(inputs) == 2 and _is_constant(inputs[1]):
             if (boolean["IsIn"] or {}).get("nulls_equal"):
                 raise Untranslatable("is_in(nulls_equal=True)")
             values = _constant(pl, inputs[1])
             return leaf(table, "is_in", column, values if isinstance(values, list) else [values])
         raise Untranslatable(f"function {function}")
+    if kind == "Column" and isinstance(body, str):  # a boolean column as the predicate
+        return leaf(table, "equal", body, [True])
     raise Untranslatable(kind)
 
 

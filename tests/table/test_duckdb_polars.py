@@ -190,6 +190,9 @@ def test_expression_translation_rules(append):
     assert pushed(pa.scalar(3) < f("id")) == LeafPredicate("greater_than", "id", (3,))
     assert pushed(f("id").isin([1, None])) is None                                   # null matching differs
     assert impl.polars.to_predicate(append, pl.col("id").cast(pl.Float64) > 1) is None   # a cast column
+    between = impl.polars.to_predicate(append, pl.col("id").is_between(2, 7, closed="left"))
+    assert between is not None and {(c.method, c.literals) for c in between.children} == {
+        ("greater_or_equal", (2,)), ("less_than", (7,))}
 
 
 def test_bad_input_names_what_was_wrong(append, cat, tmp_path):
@@ -256,3 +259,32 @@ def test_primary_key_key_filter_prunes_buckets_and_files(pk):
     assert con.sql("select v from pk where dt = 'p0' and id = 2").fetchall() == [("new2",)]
     total = sum(len(s.files) for s in pk.new_read_builder().new_scan().plan().splits())
     assert d.scans[-1].files_read < total      # one partition, one bucket of it
+
+
+def test_column_types_compare_alike(cat):
+    """Dates, booleans, small integers (a literal out of the column's range), timestamps and
+    decimals (left to the engine): pushed or not, the answers are those of the rows read first."""
+    import datetime as dt
+    from decimal import Decimal
+    schema = pa.schema([("d", pa.date32()), ("b", pa.bool_()), ("s", pa.int8()), ("ts", pa.timestamp("ms")),
+                        ("dec", pa.decimal128(10, 2))])
+    t = cat.create_table("db.types", schema=schema, partition_keys=["d"])
+    for day in (1, 2, 3):
+        write(t, pa.table({"d": [dt.date(2024, 1, day)] * 3, "b": [True, False, None], "s": pa.array([day, -day, None], pa.int8()),
+                           "ts": [dt.datetime(2024, 1, day, 12, 0, 0, 5000), None, dt.datetime(2024, 1, day)],
+                           "dec": [Decimal("1.25"), Decimal(day), None]}, schema=schema))
+    whole = pa.table(t)
+    ref, con = duckdb.connect(), t.to_duckdb()
+    ref.register("types", whole)
+    for sql in ("d = DATE '2024-01-02'", "d >= DATE '2024-01-02' and b", "not b", "s = 300", "s < -1 or s is null",
+                "ts > TIMESTAMP '2024-01-02 12:00:00.004'", "ts = TIMESTAMP '2024-01-01 12:00:00.005'",
+                "dec = 1.25", "dec > 1.5 and d in (DATE '2024-01-01', DATE '2024-01-03')"):
+        query = f"select d, b, s, ts, dec from types where {sql}"
+        assert sql_rows(con, query) == sql_rows(ref, query), sql
+    lf, df = t.to_polars(), pl.DataFrame(whole)
+    for expr in (pl.col("d") == dt.date(2024, 1, 2), (pl.col("d") > dt.date(2024, 1, 1)) & pl.col("b"),
+                 pl.col("b") == False, pl.col("s") == 300, pl.col("s").is_in([1, -3]),  # noqa: E712
+                 pl.col("ts") > dt.datetime(2024, 1, 2, 12, 0, 0, 4000), pl.col("dec") == Decimal("1.25"),
+                 pl.col("d").is_in([dt.date(2024, 1, 3)]) | pl.col("s").is_null(), pl.col("b"),
+                 pl.col("s").is_between(-2, 2, closed="right"), pl.col("b").not_()):
+        assert sorted(lf.filter(expr).collect().rows(), key=repr) == sorted(df.filter(expr).rows(), key=repr), str(expr)
