@@ -2,6 +2,8 @@
 
 >>> con = impl.duckdb.register(duckdb.connect(), "t", table)      # or a table path; or table.to_duckdb(con, "t")  # doctest: +SKIP
 >>> con.sql("select id, v from t where dt = '2024-01-01' and id = 3").fetchall()  # doctest: +SKIP
+>>> events = impl.duckdb.TableDataset(table)           # DuckDB's replacement scan finds it by name  # doctest: +SKIP
+>>> duckdb.sql("select count(*) from events where dt = '2024-01-01'").fetchall()  # doctest: +SKIP
 
 See :mod:`impl.table.duckdb_dataset` for how DuckDB's filters reach the read and what errors
 look like through DuckDB.
