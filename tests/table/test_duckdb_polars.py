@@ -64,6 +64,17 @@ def pk(cat):
 
 
 @pytest.fixture(scope="module")
+def partial(cat):
+    """partial-update: a row's columns come from different files, so no single file decides a
+    value filter."""
+    t = cat.create_table("db.partial", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                         options={"bucket": "1", "merge-engine": "partial-update"})
+    write(t, rows("p0", [1, 2, 3, 11], "old"))
+    write(t, pa.table({"dt": ["p0", "p0"], "id": [2, 3], "v": [None, "new3"], "f": [9.0, None]}, schema=SCHEMA))
+    return t
+
+
+@pytest.fixture(scope="module")
 def evolved(cat):
     t = cat.create_table("db.evo", schema=SCHEMA, partition_keys=["dt"])
     write(t, rows("p0", [1, 2, 3], "e"))
@@ -93,7 +104,7 @@ def sql_rows(con, sql: str) -> list:
     return sorted(con.sql(sql).fetchall(), key=repr)
 
 
-@pytest.mark.parametrize("which", ["append", "unpartitioned", "pk"])
+@pytest.mark.parametrize("which", ["append", "unpartitioned", "pk", "partial"])
 def test_answers_equal_the_unpushed_query(request, which):
     t = request.getfixturevalue(which)
     whole = pa.table(t)                          # every row read first: the reference
