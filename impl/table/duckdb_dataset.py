@@ -7,7 +7,9 @@ query reads and the filters it can express as a ``pyarrow.compute.Expression``).
 plans a read of the table with what of the filter translates to an impl predicate
 (:mod:`impl.table.pushdown`: partitions, files and columns pruned; primary-key tables merged),
 and hands DuckDB a ``pyarrow.dataset.Scanner`` over those rows that applies the whole filter.
-DuckDB does not filter again what it pushed into a dataset, so that last step is what keeps
+DuckDB does not filter again what it pushed into a dataset (duckdb 2.0.1's
+``duckdb/_sources/pyarrow.py`` pushes every predicate it can write as an Arrow expression and
+that NaN cannot satisfy, and trusts the dataset to apply it), so that last step is what keeps
 the answer exact; filters DuckDB cannot push (``lower(v) = 'x'``, an OR over columns) stay in
 DuckDB's plan.
 
