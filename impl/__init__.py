@@ -38,6 +38,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     NoSnapshotError,
     OverwritePartitionError,
     PaimonError,
+    RowIdConflictError,
     SchemaChangedError,
     SchemaChangeError,
     SchemaMismatchError,
@@ -87,6 +88,7 @@ from impl.table.errors import (
     InvalidIdentifierError,
     InvalidPredicateError,
     RequestedSchemaError,
+    RowIdNotExistError,
     StaleTableDirectoryError,
     StaleTableHandleError,
     UnsupportedCatalogOptionError,
@@ -100,7 +102,7 @@ __all__ = [
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused
-    "FileAlreadyLiveError", "FileNotLiveError", "KeyRangeOverlapError", "IndexFileConflictError",
+    "FileAlreadyLiveError", "FileNotLiveError", "KeyRangeOverlapError", "IndexFileConflictError", "RowIdConflictError",
     "CommitOutcomeUnknownError", "CommitRetriesExhaustedError", "CommitRecoveryError", "OverwritePartitionError",
     "WriterClosedError",
     "SnapshotNotFoundError", "TagAlreadyExistsError", "TagNotFoundError", "BranchAlreadyExistsError",
@@ -119,5 +121,6 @@ __all__ = [
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
-    "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError", "FileIndexLiteralError",
+    "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
+    "FileIndexLiteralError",
 ]

@@ -195,6 +195,12 @@ class IndexFileConflictError(CommitConflictError):
     live. The writer must write again on the new latest snapshot."""
 
 
+class RowIdConflictError(CommitConflictError):
+    """Data evolution: a column update's row-id range is not the range of a live file (the rows it
+    rewrites were overwritten or deleted), or another commit updated the same range after the
+    snapshot this update read (one of the two updates would be lost). Read and update again."""
+
+
 class CommitRetriesExhaustedError(CommitError):
     """Every attempt lost the race for the next snapshot id (``commit.max-retries`` or ``commit.timeout``)."""
 

@@ -43,6 +43,8 @@ class Part:
     index: tuple[IndexManifestEntry, ...]
     # (partition, HASH index file names) its rows were routed by: checked at every try
     index_views: tuple[tuple[bytes, frozenset[str]], ...] = ()
+    # the snapshot its column updates read (checked at every try, impl.commit.row_ids)
+    row_id_check_from: int | None = None
 
     @staticmethod
     def of(changes: CollectedChanges, kind: CommitKind) -> Part:
@@ -50,7 +52,7 @@ class Part:
             return Part(tuple(changes.compact_table), tuple(changes.compact_changelog), tuple(changes.compact_index))
         views = () if kind is CommitKind.OVERWRITE else tuple(sorted(changes.append_index_views.items()))
         return Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index),
-                    views)
+                    views, changes.append_row_id_check_from)
 
     def added_names(self) -> set[str]:
         """Names of the files this part ADDs: new for the table, so only this part can make them live."""

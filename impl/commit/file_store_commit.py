@@ -51,6 +51,7 @@ from impl.commit.metadata_writer import MetadataWriter, PartChanges
 from impl.commit.options import CommitOptions
 from impl.commit.outcome import Outcome, OutcomeResolver
 from impl.commit.retry import publish_with_retries
+from impl.commit.row_ids import assign_row_tracking, check_column_updates, with_assigned
 from impl.environment import PRODUCTION, Environment
 from impl.errors import (
     CommitConflictError,
@@ -59,6 +60,7 @@ from impl.errors import (
     CorruptMetadataError,
     OverwritePartitionError,
     PaimonError,
+    RowIdConflictError,
     SchemaChangedError,
     SnapshotNotExistError,
     UnsupportedFileSystemError,
@@ -609,13 +611,22 @@ class FileStoreCommit:
         try:
             live = self._live_at(latest)
             changes, fold = self._checked_changes(attempt, live, latest)
+            next_row_id = latest.next_row_id if latest is not None else None
+            if self.options.row_tracking:
+                # on every try, from the snapshot this try builds on: racing writers never share ids
+                changes, next_row_id = assign_row_tracking(
+                    changes, latest.id + 1 if latest is not None else 1, next_row_id or 0)
+                fold = with_assigned(fold, changes)
+            if self.options.data_evolution:
+                self._check_column_updates(attempt, changes, live, latest)
             schema_id = self._checked_schema_id()
             # deletes what it wrote if it fails
             snapshot = self._metadata.write(
                 written, latest=latest, part=PartChanges(changes, attempt.part.changelog, attempt.part.index,
                                                          attempt.part.index_views, attempt.overwrite_matches),
                 live=live, fold=fold, schema_id=schema_id, commit_user=self.commit_user,
-                committable=attempt.committable, kind=attempt.kind, merges=attempt.stats.manifest_merges)
+                committable=attempt.committable, kind=attempt.kind, merges=attempt.stats.manifest_merges,
+                next_row_id=next_row_id)
         except FileNotFoundError as e:
             if self._expired_meanwhile(latest, e):
                 return None  # like a lost race: retry on the new latest
@@ -661,6 +672,26 @@ class FileStoreCommit:
         # nothing references what we wrote.
         written.discard()
         return None
+
+    def _check_column_updates(self, attempt: Attempt, changes: Sequence[ManifestEntry], live: LiveFiles,
+                              latest: Snapshot | None) -> None:
+        """Data evolution: the part's column updates against the live files and against what the
+        snapshots after the one they read added (:func:`impl.commit.row_ids.check_column_updates`)."""
+        start = attempt.part.row_id_check_from
+        read_next: int | None = None
+        later: list[ManifestEntry] = []
+        if start is not None and latest is not None and latest.id > start:
+            read = self.snapshot_manager.try_snapshot(start)
+            if read is None:
+                raise RowIdConflictError(
+                    f"the column updates of {attempt.describe(self.table_name)} read snapshot {start}, which "
+                    "expired before they could be checked against later commits")
+            read_next = read.next_row_id or 0
+            for sid in range(start + 1, latest.id + 1):
+                snap = latest if sid == latest.id else self.snapshot_manager.snapshot(sid)
+                if snap.commit_kind is not CommitKind.COMPACT:
+                    later.extend(e for e in self._delta_entries(snap) if e.kind is FileKind.ADD)
+        check_column_updates(changes, live.entries(), read_next, later)
 
     def _checked_changes(self, attempt: Attempt, live: LiveFiles,
                          latest: Snapshot | None) -> tuple[list[ManifestEntry], Fold]:

@@ -38,6 +38,10 @@ class CommitMessage:
     # message's rows from (None: no claim). The APPEND part conflicts if the partition's live
     # HASH files differ at commit: another writer changed the index the rows were routed by.
     hash_index_view: frozenset[str] | None = None
+    # Column updates of a data-evolution table (files with write columns and the first row id of
+    # the range they rewrite): the snapshot the writer read those rows from. The APPEND part
+    # conflicts if a later snapshot added a file over one of its ranges (another update).
+    row_id_check_from: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("new_files", "deleted_files", "changelog_files", "compact_before", "compact_after",
@@ -60,7 +64,7 @@ class CommitMessage:
 
     def without_append_part(self) -> "CommitMessage":
         return replace(self, new_files=(), deleted_files=(), changelog_files=(),
-                       new_index_files=(), deleted_index_files=(), hash_index_view=None)
+                       new_index_files=(), deleted_index_files=(), hash_index_view=None, row_id_check_from=None)
 
     def without_compact_part(self) -> "CommitMessage":
         return replace(self, compact_before=(), compact_after=(), compact_changelog=(),
@@ -118,6 +122,8 @@ class CollectedChanges:
     compact_index: list[IndexManifestEntry]
     # partition -> the HASH index file names its APPEND rows were routed by (dynamic bucket mode)
     append_index_views: dict[bytes, frozenset[str]] = field(default_factory=dict)
+    # the oldest snapshot the APPEND part's column updates read (CommitMessage.row_id_check_from)
+    append_row_id_check_from: int | None = None
 
     @property
     def has_append(self) -> bool:
@@ -130,7 +136,8 @@ class CollectedChanges:
 
 def collect_changes(messages: Sequence[CommitMessage]) -> CollectedChanges:
     """Turn messages into entries: ADD new files, DELETE deleted ones; DELETE compact-before, ADD compact-after."""
-    c = CollectedChanges([], [], [], [], [], [])
+    reads = [m.row_id_check_from for m in messages if m.row_id_check_from is not None and m.has_append_part()]
+    c = CollectedChanges([], [], [], [], [], [], append_row_id_check_from=min(reads) if reads else None)
     for m in messages:
         def entry(kind: FileKind, f: DataFileMeta, m: CommitMessage = m) -> ManifestEntry:
             return ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)

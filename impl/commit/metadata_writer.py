@@ -98,13 +98,13 @@ class MetadataWriter:
 
     def write(self, written: WrittenFiles, *, latest: Snapshot | None, part: PartChanges, live: LiveFiles,
               fold: Fold, schema_id: int, commit_user: str, committable: ManifestCommittable, kind: CommitKind,
-              merges: list[ManifestMergeKind]) -> Snapshot:
+              merges: list[ManifestMergeKind], next_row_id: int | None = None) -> Snapshot:
         """Write merged base list, delta manifests + list, changelog and index manifests; the
         snapshot that references them (not yet published). A failure deletes what was written.
 
         The index changes are checked against the previous index on the way (rules 5 to 7 of
         :mod:`impl.commit.conflicts`), since only here is that index read. Merges that changed
-        the base are appended to ``merges``."""
+        the base are appended to ``merges``. ``next_row_id``: the snapshot's ``nextRowId``."""
         try:
             base_list, base_size = self._write_base_list(latest, written, merges)
             delta_list, delta_size = self._write_manifests_and_list(part.table, written)
@@ -122,7 +122,7 @@ class MetadataWriter:
         return new_snapshot(
             previous=latest, previous_total_records=previous_total, lists=lists, changes=part.table,
             changelog=part.changelog, schema_id=schema_id, commit_user=commit_user,
-            committable=committable, kind=kind, time_millis=self._clock_millis())
+            committable=committable, kind=kind, time_millis=self._clock_millis(), next_row_id=next_row_id)
 
     def _write_base_list(self, latest: Snapshot | None, written: WrittenFiles,
                          merges: list[ManifestMergeKind]) -> tuple[str, int]:
@@ -220,7 +220,7 @@ def next_watermark(committed: int | None, previous: int | None) -> int | None:
 def new_snapshot(*, previous: Snapshot | None, previous_total_records: int, lists: WrittenLists,
                  changes: Sequence[ManifestEntry], changelog: Sequence[ManifestEntry], schema_id: int,
                  commit_user: str, committable: ManifestCommittable, kind: CommitKind,
-                 time_millis: int) -> Snapshot:
+                 time_millis: int, next_row_id: int | None = None) -> Snapshot:
     """The snapshot following ``previous`` that references the written ``lists``."""
     delta_records = delta_record_count(changes)
     return Snapshot(
@@ -242,6 +242,7 @@ def new_snapshot(*, previous: Snapshot | None, previous_total_records: int, list
         base_manifest_list_size=lists.base_list_size,
         delta_manifest_list_size=lists.delta_list_size,
         changelog_manifest_list_size=lists.changelog_list_size,
+        next_row_id=next_row_id,
     )
 
 

@@ -25,6 +25,10 @@ class CommitOptions:
     )
     # where a null or empty partition value's files live: recovery and abort find files by it
     partition_default_name: str = co.PARTITION_DEFAULT_NAME.default
+    # row-tracking.enabled: the commit assigns first row ids and nextRowId (impl.commit.row_ids)
+    row_tracking: bool = co.ROW_TRACKING_ENABLED.default
+    # data-evolution.enabled: column updates are checked (impl.commit.row_ids.check_column_updates)
+    data_evolution: bool = co.DATA_EVOLUTION_ENABLED.default
 
     @staticmethod
     def from_options(options: Mapping[str, object]) -> "CommitOptions":
@@ -40,6 +44,8 @@ class CommitOptions:
                 merge_min_count=co.MANIFEST_MERGE_MIN_COUNT.get(options),
             ),
             partition_default_name=co.PARTITION_DEFAULT_NAME.get(options),
+            row_tracking=co.ROW_TRACKING_ENABLED.get(options),
+            data_evolution=co.DATA_EVOLUTION_ENABLED.get(options),
         )
         check_retry_waits(parsed.min_retry_wait_ms, parsed.max_retry_wait_ms)
         return parsed

@@ -83,8 +83,9 @@ class PaimonInputPartition(InputPartition):
 
 
 def read_units(table, splits) -> list:
-    """Independently readable pieces: a primary-key bucket whole, an append file alone."""
-    if table.is_primary_key_table:
+    """Independently readable pieces: a primary-key bucket whole, an append file alone (a
+    data-evolution split whole: its files are merged by row id)."""
+    if table.is_primary_key_table or table.options.data_evolution:
         return list(splits)
     out = []
     for s in splits:

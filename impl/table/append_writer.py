@@ -27,6 +27,8 @@ from impl.fs.file_io import FileIO, OutputFile
 
 # rows buffered before they are written (a Parquet row group at most)
 ROW_GROUP_ROWS = 1 << 20
+# a target file size no file reaches: one file for everything written (a row-id group's file)
+NO_ROLLING = 1 << 62
 
 
 class _OpenFile:

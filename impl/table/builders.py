@@ -13,6 +13,8 @@ from impl.table.errors import InvalidPredicateError
 from impl.table.predicate import Predicate, PredicateBuilder
 from impl.table.read import TableRead
 from impl.table.scan import TableScan
+from impl.table.schema import is_row_tracking_column
+from impl.table.update import TableUpdate
 from impl.table.write import TableWrite
 
 
@@ -52,6 +54,11 @@ class BatchWriteBuilder:
 
     def new_commit(self) -> TableCommit:
         return TableCommit(self.core, self.commit_user, streaming=False, overwrite_partition=self._overwrite)
+
+    def new_update(self) -> TableUpdate:
+        """Column updates by ``_ROW_ID`` of a data-evolution table (see :mod:`impl.table.update`);
+        commit their messages with :meth:`new_commit`."""
+        return TableUpdate(self.core, self.commit_user)
 
 
 class StreamWriteBuilder:
@@ -95,15 +102,17 @@ class ReadBuilder(BuilderReads):
             self._projection = None
             return self
         names = self.core.schema.field_names
-        out = []
+        out: list[str] = []
         for p in projection:
             if isinstance(p, int) and not isinstance(p, bool):
                 if not 0 <= p < len(names):
                     raise InvalidPredicateError(f"projection index {p} is out of range (0..{len(names) - 1})")
                 p = names[p]
-            if p not in names:
-                raise InvalidPredicateError(f"projection: {p!r} is not a column (columns: {names})")
-            out.append(p)
+            system = isinstance(p, str) and is_row_tracking_column(p)
+            if p not in names and not (system and self.core.options.row_tracking):
+                hint = " (a row-tracking system column: the table needs 'row-tracking.enabled')" if system else ""
+                raise InvalidPredicateError(f"projection: {p!r} is not a column (columns: {names}){hint}")
+            out.append(str(p))
         if len(set(out)) != len(out):
             raise InvalidPredicateError(f"projection {out} names a column twice")
         self._projection = out

@@ -6,6 +6,9 @@ size, once at least ``compaction.min.file-num`` of them exist (at most
 ``compaction.max.file-num`` per run, if set); ``full=True`` rewrites every file of a bucket
 that has more than one.
 
+Data-evolution tables, per (partition, bucket): every row-id group of several files (a file and
+its column updates) is merged into one file (:func:`compact_row_id_groups`).
+
 Primary-key tables, per (partition, bucket): a merge-tree writer restored from the bucket's
 files compacts them (universal compaction, or everything into one sorted run with ``full``).
 
@@ -18,19 +21,30 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Callable, Sequence
 
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
-from impl.table.append_writer import RollingFileWriter
+from impl.table.append_writer import NO_ROLLING, RollingFileWriter
+from impl.table.bucket import BucketMode
 from impl.table.commit import TableCommit
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.pk import PrimaryKeyBucketWriter
-from impl.table.read import read_data_file
-from impl.table.scan import SnapshotReader
+from impl.table.postpone import compact_postponed_partition, plan_postpone
+from impl.table.read import TableRead, read_data_file
+from impl.table.row_tracking import (
+    compacted_row_tracking_files,
+    fill_row_tracking,
+    row_id_groups,
+    with_row_tracking_fields,
+)
+from impl.table.scan import DataSplit, SnapshotReader
+from impl.table.schema import ROW_TRACKING_COLUMNS
 
 
 def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: int | None,
@@ -57,6 +71,8 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     is committed (``TableCommit.abort`` removes them otherwise).
     """
     path = core.partition_cache.path(partition)
+    if core.options.data_evolution:
+        return compact_row_id_groups(core, partition, path, bucket, total_buckets, files)
     if core.is_primary_key_table:
         if index_files is None and core.options.deletion_vectors:
             latest = core.snapshot_manager.latest_snapshot()
@@ -75,27 +91,79 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     picked = pick_files(list(files), target, o.compaction_min_file_num, o.compaction_max_file_num, full)
     if not picked:
         return None
+    schema, fields, columns = core.arrow_schema, list(core.schema.fields), list(core.schema.field_names)
+    tracked = core.options.row_tracking
+    if tracked:  # the rows keep their ids and sequence numbers, as physical columns
+        schema, fields = with_row_tracking_fields(schema, fields)
+        columns = [*columns, *ROW_TRACKING_COLUMNS]
     writer = RollingFileWriter(
-        core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
+        core.file_io, core.paths.bucket_dir(path, bucket), schema, fields,
         schema_id=core.schema.id, target_file_size=target, formats=o.write_formats,
         stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
         name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
-            file_index=FileIndexSpec.from_options(core.options.raw))
+        file_index=FileIndexSpec.from_options(core.options.raw))
     try:
         for f in picked:
             fpath = core.paths.data_file_path(path, bucket, f.file_name, f.external_path)
             # files of older schemas are read by field id and rewritten under the current one
-            data = read_data_file(core, core.file_io.read_bytes(fpath), fpath, f, core.schema.field_names)
-            writer.write(data.cast(core.arrow_schema))
+            data = read_data_file(core, core.file_io.read_bytes(fpath), fpath, f, columns)
+            if tracked:
+                data = fill_row_tracking(data, f)
+            writer.write(data.cast(schema))
         after = writer.prepare_commit()
     except BaseException:
         writer.abort()
         raise
+    if tracked:
+        after = compacted_row_tracking_files(after, picked, core.schema.field_names)
     return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(picked), compact_after=tuple(after))
 
 
+def compact_row_id_groups(core: TableCore, partition: bytes, path: str, bucket: int, total_buckets: int,
+                          files: Sequence[DataFileMeta]) -> CommitMessage | None:
+    """Data evolution (Paimon's DataEvolutionCompactTask): each row-id group of several files (a
+    file and its column updates) becomes one file of every column, with the group's first row id
+    and its files' sequence range, so a column update committed after the read still wins."""
+    reader = TableRead(core)
+    split = DataSplit(0, partition, bucket, total_buckets, path, tuple(files))
+    before: list[DataFileMeta] = []
+    after: list[DataFileMeta] = []
+    try:
+        for group in row_id_groups(files):
+            if len(group) < 2:
+                continue
+            merged = reader.read_row_id_group(split, group, core.schema.field_names)
+            writer = RollingFileWriter(
+                core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
+                schema_id=core.schema.id, target_file_size=NO_ROLLING, formats=core.options.write_formats,
+                stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
+                name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
+                file_index=FileIndexSpec.from_options(core.options.raw))
+            try:
+                writer.write(merged.cast(core.arrow_schema))
+                (meta,) = writer.prepare_commit()
+            except BaseException:
+                writer.abort()
+                raise
+            after.append(replace(meta, first_row_id=group[0].first_row_id,
+                                 min_sequence_number=min(f.min_sequence_number for f in group),
+                                 max_sequence_number=max(f.max_sequence_number for f in group)))
+            before.extend(group)
+    except BaseException:
+        core.file_io.delete_quietly(core.paths.data_file_path(path, bucket, f.file_name, f.external_path)
+                                    for f in after)
+        raise
+    if not after:
+        return None
+    return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(before), compact_after=tuple(after))
+
+
 def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
-    """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None."""
+    """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None.
+
+    Postpone-mode tables (``bucket`` = -2) compact as Paimon's postpone compaction does: every
+    partition holding postponed rows gets them moved into real buckets (see
+    :mod:`impl.table.postpone`); buckets of other partitions are left alone."""
     latest = core.snapshot_manager.latest_snapshot()
     if latest is None:
         return None
@@ -104,22 +172,31 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
         groups.setdefault((e.partition, e.bucket), []).append(e)
     if not groups:
         return None
+    index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
+    tasks: list[Callable[[], CommitMessage | list[CommitMessage] | None]]
+    if core.bucket_mode is BucketMode.POSTPONE:
+        entries = [e for es in groups.values() for e in es]
+        tasks = [partial(compact_postponed_partition, core, t, full, index)
+                 for t in plan_postpone(entries, core.options.postpone_default_bucket_num)]
+    else:
+        tasks = [partial(compact_bucket, core, p, b, es[0].total_buckets, [e.file for e in es], full,
+                         index.get((p, b), []))
+                 for (p, b), es in groups.items()]
     commit = TableCommit(core, f"compact-{core.env.new_id()}")
     messages: list[CommitMessage] = []
     failure: BaseException | None = None
-    workers = max(1, min(len(groups), os.cpu_count() or 1))
+    workers = max(1, min(len(tasks), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paimon-compact-job") as pool:
-        index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
-        futures = [pool.submit(compact_bucket, core, p, b, es[0].total_buckets, [e.file for e in es], full,
-                               index.get((p, b), []))
-                   for (p, b), es in groups.items()]
+        futures = [pool.submit(task) for task in tasks]
         for fu in futures:  # wait for all, so nothing is still writing when we clean up
             try:
                 m = fu.result()
             except BaseException as e:  # noqa: BLE001 - re-raised below, after cleanup
                 failure = failure or e
                 continue
-            if m is not None:
+            if isinstance(m, list):
+                messages.extend(m)
+            elif m is not None:
                 messages.append(m)
     if failure is not None:
         commit.abort(messages)  # nothing was committed: the rewritten files are unreferenced

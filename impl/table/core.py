@@ -36,7 +36,13 @@ from impl.snapshot.manager import SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.errors import TableNotExistError
 from impl.table.options import TableOptions
-from impl.table.schema import arrow_schema, bucket_key_names, merge_tree_options, validate_options
+from impl.table.schema import (
+    arrow_schema,
+    bucket_key_names,
+    check_table_kind_kept,
+    merge_tree_options,
+    validate_options,
+)
 from impl.tag.manager import TagManager
 
 
@@ -110,6 +116,7 @@ class TableCore:
                                            options.partition_default_name),
             env=env)
         if dynamic:
+            check_table_kind_kept(schema, dynamic)
             validate_options(schema, options)
             if schema.primary_keys:
                 core.merge_tree_options  # noqa: B018 - validates the merged options now

@@ -97,6 +97,14 @@ class UnsupportedTableFeatureError(TableError, NotImplementedError):
     """The table asks for something this library does not implement (e.g. dynamic bucket mode)."""
 
 
+class RowIdNotExistError(TableError, ValueError):
+    """A column update names a ``_ROW_ID`` no live row of the table has."""
+
+    def __init__(self, table: str, row_id: int):
+        super().__init__(f"update of {table}: no live row has _ROW_ID {row_id}")
+        self.row_id = row_id
+
+
 class CommitUsageError(TableError, ValueError):
     """A commit call is malformed: not CommitMessages, or a stream commit without an identifier."""
 
@@ -166,7 +174,8 @@ class DynamicBucketError(TableError):
 __all__ = [
     "DatabaseNotExistError", "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "TableNotExistError",
     "TableAlreadyExistError", "InvalidIdentifierError", "InvalidSchemaError", "NullKeyError",
-    "InvalidPredicateError", "UnsupportedTableFeatureError", "WriterClosedError", "CommitUsageError", "DataFileError",
+    "InvalidPredicateError", "UnsupportedTableFeatureError", "RowIdNotExistError", "WriterClosedError",
+    "CommitUsageError", "DataFileError",
     "UnknownSystemTableError", "SystemTableReadOnlyError", "StaleTableHandleError", "StaleTableDirectoryError",
     "UnsupportedCatalogOptionError", "DynamicBucketError", "RequestedSchemaError", "ColumnCastError",
 ]

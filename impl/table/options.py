@@ -28,17 +28,7 @@ MiB = 1024 * 1024
 # the old names of the known-key families, still imported by impl.spark.source
 _PREFIXES = KNOWN_PREFIXES
 
-POSTPONE_BUCKET = -2
-
-
 # ---------------------------------------------------------------------------- rules
-
-
-def supported_bucket(bucket: int) -> int:
-    """Paimon's bucket count, unless it is the postpone mode this library does not implement."""
-    if bucket == POSTPONE_BUCKET:
-        raise InvalidOptionError("option 'bucket': -2 (postpone bucket mode, introduced in Paimon 1.1) is not supported")
-    return bucket
 
 
 def check_one_scan_start(options: Mapping[str, object]) -> None:
@@ -100,9 +90,12 @@ class TableOptions:
     partition_default_name: str = co.PARTITION_DEFAULT_NAME.default
     stats_mode: StatsMode = co.METADATA_STATS_MODE.default
     deletion_vectors: bool = co.DELETION_VECTORS_ENABLED.default
+    row_tracking: bool = co.ROW_TRACKING_ENABLED.default
+    data_evolution: bool = co.DATA_EVOLUTION_ENABLED.default
     dynamic_partition_overwrite: bool = co.DYNAMIC_PARTITION_OVERWRITE.default
     dynamic_bucket_target_row_num: int = co.DYNAMIC_BUCKET_TARGET_ROW_NUM.default
     dynamic_bucket_max_buckets: int = co.DYNAMIC_BUCKET_MAX_BUCKETS.default
+    postpone_default_bucket_num: int = co.POSTPONE_DEFAULT_BUCKET_NUM.default
     commit: CommitOptions = CommitOptions()
 
     def target_file_size_for(self, primary_key_table: bool) -> int:
@@ -120,7 +113,7 @@ class TableOptions:
         check_retained_counts(retained_min, retained_max)
         return TableOptions(
             raw=raw,
-            bucket=supported_bucket(co.BUCKET.get(raw)),
+            bucket=co.BUCKET.get(raw),
             bucket_key=co.BUCKET_KEY.get(raw),
             file_format=co.FILE_FORMAT.get(raw),
             file_compression=co.FILE_COMPRESSION.get(raw),
@@ -150,8 +143,11 @@ class TableOptions:
             partition_default_name=co.PARTITION_DEFAULT_NAME.get(raw),
             stats_mode=co.METADATA_STATS_MODE.get(raw),
             deletion_vectors=co.DELETION_VECTORS_ENABLED.get(raw),
+            row_tracking=co.ROW_TRACKING_ENABLED.get(raw),
+            data_evolution=co.DATA_EVOLUTION_ENABLED.get(raw),
             dynamic_partition_overwrite=co.DYNAMIC_PARTITION_OVERWRITE.get(raw),
             dynamic_bucket_target_row_num=co.DYNAMIC_BUCKET_TARGET_ROW_NUM.get(raw),
             dynamic_bucket_max_buckets=co.DYNAMIC_BUCKET_MAX_BUCKETS.get(raw),
+            postpone_default_bucket_num=co.POSTPONE_DEFAULT_BUCKET_NUM.get(raw),
             commit=CommitOptions.from_options(raw),
         )

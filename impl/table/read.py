@@ -33,7 +33,9 @@ from impl.table.errors import DataFileError
 from impl.table.pandas_io import arrow_to_pandas
 from impl.table.pk import iter_pk_data_split, read_pk_split
 from impl.table.predicate import Predicate
+from impl.table.row_tracking import fill_row_tracking, read_evolved_group, row_id_groups
 from impl.table.scan import DataSplit, SplitKind
+from impl.table.schema import is_row_tracking_column, row_tracking_field
 
 VALUE_KIND = "_VALUE_KIND"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -63,10 +65,13 @@ def read_data_file(table: TableCore, source, path: str, f: DataFileMeta, columns
     else:
         read = reader.read([p for _, p in pairs])
     t = pa.Table.from_arrays([read.column(p) for _, p in pairs], names=[c for c, _ in pairs])
+    # a file holding none of the columns still has its rows (read as nulls)
+    num_rows = t.num_rows if pairs else reader.num_rows
     full = table.arrow_schema
     cols = []
     for name in columns:
-        field = full.field(name)
+        # row-tracking system columns: as stored (null where absent), filled by the caller
+        field = row_tracking_field(name) if is_row_tracking_column(name) else full.field(name)
         if name in t.column_names:
             col = t.column(name)
             if not col.type.equals(field.type):
@@ -75,9 +80,10 @@ def read_data_file(table: TableCore, source, path: str, f: DataFileMeta, columns
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
                     raise DataFileError(path, f"column {name!r} ({col.type}) does not read as {field.type}: {e}") from e
         else:
-            col = pa.nulls(t.num_rows, field.type)
+            col = pa.nulls(num_rows, field.type)
         cols.append(col)
-    return pa.Table.from_arrays(cols, schema=pa.schema([full.field(n) for n in columns]))
+    return pa.Table.from_arrays(cols, schema=pa.schema([
+        row_tracking_field(n) if is_row_tracking_column(n) else full.field(n) for n in columns]))
 
 
 class Row(tuple):
@@ -114,7 +120,8 @@ class TableRead:
         return needed
 
     def output_schema(self, with_value_kind: bool = False) -> pa.Schema:
-        fields = [self._full_schema.field(n) for n in self.projection]
+        fields = [row_tracking_field(n) if is_row_tracking_column(n) else self._full_schema.field(n)
+                  for n in self.projection]
         if with_value_kind:
             fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
         return pa.schema(fields)
@@ -203,6 +210,8 @@ class TableRead:
         for s in splits:
             if self.table.is_primary_key_table:
                 tasks.append(partial(self._read_pk_split, s, with_kind))
+            elif self.table.options.data_evolution:
+                tasks.extend(partial(self._read_evolved_group, s, g) for g in row_id_groups(s.files))
             else:
                 deleted = self._append_deletion_vectors(s)
                 tasks.extend(partial(self._read_append_file, s, f, deleted.get(f.file_name)) for f in s.files)
@@ -249,19 +258,40 @@ class TableRead:
         from impl.mergetree.deletion_vectors import read_deletion_vectors
         return read_deletion_vectors(self.table.file_io, self.table.paths, split.index_files)
 
-    def _read_append_file(self, split: DataSplit, f: DataFileMeta, deleted: np.ndarray | None = None) -> pa.Table:
+    def _read_file(self, split: DataSplit, f: DataFileMeta, columns: Sequence[str], pushed=None) -> pa.Table:
+        """``columns`` of all of file ``f``'s rows (``pushed``: a predicate the format may skip
+        rows by), row-tracking system columns filled."""
         path = self._data_file_path(split, f)
         try:
             with self.table.file_io.open_input(path) as source:
-                pushed = self.predicate.to_arrow() if self.predicate is not None and deleted is None else None
-                t = read_data_file(self.table, source, path, f, self._read_columns(), pushed)
+                t = read_data_file(self.table, source, path, f, columns, pushed)
         except FileNotFoundError as e:
             raise DataFileError(path, "file is missing (deleted by expiration, rollback or orphan cleanup?)") from e
         with self._lock:
             self.files_read += 1
+        return fill_row_tracking(t, f) if self.table.options.row_tracking else t
+
+    def read_row_id_group(self, split: DataSplit, group: Sequence[DataFileMeta], columns: Sequence[str]) -> pa.Table:
+        """``columns`` of one row-id group of a data-evolution split (from
+        :func:`impl.table.row_tracking.row_id_groups`), merged, in row-id order, unfiltered."""
+        return read_evolved_group(self.table, group, columns, partial(self._read_file, split))
+
+    def _read_evolved_group(self, split: DataSplit, group: Sequence[DataFileMeta]) -> pa.Table:
+        t = self.read_row_id_group(split, group, self._read_columns())
+        if self.predicate is not None:
+            t = t.filter(self.predicate.to_arrow())
+        return t.select(self.projection)
+
+    def _read_append_file(self, split: DataSplit, f: DataFileMeta, deleted: np.ndarray | None = None) -> pa.Table:
+        columns = self._read_columns()
+        # skipping rows in the format would lose the positions row ids and deletion vectors count by
+        positional = deleted is not None or any(is_row_tracking_column(c) for c in columns)
+        pushed = self.predicate.to_arrow() if self.predicate is not None and not positional else None
+        t = self._read_file(split, f, columns, pushed)
         if deleted is not None and len(deleted):
             if int(deleted[-1]) >= t.num_rows:
-                raise DataFileError(path, f"its deletion vector deletes row {int(deleted[-1])} of {t.num_rows}")
+                raise DataFileError(self._data_file_path(split, f),
+                                    f"its deletion vector deletes row {int(deleted[-1])} of {t.num_rows}")
             keep = np.ones(t.num_rows, dtype=bool)
             keep[deleted.astype(np.int64)] = False
             t = t.filter(pa.array(keep))

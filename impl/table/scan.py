@@ -38,7 +38,7 @@ from impl.options.values import MergeEngine
 from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.core import TableCore, bucket_index_files
-from impl.table.errors import InvalidPredicateError
+from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
 from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
 # which manifest entries (by bucket) a scan keeps
@@ -89,6 +89,10 @@ class Plan:
 
     def splits(self) -> list[DataSplit]:
         return list(self.splits_)
+
+
+def _real_bucket(e: ManifestEntry) -> bool:
+    return e.bucket >= 0
 
 
 def _exact_lookup(values: dict) -> StatsLookup:
@@ -323,6 +327,11 @@ class TableScan:
         return out
 
     def _plan_incremental(self, start: int, end: int) -> Plan:
+        if self.core.options.data_evolution:
+            # a snapshot's files may hold some columns of older rows: its delta is not its rows
+            raise UnsupportedTableFeatureError(
+                f"incremental read of {self.core.identifier}: option 'data-evolution.enabled' = true: "
+                "incremental reads of data-evolution tables are not supported")
         sm = self.core.snapshot_manager
         latest = sm.latest_snapshot_id()
         if latest is None or end > latest:
@@ -369,7 +378,8 @@ class TableScan:
         pk = self.core.is_primary_key_table
         keys = list(schema.trimmed_primary_keys)
         pred = only_fields(self.predicate, set(keys)) if pk else self.predicate
-        if pred is None or pred.fields() <= self.partition_names:
+        # data evolution: a file's statistics miss the values later column updates gave its rows
+        if pred is None or pred.fields() <= self.partition_names or self.core.options.data_evolution:
             return entries
         lookups: dict[int, Callable] = {}
 
@@ -415,7 +425,7 @@ class TableScan:
         check_literals(pred, {c: current[c] for c in spec.columns if c in current})
         if not spec.read_enabled or not entries or not _index_answerable(pred, set(spec.columns)):
             return entries
-        if self.core.options.raw.get("data-evolution.enabled", "false").lower() == "true":
+        if self.core.options.data_evolution:
             # files hold subsets of the columns, merged by row id: a file ruled out for one column
             # still carries the row's other columns (Paimon's DataEvolutionFileStoreScan reads no index)
             return entries
@@ -458,10 +468,21 @@ class TableScan:
         return kept
 
     def _bucket_filter(self) -> BucketFilter | None:
+        """Entries' buckets a read keeps: on a postpone-mode table real buckets only (Paimon's
+        batch scan ``onlyReadRealBuckets``: postponed rows stay invisible until a compaction
+        assigns their bucket), and the buckets that can hold rows matching the predicate."""
+        by_key = self._key_bucket_filter()
+        if self.core.bucket_mode is not BucketMode.POSTPONE:
+            return by_key
+        if by_key is None:
+            return _real_bucket
+        return lambda e: _real_bucket(e) and by_key(e)
+
+    def _key_bucket_filter(self) -> BucketFilter | None:
         """Entries' buckets that can hold rows matching equality / IN on every bucket-key column."""
         pred = self.predicate
         keys = self.core.bucket_keys
-        if pred is None or not keys or self.core.bucket_mode is not BucketMode.HASH_FIXED:
+        if pred is None or not keys or self.core.bucket_mode not in (BucketMode.HASH_FIXED, BucketMode.POSTPONE):
             return None
         literal_sets: dict[str, tuple] = {}
         for c in split_and(pred):
@@ -507,7 +528,9 @@ class TableScan:
             path = self.reader.partitions.path(partition)
             total = es[0].total_buckets
             files = [e.file for e in es]
-            if pk:  # merge-on-read, or change rows ordered by sequence number: one split per bucket
+            # merge-on-read, change rows ordered by sequence number, or data-evolution files merged
+            # by row id: one split per bucket
+            if pk or self.core.options.data_evolution:
                 splits.append(DataSplit(snapshot_id, partition, bucket, total, path, tuple(files), kind))
                 continue
             # append files (and raw change files) are independent: pack them into ~target-size splits

@@ -18,6 +18,7 @@ from impl.format.json_records import TableSchema
 from impl.format.types import DataField, from_arrow, reassign_nested_ids, to_arrow
 from impl.options import core_options as co
 from impl.options.values import MergeEngine
+from impl.table.bucket import POSTPONE_BUCKET
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
 
@@ -25,6 +26,9 @@ from impl.table.options import TableOptions
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
 KEY_PREFIX = "_KEY_"
+# Row-tracking system columns (Paimon's SpecialFields), readable on row-tracking tables
+ROW_ID = "_ROW_ID"
+ROW_TRACKING_COLUMNS = (ROW_ID, SEQUENCE_NUMBER)
 _NESTED = ("ARRAY", "MAP", "ROW")
 
 
@@ -139,6 +143,15 @@ def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | No
     return schema
 
 
+def is_row_tracking_column(name: str) -> bool:
+    return name in ROW_TRACKING_COLUMNS
+
+
+def row_tracking_field(name: str) -> pa.Field:
+    """The Arrow field of a row-tracking system column (BIGINT NOT NULL, as Paimon reads it)."""
+    return pa.field(name, pa.int64(), nullable=False)
+
+
 def mergetree():
     """The ``impl.mergetree`` module, or UnsupportedTableFeatureError if it cannot be imported."""
     try:
@@ -194,12 +207,42 @@ def _check_deletion_vectors(schema: TableSchema, options: TableOptions) -> None:
             "option 'deletion-vectors.bitmap64' = true is not implemented: use the default 32-bit bitmaps")
 
 
+def _check_row_tracking(schema: TableSchema, options: TableOptions) -> None:
+    """Paimon's SchemaValidation for these modes: row tracking only on append tables with
+    ``bucket`` = -1; data evolution only with row tracking and without deletion vectors."""
+    if options.row_tracking:
+        if schema.primary_keys:
+            raise InvalidOptionError("option 'row-tracking.enabled' cannot be used with a primary key "
+                                     f"(primary keys {list(schema.primary_keys)})")
+        if options.bucket != -1:
+            raise InvalidOptionError(f"option 'row-tracking.enabled' needs 'bucket' = -1, not {options.bucket}")
+        for name in ROW_TRACKING_COLUMNS:
+            if name in schema.field_names:
+                raise InvalidOptionError(f"option 'row-tracking.enabled': column {name!r} conflicts with the "
+                                         "row-tracking system column of that name")
+    if options.data_evolution:
+        if not options.row_tracking:
+            raise InvalidOptionError("option 'data-evolution.enabled' needs 'row-tracking.enabled' = true")
+        if options.deletion_vectors:
+            raise InvalidOptionError("option 'data-evolution.enabled' cannot be used with 'deletion-vectors.enabled'")
+
+
+def check_table_kind_kept(schema: TableSchema, dynamic: Mapping[str, str]) -> None:
+    """A dynamic option cannot switch row tracking or data evolution on or off: reads would
+    take column-update files for rows, or writes would skip row ids (InvalidOptionError)."""
+    for option in (co.ROW_TRACKING_ENABLED, co.DATA_EVOLUTION_ENABLED):
+        if option.key_in(dynamic) and option.get(dynamic) != option.get(schema.options):
+            raise InvalidOptionError(f"option {option.key!r} is fixed when the table is created "
+                                     f"({option.get(schema.options)}); a dynamic option cannot change it")
+
+
 def validate_options(schema: TableSchema, options: TableOptions) -> None:
     """Cross-checks between options and fields, shared by table creation and ``Table.copy``."""
     names = schema.field_names
     pk_table = bool(schema.primary_keys)
     if options.deletion_vectors:
         _check_deletion_vectors(schema, options)
+    _check_row_tracking(schema, options)
     if options.bucket_key is not None:
         for k in options.bucket_key:
             if k not in names:
@@ -215,6 +258,9 @@ def validate_options(schema: TableSchema, options: TableOptions) -> None:
         # bucket-unaware and dynamic bucket mode hash nothing / the primary key (Paimon and pypaimon refuse it too)
         raise InvalidOptionError("option 'bucket-key' needs a fixed 'bucket' count (bucket is -1)")
     if not pk_table:
+        if options.bucket == POSTPONE_BUCKET:
+            # Paimon's SchemaValidation: "The number of buckets needs to be greater than 0."
+            raise InvalidOptionError("option 'bucket': -2 (postpone bucket mode) needs a primary-key table")
         if options.bucket > 0 and options.bucket_key is None:
             raise InvalidOptionError(
                 f"append table with 'bucket' = {options.bucket} needs option 'bucket-key' (the columns to hash)")

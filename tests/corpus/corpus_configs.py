@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from corpus_table import PYPAIMON, RUST
+from corpus_table import JAVA, PYPAIMON, RUST
 
 BASE_COLS = (("id", "INT"), ("name", "STRING"), ("v", "BIGINT"), ("d", "DOUBLE"), ("flag", "BOOLEAN"),
              ("day", "DATE"), ("dec", "DECIMAL(10, 2)"), ("ts", "TIMESTAMP(6)"))
@@ -25,7 +25,12 @@ EVOLVED = [{"op": "rename_column", "name": "name", "new_name": "label"},
 class Config:
     """One corpus table. ``merge`` is the merge rule of the reference (append / deduplicate /
     partial-update / aggregation / first-row); ``steps`` run after creation, in order:
-    ``("write", batch)`` with batch one of "a" / "b", ``("alter", changes)``."""
+    ``("write", batch)`` with batch one of "a" / "b", ``("alter", changes)``, ``("compact",)`` (a
+    dedicated full compaction), ``("update", row ids)`` (column updates of name and v by row id,
+    on data-evolution tables), ``("upsert", batch)`` (upsert by id on data-evolution tables: every row
+    of an id replaced, a new id appended; Paimon Java 1.4.2 has no such API, so the harness has no
+    such op), and last ``("compact_impl",)``: impl compacts the table (before it reads, and after
+    its write-back)."""
 
     name: str
     options: dict = field(default_factory=dict)
@@ -44,6 +49,9 @@ class Config:
     # the reference's matching rows (the absent value lies inside a file's min / max, so only an
     # index can rule that file out)
     index_probe: tuple | None = None
+    # data evolution: row ids whose name and v impl updates after its write-back batch
+    write_back_update: tuple = ()
+    write_back_compact: bool = False  # impl fully compacts the table after its write-back batch
 
     @property
     def cols(self) -> tuple:
@@ -67,6 +75,15 @@ LEVEL0 = "the writer leaves its commits on level 0, which batch scans of this ta
 # Both Python writers write Avro manifests whatever manifest.format says; impl writes ORC ones, as
 # Java does, which they cannot read.
 ORC_MANIFESTS = {PYPAIMON: "KeyError: 'avro.schema'", RUST: "avro ocf: invalid magic bytes"}
+RT = {"row-tracking.enabled": "true"}
+DE = {**RT, "data-evolution.enabled": "true"}
+# Neither Python writer has a compaction (pypaimon 2.1.0 has no compaction API, pypaimon-rust's
+# SQL has no compact procedure).
+NO_COMPACTION = {PYPAIMON: "object has no attribute 'new_compact'", RUST: "Unknown procedure: compact"}
+# Compacted row-tracking files carry their ids in _ROW_ID columns and no first row id (Paimon
+# Java's layout, which impl's compaction writes too); pypaimon-rust 0.4.0 reads no such file (also
+# refuses a table Java compacted, with the same message).
+RUST_NO_COMPACTED_ROW_TRACKING = {RUST: "is missing first_row_id"}
 CONFIGS = [
     Config("parquet-append", {"file.format": "parquet"}, primary_keys=(), merge="append"),
     Config("orc-append", {"file.format": "orc"}, primary_keys=(), merge="append", cannot_produce=RUST_NO_ORC),
@@ -111,10 +128,29 @@ CONFIGS = [
     Config("avro-manifest-orc-changelog-input",
            {**PK1, "file.format": "avro", "manifest.format": "orc", "changelog-producer": "input"},
            cannot_read_back=ORC_MANIFESTS),
-    # part 2 of issue 25 implements postpone buckets; until then impl refuses the table by name
-    Config("postpone-bucket", {"bucket": "-2"}, impl_refuses=("InvalidOptionError", "'bucket'")),
     # file indexes (issue 28 item 2): read with and without the index, written back with impl's index
     Config("bloom-filter-append", {"file-index.bloom-filter.columns": "name,v", "file-index.bloom-filter.v.items": "100"},
            primary_keys=(), merge="append", index_probe=("name", "b115", "a55")),
     Config("bitmap-pk", {**PK1, "file-index.bitmap.columns": "name"}, index_probe=("name", "b115", "a55")),
+    # --- row tracking and data evolution (issue 28 item 3) ---
+    Config("row-tracking", RT, primary_keys=(), merge="append", write_back_compact=True,
+           cannot_read_back=RUST_NO_COMPACTED_ROW_TRACKING),
+    Config("row-tracking-compacted", {**RT, "compaction.min.file-num": "2"}, primary_keys=(), merge="append",
+           steps=(("write", "a"), ("write", "b"), ("compact",)), cannot_produce=NO_COMPACTION),
+    Config("data-evolution", DE, primary_keys=(), merge="append",
+           steps=(("write", "a"), ("write", "b"), ("update", (3, 4, 5, 25, 26, 39))), write_back_update=(4, 30, 45),
+           write_back_compact=True),
+    Config("data-evolution-upsert", DE, primary_keys=(), merge="append",
+           steps=(("write", "a"), ("write", "b"), ("upsert", "u")), write_back_update=(22, 40),
+           cannot_produce={JAVA: "unknown op 'upsert_by_key'"}),
+]
+
+# Postpone bucket mode (issue 28 item 1): every writer leaves its rows in bucket-postpone, which
+# batch reads skip until a compaction assigns buckets; ("compact_impl",) is impl's compaction,
+# run before impl reads and again after impl's write-back, so the writer then reads real buckets.
+POSTPONE = {"bucket": "-2", "postpone.default-bucket-num": "2"}
+CONFIGS += [
+    Config("postpone-partitioned", POSTPONE, primary_keys=("dt", "id"), partition_keys=("dt",)),
+    Config("postpone-compacted-by-impl", POSTPONE, primary_keys=("dt", "id"), partition_keys=("dt",),
+           steps=(("write", "a"), ("write", "b"), ("compact_impl",))),
 ]

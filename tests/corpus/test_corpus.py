@@ -60,8 +60,8 @@ def batch(tag: str, cols) -> list[dict]:
     """Batch "a" inserts ids 0-19, "b" updates 10-19 (half its text values null, which
     partial-update keeps) and inserts 20-29, "c" (impl's write-back) updates 25-29 and inserts
     30-34."""
-    ids = {"a": range(0, 20), "b": range(10, 30), "c": range(25, 35)}[tag]
-    base = {"a": 0, "b": 100, "c": 1000}[tag]
+    ids = {"a": range(0, 20), "b": range(10, 30), "c": range(25, 35), "u": (12, 25, 40)}[tag]
+    base = {"a": 0, "b": 100, "c": 1000, "u": 5000}[tag]
     rows = []
     for i in ids:
         row = {}
@@ -100,13 +100,44 @@ def _merge(engine: str, old: dict, new: dict) -> dict:
     return new
 
 
-def reference(config: Config, tags: list[str]) -> list[dict]:
-    """The rows a reader must see after the steps, then the batches ``tags`` (impl's)."""
+def impl_compacts(config: Config) -> bool:
+    return any(step[0] == "compact_impl" for step in config.steps)
+
+
+def reference(config: Config, tags: list[str], *, writer_only: bool = False) -> list[dict]:
+    """The rows a reader must see after the steps, then ``tags`` (impl's batches, or "compact").
+    ``writer_only``: the writer's steps alone (before impl compacts). On a postpone-bucket table
+    a reader sees the rows as of the last compaction."""
+    return normalize(config, reference_rows(config, tags, writer_only=writer_only))
+
+
+def reference_rows(config: Config, tags: list[str], *, writer_only: bool = False) -> list[dict]:
+    """:func:`reference` unnormalized; on append tables in write order (row id order)."""
     keys = list(config.primary_keys)
     state: dict = {}
     appended: list = []
-    steps = [*config.steps, *(("write", t) for t in tags)]
+    postponed = config.options.get("bucket") == "-2"
+    visible: dict = {}
+    steps = [s for s in config.steps if not (writer_only and s[0] == "compact_impl")]
+    steps += [("compact_impl",) if t == "compact" else ("write", t) for t in tags]
     for index, step in enumerate(steps):
+        if step[0] == "compact_impl":
+            visible = dict(state)
+            continue
+        if step[0] == "compact":  # rewrites files, never rows
+            continue
+        if step[0] == "update":  # column updates by row id: row id k is the k-th appended row
+            for rid, values in update_rows(step[1]).items():
+                appended[rid] = {**appended[rid], **values}
+            continue
+        if step[0] == "upsert":  # by id: every row of an id takes the new row, a new id is appended
+            for row in batch(step[1], cols_after(config, index)):
+                hits = [i for i, r in enumerate(appended) if r["id"] == row["id"]]
+                for i in hits:
+                    appended[i] = row
+                if not hits:
+                    appended.append(row)
+            continue
         if step[0] == "alter":
             cols = cols_after(config, index + 1)
             names = [n for n, _ in cols]
@@ -121,14 +152,62 @@ def reference(config: Config, tags: list[str]) -> list[dict]:
                 continue
             key = tuple(row[k] for k in keys)
             state[key] = _merge(config.merge, state[key], row) if key in state else row
-    return normalize(config, list(state.values()) if keys else appended)
+    if "c" in tags:  # impl's column update after its write-back batch
+        for rid, values in update_rows(config.write_back_update).items():
+            appended[rid] = {**appended[rid], **values}
+    if postponed:
+        state = visible
+    return list(state.values()) if keys else appended
+
+
+UPDATE_COLS = (("name", "STRING"), ("v", "BIGINT"))
+
+
+def update_rows(row_ids) -> dict[int, dict]:
+    """The column update of an ("update", row ids) step: row id -> new values of name and v."""
+    return {r: {"name": f"u{r}", "v": 9000 + r} for r in row_ids}
+
+
+def update_table(row_ids) -> pa.Table:
+    """The update step's input as the writers take it: _ROW_ID and the updated columns."""
+    ups = update_rows(row_ids)
+    return pa.table({"_ROW_ID": pa.array(list(ups), pa.int64()), "name": [u["name"] for u in ups.values()],
+                     "v": pa.array([u["v"] for u in ups.values()], pa.int64())})
+
+
+def row_tracking(config: Config) -> bool:
+    return config.options.get("row-tracking.enabled") == "true"
+
+
+def as_text(config: Config, rows: list[dict]) -> list[dict]:
+    names = [n for n, _ in cols_after(config)]
+    # as text: the peers' rows cross as JSON, where dates, decimals and timestamps are strings
+    return [{n: None if r.get(n) is None else str(r[n]) for n in names} for r in rows]
 
 
 def normalize(config: Config, rows: list[dict]) -> list[dict]:
     names = [n for n, _ in cols_after(config)]
-    # as text: the peers' rows cross as JSON, where dates, decimals and timestamps are strings
-    out = [{n: None if r.get(n) is None else str(r[n]) for n in names} for r in rows]
-    return sorted(out, key=lambda r: tuple(str(r[n]) for n in names))
+    return sorted(as_text(config, rows), key=lambda r: tuple(str(r[n]) for n in names))
+
+
+def _row_id_check(wh: Path, config: Config, tags: list[str], writers: list[dict] | None = None) -> str:
+    """Row tracking: impl's _ROW_ID numbers the rows in write order from 0 (ids survive
+    compaction and column updates; impl's appends continue them), and equals the writer's own
+    _ROW_ID of every row (when the writer reads them)."""
+    rb = impl.Catalog(str(wh)).get_table(table_name(config)).new_read_builder()
+    names = [n for n, _ in cols_after(config)]
+    rb = rb.with_projection(["_ROW_ID", *names])
+    got = sorted(rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist(), key=lambda r: r["_ROW_ID"])
+    ids = [r.pop("_ROW_ID") for r in got]
+    want = as_text(config, reference_rows(config, tags))
+    if ids != list(range(len(want))) or as_text(config, got) != want:
+        return f"FAIL: impl's _ROW_ID order: ids {ids[:5]}.., rows {as_text(config, got)[:2]} != {want[:2]}"
+    if writers is not None:
+        theirs = sorted((r["_ROW_ID"], str(r["id"])) for r in writers)
+        if theirs != [(i, r["id"]) for i, r in zip(ids, as_text(config, got), strict=True)]:
+            return f"FAIL: the writer's _ROW_ID {theirs[:4]} differ from impl's {list(zip(ids, got, strict=True))[:4]}"
+        return "pass (and _ROW_ID = the writer's)"
+    return "pass (and _ROW_ID)"
 
 
 def arrow_table(config: Config, rows: list[dict], cols) -> pa.Table:
@@ -148,10 +227,10 @@ class JavaWriter:
     def __init__(self, java: JavaServer, tmp: Path):
         self.java, self.tmp, self.n = java, tmp, 0
 
-    def _read(self, wh: Path, name: str) -> list[dict]:
+    def _read(self, wh: Path, name: str, row_tracking: bool = False) -> list[dict]:
         self.n += 1
         out = self.tmp / f"read-{self.n}.parquet"
-        self.java.call("read", warehouse=str(wh), table=name, out=str(out))
+        self.java.call("read", warehouse=str(wh), table=name, out=str(out), row_tracking=row_tracking)
         return pq.read_table(out).to_pylist()
 
     def produce(self, wh: Path, configs: list[Config]) -> dict:
@@ -164,8 +243,22 @@ class JavaWriter:
                                primary_keys=list(config.primary_keys), partition_keys=list(config.partition_keys),
                                table_options=config.options)
                 for index, step in enumerate(config.steps):
+                    if step[0] == "compact_impl":
+                        continue
                     if step[0] == "alter":
                         self.java.call("alter", warehouse=str(wh), table=name, changes=step[1])
+                        continue
+                    if step[0] == "compact":
+                        self.java.call("compact", warehouse=str(wh), table=name)
+                        continue
+                    if step[0] == "upsert":  # no such op: Paimon Java 1.4.2 has no upsert-by-key API
+                        self.java.call("upsert_by_key", warehouse=str(wh), table=name)
+                    if step[0] == "update":
+                        self.n += 1
+                        path = self.tmp / f"update-{self.n}.parquet"
+                        pq.write_table(update_table(step[1]), path)
+                        self.java.call("update_by_row_id", warehouse=str(wh), table=name, parquet=str(path),
+                                       columns=[n for n, _ in UPDATE_COLS])
                         continue
                     self.n += 1
                     path = self.tmp / f"in-{self.n}.parquet"
@@ -174,6 +267,8 @@ class JavaWriter:
                     self.java.call("write", warehouse=str(wh), table=name, parquet=str(path), commit_user="java",
                                    identifier=self.n)
                 result[name] = {"rows": self._read(wh, name)}
+                if row_tracking(config):
+                    result[name]["row_ids"] = self._read(wh, name, row_tracking=True)
             except Exception as e:  # noqa: BLE001 - the writer's refusal is the cell's outcome
                 result[name] = {"error": error_text(e)}
         return result
@@ -191,8 +286,19 @@ class JavaWriter:
 def _spec(config: Config) -> dict:
     steps = []
     for index, step in enumerate(config.steps):
+        if step[0] == "compact_impl":
+            continue
         if step[0] == "alter":
             steps.append(["alter", step[1]])
+        elif step[0] == "compact":
+            steps.append(["compact", None])
+        elif step[0] == "upsert":
+            cols = cols_after(config, index)
+            rows = [{n: v if v is None or isinstance(v, (int, float, str)) else str(v) for n, v in r.items()}
+                    for r in batch(step[1], cols)]
+            steps.append(["upsert", {"cols": cols, "rows": rows}])
+        elif step[0] == "update":
+            steps.append(["update", {"rows": update_table(step[1]).to_pylist(), "columns": [n for n, _ in UPDATE_COLS]}])
         else:
             cols = cols_after(config, index)
             rows = [{n: v if v is None or isinstance(v, (int, float, str)) else str(v) for n, v in r.items()}
@@ -250,6 +356,20 @@ def produce(spec):
             continue
         table = cat.get_table(name)
         wb = table.new_batch_write_builder()
+        if kind == "compact":  # pypaimon 2.1.0 has no compaction: the attempt's error is the cell's
+            wb.new_compact()
+        if kind == "upsert":
+            c = wb.new_commit()
+            c.commit(wb.new_update().upsert_by_arrow_with_key(arrow_rows(arg["rows"], arg["cols"], spec["pks"]), ["id"]))
+            c.close()
+            continue
+        if kind == "update":
+            update = pa.Table.from_pylist(arg["rows"], schema=pa.schema(
+                [("_ROW_ID", pa.int64()), ("name", pa.string()), ("v", pa.int64())]))
+            c = wb.new_commit()
+            c.commit(wb.new_update().with_update_type(arg["columns"]).update_by_arrow_with_row_id(update))
+            c.close()
+            continue
         w = wb.new_write(); c = wb.new_commit()
         w.write_arrow(arrow_rows(arg["rows"], arg["cols"], spec["pks"]))
         c.commit(w.prepare_commit()); w.close(); c.close()
@@ -289,8 +409,21 @@ def produce(spec):
             for c in arg:
                 ctx.sql(sql_alter(name, c))
             continue
+        if kind == "compact":  # pypaimon-rust 0.4.0 has no compaction: the attempt's error is the cell's
+            ctx.sql(f"CALL paimon.sys.compact(table => '{name}')")
+            continue
         table = PaimonCatalog({"warehouse": wh}).get_table(name)
         builder = table.new_batch_write_builder()
+        if kind == "upsert":
+            builder.new_commit().commit(builder.new_update().upsert_by_arrow_with_key(
+                arrow_rows(arg["rows"], arg["cols"], spec["pks"]), ["id"]))
+            continue
+        if kind == "update":
+            update = pa.Table.from_pylist(arg["rows"], schema=pa.schema(
+                [("_ROW_ID", pa.int64()), ("name", pa.string()), ("v", pa.int64())]))
+            builder.new_commit().commit(
+                builder.new_update().with_update_type(arg["columns"]).update_by_arrow_with_row_id(update))
+            continue
         write = builder.new_write()
         for b in arrow_rows(arg["rows"], arg["cols"], spec["pks"]).to_batches():
             write.write_arrow(b)
@@ -328,7 +461,21 @@ def impl_read(wh: Path, name: str) -> list[dict]:
 
 def impl_write_back(wh: Path, config: Config) -> None:
     cols = cols_after(config)
-    impl.Catalog(str(wh)).get_table(table_name(config)).write_arrow(arrow_table(config, batch("c", cols), cols))
+    table = impl.Catalog(str(wh)).get_table(table_name(config))
+    table.write_arrow(arrow_table(config, batch("c", cols), cols))
+    if impl_compacts(config):
+        table.compact()
+    if config.write_back_compact:
+        impl.Catalog(str(wh)).get_table(table_name(config)).compact(full=True)
+    if config.write_back_update:
+        wb = impl.Catalog(str(wh)).get_table(table_name(config)).new_batch_write_builder()
+        update = wb.new_update().with_update_type([n for n, _ in UPDATE_COLS])
+        wb.new_commit().commit(update.update_by_arrow_with_row_id(update_table(config.write_back_update)))
+
+
+def back_tags(config: Config) -> list[str]:
+    """What impl did in phase 2, as ``reference`` tags: its batch, then its compaction if any."""
+    return ["c", "compact"] if impl_compacts(config) else ["c"]
 
 
 def _changelog_check(wh: Path, config: Config) -> str:
@@ -397,6 +544,8 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             continue
         want = reference(config, [])
         try:
+            if impl_compacts(config):
+                impl.Catalog(str(wh)).get_table(name).compact()
             got = normalize(config, impl_read(wh, name))
         except Exception as e:  # noqa: BLE001 - recorded, then judged below
             cell["read"] = _refusal(config, e)
@@ -412,7 +561,12 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             continue
         theirs = normalize(config, outcome["rows"])
         differs = config.writer_read_differs.get(writer.label)
-        if differs is not None:
+        if impl_compacts(config):  # the writer read before impl compacted
+            want_writer = reference(config, [], writer_only=True)
+            cell["read"] = "pass (after impl's compaction)" if got == want and theirs == want_writer else \
+                f"FAIL: impl read {got[:3]} (reference {want[:3]}), writer read {theirs[:3]} " \
+                f"(reference before impl's compaction {want_writer[:3]})"
+        elif differs is not None:
             # impl must read what the writer reads; the declaration must still be true
             ok = got == theirs != want
             cell["read"] = f"pass (= the writer's read, not the reference: {differs})" if ok else \
@@ -426,6 +580,8 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             cell["read"] = _changelog_check(wh, config)
         if config.index_probe is not None and cell["read"] == "pass":
             cell["read"] = _index_probe_check(wh, config, want)
+        if row_tracking(config) and cell["read"] == "pass":
+            cell["read"] = _row_id_check(wh, config, [], outcome.get("row_ids"))
         try:
             impl_write_back(wh, config)
             written.append(name)
@@ -436,7 +592,7 @@ def run_corpus(writer, wh: Path) -> list[dict]:
         name = table_name(config)
         if name not in back:
             continue
-        want = reference(config, ["c"])
+        want = reference(config, back_tags(config))
         cannot = config.cannot_read_back.get(writer.label)
         if "error" in back[name]:
             ok = cannot is not None and cannot in back[name]["error"]
@@ -448,6 +604,8 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             mine = normalize(config, impl_read(wh, name))
             cell["write_back"] = "pass" if rows == want == mine else \
                 f"FAIL: writer read back {rows[:3]} (impl {mine[:3]}) != reference {want[:3]}"
+            if row_tracking(config) and cell["write_back"] == "pass":
+                cell["write_back"] = _row_id_check(wh, config, ["c"])
     return cells
 
 

@@ -233,3 +233,23 @@ def test_spark_write_into_a_dynamic_bucket_table_is_refused_before_any_file(spar
     with pytest.raises(Exception, match="dynamic bucket table"):
         df.write.format("paimon_py").mode("append").save(table_path)
     assert sorted(os.listdir(table_path)) == before and len(t.snapshots()) == 1
+
+
+def test_data_evolution_table_reads_merged_rows(spark, table_path, warehouse):
+    """A data-evolution table's column-update files are read with the files they update (one
+    unit per split), never alone; Spark's appends get row ids at commit."""
+    cat = impl.Catalog(warehouse)
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64()), ("v", pa.string())]),
+                         options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    for lo in (0, 3):
+        t.write_arrow(pa.table({"id": pa.array(range(lo, lo + 3), pa.int64()), "v": [f"a{i}" for i in range(lo, lo + 3)]}))
+    wb = t.new_batch_write_builder()
+    wb.new_commit().commit(wb.new_update().with_update_type(["v"]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([1, 4], pa.int64()), "v": ["u1", "u4"]})))
+    spark.createDataFrame([(6, "s6")], "id long, v string").write.format("paimon_py").mode("append").save(table_path)
+    got = sorted((r.id, r.v) for r in spark.read.format("paimon_py").load(table_path).collect())
+    assert got == [(0, "a0"), (1, "u1"), (2, "a2"), (3, "a3"), (4, "u4"), (5, "a5"), (6, "s6")]
+    rb = cat.get_table("db.t").new_read_builder().with_projection(["_ROW_ID", "id"])
+    assert sorted((r["_ROW_ID"], r["id"]) for r in rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()) \
+        == [(i, i) for i in range(7)]

@@ -34,7 +34,14 @@ import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
 import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.io.CompactIncrement;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.io.DataIncrement;
+import org.apache.paimon.postpone.BucketFiles;
+import org.apache.paimon.table.BucketMode;
 import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.SpecialFields;
+import org.apache.paimon.table.sink.CommitMessageImpl;
 import org.apache.paimon.table.Table;
 import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
@@ -68,6 +75,8 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -186,6 +195,8 @@ public final class Harness {
                 return write(a);
             case "compact":
                 return compact(a);
+            case "postpone_compact":
+                return postponeCompact(a);
             case "expire":
                 return expire(a);
             case "alter":
@@ -213,6 +224,8 @@ public final class Harness {
                 return commitPrepared(a);
             case "overwrite":
                 return overwrite(a);
+            case "update_by_row_id":
+                return updateByRowId(a);
             case "read_rows":
                 return readRows(a);
             case "snapshot_ids":
@@ -301,6 +314,88 @@ public final class Harness {
     }
 
     /** Every row of a Parquet file, read by Paimon's Parquet reader as {@code type}. */
+    /**
+     * Column updates of a data-evolution table by row id, as Flink's
+     * DataEvolutionPartialWriteOperator writes them. Args: parquet (the update columns and
+     * _ROW_ID), columns. For each file group (first row id) an update touches, one file holding
+     * the update columns for the whole group (the old values where no update names a row),
+     * given the group's first row id, committed together in one snapshot.
+     */
+    private JsonNode updateByRowId(JsonNode a) throws Exception {
+        FileStoreTable table = table(a);
+        List<String> cols = stringList(a.get("columns"));
+        RowType writeType = table.rowType().project(cols);
+        List<String> withId = new ArrayList<>(cols);
+        withId.add(SpecialFields.ROW_ID.name());
+        RowType dataType = SpecialFields.rowTypeWithRowId(table.rowType()).project(withId);
+        int idPos = cols.size();
+        Map<Long, InternalRow> updates = new HashMap<>();
+        for (InternalRow r : readParquet(a.get("parquet").asText(), dataType)) {
+            updates.put(r.getLong(idPos), r);
+        }
+        java.util.TreeMap<Long, List<DataFileMeta>> groups = new java.util.TreeMap<>();
+        Map<Long, BinaryRow> partitions = new HashMap<>();
+        for (ManifestEntry e : table.store().newScan().plan().files()) {
+            Long first = e.file().firstRowId();
+            if (first != null) {
+                groups.computeIfAbsent(first, k -> new ArrayList<>()).add(e.file());
+                partitions.put(first, e.partition());
+            }
+        }
+        InternalRowSerializer serializer = new InternalRowSerializer(dataType);
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        List<CommitMessage> messages = new ArrayList<>();
+        for (Map.Entry<Long, List<DataFileMeta>> g : groups.entrySet()) {
+            long first = g.getKey();
+            long count = g.getValue().get(0).rowCount();
+            boolean touched = false;
+            for (long id = first; id < first + count && !touched; id++) {
+                touched = updates.containsKey(id);
+            }
+            if (!touched) {
+                continue;
+            }
+            BinaryRow partition = partitions.get(first);
+            DataSplit split = DataSplit.builder().withPartition(partition).withBucket(0)
+                    .withDataFiles(g.getValue())
+                    .withBucketPath(table.store().pathFactory().bucketPath(partition, 0).toString())
+                    .rawConvertible(false).build();
+            List<InternalRow> merged = new ArrayList<>();
+            try (RecordReader<InternalRow> reader =
+                    table.newRead().withReadType(dataType).createReader(split)) {
+                reader.forEachRemaining(r -> {
+                    InternalRow u = updates.get(r.getLong(idPos));
+                    merged.add(serializer.copy(u != null ? u : r));
+                });
+            }
+            try (BatchTableWrite write = builder.newWrite().withWriteType(writeType)) {
+                for (InternalRow r : merged) {
+                    GenericRow row = new GenericRow(cols.size());
+                    for (int i = 0; i < cols.size(); i++) {
+                        row.setField(i, InternalRow.createFieldGetter(writeType.getTypeAt(i), i).getFieldOrNull(r));
+                    }
+                    write.write(row);
+                }
+                for (CommitMessage m : write.prepareCommit()) {
+                    CommitMessageImpl c = (CommitMessageImpl) m;
+                    List<DataFileMeta> files = new ArrayList<>();
+                    for (DataFileMeta f : c.newFilesIncrement().newFiles()) {
+                        files.add(f.assignFirstRowId(first));
+                    }
+                    messages.add(new CommitMessageImpl(c.partition(), c.bucket(), c.totalBuckets(),
+                            new DataIncrement(files, new ArrayList<>(), new ArrayList<>()),
+                            c.compactIncrement()));
+                }
+            }
+        }
+        try (BatchTableCommit commit = builder.newCommit()) {
+            commit.commit(messages);
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.put("files", messages.size());
+        return out;
+    }
+
     static List<InternalRow> readParquet(String path, RowType type) throws Exception {
         LocalFileIO io = LocalFileIO.create();
         Path p = new Path(path);
@@ -474,6 +569,11 @@ public final class Harness {
             // Unaware-bucket append: the coordinator plans compaction tasks over small files.
             BaseAppendFileStoreWrite write =
                     (BaseAppendFileStoreWrite) table.store().newWrite(user);
+            if (table.coreOptions().rowTrackingEnabled()) {
+                // as Flink's AppendTableCompactor: the rewritten files keep the rows' ids and
+                // sequence numbers in physical _ROW_ID / _SEQUENCE_NUMBER columns
+                write.withWriteType(SpecialFields.rowTypeWithRowTracking(table.rowType()));
+            }
             try {
                 List<AppendCompactTask> tasks;
                 try {
@@ -515,6 +615,117 @@ public final class Harness {
         out.put("snapshot_id", latest == null ? -1 : latest);
         out.put("compact_ms", (System.nanoTime() - t0) / 1e6);
         // The snapshots this compaction published (none when there was nothing to compact).
+        out.set("snapshot_ids", ownSnapshots(table, before, user, identifier));
+        return out;
+    }
+
+    /**
+     * Postpone bucket compaction (bucket = -2), as Paimon's Flink CompactAction runs it with core
+     * APIs: per partition with postponed files, the bucket count is its real buckets' count, else
+     * postpone.default-bucket-num; the postponed files are replayed by creation time without
+     * merging into a fixed-bucket writer restored from the real buckets; BucketFiles folds the
+     * removals and the writers' files into compact messages, committed as one snapshot.
+     */
+    private JsonNode postponeCompact(JsonNode a) throws Exception {
+        FileStoreTable table = table(a);
+        Long before = table.snapshotManager().latestSnapshotId();
+        String user = a.path("commit_user").asText("paimon-java-harness");
+        long identifier = a.path("identifier").asLong(Long.MAX_VALUE);
+        int defaultBucketNum = new Options(table.options()).get(CoreOptions.POSTPONE_DEFAULT_BUCKET_NUM);
+        Map<String, String> opts = new HashMap<>(table.options());
+        opts.put(CoreOptions.BUCKET.key(), String.valueOf(defaultBucketNum));
+        FileStoreTable commitTable = table.copy(table.schema().copy(opts));
+        List<BinaryRow> partitions =
+                commitTable.newSnapshotReader().withBucket(BucketMode.POSTPONE_BUCKET).partitions();
+        List<CommitMessage> all = new ArrayList<>();
+        for (BinaryRow partition : partitions) {
+            int bucketNum = defaultBucketNum;
+            Iterator<ManifestEntry> it =
+                    table.newSnapshotReader()
+                            .withPartitionFilter(Collections.singletonList(partition))
+                            .onlyReadRealBuckets()
+                            .readFileIterator();
+            if (it.hasNext()) {
+                bucketNum = it.next().totalBuckets();
+            }
+            Map<String, String> real = new HashMap<>(table.options());
+            real.put(CoreOptions.BUCKET.key(), String.valueOf(bucketNum));
+            real.put("write-only", "false");
+            FileStoreTable realTable = table.copy(table.schema().copy(real));
+            List<DataSplit> splits =
+                    realTable.newSnapshotReader()
+                            .withPartitionFilter(Collections.singletonList(partition))
+                            .withBucket(BucketMode.POSTPONE_BUCKET)
+                            .read()
+                            .dataSplits();
+            try (StreamTableWrite write =
+                    (StreamTableWrite)
+                            realTable.newStreamWriteBuilder().withCommitUser(user).newWrite()
+                                    .withIOManager(IO_MANAGER)) {
+                for (DataSplit split : splits) {
+                    List<DataFileMeta> files = new ArrayList<>(split.dataFiles());
+                    files.sort(Comparator.comparing(DataFileMeta::creationTime));
+                    for (DataFileMeta meta : files) {
+                        DataSplit one =
+                                DataSplit.builder()
+                                        .withPartition(split.partition())
+                                        .withBucket(split.bucket())
+                                        .withBucketPath(split.bucketPath())
+                                        .withTotalBuckets(split.totalBuckets())
+                                        .withDataFiles(Collections.singletonList(meta))
+                                        .isStreaming(false)
+                                        .build();
+                        try (RecordReader<InternalRow> reader = realTable.newRead().createReader(one)) {
+                            RecordReader.RecordIterator<InternalRow> batch;
+                            while ((batch = reader.readBatch()) != null) {
+                                InternalRow row;
+                                while ((row = batch.next()) != null) {
+                                    write.write(row);
+                                }
+                                batch.releaseBatch();
+                            }
+                        }
+                    }
+                    all.add(
+                            new CommitMessageImpl(
+                                    split.partition(),
+                                    split.bucket(),
+                                    split.totalBuckets(),
+                                    DataIncrement.emptyIncrement(),
+                                    new CompactIncrement(
+                                            split.dataFiles(),
+                                            Collections.emptyList(),
+                                            Collections.emptyList())));
+                }
+                all.addAll(write.prepareCommit(true, identifier));
+            }
+        }
+        Map<BinaryRow, Map<Integer, BucketFiles>> buckets = new LinkedHashMap<>();
+        for (CommitMessage m : all) {
+            CommitMessageImpl c = (CommitMessageImpl) m;
+            buckets.computeIfAbsent(c.partition(), p -> new LinkedHashMap<>())
+                    .computeIfAbsent(
+                            c.bucket(),
+                            b ->
+                                    new BucketFiles(
+                                            table.store()
+                                                    .pathFactory()
+                                                    .createDataFilePathFactory(c.partition(), b),
+                                            table.fileIO()))
+                    .update(c);
+        }
+        List<CommitMessage> messages = new ArrayList<>();
+        for (Map.Entry<BinaryRow, Map<Integer, BucketFiles>> p : buckets.entrySet()) {
+            for (Map.Entry<Integer, BucketFiles> b : p.getValue().entrySet()) {
+                messages.add(b.getValue().makeMessage(p.getKey(), b.getKey()));
+            }
+        }
+        if (!messages.isEmpty()) {
+            try (StreamTableCommit commit = streamCommit(commitTable, a)) {
+                commit.commit(identifier, messages);
+            }
+        }
+        ObjectNode out = JSON.createObjectNode();
         out.set("snapshot_ids", ownSnapshots(table, before, user, identifier));
         return out;
     }
@@ -647,6 +858,10 @@ public final class Harness {
             table = table.copy(dyn);
         }
         RowType type = table.rowType();
+        if (a.path("row_tracking").asBoolean(false)) {
+            // Paimon's system columns of a row-tracking table (what the $row_tracking table shows)
+            type = SpecialFields.rowTypeWithRowTracking(type);
+        }
         boolean withKind = a.has("changelog_of");
         List<Split> splits;
         if (withKind) {
@@ -663,6 +878,9 @@ public final class Harness {
             splits = table.newReadBuilder().newScan().plan().splits();
         }
         ReadBuilder rb = table.newReadBuilder();
+        if (a.path("row_tracking").asBoolean(false)) {
+            rb = rb.withReadType(type);
+        }
         InternalRowSerializer serializer = new InternalRowSerializer(type);
         List<InternalRow> rows = new ArrayList<>();
         long t0 = System.nanoTime();
