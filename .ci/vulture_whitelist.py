@@ -76,3 +76,9 @@ core_options.DYNAMIC_BUCKET_INITIAL_BUCKETS
 # module-level __getattr__ (PEP 562): Python calls it for a name the module lacks; impl.pypaimon
 # answers pypaimon's names impl does not offer with the reason
 __getattr__
+
+# pyarrow.dataset.Dataset's property, overridden by impl.table.duckdb_dataset.TableDataset to refuse by name
+# instead of reaching the native dataset the object does not have
+from impl.table.duckdb_dataset import TableDataset
+
+TableDataset.partition_expression

@@ -12,7 +12,6 @@ crosses a process: its event loop and connections belong to the process that mad
 from __future__ import annotations
 
 import os
-import posixpath
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -35,8 +34,8 @@ from impl.fs.object_store import (
     is_object_store_url,
 )
 from impl.spark.errors import SparkConnectorError
-from impl.table.catalog import DB_SUFFIX
-from impl.table.errors import DatabaseNotExistError, InvalidIdentifierError, TableNotExistError
+from impl.table.catalog import split_table_path as catalog_split_table_path
+from impl.table.errors import DatabaseNotExistError, TableNotExistError
 
 
 def _normalize(path: str) -> str:
@@ -50,15 +49,7 @@ def _normalize(path: str) -> str:
 
 def split_table_path(table_path: str) -> tuple[str, str, str]:
     """``<warehouse>/<db>.db/<table>`` -> (warehouse, database, table)."""
-    path = _normalize(table_path)
-    parent, table = posixpath.split(path)
-    warehouse, db_dir = posixpath.split(parent)
-    if not table or not db_dir.endswith(DB_SUFFIX) or len(db_dir) == len(DB_SUFFIX) or not warehouse:
-        raise InvalidIdentifierError(
-            f"table path {table_path!r} is not '<warehouse>/<database>.db/<table>'")
-    if warehouse.endswith(":/") or warehouse.endswith(":"):  # "memory://db.db/t"
-        warehouse = warehouse + "/"
-    return warehouse, db_dir[: -len(DB_SUFFIX)], table
+    return catalog_split_table_path(_normalize(table_path))
 
 
 def is_storage_key(key: str) -> bool:

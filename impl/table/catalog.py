@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -54,6 +55,36 @@ def _check_name(kind: str, name) -> str:
     if any(c in _BAD_CHARS for c in name) or name in (".", "..") or name.startswith("."):
         raise InvalidIdentifierError(f"{kind} name {name!r} contains a path separator or starts with '.'")
     return name
+
+
+def split_table_path(table_path: str) -> tuple[str, str, str]:
+    """``<warehouse>/<db>.db/<table>`` (a local path, made absolute, or an fsspec URL) ->
+    (warehouse, database, table); InvalidIdentifierError for another form."""
+    if not isinstance(table_path, str) or not table_path.strip():
+        raise InvalidIdentifierError(f"table path {table_path!r} is empty")
+    path = table_path.strip()
+    if "://" not in path:
+        path = os.path.abspath(os.path.expanduser(path))
+    parent, table = posixpath.split(path.rstrip("/"))
+    warehouse, db_dir = posixpath.split(parent)
+    if not table or not db_dir.endswith(DB_SUFFIX) or len(db_dir) == len(DB_SUFFIX) or not warehouse:
+        raise InvalidIdentifierError(
+            f"table path {table_path!r} is not '<warehouse>/<database>.db/<table>'")
+    if warehouse.endswith(":/") or warehouse.endswith(":"):  # "memory://db.db/t"
+        warehouse = warehouse + "/"
+    return warehouse, db_dir[: -len(DB_SUFFIX)], table
+
+
+def open_table_path(table_path: str, filesystem=None) -> "FileStoreTable | SystemTable":
+    """The table at ``<warehouse>/<db>.db/<table>`` (TableNotExistError naming the path when
+    there is none there)."""
+    warehouse, db, name = split_table_path(table_path)
+    try:
+        return Catalog(warehouse, filesystem=filesystem).get_table(f"{db}.{name}")
+    except (TableNotExistError, DatabaseNotExistError):
+        err = TableNotExistError(f"{db}.{name}")
+        err.args = (f"table {err.identifier!r} does not exist (no Paimon table at {table_path})",)
+        raise err from None
 
 
 def split_system_table(table: str) -> tuple[str, str | None]:

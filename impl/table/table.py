@@ -12,6 +12,7 @@ from typing import Mapping
 
 import pyarrow as pa
 
+from impl._optional import require
 from impl.branch.manager import BranchInfo, BranchManager
 from impl.environment import Environment
 from impl.errors import BranchNotExistError, InvalidOptionError
@@ -198,6 +199,24 @@ class FileStoreTable(TableReads):
         finally:
             w.close()
             c.close()
+
+    def to_polars(self):
+        """A lazy ``polars.LazyFrame`` of the rows, with filters, projections and row limits
+        pushed into the read (:mod:`impl.polars`; needs the polars extra)."""
+        from impl.table.polars_source import PolarsSource  # imported on use: polars is optional
+
+        return PolarsSource(self).lazy()
+
+    def to_duckdb(self, connection=None, name: str | None = None):
+        """The table registered on DuckDB ``connection`` (default: a new in-memory database) as
+        ``name`` (default: the table's name without its database), filters and projections
+        pushed into the read (:mod:`impl.duckdb`; needs the duckdb extra); returns the connection."""
+        from impl.table.duckdb_dataset import TableDataset  # imported on use: pyarrow.dataset loads on first need
+
+        duckdb = require("duckdb", "to_duckdb()")
+        con = connection if connection is not None else duckdb.connect(database=":memory:")
+        con.register(name or self.identifier.rsplit(".", 1)[-1], TableDataset(self))
+        return con
 
     def latest_snapshot(self) -> Snapshot | None:
         return self.snapshot_manager.latest_snapshot()

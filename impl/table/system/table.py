@@ -224,6 +224,7 @@ class SystemTableRead:
         self.predicate = predicate
         self.projection = list(projection) if projection is not None else list(table.arrow_schema.names)
         self.limit = limit
+        self.files_read = 0  # data files opened: a system table's rows come from metadata alone
 
     def output_schema(self) -> pa.Schema:
         return pa.schema([self.table.arrow_schema.field(n) for n in self.projection])

@@ -1,0 +1,251 @@
+"""A table as a DuckDB-scannable dataset, filters and projections pushed into the read
+(:mod:`impl.duckdb` registers one by table or path).
+
+:class:`TableDataset` is a ``pyarrow.dataset.Dataset`` as far as DuckDB can tell (DuckDB scans
+a dataset by calling ``type(obj).scanner(obj, columns=..., filter=...)`` with the columns the
+query reads and the filters it can express as a ``pyarrow.compute.Expression``). Each call
+plans a read of the table with what of the filter translates to an impl predicate
+(:mod:`impl.table.pushdown`: partitions, files and columns pruned; primary-key tables merged),
+and hands DuckDB a ``pyarrow.dataset.Scanner`` over those rows that applies the whole filter.
+DuckDB does not filter again what it pushed into a dataset (duckdb 2.0.1's
+``duckdb/_sources/pyarrow.py`` pushes every predicate it can write as an Arrow expression and
+that NaN cannot satisfy, and trusts the dataset to apply it), so that last step is what keeps
+the answer exact; filters DuckDB cannot push (``lower(v) = 'x'``, an OR over columns) stay in
+DuckDB's plan.
+
+Errors: a query naming an unknown column fails in DuckDB's binder (``BinderException:
+Referenced column "nope" not found``); an error of the read itself (a data file missing, ...)
+reaches the caller as DuckDB's ``InvalidInputException`` whose message holds impl's error
+(class name and message).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
+from impl.table.predicate import Predicate
+from impl.table.pushdown import (
+    FLIPPED,
+    PushdownScan,
+    Untranslatable,
+    conjunction,
+    disjunction,
+    leaf,
+    pushed_read,
+    read_columns,
+)
+
+# Arrow compute function names of comparisons, as impl's predicate methods
+_COMPARISONS = {"equal": "equal", "not_equal": "not_equal", "less": "less_than", "less_equal": "less_or_equal",
+                "greater": "greater_than", "greater_equal": "greater_or_equal"}
+
+
+# ---------------------------------------------------------------------- the Expression as a tree
+# pyarrow has no accessor of an Expression's structure; its serialized form (what pickling
+# uses) is an Arrow IPC file: one row of literals, and schema metadata listing the nodes in
+# prefix order ("call" name ... "options" i "end" name, "field_ref" name, "literal" i).
+# Schema.metadata is a dict, which would lose repeated keys: the ordered pairs are read from
+# the schema's Arrow C data interface export instead.
+
+class _ArrowSchema(ctypes.Structure):
+    _fields_ = [("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_void_p),
+                ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64), ("children", ctypes.c_void_p),
+                ("dictionary", ctypes.c_void_p), ("release", ctypes.c_void_p), ("private_data", ctypes.c_void_p)]
+
+
+def _metadata_pairs(schema: pa.Schema) -> list[tuple[str, str]]:
+    """The schema's metadata as ordered (key, value) pairs, repeated keys kept."""
+    c = _ArrowSchema()
+    schema._export_to_c(ctypes.addressof(c))
+    try:
+        pairs = []
+        if c.metadata:
+            raw = ctypes.string_at(c.metadata, 4)
+            n = int.from_bytes(raw, "little", signed=True)
+            pos = c.metadata + 4
+            for _ in range(n):
+                item = []
+                for _ in range(2):
+                    size = int.from_bytes(ctypes.string_at(pos, 4), "little", signed=True)
+                    item.append(ctypes.string_at(pos + 4, size).decode())
+                    pos += 4 + size
+                pairs.append((item[0], item[1]))
+        return pairs
+    finally:
+        pa.Schema._import_from_c(ctypes.addressof(c))  # takes ownership back: releases the export
+
+
+class _Node:
+    """One node of an Expression: a call, a field reference or a literal."""
+
+    def __init__(self, kind: str, value: Any, args: Sequence["_Node"] = (), options: Any = None):
+        self.kind, self.value, self.args, self.options = kind, value, list(args), options
+
+    def fields(self) -> set[str]:
+        out = {self.value} if self.kind == "field" else set()
+        for a in self.args:
+            out |= a.fields()
+        return out
+
+
+def expression_tree(expr: pc.Expression) -> _Node:
+    """The tree of ``expr`` (:class:`Untranslatable` on a form this reader does not know)."""
+    buf = expr.__reduce__()[1][0]
+    reader = pa.ipc.open_file(buf)
+    literals = reader.read_all()
+    pairs = _metadata_pairs(reader.schema)
+    pos = 0
+
+    def literal(index: str) -> pa.Scalar:
+        return literals.column(int(index))[0]
+
+    def node() -> _Node:
+        nonlocal pos
+        if pos >= len(pairs):
+            raise Untranslatable("truncated expression")
+        key, value = pairs[pos]
+        pos += 1
+        if key == "literal":
+            return _Node("literal", literal(value))
+        if key == "field_ref":
+            return _Node("field", value)
+        if key != "call":
+            raise Untranslatable(f"expression node {key!r}")
+        args, options = [], None
+        while pos < len(pairs) and pairs[pos][0] not in ("end", "options"):
+            args.append(node())
+        if pos < len(pairs) and pairs[pos][0] == "options":
+            options = literal(pairs[pos][1])
+            pos += 1
+        if pos >= len(pairs) or pairs[pos] != ("end", value):
+            raise Untranslatable(f"call {value!r} without its end")
+        pos += 1
+        return _Node("call", value, args, options)
+
+    root = node()
+    if pos != len(pairs):
+        raise Untranslatable("trailing expression nodes")
+    return root
+
+
+def to_predicate(table, node: _Node) -> Predicate | None:
+    """An impl predicate every row matching ``node`` matches (None: nothing translates)."""
+    try:
+        return _translate(table, node)
+    except Untranslatable:
+        return None
+
+
+def _translate(table, node: _Node) -> Predicate | None:
+    if node.kind != "call":
+        raise Untranslatable(node.kind)
+    name, args = node.value, node.args
+    if name in ("and_kleene", "and"):
+        return conjunction([to_predicate(table, a) for a in args])
+    if name in ("or_kleene", "or"):
+        return disjunction([to_predicate(table, a) for a in args])
+    if name == "if_else" and len(args) == 3 and args[2].kind == "literal" and not args[2].value.is_valid:
+        # DuckDB's IN: if_else(is_valid(x), is_in(x, ...), null), true exactly when both are
+        return conjunction([to_predicate(table, args[0]), to_predicate(table, args[1])])
+    if name in _COMPARISONS and len(args) == 2:
+        a, b = args
+        method = _COMPARISONS[name]
+        if a.kind == "literal" and b.kind == "field":
+            a, b, method = b, a, FLIPPED[method]
+        if a.kind == "field" and b.kind == "literal":
+            return leaf(table, method, a.value, [b.value.as_py()])
+        raise Untranslatable(name)
+    if name in ("is_null", "is_valid") and len(args) == 1 and args[0].kind == "field":
+        if name == "is_null" and node.options is not None and node.options["nan_is_null"].as_py():
+            raise Untranslatable("is_null(nan_is_null=true)")
+        return leaf(table, "is_null" if name == "is_null" else "is_not_null", args[0].value)
+    if name == "is_in" and len(args) == 1 and args[0].kind == "field" and node.options is not None:
+        values = node.options["value_set"].as_py()
+        if values is None or any(v is None for v in values):
+            raise Untranslatable("is_in with null")  # null matching rules differ
+        return leaf(table, "is_in", args[0].value, values)
+    raise Untranslatable(name)
+
+
+# ---------------------------------------------------------------------- the dataset
+
+
+class TableDataset(ds.Dataset):
+    """A table as DuckDB scans a ``pyarrow.dataset.Dataset``: each ``scanner`` call plans one
+    pushed-down read. ``scans`` records each (:class:`impl.table.pushdown.PushdownScan`).
+
+    Only the dataset methods below are implemented; the others (``join``, ``filter``, ...)
+    raise :class:`UnsupportedTableFeatureError` rather than reach pyarrow's native dataset,
+    which this object does not have."""
+
+    def __init__(self, table) -> None:  # pyarrow's own constructor refuses direct construction: not called
+        self._table = table
+        self.scans: list[PushdownScan] = []
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._table.arrow_schema
+
+    def scanner(self, columns=None, filter=None, **_hints) -> ds.Scanner:
+        """The rows of ``columns`` (all when None) matching ``filter`` (``Dataset.scanner``'s
+        arguments; ``_hints`` such as batch sizes, readahead or a memory pool do not apply)."""
+        names = self.schema.names
+        if isinstance(columns, dict):
+            raise UnsupportedTableFeatureError(f"{self._table.identifier}: a scan of computed columns ({list(columns)})")
+        wanted = None if columns is None else list(columns)
+        predicate: Predicate | None = None
+        filter_columns: Sequence[str] = ()
+        if filter is not None:
+            filter_columns = names  # unless the filter's own columns are known
+            try:
+                tree = expression_tree(filter)
+                filter_columns = sorted(tree.fields())
+                unknown = [c for c in filter_columns if c not in names]
+                if unknown:
+                    raise InvalidPredicateError(
+                        f"filter {filter}: {unknown[0]!r} is not a column of {self._table.identifier} (columns: {names})")
+                predicate = to_predicate(self._table, tree)
+            except Untranslatable:
+                pass  # read every column; the filter below still applies
+        reader, record = pushed_read(self._table, predicate, read_columns(self._table, wanted, filter_columns))
+        self.scans.append(record)
+        return ds.Scanner.from_batches(reader, columns=wanted if wanted is not None else names, filter=filter)
+
+    def to_table(self, columns=None, filter=None, **hints) -> pa.Table:
+        return self.scanner(columns=columns, filter=filter, **hints).to_table()
+
+    def to_batches(self, columns=None, filter=None, **hints):
+        return self.scanner(columns=columns, filter=filter, **hints).to_batches()
+
+    def count_rows(self, filter=None, **hints) -> int:
+        return self.scanner(columns=[], filter=filter, **hints).count_rows()
+
+    def head(self, num_rows, columns=None, filter=None, **hints) -> pa.Table:
+        return self.scanner(columns=columns, filter=filter, **hints).head(num_rows)
+
+    def __reduce__(self):
+        raise UnsupportedTableFeatureError("a TableDataset is not pickled: pickle the table's path instead")
+
+    def __repr__(self) -> str:
+        return f"TableDataset({self._table.identifier})"
+
+
+def _unsupported(name: str):
+    def method(self, *args, **kwargs):
+        raise UnsupportedTableFeatureError(f"TableDataset.{name} (of pyarrow's Dataset) is not implemented")
+    method.__name__ = name
+    return method
+
+
+for _name in ("filter", "get_fragments", "join", "join_asof", "replace_schema", "sort_by", "take"):
+    setattr(TableDataset, _name, _unsupported(_name))
+TableDataset.partition_expression = property(_unsupported("partition_expression"))
+
+
+__all__ = ["TableDataset", "expression_tree", "to_predicate"]
