@@ -8,7 +8,7 @@ Grammar (keywords in any case)::
                 | column BETWEEN literal AND literal | operand op operand     (one side a column)
     op         := = | == | != | <> | < | <= | > | >=
     literal    := 'string' ('' escapes a quote) | number | TRUE | FALSE
-    column     := name | "quoted name" | `quoted name`
+    column     := name | "quoted name" | `quoted name`    (unquoted: case-insensitive)
 
 Anything else (LIKE, NOT before a condition, function calls, arithmetic, two columns compared,
 ``= NULL``) is refused with :class:`FilterSyntaxError` naming it; an unknown column or a literal
@@ -245,8 +245,17 @@ class _Parser:
                 raise self.fail(t, f"expected a column or a literal, found keyword {word}")
             if self.peek.kind is TokenKind.PUNCT and self.peek.text == "(":
                 raise self.fail(t, f"function calls ({t.text}(...)) are not supported")
-            return Column(t.text)
+            return Column(self.unquoted_column(t.text))
         raise self.fail(t, f"expected a column or a literal, found {self.describe(t)}")
+
+    def unquoted_column(self, name: str) -> str:
+        """An unquoted name is case-insensitive, as in SQL: the column of that name, else the one
+        column whose name differs only in case (else the name, for the builder to refuse)."""
+        names = self.schema.names
+        if name in names:
+            return name
+        matches = [n for n in names if n.lower() == name.lower()]
+        return matches[0] if len(matches) == 1 else name
 
     @staticmethod
     def operand_text(o: Column | Literal) -> str:
