@@ -128,13 +128,7 @@ def literal_value(token: Token, arrow_type: pa.DataType | None) -> Any:
             return decimal.Decimal(text)
         if re.fullmatch(r"[+-]?\d+", text):
             return int(text)
-        number = float(text)
-        if arrow_type is not None and pa.types.is_integer(arrow_type):
-            # checked here: pyarrow would truncate 1.5 to 1 for an integer column
-            if not number.is_integer():
-                raise InvalidPredicateError(f"--where: {text} is not a value of integer type {arrow_type}")
-            return int(number)
-        return number
+        return float(text)
     return token.text.upper() == "TRUE"  # TRUE / FALSE
 
 

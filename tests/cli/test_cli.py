@@ -353,7 +353,7 @@ def test_options_after_the_command_and_warehouse_from_the_environment(capsys, sh
     (["read", "db.t", "--columns", "nope"], "'nope' is not a column"),
     (["read", "db.t", "--where", "nope = 1"], "'nope' is not a column"),
     (["read", "db.t", "--where", "id = 'x'"], "does not fit the column type"),
-    (["read", "db.t", "--where", "id = 1.5"], "not a value of integer type"),
+    (["read", "db.t", "--where", "id = 1.5"], "literal 1.5 is not a value of the column type"),
     (["read", "db.t", "--where", "day = 'soon'"], "not a value of type date32"),
     (["read", "db.t", "--where", "name like 'x%'"], "LIKE is not supported"),
     (["read", "db.t", "--where", "not id = 1"], "NOT before a condition is not supported"),
