@@ -462,3 +462,22 @@ def test_progress_on_a_terminal(capsys, monkeypatch):
         ran.append(3)
     out, err = capsys.readouterr()
     assert ran == [1, 2, 3] and out == "" and "expiring db.t ..." in err
+
+
+def test_an_object_store_warehouse_with_options(capsys, s3_server, s3_bucket):
+    """--option KEY=VALUE reaches the catalog: the store is opened with them; a bucket that does
+    not exist is a user error."""
+    pytest.importorskip("s3fs")
+    warehouse = f"s3://{s3_bucket}/wh"
+    opts = s3_server.options()
+    cat = impl.Catalog(warehouse, options=opts)
+    cat.create_database("db")
+    t = cat.create_table("db.t", pa.schema([("id", pa.int64())]))
+    t.write_arrow(pa.table({"id": pa.array([1, 2], pa.int64())}))
+    argv = [a for k, v in opts.items() for a in ("-o", f"{k}={v}")]
+    doc = run_json(capsys, warehouse, *argv, "snapshots", "db.t", "--columns", "snapshot_id,total_record_count")
+    assert doc["rows"] == [{"snapshot_id": 1, "total_record_count": 2}]
+    assert run_json(capsys, warehouse, *argv, "read", "db.t")["rows"] == [{"id": 1}, {"id": 2}]
+    code, out, err = run(capsys, f"s3://{s3_bucket}-missing/wh", *argv, "databases")
+    assert code == EXIT_USER_ERROR and err.startswith("error: ") and "Traceback" not in err
+    assert f"{s3_bucket}-missing" in err
