@@ -184,12 +184,15 @@ def plain_text(result: Result) -> str:
 
 def _rich_table(table: pa.Table, title: str | None = None):
     rich_table = require("rich.table", "paimon-py's terminal tables", extra="cli")
-    t = rich_table.Table(title=title, title_justify="left", caption=f"{table.num_rows} rows",
+    text = require("rich.text", "paimon-py's terminal tables", extra="cli").Text
+    n = table.num_rows
+    t = rich_table.Table(title=title, title_justify="left", caption=f"{n} row{'' if n == 1 else 's'}",
                          caption_justify="left")
     for f in table.schema:
         t.add_column(f.name, justify="right" if _numeric(f.type) else "left", overflow="fold")
     for row in zip(*_python_columns(table), strict=True):
-        t.add_row(*(cell_text(v) for v in row))
+        # Text: a value such as "[red]" is data, not rich markup
+        t.add_row(*(text(cell_text(v)) for v in row))
     return t
 
 
@@ -210,7 +213,8 @@ def print_rich(result: Result, stream: IO[str]) -> None:
             nested.append(_rich_table(pa.table({"key": [str(x) for x in v], "value": [cell_text(y) for y in v.values()]}),
                                       title=k))
         else:
-            grid.add_row(k, ", ".join(cell_text(x) for x in v) if isinstance(v, (list, tuple)) else cell_text(v))
+            value = ", ".join(cell_text(x) for x in v) if isinstance(v, (list, tuple)) else cell_text(v)
+            grid.add_row(k, require("rich.text", "paimon-py's terminal tables", extra="cli").Text(value))
     console.print(grid)
     for t in nested:
         console.print(t)

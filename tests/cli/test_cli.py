@@ -6,6 +6,7 @@ each kind of error. One test runs ``python -m impl.cli`` in a subprocess.
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 import os
 import posixpath
@@ -427,6 +428,9 @@ def test_rich_tables(capsys, shared):
     assert "x2" in out and "NULL" in out and "5 rows" in out
     code, out, err = run(capsys, shared, "--style", "rich", "describe", "db.t")
     assert code == EXIT_OK and "primary_keys" in out and "bucket" in out
+    if importlib.util.find_spec("duckdb"):  # a value that looks like rich markup is printed as it is
+        code, out, err = run(capsys, shared, "--style", "rich", "sql", "select '[bold]x' as s")
+        assert code == EXIT_OK and "[bold]x" in out and re.search(r"^1 row\s*$", out, re.M)
 
 
 def test_the_module_runs_as_a_process(shared):
