@@ -17,7 +17,7 @@ from typing import Sequence
 from impl._cli import HelpFormatter
 from impl.cli import commands as c
 from impl.cli.output import choose_style, emit
-from impl.errors import PaimonError
+from impl.errors import InvalidWarehouseError, PaimonError
 from impl.table import Catalog
 
 PROG = "paimon-py"
@@ -179,6 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         style = choose_style(args.style or "auto", sys.stdout)
         catalog = Catalog(warehouse, options=options)
+        if not catalog.file_io.exists(catalog.warehouse):
+            # the commands create nothing: a mistyped path would otherwise list no databases
+            raise InvalidWarehouseError(f"warehouse {warehouse!r} does not exist")
         ctx = c.Context(catalog, options, show_progress=not args.json and sys.stderr.isatty())
         result = args.run(ctx, args)
         emit(result, as_json=args.json, style=style)

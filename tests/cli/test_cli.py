@@ -372,6 +372,7 @@ def test_options_after_the_command_and_warehouse_from_the_environment(capsys, sh
     (["sql", "select * from db.nope"], "nope"),
     (["sql", "selec 1"], "syntax error"),
     (["--option", "uri=thrift://x", "databases"], "not an option of this filesystem catalog"),
+    (["--warehouse", "/nonexistent/warehouse", "databases"], "warehouse '/nonexistent/warehouse' does not exist"),
 ])
 def test_user_errors_exit_1_without_a_traceback(capsys, shared, argv, fragment):
     if argv[0] == "sql":

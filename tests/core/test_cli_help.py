@@ -131,5 +131,5 @@ def test_a_missing_extra_is_named():
     proc = run_blocked("impl.cli", "--warehouse", "/nonexistent-warehouse", "--style", "rich", "databases",
                        blocked=("rich",))
     assert proc.returncode == 1 and "'cli' extra" in proc.stderr and "Traceback" not in proc.stderr
-    proc = run_blocked("impl.cli", "--warehouse", "/nonexistent-warehouse", "sql", "select 1", blocked=("duckdb",))
+    proc = run_blocked("impl.cli", "--warehouse", ".", "sql", "select 1", blocked=("duckdb",))
     assert proc.returncode == 1 and "'duckdb' extra" in proc.stderr and "Traceback" not in proc.stderr
