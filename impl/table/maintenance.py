@@ -142,8 +142,9 @@ def _is_candidate(core: TableCore, path: str) -> bool:
     return len(parts) >= 2 and parts[-2].startswith("bucket-")
 
 
-def remove_orphan_files(core: TableCore, older_than_millis: int) -> list[str]:
-    """Delete unreferenced files last modified before ``older_than_millis``; return their paths."""
+def remove_orphan_files(core: TableCore, older_than_millis: int, dry_run: bool = False) -> list[str]:
+    """Delete unreferenced files last modified before ``older_than_millis``; return their paths
+    (``dry_run``: the paths only, nothing deleted)."""
     files = [f for f in core.file_io.walk_files(core.path) if _is_candidate(core, f.path)]
     if not files:
         return []
@@ -151,7 +152,8 @@ def remove_orphan_files(core: TableCore, older_than_millis: int) -> list[str]:
     doomed = [f.path for f in files
               if posixpath.basename(f.path) not in used
               and f.modified_millis is not None and f.modified_millis < older_than_millis]
-    core.file_io.delete_quietly(doomed)
+    if not dry_run:
+        core.file_io.delete_quietly(doomed)
     return doomed
 
 

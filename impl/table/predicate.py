@@ -282,7 +282,12 @@ class PredicateBuilder:
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
                 raise InvalidPredicateError(
                     f"predicate {method} on {field!r} ({t}): literal {lit!r} does not fit the column type: {e}") from e
-            checked.append(scalar.as_py())
+            value = scalar.as_py()
+            if pa.types.is_integer(arrow_type) and value != lit:
+                # pyarrow truncates 1.5 to 1 for an integer column: the filter would match other rows
+                raise InvalidPredicateError(
+                    f"predicate {method} on {field!r} ({t}): literal {lit!r} is not a value of the column type")
+            checked.append(value)
         if method in _PATTERNS and not (t.is_string or t.is_binary):
             raise InvalidPredicateError(f"predicate {method} on {field!r}: column type {t} is not a string")
         return LeafPredicate(method, field, tuple(checked))

@@ -261,9 +261,10 @@ class FileStoreTable(TableReads):
                                   self.partition_cache.path).expire(config, protected_names(self.core))
 
     def remove_orphan_files(self, older_than: int | _dt.datetime | None = None, *,
-                            older_than_millis: int | None = None) -> list[str]:
+                            older_than_millis: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files under the table directory that no snapshot references and that are older
-        than ``older_than`` (epoch millis or datetime; default: one day ago). Returns their paths."""
+        than ``older_than`` (epoch millis or datetime; default: one day ago). Returns their paths
+        (``dry_run``: the paths of what would be deleted; nothing is)."""
         if older_than_millis is None:
             if older_than is None:
                 older_than_millis = self.core.now_millis() - ONE_DAY_MS
@@ -272,7 +273,7 @@ class FileStoreTable(TableReads):
                 older_than_millis = int(ts.timestamp() * 1000)
             else:
                 older_than_millis = int(older_than)
-        return remove_orphan_files(self.core, older_than_millis)
+        return remove_orphan_files(self.core, older_than_millis, dry_run)
 
     def rollback_to(self, target: int | str) -> list[str]:
         """Make snapshot ``target`` (an id) or tag ``target`` (a name) the latest snapshot: drop

@@ -22,6 +22,7 @@ OPTIONAL = ("pyspark", "pandas", "rich", "matplotlib", "moto", "s3fs", "boto3", 
 COMMANDS = {
     "simulation": ["-m", "simulation"],
     "demo": ["-m", "impl.demo"],
+    "cli": ["-m", "impl.cli"],
     "explore": ["-m", "fault_injection.explore"],
     "conformance": ["-m", "fault_injection.conformance"],
     "spark_cluster": ["-m", "simulation.spark_cluster"],
@@ -126,3 +127,9 @@ def test_a_missing_extra_is_named():
     proc = run_blocked("simulation", "--embedded-s3", blocked=("moto",))
     assert proc.returncode == 2
     assert "'s3-server' extra" in proc.stderr
+    # paimon-py: plain tables without rich; asking for rich tables, or SQL without duckdb, names the extra
+    proc = run_blocked("impl.cli", "--warehouse", "/nonexistent-warehouse", "--style", "rich", "databases",
+                       blocked=("rich",))
+    assert proc.returncode == 1 and "'cli' extra" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run_blocked("impl.cli", "--warehouse", ".", "sql", "select 1", blocked=("duckdb",))
+    assert proc.returncode == 1 and "'duckdb' extra" in proc.stderr and "Traceback" not in proc.stderr

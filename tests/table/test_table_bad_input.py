@@ -137,6 +137,12 @@ def test_bad_predicates_and_projections(catalog):
         pb.equal("id", "not a number")
     with pytest.raises(InvalidPredicateError, match="startswith"):
         pb.startswith("id", "1")
+    # pyarrow would truncate 1.5 to 1, and the filter would keep the rows of id 1
+    with pytest.raises(InvalidPredicateError, match="literal 1.5 is not a value of the column type"):
+        pb.equal("id", 1.5)
+    with pytest.raises(InvalidPredicateError, match="2.5"):
+        pb.is_in("id", [2, 2.5])
+    assert pb.equal("id", 2.0) == pb.equal("id", 2)  # an integral float is that integer
     with pytest.raises(InvalidPredicateError, match="nope"):
         rb.with_projection(["id", "nope"])
     with pytest.raises(InvalidPredicateError):

@@ -117,7 +117,7 @@ class SystemTable(TableReads):
         self._refuse("expire_snapshots")
 
     def remove_orphan_files(self, older_than: int | _dt.datetime | None = None, *,
-                            older_than_millis: int | None = None) -> NoReturn:
+                            older_than_millis: int | None = None, dry_run: bool = False) -> NoReturn:
         self._refuse("remove_orphan_files")
 
     def rollback_to(self, target: int | str) -> NoReturn:

@@ -1,0 +1,5 @@
+"""``python -m impl.cli``: the ``paimon-py`` command line."""
+
+from impl.cli.main import main
+
+raise SystemExit(main())
