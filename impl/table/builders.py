@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import Executor
 from typing import Mapping, Sequence
 
+from impl._optional import require
 from impl.errors import OverwritePartitionError
 from impl.table.arrow_stream import BuilderReads
 from impl.table.commit import NO_OVERWRITE, TableCommit
@@ -124,6 +125,17 @@ class ReadBuilder(BuilderReads):
 
     def new_scan(self) -> TableScan:
         return TableScan(self.core, self._predicate)
+
+    def to_ray(self, *, parallelism: int = -1, ray_remote_args: dict | None = None, concurrency: int | None = None):
+        """This builder's rows (filter, projection, limit) as a Ray Dataset, planned now and read
+        in parallel Ray tasks (needs the ray extra): see :func:`impl.ray.read_table`."""
+        require("ray.data", "to_ray()")
+        from impl.ray.source import read_table
+        from impl.table.table import FileStoreTable
+
+        return read_table(FileStoreTable.of(self.core), filter=self._predicate, columns=self._projection,
+                          limit=self._limit, parallelism=parallelism, ray_remote_args=ray_remote_args,
+                          concurrency=concurrency)
 
     def new_read(self) -> TableRead:
         return TableRead(self.core, self._predicate, self._projection, self._limit)

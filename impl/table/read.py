@@ -189,6 +189,16 @@ class TableRead:
         con.register(table_name, self.to_arrow(splits))
         return con
 
+    def to_ray(self, splits: Sequence[DataSplit], *, ray_remote_args: dict | None = None,
+               concurrency: int | None = None, override_num_blocks: int | None = None):
+        """The rows of ``splits`` as a Ray Dataset read in parallel Ray tasks (pypaimon's
+        ``to_ray``; needs the ray extra): see :mod:`impl.ray`."""
+        require("ray.data", "to_ray()")
+        from impl.ray.source import splits_to_ray
+
+        return splits_to_ray(self, splits, ray_remote_args=ray_remote_args, concurrency=concurrency,
+                             override_num_blocks=override_num_blocks)
+
     # ------------------------------------------------------------------ internals
 
     def _with_value_kind(self, splits: Sequence[DataSplit]) -> bool:
