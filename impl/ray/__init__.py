@@ -18,12 +18,14 @@ commits the CommitMessages the finished tasks returned in one snapshot, and remo
 failed or retried attempts; a failed write leaves no snapshot and none of its files.
 
 ``table_path`` is a table directory ``<warehouse>/<database>.db/<table>`` that every Ray worker
-can reach. Requires ``pip install -e ".[ray]"``.
+can reach. Requires ``pip install -e ".[ray,spark]"`` (the protocol above lives in impl.spark).
 """
 
 from impl._optional import require
 
 require("ray.data", "impl.ray (Ray Data reads and writes)")  # before anything below imports it
+# the write protocol and split packing are the Spark connector's (impl.spark.writer / reader)
+require("pyspark", "impl.ray (it reuses impl.spark's write protocol)")
 
 from impl.ray.errors import RayConnectorError  # noqa: E402
 from impl.ray.sink import PaimonDatasink, RayWriteOutcome, write_dataset  # noqa: E402
