@@ -30,7 +30,8 @@ _BATCH_ROWS = 65_536
 
 def table_ref(table_or_path: Any, storage_options: Mapping[str, str] | None = None) -> TableRef:
     """A handle every Ray worker can open: from a table directory path, or from an open
-    :class:`impl.FileStoreTable` (its path and dynamic options) on a store workers can reach."""
+    :class:`impl.FileStoreTable` or its ``TableCore`` (its path and dynamic options) on a store
+    workers can reach."""
     if isinstance(table_or_path, str):
         return TableRef.from_path(table_or_path, storage_options=storage_options)
     path = getattr(table_or_path, "path", None)
@@ -105,12 +106,13 @@ class PaimonDatasource(Datasource):
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                        data_context: Any = None) -> list[ReadTask]:
         """One task per bin of units (at most ``parallelism``; one empty task for an empty plan)."""
+        del data_context  # Ray's settings: the plan was made at construction
         count = max(1, min(len(self.units), parallelism if parallelism > 0 else len(self.units)))
         bins = pack_units(self.units, count) if self.units else [[]]
         tasks = []
         for units in bins:
             meta = BlockMetadata(num_rows=None, size_bytes=sum(u.file_size for u in units), exec_stats=None,
-                                 input_files=[f.file_name for u in units for f in u.files])
+                                 input_files=tuple(f.file_name for u in units for f in u.files))
             fn = functools.partial(_read_splits, self.ref, self.predicate, self.columns, self.limit, units)
             tasks.append(ReadTask(fn, meta, schema=self.schema, per_task_row_limit=per_task_row_limit))
         return tasks
@@ -136,9 +138,7 @@ def splits_to_ray(read: Any, splits: Sequence, *, ray_remote_args: dict | None =
                   concurrency: int | None = None, override_num_blocks: int | None = None) -> ray.data.Dataset:
     """pypaimon's ``TableRead.to_ray(splits)``: the rows of ``splits`` planned elsewhere, as
     read by ``read`` (an impl :class:`~impl.table.read.TableRead`: its filter, projection, limit)."""
-    from impl.table.table import FileStoreTable
-
-    source = PaimonDatasource(FileStoreTable.of(read.table), filter=read.predicate, columns=read.projection,
+    source = PaimonDatasource(read.table, filter=read.predicate, columns=read.projection,
                               limit=read.limit, splits=splits)
     ds = ray.data.read_datasource(source, override_num_blocks=override_num_blocks,
                                   ray_remote_args=ray_remote_args, concurrency=concurrency)

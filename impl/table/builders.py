@@ -129,11 +129,8 @@ class ReadBuilder(BuilderReads):
     def to_ray(self, *, parallelism: int = -1, ray_remote_args: dict | None = None, concurrency: int | None = None):
         """This builder's rows (filter, projection, limit) as a Ray Dataset, planned now and read
         in parallel Ray tasks (needs the ray extra): see :func:`impl.ray.read_table`."""
-        require("ray.data", "to_ray()")
-        from impl.ray.source import read_table
-        from impl.table.table import FileStoreTable
-
-        return read_table(FileStoreTable.of(self.core), filter=self._predicate, columns=self._projection,
+        ray_source = require("impl.ray.source", "to_ray()", extra="ray")  # impl.ray sits above the table layer: resolved when called, as an optional library is
+        return ray_source.read_table(self.core, filter=self._predicate, columns=self._projection,
                           limit=self._limit, parallelism=parallelism, ray_remote_args=ray_remote_args,
                           concurrency=concurrency)
 

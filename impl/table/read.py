@@ -193,10 +193,8 @@ class TableRead:
                concurrency: int | None = None, override_num_blocks: int | None = None):
         """The rows of ``splits`` as a Ray Dataset read in parallel Ray tasks (pypaimon's
         ``to_ray``; needs the ray extra): see :mod:`impl.ray`."""
-        require("ray.data", "to_ray()")
-        from impl.ray.source import splits_to_ray
-
-        return splits_to_ray(self, splits, ray_remote_args=ray_remote_args, concurrency=concurrency,
+        ray_source = require("impl.ray.source", "to_ray()", extra="ray")  # impl.ray sits above the table layer: resolved when called, as an optional library is
+        return ray_source.splits_to_ray(self, splits, ray_remote_args=ray_remote_args, concurrency=concurrency,
                              override_num_blocks=override_num_blocks)
 
     # ------------------------------------------------------------------ internals

@@ -191,10 +191,8 @@ class FileStoreTable(TableReads):
                concurrency: int | None = None):
         """The rows of this view as a Ray Dataset, planned now and read in parallel Ray tasks
         (needs the ray extra): see :func:`impl.ray.read_table`."""
-        require("ray.data", "to_ray()")
-        from impl.ray.source import read_table
-
-        return read_table(self, filter=filter, columns=columns, limit=limit, parallelism=parallelism,
+        ray_source = require("impl.ray.source", "to_ray()", extra="ray")  # impl.ray sits above the table layer: resolved when called, as an optional library is
+        return ray_source.read_table(self, filter=filter, columns=columns, limit=limit, parallelism=parallelism,
                           ray_remote_args=ray_remote_args, concurrency=concurrency)
 
 
