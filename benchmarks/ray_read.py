@@ -2,8 +2,8 @@
 
     PYTHONPATH=. python benchmarks/ray_read.py [--rows-per-file 20000] [--repeat 5] [--no-pypaimon]
 
-The table: an append table partitioned by ``dt``, 10 partitions x 10 commits = 100 data files,
-each commit a contiguous id range. Queries (each a plan on the driver, then a Ray read of the
+The table: ``spark_pruning.py``'s append table partitioned by ``dt``, 10 partitions x 10
+commits = 100 data files, each commit a contiguous id range. Queries (each a plan on the driver, then a Ray read of the
 planned splits, rows collected with ``to_arrow_refs``):
 
 - ``dt = 'd3'`` (partition pruning: 10 of 100 files);
@@ -33,30 +33,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "_support"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-TABLE = "db.events"
+TABLE = "db.app"
 
 
 def build_table(warehouse: str, rows_per_file: int) -> int:
-    """The 100-file table; returns the first id of the key query's range."""
-    import numpy as np
-    import pyarrow as pa
+    """The 100-file append table of ``spark_pruning.py`` (``db.app``: 10 partitions x 10 commits,
+    each commit a contiguous id range per partition); returns the first id of the key query."""
+    from spark_pruning import build_tables
 
-    import impl
-
-    cat = impl.Catalog(warehouse)
-    cat.create_database("db", ignore_if_exists=True)
-    schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
-    t = cat.create_table(TABLE, schema=schema, partition_keys=["dt"])
-    next_id = 0
-    for _commit in range(10):
-        parts = []
-        for p in range(10):
-            ids = np.arange(next_id, next_id + rows_per_file, dtype=np.int64)
-            next_id += rows_per_file
-            parts.append(pa.table({"dt": pa.array([f"d{p}"] * len(ids)), "id": ids, "v": ids * 0.5}))
-        t.write_arrow(pa.concat_tables(parts))
-    return next_id // 2 + 7
+    build_tables(warehouse, rows_per_file)
+    return 100 * rows_per_file // 2 + 7
 
 
 def _ray_init():

@@ -24,9 +24,6 @@ from impl.spark.reader import pack_units, read_units
 from impl.spark.tables import TableRef
 from impl.table.predicate import Predicate
 
-# The batch size read tasks hand to Ray (rows): Ray re-blocks as it needs.
-_BATCH_ROWS = 65_536
-
 
 def table_ref(table_or_path: Any, storage_options: Mapping[str, str] | None = None) -> TableRef:
     """A handle every Ray worker can open: from a table directory path, or from an open
@@ -54,18 +51,14 @@ def _read_splits(ref: TableRef, predicate: Predicate | None, columns: list[str] 
     table = ref.table()
     rb = table.new_read_builder().with_filter(predicate).with_projection(columns).with_limit(limit)
     reader = rb.new_read().to_arrow_batch_reader(splits)
-    pending: list[pa.RecordBatch] = []
-    rows = 0
+    empty = True
+    # impl's reader yields a file's (or a merged chunk's) rows at a time: blocks of useful size
     for batch in reader:
-        if batch.num_rows == 0:
-            continue
-        pending.append(batch)
-        rows += batch.num_rows
-        if rows >= _BATCH_ROWS:
-            yield pa.Table.from_batches(pending, schema=reader.schema)
-            pending, rows = [], 0
-    if pending or rows == 0:
-        yield pa.Table.from_batches(pending, schema=reader.schema)
+        if batch.num_rows:
+            empty = False
+            yield pa.Table.from_batches([batch])
+    if empty:
+        yield reader.schema.empty_table()
 
 
 class PaimonDatasource(Datasource):
