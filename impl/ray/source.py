@@ -15,12 +15,13 @@ import functools
 from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
+import ray
 import ray.data
 from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 
 from impl.ray.errors import RayConnectorError
-from impl.spark.reader import pack_units, read_units
+from impl.spark.reader import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
 from impl.spark.tables import TableRef
 from impl.table.predicate import Predicate
 
@@ -72,7 +73,8 @@ class PaimonDatasource(Datasource):
 
     def __init__(self, table_or_path: Any, *, filter: Predicate | None = None,  # noqa: A002 - pypaimon's name
                  columns: Sequence[str] | None = None, limit: int | None = None,
-                 storage_options: Mapping[str, str] | None = None, splits: Sequence | None = None):
+                 storage_options: Mapping[str, str] | None = None, splits: Sequence | None = None,
+                 target_bytes: int = DEFAULT_TARGET_BYTES, parallelism: int = -1):
         self.ref = table_ref(table_or_path, storage_options)
         table = self.ref.table()  # TableNotExistError here, on the driver
         rb = (table.new_read_builder().with_filter(filter)
@@ -84,6 +86,8 @@ class PaimonDatasource(Datasource):
         self.columns = list(columns) if columns is not None else None
         self.limit = limit
         self.units = read_units(table, planned)
+        self.target_bytes = target_bytes
+        self.parallelism = parallelism  # read tasks asked for (-1: sized by the cluster and the data)
 
     @property
     def files_planned(self) -> int:
@@ -98,9 +102,17 @@ class PaimonDatasource(Datasource):
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                        data_context: Any = None) -> list[ReadTask]:
-        """One task per bin of units (at most ``parallelism``; one empty task for an empty plan)."""
+        """Bins of units of similar size, never more than the units planned: as many as asked
+        for at construction; otherwise as many as the cluster has CPUs (more when the data
+        exceeds ``target_bytes`` a task), at most Ray's ``parallelism``. One empty task for an
+        empty plan."""
         del data_context  # Ray's settings: the plan was made at construction
-        count = max(1, min(len(self.units), parallelism if parallelism > 0 else len(self.units)))
+        if self.parallelism > 0:
+            count = max(1, min(len(self.units), self.parallelism))
+        else:
+            slots = int(ray.cluster_resources().get("CPU", 1)) if ray.is_initialized() else 1
+            count = partition_count(self.units, slots, self.target_bytes)
+            count = max(1, min(count, parallelism)) if parallelism > 0 else count
         bins = pack_units(self.units, count) if self.units else [[]]
         tasks = []
         for units in bins:
@@ -117,11 +129,11 @@ def read_table(table_or_path: Any, *, filter: Predicate | None = None,  # noqa: 
                concurrency: int | None = None) -> ray.data.Dataset:
     """The rows of a table as a Ray Dataset, read in parallel Ray tasks (see :class:`PaimonDatasource`).
 
-    ``parallelism``: the number of read tasks to aim for (-1: Ray decides; never more than the
-    units planned). Raises impl's typed errors (``TableNotExistError``, ``InvalidPredicateError``
+    ``parallelism``: the number of read tasks (-1: one per CPU of the cluster, more for large
+    reads; never more than the units planned: a primary-key bucket, an append file). Raises impl's typed errors (``TableNotExistError``, ``InvalidPredicateError``
     for an unknown column) here, before any task starts."""
     source = PaimonDatasource(table_or_path, filter=filter, columns=columns, limit=limit,
-                              storage_options=storage_options)
+                              storage_options=storage_options, parallelism=parallelism)
     ds = ray.data.read_datasource(source, override_num_blocks=parallelism if parallelism > 0 else None,
                                   ray_remote_args=ray_remote_args, concurrency=concurrency)
     return ds.limit(limit) if limit is not None else ds
@@ -132,7 +144,7 @@ def splits_to_ray(read: Any, splits: Sequence, *, ray_remote_args: dict | None =
     """pypaimon's ``TableRead.to_ray(splits)``: the rows of ``splits`` planned elsewhere, as
     read by ``read`` (an impl :class:`~impl.table.read.TableRead`: its filter, projection, limit)."""
     source = PaimonDatasource(read.table, filter=read.predicate, columns=read.projection,
-                              limit=read.limit, splits=splits)
+                              limit=read.limit, splits=splits, parallelism=override_num_blocks or -1)
     ds = ray.data.read_datasource(source, override_num_blocks=override_num_blocks,
                                   ray_remote_args=ray_remote_args, concurrency=concurrency)
     return ds.limit(read.limit) if read.limit is not None else ds
