@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pyarrow as pa
@@ -281,3 +283,29 @@ def test_paimon_java_reads_what_ray_wrote(catalog, tmp_path):
         java.call("read", warehouse=catalog.warehouse, table=pk.identifier, out=str(out))
     assert rows(pq.read_table(out).select(["dt", "id", "v"])) == rows(pk.to_arrow())
     assert ("d0", 10, "u10") in rows(pk.to_arrow())
+
+
+def test_without_ray_or_pyspark_the_error_names_the_extra(tmp_path):
+    code = textwrap.dedent(f"""
+        import sys
+        sys.modules[sys.argv[1]] = None  # as if not installed
+        import pyarrow as pa
+        import impl
+        from impl.errors import MissingExtraError
+        try:
+            import impl.ray
+        except MissingExtraError as e:
+            print("import:", e.extra)
+        cat = impl.Catalog({str(tmp_path / "wh")!r})
+        cat.create_database("db", ignore_if_exists=True)
+        t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]), ignore_if_exists=True)
+        try:
+            t.to_ray()
+        except MissingExtraError as e:
+            print("to_ray:", e.extra)
+        """)
+    root = str(Path(impl.__file__).resolve().parents[1])
+    for blocked, extra in (("ray", "ray"), ("pyspark", "spark")):
+        proc = subprocess.run([sys.executable, "-c", code, blocked], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": root})
+        assert proc.stdout.split() == ["import:", extra, "to_ray:", extra], proc.stderr[-2000:]
