@@ -22,7 +22,7 @@ import impl  # noqa: E402
 import impl.ray  # noqa: E402
 from impl.errors import SchemaMismatchError  # noqa: E402
 from impl.spark.tracking import INTENT_ROOT  # noqa: E402
-from impl.table.errors import InvalidPredicateError, TableNotExistError  # noqa: E402
+from impl.table.errors import InvalidPredicateError, TableNotExistError, UnsupportedTableFeatureError  # noqa: E402
 from impl.table.predicate import PredicateBuilder  # noqa: E402
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
@@ -243,6 +243,9 @@ def test_bad_input_gets_impl_typed_errors_on_the_driver(catalog, tmp_path):
         ray.data.from_arrow(batch(range(3)).drop_columns(["v"])).write_datasink(impl.ray.PaimonDatasink(t.path))
     with pytest.raises(impl.ray.RayConnectorError, match="'upsert'"):
         impl.ray.write_dataset(ds, t, mode="upsert")
+    dynamic = catalog.create_table("db.dyn", schema=SCHEMA, primary_keys=["id"])  # bucket -1
+    with pytest.raises(UnsupportedTableFeatureError, match="dynamic bucket"):
+        impl.ray.write_dataset(ds, dynamic)
     assert t.snapshot_manager.latest_snapshot_id() is None and data_files(t) == set()
 
 
