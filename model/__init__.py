@@ -1,7 +1,8 @@
 """Executable reference model of the Paimon commit protocol: pure Python, no I/O, no impl.
 
 rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions);
-             index facts of dynamic bucket mode: fold_index, check_index_conflicts, assign_buckets
+             index facts of dynamic bucket mode: fold_index, check_index_conflicts, assign_buckets;
+             postpone bucket mode: postpone_bucket_count, check_postpone_compaction, replay_postponed
 table.py  -- Model: retained snapshots and tags; commit, overwrite, expire, read, tag, rollback;
              schema ids (alter)
 schema.py -- schema facts and the rule for a commit prepared under an older schema
@@ -34,6 +35,7 @@ from model.rules import (
     HASH,
     INSERT,
     OVERWRITE,
+    POSTPONE_BUCKET,
     UPDATE_AFTER,
     UPDATE_BEFORE,
     Entry,
@@ -46,18 +48,21 @@ from model.rules import (
     check_conflicts,
     check_index_conflicts,
     check_index_invariant,
+    check_postpone_compaction,
     files_kept,
     fold_index,
     identity,
     index_identity,
     merge_entries,
     merge_rows,
+    postpone_bucket_count,
+    replay_postponed,
 )
 from model.schema import FieldFacts, SchemaFacts, commit_schema_problem
 from model.table import Model, Snapshot
 
 __all__ = [
-    "ADD", "APPEND", "COMPACT", "DELETE", "DELETE_ROW", "HASH", "INSERT", "OVERWRITE",
+    "ADD", "APPEND", "COMPACT", "DELETE", "DELETE_ROW", "HASH", "INSERT", "OVERWRITE", "POSTPONE_BUCKET",
     "UPDATE_AFTER", "UPDATE_BEFORE",
     "BucketCountChangedError", "CommitConflictError", "DuplicateFileError",
     "FileAlreadyLiveError", "FileNotLiveError", "IndexFileConflictError", "KeyRangeOverlapError", "ModelError",
@@ -66,4 +71,5 @@ __all__ = [
     "Entry", "FileFacts", "Identity", "IndexEntry", "IndexFacts", "IndexIdentity", "Model", "Snapshot",
     "assign_buckets", "check_conflicts", "check_index_conflicts", "files_kept", "check_index_invariant", "fold_index",
     "identity", "index_identity", "merge_entries", "merge_rows",
+    "check_postpone_compaction", "postpone_bucket_count", "replay_postponed",
 ]

@@ -285,3 +285,55 @@ def assign_buckets(owner: dict[int, int], key_hashes: Iterable[int], target_row_
                 owner[h] = next(b for b in range(len(counts) + 1) if b not in counts)
         out.append(owner[h])
     return out
+
+
+# ============================================================================ postpone bucket mode (bucket -2)
+
+POSTPONE_BUCKET = -2  # the bucket (and total bucket count) of rows waiting for a bucket
+
+
+def postpone_bucket_count(live: Iterable[FileFacts], partition: Hashable, default_bucket_num: int) -> int:
+    """impl.table.postpone.bucket_count_for: the bucket count of the partition's real-bucket
+    files if it has any (they agree: rule a. of check_conflicts), else ``postpone.default-bucket-num``."""
+    for f in live:
+        if f.partition == partition and f.bucket >= 0 and f.total_buckets > 0:
+            return f.total_buckets
+    return default_bucket_num
+
+
+def check_postpone_compaction(before: Mapping[Identity, FileFacts], changes: Iterable[Entry],
+                              default_bucket_num: int) -> None:
+    """What one postpone compaction publishes (impl.table.postpone.compact_postponed_partition),
+    in one COMPACT snapshot: for each partition it touches, every postponed file of the
+    partition leaves; the files that appear are real-bucket files (0 <= bucket < n, total
+    buckets n, n = ``postpone_bucket_count`` before the compaction) of those partitions; files
+    that leave besides the postponed ones are real-bucket files of the same partitions (merged
+    by the buckets' writers); no postponed file appears."""
+    changes = list(changes)
+    touched = {e.file.partition for e in changes if e.kind == DELETE and e.file.bucket == POSTPONE_BUCKET}
+    postponed = {k for k, f in before.items() if f.bucket == POSTPONE_BUCKET and f.partition in touched}
+    left = {identity(e.file) for e in changes if e.kind == DELETE and e.file.bucket == POSTPONE_BUCKET}
+    assert left == postponed, f"postponed files left behind: {sorted(postponed - left)}"
+    counts = {p: postpone_bucket_count(before.values(), p, default_bucket_num) for p in touched}
+    for e in changes:
+        f = e.file
+        assert f.partition in touched, f"{e.kind} of {f.file_name}: partition {f.partition} has no postponed file"
+        if f.bucket == POSTPONE_BUCKET:
+            assert e.kind == DELETE, f"a compaction adds postponed file {f.file_name}"
+            continue
+        n = counts[f.partition]
+        assert 0 <= f.bucket < n and f.total_buckets == n, \
+            f"{f.file_name}: bucket {f.bucket} of {f.total_buckets}, the partition has {n} buckets"
+
+
+def replay_postponed(bucket_rows: Iterable[tuple[Any, int, int, Any]],
+                     postponed: Iterable[tuple[Any, int, Any]]) -> dict[Any, Any]:
+    """A real bucket's rows after a postpone compaction: its (key, sequence_number, row_kind,
+    value) rows, then the postponed (key, row_kind, value) rows routed to it in replay order
+    (file creation time, then row order), numbered after the bucket's highest sequence number
+    (postponed rows carry none), merged by the deduplicate engine. Before the compaction a read
+    sees ``merge_rows(bucket_rows)`` alone: batch scans skip bucket -2."""
+    rows = list(bucket_rows)
+    start = max((r[1] for r in rows), default=-1) + 1
+    rows += [(key, start + i, kind, value) for i, (key, kind, value) in enumerate(postponed)]
+    return merge_rows(rows)

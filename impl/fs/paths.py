@@ -37,6 +37,10 @@ MAIN_BRANCH = "main"
 IdFactory = Callable[[], str]
 
 
+# bucket id of postponed rows (impl.table.bucket.POSTPONE_BUCKET; the file system layer sits below it)
+POSTPONE_BUCKET_ID = -2
+
+
 def random_id() -> str:
     """The default id source of file names: a random uuid4."""
     return str(uuid.uuid4())
@@ -142,10 +146,12 @@ class TablePaths:
 
     # data -------------------------------------------------------------------------
     def bucket_dir(self, partition_path: str, bucket: int) -> str:
-        """``partition_path`` is ``k1=v1/k2=v2`` (empty for unpartitioned tables)."""
+        """``partition_path`` is ``k1=v1/k2=v2`` (empty for unpartitioned tables). Bucket -2 holds
+        a postpone-mode table's unassigned rows, in ``bucket-postpone`` (Paimon's FileStorePathFactory)."""
+        name = "bucket-postpone" if bucket == POSTPONE_BUCKET_ID else f"bucket-{bucket}"
         if partition_path:
-            return posixpath.join(self.table_path, partition_path, f"bucket-{bucket}")
-        return posixpath.join(self.table_path, f"bucket-{bucket}")
+            return posixpath.join(self.table_path, partition_path, name)
+        return posixpath.join(self.table_path, name)
 
     def data_file_path(self, partition_path: str, bucket: int, file_name: str, external_path: str | None = None) -> str:
         if external_path:

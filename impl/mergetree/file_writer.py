@@ -46,6 +46,9 @@ class KVFileContext:
     stats_mode: StatsModeLike = DEFAULT_STATS_MODE  # the table's metadata.stats-mode, for value columns
     clock_millis: Callable[[], int] = wall_clock_millis  # the environment's clock: file creation times
     file_index: FileIndexSpec | None = None  # the table's file-index.* options: each file's index blob over its values
+    # Paimon's fixed mode for _KEY_ columns; postpone-bucket files carry none (their writer sets
+    # metadata.stats-mode = none for the whole file)
+    key_stats_mode: StatsModeLike = KEY_STATS_MODE
 
     def path(self, file_name: str) -> str:
         return posixpath.join(self.bucket_dir, file_name)
@@ -66,15 +69,15 @@ class KVFileStats:
     """The statistics of one KV file folded chunk by chunk, so a chunk can be dropped once encoded.
 
     Gives exactly what one pass over the whole file would: first and last key (the file is
-    sorted by key), sequence range, delete count, key stats in Paimon's fixed mode for
-    ``_KEY_`` columns, value stats in the table's ``metadata.stats-mode``
+    sorted by key, except a postpone-bucket file: its rows in arrival order), sequence range,
+    delete count, key stats in ``key_stats_mode`` for ``_KEY_`` columns, value stats in the table's ``metadata.stats-mode``
     (see :mod:`impl.format.stats`).
     """
 
     def __init__(self, ctx: KVFileContext):
         layout = ctx.layout
         self._ctx = ctx
-        self._keys = StatsCollector(layout.key_columns, layout.key_types, KEY_STATS_MODE, dense=False)
+        self._keys = StatsCollector(layout.key_columns, layout.key_types, ctx.key_stats_mode, dense=False)
         self._values = StatsCollector(layout.value_names, layout.value_types, ctx.stats_mode)
         self._first: list | None = None
         self._last: list | None = None

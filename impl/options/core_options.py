@@ -3,8 +3,8 @@
 Keys, defaults and fallback keys are Apache Paimon's, with these exceptions that pin down what
 this library supports or where it fixes a value Paimon leaves open:
 
-- ``bucket`` accepts Paimon's -2 (postpone bucket mode) here; the table layer refuses it as
-  unsupported.
+- ``bucket`` accepts Paimon's -2 (postpone bucket mode, primary-key tables only: the table
+  layer refuses it on append tables, as Paimon's schema validation does).
 - ``file.format`` accepts parquet, orc and avro (the per-level, compression and ``orc.*`` /
   ``avro.*`` options are checked by ``impl.format.write_formats.WriteFormats``);
   ``file.compression.zstd-level`` is at least 1.
@@ -158,6 +158,13 @@ DYNAMIC_BUCKET_INITIAL_BUCKETS: ConfigOption[int | None] = _option(
     "dynamic-bucket.initial-buckets", at_least(1), None,
     "Dynamic bucket mode: assigner parallelism of a distributed writer (parsed; this library assigns with one).")
 
+# ---------------------------------------------------------------------------- postpone bucket mode (bucket -2)
+
+POSTPONE_DEFAULT_BUCKET_NUM: ConfigOption[int] = _option(
+    "postpone.default-bucket-num", at_least(1), 1,
+    "Postpone bucket mode: buckets of a partition compacted for the first time (one with real buckets keeps "
+    "its count).")
+
 # per-field options of the aggregation and partial-update engines
 FIELD_AGGREGATE_FUNCTION: FieldOption[str] = FieldOption(
     "aggregate-function", parse_lowercase, "aggregation: the column's aggregate function.")
@@ -269,6 +276,8 @@ PASSED_THROUGH_KEYS = frozenset({
     "changelog-file.prefix", "file.suffix.include.compression", "dynamic-bucket.assigner-parallelism",
     "row-tracking.enabled", "data-evolution.enabled",
     "aggregation.remove-record-on-delete", "lookup-wait",
+    # Flink's batch sink into postpone tables; this library's writes always land in bucket-postpone
+    "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",
 })
 # Families of keys: per-field options, format and file-index settings, and the snapshot,
 # changelog and lookup settings this library does not read.

@@ -183,7 +183,7 @@ def parse_bucket(key: str, value: object) -> int:
     """Paimon's bucket counts: ``>= 1`` (fixed), -1 (dynamic) or -2 (postpone)."""
     n = parse_int(key, value)
     if n == 0 or n < -2:
-        raise InvalidOptionError(f"option {key!r}: {n} is not a valid bucket count (use >= 1, or -1)")
+        raise InvalidOptionError(f"option {key!r}: {n} is not a valid bucket count (use >= 1, -1 or -2)")
     return n
 
 

@@ -1,7 +1,8 @@
 """``impl.spark.compact``: a dedicated compaction job over Spark.
 
 The driver lists the (partition, bucket) groups of the latest snapshot and spreads them over
-tasks (largest first, so tasks get similar work). Each task compacts its buckets with impl's
+tasks (largest first, so tasks get similar work); on a postpone-mode table (``bucket`` = -2) a
+task moves whole partitions' postponed rows into real buckets instead (impl.table.postpone). Each task compacts its buckets with impl's
 writers (a merge-tree writer per bucket for primary-key tables: universal compaction, or
 everything into one sorted run with ``full``; small-file rewriting for append tables) and
 returns the CommitMessages (compact-before / compact-after). The driver publishes them as one
@@ -22,7 +23,9 @@ from impl.spark.options import check_table_options
 from impl.spark.source import activate
 from impl.spark.tables import TableRef, split_storage_options
 from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
+from impl.table.bucket import BucketMode
 from impl.table.compact import compact_bucket
+from impl.table.postpone import compact_postponed_partition, plan_postpone
 from impl.table.scan import SnapshotReader
 
 log = logging.getLogger(__name__)
@@ -65,6 +68,24 @@ def _compact_function(job: WriteJob, full: bool):
     return run
 
 
+def _postpone_function(job: WriteJob, full: bool):
+    """Tasks of a postpone-mode table: each moves whole partitions' postponed rows into buckets."""
+    def run(slices):
+        tasks = [t for s in slices for t in s]
+        if not tasks:
+            return
+        key = task_key()
+        base_fs = job.ref.filesystem()
+        out = []
+        with job.intent(fs=base_fs).task_attempt(key, base_fs) as tracked:
+            table = job.ref.table(filesystem=tracked)
+            for task in tasks:
+                out.extend(compact_postponed_partition(table.core, task, full))
+        yield pickle.dumps(out)
+
+    return run
+
+
 def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None = None,
             options: Mapping[str, str] | None = None, fs_factory=None) -> CompactResult:
     """Compact the table at ``table_path`` with a Spark job; one COMPACT snapshot (none if nothing to do).
@@ -85,24 +106,32 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
         return result
     groups: dict[tuple[bytes, int], list] = {}
     totals: dict[tuple[bytes, int], int] = {}
-    for e in SnapshotReader(table.core).live_entries(latest):
+    entries = SnapshotReader(table.core).live_entries(latest)
+    for e in entries:
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     result.buckets = len(groups)
     if not groups:
         return result
-    items = sorted(((p, b, totals[(p, b)], tuple(fs)) for (p, b), fs in groups.items()),
-                   key=lambda it: -sum(f.file_size for f in it[3]))
+    postpone = table.bucket_mode is BucketMode.POSTPONE
+    if postpone:  # Paimon's postpone compaction: per partition holding postponed rows
+        items: list = [(t, t.postponed) for t in plan_postpone(entries, table.options.postpone_default_bucket_num)]
+    else:
+        items = [((p, b, totals[(p, b)], tuple(fs)), fs) for (p, b), fs in groups.items()]
+    if not items:
+        return result
+    items.sort(key=lambda it: -sum(f.file_size for f in it[1]))
     n = max(1, min(len(items), num_tasks or int(spark.sparkContext.defaultParallelism)))
     slices: list[list] = [[] for _ in range(n)]
     weights = [0] * n
-    for it in items:  # largest first into the lightest slice
+    for it, files in items:  # largest first into the lightest slice
         i = weights.index(min(weights))
         slices[i].append(it)
-        weights[i] += sum(f.file_size for f in it[3]) + 1
+        weights[i] += sum(f.file_size for f in files) + 1
     write_id = uuid.uuid4().hex
     job = WriteJob(ref, write_id, f"spark-compact-{write_id}", latest.id, ())
-    rdd = spark.sparkContext.parallelize(slices, n).mapPartitions(_compact_function(job, full))
+    function = _postpone_function(job, full) if postpone else _compact_function(job, full)
+    rdd = spark.sparkContext.parallelize(slices, n).mapPartitions(function)
     try:
         per_task = [pickle.loads(b) for b in rdd.collect()]
     except BaseException:

@@ -66,6 +66,7 @@ from impl.spark.reader import (
 )
 from impl.spark.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
+from impl.table.bucket import BucketMode
 from impl.table.read import VALUE_KIND
 from impl.table.scan import DataSplit
 
@@ -117,6 +118,11 @@ def stream_start(options: Mapping[str, str]) -> StreamStart:
 def check_streamable(table) -> None:
     """Refuse what the stream cannot read faithfully (the changes of OVERWRITE snapshots)."""
     raw = table.options.raw
+    if table.bucket_mode is BucketMode.POSTPONE and table.options.changelog_producer == "none":
+        # Paimon's stream scan of such a table reads bucket-postpone too (unmerged rows, before
+        # any compaction); this reader plans through the batch scan, which skips it
+        raise StreamStartError(f"streaming reads of postpone bucket table {table.identifier} without a changelog "
+                               f"producer are not supported; set 'changelog-producer', or compact and read in batch")
     if table.is_primary_key_table:
         if co.STREAMING_READ_OVERWRITE.get(raw):
             raise StreamStartError(f"streaming-read-overwrite=true is not supported ({table.identifier}); "

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from impl.format.binary_row import encode_row, encode_row_unserialized, null_bits_size_in_bytes
 from impl.format.types import DataType
+from impl.fs.paths import POSTPONE_BUCKET_ID
 
 SEED = 42
 _C1 = np.uint32(0xCC9E2D51)
@@ -399,20 +400,29 @@ def compute_buckets(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequen
 # ============================================================================ bucket mode
 
 
+# Paimon's bucket id (and total bucket count) of the rows a postpone-mode table holds back
+# until a compaction assigns them a bucket; their directory is ``bucket-postpone``.
+POSTPONE_BUCKET = POSTPONE_BUCKET_ID
+
+
 class BucketMode(enum.Enum):
-    """How a table assigns rows to buckets (Paimon's BucketMode; its postpone mode, bucket -2, is
-    rejected as an option value)."""
+    """How a table assigns rows to buckets (Paimon's BucketMode)."""
 
     HASH_FIXED = "HASH_FIXED"  # bucket >= 1: the hash of the bucket key modulo the bucket count
     HASH_DYNAMIC = "HASH_DYNAMIC"  # primary key holding every partition field, bucket -1 (impl.table.dynamic_bucket)
     CROSS_PARTITION = "CROSS_PARTITION"  # primary key without some partition field, bucket -1 (refused)
     BUCKET_UNAWARE = "BUCKET_UNAWARE"  # append table, bucket -1: files in bucket 0, total buckets -1
+    # primary key, bucket -2: writes land in bucket -2 (bucket-postpone), unmerged, unread by batch
+    # scans, until a compaction moves them into real buckets (impl.table.postpone)
+    POSTPONE = "POSTPONE_MODE"
 
 
 def bucket_mode(bucket: int, primary_keys: Sequence[str], partition_keys: Sequence[str]) -> BucketMode:
     """The bucket mode of a table with option ``bucket`` and these keys."""
     if bucket > 0:
         return BucketMode.HASH_FIXED
+    if bucket == POSTPONE_BUCKET and primary_keys:
+        return BucketMode.POSTPONE
     if not primary_keys:
         return BucketMode.BUCKET_UNAWARE
     if set(partition_keys) <= set(primary_keys):

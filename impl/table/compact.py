@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
+from functools import partial
+from typing import Callable, Sequence
 
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
@@ -26,9 +27,11 @@ from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import RollingFileWriter
+from impl.table.bucket import BucketMode
 from impl.table.commit import TableCommit
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.pk import PrimaryKeyBucketWriter
+from impl.table.postpone import compact_postponed_partition, plan_postpone
 from impl.table.read import read_data_file
 from impl.table.scan import SnapshotReader
 
@@ -95,7 +98,11 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
 
 
 def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
-    """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None."""
+    """Compact every bucket of the latest snapshot; the CommitStats of the COMPACT snapshot, or None.
+
+    Postpone-mode tables (``bucket`` = -2) compact as Paimon's postpone compaction does: every
+    partition holding postponed rows gets them moved into real buckets (see
+    :mod:`impl.table.postpone`); buckets of other partitions are left alone."""
     latest = core.snapshot_manager.latest_snapshot()
     if latest is None:
         return None
@@ -104,22 +111,31 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
         groups.setdefault((e.partition, e.bucket), []).append(e)
     if not groups:
         return None
+    index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
+    tasks: list[Callable[[], CommitMessage | list[CommitMessage] | None]]
+    if core.bucket_mode is BucketMode.POSTPONE:
+        entries = [e for es in groups.values() for e in es]
+        tasks = [partial(compact_postponed_partition, core, t, full, index)
+                 for t in plan_postpone(entries, core.options.postpone_default_bucket_num)]
+    else:
+        tasks = [partial(compact_bucket, core, p, b, es[0].total_buckets, [e.file for e in es], full,
+                         index.get((p, b), []))
+                 for (p, b), es in groups.items()]
     commit = TableCommit(core, f"compact-{core.env.new_id()}")
     messages: list[CommitMessage] = []
     failure: BaseException | None = None
-    workers = max(1, min(len(groups), os.cpu_count() or 1))
+    workers = max(1, min(len(tasks), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paimon-compact-job") as pool:
-        index = bucket_index_files(core, latest) if core.options.deletion_vectors else {}
-        futures = [pool.submit(compact_bucket, core, p, b, es[0].total_buckets, [e.file for e in es], full,
-                               index.get((p, b), []))
-                   for (p, b), es in groups.items()]
+        futures = [pool.submit(task) for task in tasks]
         for fu in futures:  # wait for all, so nothing is still writing when we clean up
             try:
                 m = fu.result()
             except BaseException as e:  # noqa: BLE001 - re-raised below, after cleanup
                 failure = failure or e
                 continue
-            if m is not None:
+            if isinstance(m, list):
+                messages.extend(m)
+            elif m is not None:
                 messages.append(m)
     if failure is not None:
         commit.abort(messages)  # nothing was committed: the rewritten files are unreferenced

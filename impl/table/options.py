@@ -28,17 +28,7 @@ MiB = 1024 * 1024
 # the old names of the known-key families, still imported by impl.spark.source
 _PREFIXES = KNOWN_PREFIXES
 
-POSTPONE_BUCKET = -2
-
-
 # ---------------------------------------------------------------------------- rules
-
-
-def supported_bucket(bucket: int) -> int:
-    """Paimon's bucket count, unless it is the postpone mode this library does not implement."""
-    if bucket == POSTPONE_BUCKET:
-        raise InvalidOptionError("option 'bucket': -2 (postpone bucket mode, introduced in Paimon 1.1) is not supported")
-    return bucket
 
 
 def check_one_scan_start(options: Mapping[str, object]) -> None:
@@ -103,6 +93,7 @@ class TableOptions:
     dynamic_partition_overwrite: bool = co.DYNAMIC_PARTITION_OVERWRITE.default
     dynamic_bucket_target_row_num: int = co.DYNAMIC_BUCKET_TARGET_ROW_NUM.default
     dynamic_bucket_max_buckets: int = co.DYNAMIC_BUCKET_MAX_BUCKETS.default
+    postpone_default_bucket_num: int = co.POSTPONE_DEFAULT_BUCKET_NUM.default
     commit: CommitOptions = CommitOptions()
 
     def target_file_size_for(self, primary_key_table: bool) -> int:
@@ -120,7 +111,7 @@ class TableOptions:
         check_retained_counts(retained_min, retained_max)
         return TableOptions(
             raw=raw,
-            bucket=supported_bucket(co.BUCKET.get(raw)),
+            bucket=co.BUCKET.get(raw),
             bucket_key=co.BUCKET_KEY.get(raw),
             file_format=co.FILE_FORMAT.get(raw),
             file_compression=co.FILE_COMPRESSION.get(raw),
@@ -153,5 +144,6 @@ class TableOptions:
             dynamic_partition_overwrite=co.DYNAMIC_PARTITION_OVERWRITE.get(raw),
             dynamic_bucket_target_row_num=co.DYNAMIC_BUCKET_TARGET_ROW_NUM.get(raw),
             dynamic_bucket_max_buckets=co.DYNAMIC_BUCKET_MAX_BUCKETS.get(raw),
+            postpone_default_bucket_num=co.POSTPONE_DEFAULT_BUCKET_NUM.get(raw),
             commit=CommitOptions.from_options(raw),
         )

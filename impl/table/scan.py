@@ -91,6 +91,10 @@ class Plan:
         return list(self.splits_)
 
 
+def _real_bucket(e: ManifestEntry) -> bool:
+    return e.bucket >= 0
+
+
 def _exact_lookup(values: dict) -> StatsLookup:
     def lookup(name: str) -> ColumnStats | None:
         if name not in values:
@@ -458,10 +462,21 @@ class TableScan:
         return kept
 
     def _bucket_filter(self) -> BucketFilter | None:
+        """Entries' buckets a read keeps: on a postpone-mode table real buckets only (Paimon's
+        batch scan ``onlyReadRealBuckets``: postponed rows stay invisible until a compaction
+        assigns their bucket), and the buckets that can hold rows matching the predicate."""
+        by_key = self._key_bucket_filter()
+        if self.core.bucket_mode is not BucketMode.POSTPONE:
+            return by_key
+        if by_key is None:
+            return _real_bucket
+        return lambda e: _real_bucket(e) and by_key(e)
+
+    def _key_bucket_filter(self) -> BucketFilter | None:
         """Entries' buckets that can hold rows matching equality / IN on every bucket-key column."""
         pred = self.predicate
         keys = self.core.bucket_keys
-        if pred is None or not keys or self.core.bucket_mode is not BucketMode.HASH_FIXED:
+        if pred is None or not keys or self.core.bucket_mode not in (BucketMode.HASH_FIXED, BucketMode.POSTPONE):
             return None
         literal_sets: dict[str, tuple] = {}
         for c in split_and(pred):

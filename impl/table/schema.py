@@ -18,6 +18,7 @@ from impl.format.json_records import TableSchema
 from impl.format.types import DataField, from_arrow, reassign_nested_ids, to_arrow
 from impl.options import core_options as co
 from impl.options.values import MergeEngine
+from impl.table.bucket import POSTPONE_BUCKET
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
 
@@ -215,6 +216,9 @@ def validate_options(schema: TableSchema, options: TableOptions) -> None:
         # bucket-unaware and dynamic bucket mode hash nothing / the primary key (Paimon and pypaimon refuse it too)
         raise InvalidOptionError("option 'bucket-key' needs a fixed 'bucket' count (bucket is -1)")
     if not pk_table:
+        if options.bucket == POSTPONE_BUCKET:
+            # Paimon's SchemaValidation: "The number of buckets needs to be greater than 0."
+            raise InvalidOptionError("option 'bucket': -2 (postpone bucket mode) needs a primary-key table")
         if options.bucket > 0 and options.bucket_key is None:
             raise InvalidOptionError(
                 f"append table with 'bucket' = {options.bucket} needs option 'bucket-key' (the columns to hash)")

@@ -228,6 +228,8 @@ class FileStoreTable(TableReads):
         ``target-file-size`` into target-size files once there are ``compaction.min.file-num``
         of them (``full``: all files of a bucket that has more than one). Primary-key tables:
         a dedicated compaction job, each bucket's merge tree compacts (``full``: into one sorted run).
+        Postpone-bucket tables (``bucket`` = -2): every partition's postponed rows move into real
+        buckets (its bucket count, else ``postpone.default-bucket-num``), see :mod:`impl.table.postpone`.
         """
         return compact_table(self.core, full)
 

@@ -7,7 +7,8 @@ partition is encoded to a BinaryRow once), buckets by Paimon's hash of the bucke
 Append tables get a :class:`RollingFileWriter` per (partition, bucket); bucket-unaware
 tables (``bucket`` = -1) write to bucket 0 with total buckets -1. Primary-key tables get an
 ``impl.mergetree.MergeTreeWriter`` per (partition, bucket), restored from the files that
-bucket holds in the latest snapshot. Dynamic-bucket primary-key tables (``bucket`` = -1) route
+bucket holds in the latest snapshot; postpone-mode tables (``bucket`` = -2) write every row, unmerged, to
+bucket -2 (:mod:`impl.table.postpone`). Dynamic-bucket primary-key tables (``bucket`` = -1) route
 by :class:`impl.table.dynamic_bucket.DynamicBucketAssigner` (each key keeps the bucket of the
 table's HASH index), and their commit messages carry the changed buckets' new index files.
 
@@ -33,13 +34,22 @@ from impl.format.records import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
 from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.table.append_writer import RollingFileWriter
-from impl.table.bucket import BucketMode, compute_buckets, encode_partition, group_rows, row_hashes, split_by_group
+from impl.table.bucket import (
+    POSTPONE_BUCKET,
+    BucketMode,
+    compute_buckets,
+    encode_partition,
+    group_rows,
+    row_hashes,
+    split_by_group,
+)
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 from impl.table.options import TableOptions
 from impl.table.pandas_io import pandas_columns, pandas_to_arrow
 from impl.table.pk import PrimaryKeyBucketWriter, check_merge_input
+from impl.table.postpone import PostponeBucketWriter
 from impl.table.scan import SnapshotReader
 from impl.table.schema import mergetree
 
@@ -280,6 +290,8 @@ class TableWrite:
         self._partition_types = [core.schema.field(k).type for k in core.schema.partition_keys]
         # dynamic bucket mode: keys keep the bucket the table's HASH index gives them
         self._assigner: DynamicBucketAssigner | None = None
+        # postpone mode: one write id for this write's files (Paimon: a random int per writer)
+        self._postpone_write_id = core.env.new_random().randrange(2**31 - 1)
         if core.bucket_mode is BucketMode.HASH_DYNAMIC:
             self._assigner = DynamicBucketAssigner(core, ignore_existing=ignore_previous_files,
                                                   rng=core.env.new_random())
@@ -395,6 +407,9 @@ class TableWrite:
             for pid, rows in _rows_by_partition(part_ids, len(partitions)):
                 buckets[rows] = self._assigner.assign(partitions[pid], hashes[rows])
             keys = part_ids * num_buckets + buckets
+        elif self.core.bucket_mode is BucketMode.POSTPONE:  # every row to bucket -2 (ids stay >= 0 here)
+            num_buckets = 1
+            keys = part_ids
         else:  # bucket-unaware: everything in bucket 0
             num_buckets = 1
             keys = part_ids
@@ -402,6 +417,8 @@ class TableWrite:
             t = t.append_column(_KIND_COL, pa.array(kinds, type=pa.int8()))
         for key, part in split_by_group(t, keys):
             pid, bucket = divmod(key, num_buckets)
+            if self.core.bucket_mode is BucketMode.POSTPONE:
+                bucket = POSTPONE_BUCKET
             part_kinds = None
             if kinds is not None:
                 part_kinds = part.column(_KIND_COL).to_numpy()
@@ -419,7 +436,9 @@ class TableWrite:
         w = self._writers.get(key)
         if w is None:
             path = self._partition_paths[partition]
-            if self.core.is_primary_key_table:
+            if bucket == POSTPONE_BUCKET:
+                w = PostponeBucketWriter(self.core, partition, path, self.commit_user, self._postpone_write_id)
+            elif self.core.is_primary_key_table:
                 w = PrimaryKeyBucketWriter(self.core, partition, path, bucket, self._restored_files(key),
                                            self._compaction_executor(), buffer_pool=self._write_buffer_pool(),
                                            restored_index=self._restored_index.get(key, ()))

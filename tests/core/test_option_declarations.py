@@ -116,10 +116,15 @@ def test_views_read_the_same_declarations():
     assert TableOptions.from_options({}) == TableOptions(raw={})
 
 
-def test_postpone_bucket_is_paimons_but_not_supported_by_tables():
+def test_postpone_bucket_options():
     assert MergeTreeOptions.from_options({"bucket": "-2"}).bucket == -2
-    with pytest.raises(InvalidOptionError, match=r"postpone bucket mode, introduced in Paimon 1\.1"):
-        TableOptions.from_options({"bucket": "-2"})
+    parsed = TableOptions.from_options({"bucket": "-2", "postpone.default-bucket-num": "4"})
+    assert (parsed.bucket, parsed.postpone_default_bucket_num) == (-2, 4)
+    assert TableOptions.from_options({}).postpone_default_bucket_num == 1  # Paimon's default
+    with pytest.raises(InvalidOptionError, match="'postpone.default-bucket-num'"):
+        TableOptions.from_options({"bucket": "-2", "postpone.default-bucket-num": "0"})
+    with pytest.raises(InvalidOptionError, match="'bucket'"):
+        TableOptions.from_options({"bucket": "-3"})
 
 
 def test_known_and_unknown_keys():

@@ -25,7 +25,8 @@ EVOLVED = [{"op": "rename_column", "name": "name", "new_name": "label"},
 class Config:
     """One corpus table. ``merge`` is the merge rule of the reference (append / deduplicate /
     partial-update / aggregation / first-row); ``steps`` run after creation, in order:
-    ``("write", batch)`` with batch one of "a" / "b", ``("alter", changes)``."""
+    ``("write", batch)`` with batch one of "a" / "b", ``("alter", changes)``, and last
+    ``("compact_impl",)``: impl compacts the table (before it reads, and after its write-back)."""
 
     name: str
     options: dict = field(default_factory=dict)
@@ -111,10 +112,18 @@ CONFIGS = [
     Config("avro-manifest-orc-changelog-input",
            {**PK1, "file.format": "avro", "manifest.format": "orc", "changelog-producer": "input"},
            cannot_read_back=ORC_MANIFESTS),
-    # part 2 of issue 25 implements postpone buckets; until then impl refuses the table by name
-    Config("postpone-bucket", {"bucket": "-2"}, impl_refuses=("InvalidOptionError", "'bucket'")),
     # file indexes (issue 28 item 2): read with and without the index, written back with impl's index
     Config("bloom-filter-append", {"file-index.bloom-filter.columns": "name,v", "file-index.bloom-filter.v.items": "100"},
            primary_keys=(), merge="append", index_probe=("name", "b115", "a55")),
     Config("bitmap-pk", {**PK1, "file-index.bitmap.columns": "name"}, index_probe=("name", "b115", "a55")),
+]
+
+# Postpone bucket mode (issue 28 item 1): every writer leaves its rows in bucket-postpone, which
+# batch reads skip until a compaction assigns buckets; ("compact_impl",) is impl's compaction,
+# run before impl reads and again after impl's write-back, so the writer then reads real buckets.
+POSTPONE = {"bucket": "-2", "postpone.default-bucket-num": "2"}
+CONFIGS += [
+    Config("postpone-partitioned", POSTPONE, primary_keys=("dt", "id"), partition_keys=("dt",)),
+    Config("postpone-compacted-by-impl", POSTPONE, primary_keys=("dt", "id"), partition_keys=("dt",),
+           steps=(("write", "a"), ("write", "b"), ("compact_impl",))),
 ]

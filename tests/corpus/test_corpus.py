@@ -100,13 +100,25 @@ def _merge(engine: str, old: dict, new: dict) -> dict:
     return new
 
 
-def reference(config: Config, tags: list[str]) -> list[dict]:
-    """The rows a reader must see after the steps, then the batches ``tags`` (impl's)."""
+def impl_compacts(config: Config) -> bool:
+    return any(step[0] == "compact_impl" for step in config.steps)
+
+
+def reference(config: Config, tags: list[str], *, writer_only: bool = False) -> list[dict]:
+    """The rows a reader must see after the steps, then ``tags`` (impl's batches, or "compact").
+    ``writer_only``: the writer's steps alone (before impl compacts). On a postpone-bucket table
+    a reader sees the rows as of the last compaction."""
     keys = list(config.primary_keys)
     state: dict = {}
     appended: list = []
-    steps = [*config.steps, *(("write", t) for t in tags)]
+    postponed = config.options.get("bucket") == "-2"
+    visible: dict = {}
+    steps = [s for s in config.steps if not (writer_only and s[0] == "compact_impl")]
+    steps += [("compact_impl",) if t == "compact" else ("write", t) for t in tags]
     for index, step in enumerate(steps):
+        if step[0] == "compact_impl":
+            visible = dict(state)
+            continue
         if step[0] == "alter":
             cols = cols_after(config, index + 1)
             names = [n for n, _ in cols]
@@ -121,6 +133,8 @@ def reference(config: Config, tags: list[str]) -> list[dict]:
                 continue
             key = tuple(row[k] for k in keys)
             state[key] = _merge(config.merge, state[key], row) if key in state else row
+    if postponed:
+        state = visible
     return normalize(config, list(state.values()) if keys else appended)
 
 
@@ -164,6 +178,8 @@ class JavaWriter:
                                primary_keys=list(config.primary_keys), partition_keys=list(config.partition_keys),
                                table_options=config.options)
                 for index, step in enumerate(config.steps):
+                    if step[0] == "compact_impl":
+                        continue
                     if step[0] == "alter":
                         self.java.call("alter", warehouse=str(wh), table=name, changes=step[1])
                         continue
@@ -191,6 +207,8 @@ class JavaWriter:
 def _spec(config: Config) -> dict:
     steps = []
     for index, step in enumerate(config.steps):
+        if step[0] == "compact_impl":
+            continue
         if step[0] == "alter":
             steps.append(["alter", step[1]])
         else:
@@ -328,7 +346,15 @@ def impl_read(wh: Path, name: str) -> list[dict]:
 
 def impl_write_back(wh: Path, config: Config) -> None:
     cols = cols_after(config)
-    impl.Catalog(str(wh)).get_table(table_name(config)).write_arrow(arrow_table(config, batch("c", cols), cols))
+    table = impl.Catalog(str(wh)).get_table(table_name(config))
+    table.write_arrow(arrow_table(config, batch("c", cols), cols))
+    if impl_compacts(config):
+        table.compact()
+
+
+def back_tags(config: Config) -> list[str]:
+    """What impl did in phase 2, as ``reference`` tags: its batch, then its compaction if any."""
+    return ["c", "compact"] if impl_compacts(config) else ["c"]
 
 
 def _changelog_check(wh: Path, config: Config) -> str:
@@ -397,6 +423,8 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             continue
         want = reference(config, [])
         try:
+            if impl_compacts(config):
+                impl.Catalog(str(wh)).get_table(name).compact()
             got = normalize(config, impl_read(wh, name))
         except Exception as e:  # noqa: BLE001 - recorded, then judged below
             cell["read"] = _refusal(config, e)
@@ -412,7 +440,12 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             continue
         theirs = normalize(config, outcome["rows"])
         differs = config.writer_read_differs.get(writer.label)
-        if differs is not None:
+        if impl_compacts(config):  # the writer read before impl compacted
+            want_writer = reference(config, [], writer_only=True)
+            cell["read"] = "pass (after impl's compaction)" if got == want and theirs == want_writer else \
+                f"FAIL: impl read {got[:3]} (reference {want[:3]}), writer read {theirs[:3]} " \
+                f"(reference before impl's compaction {want_writer[:3]})"
+        elif differs is not None:
             # impl must read what the writer reads; the declaration must still be true
             ok = got == theirs != want
             cell["read"] = f"pass (= the writer's read, not the reference: {differs})" if ok else \
@@ -436,7 +469,7 @@ def run_corpus(writer, wh: Path) -> list[dict]:
         name = table_name(config)
         if name not in back:
             continue
-        want = reference(config, ["c"])
+        want = reference(config, back_tags(config))
         cannot = config.cannot_read_back.get(writer.label)
         if "error" in back[name]:
             ok = cannot is not None and cannot in back[name]["error"]

@@ -345,3 +345,28 @@ def test_results_print_a_short_summary(spark, table_path):
     # a printed job or table reference never shows the storage options (they may hold secrets)
     ref = impl.spark.TableRef.from_path("s3://b/wh/db.db/t", storage_options={"fs.s3.accessKeySecret": "hunter2"})
     assert "hunter2" not in repr(ref) and "hunter2" not in repr(res.job.__class__(ref, "w", "u", 0, ()))
+
+
+def test_postpone_table_compacted_by_spark_and_spark_writes_refused(spark, table_path, warehouse):
+    """A postpone-bucket table written by impl: Spark writes are refused by name; impl.spark.compact
+    moves the postponed rows of every partition into real buckets in one COMPACT snapshot."""
+    catalog = impl.Catalog(warehouse)
+    catalog.create_database("db", ignore_if_exists=True)
+    schema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
+                        pa.field("v", pa.int64())])
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["dt", "id"], partition_keys=["dt"],
+                                 options={"bucket": "-2", "postpone.default-bucket-num": "2"})
+    ids = list(range(40))
+    table.write_arrow(pa.table({"dt": [f"p{i % 3}" for i in ids], "id": ids, "v": ids}, schema=schema))
+    table.write_arrow(pa.table({"dt": ["p0"], "id": [0], "v": [99]}, schema=schema))
+    df = spark.range(3).selectExpr("'p0' as dt", "id", "id as v")
+    with pytest.raises(Exception, match="postpone bucket table"):
+        df.write.format("paimon_py").mode("append").save(table_path)
+    assert spark.read.format("paimon_py").load(table_path).count() == 0  # postponed: unread
+    res = impl.spark.compact(spark, table_path)
+    assert len(res.snapshot_ids) == 1 and res.compacted_buckets == 3 + 3 * 2  # bucket -2 and 2 buckets each
+    table = impl.Catalog(warehouse).get_table("db.t")
+    assert [s.commit_kind.value for s in table.snapshots()][-1] == "COMPACT"
+    got = {(r.dt, r.id): r.v for r in spark.read.format("paimon_py").load(table_path).collect()}
+    assert got == {(f"p{i % 3}", i): (99 if i == 0 else i) for i in ids}
+    assert orphans(table_path) == [] and intents_left(warehouse) == []

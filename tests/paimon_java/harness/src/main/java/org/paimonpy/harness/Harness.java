@@ -34,7 +34,13 @@ import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
 import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.io.CompactIncrement;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.io.DataIncrement;
+import org.apache.paimon.postpone.BucketFiles;
+import org.apache.paimon.table.BucketMode;
 import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.sink.CommitMessageImpl;
 import org.apache.paimon.table.Table;
 import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
@@ -68,6 +74,8 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -186,6 +194,8 @@ public final class Harness {
                 return write(a);
             case "compact":
                 return compact(a);
+            case "postpone_compact":
+                return postponeCompact(a);
             case "expire":
                 return expire(a);
             case "alter":
@@ -515,6 +525,117 @@ public final class Harness {
         out.put("snapshot_id", latest == null ? -1 : latest);
         out.put("compact_ms", (System.nanoTime() - t0) / 1e6);
         // The snapshots this compaction published (none when there was nothing to compact).
+        out.set("snapshot_ids", ownSnapshots(table, before, user, identifier));
+        return out;
+    }
+
+    /**
+     * Postpone bucket compaction (bucket = -2), as Paimon's Flink CompactAction runs it with core
+     * APIs: per partition with postponed files, the bucket count is its real buckets' count, else
+     * postpone.default-bucket-num; the postponed files are replayed by creation time without
+     * merging into a fixed-bucket writer restored from the real buckets; BucketFiles folds the
+     * removals and the writers' files into compact messages, committed as one snapshot.
+     */
+    private JsonNode postponeCompact(JsonNode a) throws Exception {
+        FileStoreTable table = table(a);
+        Long before = table.snapshotManager().latestSnapshotId();
+        String user = a.path("commit_user").asText("paimon-java-harness");
+        long identifier = a.path("identifier").asLong(Long.MAX_VALUE);
+        int defaultBucketNum = new Options(table.options()).get(CoreOptions.POSTPONE_DEFAULT_BUCKET_NUM);
+        Map<String, String> opts = new HashMap<>(table.options());
+        opts.put(CoreOptions.BUCKET.key(), String.valueOf(defaultBucketNum));
+        FileStoreTable commitTable = table.copy(table.schema().copy(opts));
+        List<BinaryRow> partitions =
+                commitTable.newSnapshotReader().withBucket(BucketMode.POSTPONE_BUCKET).partitions();
+        List<CommitMessage> all = new ArrayList<>();
+        for (BinaryRow partition : partitions) {
+            int bucketNum = defaultBucketNum;
+            Iterator<ManifestEntry> it =
+                    table.newSnapshotReader()
+                            .withPartitionFilter(Collections.singletonList(partition))
+                            .onlyReadRealBuckets()
+                            .readFileIterator();
+            if (it.hasNext()) {
+                bucketNum = it.next().totalBuckets();
+            }
+            Map<String, String> real = new HashMap<>(table.options());
+            real.put(CoreOptions.BUCKET.key(), String.valueOf(bucketNum));
+            real.put("write-only", "false");
+            FileStoreTable realTable = table.copy(table.schema().copy(real));
+            List<DataSplit> splits =
+                    realTable.newSnapshotReader()
+                            .withPartitionFilter(Collections.singletonList(partition))
+                            .withBucket(BucketMode.POSTPONE_BUCKET)
+                            .read()
+                            .dataSplits();
+            try (StreamTableWrite write =
+                    (StreamTableWrite)
+                            realTable.newStreamWriteBuilder().withCommitUser(user).newWrite()
+                                    .withIOManager(IO_MANAGER)) {
+                for (DataSplit split : splits) {
+                    List<DataFileMeta> files = new ArrayList<>(split.dataFiles());
+                    files.sort(Comparator.comparing(DataFileMeta::creationTime));
+                    for (DataFileMeta meta : files) {
+                        DataSplit one =
+                                DataSplit.builder()
+                                        .withPartition(split.partition())
+                                        .withBucket(split.bucket())
+                                        .withBucketPath(split.bucketPath())
+                                        .withTotalBuckets(split.totalBuckets())
+                                        .withDataFiles(Collections.singletonList(meta))
+                                        .isStreaming(false)
+                                        .build();
+                        try (RecordReader<InternalRow> reader = realTable.newRead().createReader(one)) {
+                            RecordReader.RecordIterator<InternalRow> batch;
+                            while ((batch = reader.readBatch()) != null) {
+                                InternalRow row;
+                                while ((row = batch.next()) != null) {
+                                    write.write(row);
+                                }
+                                batch.releaseBatch();
+                            }
+                        }
+                    }
+                    all.add(
+                            new CommitMessageImpl(
+                                    split.partition(),
+                                    split.bucket(),
+                                    split.totalBuckets(),
+                                    DataIncrement.emptyIncrement(),
+                                    new CompactIncrement(
+                                            split.dataFiles(),
+                                            Collections.emptyList(),
+                                            Collections.emptyList())));
+                }
+                all.addAll(write.prepareCommit(true, identifier));
+            }
+        }
+        Map<BinaryRow, Map<Integer, BucketFiles>> buckets = new LinkedHashMap<>();
+        for (CommitMessage m : all) {
+            CommitMessageImpl c = (CommitMessageImpl) m;
+            buckets.computeIfAbsent(c.partition(), p -> new LinkedHashMap<>())
+                    .computeIfAbsent(
+                            c.bucket(),
+                            b ->
+                                    new BucketFiles(
+                                            table.store()
+                                                    .pathFactory()
+                                                    .createDataFilePathFactory(c.partition(), b),
+                                            table.fileIO()))
+                    .update(c);
+        }
+        List<CommitMessage> messages = new ArrayList<>();
+        for (Map.Entry<BinaryRow, Map<Integer, BucketFiles>> p : buckets.entrySet()) {
+            for (Map.Entry<Integer, BucketFiles> b : p.getValue().entrySet()) {
+                messages.add(b.getValue().makeMessage(p.getKey(), b.getKey()));
+            }
+        }
+        if (!messages.isEmpty()) {
+            try (StreamTableCommit commit = streamCommit(commitTable, a)) {
+                commit.commit(identifier, messages);
+            }
+        }
+        ObjectNode out = JSON.createObjectNode();
         out.set("snapshot_ids", ownSnapshots(table, before, user, identifier));
         return out;
     }
