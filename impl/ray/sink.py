@@ -14,8 +14,8 @@ Primary-key tables: rows are not routed to buckets, so two tasks may write one b
 commit checks that no key was written by two tasks (:mod:`impl.spark.keycheck`) and refuses the
 write otherwise (``WriteRoutingError``), removing its files. Repartition by the primary key first
 (``ds.groupby(keys)``...) or write with one task when keys repeat across blocks. Dynamic bucket
-primary-key tables (``bucket`` = -1) are refused up front (``UnsupportedTableFeatureError``): each
-task would assign buckets from its own copy of the index.
+(-1) and postpone bucket (-2) primary-key tables are refused up front, as the Spark writer refuses
+them (``UnsupportedTableFeatureError``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,15 @@ from ray.data.datasource import Datasink, WriteResult
 
 from impl.ray.errors import RayConnectorError
 from impl.ray.source import table_ref
-from impl.spark.writer import CommitOutcome, TaskOutput, WriteJob, abort_write, commit_write, write_task
+from impl.spark.writer import (
+    CommitOutcome,
+    TaskOutput,
+    WriteJob,
+    abort_write,
+    commit_write,
+    unsupported_write_reason,
+    write_task,
+)
 from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.write import conform_input
 
@@ -66,12 +74,9 @@ class PaimonDatasink(Datasink[TaskOutput]):
             raise RayConnectorError(f"write mode {mode!r} is not one of {list(MODES)}")
         ref = table_ref(table_or_path, storage_options)
         table = ref.table()  # TableNotExistError here, on the driver
-        if table.is_primary_key_table and table.options.bucket < 1:
-            # each task would assign buckets from its own copy of the HASH index, and the commit
-            # would refuse their index files (IndexFileConflictError) after all the work
-            raise UnsupportedTableFeatureError(
-                f"{table.identifier} is a dynamic bucket table (bucket -1); Ray writes into it are not supported. "
-                f"Write it with impl's TableWrite (one assigner per partition), or use a fixed-bucket table")
+        refused = unsupported_write_reason(table, "Ray")
+        if refused:
+            raise UnsupportedTableFeatureError(refused)
         column_map = tuple((f.name, f.name) for f in table.schema.fields)
         latest = table.snapshot_manager.latest_snapshot_id() or 0
         write_id = uuid.uuid4().hex

@@ -246,6 +246,9 @@ def test_bad_input_gets_impl_typed_errors_on_the_driver(catalog, tmp_path):
     dynamic = catalog.create_table("db.dyn", schema=SCHEMA, primary_keys=["id"])  # bucket -1
     with pytest.raises(UnsupportedTableFeatureError, match="dynamic bucket"):
         impl.ray.write_dataset(ds, dynamic)
+    postpone = catalog.create_table("db.post", schema=SCHEMA, primary_keys=["id"], options={"bucket": "-2"})
+    with pytest.raises(UnsupportedTableFeatureError, match="postpone bucket"):
+        impl.ray.write_dataset(ds, postpone)
     assert t.snapshot_manager.latest_snapshot_id() is None and data_files(t) == set()
 
 
