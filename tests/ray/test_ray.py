@@ -249,6 +249,10 @@ def test_bad_input_gets_impl_typed_errors_on_the_driver(catalog, tmp_path):
     postpone = catalog.create_table("db.post", schema=SCHEMA, primary_keys=["id"], options={"bucket": "-2"})
     with pytest.raises(UnsupportedTableFeatureError, match="postpone bucket"):
         impl.ray.write_dataset(ds, postpone)
+    in_memory = impl.Catalog(f"memory://{tmp_path.name}")
+    in_memory.create_database("db")
+    with pytest.raises(impl.ray.RayConnectorError, match="'memory' file system"):
+        in_memory.create_table("db.m", schema=SCHEMA).to_ray()
     assert t.snapshot_manager.latest_snapshot_id() is None and data_files(t) == set()
 
 
