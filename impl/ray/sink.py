@@ -131,9 +131,9 @@ def write_dataset(ds: ray.data.Dataset, table_or_path: Any, mode: str = "append"
     an unknown or missing column or a type that cannot be cast raises impl's typed error before
     any write task starts."""
     sink = PaimonDatasink(table_or_path, mode, storage_options=storage_options)
-    schema = ds.schema()
-    if schema is not None:
-        sink.check_schema(pa.schema(schema.base_schema) if not isinstance(schema, pa.Schema) else schema)
+    base = getattr(ds.schema(), "base_schema", None)
+    if isinstance(base, pa.Schema):  # Arrow blocks (pandas blocks are checked as the tasks convert them)
+        sink.check_schema(base)
     ds.write_datasink(sink, ray_remote_args=ray_remote_args, concurrency=concurrency)
     assert sink.outcome is not None  # on_write_complete ran, or write_datasink raised
     return sink.outcome
