@@ -37,6 +37,13 @@ _.prepareForTriggerAvailableNow
 _.streamReader
 _.streamWriter
 
+# Ray Data's Datasource / Datasink API: called by Ray (impl/ray)
+_.get_name
+_.estimate_inmemory_data_size
+_.on_write_start
+_.on_write_complete
+_.on_write_failed
+
 # pypaimon-compatible API names
 _.read_type  # ReadBuilder.read_type
 _.write_arrow_batch  # BatchTableWrite alias

@@ -33,6 +33,8 @@ def require(module: str, purpose: str, extra: str | None = None) -> ModuleType:
     top = module.split(".", 1)[0]
     try:
         return importlib.import_module(module)
+    except MissingExtraError:
+        raise  # an impl package that already named the extra it lacks
     except ImportError as e:
         # e.name: the module that was missing, which may be a dependency of the library (flask
         # for moto's server); the same extra installs it

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from impl.spark.errors import SparkConnectorError
 from impl.spark.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
 from impl.spark.types import arrow_schema_for_create, check_write_schema
-from impl.spark.writer import WriteJob
-from impl.table.bucket import BucketMode
+from impl.spark.writer import WriteJob, unsupported_write_reason
 from impl.table.catalog import split_system_table
 from impl.table.errors import SystemTableReadOnlyError
 from impl.table.options import _PREFIXES, KNOWN_KEYS
@@ -124,16 +123,9 @@ def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: d
         dynamic = {k: v for k, v in table_opts.items() if k not in ("bucket", "bucket-key")}
     ref = base.with_options(dynamic) if dynamic else base
     table = ref.table()
-    if table.bucket_mode is BucketMode.POSTPONE:
-        raise SparkConnectorError(
-            f"{FORMAT_NAME}: {table.identifier} is a postpone bucket table (bucket -2); Spark writes into it are not "
-            f"supported. Write it with impl's TableWrite, then compact it (impl.spark.compact or Table.compact)")
-    if table.is_primary_key_table and table.options.bucket < 1:
-        # Spark tasks would each assign buckets from their own copy of the HASH index: the commit
-        # would refuse their index files (IndexFileConflictError) after all the work
-        raise SparkConnectorError(
-            f"{FORMAT_NAME}: {table.identifier} is a dynamic bucket table (bucket -1); Spark writes into it are not "
-            f"supported. Write it with impl's TableWrite (one assigner per partition), or use a fixed-bucket table")
+    refused = unsupported_write_reason(table, "Spark")
+    if refused:
+        raise SparkConnectorError(f"{FORMAT_NAME}: {refused}")
     mapping = check_write_schema(data_schema, table.schema, table.identifier)
     column_map = [(f.name, src) for f, src in zip(table.schema.fields, mapping, strict=True)]
     latest = table.snapshot_manager.latest_snapshot_id() or 0

@@ -43,6 +43,7 @@ from impl.spark.keycheck import (
 )
 from impl.spark.tables import TableRef
 from impl.spark.tracking import WriteIntent, clean_after_failure
+from impl.table.bucket import BucketMode
 from impl.table.write import conform_input
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,19 @@ class WriteJob:
         cat = self.ref.catalog(fs)
         return WriteIntent(FileIO(fs), cat.warehouse, self.ref.identifier, cat.table_path(self.ref.identifier),
                            self.write_id)
+
+
+def unsupported_write_reason(table, engine: str) -> str | None:
+    """Why tasks of ``engine`` (Spark, Ray) cannot write ``table`` in parallel, or None."""
+    if table.bucket_mode is BucketMode.POSTPONE:
+        return (f"{table.identifier} is a postpone bucket table (bucket -2); {engine} writes into it are not "
+                f"supported. Write it with impl's TableWrite, then compact it (impl.spark.compact or Table.compact)")
+    if table.is_primary_key_table and table.options.bucket < 1:
+        # the tasks would each assign buckets from their own copy of the HASH index: the commit
+        # would refuse their index files (IndexFileConflictError) after all the work
+        return (f"{table.identifier} is a dynamic bucket table (bucket -1); {engine} writes into it are not "
+                f"supported. Write it with impl's TableWrite (one assigner per partition), or use a fixed-bucket table")
+    return None
 
 
 # ====================================================================== tasks
@@ -316,4 +330,4 @@ class PaimonWriter(DataSourceArrowWriter):
 
 __all__ = ["WriteJob", "PaimonWriter", "PaimonWriterCommitMessage", "write_batches", "write_task", "TaskOutput",
            "commit_write", "abort_write", "check_routing", "CommitOutcome", "WriteRoutingError", "task_key",
-           "written_summary"]
+           "written_summary", "unsupported_write_reason"]

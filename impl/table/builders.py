@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import Executor
 from typing import Mapping, Sequence
 
+from impl._optional import require
 from impl.errors import OverwritePartitionError
 from impl.table.arrow_stream import BuilderReads
 from impl.table.commit import NO_OVERWRITE, TableCommit
@@ -133,6 +134,14 @@ class ReadBuilder(BuilderReads):
 
     def new_scan(self) -> TableScan:
         return TableScan(self.core, self._predicate)
+
+    def to_ray(self, *, parallelism: int = -1, ray_remote_args: dict | None = None, concurrency: int | None = None):
+        """This builder's rows (filter, projection, limit) as a Ray Dataset, planned now and read
+        in parallel Ray tasks (needs the ray extra): see :func:`impl.ray.read_table`."""
+        ray_source = require("impl.ray.source", "to_ray()", extra="ray")  # impl.ray sits above the table layer: resolved when called, as an optional library is
+        return ray_source.read_table(self.core, filter=self._predicate, columns=self._projection,
+                          limit=self._limit, parallelism=parallelism, ray_remote_args=ray_remote_args,
+                          concurrency=concurrency)
 
     def new_read(self) -> TableRead:
         return TableRead(self.core, self._predicate, self._projection, self._limit)

@@ -196,6 +196,14 @@ class TableRead:
         con.register(table_name, self.to_arrow(splits))
         return con
 
+    def to_ray(self, splits: Sequence[DataSplit], *, ray_remote_args: dict | None = None,
+               concurrency: int | None = None, override_num_blocks: int | None = None):
+        """The rows of ``splits`` as a Ray Dataset read in parallel Ray tasks (pypaimon's
+        ``to_ray``; needs the ray extra): see :mod:`impl.ray`."""
+        ray_source = require("impl.ray.source", "to_ray()", extra="ray")  # impl.ray sits above the table layer: resolved when called, as an optional library is
+        return ray_source.splits_to_ray(self, splits, ray_remote_args=ray_remote_args, concurrency=concurrency,
+                             override_num_blocks=override_num_blocks)
+
     # ------------------------------------------------------------------ internals
 
     def _with_value_kind(self, splits: Sequence[DataSplit]) -> bool:

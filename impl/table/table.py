@@ -8,7 +8,7 @@ them and converts arguments.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pyarrow as pa
 
@@ -31,6 +31,7 @@ from impl.table.compact import compact_table
 from impl.table.core import PartitionCache, TableCore, load_latest_schema
 from impl.table.maintenance import delete_tag, protected_names, remove_orphan_files, rollback_to
 from impl.table.options import TableOptions, warn_unknown_keys
+from impl.table.predicate import Predicate
 from impl.table.tags import create_tag, tags_with_branches
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag
@@ -185,6 +186,15 @@ class FileStoreTable(TableReads):
         return StreamWriteBuilder(self.core)
 
     # ------------------------------------------------------------------ conveniences
+    def to_ray(self, filter: Predicate | None = None, columns: Sequence[str] | None = None, *,  # noqa: A002
+               limit: int | None = None, parallelism: int = -1, ray_remote_args: dict | None = None,
+               concurrency: int | None = None):
+        """The rows of this view as a Ray Dataset, planned now and read in parallel Ray tasks
+        (needs the ray extra): see :func:`impl.ray.read_table`."""
+        ray_source = require("impl.ray.source", "to_ray()", extra="ray")  # impl.ray sits above the table layer: resolved when called, as an optional library is
+        return ray_source.read_table(self, filter=filter, columns=columns, limit=limit, parallelism=parallelism,
+                          ray_remote_args=ray_remote_args, concurrency=concurrency)
+
 
     def write_arrow(self, data, *, overwrite: Mapping | None | bool = False) -> None:
         """Write and commit ``data`` in one batch commit (``overwrite=True`` or a partition spec to overwrite)."""

@@ -1,0 +1,35 @@
+"""Ray Data over tables: a datasource that reads in parallel Ray tasks and a datasink whose tasks
+write data files that the driver commits once.
+
+>>> import impl.ray
+>>> ds = impl.ray.read_table(table_path, filter=pred, columns=["id", "v"])   # a ray.data.Dataset
+>>> ds = table.to_ray()                                    # the same from a table / read builder
+>>> impl.ray.write_dataset(ds, table_path, mode="append")  # tasks write, the driver commits once
+>>> ds.write_datasink(impl.ray.PaimonDatasink(table_path)) # the same through Ray's own API
+
+Reads: splits are planned once on the driver with the filter and projection (partition, bucket,
+statistics and index pruning by impl's scan), then packed into read tasks that each read their
+splits with impl's split reader (merged rows for primary-key tables). A task carries the table's
+path, options and the split descriptions, never an open file.
+
+Writes reuse the Spark connector's write protocol (:mod:`impl.spark.writer`,
+:mod:`impl.spark.tracking`): every data file a task attempt creates is logged first, the driver
+commits the CommitMessages the finished tasks returned in one snapshot, and removes the files of
+failed or retried attempts; a failed write leaves no snapshot and none of its files.
+
+``table_path`` is a table directory ``<warehouse>/<database>.db/<table>`` that every Ray worker
+can reach. Requires ``pip install -e ".[ray,spark]"`` (the protocol above lives in impl.spark).
+"""
+
+from impl._optional import require
+
+require("ray.data", "impl.ray (Ray Data reads and writes)")  # before anything below imports it
+# the write protocol and split packing are the Spark connector's (impl.spark.writer / reader)
+require("pyspark", "impl.ray (it reuses impl.spark's write protocol)")
+
+from impl.ray.errors import RayConnectorError  # noqa: E402
+from impl.ray.sink import PaimonDatasink, RayWriteOutcome, write_dataset  # noqa: E402
+from impl.ray.source import PaimonDatasource, read_table  # noqa: E402
+
+__all__ = ["PaimonDatasource", "PaimonDatasink", "read_table", "write_dataset", "RayWriteOutcome",
+           "RayConnectorError"]
