@@ -22,6 +22,7 @@ from impl.cli.where import parse_where
 from impl.errors import InvalidOptionError
 from impl.options.values import parse_duration_millis
 from impl.table import Catalog, FileStoreTable, SystemTable
+from impl.table.duckdb_dataset import TableDataset
 from impl.table.errors import InvalidIdentifierError, InvalidPredicateError
 
 # the system tables a `show` command prints, by command name (Paimon Java's table names)
@@ -308,8 +309,8 @@ def cmd_sql(ctx: Context, args: argparse.Namespace) -> Result:
     try:
         for i, (db, t, identifier) in enumerate(_resolve(ctx.catalog, referenced_names(args.query))):
             table = ctx.catalog.get_table(identifier)
-            # DuckDB reads the table's Arrow stream (merged rows) each time the query scans it
-            con.register(f"__paimon_{i}", table)
+            # a dataset DuckDB pushes the query's filters and columns into (merged rows, read when scanned)
+            con.register(f"__paimon_{i}", TableDataset(table))
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(db)}")
             con.execute(f"CREATE OR REPLACE VIEW {_quote(db)}.{_quote(t)} AS SELECT * FROM __paimon_{i}")
         try:
