@@ -1,6 +1,7 @@
-"""A selective query through DuckDB and Polars with pushdown, against reading everything first.
+"""A selective query through DuckDB, Polars and Ray with pushdown, against reading everything first.
 
-    PYTHONPATH=. python benchmarks/pushdown.py [--rows-per-file 20000] [--repeat 5] [--no-pypaimon] [--dir /tmp/x]
+    PYTHONPATH=. python benchmarks/pushdown.py [--rows-per-file 20000] [--repeat 5] [--no-pypaimon] [--no-ray]
+                                               [--dir /tmp/x]
 
 Two tables of 100 data files, ``dt`` partitions, ``id``, a string and a double column: an
 append table (10 partitions x 10 commits, ``id`` contiguous per file, so file statistics rule
@@ -11,12 +12,17 @@ key equality picks the bucket). The query: ``select id, v, x from t where dt = '
 - DuckDB on ``table.to_duckdb(con, "t")`` (pushdown) and on ``pa.table(table)`` (every row read
   first, then DuckDB over the Arrow table);
 - Polars on ``table.to_polars()`` (pushdown) and on ``pl.DataFrame(pa.table(table))``;
+- Ray Data on ``impl.ray.PaimonDatasource(table, filter=...)`` (pushdown) and on every file with
+  Ray filtering the rows (``ds.filter(expr=...)``), and pypaimon 2.1.0's ``to_ray`` with the
+  filter in its read builder: ``ray_read.py``'s sides, each in its own process with its own
+  local Ray runtime (2 CPUs), all columns collected with ``to_arrow_refs`` (``--no-ray``: skip);
 - pypaimon 2.1.0's ``to_duckdb`` (subprocess in its own venv, built once with duckdb): the
   splits of an unfiltered read builder (as its docs use it), and with the filter given to its
   read builder by hand.
 
-Files read: data files opened (impl's ``TableRead.files_read``; pypaimon: the files of the
-splits it planned, all of which ``to_duckdb`` reads). Time: median wall ms of ``--repeat`` runs
+Files read: data files opened (impl's ``TableRead.files_read``; impl.ray: the files of its
+read tasks; pypaimon: the files of the splits it planned, all of which ``to_duckdb`` and
+``to_ray`` read). Time: median wall ms of ``--repeat`` runs
 after a warm-up, each on a freshly opened table (manifests read again), imports excluded.
 Rows are checked equal across all sides.
 """
@@ -29,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -110,17 +117,49 @@ def main() -> None:
     ap.add_argument("--rows-per-file", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-pypaimon", action="store_true")
+    ap.add_argument("--no-ray", action="store_true")
     ap.add_argument("--dir")
     args = ap.parse_args()
     warehouse = os.path.join(args.dir or tempfile.mkdtemp(prefix="pushdown-"), "wh")
     key = build_tables(warehouse, args.rows_per_file)
+    links = None
+    if not args.no_ray and not args.no_pypaimon:
+        from ray_read import pypaimon_path
+
+        links = pypaimon_path(Path(warehouse).parent / "pypaimon-links")
     print(f"tables: 100 data files each, {PARTITIONS} partitions, {args.rows_per_file} rows a file; "
           f"load {os.getloadavg()[0]:.1f}; median of {args.repeat}")
     for kind, name in (("append", "db.app"), ("primary key", "db.pk")):
-        measure(kind, name, warehouse, key, args)
+        measure(kind, name, warehouse, key, args, links)
 
 
-def measure(kind: str, name: str, warehouse: str, key: int, args) -> None:
+def ray_results(name: str, warehouse: str, key: int, args, links: str | None) -> dict:
+    """``ray_read.py``'s sides on table ``name`` and this query: impl.ray with pushdown and
+    reading every file, and pypaimon's ``to_ray`` (when ``links`` is its path), by label."""
+    from ray_read import run_side
+
+    query = {"q": [("dt", "=", "d3"), ("id", "=", key)]}
+    out: dict = {}
+    sides = [("impl", None, {"q": "Ray, pushdown (impl.ray)",
+                             "q, no pushdown": "Ray over every file (impl.ray, Ray filters)"})]
+    if links is not None:
+        sides.append(("pypaimon", links, {"q": "pypaimon to_ray (filter in its read builder)"}))
+    for side, path, labels in sides:
+        try:
+            got = run_side(side, warehouse, name, query, args.repeat, path, baseline="q" if side == "impl" else None)
+        except Exception as e:  # noqa: BLE001 - report and go on with the other sides' figures
+            print(f"{side} Ray side not run: {str(e)[-500:]}")
+            continue
+        for part, label in labels.items():
+            r = got[part]
+            if "sorted" not in r:
+                raise AssertionError(f"{label}: {r['rows']} rows, expected a handful")
+            idx = [r["columns"].index(c) for c in ("id", "v", "x")]
+            out[label] = (r["ms"], r["files"], [tuple(row[i] for i in idx) for row in r["sorted"]])
+    return out
+
+
+def measure(kind: str, name: str, warehouse: str, key: int, args, links: str | None) -> None:
     import duckdb
     import polars as pl
     import pyarrow as pa
@@ -179,14 +218,19 @@ def measure(kind: str, name: str, warehouse: str, key: int, args) -> None:
                             ("pushed", "pypaimon to_duckdb (filter in its read builder)")):
             ms, files, rows = out[part]
             results[label] = (ms, files, [tuple(r) for r in rows])
+    if not args.no_ray:
+        results.update(ray_results(name, warehouse, key, args, links))
     want = results["DuckDB over pa.table(t)"][2]
     assert len(want) == 1, want
-    base = {"DuckDB": results["DuckDB over pa.table(t)"][0], "Polars": results["Polars over pa.table(t)"][0]}
+    base = {"DuckDB": results["DuckDB over pa.table(t)"][0], "Polars": results["Polars over pa.table(t)"][0],
+            "Ray": results.get("Ray over every file (impl.ray, Ray filters)", (None,))[0]}
     print(f"{'side':50} {'files read':>10} {'ms':>9} {'vs read-all':>12}")
     for label, (ms, files, rows) in results.items():
         assert sorted(rows) == sorted(want), (label, rows, want)
-        ref = base["Polars"] if label.startswith("Polars") else base["DuckDB"]
-        print(f"{label:50} {files:>10} {ms:>9.1f} {ref / ms:>11.1f}x")
+        ref = base["Polars" if label.startswith("Polars") else "Ray" if "to_ray" in label or
+                   label.startswith("Ray") else "DuckDB"]
+        vs = f"{ref / ms:>11.1f}x" if ref else f"{'-':>12}"
+        print(f"{label:50} {files:>10} {ms:>9.1f} {vs}")
     print("rows equal on every side")
 
 
