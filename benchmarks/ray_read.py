@@ -104,7 +104,7 @@ def summary(ms: float, files: int, rows) -> dict:
     out = {"ms": ms, "files": files, "rows": rows.num_rows, "ids": sum(rows.column("id").to_pylist()),
            "columns": rows.column_names}
     if rows.num_rows <= ROWS_SHOWN:
-        out["sorted"] = sorted(map(list, zip(*(rows.column(c).to_pylist() for c in rows.column_names))))
+        out["sorted"] = sorted(map(list, zip(*(rows.column(c).to_pylist() for c in rows.column_names), strict=True)))
     return out
 
 
@@ -119,7 +119,9 @@ def side_impl(warehouse: str, table_name: str, queries: dict[str, Query], repeat
     pb = impl.Catalog(warehouse).get_table(table_name).new_read_builder().new_predicate_builder()
     out = {}
     for name, query in queries.items():
-        def run(pred=predicate(pb, query)):
+        pred = predicate(pb, query)
+
+        def run(pred=pred):
             table = impl.Catalog(warehouse).get_table(table_name)  # fresh: its manifests read again
             source = impl.ray.PaimonDatasource(table, filter=pred)
             ds = ray.data.read_datasource(source)
@@ -128,7 +130,9 @@ def side_impl(warehouse: str, table_name: str, queries: dict[str, Query], repeat
         ms, (files, rows) = _timed(run, repeat)
         out[name] = summary(ms, files, rows)
     if baseline is not None:
-        def run_all(expr=ray_expr(queries[baseline])):
+        expr = ray_expr(queries[baseline])
+
+        def run_all(expr=expr):
             source = impl.ray.PaimonDatasource(impl.Catalog(warehouse).get_table(table_name))
             ds = ray.data.read_datasource(source).filter(expr=expr)  # vectorized, by Ray
             return source.files_planned, collect(ray, ds)
