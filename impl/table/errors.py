@@ -178,9 +178,36 @@ __all__ = [
     "CommitUsageError", "DataFileError",
     "UnknownSystemTableError", "SystemTableReadOnlyError", "StaleTableHandleError", "StaleTableDirectoryError",
     "UnsupportedCatalogOptionError", "DynamicBucketError", "RequestedSchemaError", "ColumnCastError",
+    "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
 ]
 
 
 class FileIndexLiteralError(InvalidPredicateError):
     """A filter on a column with a data-file index whose literal does not have the column's
     type: asking the index would answer "no rows" for a value the column cannot even hold."""
+
+
+class FilterSyntaxError(InvalidPredicateError):
+    """A ``paimon-py --where`` filter that is not in the small SQL subset the command line parses:
+    names what was found, where, and what is supported."""
+
+    def __init__(self, text: str, position: int, problem: str):
+        self.text = text
+        self.position = position
+        super().__init__(f"--where {text!r} at position {position}: {problem} (supported: comparisons "
+                         "=, !=, <>, <, <=, >, >= of a column and a literal, IN (...), NOT IN (...), "
+                         "BETWEEN a AND b, IS NULL, IS NOT NULL, AND, OR, parentheses)")
+
+
+class SqlError(TableError):
+    """DuckDB refused the query of ``paimon-py sql`` (a syntax error, an unknown table or column
+    ...): its message, as DuckDB gives it."""
+
+    def __init__(self, query: str, message: str):
+        self.query = query
+        super().__init__(f"sql: {message}")
+
+
+class RayConnectorError(TableError, ValueError):
+    """An argument of ``impl.ray`` that cannot be used (unknown write mode, a datasink used for a
+    second write, a table object that Ray workers cannot open)."""

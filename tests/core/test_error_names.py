@@ -47,7 +47,8 @@ def _impl_modules():
             raise  # the import error walk_packages is handling
     names = [m.name for m in pkgutil.walk_packages(impl.__path__, "impl.", onerror=onerror)]
     return [importlib.import_module(n) for n in names
-            if HAS_SPARK or not (n == "impl.spark" or n.startswith("impl.spark."))]
+            if (HAS_SPARK or not (n == "impl.spark" or n.startswith("impl.spark.")))
+            and not n.endswith(".__main__")]  # a program: importing it runs it
 
 
 def _error_classes():
