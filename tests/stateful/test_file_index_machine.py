@@ -6,8 +6,8 @@ separate ``<data-file>.index`` listed in its ``_EXTRA_FILES``. The table is draw
 table (bucket -1, compacted by rewriting small files) or a primary-key table (bucket 1, merge
 tree: a compaction both rewrites files and moves files to another level under the same name).
 
-Steps: write (committed), write left uncommitted (its files are orphans), compact, expire,
-create / delete a tag, remove orphan files (inside or past the grace period). Every published
+Steps: write (committed), write left uncommitted (its files are orphans), write aborted, compact, expire,
+create / delete a tag, roll back, remove orphan files (inside or past the grace period). Every published
 snapshot is fed to ``model.Model`` with the files' extra files (``FileFacts.extra_files``).
 
 Invariants after every step: the files in the bucket directories are exactly the model's
@@ -149,6 +149,18 @@ class FileIndexMachine(RuleBasedStateMachine):
         self.unpublished |= names
         note(f"write {keys}, not committed: {sorted(names)}")
 
+    @rule(keys=keys_st)
+    def write_aborted(self, keys):
+        """A commit given up (TableCommit.abort): the writer's files and their index files go."""
+        type(self).steps += 1
+        builder, messages = self._write(keys)
+        commit = builder.new_commit()
+        try:
+            commit.abort(messages)
+        finally:
+            commit.close()
+        note(f"write {keys}, aborted")
+
     @rule(full=st.booleans())
     def compact(self, full):
         type(self).steps += 1
@@ -189,6 +201,23 @@ class FileIndexMachine(RuleBasedStateMachine):
         self.model.delete_tag(name)
         note(f"delete tag {name} -> {sorted(posixpath.basename(p) for p in deleted)}")
         event(f"delete tag of {'an expired' if expired else 'a retained'} snapshot")
+
+    @precondition(lambda self: self.model.snapshots)
+    @rule(pick=st.integers(0, 10), by_tag=st.booleans())
+    def rollback(self, pick, by_tag):
+        """Roll back to a retained snapshot, or to a tag (whose snapshot may have expired):
+        the files only newer snapshots held go, with their index files."""
+        type(self).steps += 1
+        if by_tag and self.model.tags:
+            target: int | str = sorted(self.model.tags)[pick % len(self.model.tags)]
+            sid = self.model.tags[target].id
+        else:
+            target = sid = self.model.snapshots[pick % len(self.model.snapshots)].id
+        deleted = self.table.rollback_to(target)
+        self.model.rollback_to(sid)
+        note(f"rollback to {target!r} -> deleted {sorted(posixpath.basename(p) for p in deleted)}")
+        event(f"rollback to a {'tag' if isinstance(target, str) else 'snapshot'}"
+              f"{', deleted index files' if any(p.endswith('.index') for p in deleted) else ''}")
 
     @rule(past_grace=st.booleans())
     def remove_orphan_files(self, past_grace):
