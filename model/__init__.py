@@ -1,6 +1,7 @@
 """Executable reference model of the Paimon commit protocol: pure Python, no I/O, no impl.
 
 rules.py  -- file facts, entries, merge_entries, check_conflicts, merge_rows (pure functions);
+             files_kept / file_names_kept (what storage holds, extra files such as .index included);
              index facts of dynamic bucket mode: fold_index, check_index_conflicts, assign_buckets;
              postpone bucket mode: postpone_bucket_count, check_postpone_compaction, replay_postponed
 table.py  -- Model: retained snapshots and tags; commit, overwrite, expire, read, tag, rollback;
@@ -48,9 +49,11 @@ from model.rules import (
     IndexIdentity,
     assign_buckets,
     check_conflicts,
+    check_extra_file_owners,
     check_index_conflicts,
     check_index_invariant,
     check_postpone_compaction,
+    file_names_kept,
     files_kept,
     fold_index,
     identity,
@@ -74,4 +77,5 @@ __all__ = [
     "assign_buckets", "check_conflicts", "check_index_conflicts", "files_kept", "check_index_invariant", "fold_index",
     "identity", "index_identity", "merge_entries", "merge_rows",
     "check_postpone_compaction", "postpone_bucket_count", "replay_postponed",
+    "check_extra_file_owners", "file_names_kept",
 ]

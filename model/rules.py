@@ -28,7 +28,11 @@ Identity = tuple  # (partition, bucket, level, file_name)
 
 @dataclass(frozen=True)
 class FileFacts:
-    """What the protocol knows about one data file. Keys are None on append-only tables."""
+    """What the protocol knows about one data file. Keys are None on append-only tables.
+
+    ``extra_files``: the names of the files that belong to this data file alone and live
+    exactly as long as it does (its ``_EXTRA_FILES``: a separate file index
+    ``<file_name>.index``); they sit beside it and are not part of its identity."""
 
     partition: Hashable
     bucket: int
@@ -38,6 +42,7 @@ class FileFacts:
     min_key: Any = None
     max_key: Any = None
     row_count: int = 0
+    extra_files: tuple[str, ...] = ()
 
 
 def identity(facts: FileFacts) -> Identity:
@@ -151,6 +156,30 @@ def files_kept(retained: Iterable[Mapping[Identity, FileFacts]],
     impl.snapshot.expire and the tag deletion of impl.table.maintenance).
     """
     return frozenset(key for live in (*retained, *tagged) for key in live)
+
+
+def file_names_kept(retained: Iterable[Mapping[Identity, FileFacts]],
+                    tagged: Iterable[Mapping[Identity, FileFacts]]) -> frozenset[str]:
+    """The data-file names storage must hold, and the only ones it may hold once orphan removal
+    has run past its grace period: each file of ``files_kept`` and its extra files. An extra
+    file (a ``.index``) is written with its data file, kept while any retained or tagged
+    snapshot holds that file, and deleted with it (impl: the ``names`` of
+    impl.snapshot.references.SnapshotFiles, which expiration, tag deletion, rollback and
+    orphan removal share)."""
+    return frozenset(name for live in (*retained, *tagged) for f in live.values()
+                     for name in (f.file_name, *f.extra_files))
+
+
+def check_extra_file_owners(owners: dict[str, str], files: Iterable[FileFacts]) -> None:
+    """Each extra file belongs to one data file for its whole life: a file compaction writes
+    carries new extra files, never another file's (a file moved to another level keeps its
+    name and its own). ``owners`` (extra file name -> data file name, over the table's
+    history) is updated."""
+    for f in files:
+        for name in f.extra_files:
+            owner = owners.setdefault(name, f.file_name)
+            if owner != f.file_name:
+                raise AssertionError(f"extra file {name} of {f.file_name} already belongs to {owner}")
 
 
 # Row kinds, as in Paimon: +I, -U, +U, -D.

@@ -27,6 +27,7 @@ from model.rules import (
     IndexIdentity,
     check_conflicts,
     check_index_conflicts,
+    file_names_kept,
     files_kept,
     fold_index,
 )
@@ -119,6 +120,10 @@ class Model:
     def files_needed(self) -> frozenset[Identity]:
         """Identities live in any retained or tagged snapshot: what storage must still hold."""
         return files_kept((s.live for s in self.snapshots), (s.live for s in self.tags.values()))
+
+    def file_names_needed(self) -> frozenset[str]:
+        """Names of the data files of ``files_needed`` and of their extra files (``.index``)."""
+        return file_names_kept((s.live for s in self.snapshots), (s.live for s in self.tags.values()))
 
     def committed_kinds(self, user: str, identifier: int) -> set[str]:
         """Kinds of the retained snapshots published by (user, identifier)."""

@@ -88,6 +88,7 @@ from impl.manifest.merger import ManifestFileMerger
 from impl.schema.evolution import commit_schema_problem
 from impl.schema.manager import SchemaManager
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.references import data_file_paths
 
 log = logging.getLogger(__name__)
 
@@ -416,10 +417,13 @@ class FileStoreCommit:
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data, changelog and index files the messages' writers created (the commit
-        will not happen). A file a compaction only moved to another level (named in both
-        ``compact_before`` and ``compact_after``) is live and is kept."""
+        will not happen), each data file with its extra files (its ``.index``). A file a
+        compaction only moved to another level (named in both ``compact_before`` and
+        ``compact_after``) is live and is kept."""
         for m in messages:
-            self.file_io.delete_quietly([self.data_file_path(m.partition, m.bucket, f) for f in m.written_files()])
+            where = self.partition_path(m.partition)
+            self.file_io.delete_quietly([p for f in m.written_files()
+                                         for p in data_file_paths(self.paths, where, m.bucket, f)])
             # the index files the writer created (e.g. a changed bucket's new HASH index)
             self.file_io.delete_quietly([f.external_path or self.paths.index_file_path(f.file_name)
                                          for f in (*m.new_index_files, *m.compact_new_index_files)])

@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Sequence
 
 from impl.errors import CorruptMetadataError
 from impl.format.json_records import Snapshot
-from impl.format.records import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
+from impl.format.records import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
 from impl.fs.paths import TablePaths
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
@@ -67,9 +67,14 @@ class SnapshotFiles:
 
 def entry_paths(table_paths: TablePaths, partition_path: str, e: ManifestEntry) -> list[str]:
     """Path of an entry's data (or changelog) file, then of each of its extra files."""
-    f = e.file
-    bucket_dir = table_paths.bucket_dir(partition_path, e.bucket)
-    return [table_paths.data_file_path(partition_path, e.bucket, f.file_name, f.external_path),
+    return data_file_paths(table_paths, partition_path, e.bucket, e.file)
+
+
+def data_file_paths(table_paths: TablePaths, partition_path: str, bucket: int, f: DataFileMeta) -> list[str]:
+    """Path of a data (or changelog) file, then of each of its extra files (its ``.index``),
+    which live and die with it."""
+    bucket_dir = table_paths.bucket_dir(partition_path, bucket)
+    return [table_paths.data_file_path(partition_path, bucket, f.file_name, f.external_path),
             *(posixpath.join(bucket_dir, x) for x in f.extra_files)]
 
 
@@ -168,4 +173,4 @@ class SnapshotFileReader:
                                        f"{role} of snapshot {snap.id} is missing") from error
 
 
-__all__ = ["Missing", "SnapshotFileReader", "SnapshotFiles", "entry_paths", "snapshot_files"]
+__all__ = ["Missing", "SnapshotFileReader", "SnapshotFiles", "data_file_paths", "entry_paths", "snapshot_files"]

@@ -30,6 +30,7 @@ from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.fs.paths import DataFileNamer
+from impl.snapshot.references import data_file_paths
 from impl.table.append_writer import NO_ROLLING, RollingFileWriter
 from impl.table.bucket import BucketMode
 from impl.table.commit import TableCommit
@@ -150,8 +151,7 @@ def compact_row_id_groups(core: TableCore, partition: bytes, path: str, bucket: 
                                  max_sequence_number=max(f.max_sequence_number for f in group)))
             before.extend(group)
     except BaseException:
-        core.file_io.delete_quietly(core.paths.data_file_path(path, bucket, f.file_name, f.external_path)
-                                    for f in after)
+        core.file_io.delete_quietly(p for f in after for p in data_file_paths(core.paths, path, bucket, f))
         raise
     if not after:
         return None

@@ -21,7 +21,10 @@ from impl.fileindex.format import MAGIC, decode_header, encode_file_index
 from impl.fileindex.keys import column_keys
 from impl.fileindex.reader import FileIndexFilter
 from impl.format.types import INT, STRING
+from impl.table.compact import compact_bucket
 from impl.table.predicate import LeafPredicate
+from impl.table.read import TableRead
+from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("k", pa.int32())])
 BLOOM_AND_BITMAP = {"file-index.bloom-filter.columns": "s", "file-index.bloom-filter.s.items": "200",
@@ -181,6 +184,68 @@ def test_index_files_follow_data_files_through_compaction_expiration_and_orphan_
     assert [Path(p).name for p in removed if p.endswith(".index")] == [orphan.name]
     t.expire_snapshots(retain_min=1, retain_max=1)
     assert _index_files(root) == after  # the compacted-away files' indexes went with them
+
+
+def test_an_aborted_commit_deletes_the_index_files_of_its_data_files(tmp_path):
+    """A write given up (TableCommit.abort), and a compaction whose commit lost to another
+    compaction of the same files, delete their data files' .index files with them."""
+    t = _table(tmp_path, {**BLOOM_AND_BITMAP, "file-index.in-manifest-threshold": "1 b", "bucket": "1",
+                          "bucket-key": "id"})
+    root = tmp_path / "wh"
+    builder = t.new_batch_write_builder()
+    w = builder.new_write()
+    w.write_arrow(_batch(0))
+    messages = w.prepare_commit()
+    w.close()
+    (written,) = [f for m in messages for f in m.new_files]
+    assert _index_files(root) == set(written.extra_files) == {written.file_name + ".index"}
+    builder.new_commit().abort(messages)
+    assert _index_files(root) == set()
+    assert not list(root.rglob("data-*"))
+
+    for i in range(2):
+        t.write_arrow(_batch(i))
+    kept = _index_files(root)
+    core = t.core
+    live = SnapshotReader(core).live_entries(core.snapshot_manager.latest_snapshot())
+    rivals = [compact_bucket(core, live[0].partition, 0, 1, [e.file for e in live], True) for _ in range(2)]
+    first, second = ({f.extra_files[0] for f in m.compact_after} for m in rivals)
+    assert _index_files(root) == kept | first | second
+    t.new_batch_write_builder().new_commit().commit([rivals[0]])
+    with pytest.raises(impl.errors.CommitConflictError):
+        t.new_batch_write_builder().new_commit().commit([rivals[1]])
+    assert _index_files(root) == kept | first  # the loser's index files went with its data files
+
+
+def test_a_failed_data_evolution_compaction_deletes_the_index_files_it_wrote(tmp_path, monkeypatch):
+    """The compaction of a data-evolution table writes one file per row-id group; when a later
+    group fails, the files already written go with their .index files."""
+    t = _table(tmp_path, {"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.items": "100",
+                          "file-index.in-manifest-threshold": "1 b", "row-tracking.enabled": "true",
+                          "data-evolution.enabled": "true"})
+    root = tmp_path / "wh"
+    for i in range(2):
+        t.write_arrow(_batch(i, 4))
+    for row_id in (0, 4):  # one column update in each of the two row-id groups
+        update = t.new_batch_write_builder().new_update().with_update_type(["s"])
+        t.new_batch_write_builder().new_commit().commit(update.update_by_arrow_with_row_id(
+            pa.table({"_ROW_ID": pa.array([row_id], pa.int64()), "s": ["u"]})))
+    before = _index_files(root)
+    assert len(before) == 2  # the two full files (an update file holds no indexed column)
+    calls = []
+    real = TableRead.read_row_id_group
+
+    def fail_second(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("storage down (simulated)")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TableRead, "read_row_id_group", fail_second)
+    with pytest.raises(OSError, match="simulated"):
+        t.compact()
+    assert len(calls) == 2  # the first group's file was written before the failure
+    assert _index_files(root) == before
 
 
 def test_a_changelog_copy_of_a_data_file_owns_its_own_index_file(tmp_path):

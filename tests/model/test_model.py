@@ -29,6 +29,7 @@ from model import (
     TagAlreadyExistError,
     TagNotExistError,
     check_conflicts,
+    check_extra_file_owners,
     identity,
     merge_entries,
     merge_rows,
@@ -363,6 +364,29 @@ def test_files_needed_shrinks_with_expiry():
     assert {key[3] for key in m.files_needed()} == {"f0", "f1", "f2", "f3"}
     m.expire(1, 2)
     assert {key[3] for key in m.files_needed()} == {"f2", "f3"}
+
+
+def test_extra_files_live_and_die_with_their_data_file():
+    """file_names_kept: each kept file's name and its extra files (its .index), tags included;
+    a file moved to another level keeps its name and its own index file."""
+    m = Model(primary_key=False)
+    a = FileFacts(("p",), 0, 1, 0, "a", extra_files=("a.index",))
+    a_up = FileFacts(("p",), 0, 1, 1, "a", extra_files=("a.index",))
+    b = FileFacts(("p",), 0, 1, 1, "b", extra_files=("b.index",))
+    m.commit("u", 1, new_files=[a])
+    m.commit("u", 2, compact_before=[a], compact_after=[a_up])
+    m.create_tag("t", 2)
+    m.commit("u", 3, compact_before=[a_up], compact_after=[b])
+    assert m.file_names_needed() == {"a", "a.index", "b", "b.index"}
+    m.expire(1, 1)
+    assert m.file_names_needed() == {"a", "a.index", "b", "b.index"}  # the tag keeps a
+    m.delete_tag("t")
+    assert m.file_names_needed() == {"b", "b.index"}
+    assert m.files_needed() == {identity(b)}
+    owners: dict[str, str] = {}
+    check_extra_file_owners(owners, [a, a_up, b])
+    with pytest.raises(AssertionError, match="already belongs to a"):
+        check_extra_file_owners(owners, [FileFacts(("p",), 0, 1, 1, "c", extra_files=("a.index",))])
 
 
 # ---------------------------------------------------------------------------- merge_rows
