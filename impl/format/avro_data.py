@@ -363,7 +363,7 @@ class AvroWriter(FormatWriter):
             codec, options.zstd_level if codec == "zstandard" else None)
         # the random sync marker, as fastavro's Writer draws it
         self._sync_marker = os.urandom(avro_encode.SYNC_SIZE)
-        stream.write(avro_encode.header(_schema_json(schema), codec, self._sync_marker))
+        stream.write(avro_encode.header(_schema_json(schema).encode(), codec, self._sync_marker))
 
     def write(self, table: pa.Table) -> None:
         if table.num_rows == 0:

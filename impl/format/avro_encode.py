@@ -31,7 +31,7 @@ else:
 
 _MAX_VARINT_BYTES = 10
 SYNC_SIZE = 16
-_MAGIC = b"Obj\x01"
+MAGIC = b"Obj\x01"  # an Avro container file's first bytes
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ def block_bounds(row_ends: np.ndarray, sync_interval: int) -> list[tuple[int, in
     return out
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
     """One zigzag varint (for headers and block counts, not rows)."""
     z = (value << 1) ^ (value >> 63)
     out = bytearray()
@@ -213,19 +213,20 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _string(value: bytes) -> bytes:
-    return _varint(len(value)) + value
+def avro_bytes(value: bytes) -> bytes:
+    """Avro bytes / string: length, then the bytes."""
+    return varint(len(value)) + value
 
 
-def header(schema_json: str, codec: str, sync_marker: bytes) -> bytes:
+def header(schema_json: bytes, codec: str, sync_marker: bytes) -> bytes:
     """An Avro container header: magic, the metadata map (codec, then schema, fastavro's order), the sync marker."""
-    meta = _string(b"avro.codec") + _string(codec.encode()) + _string(b"avro.schema") + _string(schema_json.encode())
-    return _MAGIC + _varint(2) + meta + _varint(0) + sync_marker
+    meta = avro_bytes(b"avro.codec") + avro_bytes(codec.encode()) + avro_bytes(b"avro.schema") + avro_bytes(schema_json)
+    return MAGIC + varint(2) + meta + varint(0) + sync_marker
 
 
 def block(count: int, compressed: bytes, sync_marker: bytes) -> bytes:
     """One block: record count, byte size, the (compressed) rows, the sync marker."""
-    return _varint(count) + _varint(len(compressed)) + compressed + sync_marker
+    return varint(count) + varint(len(compressed)) + compressed + sync_marker
 
 
 def block_compressor(codec: str, level: int | None) -> Callable[[np.ndarray], bytes]:
