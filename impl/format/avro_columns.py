@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from impl.format import avro
+from impl.format import avro, avro_encode
 from impl.format.records import DataFileMeta, FileKind, FileSource, ManifestEntry, SimpleStats
 from impl.gcpause import paused_gc
 
@@ -56,7 +56,6 @@ if sys.version_info >= (3, 14):
 else:
     from backports import zstd as _zstd
 
-_MAGIC = b"Obj\x01"
 
 
 def available() -> bool:
@@ -115,7 +114,7 @@ def _long(data: bytes, pos: int) -> tuple[int, int]:
 def decode_blocks(data: bytes) -> DecodedBlocks:
     """The header and blocks of an Avro container, undecompressed (ValueError / IndexError on a
     malformed or cut file)."""
-    if data[:4] != _MAGIC:
+    if data[:4] != avro_encode.MAGIC:
         raise ValueError("not an Avro container")
     pos = 4
     meta: dict[str, bytes] = {}
@@ -151,30 +150,14 @@ def decode_blocks(data: bytes) -> DecodedBlocks:
     return DecodedBlocks(json.loads(meta["avro.schema"]), codec, tuple(bodies), tuple(counts), meta["avro.schema"])
 
 
-def _zigzag(n: int) -> bytes:
-    """An Avro long."""
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n & ~0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _avro_bytes(b: bytes) -> bytes:
-    return _zigzag(len(b)) + b
-
-
 def null_codec_container(schema: Any, payload: list[bytes], count: int) -> bytes:
     """An uncompressed Avro container of one block: ``count`` records encoded in the
     concatenation of ``payload``; ``schema`` as JSON, or as its JSON text (bytes)."""
     sync = b"\x00" * 16  # any 16 bytes: the reader only compares them with the header's
     text = schema if isinstance(schema, bytes) else json.dumps(schema).encode()
-    meta = _zigzag(2) + _avro_bytes(b"avro.schema") + _avro_bytes(text)
-    meta += _avro_bytes(b"avro.codec") + _avro_bytes(b"null") + _zigzag(0)
     size = sum(len(p) for p in payload)
-    return b"".join([_MAGIC, meta, sync, _zigzag(count), _zigzag(size), *payload, sync])
+    return b"".join([avro_encode.header(text, "null", sync), avro_encode.varint(count), avro_encode.varint(size),
+                     *payload, sync])
 
 
 # A top-level union of null and a record (pypaimon-rust writes ``["null", record]``) is decoded

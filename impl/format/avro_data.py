@@ -1,4 +1,4 @@
-"""Avro data files: decoded column-wise by polars (``impl.format.avro_columns``), written by fastavro.
+"""Avro data files: decoded column-wise by polars (``impl.format.avro_columns``), encoded column-wise (``avro_encode``).
 
 The writer schema is Paimon Java's (``AvroSchemaConverter``): a record named
 ``org.apache.paimon.avro.generated.record``, a nullable field as the union ``["null", T]`` with
@@ -19,15 +19,16 @@ record. Types are Avro's own (int for TINYINT, timestamps tagged UTC): the calle
 from __future__ import annotations
 
 import io
+import json
+import os
 from typing import Any, BinaryIO, Sequence
 
 import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
-from fastavro.write import Writer
 
-from impl.errors import InvalidOptionError, UnsupportedFileFormatError
-from impl.format import avro_columns
+from impl.errors import InvalidOptionError, SchemaMismatchError, UnsupportedFileFormatError
+from impl.format import avro_columns, avro_encode
 from impl.format.file_format import (
     FileFormat,
     FormatReader,
@@ -349,27 +350,56 @@ def _dicts(value: Any, t: pa.DataType) -> Any:
 
 
 class AvroWriter(FormatWriter):
+    """Rows as Avro blocks: columns encoded with numpy (``avro_encode``), nested ones by fastavro,
+    in the container file fastavro writes (header, blocks of about the sync interval)."""
+
     def __init__(self, stream: BinaryIO, fields: Sequence[DataField], options: WriteOptions):
-        schema = fastavro.parse_schema(record_schema(fields))
+        self._fields = {f.name: f for f in fields}
+        schema = record_schema(fields)
+        self._field_schemas = {f["name"]: f["type"] for f in schema["fields"]}
         codec = avro_codec(options)
-        level = options.zstd_level if codec == "zstandard" else None
-        self._writer = Writer(stream, schema, codec=codec, sync_interval=_SYNC_INTERVAL_BYTES,
-                              compression_level=level)
+        self._stream = stream
+        self._compress = avro_encode.block_compressor(
+            codec, options.zstd_level if codec == "zstandard" else None)
+        # the random sync marker, as fastavro's Writer draws it
+        self._sync_marker = os.urandom(avro_encode.SYNC_SIZE)
+        stream.write(avro_encode.header(_schema_json(schema).encode(), codec, self._sync_marker))
 
     def write(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
         plain = pa.Table.from_arrays([_plain(c) for c in table.columns], names=table.column_names)
-        records = plain.to_pylist()
-        for name in plain.column_names:
-            if _has_map(plain.schema.field(name).type):
-                t = plain.schema.field(name).type
-                for r in records:
-                    r[name] = _dicts(r[name], t)
-        for record in records:
-            self._writer.write(record)
-        self._writer.flush()  # one block per write: the stream's size follows the rows written
+        parts: list[avro_encode.Part] = []
+        for name, column in zip(plain.column_names, plain.columns, strict=True):
+            field = self._fields[name]
+            arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+            if not field.type.nullable and arr.null_count:
+                raise SchemaMismatchError(f"column {name!r} is not nullable but holds {arr.null_count} nulls")
+            if avro_encode.encodes(arr.type) and _same_decimal(arr.type, field.type):
+                parts.extend(avro_encode.column_parts(arr, field.type.nullable))
+            else:
+                values = [_dicts(v, arr.type) for v in arr.to_pylist()] if _has_map(arr.type) else arr.to_pylist()
+                parts.append(avro_encode.encode_values(values, self._field_schemas[name]))
+        body, row_ends = avro_encode.interleave(parts, plain.num_rows)
+        for start_row, end_row, start_byte, end_byte in avro_encode.block_bounds(row_ends, _SYNC_INTERVAL_BYTES):
+            self._stream.write(avro_encode.block(end_row - start_row, self._compress(body[start_byte:end_byte]),
+                                                 self._sync_marker))
+        self._stream.flush()
 
     def close(self) -> None:
-        self._writer.flush()
+        self._stream.flush()
+
+
+def _schema_json(schema: dict) -> str:
+    """The schema text fastavro's Writer puts in the header: its parsed form, bookkeeping dropped."""
+    parsed = fastavro.parse_schema(schema)
+    assert isinstance(parsed, dict)  # a record schema parses to a dict
+    return json.dumps({k: v for k, v in parsed.items() if k not in ("__fastavro_parsed", "__named_schemas")})
+
+
+def _same_decimal(arrow: pa.DataType, paimon: DataType) -> bool:
+    """A decimal column is encoded from its unscaled integers only at the schema's scale."""
+    return not pa.types.is_decimal(arrow) or (paimon.root == "DECIMAL" and arrow.scale == paimon.scale)
 
 
 class AvroFileFormat(FileFormat):
