@@ -54,6 +54,14 @@ class S3Table:
         return (store_files(self.options, f"{self.bucket}/wh/.paimon_py_spark/writes")
                 | store_files(self.options, f"{self.bucket}/wh/.paimon_py_spark/attempts"))
 
+    def intents_after_failed_job(self) -> set[str]:
+        """:meth:`intents`, less the start records a killed attempt's last PUT may leave: Spark
+        kills the running attempts of a failed job without waiting (impl/spark/tracking.py), so
+        an attempt killed just after it recorded its start can land that record after the
+        driver's last sweep. Such an attempt wrote nothing (``begin`` records the start before
+        any intent or file), which the caller checks: no intent, no file, no end record."""
+        return {p for p in self.intents() if not p.endswith(".started")}
+
     def orphans(self) -> list[str]:
         return [s.path for s in find_orphans(store_io(self.options), self.root)]
 
@@ -151,7 +159,7 @@ def test_failing_df_write_on_s3_leaves_no_snapshot_and_no_file(spark, s3t):
         df.write.format("paimon_py").options(**s3t.options).mode("append").save(s3t.path)
     assert s3t.files() == before
     assert len(s3t.table().snapshots()) == 1
-    assert s3t.intents() == set()
+    assert s3t.intents_after_failed_job() == set()
 
 
 def test_failing_routed_write_on_s3_leaves_no_snapshot_and_no_file(spark, s3t):
@@ -163,7 +171,7 @@ def test_failing_routed_write_on_s3_leaves_no_snapshot_and_no_file(spark, s3t):
         impl.spark.write_dataframe(df, s3t.path, num_tasks=2, options=s3t.options)
     assert s3t.files() == before
     assert len(s3t.table().snapshots()) == 1
-    assert s3t.intents() == set()
+    assert s3t.intents_after_failed_job() == set()
 
 
 def test_retried_task_attempt_on_s3_leaves_no_orphans(spark, s3t):
