@@ -49,7 +49,16 @@ class CompactResult:
                 f"tasks={self.tasks}, leftovers removed={self.leftovers_removed})")
 
 
-def _compact_function(job: WriteJob, full: bool):
+def _compact_bucket_task(core, item, full: bool) -> list:
+    partition, bucket, total, files = item
+    m = compact_bucket(core, partition, bucket, total, files, full)
+    return [] if m is None else [m]
+
+
+def _task_function(job: WriteJob, full: bool, work):
+    """A Spark task's body: ``work(core, item, full)`` (a list of commit messages) for each of its
+    items, through the write's intent log, the messages pickled back to the driver. Items are
+    buckets of a table's compaction, or whole partitions of a postpone-mode table's."""
     def run(slices):
         items = [it for s in slices for it in s]
         if not items:
@@ -59,28 +68,8 @@ def _compact_function(job: WriteJob, full: bool):
         out = []
         with job.intent(fs=base_fs).task_attempt(key, base_fs) as tracked:
             table = job.ref.table(filesystem=tracked)
-            for partition, bucket, total, files in items:
-                m = compact_bucket(table.core, partition, bucket, total, files, full)
-                if m is not None:
-                    out.append(m)
-        yield pickle.dumps(out)
-
-    return run
-
-
-def _postpone_function(job: WriteJob, full: bool):
-    """Tasks of a postpone-mode table: each moves whole partitions' postponed rows into buckets."""
-    def run(slices):
-        tasks = [t for s in slices for t in s]
-        if not tasks:
-            return
-        key = task_key()
-        base_fs = job.ref.filesystem()
-        out = []
-        with job.intent(fs=base_fs).task_attempt(key, base_fs) as tracked:
-            table = job.ref.table(filesystem=tracked)
-            for task in tasks:
-                out.extend(compact_postponed_partition(table.core, task, full))
+            for item in items:
+                out.extend(work(table.core, item, full))
         yield pickle.dumps(out)
 
     return run
@@ -130,7 +119,7 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
         weights[i] += sum(f.file_size for f in files) + 1
     write_id = uuid.uuid4().hex
     job = WriteJob(ref, write_id, f"spark-compact-{write_id}", latest.id, ())
-    function = _postpone_function(job, full) if postpone else _compact_function(job, full)
+    function = _task_function(job, full, compact_postponed_partition if postpone else _compact_bucket_task)
     rdd = spark.sparkContext.parallelize(slices, n).mapPartitions(function)
     try:
         per_task = [pickle.loads(b) for b in rdd.collect()]
