@@ -15,38 +15,44 @@ from fault_injection.s3_proxy import Fault, FaultRule, S3FaultProxy, request_kin
 from impl.fs.object_store import S3Config
 
 
-def _racer(endpoint_options: dict, path: str, me: int, start, results) -> None:
+def _racer(endpoint_options: dict, paths: list[str], me: int, barrier, results) -> None:
     fs = S3Config.from_options(endpoint_options).filesystem()
-    start.wait()
-    try:
-        fs.pipe_file(path, f"writer-{me}".encode(), mode="create")
-        results.put((me, "won"))
-    except FileExistsError:
-        results.put((me, "refused"))
-    except Exception as e:  # pragma: no cover - reported as a failure below
-        results.put((me, f"error {type(e).__name__}: {e}"))
+    for round_, path in enumerate(paths):
+        barrier.wait()  # every contender PUTs this round's key at once
+        try:
+            fs.pipe_file(path, f"writer-{me}".encode(), mode="create")
+            results.put((round_, me, "won"))
+        except FileExistsError:
+            results.put((round_, me, "refused"))
+        except Exception as e:  # pragma: no cover - reported as a failure below
+            results.put((round_, me, f"error {type(e).__name__}: {e}"))
 
 
-@pytest.mark.parametrize("round_", range(5))
-def test_racing_conditional_puts_have_exactly_one_winner(s3_server, s3_bucket, round_):
-    contenders = 12
-    path = f"{s3_bucket}/race/snapshot-{round_}"
+def test_racing_conditional_puts_have_exactly_one_winner(s3_server, s3_bucket):
+    """Twelve processes race a conditional PUT to one key, five rounds (one key each). The
+    processes are started once for all rounds: spawning them is what costs, not the race."""
+    contenders, rounds = 12, 5
+    paths = [f"{s3_bucket}/race/snapshot-{r}" for r in range(rounds)]
     ctx = multiprocessing.get_context("spawn")
-    start = ctx.Event()
+    barrier = ctx.Barrier(contenders)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_racer, args=(s3_server.options(), path, i, start, results))
+    procs = [ctx.Process(target=_racer, args=(s3_server.options(), paths, i, barrier, results))
              for i in range(contenders)]
     for p in procs:
         p.start()
-    start.set()
-    outcomes = dict(results.get(timeout=120) for _ in procs)
+    outcomes: dict[int, dict[int, str]] = {r: {} for r in range(rounds)}
+    for _ in range(contenders * rounds):
+        round_, me, outcome = results.get(timeout=120)
+        outcomes[round_][me] = outcome
     for p in procs:
         p.join(timeout=60)
-    winners = [i for i, o in outcomes.items() if o == "won"]
-    assert sorted(outcomes.values()).count("refused") == contenders - 1, outcomes
-    assert len(winners) == 1, outcomes
-    body = S3Config.from_options(s3_server.options()).filesystem().cat_file(path)
-    assert body == f"writer-{winners[0]}".encode()
+    fs = S3Config.from_options(s3_server.options()).filesystem()
+    for round_, path in enumerate(paths):
+        by_writer = outcomes[round_]
+        winners = [i for i, o in by_writer.items() if o == "won"]
+        assert sorted(by_writer.values()).count("refused") == contenders - 1, (round_, by_writer)
+        assert len(winners) == 1, (round_, by_writer)
+        assert fs.cat_file(path) == f"writer-{winners[0]}".encode()
 
 
 def test_threads_racing_one_key_have_one_winner(s3_server, s3_bucket):
