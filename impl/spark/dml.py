@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -92,9 +92,9 @@ class _Target:
 
     op: str
     ref: TableRef
-    table: object
+    table: Any
     snapshot_id: int | None
-    frame: object
+    frame: Any
     storage: dict[str, str]
     files: dict[str, tuple[bytes, int, int]]  # append tables: data file -> (partition, bucket, total buckets)
 
@@ -104,11 +104,11 @@ class _Target:
 
     @property
     def columns(self) -> list[str]:
-        return list(self.table.schema.field_names)  # type: ignore[attr-defined]
+        return list(self.table.schema.field_names)
 
     @property
     def is_pk(self) -> bool:
-        return bool(self.table.is_primary_key_table)  # type: ignore[attr-defined]
+        return bool(self.table.is_primary_key_table)
 
 
 # ====================================================================== public API
@@ -134,7 +134,7 @@ def update(spark, table_path: str, condition: str | None = None, *, set: Mapping
     if not assignments:
         raise RowLevelChangeError(f"UPDATE of {target.identifier}: no column to set")
     rows = _where(target, target.frame, condition)
-    types = {f.name: f.dataType for f in spark_schema(target.table.schema).fields}  # type: ignore[attr-defined]
+    types = {f.name: f.dataType for f in spark_schema(target.table.schema).fields}
     cols = [_expr(target, "set", assignments[c]).cast(types[c]).alias(c) if c in assignments else F.col(c)
             for c in target.columns]
     extra = [F.col(FILE_COLUMN), F.col(POS_COLUMN)] if not target.is_pk else []
@@ -166,7 +166,7 @@ def merge_into(spark, target_path: str, source, on: str, *,
         _check_source_has(target, source, when_not_matched_insert, "when_not_matched_insert='*'")
     upd = _assignments(target, when_matched_update or {}, "when_matched_update")
     ins = _assignments(target, when_not_matched_insert or {}, "when_not_matched_insert", insert=True)
-    types = {f.name: f.dataType for f in spark_schema(target.table.schema).fields}  # type: ignore[attr-defined]
+    types = {f.name: f.dataType for f in spark_schema(target.table.schema).fields}
 
     tframe = target.frame.withColumn(MATCHED_COLUMN, F.lit(True)).alias(t)
     joined = _analyzed(target, "on", lambda: source.alias(s).join(tframe, on=F.expr(on), how="left"))
@@ -192,7 +192,7 @@ def merge_into(spark, target_path: str, source, on: str, *,
                     .when(kind == _UPDATE, new.cast(types[c])).otherwise(old).alias(c))
     extra = [] if target.is_pk else [F.col(f"{t}.{FILE_COLUMN}").alias(FILE_COLUMN),
                                      F.col(f"{t}.{POS_COLUMN}").alias(POS_COLUMN)]
-    identity = ([F.col(f"{t}.`{k}`").alias(k) for k in target.table.primary_keys]  # type: ignore[attr-defined]
+    identity = ([F.col(f"{t}.`{k}`").alias(k) for k in target.table.primary_keys]
                 if target.is_pk else extra)
     staged = _analyzed(target, "clauses", lambda: joined.select(
         kind.alias(KIND_COLUMN), matched.alias(MATCHED_COLUMN), *cols,
@@ -336,10 +336,10 @@ def _fixed_columns(target: _Target) -> list[str]:
     if not target.is_pk:
         return []
     t = target.table
-    return list(dict.fromkeys([*t.primary_keys, *t.partition_keys]))  # type: ignore[attr-defined]
+    return list(dict.fromkeys([*t.primary_keys, *t.partition_keys]))
 
 
-def _assignments(target: _Target, assignments: Mapping[str, str], what: str, *,
+def _assignments(target: _Target, assignments: Mapping[str, str] | str, what: str, *,
                  insert: bool = False) -> dict[str, str]:
     if isinstance(assignments, str):
         raise RowLevelChangeError(f"{target.op} of {target.identifier}: {what} is a mapping column -> expression "
@@ -374,7 +374,7 @@ def _check_cardinality(target: _Target, staged, identity: Sequence[str]) -> None
            .filter(F.col("count") > 1).limit(1).collect())
     if dup:
         row = dup[0].asDict()
-        names = list(target.table.primary_keys) if target.is_pk else [FILE_COLUMN, POS_COLUMN]  # type: ignore[attr-defined]
+        names = list(target.table.primary_keys) if target.is_pk else [FILE_COLUMN, POS_COLUMN]
         which = {n: row[f"__id{i}"] for i, n in enumerate(names)}
         raise MergeCardinalityError(
             f"MERGE INTO {target.identifier}: the target row {which} is matched by {row['count']} source rows; "
@@ -400,7 +400,7 @@ def _apply(target: _Target, changes) -> RowLevelResult:
                                   fs_factory=target.ref.fs_factory)
             return _result(target, tuple(out.snapshot_ids), counts)
         gone = changes.filter(F.col(KIND_COLUMN).isin(_DELETE, _UPDATE)).select(FILE_COLUMN, POS_COLUMN).toArrow()
-        core = target.table.core  # type: ignore[attr-defined]
+        core = target.table.core
         dv_messages = _deletion_vector_messages(target, gone)
         written = [f for m in dv_messages for f in m.new_index_files]
         try:
@@ -411,7 +411,7 @@ def _apply(target: _Target, changes) -> RowLevelResult:
                 outcome = commit_write(res.job, [*res.per_task, dv_messages])
                 snapshots = tuple(outcome.snapshot_ids)
             else:
-                wb = target.table.new_batch_write_builder()  # type: ignore[attr-defined]
+                wb = target.table.new_batch_write_builder()
                 wb.commit_user = f"spark-dml-{uuid.uuid4().hex}"
                 c = wb.new_commit()
                 try:
@@ -434,7 +434,7 @@ def _result(target: _Target, snapshots: tuple[int, ...], counts: Mapping[str, in
 def _deletion_vector_messages(target: _Target, gone: pa.Table) -> list[CommitMessage]:
     """One message per bucket with deleted rows: its vectors (those of the read snapshot plus
     the new positions) as one new index file, replacing the bucket's old index files."""
-    core = target.table.core  # type: ignore[attr-defined]
+    core = target.table.core
     if not gone.num_rows:
         return []
     snapshot = core.snapshot_manager.snapshot(target.snapshot_id)
