@@ -44,6 +44,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
 from impl.format.records import IndexFileMeta
@@ -120,7 +121,7 @@ def delete(spark, table_path: str, condition: str | None = None, *, options: Map
     None deletes every row), in one commit."""
     target = _open(spark, "DELETE", table_path, options, fs_factory)
     rows = _where(target, target.frame, condition)
-    return _apply(target, rows.withColumn(KIND_COLUMN, _lit(_DELETE)))
+    return _apply(target, rows.withColumn(KIND_COLUMN, _lit(_DELETE)), kind=_DELETE)
 
 
 def update(spark, table_path: str, condition: str | None = None, *, set: Mapping[str, str],  # noqa: A002
@@ -139,7 +140,7 @@ def update(spark, table_path: str, condition: str | None = None, *, set: Mapping
             for c in target.columns]
     extra = [F.col(FILE_COLUMN), F.col(POS_COLUMN)] if not target.is_pk else []
     changed = _analyzed(target, "set", lambda: rows.select(*cols, *extra))
-    return _apply(target, changed.withColumn(KIND_COLUMN, _lit(_UPDATE)))
+    return _apply(target, changed.withColumn(KIND_COLUMN, _lit(_UPDATE)), kind=_UPDATE)
 
 
 def merge_into(spark, target_path: str, source, on: str, *,
@@ -203,7 +204,8 @@ def merge_into(spark, target_path: str, source, on: str, *,
             _check_cardinality(target, staged, [f"__id{n}" for n in range(len(identity))])
         changes = staged.filter(F.col(KIND_COLUMN).isNotNull()).drop(
             MATCHED_COLUMN, *[f"__id{n}" for n in range(len(identity))])
-        return _apply(target, changes)
+        counts = {r[0]: int(r[1]) for r in changes.groupBy(KIND_COLUMN).count().collect()}
+        return _apply(target, changes, counts=counts)
     finally:
         staged.unpersist()
 
@@ -384,27 +386,39 @@ def _check_cardinality(target: _Target, staged, identity: Sequence[str]) -> None
 # ====================================================================== writing
 
 
-def _apply(target: _Target, changes) -> RowLevelResult:
+def _apply(target: _Target, changes, *, kind: str | None = None,
+           counts: Mapping[str, int] | None = None) -> RowLevelResult:
     """Write ``changes`` (the table's columns, ``KIND_COLUMN``, for append tables the file and
-    position of the changed row) as one commit."""
+    position of the changed row) as one commit. ``kind``: the one kind every change has (its
+    count is then taken from what was written: no Spark job counts them); else ``counts`` by kind."""
     from pyspark.sql import functions as F
 
-    changes = changes.persist()
+    if counts is not None and not any(counts.values()):
+        return _result(target, (), counts)
+    if target.is_pk:
+        out = write_dataframe(changes.select(*target.columns, KIND_COLUMN), target.ref.table_path,
+                              options=target.storage or None, row_kind_column=KIND_COLUMN,
+                              fs_factory=target.ref.fs_factory)
+        if counts is None:  # each change is one row of the new files (its key is unique among them)
+            counts = {str(kind): sum(f.row_count for m in out.messages for f in m.new_files)}
+        return _result(target, tuple(out.snapshot_ids), counts)
+    inserts = kind == _UPDATE or bool(counts and counts.get(_INSERT))
+    if inserts:
+        changes = changes.persist()  # read once for the vectors and once for the new rows
     try:
-        counts = {r[0]: int(r[1]) for r in changes.groupBy(KIND_COLUMN).count().collect()}
-        if not counts:
+        gone = (changes.filter(F.col(KIND_COLUMN).isin(_DELETE, _UPDATE))
+                .select(KIND_COLUMN, FILE_COLUMN, POS_COLUMN).toArrow())
+        kinds = gone.column(KIND_COLUMN)
+        counts = {_DELETE: pc.sum(pc.equal(kinds, _DELETE)).as_py() or 0,
+                  _UPDATE: pc.sum(pc.equal(kinds, _UPDATE)).as_py() or 0,
+                  _INSERT: (counts or {}).get(_INSERT, 0)}
+        if not any(counts.values()):
             return _result(target, (), counts)
-        if target.is_pk:
-            out = write_dataframe(changes.select(*target.columns, KIND_COLUMN), target.ref.table_path,
-                                  options=target.storage or None, row_kind_column=KIND_COLUMN,
-                                  fs_factory=target.ref.fs_factory)
-            return _result(target, tuple(out.snapshot_ids), counts)
-        gone = changes.filter(F.col(KIND_COLUMN).isin(_DELETE, _UPDATE)).select(FILE_COLUMN, POS_COLUMN).toArrow()
         core = target.table.core
         dv_messages = _deletion_vector_messages(target, gone)
         written = [f for m in dv_messages for f in m.new_index_files]
         try:
-            if counts.get(_UPDATE, 0) + counts.get(_INSERT, 0):
+            if counts[_UPDATE] + counts[_INSERT]:
                 rows = changes.filter(F.col(KIND_COLUMN).isin(_UPDATE, _INSERT)).select(*target.columns)
                 res = write_dataframe(rows, target.ref.table_path, options=target.storage or None, commit=False,
                                       fs_factory=target.ref.fs_factory)
@@ -423,7 +437,8 @@ def _apply(target: _Target, changes) -> RowLevelResult:
             raise
         return _result(target, snapshots, counts)
     finally:
-        changes.unpersist()
+        if inserts:
+            changes.unpersist()
 
 
 def _result(target: _Target, snapshots: tuple[int, ...], counts: Mapping[str, int]) -> RowLevelResult:
