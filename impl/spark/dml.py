@@ -49,6 +49,7 @@ import pyarrow.compute as pc
 from impl.commit.messages import CommitMessage
 from impl.format.records import IndexFileMeta
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, keep_mask, read_deletion_vectors
+from impl.options import core_options as co
 from impl.options.values import MergeEngine
 from impl.spark.errors import MergeCardinalityError, RowLevelChangeError
 from impl.spark.routing import write_dataframe
@@ -227,6 +228,9 @@ def _open(spark, op: str, table_path: str, options, fs_factory) -> _Target:
             raise UnsupportedTableFeatureError(
                 f"{op} of {ref.identifier}: merge-engine {o.merge_engine.value!r} is not supported for row-level "
                 f"changes (deduplicate only)")
+        if co.IGNORE_DELETE.get(o.raw):
+            # the -D rows of a DELETE would be dropped: the change would silently do nothing
+            raise UnsupportedTableFeatureError(f"{op} of {ref.identifier}: the table has 'ignore-delete' = true")
     elif o.data_evolution or o.row_tracking:
         raise UnsupportedTableFeatureError(f"{op} of {ref.identifier}: row-level changes of row-tracking / "
                                            f"data-evolution tables are not implemented")
