@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -169,6 +170,9 @@ def test_bad_input_is_refused_by_name_before_anything_is_written(spark, warehous
     dv = _create(spark, warehouse, "dv_bad", _rows(12))
     plain = os.path.join(warehouse, "db.db", "plain")
     impl.spark.write_dataframe(spark.createDataFrame(_rows(12), SCHEMA), plain)
+    cat = impl.Catalog(warehouse)
+    cat.create_table("db.pk_ignore", schema=pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_keys=["id"],
+                     options={"bucket": "1", "ignore-delete": "true"})
     twice = spark.createDataFrame([(1, "a", 0.0, "d1"), (1, "b", 0.0, "d1")], SCHEMA)
     cases = [
         (lambda: impl.spark.delete(spark, pk, "nope > 1"), dml.RowLevelChangeError, "nope"),
@@ -179,6 +183,8 @@ def test_bad_input_is_refused_by_name_before_anything_is_written(spark, warehous
         (lambda: impl.spark.delete(spark, os.path.join(warehouse, "db.db", "missing"), "id = 1"),
          TableNotExistError, "db.missing"),
         (lambda: impl.spark.delete(spark, plain, "id = 1"), UnsupportedTableFeatureError, "deletion-vectors.enabled"),
+        (lambda: impl.spark.delete(spark, os.path.join(warehouse, "db.db", "pk_ignore"), "id = 1"),
+         UnsupportedTableFeatureError, "ignore-delete"),
         (lambda: impl.spark.merge_into(spark, dv, twice, on="t.id = s.id", when_matched_update="*"),
          dml.MergeCardinalityError, "2 source rows"),
         (lambda: impl.spark.merge_into(spark, pk, twice, on="t.id = s.id", when_matched_delete=True),
@@ -192,3 +198,4 @@ def test_bad_input_is_refused_by_name_before_anything_is_written(spark, warehous
     assert [_table(warehouse, n).latest_snapshot().id for n in ("pk_bad", "dv_bad", "plain")] == snapshots
     for t in tables:
         assert len(_read(t)) == 12
+    assert cat.get_table("db.pk_ignore").latest_snapshot() is None
