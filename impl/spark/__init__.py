@@ -8,6 +8,7 @@
 >>> spark.read.format("paimon_py").option("pushdown", "true").load(table_path)  # pruned: one scan per query
 >>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit
 >>> impl.spark.compact(spark, table_path, full=False)   # dedicated compaction job, one COMPACT commit
+>>> impl.spark.delete(spark, table_path, "id < 10")      # row-level DELETE / update / merge_into: impl.spark.dml
 
 Reads prune nothing by default: Spark 4.3 hands every scan of one loaded DataFrame or view the
 same planned read, so a read pruned for one scan's filters could drop rows another scan needs
@@ -27,7 +28,10 @@ from impl._optional import require
 require("pyspark", "impl.spark (the Spark connector)")  # before anything below imports it
 
 from impl.spark.compaction import CompactResult, compact  # noqa: E402
+from impl.spark.dml import RowLevelResult, delete, merge_into, update  # noqa: E402
 from impl.spark.errors import (  # noqa: E402
+    MergeCardinalityError,
+    RowLevelChangeError,
     SharedPlanError,
     SparkConnectorError,
     StreamSinkError,
@@ -45,4 +49,5 @@ __all__ = [
     "FORMAT_NAME", "PaimonDataSource", "register", "session", "get_or_create_session", "write_dataframe",
     "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
     "SharedPlanError", "WriteClosedError", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
+    "delete", "update", "merge_into", "RowLevelResult", "RowLevelChangeError", "MergeCardinalityError",
 ]

@@ -53,3 +53,18 @@ class StreamSnapshotExpiredError(SparkConnectorError):
 
 class StreamSinkError(SparkConnectorError):
     """The streaming sink cannot run as configured (no checkpoint location, no query or batch id)."""
+
+
+class RowLevelChangeError(SparkConnectorError):
+    """A row-level DELETE / UPDATE / MERGE INTO (:mod:`impl.spark.dml`) that cannot run as given:
+    a condition or expression Spark cannot parse or resolve, or an assignment to a column that is
+    not the table's or may not change. Raised before anything is written."""
+
+
+class MergeCardinalityError(RowLevelChangeError):
+    """MERGE INTO matched one target row with several source rows (which one wins is undefined;
+    Delta and Iceberg refuse it too). ``target_row`` names one such row. Nothing is written."""
+
+    def __init__(self, message: str, *, target_row: Mapping[str, object] | None = None):
+        super().__init__(message)
+        self.target_row = dict(target_row or {})

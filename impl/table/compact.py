@@ -25,6 +25,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Callable, Sequence
 
+import pyarrow as pa
+
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
@@ -92,6 +94,17 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     picked = pick_files(list(files), target, o.compaction_min_file_num, o.compaction_max_file_num, full)
     if not picked:
         return None
+    if index_files is None and o.deletion_vectors:
+        latest = core.snapshot_manager.latest_snapshot()
+        index_files = bucket_index_files(core, latest).get((partition, bucket), [])
+    # deletion vectors of an append table (row-level DELETE / UPDATE): the rewrite drops the rows
+    # they delete, and the vectors of the rewritten files go with them (else they would name
+    # files that are no longer live, which the commit refuses)
+    dvs = None
+    if index_files:
+        from impl.mergetree import deletion_vectors as dv  # the merge tree loads lazily (see impl.table.pk)
+
+        dvs = dv.DeletionVectorsMaintainer(core.file_io, core.paths, index_files, id_factory=core.env.new_id)
     schema, fields, columns = core.arrow_schema, list(core.schema.fields), list(core.schema.field_names)
     tracked = core.options.row_tracking
     if tracked:  # the rows keep their ids and sequence numbers, as physical columns
@@ -110,6 +123,9 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
             data = read_data_file(core, core.file_io.read_bytes(fpath), fpath, f, columns)
             if tracked:
                 data = fill_row_tracking(data, f)
+            if dvs is not None:  # after the row ids are filled in by position
+                keep = dv.keep_mask(dvs.vectors.get(f.file_name), 0, data.num_rows)
+                data = data if keep is None else data.filter(pa.array(keep))
             writer.write(data.cast(schema))
         after = writer.prepare_commit()
     except BaseException:
@@ -117,7 +133,18 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
         raise
     if tracked:
         after = compacted_row_tracking_files(after, picked, core.schema.field_names)
-    return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(picked), compact_after=tuple(after))
+    added: tuple[IndexFileMeta, ...] = ()
+    removed: tuple[IndexFileMeta, ...] = ()
+    if dvs is not None:
+        dvs.apply((f.file_name for f in picked), {})
+        try:
+            change = dvs.write()
+        except BaseException:
+            core.file_io.delete_quietly(p for f in after for p in data_file_paths(core.paths, path, bucket, f))
+            raise
+        added, removed = change.added, change.removed
+    return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(picked), compact_after=tuple(after),
+                         compact_new_index_files=added, compact_deleted_index_files=removed)
 
 
 def compact_row_id_groups(core: TableCore, partition: bytes, path: str, bucket: int, total_buckets: int,

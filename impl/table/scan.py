@@ -285,9 +285,9 @@ class TableScan:
         """Splits of an append table whose snapshot lists index files: each with its bucket's
         deletion-vector index files, so the read drops the rows they delete.
 
-        impl does not write deletion vectors into append tables, but Paimon does (row-level
-        DELETE / UPDATE from Spark or Flink on ``deletion-vectors.enabled`` append tables); a
-        read that ignored them would return deleted rows."""
+        Row-level DELETE / UPDATE write them (``impl.spark.delete``, Paimon's Spark or Flink)
+        on ``deletion-vectors.enabled`` append tables; a read that ignored them would return
+        deleted rows."""
 
         index = bucket_index_files(self.core, snapshot)
         out = []

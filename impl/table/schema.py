@@ -193,10 +193,13 @@ def _check_deletion_vectors(schema: TableSchema, options: TableOptions) -> None:
     """What ``deletion-vectors.enabled`` is allowed for: primary-key tables with any engine but
     first-row (Paimon refuses it: first-row never supersedes a stored row), 32-bit bitmaps
     (Paimon's default). Engines other than deduplicate (and ``sequence.field``) merge the key's
-    looked-up row into the new one at compaction (Paimon's LookupMergeFunction)."""
+    looked-up row into the new one at compaction (Paimon's LookupMergeFunction). Append tables
+    take deletion vectors from row-level DELETE / UPDATE (``impl.spark.delete``), as in Paimon;
+    not with row tracking (row ids of deleted rows are not implemented)."""
     if not schema.primary_keys:
-        raise UnsupportedTableFeatureError(
-            "option 'deletion-vectors.enabled' is implemented for primary-key tables only (this is an append table)")
+        if options.row_tracking:
+            raise UnsupportedTableFeatureError(
+                "option 'deletion-vectors.enabled' with 'row-tracking.enabled' is not implemented")
     if options.merge_engine is MergeEngine.FIRST_ROW:
         # Paimon's SchemaValidation refuses it too: first-row never supersedes a stored row
         raise InvalidOptionError(

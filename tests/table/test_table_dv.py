@@ -185,13 +185,13 @@ def test_overwrite_drops_the_deletion_vectors_of_replaced_partitions(local_catal
 
 @pytest.mark.parametrize("options,schema_pk,message", [
     ({"deletion-vectors.bitmap64": "true"}, True, "bitmap64"),
-    ({}, False, "primary-key tables only"),
+    ({"row-tracking.enabled": "true", "bucket": "-1"}, False, "row-tracking"),
 ])
 def test_unsupported_dv_combinations_are_refused_before_anything_is_written(local_catalog, options, schema_pk,
                                                                             message):
     opts = {**DV, **options}
-    if not schema_pk:
-        opts = {"deletion-vectors.enabled": "true"}
+    if not schema_pk:  # append tables take deletion vectors (row-level DELETE), not with row tracking
+        opts = {"deletion-vectors.enabled": "true", **options}
     with pytest.raises(UnsupportedTableFeatureError, match=message):
         local_catalog.create_table("db.bad", schema=SCHEMA, primary_keys=["dt", "id"] if schema_pk else None,
                                    partition_keys=["dt"], options=opts)
