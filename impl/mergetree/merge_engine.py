@@ -68,6 +68,7 @@ import pyarrow.compute as pc
 
 from impl.errors import InvalidOptionError, MergeEngineError
 from impl.format.json_records import TableSchema
+from impl.mergetree.key_codes import KeyCodes, string_key_codes
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
 from impl.options.values import MergeEngine
@@ -458,6 +459,10 @@ def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
     if n <= 1:
         return _Order(np.arange(n, dtype=np.int64), np.ones(n, dtype=bool))
     ints = None if spec.sequence_fields else integer_keys(kv, spec.key_columns)
+    if ints is None and not spec.sequence_fields and len(spec.key_columns) == 1:
+        codes = string_key_codes(kv.column(spec.key_columns[0]))
+        if codes is not None:
+            return _string_order(kv, spec, codes)
     if ints is None:
         return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
     seq_all = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())
@@ -467,8 +472,54 @@ def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
         if order is not None:
             return _Order(order.astype(np.int64, copy=False), None)
     rows = np.argsort(ints[0], kind="stable") if len(ints) == 1 else np.lexsort(ints[::-1])
-    new = _new_key_mask([a[rows] for a in ints])
-    seq = seq_all[rows]
+    return _checked_order(kv, spec, rows, [a[rows] for a in ints])
+
+
+def _string_order(kv: pa.Table, spec: MergeSpec, codes: KeyCodes) -> _Order:
+    """The (key, sequence number) order of ``kv`` (one string key column, no sequence field) from
+    its key codes: numpy's stable sort of the words, which merges sorted runs as they come.
+
+    Exact codes whose equal words all have equal lengths: the words alone order the keys, and
+    a key's rows keep their input order, which is the sequence order when the input is sorted
+    runs concatenated oldest first (checked); otherwise (a flush's arrival order) they are sorted
+    by (key rank, sequence number) in one integer sort. Inexact codes: the rows that share a word
+    are ordered by Arrow's full sort of just those rows."""
+    rows = np.argsort(codes.words, kind="stable")
+    w = codes.words[rows]
+    same = w[1:] == w[:-1]
+    lengths = codes.lengths[rows]
+    if not codes.exact or np.any(same & (lengths[1:] != lengths[:-1])):
+        if not same.any():
+            return _Order(rows, None)
+        tied = np.zeros(len(w), dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        group = np.cumsum(np.concatenate([[True], w[at[1:]] != w[at[:-1]]]), dtype=np.int64)
+        sub = kv.select([*spec.key_columns, SEQUENCE_NUMBER]).take(pa.array(rows[at]))
+        sub = sub.append_column("__group", pa.array(group))
+        perm = pc.sort_indices(sub, sort_keys=[("__group", "ascending"), *spec.sort_keys()]).to_numpy()
+        rows[at] = rows[at][perm]
+        return _Order(rows, None)
+    new = np.ones(len(w), dtype=bool)
+    new[1:] = ~same
+    seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows].astype(np.int64, copy=False)
+    if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
+        return _Order(rows, new)
+    rank = np.cumsum(new, dtype=np.int64) - 1
+    lo = int(seq.min())
+    span = int(seq.max()) - lo + 1
+    if int(rank[-1]) >= (1 << 62) // span:
+        return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
+    # sorting by (rank, sequence) moves rows only within a key: ``new`` stays true
+    return _Order(rows[np.argsort(rank * span + (seq - lo), kind="stable")], new)
+
+
+def _checked_order(kv: pa.Table, spec: MergeSpec, rows: np.ndarray, sorted_keys: Sequence[np.ndarray]) -> _Order:
+    """``rows`` (a stable key order of ``kv``; ``sorted_keys``: the key, as integers, in that
+    order) when each key's rows ascend in sequence number, else Arrow's full sort."""
+    new = _new_key_mask(sorted_keys)
+    seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows]
     if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
         return _Order(rows.astype(np.int64, copy=False), new)
     return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
