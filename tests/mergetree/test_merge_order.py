@@ -325,3 +325,11 @@ def test_string_key_codes_order_like_the_keys(keys):
                 assert a < b
             if codes.exact:
                 assert (a == b) == (codes.words[i] == codes.words[j] and codes.lengths[i] == codes.lengths[j])
+
+
+@SETTINGS
+@given(values=st.lists(st.integers(-(2 ** 63), 2 ** 63 - 1) | st.integers(-3, 3), max_size=40))
+def test_stable_argsort_is_numpys_stable_argsort(values):
+    from impl.mergetree.merge_engine import stable_argsort
+    k = np.array(values, dtype=np.int64)
+    assert stable_argsort(k).tolist() == np.argsort(k, kind="stable").tolist()
