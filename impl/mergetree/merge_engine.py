@@ -2,9 +2,9 @@
 
 Input: a KV table (see :mod:`impl.mergetree.kv`) sorted by key, then by the ``sequence.field``
 columns (if any), then by ``_SEQUENCE_NUMBER`` -- :func:`sort_kv` produces that order
-(:func:`merge_order`: Arrow's stable ``sort_indices``, or, for integer-like keys whose rows
-already ascend in sequence within each key, numpy's stable sort of the key alone, which gives
-the same permutation far cheaper). Output:
+(:func:`merge_order`: Arrow's stable ``sort_indices``, or, for integer-like keys and one
+string / binary key (as order-preserving integer codes, :mod:`impl.mergetree.key_codes`),
+numpy's sort, which gives the same permutation far cheaper). Output:
 one row per key, in key order, in the same KV layout. Rows of one key are contiguous after the
 sort, so every engine works on group boundaries found with numpy, and picks or reduces values
 with ``take`` / numpy ``reduceat`` / one pyarrow ``group_by``: never a Python loop over rows.
@@ -470,7 +470,8 @@ def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
     precondition is checked (sequence numbers never decrease within a key of the result),
     and the general sort runs when it does not hold, so the result never depends on it: a
     stable sort by key that leaves each key's rows in ascending sequence order is the stable
-    sort by (key, sequence) (rows tied on both stay in input order in both).
+    sort by (key, sequence) (rows tied on both stay in input order in both). One string or
+    binary key without a ``sequence.field`` takes :func:`_string_order` (integer codes).
     """
     n = kv.num_rows
     if n <= 1:
