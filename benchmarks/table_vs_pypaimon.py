@@ -328,8 +328,10 @@ def _warm_up(side: str) -> None:
     if side != "rust":  # pypaimon-rust's venv has no numpy
         pa.array([0]).to_numpy()
     if side == "impl":
-        import impl.mergetree  # noqa: F401 - imported lazily by the first primary-key read / write
-        import polars  # noqa: F401 - imported lazily by the first manifest (Avro) decode: ~0.1 s of CPU
+        # imported lazily by the first manifest (Avro) decode (~0.1 s of CPU), the first primary-key read / write
+        import polars  # noqa: F401
+
+        import impl.mergetree  # noqa: F401
     elif side == "pypaimon":
         import pypaimon  # noqa: F401
     elif side == "rust":
