@@ -1,4 +1,4 @@
-"""Scan planning over a large table: impl vs pypaimon 2.1.0 on the same table.
+"""Scan planning over a large table: impl vs pypaimon 2.1.0 (and pypaimon-rust 0.4.0) on the same table.
 
 Builds (once, reused under ``--dir``) an append table partitioned by ``dt`` with fixed buckets,
 written as a time-partitioned ingestion: commit ``c`` adds ``files / commits`` one-row files to
@@ -12,7 +12,8 @@ Then times, best of ``--repeat``:
   catalog and table each run: nothing cached, manifests read from disk) and warm (the same
   table planned again: manifests come from its entry cache);
 - pypaimon's full-scan and one-partition plan in its own venv (a fresh catalog per run; timed
-  inside its process, excluding its import);
+  inside its process, excluding its import); pypaimon-rust's the same way in its venv
+  (``--no-rust`` leaves it out; its splits report rows, one per file here);
 
 and prints the manifests each impl plan read and skipped by partition statistics, the GET
 requests it made, the manifest layout of the snapshot, ratios and PASS / MISS against the
@@ -148,6 +149,34 @@ for label, dt in (("full", None), ("one", params["dt"])):
 result = out
 """
 
+# pypaimon-rust 0.4.0: a split reports rows, not files; each file of this table holds one row
+RUST_PLAN = """
+import time
+from pypaimon_rust.datafusion import PaimonCatalog
+out = {}
+for label, dt in (("full", None), ("one", params["dt"])):
+    best = float("inf")
+    for _ in range(params["repeat"]):
+        table = PaimonCatalog({"warehouse": params["warehouse"]}).get_table(params["table"])
+        rb = table.new_read_builder()
+        if dt is not None:
+            rb = rb.with_filter({"method": "equal", "field": "dt", "literals": [dt]})
+        t0 = time.perf_counter()
+        splits = rb.new_scan().plan().splits()
+        best = min(best, time.perf_counter() - t0)
+    out[label] = {"time": best, "splits": len(splits), "files": sum(s.row_count() for s in splits)}
+result = out
+"""
+
+
+def _rust_cells(rust: dict | None, key: str, r: dict) -> str:
+    """pypaimon-rust's plan time and its ratio to impl's cold plan (a file count that differs is flagged)."""
+    if rust is None:
+        return ""
+    q = rust[key]
+    same = "" if q["files"] == r["files"] else f" (pypaimon-rust: {q['files']} files!)"
+    return f"{q['time'] * 1e3:13.1f}ms{q['time'] / r['cold']:9.1f}x{same}"
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -160,6 +189,7 @@ def main() -> None:
                     help="the table's manifest.target-file-size (Paimon's default 8mb)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-pypaimon", action="store_true")
+    ap.add_argument("--no-rust", action="store_true", help="leave pypaimon-rust 0.4.0 out")
     a = ap.parse_args()
     if a.large:
         a.files, a.commits = 100_000, 2_000
@@ -186,11 +216,16 @@ def main() -> None:
     if not a.no_pypaimon:
         from pypaimon_env import run_pypaimon
         pp = run_pypaimon(PYPAIMON_PLAN, warehouse=warehouse, table=TABLE, dt=one, repeat=a.repeat)
+    rust = None
+    if not a.no_rust:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from pypaimon_rust_env import run_pypaimon_rust
+        rust = run_pypaimon_rust(RUST_PLAN, warehouse=warehouse, table=TABLE, dt=one, repeat=a.repeat)
 
     total_manifests = sum(len(s) for s in lay.values())
     print()
     print(f"{'plan':<22}{'impl cold':>11}{'impl warm':>11}{'pypaimon':>11}{'ratio':>8}  goal >= {GOAL:.0f}x"
-          f"   files  manifests read / pruned / total   GETs")
+          f"   files  manifests read / pruned / total   GETs{'pypaimon-rust':>15}{'rust/impl':>10}")
     for label, r, key in (("full scan", impl_full, "full"), (f"dt = {one}", impl_one, "one")):
         p = pp[key] if pp else None
         ratio = p["time"] / r["cold"] if p else None
@@ -200,7 +235,7 @@ def main() -> None:
         rtxt = f"{ratio:7.1f}x" if ratio is not None else f"{'-':>8}"
         print(f"{label:<22}{r['cold'] * 1e3:9.1f}ms{r['warm'] * 1e3:9.1f}ms{ptime}{rtxt}  {verdict:<11}"
               f"{r['files']:7d}{same}  {r['manifests_read']} / {r['manifests_pruned']} / {total_manifests}"
-              f"{'':>14}{r['gets']}")
+              f"{'':>14}{r['gets']}{_rust_cells(rust, key, r)}")
         if r["warm_files"] != r["files"]:
             raise SystemExit(f"{label}: the warm plan returned {r['warm_files']} files, the cold one {r['files']}")
     per_partition = a.files // a.partitions

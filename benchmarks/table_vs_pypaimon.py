@@ -1,9 +1,18 @@
-"""impl vs pypaimon 2.1.0 vs raw pyarrow Parquet: write / read throughput and peak memory.
+"""impl vs pypaimon 2.1.0 vs pypaimon-rust 0.4.0 vs raw pyarrow Parquet: write / read throughput and peak memory.
 
 Same machine, same run. Every measurement is one subprocess (impl and raw Parquet in this
-project's venv, pypaimon in its own cached venv, see ``tests/_support/pypaimon_env.py``) that
-loads its input, then times only the operation with ``time.perf_counter`` and reports its own
-peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``), so peak memory is comparable.
+project's venv, pypaimon and pypaimon-rust each in its own cached venv, see
+``tests/_support/pypaimon_env.py`` and ``pypaimon_rust_env.py``) that loads its input, then
+times only the operation with ``time.perf_counter`` and reports its own peak RSS (``VmHWM``),
+so peak memory is comparable.
+
+pypaimon-rust (Apache Paimon's Rust core with Python bindings) creates its tables through its
+SQL context with the same columns and options, writes each commit with a batch write builder
+and reads through a read builder (``with_filter`` for the filtered read); it has no compaction,
+so its default-options table keeps every sorted run, and it reads impl's tables (the merge-on-
+read, the filtered read, the read after impl's compaction, the append read) as pypaimon does.
+The merge-on-read and filtered-read runs of impl, pypaimon-rust and raw Parquet are
+interleaved (one run of each in turn), since they are the shortest and most load-sensitive.
 
 Workload (numpy, fixed seed, generated once and handed to every side as Arrow IPC files):
 
@@ -23,13 +32,21 @@ Workload (numpy, fixed seed, generated once and handed to every side as Arrow IP
   the read after compaction;
 - append table: the same 1M rows in 10 commits; read.
 
-Reads: impl and pypaimon read the very same table bytes (the table impl wrote, then
-compacted), so a read ratio compares readers only. Raw Parquet writes one zstd file per commit
-with ``pq.write_table`` and reads its own files back (no merge), or for "read after
-compaction" the compacted data files of impl's table directly (a lower bound).
+Reads: impl, pypaimon and pypaimon-rust read the very same table bytes (the table impl wrote,
+then compacted), so a read ratio compares readers only. Raw Parquet writes one zstd file per
+commit with ``pq.write_table``; for the primary-key reads it decodes the user columns of the
+very data files of impl's table (no merge: the decode floor of the merge-on-read; with the
+filter as a row filter for the filtered read), for "read after compaction" the compacted data
+files, for the append read its own files.
+
+The filtered read is ``id < bound`` on the write-only table (about a tenth of the keys), the
+filter given to each reader's read builder. ``--string-keys`` makes the key a STRING
+``user-<n>`` (the same keys); ``--busy`` keeps one core busy with a spinning process for the
+whole run (the "one core busy elsewhere" condition of issue 31).
 
 One-time process costs (imports, and pandas, which pyarrow imports on its first numpy
-conversion when installed) are paid before the timer on every side. impl and raw Parquet
+conversion when installed; on impl's side polars too, which its first manifest decode imports)
+are paid before the timer on every side. impl and raw Parquet
 measurements run ``--repeat`` times, pypaimon's ``--pypaimon-repeat`` times (they take
 20-40 s); the medians are reported, and the load average, since the machine may be shared.
 
@@ -50,11 +67,13 @@ stops after the primary-key writes (no reads, append table or Java).
 Targets (PASS / MISS), issue 16: primary-key write with default options (compaction on)
 >= 15x faster than pypaimon and within 1.5x of raw Parquet writes of the same rows; write-only
 >= 25x faster than pypaimon; merge-on-read >= 30x faster than pypaimon; impl's peak memory
-<= pypaimon's on every line.
+<= pypaimon's on every line. Issue 31: merge-on-read >= 2.5x faster than pypaimon-rust and within
+1.5x of the decode floor; write-only >= 1.5x faster than pypaimon-rust.
 
     python benchmarks/table_vs_pypaimon.py [--rows 1000000] [--commits 10] [--repeat 3]
                                            [--pypaimon-repeat 1] [--dir /tmp/x (kept)] [--no-java]
                                            [--baseline-impl /work/main] [--only-pk-writes]
+                                           [--no-rust] [--string-keys] [--busy]
 """
 
 from __future__ import annotations
@@ -73,7 +92,10 @@ REPO = os.path.dirname(HERE)
 BUCKETS = 4
 UPDATE_FRACTION = 0.3
 SEED = 20240601
-FIELDS = [("id", "int64"), ("k", "string"), ("v", "float64"), ("ts", "int64")]
+# --string-keys (passed to the workers through the environment): the key is "user-<n>" instead of n
+STRING_KEYS = os.environ.get("BENCH_STRING_KEYS") == "1"
+KEY_PREFIX = "user-"
+FIELDS = [("id", "string" if STRING_KEYS else "int64"), ("k", "string"), ("v", "float64"), ("ts", "int64")]
 
 
 # ============================================================================ input
@@ -99,9 +121,11 @@ def generate(directory: str, rows: int, commits: int) -> list[str]:
         used += len(fresh)
         ids = np.concatenate([fresh, upd])
         ids = ids[rng.permutation(len(ids))]
+        id_col = (pa.array(np.char.add(KEY_PREFIX, ids.astype("U20")).astype(object), pa.string()) if STRING_KEYS
+                  else pa.array(ids, pa.int64()))
         knum = rng.integers(0, 10**9, len(ids))
         t = pa.table({
-            "id": pa.array(ids, pa.int64()),
+            "id": id_col,
             "k": pa.array(np.char.add("key-", knum.astype("U10")).astype(object), pa.string()),
             "v": pa.array(rng.normal(size=len(ids)), pa.float64()),
             "ts": pa.array(1_700_000_000_000 + c * 1_000_000 + np.arange(len(ids), dtype=np.int64), pa.int64()),
@@ -137,8 +161,25 @@ def _pa_schema():
 def _checksum(t) -> dict:
     import pyarrow.compute as pc
     return {"rows": t.num_rows,
-            "id_sum": int(pc.sum(t.column("id")).as_py() or 0) if t.num_rows else 0,
+            "id_sum": int(pc.sum(_key_numbers(t.column("id"))).as_py() or 0) if t.num_rows else 0,
             "ts_sum": int(pc.sum(t.column("ts")).as_py() or 0) if t.num_rows else 0}
+
+
+def _key_numbers(ids):
+    """The numbers of the keys (string keys are KEY_PREFIX + n), for the checksums."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if pa.types.is_integer(ids.type):
+        return ids
+    return pc.cast(pc.utf8_slice_codeunits(ids, len(KEY_PREFIX)), pa.int64())
+
+
+def id_below(rows: int, commits: int) -> int | str:
+    """The bound of the filtered read ``id < bound``: about a tenth of the keys."""
+    per = rows // commits
+    n_new_total = per + (commits - 1) * (per - int(per * UPDATE_FRACTION))
+    bound = (n_new_total // 10) * 7 + 3
+    return f"{KEY_PREFIX}{bound}" if STRING_KEYS else bound
 
 
 WRITES = ("write-pk", "write-pk-default", "write-append")
@@ -167,17 +208,22 @@ def work_impl(op: str, p: dict):
         t0 = time.perf_counter()
         for batch in data:
             t.write_arrow(batch)
-        return time.perf_counter() - t0, {"snapshots": t.latest_snapshot().id}
+        return stop(t0), {"snapshots": t.latest_snapshot().id}
     t = cat.get_table(p["table"])
     if op == "compact":
         mark_start()
         t0 = time.perf_counter()
         t.compact(full=True)
-        return time.perf_counter() - t0, {"snapshots": t.latest_snapshot().id}
+        return stop(t0), {"snapshots": t.latest_snapshot().id}
     mark_start()
     t0 = time.perf_counter()
-    out = t.to_arrow()
-    return time.perf_counter() - t0, _checksum(out)
+    if op == "read-filtered":
+        rb = t.new_read_builder()
+        rb = rb.with_filter(rb.new_predicate_builder().less_than("id", p["id_below"]))
+        out = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    else:
+        out = t.to_arrow()
+    return stop(t0), _checksum(out)
 
 
 def work_pypaimon(op: str, p: dict):
@@ -197,13 +243,58 @@ def work_pypaimon(op: str, p: dict):
             c.commit(w.prepare_commit())
             w.close()
             c.close()
-        return time.perf_counter() - t0, {}
+        return stop(t0), {}
     t = cat.get_table(p["table"])
     mark_start()
     t0 = time.perf_counter()
     rb = t.new_read_builder()
+    if op == "read-filtered":
+        rb = rb.with_filter(rb.new_predicate_builder().less_than("id", p["id_below"]))
     out = rb.new_read().to_arrow(rb.new_scan().plan().splits())
-    return time.perf_counter() - t0, _checksum(out)
+    return stop(t0), _checksum(out)
+
+
+def _rust_ddl(table: str, op: str) -> str:
+    """pypaimon-rust creates tables through its SQL context: the same columns and options."""
+    kw = _table_kwargs(op)
+    cols = ", ".join(f"{n} {JAVA_TYPES[t]}" for n, t in FIELDS)
+    if kw.get("primary_keys"):
+        cols += f", PRIMARY KEY ({', '.join(kw['primary_keys'])})"
+    options = ", ".join(f"'{k}'='{v}'" for k, v in kw.get("options", {}).items())
+    return f"CREATE TABLE paimon.{table} ({cols})" + (f" WITH ({options})" if options else "")
+
+
+def work_rust(op: str, p: dict):
+    """pypaimon-rust 0.4.0 (its own venv): batch writes, reads through a read builder."""
+    import pyarrow as pa
+    from pypaimon_rust.datafusion import PaimonCatalog, SQLContext
+    if op in WRITES:
+        data = _load(p["inputs"])
+        ctx = SQLContext()
+        ctx.register_catalog("paimon", {"warehouse": p["warehouse"]})
+        if not os.path.isdir(os.path.join(p["warehouse"], "db.db")):
+            ctx.sql("CREATE SCHEMA paimon.db")
+        ctx.sql(_rust_ddl(p["table"], op))
+        t = PaimonCatalog({"warehouse": p["warehouse"]}).get_table(p["table"])
+        mark_start()
+        t0 = time.perf_counter()
+        for batch in data:
+            wb = t.new_batch_write_builder()
+            w = wb.new_write()
+            for rb in batch.to_batches():
+                w.write_arrow(rb)
+            wb.new_commit().commit(w.prepare_commit())
+            w.close()
+        return stop(t0), {}
+    t = PaimonCatalog({"warehouse": p["warehouse"]}).get_table(p["table"])
+    mark_start()
+    t0 = time.perf_counter()
+    rb = t.new_read_builder()
+    if op == "read-filtered":
+        rb = rb.with_filter({"method": "lessThan", "field": "id", "literals": [p["id_below"]]})
+    batches = rb.new_read().read(rb.new_scan().plan().splits())
+    out = pa.Table.from_batches(batches) if batches else pa.table({n: [] for n, _ in FIELDS})
+    return stop(t0), _checksum(out)
 
 
 def work_raw(op: str, p: dict):
@@ -215,12 +306,15 @@ def work_raw(op: str, p: dict):
         t0 = time.perf_counter()
         for i, batch in enumerate(data):
             pq.write_table(batch, os.path.join(p["dir"], f"part-{i:02d}.parquet"), compression="zstd")
-        return time.perf_counter() - t0, {}
+        return stop(t0), {}
     mark_start()
     t0 = time.perf_counter()
     files = p.get("files") or sorted(os.path.join(p["dir"], f) for f in os.listdir(p["dir"]))
-    out = pq.read_table(files, columns=[n for n, _ in FIELDS])
-    return time.perf_counter() - t0, _checksum(out)
+    if op == "read-filtered":
+        out = pq.read_table(files, columns=[n for n, _ in FIELDS], filters=[("id", "<", p["id_below"])])
+    else:
+        out = pq.read_table(files, columns=[n for n, _ in FIELDS])
+    return stop(t0), _checksum(out)
 
 
 def _warm_up(side: str) -> None:
@@ -231,18 +325,33 @@ def _warm_up(side: str) -> None:
     import pyarrow.compute  # noqa: F401
     import pyarrow.dataset  # noqa: F401
     import pyarrow.parquet  # noqa: F401
-    pa.array([0]).to_numpy()
+    if side != "rust":  # pypaimon-rust's venv has no numpy
+        pa.array([0]).to_numpy()
     if side == "impl":
-        import impl.mergetree  # noqa: F401 - imported lazily by the first primary-key read / write
+        # imported lazily by the first manifest (Avro) decode (~0.1 s of CPU), the first primary-key read / write
+        import polars  # noqa: F401
+
+        import impl.mergetree  # noqa: F401
     elif side == "pypaimon":
         import pypaimon  # noqa: F401
+    elif side == "rust":
+        import pypaimon_rust.datafusion  # noqa: F401
 
 
 _BASE_MB = [0.0]
+_CPU = [0.0, 0.0]  # process CPU seconds (every thread) at mark_start and at stop
+
+
+def stop(t0: float) -> float:
+    """Wall seconds since ``t0``; remembers the process's CPU seconds since mark_start."""
+    wall = time.perf_counter() - t0
+    _CPU[1] = time.process_time() - _CPU[0]
+    return wall
 
 
 def mark_start() -> None:
     """Remember the RSS right before the timed operation (after imports and input loading)."""
+    _CPU[0] = time.process_time()
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
@@ -252,10 +361,15 @@ def mark_start() -> None:
 def worker_main(side: str, op: str, params: str) -> None:
     p = json.loads(params)
     _warm_up(side)
-    fn = {"impl": work_impl, "pypaimon": work_pypaimon, "raw": work_raw}[side]
+    fn = {"impl": work_impl, "pypaimon": work_pypaimon, "rust": work_rust, "raw": work_raw}[side]
     seconds, info = fn(op, p)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print("@@BENCH@@" + json.dumps({"seconds": seconds, "peak_mb": peak_kb / 1024, "base_mb": _BASE_MB[0], **info}))
+    with open("/proc/self/status") as f:  # ru_maxrss survives exec (the parent's peak when larger): VmHWM does not
+        for line in f:
+            if line.startswith("VmHWM:"):
+                peak_kb = int(line.split()[1])
+    print("@@BENCH@@" + json.dumps({"seconds": seconds, "cpu_seconds": _CPU[1], "peak_mb": peak_kb / 1024,
+                                    "base_mb": _BASE_MB[0], **info}))
 
 
 # ============================================================================ Paimon Java (one warm JVM)
@@ -313,8 +427,8 @@ class JavaSide:
 def run_worker(python: str, side: str, op: str, repo: str = REPO, **params) -> dict:
     """Run one measurement in a subprocess; ``repo`` is the checkout whose ``impl`` it imports
     (another one measures a baseline, e.g. the main branch, in the same run)."""
-    env = dict(os.environ, PYTHONPATH="")  # nothing of this project leaks into pypaimon's interpreter
-    if side != "pypaimon":
+    env = dict(os.environ, PYTHONPATH="")  # nothing of this project leaks into the peers' interpreters
+    if side not in ("pypaimon", "rust"):
         env["PYTHONPATH"] = repo
     proc = subprocess.run([python, os.path.abspath(__file__), "--worker", side, op, json.dumps(params)],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=3600)
@@ -391,7 +505,7 @@ def median(xs):
 
 
 LABELS = [("write-pk-default", "pk write, default options"), ("write-pk", "pk write, write-only"),
-          ("read-pk", "pk merge-on-read"),
+          ("read-pk", "pk merge-on-read"), ("read-filtered", "pk read, id < bound"),
           ("compact", "pk full compaction"), ("read-compacted", "pk read after compaction"),
           ("write-append", "append write (10 commits)"), ("read-append", "append read")]
 
@@ -439,6 +553,7 @@ def summarize(runs: dict) -> dict:
             if len(sums) != 1:
                 raise SystemExit(f"{key}: runs read different rows: {sums}")
         R[key] = {**rs[0], "seconds": median([r["seconds"] for r in rs]),
+                  "cpu_seconds": median([r.get("cpu_seconds", 0.0) for r in rs]),
                   "peak_mb": median([r.get("peak_mb", 0.0) for r in rs]),
                   "base_mb": median([r.get("base_mb", 0.0) for r in rs])}
     return R
@@ -462,18 +577,21 @@ def report_pk_writes(R: dict, compacted: dict, runs_default: dict, runs_write_on
         print(f"baseline impl's compactions: {describe(compacted['base'])}")
     if "java" in compacted:
         print(f"Paimon Java's compactions of the same write (batch writes): {describe(compacted['java'])}")
-    header = (f"{'primary-key write':<27} {'before s':>8} {'impl s':>7} {'pp s':>7} {'raw s':>7} {'pp/before':>9} "
-              f"{'pp/impl':>8} {'before/raw':>10} {'impl/raw':>8}")
+    header = (f"{'primary-key write':<27} {'before s':>8} {'impl s':>7} {'pp s':>7} {'rust s':>7} {'raw s':>7} "
+              f"{'pp/before':>9} {'pp/impl':>8} {'rust/impl':>9} {'before/raw':>10} {'impl/raw':>8}")
     print(header)
     print("-" * len(header))
     for op, label in (("write-pk-default", "default options"), ("write-pk", "write-only")):
         b, i, pp, rw = (R.get((side, op)) for side in ("base", "impl", "pypaimon", "raw"))
+        ru = R.get(("rust", op))
+        rust_s = f"{ru['seconds']:.2f}" if ru else "-"
+        rust_ratio = f"{ru['seconds'] / i['seconds']:.2f}" if ru and i else "-"
         assert i is not None and pp is not None and rw is not None
         before = f"{b['seconds']:.2f}" if b else "-"
         pp_b = f"{pp['seconds'] / b['seconds']:.1f}" if b else "-"
         b_raw = f"{b['seconds'] / rw['seconds']:.2f}" if b else "-"
-        print(f"{label:<27} {before:>8} {i['seconds']:>7.2f} {pp['seconds']:>7.2f} {rw['seconds']:>7.2f} {pp_b:>9} "
-              f"{pp['seconds'] / i['seconds']:>8.1f} {b_raw:>10} {i['seconds'] / rw['seconds']:>8.2f}")
+        print(f"{label:<27} {before:>8} {i['seconds']:>7.2f} {pp['seconds']:>7.2f} {rust_s:>7} {rw['seconds']:>7.2f} "
+              f"{pp_b:>9} {pp['seconds'] / i['seconds']:>8.1f} {rust_ratio:>9} {b_raw:>10} {i['seconds'] / rw['seconds']:>8.2f}")
     print()
     d_i, d_pp, raw = (R[(s, "write-pk-default")]["seconds"] for s in ("impl", "pypaimon", "raw"))
     w_i, w_pp = (R[(s, "write-pk")]["seconds"] for s in ("impl", "pypaimon"))
@@ -495,12 +613,29 @@ def main() -> None:
                          "as 'before' figures measured in the same run")
     ap.add_argument("--only-pk-writes", action="store_true",
                     help="measure only the primary-key writes (default options and write-only)")
+    ap.add_argument("--no-rust", action="store_true", help="leave pypaimon-rust out")
+    ap.add_argument("--string-keys", action="store_true",
+                    help="the primary key is a STRING ('user-<n>') instead of a BIGINT (implies --no-java)")
+    ap.add_argument("--busy", action="store_true",
+                    help="keep one core busy (a spinning process) during the whole run")
     args = ap.parse_args()
+    if args.string_keys:
+        os.environ["BENCH_STRING_KEYS"] = "1"  # read by every worker (and this process's FIELDS below)
+        globals()["STRING_KEYS"] = True
+        globals()["FIELDS"] = [("id", "string"), *FIELDS[1:]]
+        args.no_java = True  # the Java harness sums integer ids
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
 
     sys.path.insert(0, os.path.join(REPO, "tests", "_support"))
+    sys.path.insert(0, REPO)
     from pypaimon_env import PYPAIMON_VERSION, pypaimon_python
 
     pp_python = str(pypaimon_python())
+    rust_python = None
+    if not args.no_rust:
+        from fault_injection.conformance.targets.pypaimon_rust_target import PYPAIMON_RUST_VERSION, pypaimon_rust_python
+        rust_python = str(pypaimon_rust_python())
+        print(f"pypaimon-rust {PYPAIMON_RUST_VERSION}: {rust_python}", file=sys.stderr)
     me = sys.executable
     work = args.dir or tempfile.mkdtemp(prefix="bench-table-vs-pypaimon-")
     os.makedirs(work, exist_ok=True)
@@ -509,17 +644,22 @@ def main() -> None:
     try:
         inputs = generate(os.path.join(work, "input"), args.rows, args.commits)
         wh_impl, wh_pp, raw = (os.path.join(work, d) for d in ("wh-impl", "wh-pypaimon", "raw"))
+        wh_rust = os.path.join(work, "wh-rust")
+        below = id_below(args.rows, args.commits)
 
-        def step(side, op, make_params):
+        def step(side, op, make_params, repeat=None):
             """Run ``op`` ``repeat`` times; ``make_params(i)`` gives the parameters of run i.
             Side ``base`` is impl imported from ``--baseline-impl``."""
-            python = pp_python if side == "pypaimon" else me
-            n = args.pypaimon_repeat if side == "pypaimon" else args.repeat
+            if side == "rust" and rust_python is None:
+                return
+            python = pp_python if side == "pypaimon" else rust_python if side == "rust" else me
+            n = repeat or (args.pypaimon_repeat if side == "pypaimon" else args.repeat)
             repo = args.baseline_impl if side == "base" else REPO
             for i in range(n):
                 r = run_worker(python, "impl" if side == "base" else side, op, repo=repo, **make_params(i))
                 runs.setdefault((side, op), []).append(r)
-                print(f"  {side:<9} {op:<15} run {i + 1}/{n} {r['seconds']:8.2f} s  peak {r['peak_mb']:6.0f} MB"
+                print(f"  {side:<9} {op:<15} run {i + 1}/{n} {r['seconds']:8.3f} s (CPU {r['cpu_seconds']:7.3f} s)"
+                      f"  peak {r['peak_mb']:6.0f} MB"
                       f"  (at start {r['base_mb']:4.0f} MB)", file=sys.stderr, flush=True)
 
         print(f"running in {work} (impl: {me}; pypaimon {PYPAIMON_VERSION}: {pp_python})", file=sys.stderr)
@@ -530,10 +670,14 @@ def main() -> None:
         if args.baseline_impl:
             step("base", "write-pk-default", lambda i: dict(warehouse=wh_base, table=f"db.pkd_{i}", inputs=inputs))
         step("pypaimon", "write-pk-default", lambda i: dict(warehouse=wh_pp, table=f"db.pkd_{i}", inputs=inputs))
+        step("rust", "write-pk-default", lambda i: dict(warehouse=wh_rust, table=f"db.pkd_{i}", inputs=inputs))
         compacted_default = {"impl": compactions(wh_impl, "db.pkd_0")}
         runs_default = {"impl": sorted_runs_per_bucket(wh_impl, "db.pkd_0"),
                         "pypaimon": sorted_runs_per_bucket(wh_pp, "db.pkd_0")}
         sums_default = {"impl": table_checksum(wh_impl, "db.pkd_0"), "pypaimon": table_checksum(wh_pp, "db.pkd_0")}
+        if rust_python:
+            runs_default["rust"] = sorted_runs_per_bucket(wh_rust, "db.pkd_0")
+            sums_default["rust"] = table_checksum(wh_rust, "db.pkd_0")
         if args.baseline_impl:
             compacted_default["base"] = compactions(wh_base, "db.pkd_0")
             sums_default["base"] = table_checksum(wh_base, "db.pkd_0")
@@ -544,6 +688,7 @@ def main() -> None:
         if args.baseline_impl:
             step("base", "write-pk", lambda i: dict(warehouse=wh_base, table=f"db.pk_{i}", inputs=inputs))
         step("pypaimon", "write-pk", lambda i: dict(warehouse=wh_pp, table=f"db.pk_{i}", inputs=inputs))
+        step("rust", "write-pk", lambda i: dict(warehouse=wh_rust, table=f"db.pk_{i}", inputs=inputs))
         step("raw", "write-pk", lambda i: dict(dir=os.path.join(raw, f"pk_{i}"), inputs=inputs))
         runs[("raw", "write-pk-default")] = runs[("raw", "write-pk")]  # raw Parquet has no options: the same rows
         runs_impl = sorted_runs_per_bucket(wh_impl, "db.pk_0")
@@ -555,23 +700,35 @@ def main() -> None:
                   f"median of {args.repeat} runs (impl, raw), {args.pypaimon_repeat} (pypaimon)")
             report_pk_writes(R, compacted_default, runs_default, runs_impl)
             return
-        step("impl", "read-pk", lambda i: dict(warehouse=wh_impl, table="db.pk_0"))
+        # merge-on-read: impl's and pypaimon-rust's runs interleaved (the fast lines, most
+        # sensitive to load changes); raw Parquet reads the very same data files (the decode floor)
+        pk_files = data_files(wh_impl, "db.pk_0")
+        for _ in range(args.repeat):
+            for side in ("impl", "rust", "raw"):
+                step(side, "read-pk", lambda i: dict(warehouse=wh_impl, table="db.pk_0", files=pk_files), repeat=1)
         step("pypaimon", "read-pk", lambda i: dict(warehouse=wh_impl, table="db.pk_0"))
-        step("raw", "read-pk", lambda i: dict(dir=os.path.join(raw, "pk_0")))
+        for _ in range(args.repeat):
+            for side in ("impl", "rust", "raw"):
+                step(side, "read-filtered", lambda i: dict(warehouse=wh_impl, table="db.pk_0", files=pk_files,
+                                                           id_below=below), repeat=1)
+        step("pypaimon", "read-filtered", lambda i: dict(warehouse=wh_impl, table="db.pk_0", id_below=below))
         for i in range(args.repeat):  # each compaction run compacts its own copy of the table
             copy_table(wh_impl, "db.pk_0", f"db.pkc_{i}")
         step("impl", "compact", lambda i: dict(warehouse=wh_impl, table=f"db.pkc_{i}"))
         runs_after = sorted_runs_per_bucket(wh_impl, "db.pkc_0")
         step("impl", "read-compacted", lambda i: dict(warehouse=wh_impl, table="db.pkc_0"))
         step("pypaimon", "read-compacted", lambda i: dict(warehouse=wh_impl, table="db.pkc_0"))
+        step("rust", "read-compacted", lambda i: dict(warehouse=wh_impl, table="db.pkc_0"))
         compacted_files = data_files(wh_impl, "db.pkc_0")
         step("raw", "read-compacted", lambda i: dict(files=compacted_files))
         # append table
         step("impl", "write-append", lambda i: dict(warehouse=wh_impl, table=f"db.app_{i}", inputs=inputs))
         step("pypaimon", "write-append", lambda i: dict(warehouse=wh_pp, table=f"db.app_{i}", inputs=inputs))
+        step("rust", "write-append", lambda i: dict(warehouse=wh_rust, table=f"db.app_{i}", inputs=inputs))
         step("raw", "write-append", lambda i: dict(dir=os.path.join(raw, f"app_{i}"), inputs=inputs))
         step("impl", "read-append", lambda i: dict(warehouse=wh_impl, table="db.app_0"))
         step("pypaimon", "read-append", lambda i: dict(warehouse=wh_impl, table="db.app_0"))
+        step("rust", "read-append", lambda i: dict(warehouse=wh_impl, table="db.app_0"))
         step("raw", "read-append", lambda i: dict(dir=os.path.join(raw, "app_0")))
         if not args.no_java:
             java_steps(inputs, work, wh_impl, args.repeat, runs)
@@ -581,15 +738,19 @@ def main() -> None:
             if sums_default["java"] != sums_default["impl"]:
                 raise SystemExit(f"default-options tables hold different rows: {sums_default}")
     finally:
+        if busy is not None:
+            busy.kill()
         if not args.dir:
             import shutil
             shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
     R = summarize(runs)
-    for op in ("read-pk", "read-compacted", "read-append"):
-        a, b = R[("impl", op)], R[("pypaimon", op)]
-        if (a["rows"], a["id_sum"], a["ts_sum"]) != (b["rows"], b["id_sum"], b["ts_sum"]):
-            raise SystemExit(f"{op}: impl and pypaimon read different rows: {a} vs {b}")
+    for op in ("read-pk", "read-filtered", "read-compacted", "read-append"):
+        a = R[("impl", op)]
+        for peer in ("pypaimon", "rust"):
+            b = R.get((peer, op))
+            if b and (a["rows"], a["id_sum"], a["ts_sum"]) != (b["rows"], b["id_sum"], b["ts_sum"]):
+                raise SystemExit(f"{op}: impl and {peer} read different rows: {a} vs {b}")
         if ("java", op) in R:
             j = R[("java", op)]
             if (a["rows"], a["id_sum"], a["ts_sum"]) != (j["rows"], j["id_sum"], j["ts_sum"]):
@@ -606,24 +767,38 @@ def main() -> None:
           f"impl {R[('impl', 'read-pk')]['base_mb']:.0f} MB, pypaimon {R[('pypaimon', 'read-pk')]['base_mb']:.0f} MB, "
           f"raw {R[('raw', 'read-pk')]['base_mb']:.0f} MB for reads)")
     print(f"primary-key table, sorted runs per bucket: impl's {runs_impl} (write-only), pypaimon's own "
-          f"{runs_pp}; after impl's full compaction {runs_after}; default options: impl's {runs_default['impl']}, "
+          f"{runs_pp}, pypaimon-rust's default-options table {runs_default.get('rust', '-')}; after impl's full compaction {runs_after}; default options: impl's {runs_default['impl']}, "
           f"pypaimon's {runs_default['pypaimon']}")
     print(f"rows read: merge-on-read {R[('impl', 'read-pk')]['rows']:,} (pypaimon "
           f"{R[('pypaimon', 'read-pk')]['rows']:,}; raw Parquet reads {R[('raw', 'read-pk')]['rows']:,} without "
           f"merging); impl and pypaimon read the same table files")
     print()
-    header = (f"{'operation':<27} {'impl s':>7} {'pp s':>7} {'raw s':>7} {'impl/pp':>8} {'impl/raw':>8}"
-              f" | {'impl MB':>7} {'pp MB':>7} {'raw MB':>7} {'impl/pp':>8} {'impl/raw':>8}")
+    print("raw: pyarrow alone; for the primary-key reads it decodes the very data files impl's table holds "
+          "(the user columns, no merge): the decode floor")
+    header = (f"{'operation':<27} {'impl s':>7} {'pp s':>7} {'rust s':>7} {'raw s':>7} {'impl/pp':>8} {'impl/rust':>9} "
+              f"{'impl/raw':>8} | {'impl MB':>7} {'pp MB':>7} {'rust MB':>7} {'raw MB':>7} {'impl/pp':>8} {'impl/rust':>9}")
     print(header)
     print("-" * len(header))
     for op, label in LABELS:
-        i, pp, rw = R.get(("impl", op)), R.get(("pypaimon", op)), R.get(("raw", op))
-        s = lambda r: f"{r['seconds']:.2f}" if r else "-"  # noqa: E731
+        i, pp, ru, rw = (R.get((side, op)) for side in ("impl", "pypaimon", "rust", "raw"))
+        s = lambda r: f"{r['seconds']:.3f}" if r else "-"  # noqa: E731
         m = lambda r: f"{r['peak_mb']:.0f}" if r else "-"  # noqa: E731
-        print(f"{label:<27} {s(i):>7} {s(pp):>7} {s(rw):>7} "
-              f"{fmt_ratio(i and i['seconds'], pp and pp['seconds'])} {fmt_ratio(i and i['seconds'], rw and rw['seconds'])}"
-              f" | {m(i):>7} {m(pp):>7} {m(rw):>7} "
-              f"{fmt_ratio(i and i['peak_mb'], pp and pp['peak_mb'])} {fmt_ratio(i and i['peak_mb'], rw and rw['peak_mb'])}")
+        sec = lambda r: r and r["seconds"]  # noqa: E731
+        mb = lambda r: r and r["peak_mb"]  # noqa: E731
+        print(f"{label:<27} {s(i):>7} {s(pp):>7} {s(ru):>7} {s(rw):>7} {fmt_ratio(sec(i), sec(pp))} "
+              f"{fmt_ratio(sec(i), sec(ru)):>9} {fmt_ratio(sec(i), sec(rw))}"
+              f" | {m(i):>7} {m(pp):>7} {m(ru):>7} {m(rw):>7} {fmt_ratio(mb(i), mb(pp))} {fmt_ratio(mb(i), mb(ru)):>9}")
+    print()
+    print("process CPU seconds (every thread; steadier than wall time on a shared machine), same runs:")
+    ch = f"{'operation':<27} {'impl':>7} {'pp':>7} {'rust':>7} {'raw':>7} {'pp/impl':>8} {'rust/impl':>9} {'impl/raw':>8}"
+    print(ch)
+    print("-" * len(ch))
+    for op, label in LABELS:
+        i, pp, ru, rw = (R.get((side, op)) for side in ("impl", "pypaimon", "rust", "raw"))
+        c = lambda r: f"{r['cpu_seconds']:.3f}" if r else "-"  # noqa: E731
+        cpu = lambda r: r and r["cpu_seconds"]  # noqa: E731
+        print(f"{label:<27} {c(i):>7} {c(pp):>7} {c(ru):>7} {c(rw):>7} {fmt_ratio(cpu(pp), cpu(i))} "
+              f"{fmt_ratio(cpu(ru), cpu(i)):>9} {fmt_ratio(cpu(i), cpu(rw))}")
     print()
     if ("java", "write-pk") in R:
         from paimon_java import PAIMON_JAVA_VERSION
@@ -640,8 +815,18 @@ def main() -> None:
         print()
 
     report_pk_writes(R, compacted_default, runs_default, runs_impl)
-    r_i, r_pp = R[("impl", "read-pk")]["seconds"], R[("pypaimon", "read-pk")]["seconds"]
-    target(r_pp / r_i >= 30, f"merge-on-read >= 30x faster than pypaimon (issue 16): {r_pp / r_i:.1f}x")
+    r_i, r_pp, r_raw = (R[(side, "read-pk")]["seconds"] for side in ("impl", "pypaimon", "raw"))
+    target(r_pp / r_i >= 30, f"merge-on-read >= 30x faster than pypaimon (issues 16, 31): {r_pp / r_i:.1f}x")
+    cpu = lambda side, op: R[(side, op)]["cpu_seconds"] or float("nan")  # noqa: E731
+    target(r_i / r_raw <= 1.5, f"merge-on-read within 1.5x of the decode floor (issue 31): {r_i / r_raw:.2f}x "
+                               f"(CPU {cpu('impl', 'read-pk') / cpu('raw', 'read-pk'):.2f}x)")
+    if ("rust", "read-pk") in R:
+        r_ru = R[("rust", "read-pk")]["seconds"]
+        target(r_ru / r_i >= 2.5, f"merge-on-read >= 2.5x faster than pypaimon-rust (issue 31): {r_ru / r_i:.2f}x "
+                                  f"(CPU {cpu('rust', 'read-pk') / cpu('impl', 'read-pk'):.2f}x)")
+        w_i, w_ru = R[("impl", "write-pk")]["seconds"], R[("rust", "write-pk")]["seconds"]
+        target(w_ru / w_i >= 1.5, f"pk write, write-only >= 1.5x faster than pypaimon-rust (issue 31): {w_ru / w_i:.2f}x "
+                                  f"(CPU {cpu('rust', 'write-pk') / cpu('impl', 'write-pk'):.2f}x)")
     for op, label in LABELS:
         i, pp = R.get(("impl", op)), R.get(("pypaimon", op))
         if i and pp:

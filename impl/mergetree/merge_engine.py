@@ -2,9 +2,9 @@
 
 Input: a KV table (see :mod:`impl.mergetree.kv`) sorted by key, then by the ``sequence.field``
 columns (if any), then by ``_SEQUENCE_NUMBER`` -- :func:`sort_kv` produces that order
-(:func:`merge_order`: Arrow's stable ``sort_indices``, or, for integer-like keys whose rows
-already ascend in sequence within each key, numpy's stable sort of the key alone, which gives
-the same permutation far cheaper). Output:
+(:func:`merge_order`: Arrow's stable ``sort_indices``, or, for integer-like keys and one
+string / binary key (as order-preserving integer codes, :mod:`impl.mergetree.key_codes`),
+numpy's sort, which gives the same permutation far cheaper). Output:
 one row per key, in key order, in the same KV layout. Rows of one key are contiguous after the
 sort, so every engine works on group boundaries found with numpy, and picks or reduces values
 with ``take`` / numpy ``reduceat`` / one pyarrow ``group_by``: never a Python loop over rows.
@@ -68,6 +68,7 @@ import pyarrow.compute as pc
 
 from impl.errors import InvalidOptionError, MergeEngineError
 from impl.format.json_records import TableSchema
+from impl.mergetree.key_codes import KeyCodes, string_key_codes
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
 from impl.options.values import MergeEngine
@@ -431,6 +432,23 @@ def _key_sequence_order(k: np.ndarray, s: np.ndarray) -> np.ndarray | None:
     return order[by_seq]
 
 
+def stable_argsort(k: np.ndarray) -> np.ndarray:
+    """``np.argsort(k, kind="stable")`` of integers, cheaper when (value - min, row) fits in 64
+    bits: the pairs packed into one uint64 each are sorted by value (numpy's vectorized sort),
+    the row in the low bits breaking ties in input order, i.e. stably."""
+    n = len(k)
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    row_bits = n.bit_length()
+    lo, hi = int(k.min()), int(k.max())
+    if (hi - lo) >> (64 - row_bits):
+        return np.argsort(k, kind="stable")
+    packed = (k - lo).astype(np.uint64) << np.uint64(row_bits)
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    return (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class _Order:
     """A merge order of a KV table: ``rows`` (the permutation) and, when known for free, the
@@ -452,12 +470,17 @@ def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
     precondition is checked (sequence numbers never decrease within a key of the result),
     and the general sort runs when it does not hold, so the result never depends on it: a
     stable sort by key that leaves each key's rows in ascending sequence order is the stable
-    sort by (key, sequence) (rows tied on both stay in input order in both).
+    sort by (key, sequence) (rows tied on both stay in input order in both). One string or
+    binary key without a ``sequence.field`` takes :func:`_string_order` (integer codes).
     """
     n = kv.num_rows
     if n <= 1:
         return _Order(np.arange(n, dtype=np.int64), np.ones(n, dtype=bool))
     ints = None if spec.sequence_fields else integer_keys(kv, spec.key_columns)
+    if ints is None and not spec.sequence_fields and len(spec.key_columns) == 1:
+        codes = string_key_codes(kv.column(spec.key_columns[0]))
+        if codes is not None:
+            return _string_order(kv, spec, codes)
     if ints is None:
         return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
     seq_all = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())
@@ -466,9 +489,55 @@ def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
         order = _key_sequence_order(ints[0], seq_all)
         if order is not None:
             return _Order(order.astype(np.int64, copy=False), None)
-    rows = np.argsort(ints[0], kind="stable") if len(ints) == 1 else np.lexsort(ints[::-1])
-    new = _new_key_mask([a[rows] for a in ints])
-    seq = seq_all[rows]
+    rows = stable_argsort(ints[0]) if len(ints) == 1 else np.lexsort(ints[::-1])
+    return _checked_order(kv, spec, rows, [a[rows] for a in ints])
+
+
+def _string_order(kv: pa.Table, spec: MergeSpec, codes: KeyCodes) -> _Order:
+    """The (key, sequence number) order of ``kv`` (one string key column, no sequence field) from
+    its key codes: numpy's stable sort of the words, which merges sorted runs as they come.
+
+    Exact codes whose equal words all have equal lengths: the words alone order the keys, and
+    a key's rows keep their input order, which is the sequence order when the input is sorted
+    runs concatenated oldest first (checked); otherwise (a flush's arrival order) they are sorted
+    by (key rank, sequence number) in one integer sort. Inexact codes: the rows that share a word
+    are ordered by Arrow's full sort of just those rows."""
+    rows = np.argsort(codes.words, kind="stable")
+    w = codes.words[rows]
+    same = w[1:] == w[:-1]
+    lengths = codes.lengths[rows]
+    if not codes.exact or np.any(same & (lengths[1:] != lengths[:-1])):
+        if not same.any():
+            return _Order(rows, None)
+        tied = np.zeros(len(w), dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        group = np.cumsum(np.concatenate([[True], w[at[1:]] != w[at[:-1]]]), dtype=np.int64)
+        sub = kv.select([*spec.key_columns, SEQUENCE_NUMBER]).take(pa.array(rows[at]))
+        sub = sub.append_column("__group", pa.array(group))
+        perm = pc.sort_indices(sub, sort_keys=[("__group", "ascending"), *spec.sort_keys()]).to_numpy()
+        rows[at] = rows[at][perm]
+        return _Order(rows, None)
+    new = np.ones(len(w), dtype=bool)
+    new[1:] = ~same
+    seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows].astype(np.int64, copy=False)
+    if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
+        return _Order(rows, new)
+    rank = np.cumsum(new, dtype=np.int64) - 1
+    lo = int(seq.min())
+    span = int(seq.max()) - lo + 1
+    if int(rank[-1]) >= (1 << 62) // span:
+        return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
+    # sorting by (rank, sequence) moves rows only within a key: ``new`` stays true
+    return _Order(rows[np.argsort(rank * span + (seq - lo), kind="stable")], new)
+
+
+def _checked_order(kv: pa.Table, spec: MergeSpec, rows: np.ndarray, sorted_keys: Sequence[np.ndarray]) -> _Order:
+    """``rows`` (a stable key order of ``kv``; ``sorted_keys``: the key, as integers, in that
+    order) when each key's rows ascend in sequence number, else Arrow's full sort."""
+    new = _new_key_mask(sorted_keys)
+    seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows]
     if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
         return _Order(rows.astype(np.int64, copy=False), new)
     return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)

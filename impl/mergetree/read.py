@@ -14,8 +14,9 @@ the newest row of a key and resurrect an older one (deduplicate), or drop the ro
 provide some columns (partial-update) or part of an aggregate (aggregation).
 
 Speed (issue 16): files are concatenated oldest first, so a stable sort of the key alone puts
-each key's rows in sequence order (``merge_engine.merge_order``: numpy's stable sort for
-integer-like keys, checked, else Arrow's full sort). Primary-key user columns are not decoded:
+each key's rows in sequence order (``merge_engine.merge_order``: numpy's sort for
+integer-like keys and for one string key through order-preserving integer codes, checked,
+else Arrow's full sort): a k-way merge of the sorted runs, not a full sort. Primary-key user columns are not decoded:
 they are copies of their ``_KEY_`` columns. ``_SEQUENCE_NUMBER`` is not decoded either when the
 files' sequence ranges follow each other and no file holds a key twice (checked on the keys;
 otherwise the numbers are read): a file's rank then orders a key's rows exactly as the numbers

@@ -268,6 +268,31 @@ def _scatter_bytes(buf: np.ndarray, dest_starts: np.ndarray, data: np.ndarray, s
     buf[np.repeat(dest_starts, lens) + within] = data[np.repeat(src_starts, lens) + within]
 
 
+def _scatter_words(buf: np.ndarray, dest_starts: np.ndarray, data: np.ndarray, src_starts: np.ndarray,
+                   lens: np.ndarray) -> bool:
+    """:func:`_scatter_bytes` 8 bytes at a time, into a zeroed ``buf`` whose targets are 8-byte
+    aligned (BinaryRow tails): each value is read as little-endian words from an unaligned view
+    of ``data`` (the last word masked to the value's bytes), a gather per word position instead
+    of one per byte. False (nothing written) when the targets are not aligned."""
+    if len(buf) % 8 or np.any(dest_starts % 8):
+        return False
+    padded = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+    at_byte = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    out = buf.view("<u8")
+    nwords = (lens + 7) // 8
+    dest_words = dest_starts // 8
+    for k in range(int(nwords.max(initial=0))):
+        active = nwords > k
+        rows = slice(None) if active.all() else np.flatnonzero(active)
+        left = lens[rows] - 8 * k  # bytes of the value from this word on
+        words = at_byte[src_starts[rows] + 8 * k]
+        if int(left.min()) < 8:  # some value ends in this word: keep only its bytes
+            keep = (np.uint64(1) << (np.minimum(left, 7) * 8).astype(np.uint64)) - np.uint64(1)
+            words &= np.where(left >= 8, np.uint64(0xFFFFFFFFFFFFFFFF), keep)
+        out[dest_words[rows] + k] = words
+    return True
+
+
 def _rows(mask: np.ndarray):
     """Index of the rows where ``mask`` holds: a slice when that is every row (cheaper to index with)."""
     return slice(None) if mask.all() else np.flatnonzero(mask)
@@ -351,7 +376,9 @@ def binary_row_parts(columns: Sequence[pa.Array | pa.ChunkedArray], types: Seque
     np.cumsum(tail_len, out=tail_offsets[1:])
     tail = np.zeros(int(tail_offsets[-1]), dtype=np.uint8)
     for rows, off, data, starts, lens in tail_writes:
-        _scatter_bytes(tail, tail_offsets[:-1][rows] + (off - fixed), data, starts, lens)
+        dest = tail_offsets[:-1][rows] + (off - fixed)
+        if not _scatter_words(tail, dest, data, starts, lens):
+            _scatter_bytes(tail, dest, data, starts, lens)
     return RowParts(head, tail, tail_offsets)
 
 
