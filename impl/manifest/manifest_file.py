@@ -114,6 +114,29 @@ def compute_partition_stats(partitions: Iterable[bytes], partition_type: Sequenc
     return SimpleStats(encode_row(mins, partition_type), encode_row(maxs, partition_type), tuple(nulls))
 
 
+def may_hold_partitions(meta: ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
+                        partition_type: Sequence[DataType]) -> bool:
+    """False only when the manifest's partition stats rule out every one of ``partitions``
+    (decoded partition values)."""
+    lo = decode_row(meta.partition_stats.min_values, partition_type)
+    hi = decode_row(meta.partition_stats.max_values, partition_type)
+    nulls = meta.partition_stats.null_counts or ()
+    for p in partitions:
+        ok = True
+        for k, v in enumerate(p):
+            if v is None:
+                if k < len(nulls) and nulls[k] == 0:
+                    ok = False
+                    break
+                continue
+            if lo[k] is None or hi[k] is None or not (lo[k] <= v <= hi[k]):
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
 class ManifestFile:
     """Manifests of one table: rolling writes at ``target_file_size_bytes``, cached reads.
 

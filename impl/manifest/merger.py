@@ -26,7 +26,7 @@ from impl.format.binary_row import decode_row
 from impl.format.records import FileIdentity, FileKind, ManifestEntry, ManifestFileMeta
 from impl.format.types import DataType
 from impl.manifest.entries import merge_entries
-from impl.manifest.manifest_file import ManifestFile
+from impl.manifest.manifest_file import ManifestFile, may_hold_partitions
 
 DEFAULT_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
 DEFAULT_FULL_COMPACTION_THRESHOLD_BYTES = 16 * 1024 * 1024
@@ -135,7 +135,7 @@ class ManifestFileMerger:
             pt = self.manifest_file.partition_type
             if pt:
                 del_parts = [decode_row(p, pt) for p in {k.partition for k in deleted}]
-                while j < len(base) and not _may_contain_any(base[j], del_parts, pt):
+                while j < len(base) and not may_hold_partitions(base[j], del_parts, pt):
                     result.append(base[j])
                     j += 1
         kept_from_read: list[ManifestEntry] = []
@@ -164,24 +164,3 @@ class ManifestFileMerger:
         result.extend(new)
         return result
 
-
-def _may_contain_any(meta: ManifestFileMeta, partitions: list[tuple[Any, ...]],
-                     partition_type: Sequence[DataType]) -> bool:
-    """False only when the manifest's partition stats rule out every one of ``partitions``."""
-    lo = decode_row(meta.partition_stats.min_values, partition_type)
-    hi = decode_row(meta.partition_stats.max_values, partition_type)
-    nulls = meta.partition_stats.null_counts or ()
-    for p in partitions:
-        ok = True
-        for k, v in enumerate(p):
-            if v is None:
-                if k < len(nulls) and nulls[k] == 0:
-                    ok = False
-                    break
-                continue
-            if lo[k] is None or hi[k] is None or not (lo[k] <= v <= hi[k]):
-                ok = False
-                break
-        if ok:
-            return True
-    return False
