@@ -165,8 +165,13 @@ class ManifestFile:
 
     # ------------------------------------------------------------------ write
 
-    def write(self, entries: Iterable[ManifestEntry], *, name_suffix: str = "") -> list[ManifestFileMeta]:
+    def write(self, entries: Iterable[ManifestEntry], *, name_suffix: str = "",
+              partition_roll_bytes: int | None = None) -> list[ManifestFileMeta]:
         """Write entries into as many manifests as the target size asks for.
+
+        With ``partition_roll_bytes``, a manifest also ends where the partition changes once it
+        holds that many bytes: given entries grouped by partition, each manifest then covers few
+        partitions, and its partition statistics prune it from the reads of other partitions.
 
         If any write fails, the manifests this call already wrote are deleted before the
         error propagates, so a failed call leaves nothing behind.
@@ -177,6 +182,11 @@ class ManifestFile:
         writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
         try:
             for e in entries:
+                if (partition_roll_bytes is not None and batch and e.partition != batch[-1].partition
+                        and writer.size_bytes >= partition_roll_bytes):
+                    written.append(self._flush(writer, batch, name_suffix, fmt))
+                    writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
+                    batch = []
                 writer.write(e.to_avro())
                 batch.append(e)
                 if writer.size_bytes >= self.target_file_size_bytes:
