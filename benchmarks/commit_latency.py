@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+import impl
 from impl.commit import CommitMessage, FileStoreCommit
 from impl.format.binary_row import EMPTY_ROW, encode_row
 from impl.format.json_records import TableSchema
@@ -80,8 +81,7 @@ WINDOW = 20  # calls per measured window
 
 def run_growth(files: int, directory: str) -> dict:
     """Grow an append table to ``files`` files by cold ``t.write_arrow`` calls; latencies in ms."""
-    import impl
-
+    # planning.py builds its table this way: the same rows, ids and partition names
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from planning import SCHEMA, _ids_one_per_bucket, partition_name
 

@@ -32,7 +32,6 @@ from typing import Iterable, Iterator, Sequence
 
 from impl.format.binary_row import decode_row, sort_key
 from impl.format.records import FileIdentity, FileKind, ManifestEntry, ManifestFileMeta
-from impl.format.types import DataType
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import ManifestFile, may_hold_partitions
 

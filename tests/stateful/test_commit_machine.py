@@ -45,11 +45,11 @@ from impl.commit import FileStoreCommit
 from impl.commit.options import CommitOptions
 from impl.format import avro
 from impl.format.json_records import Snapshot as ImplSnapshot
-from impl.manifest.merger import MergeOptions
 from impl.format.json_records import TableSchema
 from impl.format.types import INT, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.manifest.merger import MergeOptions
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
 from impl.table.maintenance import delete_tag as impl_delete_tag
 from impl.table.maintenance import protected_names
