@@ -117,9 +117,12 @@ def compute_partition_stats(partitions: Iterable[bytes], partition_type: Sequenc
 def may_hold_partitions(meta: ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
                         partition_type: Sequence[DataType]) -> bool:
     """False only when the manifest's partition stats rule out every one of ``partitions``
-    (decoded partition values)."""
-    lo = decode_row(meta.partition_stats.min_values, partition_type)
-    hi = decode_row(meta.partition_stats.max_values, partition_type)
+    (decoded partition values). Statistics that do not decode rule nothing out."""
+    try:
+        lo = decode_row(meta.partition_stats.min_values, partition_type)
+        hi = decode_row(meta.partition_stats.max_values, partition_type)
+    except Exception:  # noqa: BLE001 - unreadable stats only cost pruning (the manifest is read)
+        return True
     nulls = meta.partition_stats.null_counts or ()
     for p in partitions:
         ok = True
