@@ -54,6 +54,13 @@ class Part:
         return Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index),
                     views, changes.append_row_id_check_from)
 
+    def touched_partitions(self) -> frozenset[bytes]:
+        """The partitions whose live files the conflict rules of this part look at: those of its
+        table and index changes and of the index views its rows were routed by (an OVERWRITE
+        also reads the partitions it replaces, which this does not know)."""
+        return frozenset([*(e.partition for e in self.table), *(e.partition for e in self.index),
+                          *(p for p, _ in self.index_views)])
+
     def added_names(self) -> set[str]:
         """Names of the files this part ADDs: new for the table, so only this part can make them live."""
         return {e.file.file_name for e in self.table if e.kind is FileKind.ADD}

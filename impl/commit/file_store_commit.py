@@ -83,6 +83,7 @@ from impl.manifest.manifest_file import (
     ManifestList,
     checked_format,
     manifest_format_option,
+    may_hold_partitions,
 )
 from impl.manifest.merger import ManifestFileMerger
 from impl.schema.evolution import commit_schema_problem
@@ -196,19 +197,18 @@ class FileStoreCommit:
                 if changes.has_compact and self._resolve_unknown(committable.identifier, CommitKind.COMPACT,
                                                                  original, stats):
                     changes = replace(changes, compact_table=[], compact_changelog=[], compact_index=[])
+                compact = Part.of(changes, CommitKind.COMPACT)
                 if changes.has_append:
                     # optimistic path: check once against the latest now; _try_commit skips
                     # re-checking if nobody else commits in between
-                    checked = self._check_now(self.snapshot_manager.latest_snapshot(), changes.append_table,
-                                              CommitKind.APPEND)
-                    sid = self._try_commit(Attempt(CommitKind.APPEND, Part.of(changes, CommitKind.APPEND),
-                                                    committable, stats, checked))
+                    append = Part.of(changes, CommitKind.APPEND)
+                    checked = self._check_now(self.snapshot_manager.latest_snapshot(), append, CommitKind.APPEND)
+                    sid = self._try_commit(Attempt(CommitKind.APPEND, append, committable, stats, checked))
                     # assume the COMPACT snapshot follows ours directly; re-checked if not
-                    checked = self._check_now(self._published_snapshot(sid), changes.compact_table,
+                    checked = self._check_now(self._published_snapshot(sid), compact,
                                               CommitKind.COMPACT) if changes.has_compact else None
                 if changes.has_compact:
-                    self._try_commit(Attempt(CommitKind.COMPACT, Part.of(changes, CommitKind.COMPACT),
-                                              committable, stats, checked))
+                    self._try_commit(Attempt(CommitKind.COMPACT, compact, committable, stats, checked))
             except PaimonError as e:
                 self._on_failure(e, committable.identifier, original, stats)
                 raise
@@ -234,17 +234,16 @@ class FileStoreCommit:
         where = f"snapshot {snapshot.id}" if snapshot is not None else "the table"
         raise CorruptMetadataError(str(missing), f"referenced by {where} of {self.table_name} but missing") from error
 
-    def _check_now(self, snapshot: Snapshot | None, changes: Sequence[ManifestEntry],
-                   kind: CommitKind) -> Checked | None:
-        """The optimistic check against ``snapshot``; None when it expired while we read it
-        (the retry loop then checks against the new latest)."""
+    def _check_now(self, snapshot: Snapshot | None, part: Part, kind: CommitKind) -> Checked | None:
+        """The optimistic check of ``part`` against ``snapshot``; None when it expired while we
+        read it (the retry loop then checks against the new latest)."""
         try:
-            live = self._live_at(snapshot)
+            live = self._live_at(snapshot, self._live_scope(part, overwrite=False))
         except FileNotFoundError as e:
             if self._expired_meanwhile(snapshot, e):
                 return None
             raise
-        fold = check_conflicts(live, changes, kind, self._key_sort_key, describe_partition=self.describe_partition)
+        fold = check_conflicts(live, part.table, kind, self._key_sort_key, describe_partition=self.describe_partition)
         return Checked(snapshot.id if snapshot else None, snapshot.delta_manifest_list if snapshot else None, fold,
                         snapshot)
 
@@ -503,35 +502,66 @@ class FileStoreCommit:
             return c
         return ManifestCommittable(identifier, tuple(c))
 
-    def _read_live(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
-        """Live entries of ``snapshot`` (every manifest's size and entry count checked)."""
+    def _read_live(self, snapshot: Snapshot | None,
+                   partitions: frozenset[bytes] | None = None) -> list[ManifestEntry]:
+        """Live entries of ``snapshot`` (every manifest's size and entry count checked), of
+        ``partitions`` only when given: then manifests whose partition statistics rule them
+        all out are not read, and the others are decoded for those partitions only."""
         if snapshot is None:
             return []
-        entries = []
-        for m in self._data_manifests(snapshot):
-            entries.extend(self.manifest_file.read(m.file_name, m.file_size, m.num_added_files + m.num_deleted_files))
-        return live_entries(entries)
+        metas = self._data_manifests(snapshot)
+        if partitions is None or not self.partition_type:
+            entries = live_entries(self.manifest_file.read_all(metas))
+            return entries if partitions is None else [e for e in entries if e.partition in partitions]
+        if not partitions:
+            return []
+        decoded = [decode_row(p, self.partition_type) for p in partitions]
+        metas = [m for m in metas if may_hold_partitions(m, decoded, self.partition_type)]
+        # an identity includes its partition: folding one partition's entries alone is exact
+        keep = partitions.__contains__
+        return live_entries([e for m in metas for e in self.manifest_file.read_manifest(m, keep)])
 
     def _data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         return self.manifest_list.read_data_manifests(snapshot)
 
-    def _live_at(self, latest: Snapshot | None) -> LiveFiles:
-        """The live files of ``latest``: the cached index moved forward by the deltas of the
-        snapshots in between, or read in full when that is not possible (cold start, expired
-        snapshots in between, or a rollback that reused snapshot ids)."""
+    def _live_scope(self, part: Part, *, overwrite: bool) -> frozenset[bytes] | None:
+        """The partitions whose live files a try of ``part`` needs (None: every partition).
+
+        The conflict rules (:mod:`impl.commit.conflicts`) look only at the partitions the
+        changes touch; an OVERWRITE deletes every live file of the partitions it replaces, and
+        column updates of a data-evolution table are checked against every live file."""
+        if overwrite or self.options.data_evolution:
+            return None
+        return part.touched_partitions()
+
+    def _live_at(self, latest: Snapshot | None, scope: frozenset[bytes] | None = None) -> LiveFiles:
+        """The live files of ``latest``, at least of the partitions ``scope`` names (None: of
+        every partition): the cached index moved forward by the deltas of the snapshots in
+        between, or read when that is not possible (cold start, expired snapshots in between,
+        or a rollback that reused snapshot ids). Partitions the index does not hold yet are
+        read from ``latest``'s manifests that may hold them."""
         if latest is None:
             self._live = LiveFiles()
             return self._live
         cached = self._live
         try:
             if cached is not None and cached.snapshot_id is not None and cached.snapshot_id <= latest.id:
-                if cached.snapshot_id == latest.id and cached.snapshot_tag == latest.delta_manifest_list:
-                    return cached
-                if cached.snapshot_id < latest.id and self._advance(cached, cached.snapshot_id, latest):
-                    return cached
-            self._live = None
-            self._live = LiveFiles(latest.id, latest.delta_manifest_list, self._read_live(latest))
-            return self._live
+                if not (cached.snapshot_id == latest.id and cached.snapshot_tag == latest.delta_manifest_list) \
+                        and not (cached.snapshot_id < latest.id and self._advance(cached, cached.snapshot_id, latest)):
+                    cached = None
+            else:
+                cached = None
+            if cached is not None and not cached.covers(scope):
+                if scope is None:
+                    cached = None  # every partition is wanted: read them all at once
+                else:
+                    held = cached.partitions or frozenset()
+                    cached.extend(scope - held, self._read_live(latest, scope - held))
+            if cached is None:
+                self._live = None
+                cached = LiveFiles(latest.id, latest.delta_manifest_list, self._read_live(latest, scope), scope)
+            self._live = cached
+            return cached
         except BaseException:
             self._live = None  # a half-advanced index must never be used
             raise
@@ -614,7 +644,8 @@ class FileStoreCommit:
 
         written = self._metadata.new_written()
         try:
-            live = self._live_at(latest)
+            live = self._live_at(latest, self._live_scope(attempt.part,
+                                                          overwrite=attempt.overwrite_matches is not None))
             changes, fold = self._checked_changes(attempt, live, latest)
             next_row_id = latest.next_row_id if latest is not None else None
             if self.options.row_tracking:

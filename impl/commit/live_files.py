@@ -3,6 +3,11 @@
 Folding every live entry on every commit makes commit cost grow with table size. Instead a
 committer keeps the live files of the last snapshot it knows and moves them forward by the
 delta of each newer snapshot, so a check costs O(changes + touched LSM groups).
+
+The conflict rules only look at the partitions a commit touches, so a committer may hold the
+live files of some partitions only (``partitions``; None means all of them). A cold committer
+then reads only the manifests whose partition statistics may hold those partitions, and only
+their entries, instead of the whole table; :meth:`LiveFiles.extend` adds partitions later.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ from impl.format.records import FileIdentity, FileKind, ManifestEntry
 
 class LiveFiles:
     """Live ADD entries by identity, plus the per-partition bucket counts and the level >= 1
-    groups that the conflict rules look up."""
+    groups that the conflict rules look up.
+
+    ``partitions``: the serialized partitions whose live files this holds, every one of them
+    (None: every partition of the table). Deltas of other partitions are ignored."""
 
     def __init__(self, snapshot_id: int | None = None, snapshot_tag: str | None = None,
-                 entries: Iterable[ManifestEntry] = ()):
+                 entries: Iterable[ManifestEntry] = (), partitions: frozenset[bytes] | None = None):
         self.snapshot_id = snapshot_id
         # identifies *which* snapshot with that id (its delta list name): after a rollback a
         # new snapshot can reuse an id, and then this index must not be advanced from it
@@ -27,6 +35,7 @@ class LiveFiles:
         self._buckets: dict[bytes, dict[int, set[FileIdentity]]] = defaultdict(lambda: defaultdict(set))
         self._groups: dict[tuple[bytes, int, int], set[FileIdentity]] = defaultdict(set)
         self._max_level = 0  # highest level ever seen (bounds the level groups of a bucket)
+        self.partitions = partitions
         for e in entries:
             self._add(e)
 
@@ -42,6 +51,24 @@ class LiveFiles:
 
     def entries(self) -> list[ManifestEntry]:
         return list(self.by_identity.values())
+
+    def covers(self, partitions: frozenset[bytes] | None) -> bool:
+        """Whether this holds every live file of ``partitions`` (None: of the whole table)."""
+        if self.partitions is None:
+            return True
+        return partitions is not None and partitions <= self.partitions
+
+    def extend(self, partitions: frozenset[bytes], entries: Iterable[ManifestEntry]) -> None:
+        """Add ``partitions`` with their live ``entries``, read from this very snapshot (entries of
+        partitions held already are skipped: this knows them)."""
+        held = self.partitions
+        if held is None:
+            return
+        new = partitions - held
+        for e in entries:
+            if e.partition in new:
+                self._add(e)
+        self.partitions = held | new
 
     def bucket_counts(self, partition: bytes) -> dict[int, set[FileIdentity]]:
         """total_buckets value -> live files of ``partition`` that carry it (values > 0 only)."""
@@ -84,8 +111,12 @@ class LiveFiles:
                 del self._groups[key]
 
     def advance(self, snapshot_id: int, snapshot_tag: str | None, delta: Iterable[ManifestEntry]) -> None:
-        """Apply a published snapshot's delta entries in order, becoming that snapshot."""
+        """Apply a published snapshot's delta entries in order, becoming that snapshot (entries of
+        partitions this does not hold are skipped: their live files are unknown here)."""
+        held = self.partitions
         for e in delta:
+            if held is not None and e.partition not in held:
+                continue
             if e.kind is FileKind.ADD:
                 self._add(e)
             else:

@@ -114,6 +114,32 @@ def compute_partition_stats(partitions: Iterable[bytes], partition_type: Sequenc
     return SimpleStats(encode_row(mins, partition_type), encode_row(maxs, partition_type), tuple(nulls))
 
 
+def may_hold_partitions(meta: ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
+                        partition_type: Sequence[DataType]) -> bool:
+    """False only when the manifest's partition stats rule out every one of ``partitions``
+    (decoded partition values). Statistics that do not decode rule nothing out."""
+    try:
+        lo = decode_row(meta.partition_stats.min_values, partition_type)
+        hi = decode_row(meta.partition_stats.max_values, partition_type)
+    except Exception:  # noqa: BLE001 - unreadable stats only cost pruning (the manifest is read)
+        return True
+    nulls = meta.partition_stats.null_counts or ()
+    for p in partitions:
+        ok = True
+        for k, v in enumerate(p):
+            if v is None:
+                if k < len(nulls) and nulls[k] == 0:
+                    ok = False
+                    break
+                continue
+            if lo[k] is None or hi[k] is None or not (lo[k] <= v <= hi[k]):
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
 class ManifestFile:
     """Manifests of one table: rolling writes at ``target_file_size_bytes``, cached reads.
 
@@ -142,8 +168,13 @@ class ManifestFile:
 
     # ------------------------------------------------------------------ write
 
-    def write(self, entries: Iterable[ManifestEntry], *, name_suffix: str = "") -> list[ManifestFileMeta]:
+    def write(self, entries: Iterable[ManifestEntry], *, name_suffix: str = "",
+              partition_roll_bytes: int | None = None) -> list[ManifestFileMeta]:
         """Write entries into as many manifests as the target size asks for.
+
+        With ``partition_roll_bytes``, a manifest also ends where the partition changes once it
+        holds that many bytes: given entries grouped by partition, each manifest then covers few
+        partitions, and its partition statistics prune it from the reads of other partitions.
 
         If any write fails, the manifests this call already wrote are deleted before the
         error propagates, so a failed call leaves nothing behind.
@@ -154,6 +185,11 @@ class ManifestFile:
         writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
         try:
             for e in entries:
+                if (partition_roll_bytes is not None and batch and e.partition != batch[-1].partition
+                        and writer.size_bytes >= partition_roll_bytes):
+                    written.append(self._flush(writer, batch, name_suffix, fmt))
+                    writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
+                    batch = []
                 writer.write(e.to_avro())
                 batch.append(e)
                 if writer.size_bytes >= self.target_file_size_bytes:

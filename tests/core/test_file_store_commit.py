@@ -5,10 +5,12 @@ and index manifests. Data files are plain DataFileMeta objects (no Parquet neede
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pytest
 from commit_helpers import (
     APPEND_SCHEMA,
+    PK_SCHEMA,
     TableView,
     append_msg,
     dfile,
@@ -776,3 +778,50 @@ def test_concurrent_committers_in_threads(table):
     users = [v.sm.snapshot(i).commit_user for i in v.snapshot_ids()]
     assert sorted(users) == sorted(f"t{t}" for t in range(n_threads) for _ in range(per_thread))
     v.check()
+
+
+# ----------------------------------------------------------------------------- cold commits
+
+
+class _ReadLog(FileIO):
+    """Records the base name of every file read."""
+
+    def __init__(self, fs):
+        super().__init__(fs)
+        self.reads: list[str] = []
+
+    def read_bytes(self, path: str) -> bytes:
+        self.reads.append(path.rsplit("/", 1)[-1])
+        return super().read_bytes(path)
+
+
+def test_a_cold_commit_reads_only_the_manifests_of_the_partitions_it_touches(table):
+    fio, root = table
+    schema = replace(PK_SCHEMA, options={**PK_SCHEMA.options, "manifest.target-file-size": "2kb"})
+    for i in range(5):  # one manifest per partition (each holds one entry, at least the target)
+        new_commit(fio, root, schema, user=f"seed{i}").commit([msg(f"p{i}", 0, new_files=(dfile(f"data-{i}"),))], 1)
+    view = TableView(fio, root)
+    latest = view.latest()
+    metas = [*view.ml().read(latest.base_manifest_list), *view.ml().read(latest.delta_manifest_list)]
+    of_p2 = {m.file_name for m in metas if m.partition_stats.min_values == part("p2")}
+    assert of_p2 and len(of_p2) < len(metas)
+
+    log = _ReadLog(fio.fs)
+    new_commit(log, root, schema, user="cold").commit([msg("p2", 0, new_files=(dfile("data-new"),))], 1)
+    read_manifests = {n for n in log.reads if n.startswith("manifest-") and not n.startswith("manifest-list")}
+    assert read_manifests == of_p2
+    # as strong as before: a cold committer still sees p3's live file, and that it is gone
+    _expect_conflict(fio, root, FileAlreadyLiveError, [msg("p3", 0, new_files=(dfile("data-3"),))], ["data-3"])
+
+
+def test_a_committer_holding_some_partitions_reads_the_others_at_the_snapshot_it_commits_on(table):
+    fio, root = table
+    seed(fio, root)
+    a = new_commit(fio, root, user="a")
+    a.commit([msg("p1", 0, new_files=(dfile("data-d", 1, 20, 21),))], 1)  # a now holds p1 only
+    b = new_commit(fio, root, user="b")
+    b.commit([msg("p2", 1, deleted_files=(dfile("data-c", 7, 1, 2),))], 1)  # b deletes p2's file
+    with pytest.raises(FileNotLiveError):  # a learns p2 from the latest snapshot, not its own
+        a.commit([msg("p2", 1, deleted_files=(dfile("data-c", 7, 1, 2),))], 2)
+    a.commit([msg("p2", 1, new_files=(dfile("data-c2", 1, 5, 6),))], 3)
+    assert TableView(fio, root).live_names() == {"data-a", "data-b", "data-d", "data-c2"}

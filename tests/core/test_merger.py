@@ -261,3 +261,35 @@ def test_merge_kinds_print_as_their_names():
     assert [k.value for k in ManifestMergeKind] == ["none", "minor", "full"]
     assert f"manifest merge: {ManifestMergeKind.FULL}" == "manifest merge: full"
     assert str(ManifestMergeKind.MINOR) == "minor" and ManifestMergeKind("none") is ManifestMergeKind.NONE
+
+
+# ----------------------------------------------------------------------------- grouped by partition
+
+
+def test_merged_entries_are_grouped_by_partition_in_each_partitions_order():
+    fio, root, mf = setup()
+    names = [f"data-{i}" for i in range(40)]
+    metas = write_manifests(mf, [[entry(FileKind.ADD, n, PARTS[i % 4])] for i, n in enumerate(names)])
+    result = ManifestFileMerger(mf, MergeOptions(BIG, BIG, 30)).merge(metas)
+    assert result.kind is ManifestMergeKind.MINOR
+    merged = ManifestFile(fio, TablePaths(root), PT).read_all(result.manifests)
+    # nulls first, then by value; within a partition the order the files came in
+    expected = [n for p in (PARTS[3], PARTS[0], PARTS[1], PARTS[2])
+                for i, n in enumerate(names) if PARTS[i % 4] == p]
+    assert [e.file.file_name for e in merged] == expected
+
+
+def test_a_manifest_ends_at_a_partition_boundary_once_it_reaches_the_roll_size():
+    fio, root, mf = setup()
+    entries = [entry(FileKind.ADD, f"data-{p}-{i}", PARTS[p]) for p in range(3) for i in range(3)]
+    metas = mf.write(entries, partition_roll_bytes=1)
+    assert [m.num_added_files for m in metas] == [3, 3, 3]
+    assert [m.partition_stats.min_values for m in metas] == PARTS[:3]
+    assert [m.partition_stats.max_values for m in metas] == PARTS[:3]
+    assert len(mf.write(entries)) == 1  # without it, by size only
+
+
+def test_settled_size_is_a_32nd_of_the_target_with_a_floor():
+    assert MergeOptions().settled_size_bytes == 256 << 10  # of Paimon's default 8 MB target
+    assert MergeOptions(target_file_size_bytes=512 << 10).settled_size_bytes == 64 << 10
+    assert MergeOptions(target_file_size_bytes=5000).settled_size_bytes == 5000  # small targets: the target

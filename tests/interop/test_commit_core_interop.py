@@ -33,23 +33,29 @@ def _write_append_file(table_path: str, partition_dir: str, rows: pa.Table) -> D
 
 
 def test_pypaimon_reads_append_table_committed_by_us(tmp_path, pypaimon):
+    """Also through manifests our merge wrote (grouped by partition: a minor merge of 2)."""
     warehouse = str(tmp_path)
     table_path = os.path.join(warehouse, "db.db", "t")
     schema = TableSchema(
         0,
         (DataField(0, "dt", STRING(False)), DataField(1, "id", BIGINT()), DataField(2, "score", DOUBLE())),
-        partition_keys=("dt",),
+        partition_keys=("dt",), options={"manifest.merge-min-count": "2"},
     )
     io = FileIO()
     io.write_bytes(os.path.join(table_path, "schema", "schema-0"), schema.to_json_bytes())
     commit = FileStoreCommit(io, table_path, schema, commit_user="us")
     arrow_schema = pa.schema([("dt", pa.string(), False), ("id", pa.int64()), ("score", pa.float64())])
     expected = []
-    for i, dt in enumerate(["2024-01-01", "2024-01-02", "2024-01-01"]):
+    for i, dt in enumerate(["2024-01-02", "2024-01-01", "2024-01-03", "2024-01-01"]):
         rows = pa.table({"dt": [dt, dt], "id": [10 * i, 10 * i + 1], "score": [1.5 * i, None]}, schema=arrow_schema)
         expected += rows.to_pylist()
         f = _write_append_file(table_path, f"dt={dt}", rows)
         commit.commit([CommitMessage(encode_row([dt], [STRING(False)]), 0, -1, new_files=(f,))], identifier=i)
+    snap = SnapshotManager(io, table_path).latest_snapshot()
+    merged = [e for m in ManifestList(io, commit.paths).read(snap.base_manifest_list)
+              for e in ManifestFile(io, commit.paths, [STRING(False)]).read(m.file_name)]
+    partitions = [decode_row(e.partition, [STRING(False)])[0] for e in merged]
+    assert len(merged) == 3 and partitions == sorted(partitions)
 
     got = run_pypaimon(READ_TABLE, warehouse=warehouse, table="db.t", sort_by=["id"])
     expected.sort(key=lambda r: str(r["id"]))

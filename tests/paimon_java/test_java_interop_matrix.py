@@ -90,7 +90,9 @@ APPEND_COLS = (("dt", "STRING", pa.string()), ("id", "BIGINT", pa.int64()), ("v"
 
 KINDS = [
     Kind("append-unaware", APPEND_COLS, (), (), {"bucket": "-1"}, None),
-    Kind("append-partitioned-2-buckets", APPEND_COLS, (), ("dt",), {"bucket": "2", "bucket-key": "id"}, None),
+    # merges of 2 manifests: both sides read manifests the other merged (impl's grouped by partition)
+    Kind("append-partitioned-2-buckets", APPEND_COLS, (), ("dt",),
+         {"bucket": "2", "bucket-key": "id", "manifest.merge-min-count": "2"}, None),
     Kind("pk-deduplicate", PK_COLS, ("dt", "id"), ("dt",), {"bucket": "2", "rowkind.field": "op"},
          "deduplicate", deletes=True),
     Kind("pk-partial-update", PK_COLS, ("dt", "id"), ("dt",),

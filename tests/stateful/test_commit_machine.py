@@ -49,6 +49,7 @@ from impl.format.json_records import TableSchema
 from impl.format.types import INT, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.manifest.merger import MergeOptions
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
 from impl.table.maintenance import delete_tag as impl_delete_tag
 from impl.table.maintenance import protected_names
@@ -1157,7 +1158,9 @@ class TableMachine(RuleBasedStateMachine):
         So the base never holds more than L + entries(<F bytes of manifests) + F/h0 + 1
         manifests, however long the history.
         """
-        target, full, _ = self.merge_config
+        target_size, full, _ = self.merge_config
+        # the merger's "at least the target" is its settled size (the target itself for these configs)
+        target = MergeOptions(target_size, full).settled_size_bytes
         base = self.reader.base_manifests(snap)
         i = 0
         while i < len(base) and base[i].num_deleted_files == 0 and base[i].file_size >= target:
