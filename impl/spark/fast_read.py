@@ -12,7 +12,7 @@ and splits the plan:
 - files that need no merge are read by ``spark.read.parquet``: every file of an append table;
   the level >= 1 files of a deletion-vector table, minus the positions their vectors delete
   (a broadcast left-anti join on Spark's ``_metadata.file_name`` / ``_metadata.row_index``
-  against the vectors, built with Arrow), minus retract rows when a file may hold any; and a
+  against the vectors, built with Arrow; file names, not paths, so no URI spelling matters), minus retract rows when a file may hold any; and a
   primary-key bucket whose files are one sorted run without retract rows (Paimon's
   ``rawConvertible``: every file at one level >= 1 with a known delete-row count of 0; only for
   the ``deduplicate`` and ``first-row`` merge engines, whose merge of a single row is the row);
@@ -63,8 +63,7 @@ _NATIVE_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "F
 _GLOB_CHARS = frozenset("*?[]{}\\")
 # Spark's micro-second timestamps hold TIMESTAMP(p) exactly up to p = 6
 _MAX_NATIVE_TIMESTAMP_PRECISION = 6
-_FILE_NAME_COL = "__paimon_file_name"
-_ROW_INDEX_COL = "__paimon_row_index"
+_ROW_KEY_COL = "__paimon_deleted_row"
 
 
 # ---------------------------------------------------------------------------- planning (pure)
@@ -165,7 +164,8 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
         return (f.file_name.endswith(".parquet") and not (_GLOB_CHARS & set(path)) and "://" not in path
                 and mappable(f.schema_id))
 
-    groups: dict[tuple[int, bool], list[tuple[str, DataFileMeta, np.ndarray | None]]] = {}
+    # (schema id, may hold retracts, has a vector): files with vectors are joined, the others not
+    groups: dict[tuple[int, bool, bool], list[tuple[str, DataFileMeta, np.ndarray | None]]] = {}
     slow: list[DataSplit] = []
     for s in splits:
         if pk and not dv_table:
@@ -183,9 +183,11 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
         for f in native_files:
             path = table.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
             retracts = pk and (f.delete_row_count is None or f.delete_row_count > 0)
-            groups.setdefault((f.schema_id, retracts), []).append((path, f, vectors.get(f.file_name)))
+            deleted = vectors.get(f.file_name)
+            has_vector = deleted is not None and len(deleted) > 0
+            groups.setdefault((f.schema_id, retracts, has_vector), []).append((path, f, deleted))
     native = []
-    for (schema_id, retracts), members in sorted(groups.items(), key=lambda kv: kv[0]):
+    for (schema_id, retracts, _), members in sorted(groups.items(), key=lambda kv: kv[0]):
         deletions = {f.file_name: d for _, f, d in members if d is not None and len(d)}
         names = [f.file_name for _, f, _ in members]
         if deletions and len(set(names)) != len(names):
@@ -274,20 +276,19 @@ def _group_frame(spark, table, group: FileGroup):
 
 
 def _drop_deleted(spark, df, deletions: Mapping[str, np.ndarray]):
-    """``df`` (one file group) without the rows the vectors delete, by a join in the JVM."""
+    """``df`` (one file group) without the rows the vectors delete, by a broadcast left-anti join in
+    the JVM on one long per row: (the file's number among ``deletions``) << 32 | row index (a
+    Paimon file holds fewer than 2^31 rows: its deletion vectors are 32-bit bitmaps)."""
     from pyspark.sql import functions as F
 
-    names = list(deletions)
-    counts = np.fromiter((len(deletions[n]) for n in names), dtype=np.int64, count=len(names))
-    deleted = pa.table({
-        _FILE_NAME_COL: pa.array(names, pa.string()).take(pa.array(np.repeat(np.arange(len(names)), counts))),
-        _ROW_INDEX_COL: pa.array(np.concatenate([np.asarray(deletions[n], dtype=np.int64) for n in names])),
-    })
-    tagged = df.select("*", F.col("_metadata.file_name").alias(_FILE_NAME_COL),
-                       F.col("_metadata.row_index").alias(_ROW_INDEX_COL))
-    vectors = F.broadcast(spark.createDataFrame(deleted))
-    kept = tagged.join(vectors, on=[_FILE_NAME_COL, _ROW_INDEX_COL], how="left_anti")
-    return kept.drop(_FILE_NAME_COL, _ROW_INDEX_COL)
+    names = sorted(deletions)
+    keys = np.concatenate([np.asarray(deletions[n], dtype=np.int64) + (np.int64(i) << 32)
+                           for i, n in enumerate(names)])
+    vectors = F.broadcast(spark.createDataFrame(pa.table({_ROW_KEY_COL: pa.array(keys)})))
+    numbers = F.create_map(*[x for i, n in enumerate(names) for x in (F.lit(n), F.lit(i).cast("long"))])
+    key = F.element_at(numbers, F.col("_metadata.file_name")) * F.lit(1 << 32) + F.col("_metadata.row_index")
+    # files without a vector get a null key, which an anti join keeps
+    return df.select("*", key.alias(_ROW_KEY_COL)).join(vectors, on=_ROW_KEY_COL, how="left_anti").drop(_ROW_KEY_COL)
 
 
 def _pruning_predicate(table, filter_):
