@@ -34,7 +34,6 @@ drop rows another use needs. Object-store tables are read by the slow path: this
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from functools import reduce
 from typing import Any, Mapping, Sequence
@@ -42,15 +41,21 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from impl.cli.where import parse_where
+from impl.errors import PaimonError
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta
 from impl.format.types import DataType
+from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.options.values import MergeEngine
 from impl.schema.evolution import is_safe_cast
 from impl.spark.errors import SparkConnectorError
+from impl.spark.filters import NOT_PUSHED_ROOTS
+from impl.spark.only_files import encode_only_files
 from impl.spark.options import FORMAT_NAME, ONLY_FILES_KEY, parse_options
+from impl.spark.source import register
 from impl.spark.tables import TableRef
-from impl.spark.types import spark_type
+from impl.spark.types import spark_schema, spark_type
 from impl.table.scan import DataSplit
 
 VALUE_KIND = "_VALUE_KIND"
@@ -143,8 +148,6 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
     ``deletion_vectors(split)`` returns a split's vectors by file name (default: read from its
     index files)."""
     if deletion_vectors is None:
-        from impl.mergetree.deletion_vectors import read_deletion_vectors
-
         def deletion_vectors(s: DataSplit):
             return read_deletion_vectors(table.file_io, table.paths, s.index_files) if s.index_files else {}
 
@@ -201,36 +204,6 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
 def _splits_of(splits: Sequence[DataSplit], names: set[str]) -> list[DataSplit]:
     out = []
     for s in splits:
-        files = tuple(f for f in s.files if f.file_name in names)
-        if files:
-            out.append(replace(s, files=files))
-    return out
-
-
-# ---------------------------------------------------------------------------- the slow path's restriction
-
-def encode_only_files(splits: Sequence[DataSplit]) -> str:
-    """The internal ``paimon_py`` option restricting a read to these splits' files."""
-    return json.dumps([[s.partition.hex(), s.bucket, sorted(f.file_name for f in s.files)] for s in splits])
-
-
-def decode_only_files(value: str) -> dict[tuple[bytes, int], frozenset[str]]:
-    try:
-        return {(bytes.fromhex(p), int(b)): frozenset(names) for p, b, names in json.loads(value)}
-    except (ValueError, TypeError) as e:
-        raise SparkConnectorError(f"{FORMAT_NAME}: option {ONLY_FILES_KEY} is internal and malformed: {e}") from e
-
-
-def restrict_splits(splits: Sequence[DataSplit], only: Mapping[tuple[bytes, int], frozenset[str]] | None
-                    ) -> list[DataSplit]:
-    """``splits`` cut down to the files ``only`` names (None: all of them)."""
-    if only is None:
-        return list(splits)
-    out = []
-    for s in splits:
-        names = only.get((s.partition, s.bucket))
-        if not names:
-            continue
         files = tuple(f for f in s.files if f.file_name in names)
         if files:
             out.append(replace(s, files=files))
@@ -294,10 +267,6 @@ def _drop_deleted(spark, df, deletions: Mapping[str, np.ndarray]):
 def _pruning_predicate(table, filter_):
     """impl's predicate of ``filter_`` for pruning, or None when it is not exactly translatable
     (pruning is an optimization: Spark evaluates the filter on every row anyway)."""
-    from impl.cli.where import parse_where
-    from impl.errors import PaimonError
-    from impl.spark.filters import _NOT_PUSHED
-
     if filter_ is None:
         return None
     if isinstance(filter_, str):
@@ -313,7 +282,7 @@ def _pruning_predicate(table, filter_):
         return None
     roots = {f.name: f.type.root for f in table.schema.fields}
     # NaN orders differently in Spark and Arrow: no pruning by floating point columns
-    if any(roots.get(name) in _NOT_PUSHED for name in predicate.fields()):
+    if any(roots.get(name) in NOT_PUSHED_ROOTS for name in predicate.fields()):
         return None
     return predicate
 
@@ -328,9 +297,6 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
     ``filter``: a SQL string or a Column over the table's columns, evaluated by Spark and used by
     impl to prune partitions, buckets and files.
     """
-    from impl.spark.source import register
-    from impl.spark.types import spark_schema
-
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
     parsed = parse_options({**opts, "path": table_path})
     if "$" in table_path.rstrip("/").rsplit("/", 1)[-1] or parsed.connector.get("read.changelog") \
@@ -370,5 +336,4 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
     return df
 
 
-__all__ = ["read_table", "plan_native", "SplitPlan", "FileGroup", "column_mapping", "natively_readable",
-           "encode_only_files", "decode_only_files", "restrict_splits"]
+__all__ = ["read_table", "plan_native", "SplitPlan", "FileGroup", "column_mapping", "natively_readable"]

@@ -38,8 +38,8 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from impl.spark.claims import ClaimLedger, pushed_predicates, record_pushed
 from impl.spark.errors import SharedPlanError
-from impl.spark.fast_read import restrict_splits
 from impl.spark.filters import translate_filters
+from impl.spark.only_files import restrict_splits
 from impl.spark.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
 from impl.table.predicate import CompoundPredicate

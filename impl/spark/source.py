@@ -80,7 +80,7 @@ from impl.errors import SchemaMismatchError
 from impl.options.values import parse_bool
 from impl.spark.claims import prune_local_ledgers
 from impl.spark.errors import SparkConnectorError
-from impl.spark.fast_read import decode_only_files
+from impl.spark.only_files import decode_only_files
 from impl.spark.options import (
     FORMAT_NAME,
     ONLY_FILES_KEY,

@@ -97,6 +97,11 @@ def test_deletion_vector_table(spark, catalog):
     path = _path(catalog, "dv")
     assert _rows(impl.spark.read_table(spark, path)) == _truth(t)
     assert _rows(impl.spark.read_table(spark, path, filter="id < 20")) == _truth(t, keep=lambda r: r["id"] < 20)
+    # two uses of one DataFrame, one filtered (the shapes of tests/spark/test_query_shapes.py)
+    df = impl.spark.read_table(spark, path)
+    assert df.union(df.filter("id < 5")).count() == len(_truth(t)) + len(_truth(t, keep=lambda r: r["id"] < 5))
+    joined = df.alias("a").join(df.filter("dt = 'b'").alias("b"), "id").select("id", "a.v", "b.dt")
+    assert _rows(joined) == _truth(t, ["id", "v", "dt"], lambda r: r["dt"] == "b")
 
 
 def test_compacted_and_mixed_primary_key_table(spark, catalog):

@@ -178,9 +178,11 @@ def test_drawn_filters_and_shapes(spark, table, shape, f, g):
     assert _rows(SHAPES[shape](loaded, f, g)) == _rows(SHAPES[shape](truth, f, g)), (table[0], shape, f, g)
 
 
+@pytest.mark.large
 def test_shapes_on_read_table(spark, table):
     """The same shapes over ``impl.spark.read_table`` (Spark's Parquet reader where no merge is
-    needed, unioned with ``paimon_py`` for the rest): one filter pair each, to keep it short."""
+    needed, unioned with ``paimon_py`` for the rest), one filter pair each. Minutes: not in CI
+    (run with ``-m large``); tests/spark/test_fast_read.py runs two shapes in CI."""
     import impl.spark
 
     _, path, rows = table
