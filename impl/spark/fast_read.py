@@ -164,7 +164,7 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
 
     def native_file(s: DataSplit, f: DataFileMeta) -> bool:
         path = table.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
-        return (f.file_name.endswith(".parquet") and not (_GLOB_CHARS & set(path)) and "://" not in path
+        return (f.file_name.endswith(".parquet") and not (_GLOB_CHARS & set(path)) and path.startswith("/")
                 and mappable(f.schema_id))
 
     # (schema id, may hold retracts, has a vector): files with vectors are joined, the others not
@@ -228,7 +228,9 @@ def _group_frame(spark, table, group: FileGroup):
     read_fields = [st.StructField(old, spark_type(old_types[old]), True) for _, old in mapping if old is not None]
     if group.drop_retracts:
         read_fields.append(st.StructField(VALUE_KIND, st.ByteType(), True))
-    df = spark.read.schema(st.StructType(read_fields)).parquet(*group.paths)
+    # a local path spelled as a file: URI, or a cluster whose default file system is HDFS would
+    # look for it there
+    df = spark.read.schema(st.StructType(read_fields)).parquet(*("file://" + p for p in group.paths))
     if group.deletions:
         df = _drop_deleted(spark, df, group.deletions)
     if group.drop_retracts:

@@ -18,10 +18,15 @@ def encode_only_files(splits: Sequence[DataSplit]) -> str:
 
 
 def decode_only_files(value: str) -> dict[tuple[bytes, int], frozenset[str]]:
+    out: dict[tuple[bytes, int], frozenset[str]] = {}
     try:
-        return {(bytes.fromhex(p), int(b)): frozenset(names) for p, b, names in json.loads(value)}
+        # a bucket of an append table can be planned as several splits: their files add up
+        for p, b, names in json.loads(value):
+            key = (bytes.fromhex(p), int(b))
+            out[key] = out.get(key, frozenset()) | frozenset(names)
     except (ValueError, TypeError) as e:
         raise SparkConnectorError(f"{FORMAT_NAME}: option {ONLY_FILES_KEY} is internal and malformed: {e}") from e
+    return out
 
 
 def restrict_splits(splits: Sequence[DataSplit], only: Mapping[tuple[bytes, int], frozenset[str]] | None

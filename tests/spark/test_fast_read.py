@@ -15,6 +15,8 @@ import impl  # noqa: E402
 from impl.format.records import DataFileMeta  # noqa: E402
 from impl.options.values import MergeEngine  # noqa: E402
 from impl.spark.fast_read import _no_merge_bucket, plan_native  # noqa: E402
+from impl.spark.only_files import decode_only_files, encode_only_files, restrict_splits  # noqa: E402
+from impl.table.scan import DataSplit  # noqa: E402
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int32())])
 
@@ -64,8 +66,26 @@ def test_no_merge_rule_is_paimons_raw_convertible():
     assert not _no_merge_bucket([one], MergeEngine.PARTIAL_UPDATE)
 
 
+def test_only_files_option_keeps_every_named_file():
+    f = [DataFileMeta(f"f{i}", 10, 5) for i in range(5)]
+    # an append bucket planned as two splits: both halves of it stay named
+    left = [DataSplit(1, b"p", 0, 1, "dt=a", (f[0], f[1])), DataSplit(1, b"p", 0, 1, "dt=a", (f[2],)),
+            DataSplit(1, b"q", 1, 1, "dt=b", (f[3],))]
+    only = decode_only_files(encode_only_files(left))
+    plan = [DataSplit(1, b"p", 0, 1, "dt=a", (f[0], f[1], f[4])), DataSplit(1, b"p", 0, 1, "dt=a", (f[2],)),
+            DataSplit(1, b"q", 1, 1, "dt=b", (f[3], f[4])), DataSplit(1, b"r", 0, 1, "dt=c", (f[4],))]
+    got = restrict_splits(plan, only)
+    assert [(s.partition, [x.file_name for x in s.files]) for s in got] == \
+        [(b"p", ["f0", "f1"]), (b"p", ["f2"]), (b"q", ["f3"])]
+    assert restrict_splits(plan, None) == plan
+    with pytest.raises(impl.spark.SparkConnectorError, match="malformed"):
+        decode_only_files("[[1]]")
+
+
 def test_partitioned_append_table(spark, catalog):
     t = catalog.create_table("db.app", schema=SCHEMA, partition_keys=["dt"])
+    empty = impl.spark.read_table(spark, _path(catalog, "app"))  # no snapshot yet
+    assert empty.columns == ["dt", "id", "v"] and empty.count() == 0
     for lo in (0, 30, 60):
         t.write_arrow(_batch(lo, lo + 30))
     t = catalog.get_table("db.app")
