@@ -12,7 +12,7 @@ and splits the plan:
 - files that need no merge are read by ``spark.read.parquet``: every file of an append table;
   the level >= 1 files of a deletion-vector table, minus the positions their vectors delete
   (a broadcast left-anti join on Spark's ``_metadata.file_name`` / ``_metadata.row_index``
-  against the vectors, built with Arrow; file names, not paths, so no URI spelling matters), minus retract rows when a file may hold any; and a
+  against the vectors, built with Arrow), minus retract rows when a file may hold any; and a
   primary-key bucket whose files are one sorted run without retract rows (Paimon's
   ``rawConvertible``: every file at one level >= 1 with a known delete-row count of 0; only for
   the ``deduplicate`` and ``first-row`` merge engines, whose merge of a single row is the row);
@@ -68,7 +68,8 @@ _NATIVE_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "F
 _GLOB_CHARS = frozenset("*?[]{}\\")
 # Spark's micro-second timestamps hold TIMESTAMP(p) exactly up to p = 6
 _MAX_NATIVE_TIMESTAMP_PRECISION = 6
-_ROW_KEY_COL = "__paimon_deleted_row"
+_FILE_NAME_COL = "__paimon_file_name"
+_ROW_INDEX_COL = "__paimon_row_index"
 
 
 # ---------------------------------------------------------------------------- planning (pure)
@@ -251,19 +252,38 @@ def _group_frame(spark, table, group: FileGroup):
 
 
 def _drop_deleted(spark, df, deletions: Mapping[str, np.ndarray]):
-    """``df`` (one file group) without the rows the vectors delete, by a broadcast left-anti join in
-    the JVM on one long per row: (the file's number among ``deletions``) << 32 | row index (a
-    Paimon file holds fewer than 2^31 rows: its deletion vectors are 32-bit bitmaps)."""
+    """``df`` (one file group) without the rows the vectors delete: a broadcast left-anti join in
+    the JVM on (``_metadata.file_name``, ``_metadata.row_index``). File names, not paths: no URI
+    spelling to match, and ``plan_native`` made them unique within the group. (A key of one long
+    per row through a map from file name to number measured slower: Spark looks map keys up
+    one by one.)"""
     from pyspark.sql import functions as F
 
     names = sorted(deletions)
-    keys = np.concatenate([np.asarray(deletions[n], dtype=np.int64) + (np.int64(i) << 32)
-                           for i, n in enumerate(names)])
-    vectors = F.broadcast(spark.createDataFrame(pa.table({_ROW_KEY_COL: pa.array(keys)})))
-    numbers = F.create_map(*[x for i, n in enumerate(names) for x in (F.lit(n), F.lit(i).cast("long"))])
-    key = F.element_at(numbers, F.col("_metadata.file_name")) * F.lit(1 << 32) + F.col("_metadata.row_index")
-    # files without a vector get a null key, which an anti join keeps
-    return df.select("*", key.alias(_ROW_KEY_COL)).join(vectors, on=_ROW_KEY_COL, how="left_anti").drop(_ROW_KEY_COL)
+    counts = np.fromiter((len(deletions[n]) for n in names), dtype=np.int64, count=len(names))
+    deleted = pa.table({
+        _FILE_NAME_COL: pa.array(names, pa.string()).take(pa.array(np.repeat(np.arange(len(names)), counts))),
+        _ROW_INDEX_COL: pa.array(np.concatenate([np.asarray(deletions[n], dtype=np.int64) for n in names])),
+    })
+    vectors = F.broadcast(_arrow_frame(spark, deleted))
+    tagged = df.select("*", F.col("_metadata.file_name").alias(_FILE_NAME_COL),
+                       F.col("_metadata.row_index").alias(_ROW_INDEX_COL))
+    kept = tagged.join(vectors, on=[_FILE_NAME_COL, _ROW_INDEX_COL], how="left_anti")
+    return kept.drop(_FILE_NAME_COL, _ROW_INDEX_COL)
+
+
+def _arrow_frame(spark, table: pa.Table):
+    """``table`` as a DataFrame through Arrow (without Arrow enabled, Spark converts row by row in
+    Python: seconds for a few ten thousand rows)."""
+    key = "spark.sql.execution.arrow.pyspark.enabled"
+    before = spark.conf.get(key, "false")
+    if before.lower() == "true":
+        return spark.createDataFrame(table)
+    spark.conf.set(key, "true")
+    try:
+        return spark.createDataFrame(table)
+    finally:
+        spark.conf.set(key, before)
 
 
 def _pruning_predicate(table, filter_):
