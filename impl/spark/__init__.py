@@ -4,6 +4,7 @@
 >>> spark = impl.spark.session()                       # local[2], UI off, 127.0.0.1; registers the source
 >>> impl.spark.register(spark)                          # for a session built elsewhere
 >>> df.write.format("paimon_py").mode("append").save(table_path)
+>>> impl.spark.read_table(spark, table_path, filter="id > 5")  # fast path: Spark's Parquet reader where no merge
 >>> spark.read.format("paimon_py").load(table_path)   # every scan reads the whole snapshot; Spark filters
 >>> spark.read.format("paimon_py").option("pushdown", "true").load(table_path)  # pruned: one scan per query
 >>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit
@@ -40,6 +41,7 @@ from impl.spark.errors import (  # noqa: E402
     WriteClosedError,
     WriteRoutingError,
 )
+from impl.spark.fast_read import read_table  # noqa: E402
 from impl.spark.routing import WriteResult, write_dataframe  # noqa: E402
 from impl.spark.session import get_or_create_session, session  # noqa: E402
 from impl.spark.source import FORMAT_NAME, PaimonDataSource, register  # noqa: E402
@@ -48,6 +50,6 @@ from impl.spark.tables import TableRef  # noqa: E402
 __all__ = [
     "FORMAT_NAME", "PaimonDataSource", "register", "session", "get_or_create_session", "write_dataframe",
     "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
-    "SharedPlanError", "WriteClosedError", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
+    "SharedPlanError", "WriteClosedError", "read_table", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
     "delete", "update", "merge_into", "RowLevelResult", "RowLevelChangeError", "MergeCardinalityError",
 ]

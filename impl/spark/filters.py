@@ -18,7 +18,7 @@ from impl.table.predicate import Predicate, PredicateBuilder, and_all
 
 # Spark orders NaN above every number and NaN = NaN is true; Arrow comparisons with NaN are
 # false. Filters on floating point columns are left to Spark, and so are nested columns.
-_NOT_PUSHED = {"FLOAT", "DOUBLE", "ARRAY", "MAP", "ROW"}
+NOT_PUSHED_ROOTS = {"FLOAT", "DOUBLE", "ARRAY", "MAP", "ROW"}
 
 
 def _column(attribute, names_by_lower: dict[str, str]) -> str | None:
@@ -49,7 +49,7 @@ def translate_filter(f, builder: PredicateBuilder, names_by_lower: dict[str, str
     if roots is not None:
         inner = f.child if isinstance(f, ds.Not) else f
         col = _column(getattr(inner, "attribute", ()), names_by_lower)
-        if col is None or roots.get(col) in _NOT_PUSHED:
+        if col is None or roots.get(col) in NOT_PUSHED_ROOTS:
             return None
         if not _literal_fits(roots.get(col, ""), getattr(inner, "value", None)):
             return None

@@ -19,11 +19,13 @@ from impl.table.errors import SystemTableReadOnlyError
 from impl.table.options import _PREFIXES, KNOWN_KEYS
 
 FORMAT_NAME = "paimon_py"
+# internal: restricts a read to the files :func:`impl.spark.fast_read.read_table` leaves to this source
+ONLY_FILES_KEY = "__only-files"
 
 # connector options (not table options)
 _CONNECTOR_KEYS = {"path", "primary-key", "primary-keys", "partition", "partition-keys", "snapshot-id",
                    "timestamp-millis", "row-kind-column", "read.parallelism", "read.split-size", "pushdown",
-                   "read.changelog"}
+                   "read.changelog", ONLY_FILES_KEY}
 _TIME_TRAVEL = {"snapshot-id": "scan.snapshot-id", "timestamp-millis": "scan.timestamp-millis"}
 
 
@@ -151,5 +153,5 @@ def _check_existing(table, connector: dict[str, str], table_opts: dict[str, str]
                                   f"{'; '.join(problems)}")
 
 
-__all__ = ["FORMAT_NAME", "SourceOptions", "check_table_options", "parse_options", "prepare_write",
+__all__ = ["FORMAT_NAME", "ONLY_FILES_KEY", "SourceOptions", "check_table_options", "parse_options", "prepare_write",
            "refuse_system_table_write"]

@@ -39,6 +39,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from impl.spark.claims import ClaimLedger, pushed_predicates, record_pushed
 from impl.spark.errors import SharedPlanError
 from impl.spark.filters import translate_filters
+from impl.spark.only_files import restrict_splits
 from impl.spark.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
 from impl.table.predicate import CompoundPredicate
@@ -120,8 +121,10 @@ class PaimonReader(DataSourceReader):
     evaluates every filter, and every scan reads the whole snapshot."""
 
     def __init__(self, ref: TableRef, schema, slots: int | None = None, target_bytes: int = DEFAULT_TARGET_BYTES,
-                 relation_id: str | None = None, row_kind: bool = False):
+                 relation_id: str | None = None, row_kind: bool = False, only_files=None):
         self.ref = ref
+        # read_table's slow half: only these files, by (partition, bucket) (None: every file)
+        self.only_files = only_files
         self.schema = schema
         self.row_kind = row_kind  # read.changelog: a first column rowkind, +I on every merged row
         self.slots = slots
@@ -142,7 +145,7 @@ class PaimonReader(DataSourceReader):
         predicate, pushes = self._planning_predicate()
         rb = table.new_read_builder().with_filter(predicate)
         plan = rb.new_scan().plan()
-        units = read_units(table, plan.splits())
+        units = read_units(table, restrict_splits(plan.splits(), self.only_files))
         count = partition_count(units, self._slots(), self.target_bytes)
         plan_id = uuid.uuid4().hex
         return [PaimonInputPartition(i, count, plan_id, plan.snapshot_id, b, predicate, pushes)
@@ -203,7 +206,7 @@ class PaimonReader(DataSourceReader):
         base = {k: v for k, v in self.ref.dynamic_options if k not in TIME_TRAVEL_KEYS}
         base["scan.snapshot-id"] = str(snapshot_id)
         view = self.ref.catalog().get_table(self.ref.identifier).copy(base)
-        units = read_units(view, view.new_read_builder().new_scan().plan().splits())
+        units = read_units(view, restrict_splits(view.new_read_builder().new_scan().plan().splits(), self.only_files))
         bins = pack_units(units, partition.count)
         return bins[partition.index] if partition.index < len(bins) else [], None
 

@@ -80,8 +80,10 @@ from impl.errors import SchemaMismatchError
 from impl.options.values import parse_bool
 from impl.spark.claims import prune_local_ledgers
 from impl.spark.errors import SparkConnectorError
+from impl.spark.only_files import decode_only_files
 from impl.spark.options import (
     FORMAT_NAME,
+    ONLY_FILES_KEY,
     parse_options,
     prepare_write,
     refuse_system_table_write,
@@ -176,8 +178,9 @@ class PaimonDataSource(DataSource):
         slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
         target = int(connector.get("read.split-size", DEFAULT_TARGET_BYTES))
         reader_class = PaimonPushdownReader if _pushdown(connector) else PaimonReader
+        only = decode_only_files(connector[ONLY_FILES_KEY]) if ONLY_FILES_KEY in connector else None
         return reader_class(ref, schema, slots=slots, target_bytes=target,
-                            relation_id=getattr(self, "relation_id", None), row_kind=row_kind)
+                            relation_id=getattr(self, "relation_id", None), row_kind=row_kind, only_files=only)
 
     def streamReader(self, schema):
         ref, connector = _read_ref(self.options)

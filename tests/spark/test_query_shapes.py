@@ -176,3 +176,26 @@ _compound = st.one_of(_filters, st.builds(lambda a, b, op: f"({a}) {op} ({b})", 
 def test_drawn_filters_and_shapes(spark, table, shape, f, g):
     loaded, truth = _both(spark, table)
     assert _rows(SHAPES[shape](loaded, f, g)) == _rows(SHAPES[shape](truth, f, g)), (table[0], shape, f, g)
+
+
+@pytest.mark.large
+def test_shapes_on_read_table(spark, table):
+    """The same shapes over ``impl.spark.read_table`` (Spark's Parquet reader where no merge is
+    needed, unioned with ``paimon_py`` for the rest), one filter pair each. Minutes: not in CI
+    (run with ``-m large``); tests/spark/test_fast_read.py runs two shapes in CI."""
+    import impl.spark
+
+    _, path, rows = table
+    fast = impl.spark.read_table(spark, path)
+    truth = spark.createDataFrame(rows.to_pandas(), schema=fast.schema)
+    for shape in sorted(SHAPES):
+        got, want = SHAPES[shape](fast, "id < 5", "dt = 'b'"), SHAPES[shape](truth, "id < 5", "dt = 'b'")
+        assert _rows(got) == _rows(want), (table[0], shape)
+    fast.createOrReplaceTempView("shape_fast")
+    truth.createOrReplaceTempView("shape_fast_truth")
+    f = "dt = 'a' and id > 30"
+    for shape, q in sorted(SQL_SHAPES.items()):
+        fa = f.replace("id", "a.id").replace("dt", "a.dt")
+        got = spark.sql(q.format(v="shape_fast", f=f, f_a=fa))
+        want = spark.sql(q.format(v="shape_fast_truth", f=f, f_a=fa))
+        assert _rows(got) == _rows(want), (table[0], shape)
