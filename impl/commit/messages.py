@@ -74,6 +74,14 @@ class CommitMessage:
         """Files this message's writer created (what an abort deletes)."""
         return [*self.new_files, *self.changelog_files, *self._compaction_outputs(), *self.compact_changelog]
 
+    def written_file_names(self) -> set[str]:
+        """Names of every file this message's writer created: its data and changelog files, their
+        extra files (a data file's ``.index``) and its new index files (deletion vectors, HASH
+        indexes). What a cleanup of the write must keep once the message is committed."""
+        names = {n for f in self.written_files() for n in (f.file_name, *f.extra_files)}
+        names.update(f.file_name for f in (*self.new_index_files, *self.compact_new_index_files))
+        return names
+
     def written_data_files(self) -> list[DataFileMeta]:
         """The data files (no changelog) this message's writer created."""
         return [*self.new_files, *self._compaction_outputs()]

@@ -124,7 +124,7 @@ class WriteResult:
 
         table = self.job.ref.table()
         if committed:
-            keep = {f.file_name for m in self.messages for f in m.written_files()}
+            keep = {n for m in self.messages for n in m.written_file_names()}
             return self.job.intent(table).delete_unreferenced(keep)
         return clean_after_failure(table, self.job.intent(table), commit_user or self.job.commit_user,
                                    self.job.since_snapshot_id)

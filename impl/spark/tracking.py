@@ -48,6 +48,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from impl.fs.file_io import FileIO
 from impl.spark.errors import WriteClosedError
+from impl.table.core import bucket_index_files
 
 log = logging.getLogger(__name__)
 
@@ -349,10 +350,14 @@ def files_added_by(table, commit_user: str, since_snapshot_id: int) -> set[str] 
                 continue
             metas = table.manifest_list.read(snap.delta_manifest_list)
             for e in table.manifest_file.read_all(metas):
-                names.add(e.file.file_name)
+                names.update((e.file.file_name, *e.file.extra_files))
             if snap.changelog_manifest_list:
                 for e in table.manifest_file.read_all(table.manifest_list.read(snap.changelog_manifest_list)):
-                    names.add(e.file.file_name)
+                    names.update((e.file.file_name, *e.file.extra_files))
+            # the index files the snapshot holds (its index manifest lists them all, ours among
+            # them: keeping another writer's too deletes nothing it needs)
+            for files in bucket_index_files(table.core, snap).values():
+                names.update(f.file_name for f in files)
         return names
     except Exception as e:  # noqa: BLE001 - unknown means: delete nothing
         log.warning("cannot list the files committed by %s to %s: %s", commit_user, table.identifier, e)

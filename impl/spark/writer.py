@@ -275,7 +275,7 @@ def commit_write(job: WriteJob, per_task: Sequence[Sequence[CommitMessage]], *, 
     except BaseException:
         clean_after_failure(table, job.intent(table), job.commit_user, job.since_snapshot_id)
         raise
-    keep = {f.file_name for m in messages for f in m.written_files()}
+    keep = {n for m in messages for n in m.written_file_names()}
     removed = job.intent(table).delete_unreferenced(keep)
     if removed:
         log.info("write %s to %s: removed %d file(s) of failed or retried task attempts",

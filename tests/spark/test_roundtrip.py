@@ -253,3 +253,34 @@ def test_data_evolution_table_reads_merged_rows(spark, table_path, warehouse):
     rb = cat.get_table("db.t").new_read_builder().with_projection(["_ROW_ID", "id"])
     assert sorted((r["_ROW_ID"], r["id"]) for r in rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()) \
         == [(i, i) for i in range(7)]
+
+
+def test_index_files_the_spark_jobs_write_survive_their_cleanup(spark, table_path, warehouse):
+    """A write's cleanup keeps every file its committed messages name: deletion-vector index files
+    (the writer's and the compaction job's) and data files' separate ``.index`` files. It once kept
+    data file names only, so the snapshot named deleted vectors (CorruptMetadataError on the next
+    read or compaction)."""
+    from impl.table.core import bucket_index_files
+
+    opts = {"bucket": "2", "deletion-vectors.enabled": "true", "file-index.bloom-filter.columns": "v",
+            "file-index.in-manifest-threshold": "1 b"}
+
+    def rows(lo, hi):
+        return spark.range(lo, hi).select("id", (F.col("id") * 2).alias("v"))
+
+    impl.spark.write_dataframe(rows(0, 2000), table_path, primary_keys=["id"], options=opts)
+    impl.spark.write_dataframe(rows(100, 600), table_path)
+    impl.spark.compact(spark, table_path, full=True)
+    impl.spark.write_dataframe(rows(300, 900).select("id", (F.col("v") + 1).alias("v")), table_path)
+    t = impl.Catalog(warehouse).get_table("db.t")
+    latest = t.latest_snapshot()
+    vectors = [f for fs in bucket_index_files(t.core, latest).values() for f in fs]
+    assert vectors, "the writes should have produced deletion vectors"
+    assert all(os.path.exists(t.core.paths.index_file_path(f.file_name)) for f in vectors)
+    extra = {n for s in t.new_read_builder().new_scan().plan().splits() for f in s.files for n in f.extra_files}
+    assert extra, "the bloom filters should sit in .index files beside their data files"
+    assert extra <= {n for _, _, names in os.walk(table_path) for n in names}
+    got = sorted((r["id"], r["v"]) for r in t.to_arrow().to_pylist())
+    assert got == [(i, 2 * i + 1 if 300 <= i < 900 else 2 * i) for i in range(2000)]
+    impl.spark.compact(spark, table_path, full=True)  # reads every vector the snapshot names
+    assert sorted((r["id"], r["v"]) for r in t.to_arrow().to_pylist()) == got
