@@ -1,0 +1,330 @@
+"""Writes through Spark's own Parquet writer: the JVM writes the bytes, impl decides the metadata and commits.
+
+:func:`impl.spark.write_dataframe` takes this path (``writer="spark"``, the default when the
+table allows it, see :func:`native_write_reason`) for append tables:
+
+1. on the driver, before any task: the DataFrame is checked against the table schema
+   (:func:`impl.spark.options.prepare_write`) and its columns renamed to the table's;
+2. Spark writes Parquet (the table's ``file.compression``, zstd at Paimon's level) into a staging
+   directory of the write, ``<warehouse>/.paimon_py_spark/staging/<db>.<table>/<write-id>``,
+   partitioned by copies of the partition columns and the bucket (the real columns stay in the
+   files, as Paimon keeps them), with Spark's own output committer: a failed or killed task's
+   files stay in Spark's ``_temporary`` directory, which the job commit or abort removes;
+3. the driver reads the footers of the files the job committed (in threads: row count,
+   column statistics folded as :class:`impl.format.stats.StatsCollector` folds them, the
+   partition values from the first row), logs each file's final path in the write intent
+   (:mod:`impl.spark.tracking`), renames it into its bucket directory as
+   ``data-<uuid>-<n>.parquet`` and commits once with :func:`impl.spark.writer.commit_write`
+   (the old path's commit user, identifier and leftover removal). The staging directory is
+   removed whatever happens; one left by a crashed driver is removed by the next native write
+   to the table once that write's closed marker exists.
+
+Not served here (``writer="auto"`` falls back to the Python writers, ``writer="spark"`` refuses
+by name): primary-key tables, formats other than Parquet, file indexes, row tracking, types
+whose Parquet form Spark writes differently from Paimon (timestamps other than TIMESTAMP(6),
+nested types), tables not on a local file system.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import pyarrow.parquet as pq
+
+from impl.commit.messages import CommitMessage
+from impl.fileindex.options import FileIndexSpec
+from impl.format.formats import named_for
+from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
+from impl.format.stats import StatsCollector
+from impl.fs.paths import DataFileNamer
+from impl.spark.errors import SparkConnectorError
+from impl.spark.tracking import INTENT_ROOT
+from impl.spark.writer import WriteJob
+from impl.table.bucket import BucketMode, encode_partition
+
+log = logging.getLogger(__name__)
+
+# Paimon file.compression -> Spark's Parquet codec name
+_SPARK_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "none": "none"}
+_FLAT_TYPES = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL",
+                         "CHAR", "VARCHAR", "BINARY", "VARBINARY", "DATE", "TIMESTAMP"})
+_PART_PREFIX = "__paimon_part_"
+_BUCKET_DIR_COLUMN = "__paimon_bucket"
+_RENAME_THREADS = 8
+_DRIVER_TASK = "driver-native"
+
+
+class NativeWriteUnsupportedError(SparkConnectorError):
+    """``writer="spark"`` was asked for a table Spark's Parquet writer cannot write as Paimon does."""
+
+
+def native_write_reason(table, *, on_local_disk: bool) -> str | None:
+    """Why Spark's own Parquet writer cannot write ``table``'s files, or None when it can."""
+    if table.is_primary_key_table:
+        return f"{table.identifier} is a primary-key table"
+    if not on_local_disk:
+        return f"{table.identifier} is not on a local file system Spark and impl share"
+    if table.bucket_mode not in (BucketMode.BUCKET_UNAWARE, BucketMode.HASH_FIXED):
+        return f"{table.identifier} has bucket mode {table.bucket_mode.name}"
+    opts = table.options
+    fmt, wopts = opts.write_formats.for_level(0)
+    if fmt.name != "parquet":
+        return f"{table.identifier} writes file.format {fmt.name!r}"
+    if wopts.compression not in _SPARK_CODECS:
+        return f"{table.identifier} writes file.compression {wopts.compression!r}"
+    if wopts.format_options:
+        return f"{table.identifier} sets format options {sorted(wopts.format_options)}"
+    if not FileIndexSpec.from_options(opts.raw).empty:
+        return f"{table.identifier} has file indexes (file-index.*)"
+    if opts.row_tracking:
+        return f"{table.identifier} has row tracking"
+    for f in table.schema.fields:
+        t = f.type
+        if t.root not in _FLAT_TYPES or (t.root == "TIMESTAMP" and (t.precision if t.precision is not None else 6) != 6):
+            return f"column {f.name!r} of {table.identifier} is {t}"
+    return None
+
+
+def staging_dir(table, write_id: str) -> str:
+    """Where Spark writes one native write's files before they are renamed into the table."""
+    return posixpath.join(_staging_root(table), write_id)
+
+
+def _staging_root(table) -> str:
+    warehouse = posixpath.dirname(posixpath.dirname(table.path.rstrip("/")))
+    return posixpath.join(warehouse, INTENT_ROOT, "staging", table.identifier)
+
+
+def prune_closed_staging(table) -> list[str]:
+    """Remove staging directories of this table's writes that are closed (committed or aborted),
+    e.g. left by a driver that died before removing them. Returns the removed directories."""
+    root = _staging_root(table)
+    closed = posixpath.join(posixpath.dirname(posixpath.dirname(root)), "closed", table.identifier)
+    fio = table.file_io
+    done = set(fio.list_names(closed))
+    doomed = [posixpath.join(root, n) for n in fio.list_names(root) if n in done]
+    for d in doomed:
+        _remove_tree(fio, d)
+    return doomed
+
+
+def _remove_tree(fio, directory: str) -> None:
+    try:
+        fio.fs.rm(directory, recursive=True)
+    except FileNotFoundError:
+        pass
+
+
+# ====================================================================== Spark side
+
+
+def spark_frame(df, table, job: WriteJob, bucket_column: str | None):
+    """``df`` as the rows Spark writes: the table's columns in table order, under the table's
+    names; copies of the partition columns and the bucket (``df``'s column ``bucket_column``,
+    for bucketed tables) to partition the staging output by; NOT NULL columns checked row by
+    row (the task fails naming the column). Returns the frame and the columns to partition by."""
+    from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
+
+    nullable = {f.name: f.nullable for f in df.schema.fields}
+    cols = []
+    for f, (dst, src) in zip(table.schema.fields, job.column_map, strict=True):
+        c = F.col(src)
+        if not f.type.nullable and nullable.get(src, True):
+            c = F.when(c.isNull(), F.raise_error(F.lit(
+                f"write to {table.identifier}: NOT NULL column {dst!r} holds a null value"))).otherwise(c)
+        cols.append(c.alias(dst))
+    by = [F.col(src).alias(f"{_PART_PREFIX}{i}") for i, (dst, src) in enumerate(job.column_map)
+          if dst in table.partition_keys]
+    if bucket_column is not None:
+        by.append(F.col(bucket_column).alias(_BUCKET_DIR_COLUMN))
+    out = df.select(*cols, *by)
+    return out, out.columns[len(cols):]
+
+
+def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bucket_column: str | None) -> None:
+    """Spark writes the rows into ``target`` (a staging directory) with its Parquet writer;
+    with ``bucket_column``, one task per (partition, bucket)."""
+    out, partition_by = spark_frame(df, table, job, bucket_column)
+    if bucket_column is not None:
+        n = num_tasks or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+        out = out.repartition(n, *partition_by)
+    _, wopts = table.options.write_formats.for_level(0)
+    w = out.write.mode("errorifexists").option("compression", _SPARK_CODECS[wopts.compression])
+    if wopts.compression == "zstd" and wopts.zstd_level is not None:
+        w = w.option("parquet.compression.codec.zstd.level", str(wopts.zstd_level))
+    if partition_by:
+        w = w.partitionBy(*partition_by)
+    w.parquet("file://" + target)
+
+
+# ====================================================================== driver side
+
+
+@dataclass(frozen=True)
+class _StagedFile:
+    path: str
+    bucket: int
+
+
+@dataclass(frozen=True)
+class _FileFacts:
+    staged: _StagedFile
+    size_bytes: int
+    rows: int
+    partition: tuple
+    bounds: dict[str, tuple[Any, Any, int | None]]
+
+
+def staged_files(fio, directory: str) -> list[_StagedFile]:
+    """The Parquet files a finished Spark job left in ``directory`` (Spark's bookkeeping skipped)."""
+    out = []
+    for st in fio.walk_files(directory):
+        rel = posixpath.relpath(st.path, directory)
+        parts = rel.split("/")
+        if "_temporary" in parts or parts[-1].startswith(("_", ".")) or not parts[-1].endswith(".parquet"):
+            continue
+        bucket = 0
+        for p in parts[:-1]:
+            if p.startswith(_BUCKET_DIR_COLUMN + "="):
+                bucket = int(p.split("=", 1)[1])
+        out.append(_StagedFile(st.path, bucket))
+    return sorted(out, key=lambda s: s.path)
+
+
+def _column_bounds(md, names: Sequence[str]) -> dict[str, tuple[Any, Any, int | None]]:
+    """(min, max, null count) per top-level column over every row group of a Parquet footer;
+    min / max None as soon as one row group with values has none."""
+    index = {md.schema.column(i).path: i for i in range(md.num_columns)}
+    out: dict[str, tuple[Any, Any, int | None]] = {}
+    for name in names:
+        i = index.get(name)
+        if i is None:
+            out[name] = (None, None, None)
+            continue
+        lo = hi = None
+        nulls: int | None = 0
+        known = True
+        for g in range(md.num_row_groups):
+            rg = md.row_group(g)
+            st = rg.column(i).statistics
+            if st is None:
+                known, nulls = False, None
+                continue
+            n = st.null_count if st.has_null_count else None
+            nulls = None if nulls is None or n is None else nulls + n
+            if n is not None and n == rg.num_rows:
+                continue  # only nulls: no bounds, none needed
+            if not st.has_min_max:
+                known = False
+                continue
+            lo = st.min if lo is None or st.min < lo else lo
+            hi = st.max if hi is None or st.max > hi else hi
+        out[name] = (lo, hi, nulls) if known else (None, None, nulls)
+    return out
+
+
+def _file_facts(staged: _StagedFile, fio, table) -> _FileFacts:
+    with fio.fs.open(staged.path, "rb") as f:
+        pf = pq.ParquetFile(f)
+        md = pf.metadata
+        names = table.schema.field_names
+        partition: tuple = ()
+        if table.partition_keys and md.num_rows:
+            first = pf.read_row_group(0, columns=list(table.partition_keys)).slice(0, 1)
+            partition = tuple(first.column(k)[0].as_py() for k in table.partition_keys)
+        size = fio.file_size(staged.path)
+        return _FileFacts(staged, size, md.num_rows, partition, _column_bounds(md, names))
+
+
+def _meta(facts: _FileFacts, name: str, table, clock_millis: int) -> DataFileMeta:
+    stats = StatsCollector.of_fields(table.schema.fields, table.options.stats_mode)
+    stats.update_bounds(facts.bounds)
+    value_stats, cols = stats.result()
+    return DataFileMeta(file_name=name, file_size=facts.size_bytes, row_count=facts.rows, key_stats=EMPTY_STATS,
+                        value_stats=value_stats, min_sequence_number=0, max_sequence_number=0,
+                        schema_id=table.schema.id, level=0, creation_time_millis=clock_millis, delete_row_count=0,
+                        file_source=FileSource.APPEND, value_stats_cols=cols)
+
+
+def place_files(table, job: WriteJob, directory: str) -> list[CommitMessage]:
+    """Read the footers of the staged files, log and rename them into their bucket directories,
+    and return one CommitMessage per (partition, bucket)."""
+    fio = table.file_io
+    staged = staged_files(fio, directory)
+    with ThreadPoolExecutor(max_workers=_RENAME_THREADS, thread_name_prefix="paimon-footers") as pool:
+        facts = [f for f in pool.map(lambda s: _file_facts(s, fio, table), staged) if f.rows > 0]
+    core = table.core
+    namer = DataFileNamer(id_factory=core.env.new_id)
+    fmt, _ = table.options.write_formats.for_level(0)
+    part_types = [table.schema.field(k).type for k in table.partition_keys]
+    now = core.env.clock_millis()
+    grouped: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    moves: list[tuple[str, str]] = []
+    bucket_dirs: set[str] = set()
+    for f in facts:
+        partition = encode_partition(f.partition, part_types)
+        bucket_dir = core.paths.bucket_dir(core.partition_cache.path(partition), f.staged.bucket)
+        name = named_for(namer.data_file(), fmt)
+        bucket_dirs.add(bucket_dir)
+        moves.append((f.staged.path, posixpath.join(bucket_dir, name)))
+        grouped.setdefault((partition, f.staged.bucket), []).append(_meta(f, name, table, now))
+    intent = job.intent(table)
+    for d in bucket_dirs:
+        fio.mkdirs(d)
+
+    def move(src: str, dst: str) -> None:
+        intent.mark(_DRIVER_TASK, dst)  # logged before it exists, as a task's file is: an abort removes it
+        fio.fs.mv(src, dst)
+
+    with ThreadPoolExecutor(max_workers=_RENAME_THREADS, thread_name_prefix="paimon-rename") as pool:
+        list(pool.map(lambda m: move(*m), moves))
+    total = table.options.bucket
+    return [CommitMessage(p, b, total, new_files=tuple(files)) for (p, b), files in grouped.items()]
+
+
+def use_native(job: WriteJob, table, writer: str, row_kind_column: str | None) -> bool:
+    """Whether this write goes through Spark's Parquet writer: ``writer`` ``spark`` (refused by
+    name when the table needs the Python writers), ``python``, or ``auto`` (Spark's when it can)."""
+    if writer not in ("auto", "spark", "python"):
+        raise SparkConnectorError(f"writer {writer!r} is not one of 'auto', 'spark', 'python'")
+    if writer == "python":
+        return False
+    ref = job.ref
+    local = ref.fs_factory is None and not ref.on_object_store and _is_local(ref.filesystem())
+    reason = native_write_reason(table, on_local_disk=local)
+    if reason is None and row_kind_column:
+        reason = f"row kinds are given (column {row_kind_column!r})"
+    if reason is not None and writer == "spark":
+        raise NativeWriteUnsupportedError(f"writer='spark' cannot write this table: {reason}; use writer='python'")
+    return reason is None
+
+
+def _is_local(fs) -> bool:
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(fs, LocalFileSystem)
+
+
+def write_native(df, job: WriteJob, num_tasks: int | None, bucket_column: str | None) -> list[CommitMessage]:
+    """Spark writes ``df``'s rows, the driver places the files; the messages to commit (the
+    caller commits, or on failure aborts, the job as for the Python writers). ``bucket_column``:
+    the column of ``df`` holding each row's bucket (bucketed tables; None for bucket-unaware)."""
+    table = job.ref.table()
+    try:
+        prune_closed_staging(table)
+    except Exception as e:  # noqa: BLE001 - housekeeping of earlier writes; this write goes on
+        log.warning("cannot prune old staging directories of %s: %s", table.identifier, e)
+    directory = staging_dir(table, job.write_id)
+    try:
+        spark_write(df, table, job, directory, num_tasks, bucket_column)
+        return place_files(table, job, directory)
+    finally:
+        _remove_tree(table.file_io, directory)
+
+
+__all__ = ["native_write_reason", "use_native", "write_native", "NativeWriteUnsupportedError", "staging_dir",
+           "prune_closed_staging", "place_files", "spark_frame"]
