@@ -30,21 +30,26 @@ from __future__ import annotations
 import logging
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
 from impl.format.formats import named_for
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
-from impl.format.stats import StatsCollector
+from impl.format.stats import KEY_STATS_MODE, StatsCollector
 from impl.fs.paths import DataFileNamer
 from impl.spark.errors import SparkConnectorError
 from impl.spark.tracking import INTENT_ROOT
 from impl.spark.writer import WriteJob
+from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
+from impl.options.values import ChangelogProducer, MergeEngine
 from impl.table.bucket import BucketMode, encode_partition
+from impl.table.scan import SnapshotReader
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +57,11 @@ log = logging.getLogger(__name__)
 _SPARK_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "none": "none"}
 _FLAT_TYPES = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL",
                          "CHAR", "VARCHAR", "BINARY", "VARBINARY", "DATE", "TIMESTAMP"})
+# key types whose Spark sort order is Paimon's (strings: both compare UTF-8 bytes)
+_SPARK_ORDERED_KEY_TYPES = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL", "CHAR", "VARCHAR", "DATE"})
 _PART_PREFIX = "__paimon_part_"
+_ORDER_COLUMN = "__paimon_input_order"
+_ROW_NUMBER = "__paimon_row_number"
 _BUCKET_DIR_COLUMN = "__paimon_bucket"
 _RENAME_THREADS = 8
 _DRIVER_TASK = "driver-native"
@@ -64,8 +73,6 @@ class NativeWriteUnsupportedError(SparkConnectorError):
 
 def native_write_reason(table, *, on_local_disk: bool) -> str | None:
     """Why Spark's own Parquet writer cannot write ``table``'s files, or None when it can."""
-    if table.is_primary_key_table:
-        return f"{table.identifier} is a primary-key table"
     if not on_local_disk:
         return f"{table.identifier} is not on a local file system Spark and impl share"
     if table.bucket_mode not in (BucketMode.BUCKET_UNAWARE, BucketMode.HASH_FIXED):
@@ -86,6 +93,27 @@ def native_write_reason(table, *, on_local_disk: bool) -> str | None:
         t = f.type
         if t.root not in _FLAT_TYPES or (t.root == "TIMESTAMP" and (t.precision if t.precision is not None else 6) != 6):
             return f"column {f.name!r} of {table.identifier} is {t}"
+    return _merge_tree_reason(table) if table.is_primary_key_table else None
+
+
+def _merge_tree_reason(table) -> str | None:
+    """Why a primary-key table's level-0 files cannot come from Spark (deduplicated by a window,
+    sorted by Spark's order), or None."""
+    opts = table.options
+    mt = table.core.merge_tree_options
+    name = table.identifier
+    if opts.merge_engine is not MergeEngine.DEDUPLICATE:
+        return f"{name} has merge-engine {opts.merge_engine.value!r}"
+    if opts.changelog_producer is not ChangelogProducer.NONE:
+        return f"{name} has changelog-producer {opts.changelog_producer.value!r}"
+    if opts.deletion_vectors:
+        return f"{name} has deletion vectors"
+    if mt.sequence_fields or opts.rowkind_field or mt.ignore_delete:
+        return f"{name} sets sequence.field, rowkind.field or ignore-delete"
+    for k in table.schema.trimmed_primary_keys:
+        t = table.schema.field(k).type
+        if t.root not in _SPARK_ORDERED_KEY_TYPES:
+            return f"primary-key column {k!r} of {name} is {t} (Spark's order may differ from Paimon's)"
     return None
 
 
@@ -122,36 +150,81 @@ def _remove_tree(fio, directory: str) -> None:
 # ====================================================================== Spark side
 
 
-def spark_frame(df, table, job: WriteJob, bucket_column: str | None):
+def spark_frame(df, table, job: WriteJob, bucket_column: str | None, *, row_kind_column: str | None = None):
     """``df`` as the rows Spark writes: the table's columns in table order, under the table's
-    names; copies of the partition columns and the bucket (``df``'s column ``bucket_column``,
-    for bucketed tables) to partition the staging output by; NOT NULL columns checked row by
-    row (the task fails naming the column). Returns the frame and the columns to partition by."""
+    names (a primary-key table's ``_KEY_`` columns, the input order, where the KV files have
+    ``_SEQUENCE_NUMBER``, and ``_VALUE_KIND`` first); copies of the partition columns and the bucket (``df``'s column
+    ``bucket_column``, for bucketed tables) to partition the staging output by; NOT NULL
+    columns checked row by row (the task fails naming the column). Returns the frame, the
+    columns to partition by, and for primary-key tables the ``_KEY_`` columns."""
     from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
 
     nullable = {f.name: f.nullable for f in df.schema.fields}
-    cols = []
+    src_of = dict(job.column_map)
+    values = []
     for f, (dst, src) in zip(table.schema.fields, job.column_map, strict=True):
         c = F.col(src)
         if not f.type.nullable and nullable.get(src, True):
             c = F.when(c.isNull(), F.raise_error(F.lit(
                 f"write to {table.identifier}: NOT NULL column {dst!r} holds a null value"))).otherwise(c)
-        cols.append(c.alias(dst))
+        values.append(c.alias(dst))
     by = [F.col(src).alias(f"{_PART_PREFIX}{i}") for i, (dst, src) in enumerate(job.column_map)
           if dst in table.partition_keys]
     if bucket_column is not None:
         by.append(F.col(bucket_column).alias(_BUCKET_DIR_COLUMN))
-    out = df.select(*cols, *by)
-    return out, out.columns[len(cols):]
+    system: list = []
+    keys: list[str] = []
+    if table.is_primary_key_table:
+        layout = KVLayout(table.schema)
+        keys = list(layout.key_columns)
+        system = [F.col(src_of[k]).alias(kc) for k, kc in zip(layout.key_names, keys, strict=True)]
+        # of several rows of one key, the last of the input wins (impl's writers: the last written)
+        system.append(F.monotonically_increasing_id().alias(_ORDER_COLUMN))
+        system.append(_kind_expr(row_kind_column).alias(VALUE_KIND))
+    out = df.select(*system, *values, *by)
+    return out, out.columns[len(system) + len(values):], keys
 
 
-def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bucket_column: str | None) -> None:
+def _kind_expr(row_kind_column: str | None):
+    """``_VALUE_KIND`` (0 +I, 1 -U, 2 +U, 3 -D) from the row-kind column, as impl's writers read it."""
+    from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
+
+    if row_kind_column is None:
+        return F.lit(0).cast("tinyint")
+    c = F.col(row_kind_column)
+    kinds = F.when(c.cast("string") == "+I", 0).when(c.cast("string") == "-U", 1) \
+        .when(c.cast("string") == "+U", 2).when(c.cast("string") == "-D", 3)
+    numeric = F.when(c.cast("int").between(0, 3), c.cast("int"))
+    kind = F.coalesce(kinds, numeric)
+    bad = F.raise_error(F.concat(F.lit(f"row kind column {row_kind_column!r} holds "), c.cast("string"),
+                                 F.lit(", not one of +I, -U, +U, -D, 0..3")))
+    return F.when(kind.isNull(), bad).otherwise(kind).cast("tinyint")
+
+
+def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bucket_column: str | None, *,
+                row_kind_column: str | None = None, sequence_base: int = 0) -> None:
     """Spark writes the rows into ``target`` (a staging directory) with its Parquet writer;
-    with ``bucket_column``, one task per (partition, bucket)."""
-    out, partition_by = spark_frame(df, table, job, bucket_column)
+    with ``bucket_column``, one task per (partition, bucket). Primary-key tables: each bucket's
+    rows sorted by key, the last row of each key kept (one sorted run per file)."""
+    from pyspark.sql import Window  # pyspark: only where Spark runs (require()d by impl.spark)
+    from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
+
+    out, partition_by, keys = spark_frame(df, table, job, bucket_column, row_kind_column=row_kind_column)
     if bucket_column is not None:
         n = num_tasks or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
         out = out.repartition(n, *partition_by)
+    if keys:
+        # One sort serves both windows and the writer's grouping, and their partitions (bucket,
+        # partition, key) lie within one task: no other shuffle. The first keeps the last row of
+        # each key; the second numbers a bucket's rows in key order after the table's highest
+        # sequence number, so the rows of this write come after every row the bucket holds.
+        columns = out.columns
+        out = out.sortWithinPartitions(*partition_by, *keys, F.col(_ORDER_COLUMN).desc())
+        latest = Window.partitionBy(*partition_by, *keys).orderBy(F.col(_ORDER_COLUMN).desc())
+        out = out.withColumn(_ROW_NUMBER, F.row_number().over(latest)).where(F.col(_ROW_NUMBER) == 1)
+        in_bucket = Window.partitionBy(*partition_by).orderBy(*keys)
+        seq = (F.lit(sequence_base - 1) + F.row_number().over(in_bucket)).alias(SEQUENCE_NUMBER)
+        out = out.select(*[seq if c == _ORDER_COLUMN else F.col(c) for c in columns])
     _, wopts = table.options.write_formats.for_level(0)
     w = out.write.mode("errorifexists").option("compression", _SPARK_CODECS[wopts.compression])
     if wopts.compression == "zstd" and wopts.zstd_level is not None:
@@ -159,6 +232,15 @@ def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bu
     if partition_by:
         w = w.partitionBy(*partition_by)
     w.parquet("file://" + target)
+
+
+def next_sequence_number(table) -> int:
+    """One more than the highest sequence number of the table's live files: the new files' rows
+    come after every row a bucket holds (impl's writers continue each bucket's own counter; any
+    larger start keeps the order)."""
+    core = table.core
+    entries = SnapshotReader(core).live_entries(core.snapshot_manager.latest_snapshot())
+    return max((e.file.max_sequence_number for e in entries), default=-1) + 1
 
 
 # ====================================================================== driver side
@@ -177,6 +259,9 @@ class _FileFacts:
     rows: int
     partition: tuple
     bounds: dict[str, tuple[Any, Any, int | None]]
+    first_key: tuple = ()  # primary-key tables: the file's first and last key, its -U / -D rows
+    last_key: tuple = ()
+    retracts: int = 0
 
 
 def staged_files(fio, directory: str) -> list[_StagedFile]:
@@ -231,22 +316,53 @@ def _file_facts(staged: _StagedFile, fio, table) -> _FileFacts:
     with fio.fs.open(staged.path, "rb") as f:
         pf = pq.ParquetFile(f)
         md = pf.metadata
-        names = table.schema.field_names
+        pk = table.is_primary_key_table
+        layout = KVLayout(table.schema) if pk else None
+        names = list(layout.all_columns) if layout is not None else table.schema.field_names
         partition: tuple = ()
         if table.partition_keys and md.num_rows:
             first = pf.read_row_group(0, columns=list(table.partition_keys)).slice(0, 1)
             partition = tuple(first.column(k)[0].as_py() for k in table.partition_keys)
         size = fio.file_size(staged.path)
-        return _FileFacts(staged, size, md.num_rows, partition, _column_bounds(md, names))
+        facts = _FileFacts(staged, size, md.num_rows, partition, _column_bounds(md, names))
+        if layout is None or not md.num_rows:
+            return facts
+        # the file is sorted by key: its first and last rows hold its key range
+        keys = list(layout.key_columns)
+        head = pf.read_row_group(0, columns=keys).slice(0, 1)
+        last = md.num_row_groups - 1
+        tail = pf.read_row_group(last, columns=keys)
+        tail = tail.slice(tail.num_rows - 1, 1)
+        kinds = pf.read(columns=[VALUE_KIND]).column(VALUE_KIND)
+        retracts = int(pc.sum(pc.is_in(kinds, value_set=pa.array([1, 3], kinds.type))).as_py() or 0)
+        return replace(facts, first_key=tuple(head.column(k)[0].as_py() for k in keys),
+                       last_key=tuple(tail.column(k)[0].as_py() for k in keys), retracts=retracts)
 
 
 def _meta(facts: _FileFacts, name: str, table, clock_millis: int) -> DataFileMeta:
-    stats = StatsCollector.of_fields(table.schema.fields, table.options.stats_mode)
-    stats.update_bounds(facts.bounds)
-    value_stats, cols = stats.result()
-    return DataFileMeta(file_name=name, file_size=facts.size_bytes, row_count=facts.rows, key_stats=EMPTY_STATS,
-                        value_stats=value_stats, min_sequence_number=0, max_sequence_number=0,
-                        schema_id=table.schema.id, level=0, creation_time_millis=clock_millis, delete_row_count=0,
+    if not table.is_primary_key_table:
+        stats = StatsCollector.of_fields(table.schema.fields, table.options.stats_mode)
+        stats.update_bounds(facts.bounds)
+        value_stats, cols = stats.result()
+        return DataFileMeta(file_name=name, file_size=facts.size_bytes, row_count=facts.rows,
+                            key_stats=EMPTY_STATS, value_stats=value_stats, min_sequence_number=0,
+                            max_sequence_number=0, schema_id=table.schema.id, level=0,
+                            creation_time_millis=clock_millis, delete_row_count=0, file_source=FileSource.APPEND,
+                            value_stats_cols=cols)
+    layout = KVLayout(table.schema)
+    keys = StatsCollector(layout.key_columns, layout.key_types, KEY_STATS_MODE, dense=False)
+    keys.update_bounds(facts.bounds)
+    values = StatsCollector(layout.value_names, layout.value_types, table.options.stats_mode)
+    values.update_bounds(facts.bounds)
+    key_stats, _ = keys.result()
+    value_stats, cols = values.result()
+    seq_lo, seq_hi, _ = facts.bounds[SEQUENCE_NUMBER]
+    codec = KeyCodec(layout.key_types)
+    return DataFileMeta(file_name=name, file_size=facts.size_bytes, row_count=facts.rows,
+                        min_key=codec.encode(facts.first_key), max_key=codec.encode(facts.last_key),
+                        key_stats=key_stats, value_stats=value_stats, min_sequence_number=int(seq_lo),
+                        max_sequence_number=int(seq_hi), schema_id=table.schema.id, level=0,
+                        creation_time_millis=clock_millis, delete_row_count=facts.retracts,
                         file_source=FileSource.APPEND, value_stats_cols=cols)
 
 
@@ -296,8 +412,8 @@ def use_native(job: WriteJob, table, writer: str, row_kind_column: str | None) -
     ref = job.ref
     local = ref.fs_factory is None and not ref.on_object_store and _is_local(ref.filesystem())
     reason = native_write_reason(table, on_local_disk=local)
-    if reason is None and row_kind_column:
-        reason = f"row kinds are given (column {row_kind_column!r})"
+    if reason is None and row_kind_column and not table.is_primary_key_table:
+        reason = f"row kinds are given (column {row_kind_column!r}) for an append table"
     if reason is not None and writer == "spark":
         raise NativeWriteUnsupportedError(f"writer='spark' cannot write this table: {reason}; use writer='python'")
     return reason is None
@@ -309,7 +425,8 @@ def _is_local(fs) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
-def write_native(df, job: WriteJob, num_tasks: int | None, bucket_column: str | None) -> list[CommitMessage]:
+def write_native(df, job: WriteJob, num_tasks: int | None, bucket_column: str | None, *,
+                 row_kind_column: str | None = None) -> list[CommitMessage]:
     """Spark writes ``df``'s rows, the driver places the files; the messages to commit (the
     caller commits, or on failure aborts, the job as for the Python writers). ``bucket_column``:
     the column of ``df`` holding each row's bucket (bucketed tables; None for bucket-unaware)."""
@@ -320,7 +437,9 @@ def write_native(df, job: WriteJob, num_tasks: int | None, bucket_column: str | 
         log.warning("cannot prune old staging directories of %s: %s", table.identifier, e)
     directory = staging_dir(table, job.write_id)
     try:
-        spark_write(df, table, job, directory, num_tasks, bucket_column)
+        base = next_sequence_number(table) if table.is_primary_key_table else 0
+        spark_write(df, table, job, directory, num_tasks, bucket_column, row_kind_column=row_kind_column,
+                    sequence_base=base)
         return place_files(table, job, directory)
     finally:
         _remove_tree(table.file_io, directory)

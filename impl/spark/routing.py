@@ -169,7 +169,7 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
         bucketed = table.options.bucket > 0
         try:
             per_task = [write_native(with_bucket_column(df, table, job.column_map) if bucketed else df, job,
-                                     num_tasks, BUCKET_COLUMN if bucketed else None)]
+                                     num_tasks, BUCKET_COLUMN if bucketed else None, row_kind_column=row_kind_column)]
         except BaseException:
             abort_write(job)
             raise
