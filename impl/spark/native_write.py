@@ -43,11 +43,11 @@ from impl.format.formats import named_for
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
 from impl.format.stats import KEY_STATS_MODE, StatsCollector
 from impl.fs.paths import DataFileNamer
+from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
+from impl.options.values import ChangelogProducer, MergeEngine
 from impl.spark.errors import SparkConnectorError
 from impl.spark.tracking import INTENT_ROOT
 from impl.spark.writer import WriteJob
-from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
-from impl.options.values import ChangelogProducer, MergeEngine
 from impl.table.bucket import BucketMode, encode_partition
 from impl.table.scan import SnapshotReader
 
