@@ -223,7 +223,7 @@ def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bu
         latest = Window.partitionBy(*partition_by, *keys).orderBy(F.col(_ORDER_COLUMN).desc())
         out = out.withColumn(_ROW_NUMBER, F.row_number().over(latest)).where(F.col(_ROW_NUMBER) == 1)
         in_bucket = Window.partitionBy(*partition_by).orderBy(*keys)
-        seq = (F.lit(sequence_base - 1) + F.row_number().over(in_bucket)).alias(SEQUENCE_NUMBER)
+        seq = (F.lit(sequence_base - 1).cast("bigint") + F.row_number().over(in_bucket)).alias(SEQUENCE_NUMBER)
         out = out.select(*[seq if c == _ORDER_COLUMN else F.col(c) for c in columns])
     _, wopts = table.options.write_formats.for_level(0)
     w = out.write.mode("errorifexists").option("compression", _SPARK_CODECS[wopts.compression])

@@ -13,6 +13,8 @@ import decimal
 import os
 import re
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
@@ -25,6 +27,7 @@ import impl  # noqa: E402
 import impl.spark  # noqa: E402
 from impl.errors import SchemaMismatchError  # noqa: E402
 from impl.format.stats import FileStats  # noqa: E402
+from impl.mergetree.kv import KeyCodec  # noqa: E402
 from impl.spark.native_write import NativeWriteUnsupportedError  # noqa: E402
 
 SCHEMA = T.StructType([
@@ -82,40 +85,95 @@ def test_native_write_matches_the_python_writer(spark, warehouse):
     assert orphans(table_dir) == [] and intents_left(warehouse) == [] and _staging_left(warehouse) == []
 
 
+def test_primary_key_write_matches_the_python_writer(spark, warehouse):
+    """Primary-key table, partitioned, 3 buckets: a first write, then upserts and deletes by row
+    kind; the same rows as impl's writers give, each file one sorted run with its key and
+    sequence ranges, the second write's sequence numbers after the first's."""
+    first = spark.createDataFrame(_rows(), SCHEMA).drop("bin")
+    upserts = spark.createDataFrame(
+        [(k, 1, "new", None, None, -1.0, None, f"p{k % 3}", "+U") for k in range(0, 240, 7)]
+        + [(k, None, None, None, None, None, None, f"p{k % 3}", "-D") for k in range(1, 240, 10)],
+        "id long, b tinyint, s string, d decimal(10,2), day date, f double, ts timestamp_ntz, p string, op string")
+    for writer in ("spark", "python"):
+        path = os.path.join(warehouse, "db.db", writer)
+        impl.spark.write_dataframe(first, path, writer=writer, primary_keys=["p", "id"], partition_keys=["p"],
+                                   options={"bucket": "3"})
+        impl.spark.write_dataframe(upserts, path, writer=writer, row_kind_column="op")
+    names = [n for n in SCHEMA.names if n != "bin"]
+    ours, theirs = (sorted(tuple(r[c] for c in names) for r in
+                           impl.Catalog(warehouse).get_table(f"db.{w}").to_arrow().to_pylist())
+                    for w in ("spark", "python"))
+    assert ours == theirs and len(ours) == 240 - 24
+    t = impl.Catalog(warehouse).get_table("db.spark")
+    table_dir = os.path.join(warehouse, "db.db", "spark")
+    firsts, seconds = [], []
+    for s in t.new_read_builder().new_scan().plan().splits():
+        metas = sorted(s.files, key=lambda m: m.min_sequence_number)
+        assert len(metas) == 2 and all(m.level == 0 for m in metas)
+        firsts.append(metas[0])
+        seconds.append(metas[1])
+        for m in metas:
+            keys = pq.read_table(os.path.join(table_dir, s.partition_path, f"bucket-{s.bucket}", m.file_name),
+                                 columns=["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND"])
+            ids = keys.column("_KEY_id").to_pylist()
+            assert ids == sorted(set(ids)) and len(ids) == m.row_count  # one sorted run, one row per key
+            codec = KeyCodec([t.schema.field("id").type])
+            assert (m.min_key, m.max_key) == (codec.encode([ids[0]]), codec.encode([ids[-1]]))
+            assert keys.schema.field("_SEQUENCE_NUMBER").type == pa.int64()  # BIGINT, as Paimon Java reads it
+            seqs = keys.column("_SEQUENCE_NUMBER").to_pylist()
+            assert (min(seqs), max(seqs)) == (m.min_sequence_number, m.max_sequence_number)
+            assert m.delete_row_count == keys.column("_VALUE_KIND").to_pylist().count(3)
+    assert max(m.max_sequence_number for m in firsts) < min(m.min_sequence_number for m in seconds)
+    assert sum(m.delete_row_count for m in seconds) == 24 and orphans(table_dir) == []
+
+
+def test_last_row_of_a_key_wins(spark, warehouse, table_path):
+    """Several rows of one key in one write: the last in the DataFrame's order is kept, as
+    impl's writers keep the last row written."""
+    rows = [(k % 5, f"v{k}") for k in range(40)]
+    df = spark.createDataFrame(rows, "id long, v string")  # in order across its partitions
+    impl.spark.write_dataframe(df, table_path, writer="spark", primary_keys=["id"], options={"bucket": "2"})
+    got = {r["id"]: r["v"] for r in impl.Catalog(warehouse).get_table("db.t").to_arrow().to_pylist()}
+    assert got == {k: f"v{35 + k}" for k in range(5)}
+
+
 def test_pypaimon_and_paimon_java_read_what_the_native_path_wrote(spark, warehouse, tmp_path):
     from pypaimon_env import READ_TABLE, pypaimon_python, run_pypaimon
 
     df = spark.createDataFrame(_rows(60), SCHEMA).drop("bin", "ts")  # the types every reader's JSON carries
     impl.spark.write_dataframe(df, os.path.join(warehouse, "db.db", "t"), writer="spark", partition_keys=["p"])
     impl.spark.write_dataframe(df.where("id < 10"), os.path.join(warehouse, "db.db", "t"), writer="spark")
+    pk = os.path.join(warehouse, "db.db", "pk")
+    impl.spark.write_dataframe(df, pk, writer="spark", primary_keys=["p", "id"], partition_keys=["p"],
+                               options={"bucket": "2"})
+    impl.spark.write_dataframe(df.where("id % 4 = 0").withColumn("s", F.lit("new")).withColumn(
+        "op", F.when(F.col("id") % 8 == 0, "-D").otherwise("+U")), pk, writer="spark", row_kind_column="op")
     names = [n for n in SCHEMA.names if n not in ("bin", "ts")]
-    ours = impl.Catalog(warehouse).get_table("db.t").to_arrow().to_pylist()
 
     def norm(rows):
         return sorted(tuple(None if r[c] is None else str(r[c]) for c in names) for r in rows)
 
-    assert len(ours) == 70
     pypaimon_python()
-    assert norm(run_pypaimon(READ_TABLE, warehouse=warehouse, table="db.t", sort_by=["id"])) == norm(ours)
-    java_rows = _java_rows(warehouse, "db.t", tmp_path)
-    if java_rows is not None:
-        assert norm(java_rows) == norm(ours)
+    java = _java()
+    try:
+        for name, count in (("db.t", 70), ("db.pk", 60 - 8)):
+            ours = impl.Catalog(warehouse).get_table(name).to_arrow().to_pylist()
+            assert len(ours) == count, name
+            assert norm(run_pypaimon(READ_TABLE, warehouse=warehouse, table=name, sort_by=["id"])) == norm(ours)
+            if java is not None:
+                out = tmp_path / f"{name}.parquet"
+                java.call("read", warehouse=warehouse, table=name, out=str(out))
+                assert norm(pq.read_table(out).to_pylist()) == norm(ours), name
+    finally:
+        if java is not None:
+            java.close()
 
 
-def _java_rows(warehouse, table, tmp_path):
-    """Paimon Java's read of ``table`` (None, and a skip note, when no JDK / Maven is here)."""
-    import pyarrow.parquet as pq
+def _java():
+    """Paimon Java's harness server (None when no JDK / Maven is here: the Java reads are skipped)."""
     from paimon_java import JavaServer, harness_classpath, tools_missing
 
-    if tools_missing():
-        return None
-    server = JavaServer(harness_classpath())
-    try:
-        out = tmp_path / "java.parquet"
-        server.call("read", warehouse=warehouse, table=table, out=str(out))
-        return pq.read_table(out).to_pylist()
-    finally:
-        server.close()
+    return None if tools_missing() else JavaServer(harness_classpath())
 
 
 def test_bad_input_is_refused_before_any_task(spark, warehouse, table_path):
@@ -125,9 +183,10 @@ def test_bad_input_is_refused_before_any_task(spark, warehouse, table_path):
     with pytest.raises(SchemaMismatchError, match="'d'"):
         impl.spark.write_dataframe(wrong, table_path, writer="spark")
     pk = os.path.join(warehouse, "db.db", "pk")
-    with pytest.raises(NativeWriteUnsupportedError, match="primary-key"):
-        impl.spark.write_dataframe(df, pk, writer="spark", primary_keys=["id"], options={"bucket": "2"})
-    impl.spark.write_dataframe(df, pk, primary_keys=["id"], options={"bucket": "2"})  # auto: impl's writers
+    partial = {"bucket": "2", "merge-engine": "partial-update"}
+    with pytest.raises(NativeWriteUnsupportedError, match="merge-engine 'partial-update'"):
+        impl.spark.write_dataframe(df, pk, writer="spark", primary_keys=["id"], options=partial)
+    impl.spark.write_dataframe(df, pk, primary_keys=["id"], options=partial)  # auto: impl's writers
     assert len(impl.Catalog(warehouse).get_table("db.pk").to_arrow()) == 20
     assert len(impl.Catalog(warehouse).get_table("db.t").to_arrow()) == 20  # one snapshot, the first write's
     assert _staging_left(warehouse) == [] and intents_left(warehouse) == []
