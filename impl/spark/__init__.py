@@ -6,7 +6,8 @@
 >>> df.write.format("paimon_py").mode("append").save(table_path)
 >>> spark.read.format("paimon_py").load(table_path)   # every scan reads the whole snapshot; Spark filters
 >>> spark.read.format("paimon_py").option("pushdown", "true").load(table_path)  # pruned: one scan per query
->>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit
+>>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit;
+...                                                     # Spark's Parquet writer writes the files where it can
 >>> impl.spark.compact(spark, table_path, full=False)   # dedicated compaction job, one COMPACT commit
 
 Reads prune nothing by default: Spark 4.3 hands every scan of one loaded DataFrame or view the

@@ -1,7 +1,7 @@
 """Writes through Spark's own Parquet writer: the JVM writes the bytes, impl decides the metadata and commits.
 
-:func:`impl.spark.write_dataframe` takes this path (``writer="spark"``, the default when the
-table allows it, see :func:`native_write_reason`) for append tables:
+:func:`impl.spark.write_dataframe` takes this path (``writer="spark"``; ``"auto"``, the default,
+takes it when the table allows it, see :func:`native_write_reason`):
 
 1. on the driver, before any task: the DataFrame is checked against the table schema
    (:func:`impl.spark.options.prepare_write`) and its columns renamed to the table's;
@@ -9,10 +9,16 @@ table allows it, see :func:`native_write_reason`) for append tables:
    directory of the write, ``<warehouse>/.paimon_py_spark/staging/<db>.<table>/<write-id>``,
    partitioned by copies of the partition columns and the bucket (the real columns stay in the
    files, as Paimon keeps them), with Spark's own output committer: a failed or killed task's
-   files stay in Spark's ``_temporary`` directory, which the job commit or abort removes;
+   files stay in Spark's ``_temporary`` directory, which the job commit or abort removes.
+   Primary-key tables: the ``_KEY_`` columns and ``_VALUE_KIND`` are Spark expressions; rows
+   are routed by Paimon's bucket function (the vectorized UDF of :mod:`impl.spark.routing`,
+   over the bucket-key columns only), sorted by key within each bucket, the last row of each
+   key in the input's order kept (as impl's writers keep the last written), and numbered in
+   key order after the table's highest sequence number: each file one level-0 sorted run;
 3. the driver reads the footers of the files the job committed (in threads: row count,
    column statistics folded as :class:`impl.format.stats.StatsCollector` folds them, the
-   partition values from the first row), logs each file's final path in the write intent
+   partition values from the first row; primary-key files: first and last key, sequence
+   range, -U / -D count), logs each file's final path in the write intent
    (:mod:`impl.spark.tracking`), renames it into its bucket directory as
    ``data-<uuid>-<n>.parquet`` and commits once with :func:`impl.spark.writer.commit_write`
    (the old path's commit user, identifier and leftover removal). The staging directory is
@@ -20,9 +26,13 @@ table allows it, see :func:`native_write_reason`) for append tables:
    to the table once that write's closed marker exists.
 
 Not served here (``writer="auto"`` falls back to the Python writers, ``writer="spark"`` refuses
-by name): primary-key tables, formats other than Parquet, file indexes, row tracking, types
-whose Parquet form Spark writes differently from Paimon (timestamps other than TIMESTAMP(6),
-nested types), tables not on a local file system.
+by name): formats other than Parquet, file indexes, row tracking, types whose Parquet form
+Spark writes differently from Paimon (timestamps other than TIMESTAMP(6), nested types), tables
+not on a local file system, postpone and dynamic buckets, primary-key tables with another merge
+engine, a changelog producer, deletion vectors, sequence.field / rowkind.field / ignore-delete,
+or keys Spark may order differently (floating point, binary, boolean, timestamps). Files do not
+roll at ``target-file-size`` (one file per bucket and task), and the write never compacts
+(as ``write-only``).
 """
 
 from __future__ import annotations
