@@ -14,7 +14,8 @@ takes it when the table allows it, see :func:`native_write_reason`):
    are routed by Paimon's bucket function (the vectorized UDF of :mod:`impl.spark.routing`,
    over the bucket-key columns only), sorted by key within each bucket, the last row of each
    key in the input's order kept (as impl's writers keep the last written), and numbered in
-   key order after the table's highest sequence number: each file one level-0 sorted run;
+   key order after the table's highest sequence number (by position in the task: one task
+   writes a whole bucket): each file one level-0 sorted run;
 3. the driver reads the footers of the files the job committed (in threads: row count,
    column statistics folded as :class:`impl.format.stats.StatsCollector` folds them, the
    partition values from the first row; primary-key files: first and last key, sequence
@@ -224,16 +225,18 @@ def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bu
         n = num_tasks or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
         out = out.repartition(n, *partition_by)
     if keys:
-        # One sort serves both windows and the writer's grouping, and their partitions (bucket,
-        # partition, key) lie within one task: no other shuffle. The first keeps the last row of
-        # each key; the second numbers a bucket's rows in key order after the table's highest
-        # sequence number, so the rows of this write come after every row the bucket holds.
+        # One sort serves the window and the writer's grouping, and the window's partitions
+        # (bucket, partition, key) lie within one task: no other shuffle. The window keeps the
+        # last row of each key; then each task numbers its rows in their (key) order after the
+        # table's highest sequence number, so a bucket's new rows (all in one task) come after
+        # every row it holds, in key order, with no gaps but the other buckets of the task.
         columns = out.columns
         out = out.sortWithinPartitions(*partition_by, *keys, F.col(_ORDER_COLUMN).desc())
         latest = Window.partitionBy(*partition_by, *keys).orderBy(F.col(_ORDER_COLUMN).desc())
         out = out.withColumn(_ROW_NUMBER, F.row_number().over(latest)).where(F.col(_ROW_NUMBER) == 1)
-        in_bucket = Window.partitionBy(*partition_by).orderBy(*keys)
-        seq = (F.lit(sequence_base - 1).cast("bigint") + F.row_number().over(in_bucket)).alias(SEQUENCE_NUMBER)
+        # the low 33 bits of monotonically_increasing_id: the row's position in its task
+        in_task = F.monotonically_increasing_id().bitwiseAND(F.lit((1 << 33) - 1))
+        seq = (F.lit(sequence_base).cast("bigint") + in_task).alias(SEQUENCE_NUMBER)
         out = out.select(*[seq if c == _ORDER_COLUMN else F.col(c) for c in columns])
     _, wopts = table.options.write_formats.for_level(0)
     w = out.write.mode("errorifexists").option("compression", _SPARK_CODECS[wopts.compression])
@@ -455,5 +458,31 @@ def write_native(df, job: WriteJob, num_tasks: int | None, bucket_column: str | 
         _remove_tree(table.file_io, directory)
 
 
-__all__ = ["native_write_reason", "use_native", "write_native", "NativeWriteUnsupportedError", "staging_dir",
+__all__ = ["native_write_reason", "use_native", "bucket_expression", "write_native", "NativeWriteUnsupportedError", "staging_dir",
            "prune_closed_staging", "place_files", "spark_frame"]
+
+
+def bucket_expression(table, column_map: Sequence[tuple[str, str]]):
+    """Paimon's bucket of each row as a Spark expression, or None where only the Python UDF of
+    :mod:`impl.spark.routing` computes it exactly.
+
+    A one-field INT or BIGINT bucket key: Paimon hashes the key's BinaryRow (8 header bytes,
+    all zero for a non-null field, then the value in an 8-byte little-endian slot) with
+    Murmur3 (seed 42) word by word, and takes ``abs(hash % buckets)``. Spark's ``hash`` of a
+    16-byte binary is the same Murmur3 (seed 42, four 4-byte words, no tail), so the row's
+    bytes are built as hex and hashed in the JVM, and no column crosses into Python."""
+    from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
+
+    keys = list(table.bucket_keys)
+    if len(keys) != 1 or table.options.bucket < 1:
+        return None
+    t = table.schema.field(keys[0]).type
+    if t.root not in ("INT", "BIGINT"):
+        return None
+    c = F.col(dict(column_map)[keys[0]]).cast("bigint")
+    if t.root == "INT":
+        c = c.bitwiseAND(F.lit(0xFFFFFFFF))  # the int's 4 bytes, the slot's upper 4 bytes zero
+    big_endian = F.lpad(F.hex(c), 16, "0")
+    little_endian = F.concat(*[F.substring(big_endian, 15 - 2 * i, 2) for i in range(8)])
+    row = F.unhex(F.concat(F.lit("0" * 16), little_endian))
+    return F.abs(F.hash(row) % F.lit(table.options.bucket))
