@@ -458,19 +458,53 @@ def write_native(df, job: WriteJob, num_tasks: int | None, bucket_column: str | 
         _remove_tree(table.file_io, directory)
 
 
-__all__ = ["native_write_reason", "use_native", "bucket_expression", "write_native", "NativeWriteUnsupportedError", "staging_dir",
+__all__ = ["native_write_reason", "use_native", "with_bucket_expression", "write_native", "NativeWriteUnsupportedError", "staging_dir",
            "prune_closed_staging", "place_files", "spark_frame"]
 
 
-def bucket_expression(table, column_map: Sequence[tuple[str, str]]):
-    """Paimon's bucket of each row as a Spark expression, or None where only the Python UDF of
-    :mod:`impl.spark.routing` computes it exactly.
+_MASK32 = 0xFFFFFFFF
+_C1, _C2 = 0xCC9E2D51, 0x1B873593
+_SEED = 42  # Paimon's BinaryRow hash (MurmurHashUtils.hashBytesByWords)
+
+
+def _py_mix(h: int, k: int) -> int:
+    """Murmur3_32's step for one 32-bit word ``k`` (Python ints; for the constant header words)."""
+    k = (k * _C1) & _MASK32
+    k = ((k << 15) | (k >> 17)) & _MASK32
+    k = (k * _C2) & _MASK32
+    h ^= k
+    h = ((h << 13) | (h >> 19)) & _MASK32
+    return (h * 5 + 0xE6546B64) & _MASK32
+
+
+def _mul32(x, c: int):
+    """``x * c mod 2**32`` for a column ``x`` in [0, 2**32) and a constant ``c``, in bigint
+    arithmetic that never overflows (Spark's ANSI mode raises on overflow)."""
+    from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
+
+    low = x * F.lit(c & 0xFFFF)
+    high = F.shiftleft((x * F.lit(c >> 16)).bitwiseAND(F.lit(0xFFFF)), 16)
+    return (low + high).bitwiseAND(F.lit(_MASK32))
+
+
+def _rotl32(x, r: int):
+    from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
+
+    return F.shiftleft(x, r).bitwiseOR(F.shiftright(x, 32 - r)).bitwiseAND(F.lit(_MASK32))
+
+
+def with_bucket_expression(df, table, column_map: Sequence[tuple[str, str]], name: str):
+    """``df`` plus column ``name`` holding Paimon's bucket of each row, computed by Spark
+    expressions, or None where only the Python UDF of :mod:`impl.spark.routing` computes it
+    exactly.
 
     A one-field INT or BIGINT bucket key: Paimon hashes the key's BinaryRow (8 header bytes,
     all zero for a non-null field, then the value in an 8-byte little-endian slot) with
-    Murmur3 (seed 42) word by word, and takes ``abs(hash % buckets)``. Spark's ``hash`` of a
-    16-byte binary is the same Murmur3 (seed 42, four 4-byte words, no tail), so the row's
-    bytes are built as hex and hashed in the JVM, and no column crosses into Python."""
+    Murmur3_32 (seed 42) word by word and takes ``abs(hash % buckets)``. The two header words
+    are constants (folded here); the value's two words are mixed by bigint arithmetic kept
+    below 2**63 (32-bit multiplications split in 16-bit halves), all in the JVM: no column
+    crosses into Python. Each step is its own column: one expression would repeat every
+    operand at every level (a tree exponential in the steps, too large to compile)."""
     from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
 
     keys = list(table.bucket_keys)
@@ -479,10 +513,33 @@ def bucket_expression(table, column_map: Sequence[tuple[str, str]]):
     t = table.schema.field(keys[0]).type
     if t.root not in ("INT", "BIGINT"):
         return None
-    c = F.col(dict(column_map)[keys[0]]).cast("bigint")
-    if t.root == "INT":
-        c = c.bitwiseAND(F.lit(0xFFFFFFFF))  # the int's 4 bytes, the slot's upper 4 bytes zero
-    big_endian = F.lpad(F.hex(c), 16, "0")
-    little_endian = F.concat(*[F.substring(big_endian, 15 - 2 * i, 2) for i in range(8)])
-    row = F.unhex(F.concat(F.lit("0" * 16), little_endian))
-    return F.abs(F.hash(row) % F.lit(table.options.bucket))
+    tmp = [f"__paimon_h{i}" for i in range(12)]
+    steps = iter(tmp)
+    out = df
+
+    def step(expr) -> Any:
+        nonlocal out
+        col = next(steps)
+        out = out.withColumn(col, expr)
+        return F.col(col)
+
+    def mix(h, k):
+        k = step(_mul32(k, _C1))
+        k = step(_mul32(_rotl32(k, 15), _C2))
+        x = step(h.bitwiseXOR(k))
+        return step((_rotl32(x, 13) * F.lit(5) + F.lit(0xE6546B64)).bitwiseAND(F.lit(_MASK32)))
+
+    v = F.col(dict(column_map)[keys[0]]).cast("bigint")
+    low = step(v.bitwiseAND(F.lit(_MASK32)))
+    # an INT's slot holds its 4 bytes and 4 zero bytes; a BIGINT's upper word, unsigned
+    high = F.lit(0).cast("bigint") if t.root == "INT" else F.shiftrightunsigned(v, 32)
+    h = mix(mix(F.lit(_py_mix(_py_mix(_SEED, 0), 0)).cast("bigint"), low), high)
+    h = h.bitwiseXOR(F.lit(16))  # fmix with the row's 16 bytes
+    out = out.withColumn(name, h)
+    h = F.col(name)
+    out = out.withColumn(name, _mul32(h.bitwiseXOR(F.shiftright(h, 16)), 0x85EBCA6B))
+    out = out.withColumn(name, _mul32(h.bitwiseXOR(F.shiftright(h, 13)), 0xC2B2AE35))
+    out = out.withColumn(name, h.bitwiseXOR(F.shiftright(h, 16)))
+    signed = F.when(h >= F.lit(1 << 31), h - F.lit(1 << 32)).otherwise(h)
+    out = out.withColumn(name, F.abs(signed % F.lit(table.options.bucket)).cast("int"))
+    return out.drop(*tmp)

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.spark.errors import SparkConnectorError
-from impl.spark.native_write import bucket_expression, use_native, write_native
+from impl.spark.native_write import use_native, with_bucket_expression, write_native
 from impl.spark.source import FORMAT_NAME, activate, prepare_write
 from impl.spark.tables import split_storage_options
 from impl.spark.tracking import clean_after_failure
@@ -167,9 +167,9 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     spark = df.sparkSession
     if use_native(job, table, writer, row_kind_column):
         bucketed = table.options.bucket > 0
-        if bucketed:  # in the JVM where a Spark expression gives Paimon's bucket exactly, else the UDF
-            expr = bucket_expression(table, job.column_map)
-            df = with_bucket_column(df, table, job.column_map) if expr is None else df.withColumn(BUCKET_COLUMN, expr)
+        if bucketed:  # in the JVM where Spark expressions give Paimon's bucket exactly, else the UDF
+            df = with_bucket_expression(df, table, job.column_map, BUCKET_COLUMN) or \
+                with_bucket_column(df, table, job.column_map)
         try:
             per_task = [write_native(df, job, num_tasks, BUCKET_COLUMN if bucketed else None,
                                      row_kind_column=row_kind_column)]

@@ -223,7 +223,7 @@ def test_bucket_expression_is_paimons_bucket_function(spark, warehouse, key_type
     """The JVM-side bucket of a one-field INT / BIGINT key equals impl's (Paimon's) bucket."""
     import numpy as np
 
-    from impl.spark.native_write import bucket_expression
+    from impl.spark.native_write import with_bucket_expression
     from impl.table.bucket import compute_buckets
 
     rng = np.random.default_rng(7)
@@ -237,5 +237,5 @@ def test_bucket_expression_is_paimons_bucket_function(spark, warehouse, key_type
     for buckets in (1, 4, 7):
         t = cat.create_table(f"db.t{buckets}", schema=pa.schema([pa.field("k", at, nullable=False), ("v", pa.string())]),
                              primary_keys=["k"], options={"bucket": str(buckets)})
-        got = [r[0] for r in df.select(bucket_expression(t, [("k", "k"), ("v", "v")])).collect()]
+        got = [r.b for r in with_bucket_expression(df, t, [("k", "k"), ("v", "v")], "b").select("b").collect()]
         assert got == list(compute_buckets([keys], [t.schema.field("k").type], buckets)), buckets
