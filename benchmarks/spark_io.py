@@ -169,6 +169,8 @@ def main(argv=None) -> int:
         "  append, df.write (Python tasks)": python_append,
         "primary-key write": lambda: impl.spark.write_dataframe(
             df, fresh("pk"), primary_keys=["dt", "id"], partition_keys=["dt"], options=pk_opts),
+        "  primary key, Spark's writer": lambda: impl.spark.write_dataframe(
+            df, fresh("pkspark"), primary_keys=["dt", "id"], partition_keys=["dt"], options=pk_opts, writer="spark"),
         "native read": lambda: spark.read.parquet(pq_dir).write.format("noop").mode("overwrite").save(),
         "full read": paimon_read,
     }

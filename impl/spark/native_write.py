@@ -1,7 +1,7 @@
 """Writes through Spark's own Parquet writer: the JVM writes the bytes, impl decides the metadata and commits.
 
 :func:`impl.spark.write_dataframe` takes this path (``writer="spark"``; ``"auto"``, the default,
-takes it when the table allows it, see :func:`native_write_reason`):
+takes it for append tables that allow it, see :func:`native_write_reason` and :func:`use_native`):
 
 1. on the driver, before any task: the DataFrame is checked against the table schema
    (:func:`impl.spark.options.prepare_write`) and its columns renamed to the table's;
@@ -417,7 +417,8 @@ def place_files(table, job: WriteJob, directory: str) -> list[CommitMessage]:
 
 def use_native(job: WriteJob, table, writer: str, row_kind_column: str | None) -> bool:
     """Whether this write goes through Spark's Parquet writer: ``writer`` ``spark`` (refused by
-    name when the table needs the Python writers), ``python``, or ``auto`` (Spark's when it can)."""
+    name when the table needs the Python writers), ``python``, or ``auto`` (Spark's for the
+    append tables it can write)."""
     if writer not in ("auto", "spark", "python"):
         raise SparkConnectorError(f"writer {writer!r} is not one of 'auto', 'spark', 'python'")
     if writer == "python":
@@ -429,7 +430,9 @@ def use_native(job: WriteJob, table, writer: str, row_kind_column: str | None) -
         reason = f"row kinds are given (column {row_kind_column!r}) for an append table"
     if reason is not None and writer == "spark":
         raise NativeWriteUnsupportedError(f"writer='spark' cannot write this table: {reason}; use writer='python'")
-    return reason is None
+    # primary-key tables only when asked: at 5M rows (benchmarks/spark_io.py) Spark's sort and
+    # dedupe window still cost more than impl's writers in the Python tasks
+    return reason is None and (writer == "spark" or not table.is_primary_key_table)
 
 
 def _is_local(fs) -> bool:
