@@ -25,7 +25,7 @@ dense stats store does; key stats keep every key field, with null min / max wher
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -154,7 +154,7 @@ class StatsCollector:
         self.columns = columns if not dense else [(n, t) for n, t in columns if has_stats(t)]
         self.mins: list[Any] = [None] * len(self.columns)
         self.maxs: list[Any] = [None] * len(self.columns)
-        self.null_counts = [0] * len(self.columns)
+        self.null_counts: list[int | None] = [0] * len(self.columns)
 
     @staticmethod
     def of_fields(fields: Sequence[DataField], mode: StatsModeLike) -> "StatsCollector":
@@ -166,7 +166,8 @@ class StatsCollector:
             return
         for i, (name, t) in enumerate(self.columns):
             col = batch.column(name)
-            self.null_counts[i] += col.null_count
+            before = self.null_counts[i]
+            self.null_counts[i] = None if before is None else before + col.null_count
             if self.mode.kind == "counts" or col.null_count == len(col) or not has_stats(t) or t.is_binary:
                 continue  # binary: Java bounds only Comparable values, and a byte[] is none
             try:
@@ -175,6 +176,21 @@ class StatsCollector:
                 continue  # no order pyarrow knows: this batch adds no bounds
             self.mins[i] = _smaller(self.mins[i], mm["min"].as_py())
             self.maxs[i] = _larger(self.maxs[i], mm["max"].as_py())
+
+    def update_bounds(self, bounds: Mapping[str, tuple[Any, Any, int | None]]) -> None:
+        """Fold bounds known from elsewhere (a Parquet footer another writer wrote): per column
+        name (min, max, null count) of some rows; min / max None when the rows hold no value
+        or the bounds are unknown, null count None when unknown (the file's is then unknown)."""
+        if self.mode.kind == "none":
+            return
+        for i, (name, t) in enumerate(self.columns):
+            lo, hi, nulls = bounds.get(name, (None, None, None))
+            before = self.null_counts[i]
+            self.null_counts[i] = None if before is None or nulls is None else before + nulls
+            if self.mode.kind == "counts" or not has_stats(t) or t.is_binary:
+                continue
+            self.mins[i] = _smaller(self.mins[i], lo)
+            self.maxs[i] = _larger(self.maxs[i], hi)
 
     def result(self) -> tuple[SimpleStats, tuple[str, ...] | None]:
         """(stats, value_stats_cols) for a DataFileMeta; value_stats_cols None when every column is covered."""

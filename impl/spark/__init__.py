@@ -7,7 +7,8 @@
 >>> impl.spark.read_table(spark, table_path, filter="id > 5")  # fast path: Spark's Parquet reader where no merge
 >>> spark.read.format("paimon_py").load(table_path)   # every scan reads the whole snapshot; Spark filters
 >>> spark.read.format("paimon_py").option("pushdown", "true").load(table_path)  # pruned: one scan per query
->>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit
+>>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit;
+...                                                     # Spark's Parquet writer writes the files where it can
 >>> impl.spark.compact(spark, table_path, full=False)   # dedicated compaction job, one COMPACT commit
 >>> impl.spark.delete(spark, table_path, "id < 10")      # row-level DELETE / update / merge_into: impl.spark.dml
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.spark.errors import SparkConnectorError
+from impl.spark.native_write import use_native, with_bucket_expression, write_native
 from impl.spark.source import FORMAT_NAME, activate, prepare_write
 from impl.spark.tables import split_storage_options
 from impl.spark.tracking import clean_after_failure
@@ -133,7 +134,7 @@ class WriteResult:
 def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mapping[str, str] | None = None,
                     primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
                     num_tasks: int | None = None, row_kind_column: str | None = None, commit: bool = True,
-                    fs_factory=None) -> WriteResult:
+                    fs_factory=None, writer: str = "auto") -> WriteResult:
     """Write ``df`` into the table at ``table_path`` with one task per (partition, bucket).
 
     ``mode``: ``append`` or ``overwrite`` (OVERWRITE snapshot; on partitioned tables only the
@@ -144,7 +145,9 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     ``fs.``, ``s3.``, ``s3a.``, e.g. ``fs.s3.endpoint``, ``fs.s3.accessKeyId``) say how every
     Spark process reaches an object store and are never stored in the table. ``row_kind_column``
     names a column of row kinds (+I/-U/+U/-D or 0..3) that is not stored. ``num_tasks``
-    defaults to ``spark.sql.shuffle.partitions``.
+    defaults to ``spark.sql.shuffle.partitions``. ``writer``: ``auto`` (Spark's own Parquet writer
+    where the table allows it, :mod:`impl.spark.native_write`; else impl's writers in Python
+    tasks), ``spark`` (refused by name where it cannot serve) or ``python``.
     """
 
     activate(df.sparkSession)
@@ -162,6 +165,18 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
                         fs_factory=fs_factory, storage_options=storage)
     table = job.ref.table()
     spark = df.sparkSession
+    if use_native(job, table, writer, row_kind_column):
+        bucketed = table.options.bucket > 0
+        if bucketed:  # in the JVM where Spark expressions give Paimon's bucket exactly, else the UDF
+            df = with_bucket_expression(df, table, job.column_map, BUCKET_COLUMN) or \
+                with_bucket_column(df, table, job.column_map)
+        try:
+            per_task = [write_native(df, job, num_tasks, BUCKET_COLUMN if bucketed else None,
+                                     row_kind_column=row_kind_column)]
+        except BaseException:
+            abort_write(job)
+            raise
+        return _finish(WriteResult(job, per_task, tasks=1), commit, mode)
     n = num_tasks or int(spark.conf.get("spark.sql.shuffle.partitions"))
     if table.options.bucket > 0:
         src = dict(job.column_map)
@@ -176,9 +191,12 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     except BaseException:
         abort_write(job)
         raise
-    result = WriteResult(job, per_task, tasks=len(per_task))
+    return _finish(WriteResult(job, per_task, tasks=len(per_task)), commit, mode)
+
+
+def _finish(result: WriteResult, commit: bool, mode: str) -> WriteResult:
     if commit:
-        result.outcome = commit_write(job, per_task, overwrite=(mode == "overwrite"))
+        result.outcome = commit_write(result.job, result.per_task, overwrite=(mode == "overwrite"))
     return result
 
 
