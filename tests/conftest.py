@@ -21,6 +21,16 @@ def profile_name() -> str:
     return os.environ.get("HYPOTHESIS_PROFILE", "ci")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: three workers per two cores (at least two). Much of the suite waits on
+    subprocesses, JVMs, Spark and the S3 server: with one worker per core a full run kept the
+    two cores about half busy. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return max(2, len(os.sched_getaffinity(0)) * 3 // 2)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _stateful_summary(terminalreporter)
     _fault_summary(terminalreporter, config)
