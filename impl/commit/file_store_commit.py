@@ -502,14 +502,15 @@ class FileStoreCommit:
             return c
         return ManifestCommittable(identifier, tuple(c))
 
-    def _read_live(self, snapshot: Snapshot | None,
-                   partitions: frozenset[bytes] | None = None) -> list[ManifestEntry]:
+    def _read_live(self, snapshot: Snapshot | None, partitions: frozenset[bytes] | None = None,
+                   metas: list[ManifestFileMeta] | None = None) -> list[ManifestEntry]:
         """Live entries of ``snapshot`` (every manifest's size and entry count checked), of
         ``partitions`` only when given: then manifests whose partition statistics rule them
-        all out are not read, and the others are decoded for those partitions only."""
+        all out are not read, and the others are decoded for those partitions only. ``metas``:
+        the snapshot's data manifests, when the caller has read them already."""
         if snapshot is None:
             return []
-        metas = self._data_manifests(snapshot)
+        metas = self._data_manifests(snapshot) if metas is None else metas
         if partitions is None or not self.partition_type:
             entries = live_entries(self.manifest_file.read_all(metas))
             return entries if partitions is None else [e for e in entries if e.partition in partitions]
@@ -520,6 +521,18 @@ class FileStoreCommit:
         # an identity includes its partition: folding one partition's entries alone is exact
         keep = partitions.__contains__
         return live_entries([e for m in metas for e in self.manifest_file.read_manifest(m, keep)])
+
+    def _read_live_scope(self, snapshot: Snapshot, partitions: frozenset[bytes] | None
+                         ) -> tuple[list[ManifestEntry], frozenset[bytes] | None]:
+        """The live entries of ``partitions`` (None: all) and the partitions they cover. Data
+        manifests smaller together than one settled manifest are read whole: decoding them costs
+        about what one partition's manifest does, and a later commit into another partition
+        would read them again (a small table's cold commit reads each manifest once)."""
+        metas = self._data_manifests(snapshot)
+        if partitions is not None and self.partition_type \
+                and sum(m.file_size for m in metas) >= self.options.merge.settled_size_bytes:
+            return self._read_live(snapshot, partitions, metas), partitions
+        return self._read_live(snapshot, None, metas), None
 
     def _data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         return self.manifest_list.read_data_manifests(snapshot)
@@ -556,10 +569,15 @@ class FileStoreCommit:
                     cached = None  # every partition is wanted: read them all at once
                 else:
                     held = cached.partitions or frozenset()
-                    cached.extend(scope - held, self._read_live(latest, scope - held))
+                    entries, covered = self._read_live_scope(latest, scope - held)
+                    if covered is None:  # read whole: the index holds every partition now
+                        cached = LiveFiles(latest.id, latest.delta_manifest_list, entries)
+                    else:
+                        cached.extend(covered, entries)
             if cached is None:
                 self._live = None
-                cached = LiveFiles(latest.id, latest.delta_manifest_list, self._read_live(latest, scope), scope)
+                entries, covered = self._read_live_scope(latest, scope)
+                cached = LiveFiles(latest.id, latest.delta_manifest_list, entries, covered)
             self._live = cached
             return cached
         except BaseException:

@@ -253,6 +253,13 @@ class ManifestFile:
         cached = self._cache.get(file_name)
         if cached is not None:
             return cached
+        partial: _PartialManifest | None = self._partial.get(file_name)
+        if partial is not None:
+            # partition-filtered reads decoded every partition of it already (a commit's live
+            # files of the partitions it touches, then its manifest merge reading them whole)
+            whole = partial.select(lambda _: True)
+            if whole is not None:
+                return whole
         path = self.paths.manifest_path(file_name)
         data = self.file_io.read_bytes(path)
         _check_size(path, data, expected_size)

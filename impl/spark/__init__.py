@@ -33,6 +33,7 @@ from impl.spark.compaction import CompactResult, compact  # noqa: E402
 from impl.spark.dml import RowLevelResult, delete, merge_into, update  # noqa: E402
 from impl.spark.errors import (  # noqa: E402
     MergeCardinalityError,
+    NativeWriteUnsupportedError,
     RowLevelChangeError,
     SharedPlanError,
     SparkConnectorError,
@@ -53,4 +54,5 @@ __all__ = [
     "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
     "SharedPlanError", "WriteClosedError", "read_table", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
     "delete", "update", "merge_into", "RowLevelResult", "RowLevelChangeError", "MergeCardinalityError",
+    "NativeWriteUnsupportedError",
 ]

@@ -34,6 +34,10 @@ class WriteRoutingError(SparkConnectorError):
         self.bucket = bucket
 
 
+class NativeWriteUnsupportedError(SparkConnectorError):
+    """``writer="spark"`` was asked for a table Spark's Parquet writer cannot write as Paimon does."""
+
+
 class SharedPlanError(SparkConnectorError):
     """One query scans the same loaded DataFrame / view twice while Spark 4.3 hands all those
     scans the same pruned plan: reading it could return wrong rows, so the query fails."""

@@ -56,7 +56,7 @@ from impl.format.stats import KEY_STATS_MODE, StatsCollector
 from impl.fs.paths import DataFileNamer
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 from impl.options.values import ChangelogProducer, MergeEngine
-from impl.spark.errors import SparkConnectorError
+from impl.spark.errors import NativeWriteUnsupportedError, SparkConnectorError
 from impl.spark.tracking import INTENT_ROOT
 from impl.spark.writer import WriteJob
 from impl.table.bucket import BucketMode, encode_partition
@@ -76,10 +76,6 @@ _ROW_NUMBER = "__paimon_row_number"
 _BUCKET_DIR_COLUMN = "__paimon_bucket"
 _RENAME_THREADS = 8
 _DRIVER_TASK = "driver-native"
-
-
-class NativeWriteUnsupportedError(SparkConnectorError):
-    """``writer="spark"`` was asked for a table Spark's Parquet writer cannot write as Paimon does."""
 
 
 def native_write_reason(table, *, on_local_disk: bool) -> str | None:

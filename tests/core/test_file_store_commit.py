@@ -814,12 +814,35 @@ def test_a_cold_commit_reads_only_the_manifests_of_the_partitions_it_touches(tab
     _expect_conflict(fio, root, FileAlreadyLiveError, [msg("p3", 0, new_files=(dfile("data-3"),))], ["data-3"])
 
 
+def test_a_small_table_is_read_whole_by_a_cold_commit(table):
+    """Manifests smaller together than one settled manifest are read once, all of them: reading
+    one partition's now and another's at the next commit would read them twice."""
+    fio, root = table
+    for i in range(5):
+        new_commit(fio, root, user=f"seed{i}").commit([msg(f"p{i}", 0, new_files=(dfile(f"data-{i}"),))], 1)
+    view = TableView(fio, root)
+    latest = view.latest()
+    metas = [*view.ml().read(latest.base_manifest_list), *view.ml().read(latest.delta_manifest_list)]
+    log = _ReadLog(fio.fs)
+    cold = new_commit(log, root, user="cold")
+    cold.commit([msg("p2", 0, new_files=(dfile("data-new"),))], 1)
+    first = [n for n in log.reads if n.startswith("manifest-") and not n.startswith("manifest-list")]
+    assert set(first) >= {m.file_name for m in metas} and len(first) == len(set(first))
+    log.reads.clear()
+    cold.commit([msg("p3", 0, new_files=(dfile("data-new3"),))], 2)  # holds every partition already
+    assert not [n for n in log.reads if n in {m.file_name for m in metas}]
+    _expect_conflict(fio, root, FileAlreadyLiveError, [msg("p4", 0, new_files=(dfile("data-4"),))], ["data-4"])
+
+
 def test_a_committer_holding_some_partitions_reads_the_others_at_the_snapshot_it_commits_on(table):
     fio, root = table
     seed(fio, root)
-    a = new_commit(fio, root, user="a")
+    # a target so small that every manifest is settled: the committers read by partition
+    small = replace(PK_SCHEMA, options={**PK_SCHEMA.options, "manifest.target-file-size": "1b"})
+    a = new_commit(fio, root, small, user="a")
     a.commit([msg("p1", 0, new_files=(dfile("data-d", 1, 20, 21),))], 1)  # a now holds p1 only
-    b = new_commit(fio, root, user="b")
+    assert a._live is not None and a._live.partitions == frozenset({part("p1")})
+    b = new_commit(fio, root, small, user="b")
     b.commit([msg("p2", 1, deleted_files=(dfile("data-c", 7, 1, 2),))], 1)  # b deletes p2's file
     with pytest.raises(FileNotLiveError):  # a learns p2 from the latest snapshot, not its own
         a.commit([msg("p2", 1, deleted_files=(dfile("data-c", 7, 1, 2),))], 2)

@@ -28,7 +28,7 @@ import impl.spark  # noqa: E402
 from impl.errors import SchemaMismatchError  # noqa: E402
 from impl.format.stats import FileStats  # noqa: E402
 from impl.mergetree.kv import KeyCodec  # noqa: E402
-from impl.spark.native_write import NativeWriteUnsupportedError  # noqa: E402
+from impl.spark.errors import NativeWriteUnsupportedError  # noqa: E402
 
 SCHEMA = T.StructType([
     T.StructField("id", T.LongType(), False), T.StructField("b", T.ByteType()), T.StructField("s", T.StringType()),
