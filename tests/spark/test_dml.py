@@ -110,18 +110,12 @@ def test_fast_read_path_reads_the_changed_tables(spark, changed):
 
 
 def test_pypaimon_reads_the_changed_tables(changed):
-    from pypaimon_env import READ_TABLE, pypaimon_python, run_pypaimon
-
-    from fault_injection.conformance.pypaimon_env import PeerUnavailable
+    from pypaimon_env import read_with_pypaimon
 
     warehouse, _ = changed
-    try:
-        pypaimon_python()
-        for name in ("pk", "dv"):
-            theirs = run_pypaimon(READ_TABLE, warehouse=warehouse, table=f"db.{name}", sort_by=["dt", "id"])
-            assert sorted((r["id"], r["name"], r["score"], r["dt"]) for r in theirs) == _read(_table(warehouse, name))
-    except PeerUnavailable as e:
-        pytest.skip(f"pypaimon 2.1.0 cannot be installed here: {e}")
+    for name in ("pk", "dv"):
+        theirs = read_with_pypaimon(warehouse, f"db.{name}", sort_by=["dt", "id"])
+        assert sorted((r["id"], r["name"], r["score"], r["dt"]) for r in theirs) == _read(_table(warehouse, name))
 
 
 @pytest.mark.paimon_java
