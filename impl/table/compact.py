@@ -76,10 +76,9 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     path = core.partition_cache.path(partition)
     if core.options.data_evolution:
         return compact_row_id_groups(core, partition, path, bucket, total_buckets, files)
+    if index_files is None and core.options.deletion_vectors:
+        index_files = bucket_index_files(core, core.snapshot_manager.latest_snapshot()).get((partition, bucket), [])
     if core.is_primary_key_table:
-        if index_files is None and core.options.deletion_vectors:
-            latest = core.snapshot_manager.latest_snapshot()
-            index_files = bucket_index_files(core, latest).get((partition, bucket), [])
         w = PrimaryKeyBucketWriter(core, partition, path, bucket, list(files), None, total_buckets=total_buckets,
                                    restored_index=index_files or ())
         try:
@@ -94,9 +93,6 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     picked = pick_files(list(files), target, o.compaction_min_file_num, o.compaction_max_file_num, full)
     if not picked:
         return None
-    if index_files is None and o.deletion_vectors:
-        latest = core.snapshot_manager.latest_snapshot()
-        index_files = bucket_index_files(core, latest).get((partition, bucket), [])
     # deletion vectors of an append table (row-level DELETE / UPDATE): the rewrite drops the rows
     # they delete, and the vectors of the rewritten files go with them (else they would name
     # files that are no longer live, which the commit refuses)
