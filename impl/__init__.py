@@ -81,6 +81,8 @@ from impl.table import (
     UnsupportedTableFeatureError,
 )
 from impl.table.errors import (
+    CatalogConnectionError,
+    CatalogStoreError,
     ColumnCastError,
     CommitUsageError,
     DynamicBucketError,
@@ -126,4 +128,5 @@ __all__ = [
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
+    "CatalogConnectionError", "CatalogStoreError",
 ]

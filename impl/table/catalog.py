@@ -178,6 +178,17 @@ class Catalog:
     refused credentials or an unreachable endpoint raise :class:`InvalidWarehouseError`.
     """
 
+    def __new__(cls, location: str | None = None, /, *args, **kwargs):
+        """``Catalog("jdbc:sqlite:/path/cat.db", warehouse=...)`` and ``metastore`` = ``jdbc`` in
+        ``options`` make a :class:`impl.jdbc.JdbcCatalog`."""
+        if cls is Catalog:
+            options = kwargs.get("options", args[1] if len(args) > 1 else None) or {}
+            metastore = str(options.get("metastore", FILESYSTEM_METASTORE)).strip().lower()
+            if metastore == "jdbc" or (isinstance(location, str) and location.startswith("jdbc:")):
+                from impl.jdbc import JdbcCatalog
+                return super().__new__(JdbcCatalog)
+        return super().__new__(cls)
+
     def __init__(self, warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
                  options: Mapping[str, str] | None = None, *, env: Environment = PRODUCTION):
         """``env``: where the tables' writes take time, ids and randomness from (default: the
@@ -253,12 +264,17 @@ class Catalog:
                 out.append(n)
         return sorted(out)
 
+    def _has_table(self, db: str, name: str) -> bool:
+        """Whether data table ``db.name`` exists: it has a schema (a metastore's catalog asks its
+        metastore)."""
+        return bool(schema_ids_in(self.file_io, TablePaths(self.table_path((db, name))).schema_dir))
+
     def table_exists(self, identifier) -> bool:
         db, name = parse_identifier(identifier)
         base, system = split_system_table(name)
         if system is not None and system.lower() not in SYSTEM_TABLES:
             return False
-        return bool(schema_ids_in(self.file_io, TablePaths(self.table_path((db, base))).schema_dir))
+        return self._has_table(db, base)
 
     def create_table(self, identifier, schema: pa.Schema | Schema, ignore_if_exists: bool = False, *,
                      primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
@@ -374,7 +390,7 @@ class Catalog:
     def _table_exists_or_raise(self, db: str, name: str, ignore_if_not_exists: bool) -> bool:
         """Whether data table ``db.name`` exists (it has a schema); if not, False when
         ``ignore_if_not_exists``, else DatabaseNotExistError or TableNotExistError."""
-        if schema_ids_in(self.file_io, TablePaths(self.table_path((db, name))).schema_dir):
+        if self._has_table(db, name):
             return True
         if ignore_if_not_exists:
             return False
