@@ -26,7 +26,14 @@ from impl.jdbc.lock import LockRules, table_lock
 from impl.jdbc.store import DATABASE_EXISTS_PROPERTY, JdbcStore
 from impl.jdbc.uri import PROPERTY_PREFIX, connection_properties, parse_jdbc_uri, redact
 from impl.options.values import parse_bool, parse_duration_millis
-from impl.table.catalog import Catalog, Database, _check_name, parse_identifier, split_system_table
+from impl.table.catalog import (
+    METASTORE_CATALOGS,
+    Catalog,
+    Database,
+    _check_name,
+    parse_identifier,
+    split_system_table,
+)
 from impl.table.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -54,6 +61,7 @@ def _split_options(uri_or_warehouse: str, warehouse: str | None,
     """(uri, warehouse, options) from the two spellings: ``("jdbc:...", warehouse=...)`` and
     ``(warehouse, options={"metastore": "jdbc", "uri": ...})``; unknown options refused by name."""
     opts = {str(k): v for k, v in (options or {}).items()}
+    uri: object
     if isinstance(uri_or_warehouse, str) and uri_or_warehouse.startswith("jdbc:"):
         uri = uri_or_warehouse
         if opts.get("uri", uri) != uri:
@@ -254,3 +262,6 @@ class JdbcCatalog(Catalog):
         if bucket_keys:
             props["bucket-key"] = bucket_keys
         return props
+
+
+METASTORE_CATALOGS[JDBC_METASTORE] = JdbcCatalog

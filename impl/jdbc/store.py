@@ -206,11 +206,6 @@ class JdbcStore:
                       " AND table_name = ?", (self.catalog_key, database, table))
             self._insert_table_properties(database, table, properties)
 
-    def table_properties(self, database: str, table: str) -> dict[str, str]:
-        rows = self._run(f"SELECT property_key, property_value FROM {TABLE_PROPERTIES_TABLE} WHERE catalog_key = ?"
-                         " AND database_name = ? AND table_name = ?", (self.catalog_key, database, table), fetch=True)
-        return {k: v for k, v in rows}
-
     def delete_table(self, database: str, table: str) -> bool:
         """Remove the table's row and properties; whether there was a row."""
         with self.transaction():

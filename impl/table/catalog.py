@@ -118,6 +118,9 @@ def parse_identifier(identifier) -> tuple[str, str]:
 # to a catalog this is not, and is refused rather than ignored.
 CATALOG_OPTIONS = frozenset({"metastore", "warehouse"})
 FILESYSTEM_METASTORE = "filesystem"
+# The catalog class of each other metastore (``jdbc``: impl.jdbc registers itself on import,
+# which importing impl does): Catalog(...) with that ``metastore`` makes one.
+METASTORE_CATALOGS: dict[str, type] = {}
 
 
 def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> None:
@@ -184,9 +187,10 @@ class Catalog:
         if cls is Catalog:
             options = kwargs.get("options", args[1] if len(args) > 1 else None) or {}
             metastore = str(options.get("metastore", FILESYSTEM_METASTORE)).strip().lower()
-            if metastore == "jdbc" or (isinstance(location, str) and location.startswith("jdbc:")):
-                from impl.jdbc import JdbcCatalog
-                return super().__new__(JdbcCatalog)
+            if metastore == FILESYSTEM_METASTORE and isinstance(location, str) and location.startswith("jdbc:"):
+                metastore = "jdbc"
+            if metastore in METASTORE_CATALOGS:
+                return super().__new__(METASTORE_CATALOGS[metastore])
         return super().__new__(cls)
 
     def __init__(self, warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
