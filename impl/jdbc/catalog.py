@@ -32,13 +32,10 @@ from impl.table.catalog import (
     Database,
     _check_name,
     parse_identifier,
-    split_system_table,
 )
 from impl.table.errors import (
     DatabaseAlreadyExistError,
-    DatabaseNotEmptyError,
     DatabaseNotExistError,
-    SystemTableReadOnlyError,
     TableAlreadyExistError,
     UnsupportedCatalogOptionError,
 )
@@ -169,16 +166,9 @@ class JdbcCatalog(Catalog):
     def list_databases(self) -> list[str]:
         return self.store.list_databases()
 
-    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
-        if not self._database_exists(name):
-            if ignore_if_not_exists:
-                return
-            raise DatabaseNotExistError(name)
-        tables = self.list_tables(name)
-        if tables and not cascade:
-            raise DatabaseNotEmptyError(name, tables)
-        self.store.delete_database(name)
-        self._remove_tree(self.database_path(name))
+    def _remove_database(self, name: str) -> None:
+        self.store.delete_database(name)  # the rows first: files left by a failure are listed nowhere
+        super()._remove_database(name)
 
     # ------------------------------------------------------------------ tables
 
@@ -225,13 +215,9 @@ class JdbcCatalog(Catalog):
         if self.sync_all_properties:
             self.store.replace_table_properties(db, name, self._properties(self._get_data_table(db, name)))
 
-    def drop_table(self, identifier, ignore_if_not_exists: bool = False) -> None:
-        db, name = parse_identifier(identifier)
-        if split_system_table(name)[1] is not None:
-            raise SystemTableReadOnlyError(f"{db}.{name}", "drop_table")
-        if self._table_exists_or_raise(db, name, ignore_if_not_exists):
-            self.store.delete_table(db, name)
-            self._remove_tree(self.table_path((db, name)))
+    def _remove_table(self, db: str, name: str) -> None:
+        self.store.delete_table(db, name)  # the rows first, as for a database
+        super()._remove_table(db, name)
 
     def rename_table(self, source_identifier, target_identifier, ignore_if_not_exists: bool = False) -> None:
         source = parse_identifier(source_identifier)

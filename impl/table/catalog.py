@@ -252,6 +252,10 @@ class Catalog:
         tables = self.list_tables(name)
         if tables and not cascade:
             raise DatabaseNotEmptyError(name, tables)
+        self._remove_database(name)
+
+    def _remove_database(self, name: str) -> None:
+        """Remove database ``name`` and its tables (checks done)."""
         self._remove_tree(self.database_path(name))
 
     # ------------------------------------------------------------------ tables
@@ -389,7 +393,11 @@ class Catalog:
         if split_system_table(name)[1] is not None:
             raise SystemTableReadOnlyError(f"{db}.{name}", "drop_table")
         if self._table_exists_or_raise(db, name, ignore_if_not_exists):
-            self._remove_tree(self.table_path((db, name)))
+            self._remove_table(db, name)
+
+    def _remove_table(self, db: str, name: str) -> None:
+        """Remove data table ``db.name`` (checks done)."""
+        self._remove_tree(self.table_path((db, name)))
 
     def _table_exists_or_raise(self, db: str, name: str, ignore_if_not_exists: bool) -> bool:
         """Whether data table ``db.name`` exists (it has a schema); if not, False when

@@ -18,14 +18,10 @@ ROWS = [[1, "a"], [2, "b"], [3, None]]
 
 @pytest.fixture(scope="module")
 def java():
-    reason = tools_missing()
-    if reason:
-        pytest.skip(f"Paimon Java harness needs a JDK and Maven: {reason}")
-    server = JavaServer(harness_classpath())
-    try:
+    if tools_missing():
+        pytest.skip(f"Paimon Java harness needs a JDK and Maven: {tools_missing()}")
+    with JavaServer(harness_classpath()) as server:
         yield server
-    finally:
-        server.close()
 
 
 def pypaimon(script: str, **params):
