@@ -41,10 +41,24 @@ def _bin_dir() -> Path:
     spec = importlib.util.find_spec("pgserver")
     if spec is None or not spec.submodule_search_locations:
         raise PostgresUnavailable("the pgserver wheel (PostgreSQL binaries) is not installed: pip install -e '.[test]'")
-    path = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
-    if not (path / "postgres").exists():
-        raise PostgresUnavailable(f"no postgres binary under {path}")
-    return path
+    install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    if not (install / "bin" / "postgres").exists():
+        raise PostgresUnavailable(f"no postgres binary under {install}")
+    if os.geteuid() == 0 and not all(p.stat().st_mode & 0o001 for p in install.parents):
+        # the server user (nobody) cannot reach the venv (under /root, say): a copy it can
+        # (the binaries find their libraries at $ORIGIN/../../../pgserver.libs: the same layout)
+        copy = Path(tempfile.gettempdir()) / f"paimon-pginstall-{os.stat(install).st_ino}"
+        if not (copy / "pgserver" / "pginstall" / "bin" / "postgres").exists():
+            staging = Path(tempfile.mkdtemp(prefix="paimon-pginstall-"))
+            os.chmod(staging, 0o755)
+            shutil.copytree(install, staging / "pgserver" / "pginstall", symlinks=True)
+            shutil.copytree(install.parent.parent / "pgserver.libs", staging / "pgserver.libs", symlinks=True)
+            try:
+                os.rename(staging, copy)
+            except OSError:
+                shutil.rmtree(staging, ignore_errors=True)  # another worker's copy landed first
+        install = copy / "pgserver" / "pginstall"
+    return install / "bin"
 
 
 def _free_port() -> int:
