@@ -136,7 +136,7 @@ def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> 
                             f"and storage options starting with {', '.join(STORAGE_OPTION_PREFIXES)})")
         if key == "metastore" and str(value).strip().lower() != FILESYSTEM_METASTORE:
             raise UnsupportedCatalogOptionError(
-                key, value, f"only the {FILESYSTEM_METASTORE!r} metastore is implemented")
+                key, value, f"metastores implemented: {', '.join([FILESYSTEM_METASTORE, *METASTORE_CATALOGS])}")
         if key == "warehouse" and str(value).rstrip("/") != warehouse.rstrip("/"):
             raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
 
@@ -154,7 +154,8 @@ class CatalogFactory:
     """pypaimon's entry point: ``CatalogFactory.create({"warehouse": ...})`` is a :class:`Catalog`.
 
     The options are this filesystem catalog's (``warehouse``, ``metastore`` = ``filesystem``, and
-    storage options); another metastore (``rest``, ``jdbc``, ``hive``) is refused by name with
+    storage options), or ``metastore`` = ``jdbc`` with ``uri`` and the JDBC catalog's options
+    (:class:`impl.jdbc.JdbcCatalog`); another metastore (``hive``, ...) is refused by name with
     :class:`UnsupportedCatalogOptionError`.
     """
 

@@ -155,3 +155,14 @@ def test_lock_rules(paths):
     cat.store.release_lock("jdbc.db.u")
     cat.create_table("db.u", SCHEMA)
     assert cat.list_tables("db") == ["t", "u"]
+
+
+def test_main_job_catalog_flag():
+    from simulation.spark_job import parse_args
+
+    cfg = parse_args(["--catalog", "jdbc:postgresql://127.0.0.1/db?user=u&password=secret"])
+    assert dict(cfg.catalog_options) == {"metastore": "jdbc",
+                                         "uri": "jdbc:postgresql://127.0.0.1/db?user=u&password=secret"}
+    assert "secret" not in str(cfg.redacted())
+    with pytest.raises(SystemExit):
+        parse_args(["--catalog", "thrift://metastore:9083"])
