@@ -37,6 +37,7 @@ from impl.table.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotExistError,
     TableAlreadyExistError,
+    TableNotExistError,
     UnsupportedCatalogOptionError,
 )
 from impl.table.table import FileStoreTable
@@ -174,6 +175,15 @@ class JdbcCatalog(Catalog):
 
     def _has_table(self, db: str, name: str) -> bool:
         return self.store.table_exists(db, name)
+
+    def _get_data_table(self, db: str, name: str) -> FileStoreTable:
+        try:
+            return super()._get_data_table(db, name)
+        except TableNotExistError as e:
+            if self._has_table(db, name):  # listed, but its files are gone
+                e.args = (f"table '{db}.{name}' is listed by catalog {self.store.name} but has no schema under "
+                          f"{self.table_path((db, name))}",)
+            raise
 
     def list_tables(self, database: str) -> list[str]:
         if not self._database_exists(database):

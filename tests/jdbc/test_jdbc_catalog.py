@@ -5,6 +5,7 @@ between the two writes."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 
 import pyarrow as pa
@@ -103,6 +104,11 @@ def test_bad_input_is_refused_by_name(paths, tmp_path):
         cat.get_table("db.orphan")
     with pytest.raises(TableAlreadyExistError):  # its files are not overwritten either
         cat.create_table("db.orphan", SCHEMA)
+    # and a table the database lists whose files are gone says so
+    cat.create_table("db.t", SCHEMA)
+    shutil.rmtree(os.path.join(wh, "db.db", "t"))
+    with pytest.raises(TableNotExistError, match=r"'db.t' is listed by catalog jdbc:sqlite:.*but has no schema"):
+        cat.get_table("db.t")
 
 
 class Boom(RuntimeError):
