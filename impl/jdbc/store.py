@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from impl._optional import require
 from impl.jdbc.uri import JdbcProtocol, JdbcUri
-from impl.table.errors import CatalogConnectionError, CatalogStoreError
+from impl.table.errors import CatalogConnectionError, CatalogStoreError, UnsupportedCatalogOptionError
 
 CATALOG_TABLE = "paimon_tables"
 DATABASE_PROPERTIES_TABLE = "paimon_database_properties"
@@ -82,9 +82,18 @@ class JdbcStore:
         password = props.pop("password", None)
         timeout = props.pop("connectTimeout", None)  # pgjdbc's name, seconds
         try:
-            return psycopg.connect(host=self.uri.host, port=self.uri.port or 5432, dbname=self.uri.target, user=user,
-                                   password=password, autocommit=True,
-                                   connect_timeout=max(1, round(float(timeout or timeout_seconds))))
+            timeout_seconds = max(1, round(float(timeout or timeout_seconds)))
+        except ValueError:
+            raise UnsupportedCatalogOptionError("jdbc.connectTimeout", timeout, "is not a number of seconds") from None
+        host = props.pop("host", self.uri.host)
+        port = props.pop("port", self.uri.port or 5432)
+        for key in ("database", "dbname"):
+            props.pop(key, None)
+        try:
+            # other properties are libpq's (sslmode, application_name, ...), as pypaimon passes them
+            return psycopg.connect(host=host, port=int(port), dbname=self.uri.target, user=user, password=password,
+                                   autocommit=True, connect_timeout=timeout_seconds,
+                                   **props)
         except psycopg.Error as e:
             raise CatalogConnectionError(self.name, str(e).strip()) from e
 

@@ -75,6 +75,8 @@ def test_refused_login_and_closed_port(pg, tmp_path):
     assert "wrong" not in str(refused.value) and f"{pg.port}/postgres" in str(refused.value)
     with pytest.raises(CatalogConnectionError, match="password=\\*\\*\\*"):
         impl.Catalog(f"{pg.jdbc_uri}?user={USER}&password=wrong", warehouse=wh)
+    with pytest.raises(CatalogConnectionError, match="bogus"):  # driver properties reach libpq, which names it
+        impl.Catalog(wh, options={**options(pg.jdbc_uri), "jdbc.bogus": "1"})
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
