@@ -16,8 +16,6 @@ from postgres_server import PASSWORD, USER, PostgresUnavailable, RunningPostgres
 import impl
 from impl.table.errors import CatalogConnectionError
 
-pytestmark = pytest.mark.paimon_java
-
 
 @pytest.fixture(scope="module")
 def pg():
@@ -37,6 +35,7 @@ def options(uri, **extra):
     return {"metastore": "jdbc", "uri": uri, "jdbc.user": USER, "jdbc.password": PASSWORD, **extra}
 
 
+@pytest.mark.paimon_java
 def test_catalog_on_postgresql_seen_by_java(pg, tmp_path):
     wh = str(tmp_path / "wh")
     cat = impl.Catalog(wh, options=options(pg.jdbc_uri, **{"lock.enabled": "true"}))
