@@ -83,5 +83,6 @@ def test_impl_java_and_pypaimon_share_one_sqlite_catalog(java, tmp_path):
     assert sorted(java.call(action="read", table="py.t", **jdbc)) == [[20, "p"], [21, None]]
     cat.rename_table("imp.t", "imp.renamed")
     cat.drop_table("jv.t")
+    cat.alter_table("imp.renamed", [impl.SchemaChange.add_column("qty", pa.int64())])
     assert java.call(action="list", **jdbc) == {"imp": ["renamed"], "jv": [], "py": ["t"]}
-    assert sorted(java.call(action="read", table="imp.renamed", **jdbc)) == ROWS
+    assert sorted(java.call(action="read", table="imp.renamed", **jdbc)) == [r + [None] for r in ROWS]
