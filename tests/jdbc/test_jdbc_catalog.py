@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pytest
@@ -172,3 +174,24 @@ def test_main_job_catalog_flag():
     assert "secret" not in str(cfg.redacted())
     with pytest.raises(SystemExit):
         parse_args(["--catalog", "thrift://metastore:9083"])
+
+
+def test_racing_creators_make_one_table(paths):
+    uri, wh, db_file = paths
+    impl.Catalog(uri, warehouse=wh).create_database("db")
+    catalogs = [impl.Catalog(uri, warehouse=wh) for _ in range(6)]
+    barrier = threading.Barrier(len(catalogs))
+
+    def create(cat):
+        barrier.wait()
+        try:
+            cat.create_table("db.r", SCHEMA)
+            return "created"
+        except TableAlreadyExistError:
+            return "exists"
+
+    with ThreadPoolExecutor(len(catalogs)) as pool:
+        outcomes = sorted(pool.map(create, catalogs))
+    assert outcomes == ["created"] + ["exists"] * (len(catalogs) - 1)
+    assert rows_of(db_file, "SELECT * FROM paimon_tables") == [("jdbc", "db", "r")]
+    assert sorted(os.listdir(os.path.join(wh, "db.db", "r", "schema"))) == ["schema-0"]
