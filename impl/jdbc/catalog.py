@@ -25,7 +25,7 @@ from impl.fs.object_store import STORAGE_OPTION_PREFIXES
 from impl.jdbc.lock import LockRules, table_lock
 from impl.jdbc.store import DATABASE_EXISTS_PROPERTY, JdbcStore
 from impl.jdbc.uri import PROPERTY_PREFIX, connection_properties, parse_jdbc_uri, redact
-from impl.options.values import parse_bool, parse_duration_millis
+from impl.options.values import parse_bool, parse_duration_millis, parse_int
 from impl.table.catalog import (
     METASTORE_CATALOGS,
     Catalog,
@@ -104,7 +104,8 @@ class JdbcCatalog(Catalog):
     object-store warehouse), ``lock-check-max-sleep``, ``lock-acquire-timeout``,
     ``lock-key-max-length``, ``sync-all-properties`` (default true: the table's options and keys
     are mirrored in ``paimon_table_properties``). A database that cannot be reached or refuses
-    the login raises :class:`impl.errors.CatalogConnectionError` within the connect timeout.
+    the login raises :class:`impl.CatalogConnectionError` within the connect timeout; a bad option
+    value :class:`impl.InvalidOptionError`, before anything is opened.
     """
 
     def __init__(self, uri_or_warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
@@ -122,7 +123,7 @@ class JdbcCatalog(Catalog):
                                                          opts.get("lock-check-max-sleep", "8 s")),
             acquire_timeout_millis=parse_duration_millis("lock-acquire-timeout",
                                                          opts.get("lock-acquire-timeout", "8 min")),
-            key_max_length=int(opts.get("lock-key-max-length", 255)))
+            key_max_length=parse_int("lock-key-max-length", opts.get("lock-key-max-length", "255"), minimum=1))
         self.sync_all_properties = parse_bool("sync-all-properties", opts.get("sync-all-properties", "true"))
         self.store = JdbcStore(jdbc_uri, connection_properties(opts), self.catalog_key,
                                connect_timeout_seconds=DEFAULT_CONNECT_TIMEOUT_SECONDS)
