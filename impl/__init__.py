@@ -57,6 +57,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     UnsupportedVersionError,
     WriterClosedError,
 )
+from impl.jdbc import JdbcCatalog  # registers metastore "jdbc" with impl.Catalog
 from impl.schema import Move, SchemaChange
 from impl.table import (
     Catalog,
@@ -81,6 +82,8 @@ from impl.table import (
     UnsupportedTableFeatureError,
 )
 from impl.table.errors import (
+    CatalogConnectionError,
+    CatalogStoreError,
     ColumnCastError,
     CommitUsageError,
     DynamicBucketError,
@@ -101,7 +104,7 @@ __version__: str = package_version()
 
 __all__ = [
     "__version__",
-    "Catalog", "CatalogFactory", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
+    "Catalog", "CatalogFactory", "JdbcCatalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused
@@ -126,4 +129,5 @@ __all__ = [
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
+    "CatalogConnectionError", "CatalogStoreError",
 ]

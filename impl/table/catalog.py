@@ -118,6 +118,9 @@ def parse_identifier(identifier) -> tuple[str, str]:
 # to a catalog this is not, and is refused rather than ignored.
 CATALOG_OPTIONS = frozenset({"metastore", "warehouse"})
 FILESYSTEM_METASTORE = "filesystem"
+# The catalog class of each other metastore (``jdbc``: impl.jdbc registers itself on import,
+# which importing impl does): Catalog(...) with that ``metastore`` makes one.
+METASTORE_CATALOGS: dict[str, type] = {}
 
 
 def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> None:
@@ -133,7 +136,7 @@ def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> 
                             f"and storage options starting with {', '.join(STORAGE_OPTION_PREFIXES)})")
         if key == "metastore" and str(value).strip().lower() != FILESYSTEM_METASTORE:
             raise UnsupportedCatalogOptionError(
-                key, value, f"only the {FILESYSTEM_METASTORE!r} metastore is implemented")
+                key, value, f"metastores implemented: {', '.join([FILESYSTEM_METASTORE, *METASTORE_CATALOGS])}")
         if key == "warehouse" and str(value).rstrip("/") != warehouse.rstrip("/"):
             raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
 
@@ -151,7 +154,8 @@ class CatalogFactory:
     """pypaimon's entry point: ``CatalogFactory.create({"warehouse": ...})`` is a :class:`Catalog`.
 
     The options are this filesystem catalog's (``warehouse``, ``metastore`` = ``filesystem``, and
-    storage options); another metastore (``rest``, ``jdbc``, ``hive``) is refused by name with
+    storage options), or ``metastore`` = ``jdbc`` with ``uri`` and the JDBC catalog's options
+    (:class:`impl.jdbc.JdbcCatalog`); another metastore (``hive``, ...) is refused by name with
     :class:`UnsupportedCatalogOptionError`.
     """
 
@@ -177,6 +181,18 @@ class Catalog:
     instance roles). An object-store warehouse is checked on construction: a missing bucket,
     refused credentials or an unreachable endpoint raise :class:`InvalidWarehouseError`.
     """
+
+    def __new__(cls, location: str | None = None, /, *args, **kwargs):
+        """``Catalog("jdbc:sqlite:/path/cat.db", warehouse=...)`` and ``metastore`` = ``jdbc`` in
+        ``options`` make a :class:`impl.jdbc.JdbcCatalog`."""
+        if cls is Catalog:
+            options = kwargs.get("options", args[1] if len(args) > 1 else None) or {}
+            metastore = str(options.get("metastore", FILESYSTEM_METASTORE)).strip().lower()
+            if metastore == FILESYSTEM_METASTORE and isinstance(location, str) and location.startswith("jdbc:"):
+                metastore = "jdbc"
+            if metastore in METASTORE_CATALOGS:
+                return super().__new__(METASTORE_CATALOGS[metastore])
+        return super().__new__(cls)
 
     def __init__(self, warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
                  options: Mapping[str, str] | None = None, *, env: Environment = PRODUCTION):
@@ -237,6 +253,10 @@ class Catalog:
         tables = self.list_tables(name)
         if tables and not cascade:
             raise DatabaseNotEmptyError(name, tables)
+        self._remove_database(name)
+
+    def _remove_database(self, name: str) -> None:
+        """Remove database ``name`` and its tables (checks done)."""
         self._remove_tree(self.database_path(name))
 
     # ------------------------------------------------------------------ tables
@@ -253,12 +273,17 @@ class Catalog:
                 out.append(n)
         return sorted(out)
 
+    def _has_table(self, db: str, name: str) -> bool:
+        """Whether data table ``db.name`` exists: it has a schema (a metastore's catalog asks its
+        metastore)."""
+        return bool(schema_ids_in(self.file_io, TablePaths(self.table_path((db, name))).schema_dir))
+
     def table_exists(self, identifier) -> bool:
         db, name = parse_identifier(identifier)
         base, system = split_system_table(name)
         if system is not None and system.lower() not in SYSTEM_TABLES:
             return False
-        return bool(schema_ids_in(self.file_io, TablePaths(self.table_path((db, base))).schema_dir))
+        return self._has_table(db, base)
 
     def create_table(self, identifier, schema: pa.Schema | Schema, ignore_if_exists: bool = False, *,
                      primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
@@ -369,12 +394,16 @@ class Catalog:
         if split_system_table(name)[1] is not None:
             raise SystemTableReadOnlyError(f"{db}.{name}", "drop_table")
         if self._table_exists_or_raise(db, name, ignore_if_not_exists):
-            self._remove_tree(self.table_path((db, name)))
+            self._remove_table(db, name)
+
+    def _remove_table(self, db: str, name: str) -> None:
+        """Remove data table ``db.name`` (checks done)."""
+        self._remove_tree(self.table_path((db, name)))
 
     def _table_exists_or_raise(self, db: str, name: str, ignore_if_not_exists: bool) -> bool:
         """Whether data table ``db.name`` exists (it has a schema); if not, False when
         ``ignore_if_not_exists``, else DatabaseNotExistError or TableNotExistError."""
-        if schema_ids_in(self.file_io, TablePaths(self.table_path((db, name))).schema_dir):
+        if self._has_table(db, name):
             return True
         if ignore_if_not_exists:
             return False
