@@ -68,6 +68,7 @@ import pyarrow.compute as pc
 
 from impl.errors import InvalidOptionError, MergeEngineError
 from impl.format.json_records import TableSchema
+from impl.format.memory_pool import read_pool
 from impl.mergetree.key_codes import KeyCodes, string_key_codes
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
@@ -675,7 +676,8 @@ def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool, columns: Seque
         return kv if columns is None else kv.select(list(columns))
     # a table of no columns would lose its row count in take: take one column, then drop it
     src = kv if columns is None else kv.select(list(columns) or [VALUE_KIND])
-    out = src.take(pa.array(_picked_rows(kv, spec, drop_delete))).combine_chunks()
+    pool = read_pool()  # the winners are most of a read's allocations (see read_pool)
+    out = pc.take(src, pa.array(_picked_rows(kv, spec, drop_delete)), memory_pool=pool).combine_chunks(pool)
     return out if columns is None else out.select(list(columns))
 
 
