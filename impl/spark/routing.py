@@ -163,6 +163,15 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     storage, table_options = split_storage_options(options)
     job = prepare_write(table_path, df.schema, connector, table_options, drop_columns=(BUCKET_COLUMN,),
                         fs_factory=fs_factory, storage_options=storage)
+    result = write_rows(df, job, num_tasks=num_tasks, writer=writer, row_kind_column=row_kind_column)
+    return _finish(result, commit, mode)
+
+
+def write_rows(df, job: WriteJob, *, num_tasks: int | None = None, writer: str = "auto",
+               row_kind_column: str | None = None) -> WriteResult:
+    """Write ``df``'s rows for ``job`` (prepared by :func:`impl.spark.options.prepare_write`),
+    one task per (partition, bucket), through Spark's Parquet writer or impl's (``writer``, as
+    :func:`write_dataframe`); nothing committed. On failure the job's files are removed."""
     table = job.ref.table()
     spark = df.sparkSession
     if use_native(job, table, writer, row_kind_column):
@@ -176,7 +185,7 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
         except BaseException:
             abort_write(job)
             raise
-        return _finish(WriteResult(job, per_task, tasks=1), commit, mode)
+        return WriteResult(job, per_task, tasks=1)
     n = num_tasks or int(spark.conf.get("spark.sql.shuffle.partitions"))
     if table.options.bucket > 0:
         src = dict(job.column_map)
@@ -191,7 +200,7 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     except BaseException:
         abort_write(job)
         raise
-    return _finish(WriteResult(job, per_task, tasks=len(per_task)), commit, mode)
+    return WriteResult(job, per_task, tasks=len(per_task))
 
 
 def _finish(result: WriteResult, commit: bool, mode: str) -> WriteResult:
@@ -200,4 +209,4 @@ def _finish(result: WriteResult, commit: bool, mode: str) -> WriteResult:
     return result
 
 
-__all__ = ["write_dataframe", "WriteResult", "with_bucket_column", "bucket_function", "BUCKET_COLUMN"]
+__all__ = ["write_dataframe", "write_rows", "WriteResult", "with_bucket_column", "bucket_function", "BUCKET_COLUMN"]
