@@ -35,7 +35,7 @@ from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
 from impl.spark.errors import SparkConnectorError
 from impl.spark.fast_read import FILE_NAME_COLUMN, ROW_INDEX_COLUMN, arrow_frame, group_frame, plan_native
-from impl.spark.native_write import place_files, spark_write, staging
+from impl.spark.native_write import place_files, rows_per_file, spark_write, staging
 from impl.spark.writer import WriteJob
 from impl.table.compact import drop_rewritten_vectors, pick_files
 from impl.table.core import bucket_index_files
@@ -57,16 +57,6 @@ class BucketRewrite:
     total_buckets: int
     picked: tuple[DataFileMeta, ...]
     index_files: tuple[IndexFileMeta, ...] = ()
-
-
-def records_per_file(files: Sequence[DataFileMeta], target_file_size: int) -> int | None:
-    """Rows per new file for files of about ``target_file_size`` bytes, from the bytes per row of
-    ``files`` (written with the same format and codec); None when they hold no rows."""
-    rows = sum(f.row_count for f in files)
-    if rows <= 0:
-        return None
-    size = sum(f.file_size for f in files)
-    return max(1, int(target_file_size * rows / max(size, 1)))
 
 
 def split_buckets(table, groups: Mapping[Key, Sequence[DataFileMeta]], totals: Mapping[Key, int], snapshot,
@@ -121,7 +111,7 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
     picked = [f for r in rewrites for f in r.picked]
     with staging(table, job) as directory:
         spark_write(rows, table, job, directory, num_tasks, _BUCKET, order_by=(_ORDINAL, ROW_INDEX_COLUMN),
-                    max_records_per_file=records_per_file(picked, table.options.target_file_size_for(False)))
+                    max_records_per_file=rows_per_file(picked, table.options.target_file_size_for(False)))
         placed = place_files(table, job, directory)
     after: dict[Key, list[DataFileMeta]] = {}
     for m in placed:
@@ -150,4 +140,4 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
     return out
 
 
-__all__ = ["BucketRewrite", "split_buckets", "rewrite_natively", "records_per_file"]
+__all__ = ["BucketRewrite", "split_buckets", "rewrite_natively"]

@@ -31,9 +31,9 @@ by name): formats other than Parquet, file indexes, row tracking, types whose Pa
 Spark writes differently from Paimon (timestamps other than TIMESTAMP(6), nested types), tables
 not on a local file system, postpone and dynamic buckets, primary-key tables with another merge
 engine, a changelog producer, deletion vectors, sequence.field / rowkind.field / ignore-delete,
-or keys Spark may order differently (floating point, binary, boolean, timestamps). Files do not
-roll at ``target-file-size`` (one file per bucket and task), and the write never compacts
-(as ``write-only``).
+or keys Spark may order differently (floating point, binary, boolean, timestamps). Files roll
+at about ``target-file-size`` (Spark's writer rolls by rows: :func:`estimated_rows_per_file`),
+and the write never compacts (as ``write-only``).
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ import pyarrow.parquet as pq
 from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
 from impl.format.formats import named_for
-from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
+from impl.format.records import EMPTY_STATS, DataFileMeta, FileKind, FileSource
 from impl.format.stats import KEY_STATS_MODE, StatsCollector
+from impl.format.types import to_arrow
 from impl.fs.paths import DataFileNamer
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 from impl.options.values import ChangelogProducer, MergeEngine
@@ -252,6 +253,42 @@ def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bu
     if partition_by:
         w = w.partitionBy(*partition_by)
     w.parquet("file://" + target)
+
+
+# bytes per row of a variable-width column when no file tells: a guess, so that a table's first
+# native write rolls its files too (at worst early: a guess of uncompressed widths over-estimates)
+_GUESSED_VAR_WIDTH_BYTES = 32
+
+
+def rows_per_file(files: Sequence[DataFileMeta], target_file_size: int) -> int | None:
+    """Rows per new file for files of about ``target_file_size`` bytes, from the bytes per row of
+    ``files`` (written with the same format and codec); None when they hold no rows."""
+    rows = sum(f.row_count for f in files)
+    if rows <= 0:
+        return None
+    size = sum(f.file_size for f in files)
+    return max(1, int(target_file_size * rows / max(size, 1)))
+
+
+def estimated_rows_per_file(table) -> int:
+    """Spark's ``maxRecordsPerFile`` for files of about ``target-file-size``: Spark's writer
+    rolls by rows, not bytes. The bytes per row of the files the latest snapshot added (one
+    manifest list and its delta manifests read), else the schema's uncompressed width."""
+    core = table.core
+    target = table.options.target_file_size_for(table.is_primary_key_table)
+    latest = core.snapshot_manager.latest_snapshot()
+    if latest is not None:
+        entries = core.manifest_file.read_all(core.manifest_list.read_delta_manifests(latest))
+        known = rows_per_file([e.file for e in entries if e.kind is FileKind.ADD], target)
+        if known is not None:
+            return known
+    types = list(KVLayout(table.schema).arrow_schema.types) if table.is_primary_key_table else \
+        [to_arrow(f.type) for f in table.schema.fields]
+    width = 0
+    for at in types:
+        fixed = pa.types.is_primitive(at) and at.bit_width >= 8
+        width += at.bit_width // 8 if fixed else _GUESSED_VAR_WIDTH_BYTES
+    return max(1, target // max(width, 1))
 
 
 def next_sequence_number(table) -> int:
@@ -457,7 +494,7 @@ def write_native(df, job: WriteJob, num_tasks: int | None, bucket_column: str | 
     with staging(table, job) as directory:
         base = next_sequence_number(table) if table.is_primary_key_table else 0
         spark_write(df, table, job, directory, num_tasks, bucket_column, row_kind_column=row_kind_column,
-                    sequence_base=base)
+                    sequence_base=base, max_records_per_file=estimated_rows_per_file(table))
         return place_files(table, job, directory)
 
 
@@ -477,7 +514,8 @@ def staging(table, job: WriteJob) -> Iterator[str]:
 
 
 __all__ = ["native_write_reason", "use_native", "with_bucket_expression", "write_native", "NativeWriteUnsupportedError", "staging_dir",
-           "prune_closed_staging", "place_files", "spark_frame", "spark_write", "staging"]
+           "prune_closed_staging", "place_files", "spark_frame", "spark_write", "staging",
+           "rows_per_file", "estimated_rows_per_file"]
 
 
 _MASK32 = 0xFFFFFFFF

@@ -117,3 +117,30 @@ def test_a_compaction_losing_the_race_leaves_nothing(spark, warehouse, monkeypat
         impl.spark.write_dataframe(spark.createDataFrame(_rows(0, 5), SCHEMA), pk, primary_keys=["id"],
                                    options={"bucket": "1"})
         impl.spark.compact(spark, pk, writer="spark")
+
+
+def test_native_files_roll_at_target_file_size(spark, warehouse, table_path):
+    """Spark's writer rolls by rows: the rows per file come from the bytes per row of the files
+    the table holds (a first write guesses from the schema, rolling early). Writes and
+    compactions then give files of about target-file-size."""
+    from pyspark.sql import functions as F
+
+    target = 64 * 1024  # far above a file's fixed overhead (footer, schema), which the estimate ignores
+    df = spark.range(0, 12000, numPartitions=1).select(  # 64 hex digits a row: about 32 bytes compressed
+        "id", F.sha2(F.col("id").cast("string"), 256).alias("name"), (F.col("id") * 0.25).alias("score"),
+        F.concat(F.lit("d"), (F.col("id") % 2).cast("string")).alias("dt"))
+    impl.spark.write_dataframe(df, table_path, writer="spark", options={"target-file-size": "64 kb"})
+    first = _live(_table(warehouse, "t"))
+    assert len(first) > 1 and all(f.file_size < target for f in first)  # the schema's guess: early
+    impl.spark.write_dataframe(df, table_path, writer="spark")
+    second = [f for f in _live(_table(warehouse, "t")) if f not in first]
+    total = sum(f.file_size for f in second)
+    assert abs(len(second) - total / target) <= 1.5, [f.file_size for f in second]
+    assert all(f.file_size < 1.3 * target for f in second)
+
+    res = impl.spark.compact(spark, table_path, full=True, options={"target-file-size": "256 kb"})
+    after = _live(_table(warehouse, "t"))
+    total = sum(f.file_size for f in after)
+    assert res.files_after == len(after) and abs(len(after) - total / (4 * target)) <= 1.5
+    assert all(f.file_size < 1.3 * 4 * target for f in after), [f.file_size for f in after]
+    assert len(_table(warehouse, "t").to_arrow()) == 24000
