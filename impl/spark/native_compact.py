@@ -74,7 +74,8 @@ def split_buckets(table, groups: Mapping[Key, Sequence[DataFileMeta]], totals: M
     splits = [DataSplit(snapshot.id, r.partition, r.bucket, r.total_buckets,
                         table.core.partition_cache.path(r.partition), r.picked, index_files=r.index_files)
               for r in rewrites]
-    plan = plan_native(table, splits, snapshot.id)
+    # which files Spark reads does not depend on the vectors (read once, by rewrite_natively)
+    plan = plan_native(table, splits, snapshot.id, deletion_vectors=lambda s: {})
     slow = {(s.partition, s.bucket) for s in plan.slow}
     names = [f.file_name for r in rewrites if (r.partition, r.bucket) not in slow for f in r.picked]
     if len(set(names)) != len(names):  # rows find their bucket by file name

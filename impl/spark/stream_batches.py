@@ -29,8 +29,8 @@ from typing import Mapping, Sequence
 
 from impl.spark.errors import SparkConnectorError, StreamSinkError
 from impl.spark.native_write import use_native
-from impl.spark.options import FORMAT_NAME, prepare_write
-from impl.spark.routing import BUCKET_COLUMN, write_rows
+from impl.spark.options import FORMAT_NAME
+from impl.spark.routing import prepare_dataframe_write, write_rows
 from impl.spark.source import activate
 from impl.spark.stream_writer import (
     COMMIT_USER_PREFIX_OPTION,
@@ -44,7 +44,6 @@ from impl.spark.stream_writer import (
     settle_runs,
     stream_key,
 )
-from impl.spark.tables import split_storage_options
 from impl.spark.writer import CommitOutcome
 
 log = logging.getLogger(__name__)
@@ -106,16 +105,9 @@ def write_stream(df, table_path: str, *, checkpoint_location: str, trigger: Mapp
                               "restarts keep the query's id and progress there)")
     if output_mode not in _OUTPUT_MODES:
         raise SparkConnectorError(f"{FORMAT_NAME}: output mode {output_mode!r} is not one of {list(_OUTPUT_MODES)}")
-    connector: dict[str, str] = {}
-    if primary_keys:
-        connector["primary-key"] = ",".join(primary_keys)
-    if partition_keys:
-        connector["partition"] = ",".join(partition_keys)
-    if row_kind_column:
-        connector["row-kind-column"] = row_kind_column
-    storage, table_options = split_storage_options(options)
-    job = prepare_write(table_path, df.schema, connector, table_options, drop_columns=(BUCKET_COLUMN,),
-                        fs_factory=fs_factory, storage_options=storage)
+    job = prepare_dataframe_write(df.schema, table_path, options=options, primary_keys=primary_keys,
+                                  partition_keys=partition_keys, row_kind_column=row_kind_column,
+                                  fs_factory=fs_factory)
     table = job.ref.table()
     use_native(job, table, writer, row_kind_column)  # writer="spark" refused now, not at the first batch
     sink = StreamSink(job, stream_key(checkpoint_location), new_run_id(), output_mode == "complete",

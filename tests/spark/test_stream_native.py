@@ -18,19 +18,13 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
 from spark_helpers import intents_left, orphans  # noqa: E402
-from stream_helpers import add_input_file  # noqa: E402
+from stream_helpers import add_input_file, rows_of_file, user_snapshots  # noqa: E402
 
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
 import impl.spark.stream_writer as sw  # noqa: E402
-from impl.spark.stream_writer import stream_commit_user  # noqa: E402
 
 SCHEMA = "id long, v string, dt string"
-
-
-def _rows(i: int, n: int = 10) -> pa.Table:
-    ids = list(range(i * n, (i + 1) * n))
-    return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"v{k}" for k in ids], "dt": [f"d{k % 2}" for k in ids]})
 
 
 def _run(spark, src, table_path, ck, **kw):
@@ -38,12 +32,6 @@ def _run(spark, src, table_path, ck, **kw):
     q = impl.spark.write_stream(df, table_path, checkpoint_location=ck, trigger={"availableNow": True}, **kw)
     q.awaitTermination()
     return q.id
-
-
-def _user_snapshots(warehouse, query_id):
-    user = stream_commit_user(query_id)
-    t = impl.Catalog(warehouse).get_table("db.t")
-    return [(s.commit_identifier, s.commit_kind.value) for s in t.snapshots() if s.commit_user == user]
 
 
 def _ids(warehouse) -> list[int]:
@@ -65,9 +53,9 @@ def test_append_stream_spark_writes_each_batch_once(spark, tmp_path, warehouse, 
 
     src, ck = str(tmp_path / "in"), str(tmp_path / "ck")
     for i in range(3):
-        add_input_file(src, i, _rows(i))
+        add_input_file(src, i, rows_of_file(i))
     query = _run(spark, src, table_path, ck, partition_keys=["dt"])
-    assert _user_snapshots(warehouse, query) == [(0, "APPEND"), (1, "APPEND"), (2, "APPEND")]
+    assert user_snapshots(warehouse, query) == [(0, "APPEND"), (1, "APPEND"), (2, "APPEND")]
     assert _writers(table_path) == {"parquet-mr"}
     assert _run(spark, src, table_path, ck) == query  # restart, nothing new: nothing committed
     assert len(impl.Catalog(warehouse).get_table("db.t").snapshots()) == 3
@@ -82,19 +70,19 @@ def test_killed_driver_then_restart_loses_and_doubles_no_batch(spark, tmp_path, 
     after its snapshot landed (before Spark recorded the batch): the restarted query sees the
     batch published and does not write it again."""
     src, ck, arm = str(tmp_path / "in"), str(tmp_path / "ck"), str(tmp_path / "arm")
-    add_input_file(src, 0, _rows(0))
+    add_input_file(src, 0, rows_of_file(0))
     query = _run(spark, src, table_path, ck)
     for i in (1, 2):
-        add_input_file(src, i, _rows(i))
+        add_input_file(src, i, rows_of_file(i))
     open(arm, "w").close()
     job = os.path.join(os.path.dirname(__file__), "stream_native_job.py")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p)}
     done = subprocess.run([sys.executable, job, src, table_path, ck, arm], env=env, capture_output=True, timeout=600)
     assert done.returncode == 7, done.stderr.decode()[-3000:]
-    assert _user_snapshots(warehouse, query) == [(0, "APPEND")]
+    assert user_snapshots(warehouse, query) == [(0, "APPEND")]
     assert [p for p in orphans(table_path) if "/bucket-" in p] != []  # the dead run's files
     assert _run(spark, src, table_path, ck) == query
-    assert _user_snapshots(warehouse, query) == [(0, "APPEND"), (1, "APPEND"), (2, "APPEND")]
+    assert user_snapshots(warehouse, query) == [(0, "APPEND"), (1, "APPEND"), (2, "APPEND")]
     assert _ids(warehouse) == list(range(30))
     assert orphans(table_path) == [] and intents_left(warehouse) == []
 
@@ -104,14 +92,14 @@ def test_killed_driver_then_restart_loses_and_doubles_no_batch(spark, tmp_path, 
         real_commit(*args, **kwargs)
         raise RuntimeError("lost after publishing")
 
-    add_input_file(src, 3, _rows(3))
+    add_input_file(src, 3, rows_of_file(3))
     monkeypatch.setattr(sw, "commit_write", fails_after_publishing)
     with pytest.raises(Exception, match="lost after publishing"):
         _run(spark, src, table_path, ck)
     monkeypatch.setattr(sw, "commit_write", real_commit)
     files = orphans(table_path), sorted(os.listdir(table_path))
     assert _run(spark, src, table_path, ck) == query
-    assert [i for i, _ in _user_snapshots(warehouse, query)] == [0, 1, 2, 3]
+    assert [i for i, _ in user_snapshots(warehouse, query)] == [0, 1, 2, 3]
     assert _ids(warehouse) == list(range(40))
     assert (orphans(table_path), sorted(os.listdir(table_path))) == files
     assert intents_left(warehouse) == []
@@ -121,12 +109,12 @@ def test_primary_key_stream_is_routed_without_repartition(spark, tmp_path, wareh
     """write_stream routes each batch's rows one task per bucket (the paimon_py sink needs the
     stream repartitioned by the key); upserts and deletes land, the last row of a key wins."""
     src, ck = str(tmp_path / "in"), str(tmp_path / "ck")
-    add_input_file(src, 0, _rows(0, 20).append_column("op", pa.array(["+I"] * 20)))
+    add_input_file(src, 0, rows_of_file(0, 20).append_column("op", pa.array(["+I"] * 20)))
     add_input_file(src, 1, pa.table({"id": pa.array([3, 3, 5], pa.int64()), "v": ["x", "y", None],
                                      "dt": ["d1", "d1", "d1"], "op": ["+U", "+U", "-D"]}))
     query = _run(spark, src, table_path, ck, schema=SCHEMA + ", op string", primary_keys=["id"],
                  options={"bucket": "2"}, row_kind_column="op")
-    assert [i for i, _ in _user_snapshots(warehouse, query)] == [0, 1]
+    assert [i for i, _ in user_snapshots(warehouse, query)] == [0, 1]
     got = {r["id"]: r["v"] for r in impl.Catalog(warehouse).get_table("db.t").to_arrow().to_pylist()}
     assert got == {**{k: f"v{k}" for k in range(20) if k != 5}, 3: "y"}
     assert orphans(table_path) == [] and intents_left(warehouse) == []
