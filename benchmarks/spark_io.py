@@ -14,8 +14,8 @@
    compaction, then compacted: level >= 1 files with deletion vectors) vs ``spark.read.parquet``;
 5. ``impl.spark.compact(full=True)`` of an append table of many small files (4 partitions x 16
    files, written before the round, not measured), rewritten by Spark's own Parquet reader and
-   writer (:mod:`impl.spark.native_compact`) and, beside it, by impl's writers in Python tasks
-   (``writer="python"``), vs a native rewrite (``spark.read.parquet(...).write.parquet``) of the rows.
+   writer (``writer="spark"``, :mod:`impl.spark.native_compact`) and, beside it, by impl's writers
+   in Python tasks (``writer="python"``, what ``auto`` picks), vs a native rewrite (``spark.read.parquet(...).write.parquet``) of the rows.
 
 Native Parquet is written twice: with zstd (the codec of Paimon's data files; Spark's zstd level
 is 3, Paimon's 1) and with snappy (Spark's default). Ratios are against zstd, like with like.

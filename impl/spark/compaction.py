@@ -90,7 +90,9 @@ def native_compaction(job: WriteJob, table, writer: str) -> bool:
     elif table.bucket_mode is BucketMode.POSTPONE:
         needs_impl = f"{table.identifier} is a postpone bucket table"
     if needs_impl is None:
-        return use_native(job, table, writer, None)
+        # only when asked: at 0.5M-3M rows of 64 small files (benchmarks/spark_io.py) Spark's read,
+        # shuffle and write cost 2.5-9x impl's rewrite in two Python tasks (pyarrow end to end)
+        return use_native(job, table, writer, None) and writer == "spark"
     if writer == "spark":
         raise NativeWriteUnsupportedError(f"writer='spark' cannot compact this table: {needs_impl}; "
                                           f"use writer='python'")
@@ -104,9 +106,10 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
     ``options``: storage options (``fs.s3.endpoint``, ``fs.s3.accessKeyId``, ... : keys under
     ``fs.``, ``s3.``, ``s3a.``), with which every Spark process opens an object store, and
     Paimon table options applied to this job only (e.g. ``num-sorted-run.compaction-trigger``).
-    ``writer``: ``auto`` (append tables Spark's Parquet reader and writer can rewrite are,
-    :mod:`impl.spark.native_compact`; other tables and buckets by impl's writers in Python
-    tasks), ``spark`` (refused by name where it cannot serve) or ``python``.
+    ``writer``: ``spark`` (append tables rewritten by Spark's Parquet reader and writer,
+    :mod:`impl.spark.native_compact`, buckets it cannot read left to impl; refused by name for
+    tables it cannot serve), ``python`` or ``auto`` (impl's writers in Python tasks: faster
+    than Spark's job so far, see benchmarks/README.md).
     """
 
     activate(spark)

@@ -1,4 +1,7 @@
-"""``impl.spark.compact`` of append tables through Spark's own Parquet reader and writer.
+"""``impl.spark.compact(..., writer="spark")`` of append tables through Spark's own Parquet reader and writer.
+
+(``writer="auto"`` keeps impl's writers in Python tasks: on the shared 2-core machine Spark's
+read, shuffle and write of 0.5M-3M rows took 2.5-9x impl's pyarrow rewrite; benchmarks/README.md.)
 
 Which files of a bucket are rewritten is impl's rule (:func:`impl.table.compact.pick_files`:
 the files below ``target-file-size`` once ``compaction.min.file-num`` of them exist, or every

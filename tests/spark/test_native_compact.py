@@ -108,7 +108,7 @@ def test_a_compaction_losing_the_race_leaves_nothing(spark, warehouse, monkeypat
     before = None
     with pytest.raises(Exception, match=r"(?i)conflict|no longer|not live|removed"):
         before = data_files(path)
-        impl.spark.compact(spark, path, full=True)
+        impl.spark.compact(spark, path, full=True, writer="spark")
     assert before is not None
     assert orphans(path) == [] and intents_left(warehouse) == []
     assert sorted(r["id"] for r in _table(warehouse, "t").to_arrow().to_pylist()) == list(range(30))
@@ -138,7 +138,7 @@ def test_native_files_roll_at_target_file_size(spark, warehouse, table_path):
     assert abs(len(second) - total / target) <= 1.5, [f.file_size for f in second]
     assert all(f.file_size < 1.3 * target for f in second)
 
-    res = impl.spark.compact(spark, table_path, full=True, options={"target-file-size": "256 kb"})
+    res = impl.spark.compact(spark, table_path, full=True, options={"target-file-size": "256 kb"}, writer="spark")
     after = _live(_table(warehouse, "t"))
     total = sum(f.file_size for f in after)
     assert res.files_after == len(after) and abs(len(after) - total / (4 * target)) <= 1.5
