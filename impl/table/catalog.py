@@ -151,13 +151,18 @@ class CatalogFactory:
     """pypaimon's entry point: ``CatalogFactory.create({"warehouse": ...})`` is a :class:`Catalog`.
 
     The options are this filesystem catalog's (``warehouse``, ``metastore`` = ``filesystem``, and
-    storage options); another metastore (``rest``, ``jdbc``, ``hive``) is refused by name with
-    :class:`UnsupportedCatalogOptionError`.
+    storage options), or with ``metastore`` = ``rest`` a :class:`impl.rest.RESTCatalog`'s (``uri``,
+    ``warehouse``, ``token.provider`` = ``bear``, ``token``); another metastore (``jdbc``,
+    ``hive``) is refused by name with :class:`UnsupportedCatalogOptionError`.
     """
 
     @staticmethod
     def create(catalog_options: Mapping[str, str], *, env: Environment = PRODUCTION) -> "Catalog":
         options = dict(catalog_options)
+        if str(options.get("metastore", "")).strip().lower() == "rest":
+            from impl.rest.client import RESTCatalog  # the REST catalog sits above this module
+
+            return RESTCatalog(options, env=env)  # type: ignore[return-value]  # Catalog's methods, over HTTP
         warehouse = options.get("warehouse")
         if not isinstance(warehouse, str) or not warehouse:
             raise UnsupportedCatalogOptionError("warehouse", warehouse, "is required (the warehouse path or URL)")

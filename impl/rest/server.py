@@ -1,0 +1,475 @@
+"""A Paimon REST catalog server over a warehouse on local disk or S3, through impl's filesystem
+catalog (standard library ``http.server``; one thread per request).
+
+It answers Paimon's REST API (``rest-catalog-open-api.yaml``): config, databases, tables,
+schema changes, the latest snapshot, data tokens, and commits. A commit publishes the client's
+snapshot the way impl's commit core does on a file system (an atomic create of
+``snapshot-<id>``, then the LATEST hint), so the client's own conflict detection and retries run
+on the answer ``success: false`` for a lost race. A snapshot is published only on the latest one
+(id = latest + 1) and only when every metadata file it names exists, so a malformed or hostile
+commit never leaves a gap or a dangling snapshot in the warehouse.
+
+>>> server = RESTCatalogServer("/tmp/warehouse", token="secret").start()   # doctest: +SKIP
+>>> server.uri                                                           # doctest: +SKIP
+'http://127.0.0.1:41234'
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import posixpath
+import threading
+import urllib.parse
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Mapping
+
+import pyarrow as pa
+
+from impl.environment import wall_clock_millis
+from impl.errors import (
+    ColumnAlreadyExistError,
+    ColumnNotExistError,
+    CorruptMetadataError,
+    PaimonError,
+    SchemaChangeError,
+    TableError,
+    TypeParseError,
+)
+from impl.format.json_records import Snapshot, TableSchema
+from impl.fs.object_store import storage_options
+from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, TablePaths
+from impl.rest.protocol import (
+    AUTHORIZATION,
+    BEARER,
+    BRANCH_SEPARATOR,
+    DATA_TOKEN_ENABLED,
+    DEFAULT_PREFIX,
+    MAX_RESULTS,
+    PAGE_TOKEN,
+    PREFIX,
+    WAREHOUSE,
+    BadRequest,
+    ErrorBody,
+    ResourcePaths,
+    ResourceType,
+    page,
+    parse_body,
+    parse_change_json,
+    parse_identifier_json,
+    parse_schema_json,
+    require,
+    schema_json,
+    split_path,
+    string_map,
+)
+from impl.schema.manager import SchemaManager, schema_ids_in
+from impl.snapshot.manager import SnapshotManager
+from impl.table.catalog import Catalog
+from impl.table.errors import (
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
+    InvalidIdentifierError,
+    InvalidSchemaError,
+    TableAlreadyExistError,
+    TableNotExistError,
+    UnsupportedTableFeatureError,
+)
+from impl.table.schema import arrow_schema
+from impl.table.table import FileStoreTable
+
+log = logging.getLogger(__name__)
+
+# a data token's lifetime: the server hands out its own storage options, which do not expire,
+# so the figure only tells clients when to ask again
+TOKEN_LIFETIME_MS = 3_600_000
+MAX_BODY_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One HTTP answer: status and JSON body (None: no body)."""
+
+    status: int
+    body: Mapping[str, Any] | None = None
+
+
+def error_reply(error: ErrorBody) -> Reply:
+    return Reply(error.code, error.to_json())
+
+
+class CatalogService:
+    """The REST API over one warehouse: ``handle(method, path, query, headers, body)`` -> Reply.
+    No socket here (the HTTP server below is a thin shell around it)."""
+
+    def __init__(self, warehouse: str, *, options: Mapping[str, str] | None = None, token: str | None = None,
+                 prefix: str = DEFAULT_PREFIX):
+        self.warehouse_url = warehouse.rstrip("/") or "/"
+        if "://" not in self.warehouse_url:
+            self.warehouse_url = posixpath.abspath(self.warehouse_url)
+        self.storage_options = storage_options(options)
+        self.catalog = Catalog(self.warehouse_url, options=self.storage_options)
+        self.token = token
+        self.paths = ResourcePaths(prefix)
+        self.prefix = prefix
+        self._probed: set[str] = set()
+        self._probe_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ dispatch
+
+    def handle(self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str],
+               body: bytes) -> Reply:
+        if self.token is not None:
+            given = headers.get(AUTHORIZATION.lower(), "")
+            if not hmac.compare_digest(given.encode(), (BEARER + self.token).encode()):
+                return error_reply(ErrorBody(401, "missing or refused bearer token"))
+        try:
+            return self._route(method, path, query, body)
+        except Exception as e:  # noqa: BLE001 - every failure is answered with an ErrorResponse
+            return error_reply(error_body(e))
+
+    def _route(self, method: str, path: str, query: Mapping[str, str], body: bytes) -> Reply:
+        if path == ResourcePaths.config():
+            return self._only(method, "GET", lambda: self.config())
+        segments = split_path(path, self.prefix)
+        if segments is None or not segments or "" in segments:
+            return error_reply(ErrorBody(404, f"no resource at {path}"))
+        n = len(segments)
+        if segments == ["tables", "rename"]:
+            return self._only(method, "POST", lambda: self.rename_table(parse_body(body, "rename table")))
+        if segments[0] != "databases":
+            return error_reply(ErrorBody(404, f"no resource at {path}"))
+        if n == 1:
+            if method == "GET":
+                return self.list_databases(query)
+            return self._only(method, "POST", lambda: self.create_database(parse_body(body, "create database")))
+        db = segments[1]
+        if n == 2:
+            handlers: dict[str, Callable[[], Reply]] = {
+                "GET": lambda: self.get_database(db), "DELETE": lambda: self.drop_database(db),
+                "POST": lambda: self.alter_database(db)}
+            return self._dispatch(method, handlers)
+        if segments[2] != "tables":
+            return error_reply(ErrorBody(404, f"no resource at {path}"))
+        if n == 3:
+            if method == "GET":
+                return self.list_tables(db, query)
+            return self._only(method, "POST", lambda: self.create_table(db, parse_body(body, "create table")))
+        table = segments[3]
+        if n == 4:
+            handlers = {"GET": lambda: self.get_table(db, table), "DELETE": lambda: self.drop_table(db, table),
+                        "POST": lambda: self.alter_table(db, table, parse_body(body, "alter table"))}
+            return self._dispatch(method, handlers)
+        if n == 5 and segments[4] == "commit":
+            return self._only(method, "POST", lambda: self.commit(db, table, parse_body(body, "commit")))
+        if n == 5 and segments[4] == "snapshot":
+            return self._only(method, "GET", lambda: self.latest_snapshot(db, table))
+        if n == 5 and segments[4] == "token":
+            return self._only(method, "GET", lambda: self.data_token(db, table))
+        return error_reply(ErrorBody(404, f"no resource at {path}"))
+
+    @staticmethod
+    def _only(method: str, allowed: str, handler: Callable[[], Reply]) -> Reply:
+        return CatalogService._dispatch(method, {allowed: handler})
+
+    @staticmethod
+    def _dispatch(method: str, handlers: Mapping[str, Callable[[], Reply]]) -> Reply:
+        handler = handlers.get(method)
+        if handler is None:
+            return error_reply(ErrorBody(405, f"method {method} is not one of {sorted(handlers)} here"))
+        return handler()
+
+    # ------------------------------------------------------------------ config
+
+    def config(self) -> Reply:
+        defaults = {PREFIX: self.prefix, WAREHOUSE: self.warehouse_url}
+        if self.catalog.file_io.is_object_store:
+            defaults[DATA_TOKEN_ENABLED] = "true"
+        return Reply(200, {"defaults": defaults, "overrides": {}})
+
+    # ------------------------------------------------------------------ databases
+
+    def list_databases(self, query: Mapping[str, str]) -> Reply:
+        names, token = page(self.catalog.list_databases(), query.get(MAX_RESULTS), query.get(PAGE_TOKEN))
+        return Reply(200, {"databases": names, "nextPageToken": token})
+
+    def create_database(self, body: dict[str, Any]) -> Reply:
+        name = require(body, "name", str, "create database")
+        options = string_map(body.get("options"), "create database options")
+        if options:
+            # the filesystem warehouse keeps no database properties: refused, not dropped silently
+            raise UnsupportedTableFeatureError(
+                f"database {name!r}: a filesystem warehouse keeps no database options (got {sorted(options)})")
+        self.catalog.create_database(name)
+        return Reply(200, {"id": name, "name": name, "options": {}})
+
+    def get_database(self, name: str) -> Reply:
+        self.catalog.get_database(name)
+        return Reply(200, {"id": name, "name": name, "location": self._url(self.catalog.database_path(name)),
+                           "options": {}})
+
+    def drop_database(self, name: str) -> Reply:
+        # the client checks emptiness before (Paimon's RESTCatalog does): the server drops
+        self.catalog.drop_database(name, cascade=True)
+        return Reply(200)
+
+    def alter_database(self, name: str) -> Reply:
+        self.catalog.get_database(name)
+        raise UnsupportedTableFeatureError(f"alter database {name!r}: a filesystem warehouse keeps no database options")
+
+    # ------------------------------------------------------------------ tables
+
+    def list_tables(self, db: str, query: Mapping[str, str]) -> Reply:
+        names, token = page(self.catalog.list_tables(db), query.get(MAX_RESULTS), query.get(PAGE_TOKEN))
+        return Reply(200, {"tables": names, "nextPageToken": token})
+
+    def create_table(self, db: str, body: dict[str, Any]) -> Reply:
+        body_db, name = parse_identifier_json(body.get("identifier"), "create table identifier")
+        if body_db != db:
+            raise BadRequest(f"create table: identifier's database {body_db!r} is not the path's {db!r}")
+        schema = parse_schema_json(body.get("schema"), "create table schema")
+        # Paimon's field types as arrow (impl's create_table assigns the field ids)
+        fields = TableSchema(id=0, fields=schema.fields)
+        try:
+            pa_schema = arrow_schema(fields)
+        except (TypeParseError, pa.ArrowException) as e:
+            raise InvalidSchemaError(f"create table {db}.{name}: {e}") from e
+        self.catalog.create_table(f"{db}.{name}", pa_schema, primary_keys=schema.primary_keys or None,
+                                  partition_keys=schema.partition_keys or None, options=schema.options,
+                                  comment=schema.comment)
+        return Reply(200)
+
+    def _table(self, db: str, name: str) -> FileStoreTable:
+        if "$" in name:
+            raise TableNotExistError(f"{db}.{name}")  # system tables are read through the data table
+        table = self.catalog.get_table(f"{db}.{name}")
+        assert isinstance(table, FileStoreTable)
+        return table
+
+    def get_table(self, db: str, name: str) -> Reply:
+        table = self._table(db, name)
+        first = self._first_schema(table)
+        return Reply(200, {
+            "id": table_uuid(self._url(table.path), first), "name": name, "path": self._url(table.path),
+            "isExternal": False, "schemaId": table.schema.id, "schema": schema_json(table.schema),
+            "owner": "impl.rest", "createdAt": first.time_millis, "createdBy": "impl.rest",
+            "updatedAt": table.schema.time_millis, "updatedBy": "impl.rest"})
+
+    @staticmethod
+    def _first_schema(table: FileStoreTable) -> TableSchema:
+        manager = SchemaManager(table.file_io, TablePaths(table.path))
+        return manager.schema(min(manager.list_ids()))
+
+    def drop_table(self, db: str, name: str) -> Reply:
+        self._table(db, name)
+        self.catalog.drop_table(f"{db}.{name}")
+        return Reply(200)
+
+    def alter_table(self, db: str, name: str, body: dict[str, Any]) -> Reply:
+        raw = require(body, "changes", list, "alter table")
+        changes = [parse_change_json(c, f"alter table change {i}") for i, c in enumerate(raw)]
+        self._table(db, name)
+        self.catalog.alter_table(f"{db}.{name}", changes)
+        return Reply(200)
+
+    def rename_table(self, body: dict[str, Any]) -> Reply:
+        src = parse_identifier_json(body.get("source"), "rename table source")
+        dst = parse_identifier_json(body.get("destination"), "rename table destination")
+        self.catalog.rename_table(src, dst)
+        return Reply(200)
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _branch_paths(self, db: str, name: str) -> tuple[FileStoreTable, TablePaths]:
+        base, sep, branch = name.partition(BRANCH_SEPARATOR)
+        table = self._table(db, base)
+        paths = TablePaths(table.path, branch=branch if sep else MAIN_BRANCH)
+        if sep and not schema_ids_in(table.file_io, paths.schema_dir):
+            raise TableNotExistError(f"{db}.{name}")
+        return table, paths
+
+    def latest_snapshot(self, db: str, name: str) -> Reply:
+        table, paths = self._branch_paths(db, name)
+        manager = SnapshotManager(table.file_io, paths)
+        latest = manager.latest_snapshot()
+        if latest is None:
+            return error_reply(ErrorBody(404, f"table {db}.{name} has no snapshot", ResourceType.SNAPSHOT, name))
+        raw = json.loads(table.file_io.read_bytes(manager.snapshot_path(latest.id)))
+        return Reply(200, {"snapshot": raw, "recordCount": latest.total_record_count or 0,
+                           # file statistics are kept by no filesystem warehouse; not computed per read
+                           "fileSizeInBytes": 0, "fileCount": 0, "lastFileCreationTime": latest.time_millis})
+
+    def commit(self, db: str, name: str, body: dict[str, Any]) -> Reply:
+        """Publish the body's snapshot on the latest one; ``success: false`` when another writer
+        took its id (the client retries on the new latest)."""
+        raw = require(body, "snapshot", dict, "commit")
+        table_id = body.get("tableId")
+        if table_id is not None and not isinstance(table_id, str):
+            raise BadRequest("commit: 'tableId' must be a string")
+        statistics = body.get("statistics")
+        if statistics is not None and not isinstance(statistics, list):
+            raise BadRequest("commit: 'statistics' must be a list")
+        table, paths = self._branch_paths(db, name)
+        if table_id is not None and table_id != table_uuid(self._url(table.path), self._first_schema(table)):
+            raise TableNotExistError(f"{db}.{name} with id {table_id}")  # dropped and re-created since
+        data = json.dumps(raw, indent=2).encode()
+        try:
+            snapshot = Snapshot.from_json_bytes(data, "commit request snapshot")
+        except CorruptMetadataError as e:
+            raise BadRequest(f"commit: {e.reason}") from None
+        self._check_references(table, paths, snapshot)
+        manager = SnapshotManager(table.file_io, paths)
+        latest = manager.latest_snapshot_id()
+        if latest is not None and snapshot.id <= latest:
+            return Reply(200, {"success": False})
+        if snapshot.id != (latest or 0) + 1:
+            raise BadRequest(f"commit: snapshot {snapshot.id} of {db}.{name} would leave a gap after "
+                             f"{'no snapshot' if latest is None else f'snapshot {latest}'}")
+        self._probe_atomic_create(table, paths)
+        published = table.file_io.try_write_atomic(paths.snapshot_path(snapshot.id), data)
+        if published:
+            manager.commit_hint(LATEST_HINT, snapshot.id)
+        return Reply(200, {"success": published})
+
+    @staticmethod
+    def _check_references(table: FileStoreTable, paths: TablePaths, snapshot: Snapshot) -> None:
+        """Every metadata file the snapshot names exists (else it would dangle): BadRequest."""
+        if snapshot.id < 1:
+            raise BadRequest(f"commit: snapshot id {snapshot.id} is not positive")
+        if snapshot.schema_id not in schema_ids_in(table.file_io, paths.schema_dir):
+            raise BadRequest(f"commit: snapshot names schema {snapshot.schema_id}, which the table does not have")
+        names = [snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list,
+                 snapshot.index_manifest]
+        for name in names:
+            if name is None:
+                continue
+            if not name or "/" in name or name.startswith("."):
+                raise BadRequest(f"commit: manifest name {name!r} is not a file name")
+            if not table.file_io.file_exists(paths.manifest_path(name)):
+                raise BadRequest(f"commit: snapshot names manifest {name!r}, which does not exist")
+
+    def _probe_atomic_create(self, table: FileStoreTable, paths: TablePaths) -> None:
+        with self._probe_lock:
+            if paths.snapshot_dir in self._probed:
+                return
+            table.file_io.ensure_atomic_create(paths.snapshot_dir)
+            self._probed.add(paths.snapshot_dir)
+
+    def data_token(self, db: str, name: str) -> Reply:
+        self._table(db, name)
+        return Reply(200, {"token": dict(self.storage_options),
+                           "expiresAtMillis": wall_clock_millis() + TOKEN_LIFETIME_MS})
+
+    def _url(self, path: str) -> str:
+        """A path of the catalog's file system as clients address it (with the store's scheme)."""
+        if "://" not in self.warehouse_url:
+            return path
+        scheme = self.warehouse_url.split("://", 1)[0]
+        return f"{scheme}://{path}"
+
+
+def table_uuid(table_url: str, first_schema: TableSchema) -> str:
+    """A table's id: stable while the table lives, new when a table of the same name is
+    re-created (its first schema's time differs)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{table_url}#{first_schema.time_millis}"))
+
+
+def error_body(e: Exception) -> ErrorBody:
+    """The ErrorResponse of a failure: 404 / 409 naming the resource, 400 for bad input, 501 for
+    what a filesystem warehouse does not do, 500 otherwise."""
+    if isinstance(e, DatabaseNotExistError):
+        return ErrorBody(404, str(e), ResourceType.DATABASE, e.database)
+    if isinstance(e, TableNotExistError):
+        return ErrorBody(404, str(e), ResourceType.TABLE, e.identifier.rpartition(".")[2])
+    if isinstance(e, DatabaseAlreadyExistError):
+        return ErrorBody(409, str(e), ResourceType.DATABASE, e.database)
+    if isinstance(e, TableAlreadyExistError):
+        return ErrorBody(409, str(e), ResourceType.TABLE, e.identifier.rpartition(".")[2])
+    if isinstance(e, ColumnNotExistError):
+        return ErrorBody(404, str(e), ResourceType.COLUMN)
+    if isinstance(e, ColumnAlreadyExistError):
+        return ErrorBody(409, str(e), ResourceType.COLUMN)
+    if isinstance(e, UnsupportedTableFeatureError):
+        return ErrorBody(501, str(e))
+    if isinstance(e, DatabaseNotEmptyError):
+        return ErrorBody(409, str(e), ResourceType.DATABASE, e.database)
+    if isinstance(e, (BadRequest, InvalidIdentifierError, InvalidSchemaError, SchemaChangeError, ValueError)):
+        return ErrorBody(400, str(e))
+    if isinstance(e, (TableError, PaimonError)):
+        return ErrorBody(500, f"{type(e).__name__}: {e}")
+    log.exception("REST catalog request failed")
+    return ErrorBody(500, f"{type(e).__name__}: {e}")
+
+
+# ---------------------------------------------------------------------- the HTTP shell
+
+class _Handler(BaseHTTPRequestHandler):
+    service: CatalogService  # set on the subclass each server makes
+    protocol_version = "HTTP/1.1"
+
+    def _serve(self) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        length_text = self.headers.get("Content-Length") or "0"
+        if not length_text.isdigit() or int(length_text) > MAX_BODY_BYTES:
+            self._send(error_reply(ErrorBody(400, f"Content-Length {length_text!r} is not a size up to "
+                                                  f"{MAX_BODY_BYTES} bytes")))
+            return
+        body = self.rfile.read(int(length_text)) if int(length_text) else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self._send(self.service.handle(self.command, url.path, query, headers, body))
+
+    def _send(self, reply: Reply) -> None:
+        data = json.dumps(reply.body).encode() if reply.body is not None else b""
+        self.send_response(reply.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_DELETE = do_PUT = _serve  # noqa: N815 - http.server's names
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's signature
+        log.debug("%s %s", self.address_string(), format % args)
+
+
+class RESTCatalogServer:
+    """The REST catalog on ``host:port`` (port 0: a free one), serving from a thread:
+    ``start()`` / ``stop()``, or a context manager."""
+
+    def __init__(self, warehouse: str, *, host: str = "127.0.0.1", port: int = 0,
+                 options: Mapping[str, str] | None = None, token: str | None = None, prefix: str = DEFAULT_PREFIX):
+        self.service = CatalogService(warehouse, options=options, token=token, prefix=prefix)
+        handler = type("Handler", (_Handler,), {"service": self.service})
+        self._http = ThreadingHTTPServer((host, port), handler)
+        self._http.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def uri(self) -> str:
+        host, port = self._http.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> "RESTCatalogServer":
+        self._thread = threading.Thread(target=self._http.serve_forever, name="impl.rest", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._http.serve_forever()
+
+    def stop(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> "RESTCatalogServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
