@@ -16,6 +16,7 @@ commit never leaves a gap or a dangling snapshot in the warehouse.
 
 from __future__ import annotations
 
+import collections
 import hmac
 import json
 import logging
@@ -118,6 +119,8 @@ class CatalogService:
         self.prefix = prefix
         self._probed: set[str] = set()
         self._probe_lock = threading.Lock()
+        # commit requests answered, by outcome ("published" / "lost"): for tests and benchmarks
+        self.commit_counts: collections.Counter[str] = collections.Counter()
 
     # ------------------------------------------------------------------ dispatch
 
@@ -299,9 +302,11 @@ class CatalogService:
         if latest is None:
             return error_reply(ErrorBody(404, f"table {db}.{name} has no snapshot", ResourceType.SNAPSHOT, name))
         raw = json.loads(table.file_io.read_bytes(manager.snapshot_path(latest.id)))
-        return Reply(200, {"snapshot": raw, "recordCount": latest.total_record_count or 0,
-                           # file statistics are kept by no filesystem warehouse; not computed per read
-                           "fileSizeInBytes": 0, "fileCount": 0, "lastFileCreationTime": latest.time_millis})
+        # a GetTableSnapshotResponse holds a TableSnapshot: the snapshot and table statistics
+        # (file statistics are kept by no filesystem warehouse, and not computed per read)
+        return Reply(200, {"snapshot": {"snapshot": raw, "recordCount": latest.total_record_count or 0,
+                                        "fileSizeInBytes": 0, "fileCount": 0,
+                                        "lastFileCreationTime": latest.time_millis}})
 
     def commit(self, db: str, name: str, body: dict[str, Any]) -> Reply:
         """Publish the body's snapshot on the latest one; ``success: false`` when another writer
@@ -325,6 +330,7 @@ class CatalogService:
         manager = SnapshotManager(table.file_io, paths)
         latest = manager.latest_snapshot_id()
         if latest is not None and snapshot.id <= latest:
+            self._count("lost")
             return Reply(200, {"success": False})
         if snapshot.id != (latest or 0) + 1:
             raise BadRequest(f"commit: snapshot {snapshot.id} of {db}.{name} would leave a gap after "
@@ -333,7 +339,12 @@ class CatalogService:
         published = table.file_io.try_write_atomic(paths.snapshot_path(snapshot.id), data)
         if published:
             manager.commit_hint(LATEST_HINT, snapshot.id)
+        self._count("published" if published else "lost")
         return Reply(200, {"success": published})
+
+    def _count(self, outcome: str) -> None:
+        with self._probe_lock:
+            self.commit_counts[outcome] += 1
 
     @staticmethod
     def _check_references(table: FileStoreTable, paths: TablePaths, snapshot: Snapshot) -> None:
