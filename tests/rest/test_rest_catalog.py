@@ -232,3 +232,28 @@ def test_racing_commits_through_the_server_lose_nothing(server, catalog):
     seen = {(r["writer"], r["seq"]) for r in rows.to_pylist()}
     assert seen == {(w, i) for w in range(writers) for i in range(commits)}
     assert [s.id for s in table.snapshots()] == list(range(1, writers * commits + 1))
+
+
+PYPAIMON_READ = """
+from pypaimon import CatalogFactory
+t = CatalogFactory.create(params["options"]).get_table("s3db.t")
+rb = t.new_read_builder()
+result = sorted(r["id"] for r in rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist())
+"""
+
+
+def test_s3_warehouse_hands_out_data_tokens(s3_server, s3_bucket):
+    """A server over an S3 warehouse: clients get the table's storage options as a data token
+    (data-token.enabled), so they need no credentials of their own."""
+    with RESTCatalogServer(f"s3://{s3_bucket}/wh", options=s3_server.options(), token=TOKEN) as server:
+        catalog = CatalogFactory.create(options(server))
+        assert catalog.options["data-token.enabled"] == "true"
+        catalog.create_database("s3db")
+        catalog.create_table("s3db.t", pa.schema([("id", pa.int64())])).write_arrow(pa.table({"id": [1, 2]}))
+        table = catalog.get_table("s3db.t")
+        assert table.file_io.is_object_store and table.to_arrow().column("id").to_pylist() == [1, 2]
+        assert server.service.commit_counts["published"] == 1
+        try:
+            assert run_pypaimon(PYPAIMON_READ, options=options(server)) == [1, 2]
+        except PeerUnavailable as e:
+            pytest.skip(f"pypaimon {PYPAIMON_VERSION} cannot be installed here: {e}")
