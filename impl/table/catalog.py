@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import posixpath
 from dataclasses import dataclass, field
@@ -160,9 +161,9 @@ class CatalogFactory:
     def create(catalog_options: Mapping[str, str], *, env: Environment = PRODUCTION) -> "Catalog":
         options = dict(catalog_options)
         if str(options.get("metastore", "")).strip().lower() == "rest":
-            from impl.rest.client import RESTCatalog  # the REST catalog sits above this module
-
-            return RESTCatalog(options, env=env)  # type: ignore[return-value]  # Catalog's methods, over HTTP
+            # impl.rest sits above the catalog (its client builds on it): resolved when asked for
+            rest_client = importlib.import_module("impl.rest.client")
+            return rest_client.RESTCatalog(options, env=env)  # Catalog's methods, over HTTP
         warehouse = options.get("warehouse")
         if not isinstance(warehouse, str) or not warehouse:
             raise UnsupportedCatalogOptionError("warehouse", warehouse, "is required (the warehouse path or URL)")

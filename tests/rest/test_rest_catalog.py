@@ -65,6 +65,8 @@ def test_catalog_operations_and_paging(server, catalog):
     first, token = catalog.list_tables_paged("ops", max_results=2)
     rest, last = catalog.list_tables_paged("ops", max_results=2, page_token=token)
     assert (first, rest, last) == (["a", "b"], ["c"], None)
+    one, token = catalog.list_databases_paged(max_results=1)
+    assert len(one) == 1 and (token == one[0]) == (len(catalog.list_databases()) > 1)
     # the server's filesystem warehouse is what impl's own catalog sees
     local = impl.Catalog(server.service.warehouse_url)
     assert local.list_tables("ops") == ["a", "b", "c"]
