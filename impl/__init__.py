@@ -81,6 +81,10 @@ from impl.table import (
     UnsupportedTableFeatureError,
 )
 from impl.table.errors import (
+    CatalogAuthError,
+    CatalogRequestError,
+    CatalogServerError,
+    CatalogUnavailableError,
     ColumnCastError,
     CommitUsageError,
     DynamicBucketError,
@@ -126,4 +130,6 @@ __all__ = [
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
+    # a catalog server's (impl.rest) refusals and failures
+    "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError",
 ]
