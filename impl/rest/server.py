@@ -41,6 +41,7 @@ from impl.errors import (
     TypeParseError,
 )
 from impl.format.json_records import Snapshot, TableSchema
+from impl.fs.file_io import FileIO
 from impl.fs.object_store import storage_options
 from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, TablePaths
 from impl.rest.protocol import (
@@ -118,6 +119,7 @@ class CatalogService:
         self.paths = ResourcePaths(prefix)
         self.prefix = prefix
         self._probed: set[str] = set()
+        self._first_schemas: dict[tuple[str, int], TableSchema] = {}
         self._probe_lock = threading.Lock()
         # commit requests answered, by outcome ("published" / "lost"): for tests and benchmarks
         self.commit_counts: collections.Counter[str] = collections.Counter()
@@ -255,17 +257,26 @@ class CatalogService:
 
     def get_table(self, db: str, name: str) -> Reply:
         table = self._table(db, name)
-        first = self._first_schema(table)
+        first = self._first_schema(table.path, schema_ids_in(table.file_io, TablePaths(table.path).schema_dir))
         return Reply(200, {
-            "id": table_uuid(self._url(table.path), first), "name": name, "path": self._url(table.path),
+            "id": self._uuid(table.path, first), "name": name, "path": self._url(table.path),
             "isExternal": False, "schemaId": table.schema.id, "schema": schema_json(table.schema),
             "owner": "impl.rest", "createdAt": first.time_millis, "createdBy": "impl.rest",
             "updatedAt": table.schema.time_millis, "updatedBy": "impl.rest"})
 
-    @staticmethod
-    def _first_schema(table: FileStoreTable) -> TableSchema:
-        manager = SchemaManager(table.file_io, TablePaths(table.path))
-        return manager.schema(min(manager.list_ids()))
+    def _first_schema(self, table_path: str, main_schema_ids: list[int]) -> TableSchema:
+        """The table's oldest schema (schema files never change: read once per table)."""
+        key = (table_path, min(main_schema_ids))
+        with self._probe_lock:
+            first = self._first_schemas.get(key)
+        if first is None:
+            first = SchemaManager(self.catalog.file_io, TablePaths(table_path)).schema(key[1])
+            with self._probe_lock:
+                self._first_schemas[key] = first
+        return first
+
+    def _uuid(self, table_path: str, first: TableSchema) -> str:
+        return table_uuid(self._url(table_path), first)
 
     def drop_table(self, db: str, name: str) -> Reply:
         self._table(db, name)
@@ -287,21 +298,33 @@ class CatalogService:
 
     # ------------------------------------------------------------------ snapshots
 
-    def _branch_paths(self, db: str, name: str) -> tuple[FileStoreTable, TablePaths]:
+    def _located(self, db: str, name: str) -> tuple[TablePaths, list[int], list[int]]:
+        """The paths of table ``name`` (``t`` or its branch ``t$branch_b``), the schema ids of
+        its main branch and of the named branch; TableNotExistError / DatabaseNotExistError when
+        there is no such table. Lighter than loading the table: the commit path's check."""
         base, sep, branch = name.partition(BRANCH_SEPARATOR)
-        table = self._table(db, base)
-        paths = TablePaths(table.path, branch=branch if sep else MAIN_BRANCH)
-        if sep and not schema_ids_in(table.file_io, paths.schema_dir):
+        if "$" in base or (sep and not branch):
             raise TableNotExistError(f"{db}.{name}")
-        return table, paths
+        table_path = self.catalog.table_path((db, base))
+        file_io = self.catalog.file_io
+        main_ids = schema_ids_in(file_io, TablePaths(table_path).schema_dir)
+        if not main_ids:
+            self.catalog.get_database(db)  # DatabaseNotExistError names the missing database
+            raise TableNotExistError(f"{db}.{base}")
+        paths = TablePaths(table_path, branch=branch if sep else MAIN_BRANCH)
+        ids = schema_ids_in(file_io, paths.schema_dir) if sep else main_ids
+        if not ids:
+            raise TableNotExistError(f"{db}.{name}")
+        return paths, main_ids, ids
 
     def latest_snapshot(self, db: str, name: str) -> Reply:
-        table, paths = self._branch_paths(db, name)
-        manager = SnapshotManager(table.file_io, paths)
+        paths, _, _ = self._located(db, name)
+        file_io = self.catalog.file_io
+        manager = SnapshotManager(file_io, paths)
         latest = manager.latest_snapshot()
         if latest is None:
             return error_reply(ErrorBody(404, f"table {db}.{name} has no snapshot", ResourceType.SNAPSHOT, name))
-        raw = json.loads(table.file_io.read_bytes(manager.snapshot_path(latest.id)))
+        raw = json.loads(file_io.read_bytes(manager.snapshot_path(latest.id)))
         # a GetTableSnapshotResponse holds a TableSnapshot: the snapshot and table statistics
         # (file statistics are kept by no filesystem warehouse, and not computed per read)
         return Reply(200, {"snapshot": {"snapshot": raw, "recordCount": latest.total_record_count or 0,
@@ -318,16 +341,18 @@ class CatalogService:
         statistics = body.get("statistics")
         if statistics is not None and not isinstance(statistics, list):
             raise BadRequest("commit: 'statistics' must be a list")
-        table, paths = self._branch_paths(db, name)
-        if table_id is not None and table_id != table_uuid(self._url(table.path), self._first_schema(table)):
+        paths, main_ids, schema_ids = self._located(db, name)
+        if table_id is not None and table_id != self._uuid(paths.table_path,
+                                                           self._first_schema(paths.table_path, main_ids)):
             raise TableNotExistError(f"{db}.{name} with id {table_id}")  # dropped and re-created since
         data = json.dumps(raw, indent=2).encode()
         try:
             snapshot = Snapshot.from_json_bytes(data, "commit request snapshot")
         except CorruptMetadataError as e:
             raise BadRequest(f"commit: {e.reason}") from None
-        self._check_references(table, paths, snapshot)
-        manager = SnapshotManager(table.file_io, paths)
+        file_io = self.catalog.file_io
+        self._check_references(file_io, paths, schema_ids, snapshot)
+        manager = SnapshotManager(file_io, paths)
         latest = manager.latest_snapshot_id()
         if latest is not None and snapshot.id <= latest:
             self._count("lost")
@@ -335,8 +360,8 @@ class CatalogService:
         if snapshot.id != (latest or 0) + 1:
             raise BadRequest(f"commit: snapshot {snapshot.id} of {db}.{name} would leave a gap after "
                              f"{'no snapshot' if latest is None else f'snapshot {latest}'}")
-        self._probe_atomic_create(table, paths)
-        published = table.file_io.try_write_atomic(paths.snapshot_path(snapshot.id), data)
+        self._probe_atomic_create(paths)
+        published = file_io.try_write_atomic(paths.snapshot_path(snapshot.id), data)
         if published:
             manager.commit_hint(LATEST_HINT, snapshot.id)
         self._count("published" if published else "lost")
@@ -347,11 +372,11 @@ class CatalogService:
             self.commit_counts[outcome] += 1
 
     @staticmethod
-    def _check_references(table: FileStoreTable, paths: TablePaths, snapshot: Snapshot) -> None:
+    def _check_references(file_io: FileIO, paths: TablePaths, schema_ids: list[int], snapshot: Snapshot) -> None:
         """Every metadata file the snapshot names exists (else it would dangle): BadRequest."""
         if snapshot.id < 1:
             raise BadRequest(f"commit: snapshot id {snapshot.id} is not positive")
-        if snapshot.schema_id not in schema_ids_in(table.file_io, paths.schema_dir):
+        if snapshot.schema_id not in schema_ids:
             raise BadRequest(f"commit: snapshot names schema {snapshot.schema_id}, which the table does not have")
         names = [snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list,
                  snapshot.index_manifest]
@@ -360,18 +385,18 @@ class CatalogService:
                 continue
             if not name or "/" in name or name.startswith("."):
                 raise BadRequest(f"commit: manifest name {name!r} is not a file name")
-            if not table.file_io.file_exists(paths.manifest_path(name)):
+            if not file_io.file_exists(paths.manifest_path(name)):
                 raise BadRequest(f"commit: snapshot names manifest {name!r}, which does not exist")
 
-    def _probe_atomic_create(self, table: FileStoreTable, paths: TablePaths) -> None:
+    def _probe_atomic_create(self, paths: TablePaths) -> None:
         with self._probe_lock:
             if paths.snapshot_dir in self._probed:
                 return
-            table.file_io.ensure_atomic_create(paths.snapshot_dir)
+            self.catalog.file_io.ensure_atomic_create(paths.snapshot_dir)
             self._probed.add(paths.snapshot_dir)
 
     def data_token(self, db: str, name: str) -> Reply:
-        self._table(db, name)
+        self._located(db, name)
         return Reply(200, {"token": dict(self.storage_options),
                            "expiresAtMillis": wall_clock_millis() + TOKEN_LIFETIME_MS})
 
