@@ -19,6 +19,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitError,
     CommitOutcomeUnknownError,
     CommitRecoveryError,
+    CommitRefusedError,
     CommitRetriesExhaustedError,
     CorruptFileIndexError,
     CorruptMetadataError,
@@ -131,5 +132,5 @@ __all__ = [
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
     # a catalog server's (impl.rest) refusals and failures
-    "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError",
+    "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError", "CommitRefusedError",
 ]

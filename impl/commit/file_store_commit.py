@@ -57,6 +57,7 @@ from impl.errors import (
     CommitConflictError,
     CommitOutcomeUnknownError,
     CommitRecoveryError,
+    CommitRefusedError,
     CorruptMetadataError,
     OverwritePartitionError,
     PaimonError,
@@ -711,8 +712,8 @@ class FileStoreCommit:
                 joined = outcomes.joined(attempt.added_names(), snapshot.id, latest)
                 if joined is Outcome.NOT_LANDED:
                     outcomes.withdraw(snapshot.id)
-        except UnsupportedFileSystemError:
-            written.discard()
+        except (UnsupportedFileSystemError, CommitRefusedError):
+            written.discard()  # refused before anything was published
             raise
         except Exception as e:  # noqa: BLE001 - any failure here leaves the outcome unknown
             log.warning("publishing snapshot %s of %s failed, outcome unknown: %s", snapshot.id, self.table_name, e)

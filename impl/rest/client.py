@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import pyarrow as pa
 
 from impl.environment import PRODUCTION, Environment
-from impl.errors import ColumnAlreadyExistError, ColumnNotExistError
+from impl.errors import ColumnAlreadyExistError, ColumnNotExistError, CommitRefusedError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES, storage_options
@@ -165,10 +165,16 @@ class RESTSnapshotCommit:
         name = branch_table_name(self.table, branch)
         what = f"commit snapshot {snapshot.id} of {self.database}.{name}"
         body = {"tableId": self.table_id, "snapshot": json.loads(snapshot.to_json_bytes()), "statistics": []}
-        answer, error = self.client.call("POST", self.paths.commit(self.database, name), what, body)
+        try:
+            answer, error = self.client.call("POST", self.paths.commit(self.database, name), what, body)
+        except CatalogAuthError as e:
+            raise CommitRefusedError(str(e)) from e
         if error is not None:
-            if error.code == 404:
-                raise TableNotExistError(f"{self.database}.{name}")
+            if error.code < 500:
+                # a definite refusal: nothing was published (no answer or a server failure leave
+                # the outcome unknown, which the commit core resolves before it retries)
+                raise CommitRefusedError(f"REST catalog {self.client.uri}: {what} refused: HTTP {error.code}: "
+                                         f"{error.message}")
             raise self.client.fail(what, error)
         success = _answer(self.client, what, answer).get("success")
         if not isinstance(success, bool):

@@ -259,3 +259,17 @@ def test_s3_warehouse_hands_out_data_tokens(s3_server, s3_bucket):
             assert run_pypaimon(PYPAIMON_READ, options=options(server)) == [1, 2]
         except PeerUnavailable as e:
             pytest.skip(f"pypaimon {PYPAIMON_VERSION} cannot be installed here: {e}")
+
+
+def test_commit_refused_by_the_server_is_not_retried(server, catalog):
+    """A writer whose token the server stops accepting: its commit is refused (401), it gets
+    CommitRefusedError at once (no retries), and no snapshot was published."""
+    catalog.create_database("refused", ignore_if_exists=True)
+    table = catalog.create_table("refused.t", SCHEMA)
+    server.service.token = "rotated"
+    try:
+        with pytest.raises(impl.CommitRefusedError, match="HTTP 401"):
+            table.write_arrow(pa.table({"id": [1], "v": ["a"]}))
+    finally:
+        server.service.token = TOKEN
+    assert catalog.get_table("refused.t").latest_snapshot() is None
