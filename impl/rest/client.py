@@ -56,13 +56,7 @@ from impl.rest.protocol import (
 )
 from impl.schema.changes import SchemaChange
 from impl.schema.manager import SchemaManager
-from impl.table.catalog import (
-    BRANCH_SUFFIX_PREFIX,
-    SYSTEM_TABLE_SPLITTER,
-    Database,
-    parse_identifier,
-    split_system_table,
-)
+from impl.table.catalog import Database, parse_identifier, resolve_table, schema_to_create, split_system_table
 from impl.table.errors import (
     CatalogAuthError,
     CatalogRequestError,
@@ -70,17 +64,14 @@ from impl.table.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
-    InvalidIdentifierError,
-    InvalidSchemaError,
     SystemTableReadOnlyError,
     TableAlreadyExistError,
     TableNotExistError,
-    UnknownSystemTableError,
     UnsupportedCatalogOptionError,
     UnsupportedTableFeatureError,
 )
-from impl.table.schema import Schema, build_table_schema
-from impl.table.system import SYSTEM_TABLES, SystemTable
+from impl.table.schema import Schema
+from impl.table.system import SystemTable
 from impl.table.table import FileStoreTable
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -341,23 +332,10 @@ class RESTCatalog:
                      primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
                      options: Mapping | None = None, comment: str | None = None) -> FileStoreTable:
         """Create a table at the server (arguments as :meth:`impl.Catalog.create_table`) and return it."""
-        if not isinstance(ignore_if_exists, bool):
-            raise InvalidSchemaError(f"create_table's third argument is ignore_if_exists (a bool), got "
-                                     f"{ignore_if_exists!r}")
-        db, name = parse_identifier(identifier)
-        if "$" in name:
-            raise InvalidIdentifierError(f"table name {name!r} contains '$', which is reserved for system tables")
-        if isinstance(schema, Schema):
-            pa_schema = schema.pa_schema
-            primary_keys = primary_keys if primary_keys is not None else schema.primary_keys
-            partition_keys = partition_keys if partition_keys is not None else schema.partition_keys
-            options = {**schema.options, **(options or {})}
-            comment = comment if comment is not None else schema.comment
-        else:
-            pa_schema = schema
         # validated here as the filesystem catalog validates it, before anything is sent
-        table_schema = build_table_schema(pa_schema, primary_keys=primary_keys, partition_keys=partition_keys,
-                                          options=options, comment=comment, time_millis=self.env.clock_millis())
+        db, name, table_schema = schema_to_create(
+            identifier, schema, ignore_if_exists, primary_keys=primary_keys, partition_keys=partition_keys,
+            options=options, comment=comment, time_millis=self.env.clock_millis())
         body = {"identifier": identifier_json(db, name), "schema": schema_json(table_schema)}
         try:
             self._call("POST", self.paths.tables(db), f"create table {db}.{name}", body, database=db, table=name)
@@ -369,20 +347,7 @@ class RESTCatalog:
     def get_table(self, identifier) -> FileStoreTable | SystemTable:
         """The table ``db.t`` (a branch with ``db.t$branch_b``, a system table with ``db.t$snapshots``)."""
         db, name = parse_identifier(identifier)
-        base, system = split_system_table(name)
-        table = self._get_data_table(db, base)
-        if system is None:
-            return table
-        if system.startswith(BRANCH_SUFFIX_PREFIX):
-            branch, _, rest = system[len(BRANCH_SUFFIX_PREFIX):].partition(SYSTEM_TABLE_SPLITTER)
-            table = table.copy({"branch": branch})
-            if not rest:
-                return table
-            system = rest
-        spec = SYSTEM_TABLES.get(system.lower())
-        if spec is None:
-            raise UnknownSystemTableError(f"{db}.{name}", system, list(SYSTEM_TABLES))
-        return SystemTable(table, spec)
+        return resolve_table(db, name, lambda base: self._get_data_table(db, base))
 
     def _get_data_table(self, db: str, name: str) -> FileStoreTable:
         what = f"get table {db}.{name}"

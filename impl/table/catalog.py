@@ -11,13 +11,14 @@ import importlib
 import os
 import posixpath
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import fsspec
 import pyarrow as pa
 
 from impl.environment import PRODUCTION, Environment
 from impl.errors import FileIOError, InvalidWarehouseError
+from impl.format.json_records import TableSchema
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable, storage_options
 from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
@@ -137,6 +138,54 @@ def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> 
                 key, value, f"only the {FILESYSTEM_METASTORE!r} metastore is implemented")
         if key == "warehouse" and str(value).rstrip("/") != warehouse.rstrip("/"):
             raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
+
+
+def schema_to_create(identifier, schema: pa.Schema | Schema, ignore_if_exists: bool, *,
+                     primary_keys: Sequence[str] | None, partition_keys: Sequence[str] | None,
+                     options: Mapping | None, comment: str | None, time_millis: int) -> tuple[str, str, TableSchema]:
+    """``create_table``'s arguments checked and built into (database, table, its schema 0):
+    the rules every catalog applies before it writes or sends anything."""
+    if not isinstance(ignore_if_exists, bool):
+        raise InvalidSchemaError(
+            f"create_table's third argument is ignore_if_exists (a bool, pypaimon's order), got "
+            f"{ignore_if_exists!r}; pass primary_keys=, partition_keys=, options= by keyword")
+    db, name = parse_identifier(identifier)
+    if "$" in name:
+        raise InvalidIdentifierError(
+            f"table name {name!r} contains '$', which is reserved for system tables (db.t$snapshots)")
+    if isinstance(schema, Schema):
+        pa_schema = schema.pa_schema
+        primary_keys = primary_keys if primary_keys is not None else schema.primary_keys
+        partition_keys = partition_keys if partition_keys is not None else schema.partition_keys
+        options = {**schema.options, **(options or {})}
+        comment = comment if comment is not None else schema.comment
+    else:
+        pa_schema = schema
+    return db, name, build_table_schema(pa_schema, primary_keys=primary_keys, partition_keys=partition_keys,
+                                        options=options, comment=comment, time_millis=time_millis)
+
+
+def resolve_table(db: str, name: str,
+                  data_table: Callable[[str], FileStoreTable]) -> FileStoreTable | SystemTable:
+    """Table ``name`` of ``db`` from its data table (``data_table(base name)``): the table, a view of
+    its branch (``t$branch_b``, BranchNotExistError if absent), or a system table
+    (``t$snapshots``, ``t$branch_b$files``). One rule for every catalog."""
+    base, system = split_system_table(name)
+    table = data_table(base)
+    if system is None:
+        return table
+    if system.startswith(BRANCH_SUFFIX_PREFIX):
+        branch, _, rest = system[len(BRANCH_SUFFIX_PREFIX):].partition(SYSTEM_TABLE_SPLITTER)
+        table = open_branch(table.file_io, table.path,
+                            f"{db}.{base}{SYSTEM_TABLE_SPLITTER}{BRANCH_SUFFIX_PREFIX}{branch}", branch,
+                            env=table.env, snapshot_commit=table.core.snapshot_commit)
+        if not rest:
+            return table
+        system = rest
+    spec = SYSTEM_TABLES.get(system.lower())
+    if spec is None:
+        raise UnknownSystemTableError(f"{db}.{name}", system, list(SYSTEM_TABLES))
+    return SystemTable(table, spec)
 
 
 @dataclass(frozen=True)
@@ -276,24 +325,9 @@ class Catalog:
         argument is ``ignore_if_exists``, as in pypaimon's ``create_table(identifier, schema,
         ignore_if_exists)``. The database must exist.
         """
-        if not isinstance(ignore_if_exists, bool):
-            raise InvalidSchemaError(
-                f"create_table's third argument is ignore_if_exists (a bool, pypaimon's order), got "
-                f"{ignore_if_exists!r}; pass primary_keys=, partition_keys=, options= by keyword")
-        db, name = parse_identifier(identifier)
-        if "$" in name:
-            raise InvalidIdentifierError(
-                f"table name {name!r} contains '$', which is reserved for system tables (db.t$snapshots)")
-        if isinstance(schema, Schema):
-            pa_schema = schema.pa_schema
-            primary_keys = primary_keys if primary_keys is not None else schema.primary_keys
-            partition_keys = partition_keys if partition_keys is not None else schema.partition_keys
-            options = {**schema.options, **(options or {})}
-            comment = comment if comment is not None else schema.comment
-        else:
-            pa_schema = schema
-        table_schema = build_table_schema(pa_schema, primary_keys=primary_keys, partition_keys=partition_keys,
-                                          options=options, comment=comment, time_millis=self.env.clock_millis())
+        db, name, table_schema = schema_to_create(
+            identifier, schema, ignore_if_exists, primary_keys=primary_keys, partition_keys=partition_keys,
+            options=options, comment=comment, time_millis=self.env.clock_millis())
         if not self._database_exists(db):
             raise DatabaseNotExistError(db)
         ident = f"{db}.{name}"
@@ -319,21 +353,7 @@ class Catalog:
         ``$options``, ``$manifests``, ``$files``, ``$partitions``, ``$buckets``, ``$tags``,
         ``$branches``), also of a branch: ``db.t$branch_b$snapshots``."""
         db, name = parse_identifier(identifier)
-        base, system = split_system_table(name)
-        if system is None:
-            return self._get_data_table(db, name)
-        table = self._get_data_table(db, base)
-        if system.startswith(BRANCH_SUFFIX_PREFIX):
-            branch, _, rest = system[len(BRANCH_SUFFIX_PREFIX):].partition(SYSTEM_TABLE_SPLITTER)
-            table = open_branch(self.file_io, table.path, f"{db}.{base}{SYSTEM_TABLE_SPLITTER}{BRANCH_SUFFIX_PREFIX}{branch}",
-                                branch, env=self.env)
-            if not rest:
-                return table
-            system = rest
-        spec = SYSTEM_TABLES.get(system.lower())
-        if spec is None:
-            raise UnknownSystemTableError(f"{db}.{name}", system, list(SYSTEM_TABLES))
-        return SystemTable(table, spec)
+        return resolve_table(db, name, lambda base: self._get_data_table(db, base))
 
     def _get_data_table(self, db: str, name: str) -> FileStoreTable:
         ident = f"{db}.{name}"
