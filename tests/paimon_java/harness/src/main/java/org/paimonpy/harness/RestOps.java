@@ -5,8 +5,6 @@ import org.apache.paimon.catalog.Catalog;
 import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.catalog.CatalogFactory;
 import org.apache.paimon.catalog.Identifier;
-import org.apache.paimon.data.BinaryString;
-import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
@@ -16,8 +14,6 @@ import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
 import org.apache.paimon.table.source.ReadBuilder;
-import org.apache.paimon.types.DataField;
-import org.apache.paimon.types.DataType;
 import org.apache.paimon.types.DataTypeJsonParser;
 import org.apache.paimon.types.RowType;
 
@@ -33,7 +29,7 @@ import java.util.List;
  * Paimon Java's REST catalog (RESTCatalog, RESTSnapshotCommit) against a REST catalog server:
  * op {@code rest}. Args: uri, warehouse (the catalog name), token (bearer), table ("db.t");
  * optional create {fields: [[name, type string]], primary_keys, options}; optional rows (JSON
- * objects of BIGINT / INT / STRING / DOUBLE columns) written and committed in one batch commit;
+ * objects, as Harness.jsonRows reads them) written and committed in one batch commit;
  * read (bool). Returns {rows (when read), snapshot_ids, schema_id}.
  */
 final class RestOps {
@@ -70,8 +66,8 @@ final class RestOps {
                 BatchWriteBuilder builder = table.newBatchWriteBuilder();
                 try (BatchTableWrite write = builder.newWrite();
                         BatchTableCommit commit = builder.newCommit()) {
-                    for (JsonNode r : a.get("rows")) {
-                        write.write(row(r, type));
+                    for (InternalRow r : Harness.jsonRows(a.get("rows"), type)) {
+                        write.write(r);
                     }
                     commit.commit(write.prepareCommit());
                 }
@@ -82,7 +78,7 @@ final class RestOps {
                 ReadBuilder rb = table.newReadBuilder();
                 try (RecordReader<InternalRow> reader =
                         rb.newRead().createReader(rb.newScan().plan().splits())) {
-                    reader.forEachRemaining(r -> rows.add(json(r, type)));
+                    reader.forEachRemaining(r -> rows.add(Harness.toJson(r, type)));
                 }
             }
             ArrayNode ids = out.putArray("snapshot_ids");
@@ -92,56 +88,5 @@ final class RestOps {
             out.put("schema_id", table.schema().id());
             return out;
         }
-    }
-
-    private static GenericRow row(JsonNode r, RowType type) {
-        GenericRow row = new GenericRow(type.getFieldCount());
-        for (int i = 0; i < type.getFieldCount(); i++) {
-            DataField f = type.getFields().get(i);
-            JsonNode v = r.get(f.name());
-            row.setField(i, v == null || v.isNull() ? null : value(v, f.type()));
-        }
-        return row;
-    }
-
-    private static Object value(JsonNode v, DataType t) {
-        switch (t.getTypeRoot()) {
-            case BIGINT:
-                return v.asLong();
-            case INTEGER:
-                return v.asInt();
-            case DOUBLE:
-                return v.asDouble();
-            case VARCHAR:
-            case CHAR:
-                return BinaryString.fromString(v.asText());
-            default:
-                throw new IllegalArgumentException("RestOps writes BIGINT, INT, DOUBLE, STRING; not " + t);
-        }
-    }
-
-    private static JsonNode json(InternalRow r, RowType type) {
-        ObjectNode o = JSON.createObjectNode();
-        for (int i = 0; i < type.getFieldCount(); i++) {
-            DataField f = type.getFields().get(i);
-            if (r.isNullAt(i)) {
-                o.putNull(f.name());
-                continue;
-            }
-            switch (f.type().getTypeRoot()) {
-                case BIGINT:
-                    o.put(f.name(), r.getLong(i));
-                    break;
-                case INTEGER:
-                    o.put(f.name(), r.getInt(i));
-                    break;
-                case DOUBLE:
-                    o.put(f.name(), r.getDouble(i));
-                    break;
-                default:
-                    o.put(f.name(), r.getString(i).toString());
-            }
-        }
-        return o;
     }
 }
