@@ -4,6 +4,11 @@ commits through the server, and reads what the other wrote."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pyarrow as pa
 import pytest
 
@@ -13,6 +18,7 @@ from impl.rest import RESTCatalogServer
 pytestmark = pytest.mark.paimon_java
 
 TOKEN = "java-rest-token"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_java_and_impl_share_a_rest_catalog(java, tmp_path):
@@ -45,3 +51,38 @@ def test_java_and_impl_share_a_rest_catalog(java, tmp_path):
         assert sorted(out["snapshot_ids"]) == [1, 2]
         # every commit of both writers was published by the server
         assert server.service.commit_counts["published"] == before + 3
+
+
+RACER = """
+import json, sys
+import pyarrow as pa
+from impl import CatalogFactory
+p = json.loads(sys.argv[1])
+table = CatalogFactory.create(p["options"]).get_table("db.race")
+for i in range(p["commits"]):
+    table.write_arrow(pa.table({"id": pa.array([p["writer"] * 100 + i], pa.int64()), "v": ["impl"]}))
+"""
+
+
+def test_java_races_impl_processes_through_the_server(java, tmp_path):
+    """Paimon Java commits 4 times while 2 impl processes commit 4 times each, all through the
+    server, to one append table: 12 rows, 12 contiguous snapshots."""
+    commits = 4
+    with RESTCatalogServer(str(tmp_path / "wh"), token=TOKEN) as server:
+        options = {"metastore": "rest", "uri": server.uri, "warehouse": "wh", "token": TOKEN}
+        catalog = CatalogFactory.create(options)
+        catalog.create_database("db")
+        catalog.create_table("db.race", pa.schema([("id", pa.int64()), ("v", pa.string())]))
+        racers = [subprocess.Popen([sys.executable, "-c", RACER, json.dumps(
+            {"options": options, "writer": w + 1, "commits": commits})], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+            for w in range(2)]
+        for i in range(commits):
+            java.call("rest", uri=server.uri, warehouse="wh", token=TOKEN, table="db.race",
+                      rows=[{"id": i, "v": "java"}])
+        for p in racers:
+            _, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err[-3000:]
+        table = catalog.get_table("db.race")
+        ids = sorted(table.to_arrow().column("id").to_pylist())
+        assert ids == sorted([i for i in range(commits)] + [w * 100 + i for w in (1, 2) for i in range(commits)])
+        assert [s.id for s in table.snapshots()] == list(range(1, 3 * commits + 1))
