@@ -87,8 +87,9 @@ from impl.table.table import FileStoreTable
 log = logging.getLogger(__name__)
 
 # a data token's lifetime: the server hands out its own storage options, which do not expire,
-# so the figure only tells clients when to ask again
-TOKEN_LIFETIME_MS = 3_600_000
+# so the figure only tells clients when to ask again (pypaimon refreshes a token with less than
+# an hour left, so an hour would mean a refresh per file access)
+TOKEN_LIFETIME_MS = 24 * 3_600_000
 MAX_BODY_BYTES = 64 << 20
 
 

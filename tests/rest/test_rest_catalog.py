@@ -301,3 +301,18 @@ def test_pypaimon_rust_rest_catalog_round_trip(server, catalog):
         pytest.skip(f"pypaimon-rust cannot be installed here: {e}")
     assert server.service.commit_counts["published"] == before + 1  # its commit went through the server
     assert catalog.get_table("rust.t").to_arrow().sort_by("id").column("id").to_pylist() == [1, 2, 7]
+
+
+def test_command_line_server(tmp_path):
+    """``python -m impl.rest --warehouse PATH --port 0 --token T`` serves until stopped."""
+    proc = subprocess.Popen([sys.executable, "-m", "impl.rest", "--warehouse", str(tmp_path / "wh"), "--port", "0",
+                             "--token", TOKEN], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        uri = proc.stdout.readline().rsplit(" ", 1)[-1].strip()
+        catalog = CatalogFactory.create({"metastore": "rest", "uri": uri, "warehouse": "wh", "token": TOKEN})
+        catalog.create_database("cli")
+        assert catalog.list_databases() == ["cli"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
