@@ -17,6 +17,7 @@ commit never leaves a gap or a dangling snapshot in the warehouse.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hmac
 import json
 import logging
@@ -41,6 +42,7 @@ from impl.errors import (
     TypeParseError,
 )
 from impl.format.json_records import Snapshot, TableSchema
+from impl.format.types import DataType, to_arrow
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import storage_options
 from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, TablePaths
@@ -70,7 +72,7 @@ from impl.rest.protocol import (
 )
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotManager
-from impl.table.catalog import Catalog
+from impl.table.catalog import Catalog, schema_to_create
 from impl.table.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -238,15 +240,19 @@ class CatalogService:
         if body_db != db:
             raise BadRequest(f"create table: identifier's database {body_db!r} is not the path's {db!r}")
         schema = parse_schema_json(body.get("schema"), "create table schema")
-        # Paimon's field types as arrow (impl's create_table assigns the field ids)
-        fields = TableSchema(id=0, fields=schema.fields)
+        # checked and given field ids by the rules of impl's create_table, through arrow; then
+        # the exact types arrow cannot carry (VARCHAR(10), CHAR(3), BINARY(8)) are put back
         try:
-            pa_schema = arrow_schema(fields)
+            pa_schema = arrow_schema(TableSchema(id=0, fields=schema.fields))
         except (TypeParseError, pa.ArrowException) as e:
             raise InvalidSchemaError(f"create table {db}.{name}: {e}") from e
-        self.catalog.create_table(f"{db}.{name}", pa_schema, primary_keys=schema.primary_keys or None,
-                                  partition_keys=schema.partition_keys or None, options=schema.options,
-                                  comment=schema.comment)
+        _, _, built = schema_to_create(
+            (db, name), pa_schema, False, primary_keys=schema.primary_keys or None,
+            partition_keys=schema.partition_keys or None, options=schema.options, comment=schema.comment,
+            time_millis=wall_clock_millis())
+        asked = {f.name: f.type for f in schema.fields}
+        fields = tuple(dataclasses.replace(f, type=exact_type(asked[f.name], f.type)) for f in built.fields)
+        self.catalog.create_table_schema((db, name), dataclasses.replace(built, fields=fields))
         return Reply(200)
 
     def _table(self, db: str, name: str) -> FileStoreTable:
@@ -407,6 +413,18 @@ class CatalogService:
             return path
         scheme = self.warehouse_url.split("://", 1)[0]
         return f"{scheme}://{path}"
+
+
+def exact_type(asked: DataType, built: DataType) -> DataType:
+    """The type a client asked for where it is the built one but for a length arrow cannot carry
+    (an atomic type mapped to the same arrow type), with the built nullability (keys are NOT NULL)."""
+    if asked.children or built.children or asked.root in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        return built
+    try:
+        same = to_arrow(asked) == to_arrow(built)
+    except TypeParseError:
+        return built
+    return asked.copy(built.nullable) if same else built
 
 
 def table_uuid(table_url: str, first_schema: TableSchema) -> str:

@@ -328,6 +328,13 @@ class Catalog:
         db, name, table_schema = schema_to_create(
             identifier, schema, ignore_if_exists, primary_keys=primary_keys, partition_keys=partition_keys,
             options=options, comment=comment, time_millis=self.env.clock_millis())
+        return self.create_table_schema((db, name), table_schema, ignore_if_exists)
+
+    def create_table_schema(self, identifier, table_schema: TableSchema,
+                            ignore_if_exists: bool = False) -> FileStoreTable:
+        """Create a table whose schema 0 is ``table_schema``, built and checked by
+        :func:`schema_to_create` (a catalog server keeps its clients' exact Paimon types so)."""
+        db, name = parse_identifier(identifier)
         if not self._database_exists(db):
             raise DatabaseNotExistError(db)
         ident = f"{db}.{name}"

@@ -316,3 +316,17 @@ def test_command_line_server(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_create_keeps_the_exact_paimon_types(server, catalog):
+    """A client's VARCHAR(10) / CHAR(3) / DECIMAL(12, 2) columns are created as asked (arrow,
+    impl's own schema language, has no string lengths), keys NOT NULL."""
+    catalog.create_database("types", ignore_if_exists=True)
+    fields = [{"id": 0, "name": "k", "type": "CHAR(3)"}, {"id": 1, "name": "s", "type": "VARCHAR(10)"},
+              {"id": 2, "name": "d", "type": "DECIMAL(12, 2)"}, {"id": 3, "name": "n", "type": "BIGINT"}]
+    body = {"identifier": {"database": "types", "object": "t"},
+            "schema": {"fields": fields, "primaryKeys": ["k"], "partitionKeys": [], "options": {"bucket": "1"}}}
+    answer, error = catalog.client.call("POST", catalog.paths.tables("types"), "create", body)
+    assert error is None
+    schema = catalog.get_table("types.t").schema
+    assert [str(f.type) for f in schema.fields] == ["CHAR(3) NOT NULL", "VARCHAR(10)", "DECIMAL(12, 2)", "BIGINT"]
