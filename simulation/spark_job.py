@@ -59,6 +59,7 @@ from impl.commit.messages import CommitMessage
 from impl.errors import CommitConflictError, MissingExtraError
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import SECRET_KEY_KEYS, SESSION_TOKEN_KEYS, STORAGE_OPTION_PREFIXES, is_object_store_url
+from impl.rest import RESTCatalogServer
 from impl.table.table import FileStoreTable
 from simulation.report import write_report
 from simulation.verify import ModelReplayer, compare_rows, expected_rows, replay_retained
@@ -106,6 +107,7 @@ class SparkJobConfig:
     keep_table: bool = False
     storage_options: tuple[tuple[str, str], ...] = ()  # how to reach an object-store warehouse
     embedded_s3: bool = False  # start a local S3 server and use a bucket on it as the warehouse
+    catalog: str = "filesystem"  # "rest": the writers' commits go through impl's REST catalog server
 
     def redacted(self) -> dict[str, Any]:
         """The settings for the report, with secrets (secret key, session token) masked."""
@@ -202,6 +204,7 @@ class SparkJob:
         self.expected_count: int | None = None
         self.summary: dict[str, object] = {}
         self.checks: list[Check] = []
+        self.rest_server: RESTCatalogServer | None = None
 
     # ================================================================== setup
 
@@ -226,7 +229,14 @@ class SparkJob:
                          options={"bucket": str(self.cfg.buckets), "file.compression": "zstd",
                                   "num-sorted-run.compaction-trigger": "4"},
                          ignore_if_exists=True)
-        table = cat.get_table(TABLE)
+        if self.cfg.catalog == "rest":
+            # a REST catalog server over the warehouse, in this process: the writers' commits
+            # (and their recoveries) are published by it; compactions and expirations stay direct
+            self.rest_server = RESTCatalogServer(self.warehouse, options=self.options).start()
+            rest = impl.CatalogFactory.create({"metastore": "rest", "uri": self.rest_server.uri, "warehouse": "sim"})
+            table = rest.get_table(TABLE)
+        else:
+            table = cat.get_table(TABLE)
         assert isinstance(table, FileStoreTable)  # TABLE names a data table, not a system table
         self.table = table
         self.replayer = ModelReplayer(self.table)
@@ -399,6 +409,8 @@ class SparkJob:
             self.stats.add(errors=f"final compaction: {type(e).__name__}: {e}")
         self._stop.set()
         monitor.join()
+        if self.rest_server is not None:
+            self.rest_server.stop()
         self.elapsed_s = time.time() - self.stats.started
         checks = self.verify()
         return self.finish(checks)
@@ -556,6 +568,10 @@ class SparkJob:
             "live files per level (latest)": level_text,
             "orphans found before cleanup": "-" if self.orphans_before is None else self.orphans_before,
             "leftover files of failed attempts removed": s.leftovers_removed,
+            **({} if self.rest_server is None else {
+                "REST server commits published / lost races": "{published} / {lost}".format(
+                    published=self.rest_server.service.commit_counts["published"],
+                    lost=self.rest_server.service.commit_counts["lost"])}),
         }
 
     def finish(self, checks: list[Check]) -> int:
@@ -683,6 +699,9 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
     p.add_argument("--seed", type=int, default=d.seed, help="seed of the change stream and the faults")
     p.add_argument("--no-progress", action="store_true", help="no progress bars (for logs and CI)")
     p.add_argument("--keep-table", action="store_true", help="do not drop sim.events from a previous run")
+    p.add_argument("--catalog", choices=("filesystem", "rest"), default=d.catalog,
+                   help="rest: the writers commit through impl's REST catalog server (python -m impl.rest), "
+                        "started over the warehouse in this process")
     s3 = p.add_argument_group("object stores (see below)")
     s3.add_argument("--s3-endpoint", metavar="URL", help="S3 endpoint, e.g. http://127.0.0.1:9000 (fs.s3.endpoint)")
     s3.add_argument("--s3-access-key", metavar="KEY", help="access key id (fs.s3.accessKeyId)")
@@ -711,7 +730,8 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
         compact_interval_s=a.compact_interval, compactors=max(1, a.compactors),
         expire_interval_s=a.expire_interval, retain_min=a.retain_min, retain_max=a.retain_max,
         faults=a.faults, fault_rate=a.fault_rate, seed=a.seed, progress=not a.no_progress,
-        keep_table=a.keep_table, storage_options=tuple(sorted(options.items())), embedded_s3=a.embedded_s3)
+        keep_table=a.keep_table, storage_options=tuple(sorted(options.items())), embedded_s3=a.embedded_s3,
+        catalog=a.catalog)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
