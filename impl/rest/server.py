@@ -471,6 +471,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = dict(urllib.parse.parse_qsl(url.query))
         length_text = self.headers.get("Content-Length") or "0"
         if not length_text.isdigit() or int(length_text) > MAX_BODY_BYTES:
+            self.close_connection = True  # the unread body would be taken for the next request
             self._send(error_reply(ErrorBody(400, f"Content-Length {length_text!r} is not a size up to "
                                                   f"{MAX_BODY_BYTES} bytes")))
             return
