@@ -465,6 +465,10 @@ def error_body(e: Exception) -> ErrorBody:
 class _Handler(BaseHTTPRequestHandler):
     service: CatalogService  # set on the subclass each server makes
     protocol_version = "HTTP/1.1"
+    # clients keep connections open (Java's OkHttp, pypaimon's requests): headers and body go out
+    # in one buffered write, without Nagle, or every answer waits out the peer's delayed ACK (40 ms)
+    wbufsize = -1
+    disable_nagle_algorithm = True
 
     def _serve(self) -> None:
         url = urllib.parse.urlsplit(self.path)
