@@ -122,7 +122,6 @@ class CatalogService:
         self.paths = ResourcePaths(prefix)
         self.prefix = prefix
         self._probed: set[str] = set()
-        self._first_schemas: dict[tuple[str, int], TableSchema] = {}
         self._probe_lock = threading.Lock()
         # commit requests answered, by outcome ("published" / "lost"): for tests and benchmarks
         self.commit_counts: collections.Counter[str] = collections.Counter()
@@ -264,23 +263,23 @@ class CatalogService:
 
     def get_table(self, db: str, name: str) -> Reply:
         table = self._table(db, name)
-        first = self._first_schema(table.path, schema_ids_in(table.file_io, TablePaths(table.path).schema_dir))
+        first = self._first_schema(table.path)
         return Reply(200, {
             "id": self._uuid(table.path, first), "name": name, "path": self._url(table.path),
             "isExternal": False, "schemaId": table.schema.id, "schema": schema_json(table.schema),
             "owner": "impl.rest", "createdAt": first.time_millis, "createdBy": "impl.rest",
             "updatedAt": table.schema.time_millis, "updatedBy": "impl.rest"})
 
-    def _first_schema(self, table_path: str, main_schema_ids: list[int]) -> TableSchema:
-        """The table's oldest schema (schema files never change: read once per table)."""
-        key = (table_path, min(main_schema_ids))
-        with self._probe_lock:
-            first = self._first_schemas.get(key)
-        if first is None:
-            first = SchemaManager(self.catalog.file_io, TablePaths(table_path)).schema(key[1])
-            with self._probe_lock:
-                self._first_schemas[key] = first
-        return first
+    def _first_schema(self, table_path: str) -> TableSchema:
+        """The table's oldest schema: schema 0 (one GET), else the oldest listed. Not cached: a
+        table dropped and re-created under the same name has a new one."""
+        file_io = self.catalog.file_io
+        paths = TablePaths(table_path)
+        try:
+            return TableSchema.from_json_bytes(file_io.read_bytes(paths.schema_path(0)), paths.schema_path(0))
+        except FileNotFoundError:
+            manager = SchemaManager(file_io, paths)
+            return manager.schema(min(manager.list_ids(), default=0))
 
     def _uuid(self, table_path: str, first: TableSchema) -> str:
         return table_uuid(self._url(table_path), first)
@@ -305,27 +304,28 @@ class CatalogService:
 
     # ------------------------------------------------------------------ snapshots
 
-    def _located(self, db: str, name: str) -> tuple[TablePaths, list[int], list[int]]:
-        """The paths of table ``name`` (``t`` or its branch ``t$branch_b``), the schema ids of
-        its main branch and of the named branch; TableNotExistError / DatabaseNotExistError when
-        there is no such table. Lighter than loading the table: the commit path's check."""
+    def _table_paths(self, db: str, name: str) -> TablePaths:
+        """The paths of table ``name`` (``t`` or its branch ``t$branch_b``), without I/O."""
         base, sep, branch = name.partition(BRANCH_SEPARATOR)
         if "$" in base or (sep and not branch):
             raise TableNotExistError(f"{db}.{name}")
-        table_path = self.catalog.table_path((db, base))
+        return TablePaths(self.catalog.table_path((db, base)), branch=branch if sep else MAIN_BRANCH)
+
+    def _located(self, db: str, name: str) -> TablePaths:
+        """The paths of table ``name`` (``t`` or its branch ``t$branch_b``); TableNotExistError /
+        DatabaseNotExistError when there is no such table. Lighter than loading the table."""
+        paths = self._table_paths(db, name)
         file_io = self.catalog.file_io
-        main_ids = schema_ids_in(file_io, TablePaths(table_path).schema_dir)
+        main_ids = schema_ids_in(file_io, TablePaths(paths.table_path).schema_dir)
         if not main_ids:
             self.catalog.get_database(db)  # DatabaseNotExistError names the missing database
-            raise TableNotExistError(f"{db}.{base}")
-        paths = TablePaths(table_path, branch=branch if sep else MAIN_BRANCH)
-        ids = schema_ids_in(file_io, paths.schema_dir) if sep else main_ids
-        if not ids:
+            raise TableNotExistError(f"{db}.{name.partition(BRANCH_SEPARATOR)[0]}")
+        if paths.branch != MAIN_BRANCH and not schema_ids_in(file_io, paths.schema_dir):
             raise TableNotExistError(f"{db}.{name}")
-        return paths, main_ids, ids
+        return paths
 
     def latest_snapshot(self, db: str, name: str) -> Reply:
-        paths, _, _ = self._located(db, name)
+        paths = self._located(db, name)
         file_io = self.catalog.file_io
         manager = SnapshotManager(file_io, paths)
         latest = manager.latest_snapshot()
@@ -348,17 +348,20 @@ class CatalogService:
         statistics = body.get("statistics")
         if statistics is not None and not isinstance(statistics, list):
             raise BadRequest("commit: 'statistics' must be a list")
-        paths, main_ids, schema_ids = self._located(db, name)
-        if table_id is not None and table_id != self._uuid(paths.table_path,
-                                                           self._first_schema(paths.table_path, main_ids)):
-            raise TableNotExistError(f"{db}.{name} with id {table_id}")  # dropped and re-created since
+        paths = self._table_paths(db, name)
         data = json.dumps(raw, indent=2).encode()
         try:
             snapshot = Snapshot.from_json_bytes(data, "commit request snapshot")
         except CorruptMetadataError as e:
             raise BadRequest(f"commit: {e.reason}") from None
         file_io = self.catalog.file_io
-        self._check_references(file_io, paths, schema_ids, snapshot)
+        # the table (or branch) exists and has the snapshot's schema: one HEAD on the usual path
+        if snapshot.schema_id < 0 or not file_io.file_exists(paths.schema_path(snapshot.schema_id)):
+            self._located(db, name)  # 404 when the database, table or branch does not exist
+            raise BadRequest(f"commit: snapshot names schema {snapshot.schema_id}, which the table does not have")
+        if table_id is not None and table_id != self._uuid(paths.table_path, self._first_schema(paths.table_path)):
+            raise TableNotExistError(f"{db}.{name} with id {table_id}")  # dropped and re-created since
+        self._check_references(file_io, paths, snapshot)
         manager = SnapshotManager(file_io, paths)
         latest = manager.latest_snapshot_id()
         if latest is not None and snapshot.id <= latest:
@@ -379,12 +382,10 @@ class CatalogService:
             self.commit_counts[outcome] += 1
 
     @staticmethod
-    def _check_references(file_io: FileIO, paths: TablePaths, schema_ids: list[int], snapshot: Snapshot) -> None:
-        """Every metadata file the snapshot names exists (else it would dangle): BadRequest."""
+    def _check_references(file_io: FileIO, paths: TablePaths, snapshot: Snapshot) -> None:
+        """Every manifest the snapshot names exists (else it would dangle): BadRequest."""
         if snapshot.id < 1:
             raise BadRequest(f"commit: snapshot id {snapshot.id} is not positive")
-        if snapshot.schema_id not in schema_ids:
-            raise BadRequest(f"commit: snapshot names schema {snapshot.schema_id}, which the table does not have")
         names = [snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list,
                  snapshot.index_manifest]
         for name in names:

@@ -154,6 +154,12 @@ def test_commits_are_published_by_the_server(server, catalog):
     rows = catalog.get_table("pub.t").to_arrow().sort_by("id").to_pylist()
     assert rows == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}, {"id": 3, "v": "C"}, {"id": 4, "v": "d"}]
     assert catalog.get_table("pub.t$snapshots").to_arrow().num_rows == 2
+    # a commit naming another table id (a table of that name dropped and re-created since) is refused
+    snapshot = json.loads(catalog.get_table("pub.t").latest_snapshot().to_json_bytes())
+    body = {"tableId": "not-this-table", "snapshot": {**snapshot, "id": snapshot["id"] + 1}, "statistics": []}
+    _, error = catalog.client.call("POST", catalog.paths.commit("pub", "t"), "commit", body)
+    assert error is not None and error.code == 404
+    assert catalog.get_table("pub.t").latest_snapshot().id == snapshot["id"]
 
 
 PYPAIMON_ROUND_TRIP = """
