@@ -58,6 +58,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     UnsupportedVersionError,
     WriterClosedError,
 )
+from impl.jdbc import JdbcCatalog  # registers metastore "jdbc" with impl.Catalog
 from impl.schema import Move, SchemaChange
 from impl.table import (
     Catalog,
@@ -83,8 +84,10 @@ from impl.table import (
 )
 from impl.table.errors import (
     CatalogAuthError,
+    CatalogConnectionError,
     CatalogRequestError,
     CatalogServerError,
+    CatalogStoreError,
     CatalogUnavailableError,
     ColumnCastError,
     CommitUsageError,
@@ -106,7 +109,7 @@ __version__: str = package_version()
 
 __all__ = [
     "__version__",
-    "Catalog", "CatalogFactory", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
+    "Catalog", "CatalogFactory", "JdbcCatalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused
@@ -131,6 +134,7 @@ __all__ = [
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
+    "CatalogConnectionError", "CatalogStoreError",
     # a catalog server's (impl.rest) refusals and failures
     "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError", "CommitRefusedError",
 ]

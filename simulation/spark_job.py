@@ -59,6 +59,7 @@ from impl.commit.messages import CommitMessage
 from impl.errors import CommitConflictError, MissingExtraError
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import SECRET_KEY_KEYS, SESSION_TOKEN_KEYS, STORAGE_OPTION_PREFIXES, is_object_store_url
+from impl.jdbc.uri import redact
 from impl.rest import RESTCatalogServer
 from impl.table.table import FileStoreTable
 from simulation.report import write_report
@@ -107,13 +108,16 @@ class SparkJobConfig:
     keep_table: bool = False
     storage_options: tuple[tuple[str, str], ...] = ()  # how to reach an object-store warehouse
     embedded_s3: bool = False  # start a local S3 server and use a bucket on it as the warehouse
-    catalog: str = "filesystem"  # "rest": the writers' commits go through impl's REST catalog server
+    # the catalog that lists the table (--catalog: metastore=jdbc and its uri); none: the warehouse's directories
+    catalog_options: tuple[tuple[str, str], ...] = ()
+    rest_catalog: bool = False  # --catalog rest: the writers' commits go through impl's REST catalog server
 
     def redacted(self) -> dict[str, Any]:
         """The settings for the report, with secrets (secret key, session token) masked."""
         out = asdict(self)
         hidden = set(SECRET_KEY_KEYS) | set(SESSION_TOKEN_KEYS)
         out["storage_options"] = {k: ("***" if k in hidden else v) for k, v in self.storage_options}
+        out["catalog_options"] = {k: redact(v) for k, v in self.catalog_options}
         return out
 
 
@@ -186,7 +190,7 @@ class SparkJob:
         self.warehouse = (cfg.warehouse.rstrip("/") if is_object_store_url(cfg.warehouse)
                           else os.path.abspath(cfg.warehouse))
         self.table_path = posixpath.join(self.warehouse, "sim.db", "events")
-        self.options = dict(cfg.storage_options)
+        self.options = {**dict(cfg.storage_options), **dict(cfg.catalog_options)}
         self.stats = SparkJobStats()
         self.spark = spark
         self._stream: list[pa.Table] = []  # committed change batches, with __order
@@ -229,7 +233,7 @@ class SparkJob:
                          options={"bucket": str(self.cfg.buckets), "file.compression": "zstd",
                                   "num-sorted-run.compaction-trigger": "4"},
                          ignore_if_exists=True)
-        if self.cfg.catalog == "rest":
+        if self.cfg.rest_catalog:
             # a REST catalog server over the warehouse, in this process: the writers' commits
             # (and their recoveries) are published by it; compactions and expirations stay direct
             self.rest_server = RESTCatalogServer(self.warehouse, options=self.options).start()
@@ -647,6 +651,8 @@ examples:
   python -m simulation --embedded-s3 --writers 2 --commits 4
   python -m simulation --warehouse s3://my-bucket/paimon --s3-endpoint http://127.0.0.1:9000 \\
       --s3-access-key minio --s3-secret-key minio123 --s3-region us-east-1
+  python -m simulation --catalog jdbc:sqlite:./catalog.db     (the table listed by a JDBC catalog)
+  python -m simulation --catalog rest     (the writers commit through impl's REST catalog server)
 """
 
 
@@ -699,9 +705,10 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
     p.add_argument("--seed", type=int, default=d.seed, help="seed of the change stream and the faults")
     p.add_argument("--no-progress", action="store_true", help="no progress bars (for logs and CI)")
     p.add_argument("--keep-table", action="store_true", help="do not drop sim.events from a previous run")
-    p.add_argument("--catalog", choices=("filesystem", "rest"), default=d.catalog,
-                   help="rest: the writers commit through impl's REST catalog server (python -m impl.rest), "
-                        "started over the warehouse in this process")
+    p.add_argument("--catalog", metavar="URI", default=None,
+                   help="a JDBC catalog lists the table (jdbc:sqlite:<file>, jdbc:postgresql://host/db?user=..."
+                        "&password=...; its files stay in the warehouse), or 'rest': the writers commit through "
+                        "impl's REST catalog server (python -m impl.rest), started over the warehouse in this process")
     s3 = p.add_argument_group("object stores (see below)")
     s3.add_argument("--s3-endpoint", metavar="URL", help="S3 endpoint, e.g. http://127.0.0.1:9000 (fs.s3.endpoint)")
     s3.add_argument("--s3-access-key", metavar="KEY", help="access key id (fs.s3.accessKeyId)")
@@ -716,6 +723,9 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
         p.error("writers, commits, partitions, buckets must be >= 1 and keys >= writers")
     if a.retain_min < 1 or a.retain_max < a.retain_min:
         p.error("need 1 <= --retain-min <= --retain-max")
+    if a.catalog is not None and a.catalog != "rest" and not a.catalog.startswith("jdbc:"):
+        p.error(f"--catalog {redact(a.catalog)!r}: expected a JDBC URI (jdbc:sqlite:<file> or "
+                "jdbc:postgresql://host/db) or 'rest'")
     options = _storage_options(p, a)
     if a.embedded_s3 and (a.warehouse is not None or options):
         p.error("--embedded-s3 chooses the warehouse and its options itself: drop --warehouse, --s3-* and --option")
@@ -731,7 +741,8 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
         expire_interval_s=a.expire_interval, retain_min=a.retain_min, retain_max=a.retain_max,
         faults=a.faults, fault_rate=a.fault_rate, seed=a.seed, progress=not a.no_progress,
         keep_table=a.keep_table, storage_options=tuple(sorted(options.items())), embedded_s3=a.embedded_s3,
-        catalog=a.catalog)
+        catalog_options=(("metastore", "jdbc"), ("uri", a.catalog)) if a.catalog and a.catalog != "rest" else (),
+        rest_catalog=a.catalog == "rest")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

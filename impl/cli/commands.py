@@ -205,8 +205,10 @@ def cmd_compact(ctx: Context, args: argparse.Namespace) -> Result:
 
 
 def storage_options(ctx: Context) -> dict[str, str]:
-    """The ``--option`` values that Spark's processes open the store with (catalog-only keys dropped)."""
-    return {k: v for k, v in ctx.options.items() if k not in ("warehouse", "metastore")}
+    """The ``--option`` values that Spark's processes open the store and the catalog with (the
+    warehouse and the default metastore dropped)."""
+    return {k: v for k, v in ctx.options.items()
+            if k != "warehouse" and not (k == "metastore" and v == "filesystem")}
 
 
 def cmd_expire_snapshots(ctx: Context, args: argparse.Namespace) -> Result:

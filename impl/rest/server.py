@@ -251,7 +251,7 @@ class CatalogService:
             time_millis=wall_clock_millis())
         asked = {f.name: f.type for f in schema.fields}
         fields = tuple(dataclasses.replace(f, type=exact_type(asked[f.name], f.type)) for f in built.fields)
-        self.catalog.create_table_schema((db, name), dataclasses.replace(built, fields=fields))
+        self.catalog.create_table((db, name), dataclasses.replace(built, fields=fields))
         return Reply(200)
 
     def _table(self, db: str, name: str) -> FileStoreTable:

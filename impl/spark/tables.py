@@ -52,10 +52,21 @@ def split_table_path(table_path: str) -> tuple[str, str, str]:
     return catalog_split_table_path(_normalize(table_path))
 
 
+# Options of the catalog that lists the table (Paimon's names: ``metastore`` = ``jdbc``, ``uri``,
+# ``catalog-key``, ``lock.enabled``, ``jdbc.user``, ``jdbc.password``, ...): they travel with the
+# storage options, and each process opens the catalog from them.
+CATALOG_OPTION_KEYS = frozenset({"metastore", "uri", "catalog-key", "lock.enabled"})
+
+
+def is_catalog_key(key: str) -> bool:
+    return key in CATALOG_OPTION_KEYS or key.startswith("jdbc.")
+
+
 def is_storage_key(key: str) -> bool:
-    """Storage options (``fs.*``, ``s3.*``, ``s3a.*``) configure the store, never the table: they
-    are not written into the table's schema (which would publish credentials to every reader)."""
-    return key.startswith(STORAGE_OPTION_PREFIXES)
+    """Storage options (``fs.*``, ``s3.*``, ``s3a.*``) configure the store, and catalog options
+    the catalog, never the table: they are not written into the table's schema (which would
+    publish credentials to every reader)."""
+    return key.startswith(STORAGE_OPTION_PREFIXES) or is_catalog_key(key)
 
 
 # Spark hands a data source its options with lower-cased keys (a case-insensitive map), so
@@ -178,7 +189,8 @@ class TableRef:
     def catalog(self, filesystem=None):
         if filesystem is None and (self.fs_factory is not None or self.on_object_store):
             filesystem = self.filesystem()
-        return impl.Catalog(self.warehouse, filesystem=filesystem)
+        return impl.Catalog(self.warehouse, filesystem=filesystem,
+                            options={k: v for k, v in self.storage if is_catalog_key(k)} or None)
 
     def exists(self, filesystem=None) -> bool:
         return self.catalog(filesystem).table_exists(self.identifier)

@@ -120,6 +120,11 @@ def parse_identifier(identifier) -> tuple[str, str]:
 # to a catalog this is not, and is refused rather than ignored.
 CATALOG_OPTIONS = frozenset({"metastore", "warehouse"})
 FILESYSTEM_METASTORE = "filesystem"
+# The catalog class of each other metastore (``jdbc``: impl.jdbc registers itself on import,
+# which importing impl does): Catalog(...) with that ``metastore`` makes one.
+METASTORE_CATALOGS: dict[str, type] = {}
+# a REST catalog server's client (impl.rest.RESTCatalog), resolved when asked for
+REST_METASTORE = "rest"
 
 
 def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> None:
@@ -135,12 +140,13 @@ def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> 
                             f"and storage options starting with {', '.join(STORAGE_OPTION_PREFIXES)})")
         if key == "metastore" and str(value).strip().lower() != FILESYSTEM_METASTORE:
             raise UnsupportedCatalogOptionError(
-                key, value, f"only the {FILESYSTEM_METASTORE!r} metastore is implemented")
+                key, value, f"metastores implemented: "
+                            f"{', '.join([FILESYSTEM_METASTORE, *METASTORE_CATALOGS, REST_METASTORE])}")
         if key == "warehouse" and str(value).rstrip("/") != warehouse.rstrip("/"):
             raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
 
 
-def schema_to_create(identifier, schema: pa.Schema | Schema, ignore_if_exists: bool, *,
+def schema_to_create(identifier, schema: pa.Schema | Schema | TableSchema, ignore_if_exists: bool, *,
                      primary_keys: Sequence[str] | None, partition_keys: Sequence[str] | None,
                      options: Mapping | None, comment: str | None, time_millis: int) -> tuple[str, str, TableSchema]:
     """``create_table``'s arguments checked and built into (database, table, its schema 0):
@@ -153,6 +159,13 @@ def schema_to_create(identifier, schema: pa.Schema | Schema, ignore_if_exists: b
     if "$" in name:
         raise InvalidIdentifierError(
             f"table name {name!r} contains '$', which is reserved for system tables (db.t$snapshots)")
+    if isinstance(schema, TableSchema):  # built by this function before; checked again
+        if any(x is not None for x in (primary_keys, partition_keys, options, comment)):
+            raise InvalidSchemaError("a built table schema carries its keys, options and comment: pass none beside it")
+        if schema.id != 0:
+            raise InvalidSchemaError(f"a new table's schema has id 0, got {schema.id}")
+        validate_for_create(schema, warn_unknown=False)
+        return db, name, schema
     if isinstance(schema, Schema):
         pa_schema = schema.pa_schema
         primary_keys = primary_keys if primary_keys is not None else schema.primary_keys
@@ -201,18 +214,15 @@ class CatalogFactory:
     """pypaimon's entry point: ``CatalogFactory.create({"warehouse": ...})`` is a :class:`Catalog`.
 
     The options are this filesystem catalog's (``warehouse``, ``metastore`` = ``filesystem``, and
-    storage options), or with ``metastore`` = ``rest`` a :class:`impl.rest.RESTCatalog`'s (``uri``,
-    ``warehouse``, ``token.provider`` = ``bear``, ``token``); another metastore (``jdbc``,
-    ``hive``) is refused by name with :class:`UnsupportedCatalogOptionError`.
+    storage options), ``metastore`` = ``jdbc`` with ``uri`` and the JDBC catalog's options
+    (:class:`impl.jdbc.JdbcCatalog`), or ``metastore`` = ``rest`` with a REST catalog server's
+    ``uri``, ``warehouse``, ``token.provider`` = ``bear`` and ``token`` (:class:`impl.rest.RESTCatalog`);
+    another metastore (``hive``, ...) is refused by name with :class:`UnsupportedCatalogOptionError`.
     """
 
     @staticmethod
     def create(catalog_options: Mapping[str, str], *, env: Environment = PRODUCTION) -> "Catalog":
         options = dict(catalog_options)
-        if str(options.get("metastore", "")).strip().lower() == "rest":
-            # impl.rest sits above the catalog (its client builds on it): resolved when asked for
-            rest_client = importlib.import_module("impl.rest.client")
-            return rest_client.RESTCatalog(options, env=env)  # Catalog's methods, over HTTP
         warehouse = options.get("warehouse")
         if not isinstance(warehouse, str) or not warehouse:
             raise UnsupportedCatalogOptionError("warehouse", warehouse, "is required (the warehouse path or URL)")
@@ -232,6 +242,24 @@ class Catalog:
     instance roles). An object-store warehouse is checked on construction: a missing bucket,
     refused credentials or an unreachable endpoint raise :class:`InvalidWarehouseError`.
     """
+
+    def __new__(cls, location: str | None = None, /, *args, **kwargs):
+        """``Catalog("jdbc:sqlite:/path/cat.db", warehouse=...)`` and ``metastore`` = ``jdbc`` in
+        ``options`` make a :class:`impl.jdbc.JdbcCatalog`; ``metastore`` = ``rest`` (with ``uri``,
+        the first argument being the catalog's warehouse name) an :class:`impl.rest.RESTCatalog`."""
+        if cls is Catalog:
+            options = kwargs.get("options", args[1] if len(args) > 1 else None) or {}
+            metastore = str(options.get("metastore", FILESYSTEM_METASTORE)).strip().lower()
+            if metastore == REST_METASTORE:
+                # impl.rest sits above the catalog (its client builds on it): resolved when asked for
+                rest_client = importlib.import_module("impl.rest.client")
+                named = {**options, "warehouse": location} if location else dict(options)
+                return rest_client.RESTCatalog(named, env=kwargs.get("env", PRODUCTION))
+            if metastore == FILESYSTEM_METASTORE and isinstance(location, str) and location.startswith("jdbc:"):
+                metastore = "jdbc"
+            if metastore in METASTORE_CATALOGS:
+                return super().__new__(METASTORE_CATALOGS[metastore])
+        return super().__new__(cls)
 
     def __init__(self, warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
                  options: Mapping[str, str] | None = None, *, env: Environment = PRODUCTION):
@@ -292,6 +320,10 @@ class Catalog:
         tables = self.list_tables(name)
         if tables and not cascade:
             raise DatabaseNotEmptyError(name, tables)
+        self._remove_database(name)
+
+    def _remove_database(self, name: str) -> None:
+        """Remove database ``name`` and its tables (checks done)."""
         self._remove_tree(self.database_path(name))
 
     # ------------------------------------------------------------------ tables
@@ -308,33 +340,32 @@ class Catalog:
                 out.append(n)
         return sorted(out)
 
+    def _has_table(self, db: str, name: str) -> bool:
+        """Whether data table ``db.name`` exists: it has a schema (a metastore's catalog asks its
+        metastore)."""
+        return bool(schema_ids_in(self.file_io, TablePaths(self.table_path((db, name))).schema_dir))
+
     def table_exists(self, identifier) -> bool:
         db, name = parse_identifier(identifier)
         base, system = split_system_table(name)
         if system is not None and system.lower() not in SYSTEM_TABLES:
             return False
-        return bool(schema_ids_in(self.file_io, TablePaths(self.table_path((db, base))).schema_dir))
+        return self._has_table(db, base)
 
-    def create_table(self, identifier, schema: pa.Schema | Schema, ignore_if_exists: bool = False, *,
+    def create_table(self, identifier, schema: pa.Schema | Schema | TableSchema, ignore_if_exists: bool = False, *,
                      primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
                      options: Mapping | None = None, comment: str | None = None) -> FileStoreTable:
         """Create a table (schema/schema-0) and return it.
 
         ``schema`` is a pyarrow schema (keys and options as keyword arguments) or an
-        :class:`impl.table.schema.Schema` (pypaimon's ``Schema.from_pyarrow_schema``); the third
+        :class:`impl.table.schema.Schema` (pypaimon's ``Schema.from_pyarrow_schema``), or a schema 0
+        :func:`schema_to_create` built (exact Paimon types: a catalog server's clients'); the third
         argument is ``ignore_if_exists``, as in pypaimon's ``create_table(identifier, schema,
         ignore_if_exists)``. The database must exist.
         """
         db, name, table_schema = schema_to_create(
             identifier, schema, ignore_if_exists, primary_keys=primary_keys, partition_keys=partition_keys,
             options=options, comment=comment, time_millis=self.env.clock_millis())
-        return self.create_table_schema((db, name), table_schema, ignore_if_exists)
-
-    def create_table_schema(self, identifier, table_schema: TableSchema,
-                            ignore_if_exists: bool = False) -> FileStoreTable:
-        """Create a table whose schema 0 is ``table_schema``, built and checked by
-        :func:`schema_to_create` (a catalog server keeps its clients' exact Paimon types so)."""
-        db, name = parse_identifier(identifier)
         if not self._database_exists(db):
             raise DatabaseNotExistError(db)
         ident = f"{db}.{name}"
@@ -402,12 +433,16 @@ class Catalog:
         if split_system_table(name)[1] is not None:
             raise SystemTableReadOnlyError(f"{db}.{name}", "drop_table")
         if self._table_exists_or_raise(db, name, ignore_if_not_exists):
-            self._remove_tree(self.table_path((db, name)))
+            self._remove_table(db, name)
+
+    def _remove_table(self, db: str, name: str) -> None:
+        """Remove data table ``db.name`` (checks done)."""
+        self._remove_tree(self.table_path((db, name)))
 
     def _table_exists_or_raise(self, db: str, name: str, ignore_if_not_exists: bool) -> bool:
         """Whether data table ``db.name`` exists (it has a schema); if not, False when
         ``ignore_if_not_exists``, else DatabaseNotExistError or TableNotExistError."""
-        if schema_ids_in(self.file_io, TablePaths(self.table_path((db, name))).schema_dir):
+        if self._has_table(db, name):
             return True
         if ignore_if_not_exists:
             return False

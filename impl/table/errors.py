@@ -167,6 +167,28 @@ class UnsupportedCatalogOptionError(TableError, ValueError):
         super().__init__(f"catalog option {key!r}={value!r}: {reason}")
 
 
+class CatalogConnectionError(TableError):
+    """A catalog's metastore cannot be reached or refused the connection (a JDBC database that
+    is down, a refused password, a file that is not a database): names the catalog (its URI,
+    without a password) and what was refused."""
+
+    def __init__(self, catalog: str, reason: str):
+        self.catalog = catalog
+        self.reason = reason
+        super().__init__(f"catalog {catalog}: cannot connect: {reason}")
+
+
+class CatalogStoreError(TableError):
+    """A statement of a catalog's metastore failed (the database went away, a lock could not be
+    acquired in time): names the catalog, the operation and the database's reason."""
+
+    def __init__(self, catalog: str, operation: str, reason: str):
+        self.catalog = catalog
+        self.operation = operation
+        self.reason = reason
+        super().__init__(f"catalog {catalog}: {operation} failed: {reason}")
+
+
 class DynamicBucketError(TableError):
     """The dynamic bucket index cannot serve a write (buckets exhausted, or data without an index)."""
 

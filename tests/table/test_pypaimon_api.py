@@ -47,7 +47,9 @@ def test_create_table_takes_pypaimons_positional_ignore_if_exists(tmp_path):
 def test_catalog_factory_needs_a_warehouse_and_the_filesystem_metastore(tmp_path):
     with pytest.raises(impl.UnsupportedCatalogOptionError, match="'warehouse'=None: is required"):
         impl.CatalogFactory.create({})
-    with pytest.raises(impl.UnsupportedCatalogOptionError, match="'metastore'='jdbc'"):
+    with pytest.raises(impl.UnsupportedCatalogOptionError, match="'metastore'='hive'"):
+        impl.CatalogFactory.create({"warehouse": str(tmp_path), "metastore": "hive"})
+    with pytest.raises(impl.UnsupportedCatalogOptionError, match="'uri'=None: is required"):
         impl.CatalogFactory.create({"warehouse": str(tmp_path), "metastore": "jdbc"})
 
 

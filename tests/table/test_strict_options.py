@@ -47,8 +47,8 @@ def test_alter_and_dynamic_options_refuse_non_boolean(cat):
 
 
 def test_catalog_refuses_another_metastore_by_name(tmp_path):
-    with pytest.raises(UnsupportedCatalogOptionError, match="'metastore'='jdbc'.*filesystem") as err:
-        impl.Catalog(str(tmp_path), options={"metastore": "jdbc", "uri": "jdbc:sqlite:/tmp/x.db"})
+    with pytest.raises(UnsupportedCatalogOptionError, match="'metastore'='hive'.*filesystem, jdbc") as err:
+        impl.Catalog(str(tmp_path), options={"metastore": "hive", "uri": "thrift://127.0.0.1:9083"})
     assert err.value.key == "metastore"
 
 

@@ -232,6 +232,8 @@ public final class Harness {
                 return snapshotIds(a);
             case "index_filter":
                 return indexFilter(a);
+            case "jdbc":
+                return JdbcOps.run(a);
             case "rest":
                 return RestOps.run(a);
             default:
