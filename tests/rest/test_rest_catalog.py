@@ -54,6 +54,8 @@ def catalog(server):
 
 def test_catalog_operations_and_paging(server, catalog):
     assert isinstance(catalog, RESTCatalog)
+    assert isinstance(impl.Catalog("wh", options={k: v for k, v in options(server).items() if k != "warehouse"}),
+                      RESTCatalog)  # impl.Catalog(name, options) chooses the metastore too
     catalog.create_database("ops")
     with pytest.raises(DatabaseAlreadyExistError):
         catalog.create_database("ops")
