@@ -35,7 +35,7 @@ from impl.fs.object_store import (
 )
 from impl.spark.errors import SparkConnectorError
 from impl.table.catalog import split_table_path as catalog_split_table_path
-from impl.table.errors import DatabaseNotExistError, TableNotExistError
+from impl.table.errors import DatabaseNotExistError, TableNotExistError, UnsupportedCatalogOptionError
 
 
 def _normalize(path: str) -> str:
@@ -187,10 +187,14 @@ class TableRef:
         return fs
 
     def catalog(self, filesystem=None):
+        options = {k: v for k, v in self.storage if is_catalog_key(k)}
+        if str(options.get("metastore", "")).strip().lower() == "rest":
+            raise UnsupportedCatalogOptionError(
+                "metastore", "rest", "the paimon_py data source does not open tables through a REST catalog yet "
+                "(impl.rest.RESTCatalog does, outside Spark)")
         if filesystem is None and (self.fs_factory is not None or self.on_object_store):
             filesystem = self.filesystem()
-        return impl.Catalog(self.warehouse, filesystem=filesystem,
-                            options={k: v for k, v in self.storage if is_catalog_key(k)} or None)
+        return impl.Catalog(self.warehouse, filesystem=filesystem, options=options or None)
 
     def exists(self, filesystem=None) -> bool:
         return self.catalog(filesystem).table_exists(self.identifier)
