@@ -539,8 +539,9 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
                     partition_path: str, bucket: int, files: Sequence[DataFileMeta],
                     projection: Sequence[str] | None = None, predicate: pc.Expression | None = None,
                     batch_rows: int = MERGE_BATCH_ROWS, *, schemas=None) -> Iterator[pa.Table]:
-    """:func:`merge_read` as a stream of tables in key order, holding about one batch per sorted
-    run of a key-overlapping section in memory (never the whole bucket)."""
+    """:func:`merge_read` as a stream of tables in key order, holding about
+    :data:`~impl.mergetree.memory.MERGE_BUFFER_BYTES` of decoded rows over the sorted runs of a
+    key-overlapping section (at most ``batch_rows`` per run; never the whole bucket)."""
     layout = KVLayout(schema, schemas)
     spec = MergeSpec.from_schema(schema, options)
     if not streamable_keys(layout):
