@@ -24,7 +24,7 @@ from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable
 from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
 from impl.schema.manager import SchemaManager, schema_ids_in
-from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.table.core import load_latest_schema
 from impl.table.errors import (
     DatabaseAlreadyExistError,
@@ -382,7 +382,8 @@ class Catalog:
             if ignore_if_exists:
                 return self._get_data_table(db, name)
             raise TableAlreadyExistError(ident)
-        return FileStoreTable(self.file_io, paths.table_path, table_schema, ident, env=self.env)
+        return FileStoreTable(self.file_io, paths.table_path, table_schema, ident, env=self.env,
+                              snapshot_commit=self._snapshot_commit(db, name, paths.table_path))
 
     def get_table(self, identifier) -> FileStoreTable | SystemTable:
         """The table ``db.t``; a view of its branch ``b`` with ``db.t$branch_b`` (Paimon's
@@ -398,7 +399,12 @@ class Catalog:
         paths = TablePaths(self.table_path((db, name)))
         self._table_exists_or_raise(db, name, False)
         return FileStoreTable(self.file_io, paths.table_path, load_latest_schema(self.file_io, paths, ident), ident,
-                              env=self.env)
+                              env=self.env, snapshot_commit=self._snapshot_commit(db, name, paths.table_path))
+
+    def _snapshot_commit(self, db: str, name: str, table_path: str) -> SnapshotCommit | None:
+        """Who publishes the snapshots of table ``db.name`` (None: the snapshot manager's atomic
+        create on the file system; a catalog with a lock wraps it)."""
+        return None
 
     def alter_table(self, identifier, changes: Sequence[SchemaChange], ignore_if_not_exists: bool = False) -> None:
         """Apply ``changes`` (a list of :class:`impl.SchemaChange`) as the table's next schema.
