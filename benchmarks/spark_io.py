@@ -11,7 +11,11 @@
    materialized into Spark's ``noop`` sink (every column of every row crosses into the JVM);
 4. ``impl.spark.read_table`` (the fast read) of the append table, of a fully compacted
    primary-key table and of a deletion-vector table (5% of its keys updated after a full
-   compaction, then compacted: level >= 1 files with deletion vectors) vs ``spark.read.parquet``.
+   compaction, then compacted: level >= 1 files with deletion vectors) vs ``spark.read.parquet``;
+5. ``impl.spark.compact(full=True)`` of an append table of many small files (4 partitions x 16
+   files, written before the round, not measured), rewritten by Spark's own Parquet reader and
+   writer (``writer="spark"``, :mod:`impl.spark.native_compact`) and, beside it, by impl's writers
+   in Python tasks (``writer="python"``, what ``auto`` picks), vs a native rewrite (``spark.read.parquet(...).write.parquet``) of the rows.
 
 Native Parquet is written twice: with zstd (the codec of Paimon's data files; Spark's zstd level
 is 3, Paimon's 1) and with snappy (Spark's default). Ratios are against zstd, like with like.
@@ -36,7 +40,7 @@ import sys
 import tempfile
 import time
 
-TARGETS = {"append write": 1.15, "primary-key write": 1.5, "full read": 2.0,
+TARGETS = {"append compaction": 1.15, "append write": 1.15, "primary-key write": 1.5, "full read": 2.0,
            # impl.spark.read_table (issue 30): Spark's Parquet reader where no merge is needed
            "read_table append": 1.15, "read_table pk compacted": 1.3, "read_table dv": 1.3}
 
@@ -194,6 +198,18 @@ def main(argv=None) -> int:
     def fast_read(path: str):
         impl.spark.read_table(spark, path).write.format("noop").mode("overwrite").save()
 
+    # append tables of small files for the compactions, one per round and writer (not measured)
+    to_compact: dict[str, list[str]] = {"spark": [], "python": []}
+    for w in to_compact:
+        for _ in range(a.repeat):
+            p = fresh(f"small{w}")
+            impl.spark.write_dataframe(df.repartition(16), p, partition_keys=["dt"], writer="spark")
+            to_compact[w].append(p)
+
+    def compaction(writer: str):
+        res = impl.spark.compact(spark, to_compact[writer].pop(), full=True, writer=writer)
+        assert res.files_after < res.files_before, res
+
     cases = {
         "native parquet zstd": lambda: df.write.mode("overwrite").option("compression", "zstd").parquet(pq_dir),
         "native parquet snappy": lambda: df.write.mode("overwrite").option("compression", "snappy").parquet(
@@ -209,6 +225,10 @@ def main(argv=None) -> int:
         "read_table append": lambda: fast_read(paths[-1]),
         "read_table pk compacted": lambda: fast_read(pk_compacted),
         "read_table dv": lambda: fast_read(dv_table),
+        "native rewrite": lambda: spark.read.parquet(pq_dir).write.mode("overwrite").option(
+            "compression", "zstd").parquet(pq_dir + "-rewrite"),
+        "append compaction": lambda: compaction("spark"),
+        "  append compaction, Python tasks": lambda: compaction("python"),
     }
     if a.profile:
         cases.update({
@@ -231,7 +251,8 @@ def main(argv=None) -> int:
     native_r, native_r_cpu = res["native read"][:2]
     base = {"append write": (native_w, native_cpu), "primary-key write": (native_w, native_cpu),
             "full read": (native_r, native_r_cpu), "read_table append": (native_r, native_r_cpu),
-            "read_table pk compacted": (native_r, native_r_cpu), "read_table dv": (native_r, native_r_cpu)}
+            "read_table pk compacted": (native_r, native_r_cpu), "read_table dv": (native_r, native_r_cpu),
+            "append compaction": res["native rewrite"][:2]}
     print(f"\nSpark I/O benchmark: {a.rows:,} rows, 5 columns, local[2], {a.buckets} buckets x 4 partitions "
           f"(median of {a.repeat} rounds; {os.cpu_count()} cpus; load {load_before[0]:.1f} before, "
           f"{load_after[0]:.1f} after)")
@@ -250,6 +271,9 @@ def main(argv=None) -> int:
         elif name.startswith("native parquet snappy"):
             ratio = f"{w / native_w:.2f}x"
             cpu_ratio = f"{c / native_cpu:.2f}x"
+        elif name.startswith("  append compaction"):
+            ratio = f"{w / base['append compaction'][0]:.2f}x"
+            cpu_ratio = f"{c / base['append compaction'][1]:.2f}x"
         elif name.startswith("  "):
             ratio = f"{w / native_w:.2f}x"
             cpu_ratio = f"{c / native_cpu:.2f}x"
@@ -258,7 +282,7 @@ def main(argv=None) -> int:
     pk = res["primary-key write"][0]
     summary = "  ".join(f"{k}={res[k][0] / base[k][0]:.2f}x" for k in (
         "append write", "primary-key write", "full read", "read_table append", "read_table pk compacted",
-        "read_table dv"))
+        "read_table dv", "append compaction"))
     print(f"summary: {summary} (primary key vs snappy: {pk / res['native parquet snappy'][0]:.2f}x) ({'all targets met' if ok_all else 'some targets missed'})")
     if a.dir is None:
         shutil.rmtree(root, ignore_errors=True)

@@ -14,6 +14,11 @@ from impl.format.types import DataField
 
 # rows per Parquet row group at most
 ROW_GROUP_ROWS = 1 << 20
+# Batched reads fetch each column chunk through a buffer of this many bytes, without
+# pyarrow's pre-buffering (on by default, it reads every row group's column chunks of the file
+# up front): a merge reads a batch at a time from each of its runs, and each open file would
+# otherwise hold its whole compressed size (up to target-file-size) in memory.
+STREAM_BUFFER_BYTES = 1 << 20
 _ERRORS = (pa.ArrowException, OSError, ValueError)
 
 
@@ -59,8 +64,9 @@ class ParquetReader(FormatReader):
         try:
             # pq's reader, not the fragment's scan: it streams a row group page by page (a 4M-row row
             # group in 256k-row batches peaked at 140 MB over the start against 230 MB scanned)
-            batches = pq.ParquetFile(self._source).iter_batches(batch_size=batch_rows,
-                                                                columns=self.present(columns))
+            streamed = pq.ParquetFile(self._source, metadata=self._fragment.metadata,
+                                      buffer_size=STREAM_BUFFER_BYTES, pre_buffer=False)
+            batches = streamed.iter_batches(batch_size=batch_rows, columns=self.present(columns))
             while True:
                 batch = next(batches, None)
                 if batch is None:

@@ -9,6 +9,7 @@
 >>> spark.read.format("paimon_py").option("pushdown", "true").load(table_path)  # pruned: one scan per query
 >>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit;
 ...                                                     # Spark's Parquet writer writes the files where it can
+>>> impl.spark.write_stream(stream_df, table_path, checkpoint_location=ck)  # foreachBatch, exactly once
 >>> impl.spark.compact(spark, table_path, full=False)   # dedicated compaction job, one COMPACT commit
 >>> impl.spark.delete(spark, table_path, "id < 10")      # row-level DELETE / update / merge_into: impl.spark.dml
 
@@ -47,6 +48,7 @@ from impl.spark.fast_read import read_table  # noqa: E402
 from impl.spark.routing import WriteResult, write_dataframe  # noqa: E402
 from impl.spark.session import get_or_create_session, session  # noqa: E402
 from impl.spark.source import FORMAT_NAME, PaimonDataSource, register  # noqa: E402
+from impl.spark.stream_batches import write_stream  # noqa: E402
 from impl.spark.tables import TableRef  # noqa: E402
 
 __all__ = [
@@ -54,5 +56,5 @@ __all__ = [
     "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
     "SharedPlanError", "WriteClosedError", "read_table", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
     "delete", "update", "merge_into", "RowLevelResult", "RowLevelChangeError", "MergeCardinalityError",
-    "NativeWriteUnsupportedError",
+    "NativeWriteUnsupportedError", "write_stream",
 ]

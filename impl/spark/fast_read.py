@@ -68,8 +68,8 @@ _NATIVE_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "F
 _GLOB_CHARS = frozenset("*?[]{}\\")
 # Spark's micro-second timestamps hold TIMESTAMP(p) exactly up to p = 6
 _MAX_NATIVE_TIMESTAMP_PRECISION = 6
-_FILE_NAME_COL = "__paimon_file_name"
-_ROW_INDEX_COL = "__paimon_row_index"
+FILE_NAME_COLUMN = "__paimon_file_name"
+ROW_INDEX_COLUMN = "__paimon_row_index"
 
 
 # ---------------------------------------------------------------------------- planning (pure)
@@ -217,8 +217,10 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _group_frame(spark, table, group: FileGroup):
-    """One native file group as a DataFrame of the table's current columns."""
+def group_frame(spark, table, group: FileGroup, *, positions: bool = False):
+    """One native file group as a DataFrame of the table's current columns; with ``positions``,
+    then each row's file name and position in its file (columns :data:`FILE_NAME_COLUMN`,
+    :data:`ROW_INDEX_COLUMN`)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
@@ -232,6 +234,10 @@ def _group_frame(spark, table, group: FileGroup):
     # a local path spelled as a file: URI, or a cluster whose default file system is HDFS would
     # look for it there
     df = spark.read.schema(st.StructType(read_fields)).parquet(*("file://" + p for p in group.paths))
+    tagged = bool(group.deletions) or positions
+    if tagged:
+        df = df.select("*", F.col("_metadata.file_name").alias(FILE_NAME_COLUMN),
+                       F.col("_metadata.row_index").alias(ROW_INDEX_COLUMN))
     if group.deletions:
         df = _drop_deleted(spark, df, group.deletions)
     if group.drop_retracts:
@@ -248,12 +254,15 @@ def _group_frame(spark, table, group: FileGroup):
             cols.append(F.col(_quoted(old)).cast(target).alias(name))
         else:
             cols.append(F.col(_quoted(old)).alias(name))
+    if positions:
+        cols += [F.col(FILE_NAME_COLUMN), F.col(ROW_INDEX_COLUMN)]
     return df.select(*cols)
 
 
 def _drop_deleted(spark, df, deletions: Mapping[str, np.ndarray]):
-    """``df`` (one file group) without the rows the vectors delete: a broadcast left-anti join in
-    the JVM on (``_metadata.file_name``, ``_metadata.row_index``). File names, not paths: no URI
+    """``df`` (one file group, its rows tagged with ``_metadata.file_name`` and
+    ``_metadata.row_index``) without the rows the vectors delete: a broadcast left-anti join in
+    the JVM on the two. File names, not paths: no URI
     spelling to match, and ``plan_native`` made them unique within the group. (A key of one long
     per row through a map from file name to number measured slower: Spark looks map keys up
     one by one.)"""
@@ -262,17 +271,14 @@ def _drop_deleted(spark, df, deletions: Mapping[str, np.ndarray]):
     names = sorted(deletions)
     counts = np.fromiter((len(deletions[n]) for n in names), dtype=np.int64, count=len(names))
     deleted = pa.table({
-        _FILE_NAME_COL: pa.array(names, pa.string()).take(pa.array(np.repeat(np.arange(len(names)), counts))),
-        _ROW_INDEX_COL: pa.array(np.concatenate([np.asarray(deletions[n], dtype=np.int64) for n in names])),
+        FILE_NAME_COLUMN: pa.array(names, pa.string()).take(pa.array(np.repeat(np.arange(len(names)), counts))),
+        ROW_INDEX_COLUMN: pa.array(np.concatenate([np.asarray(deletions[n], dtype=np.int64) for n in names])),
     })
-    vectors = F.broadcast(_arrow_frame(spark, deleted))
-    tagged = df.select("*", F.col("_metadata.file_name").alias(_FILE_NAME_COL),
-                       F.col("_metadata.row_index").alias(_ROW_INDEX_COL))
-    kept = tagged.join(vectors, on=[_FILE_NAME_COL, _ROW_INDEX_COL], how="left_anti")
-    return kept.drop(_FILE_NAME_COL, _ROW_INDEX_COL)
+    vectors = F.broadcast(arrow_frame(spark, deleted))
+    return df.join(vectors, on=[FILE_NAME_COLUMN, ROW_INDEX_COLUMN], how="left_anti")
 
 
-def _arrow_frame(spark, table: pa.Table):
+def arrow_frame(spark, table: pa.Table):
     """``table`` as a DataFrame through Arrow (without Arrow enabled, Spark converts row by row in
     Python: seconds for a few ten thousand rows)."""
     key = "spark.sql.execution.arrow.pyspark.enabled"
@@ -339,7 +345,7 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
         split_plan = SplitPlan(plan.snapshot_id, (), tuple(splits))
     else:
         split_plan = plan_native(table, splits, plan.snapshot_id)
-    frames = [_group_frame(spark, table, g) for g in split_plan.native]
+    frames = [group_frame(spark, table, g) for g in split_plan.native]
     if split_plan.slow:
         register(spark)
         slow_opts = dict(opts)
@@ -358,4 +364,4 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
     return df
 
 
-__all__ = ["read_table", "plan_native", "SplitPlan", "FileGroup", "column_mapping", "natively_readable"]
+__all__ = ["read_table", "plan_native", "group_frame", "arrow_frame", "FILE_NAME_COLUMN", "ROW_INDEX_COLUMN", "SplitPlan", "FileGroup", "column_mapping", "natively_readable"]

@@ -31,9 +31,9 @@ by name): formats other than Parquet, file indexes, row tracking, types whose Pa
 Spark writes differently from Paimon (timestamps other than TIMESTAMP(6), nested types), tables
 not on a local file system, postpone and dynamic buckets, primary-key tables with another merge
 engine, a changelog producer, deletion vectors, sequence.field / rowkind.field / ignore-delete,
-or keys Spark may order differently (floating point, binary, boolean, timestamps). Files do not
-roll at ``target-file-size`` (one file per bucket and task), and the write never compacts
-(as ``write-only``).
+or keys Spark may order differently (floating point, binary, boolean, timestamps). Files roll
+at about ``target-file-size`` (Spark's writer rolls by rows: :func:`estimated_rows_per_file`),
+and the write never compacts (as ``write-only``).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ from __future__ import annotations
 import logging
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -51,8 +52,9 @@ import pyarrow.parquet as pq
 from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
 from impl.format.formats import named_for
-from impl.format.records import EMPTY_STATS, DataFileMeta, FileSource
+from impl.format.records import EMPTY_STATS, DataFileMeta, FileKind, FileSource
 from impl.format.stats import KEY_STATS_MODE, StatsCollector
+from impl.format.types import to_arrow
 from impl.fs.paths import DataFileNamer
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 from impl.options.values import ChangelogProducer, MergeEngine
@@ -157,13 +159,15 @@ def _remove_tree(fio, directory: str) -> None:
 # ====================================================================== Spark side
 
 
-def spark_frame(df, table, job: WriteJob, bucket_column: str | None, *, row_kind_column: str | None = None):
+def spark_frame(df, table, job: WriteJob, bucket_column: str | None, *, row_kind_column: str | None = None,
+                carry: Sequence[str] = ()):
     """``df`` as the rows Spark writes: the table's columns in table order, under the table's
     names (a primary-key table's ``_KEY_`` columns, the input order, where the KV files have
     ``_SEQUENCE_NUMBER``, and ``_VALUE_KIND`` first); copies of the partition columns and the bucket (``df``'s column
     ``bucket_column``, for bucketed tables) to partition the staging output by; NOT NULL
     columns checked row by row (the task fails naming the column). Returns the frame, the
-    columns to partition by, and for primary-key tables the ``_KEY_`` columns."""
+    columns to partition by, and for primary-key tables the ``_KEY_`` columns. The columns
+    ``carry`` of ``df`` come last, as they are (to order by; not written)."""
     from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
 
     nullable = {f.name: f.nullable for f in df.schema.fields}
@@ -188,8 +192,8 @@ def spark_frame(df, table, job: WriteJob, bucket_column: str | None, *, row_kind
         # of several rows of one key, the last of the input wins (impl's writers: the last written)
         system.append(F.monotonically_increasing_id().alias(_ORDER_COLUMN))
         system.append(_kind_expr(row_kind_column).alias(VALUE_KIND))
-    out = df.select(*system, *values, *by)
-    return out, out.columns[len(system) + len(values):], keys
+    out = df.select(*system, *values, *by, *carry)
+    return out, out.columns[len(system) + len(values):len(system) + len(values) + len(by)], keys
 
 
 def _kind_expr(row_kind_column: str | None):
@@ -209,17 +213,23 @@ def _kind_expr(row_kind_column: str | None):
 
 
 def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bucket_column: str | None, *,
-                row_kind_column: str | None = None, sequence_base: int = 0) -> None:
+                row_kind_column: str | None = None, sequence_base: int = 0, order_by: Sequence[str] = (),
+                max_records_per_file: int | None = None) -> None:
     """Spark writes the rows into ``target`` (a staging directory) with its Parquet writer;
     with ``bucket_column``, one task per (partition, bucket). Primary-key tables: each bucket's
-    rows sorted by key, the last row of each key kept (one sorted run per file)."""
+    rows sorted by key, the last row of each key kept (one sorted run per file). Append tables:
+    each bucket's rows in the order of ``df``'s columns ``order_by`` (not written).
+    ``max_records_per_file``: a task starts a new file after that many rows (a file rolls)."""
     from pyspark.sql import Window  # pyspark: only where Spark runs (require()d by impl.spark)
     from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
 
-    out, partition_by, keys = spark_frame(df, table, job, bucket_column, row_kind_column=row_kind_column)
+    out, partition_by, keys = spark_frame(df, table, job, bucket_column, row_kind_column=row_kind_column,
+                                          carry=order_by)
     if bucket_column is not None:
         n = num_tasks or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
         out = out.repartition(n, *partition_by)
+    if order_by:
+        out = out.sortWithinPartitions(*partition_by, *order_by).drop(*order_by)
     if keys:
         # One sort serves the window and the writer's grouping, and the window's partitions
         # (bucket, partition, key) lie within one task: no other shuffle. The window keeps the
@@ -238,9 +248,47 @@ def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bu
     w = out.write.mode("errorifexists").option("compression", _SPARK_CODECS[wopts.compression])
     if wopts.compression == "zstd" and wopts.zstd_level is not None:
         w = w.option("parquet.compression.codec.zstd.level", str(wopts.zstd_level))
+    if max_records_per_file:
+        w = w.option("maxRecordsPerFile", str(max_records_per_file))
     if partition_by:
         w = w.partitionBy(*partition_by)
     w.parquet("file://" + target)
+
+
+# bytes per row of a variable-width column when no file tells: a guess, so that a table's first
+# native write rolls its files too (at worst early: a guess of uncompressed widths over-estimates)
+_GUESSED_VAR_WIDTH_BYTES = 32
+
+
+def rows_per_file(files: Sequence[DataFileMeta], target_file_size: int) -> int | None:
+    """Rows per new file for files of about ``target_file_size`` bytes, from the bytes per row of
+    ``files`` (written with the same format and codec); None when they hold no rows."""
+    rows = sum(f.row_count for f in files)
+    if rows <= 0:
+        return None
+    size = sum(f.file_size for f in files)
+    return max(1, int(target_file_size * rows / max(size, 1)))
+
+
+def estimated_rows_per_file(table) -> int:
+    """Spark's ``maxRecordsPerFile`` for files of about ``target-file-size``: Spark's writer
+    rolls by rows, not bytes. The bytes per row of the files the latest snapshot added (one
+    manifest list and its delta manifests read), else the schema's uncompressed width."""
+    core = table.core
+    target = table.options.target_file_size_for(table.is_primary_key_table)
+    latest = core.snapshot_manager.latest_snapshot()
+    if latest is not None:
+        entries = core.manifest_file.read_all(core.manifest_list.read_delta_manifests(latest))
+        known = rows_per_file([e.file for e in entries if e.kind is FileKind.ADD], target)
+        if known is not None:
+            return known
+    types = list(KVLayout(table.schema).arrow_schema.types) if table.is_primary_key_table else \
+        [to_arrow(f.type) for f in table.schema.fields]
+    width = 0
+    for at in types:
+        fixed = pa.types.is_primitive(at) and at.bit_width >= 8
+        width += at.bit_width // 8 if fixed else _GUESSED_VAR_WIDTH_BYTES
+    return max(1, target // max(width, 1))
 
 
 def next_sequence_number(table) -> int:
@@ -443,22 +491,31 @@ def write_native(df, job: WriteJob, num_tasks: int | None, bucket_column: str | 
     caller commits, or on failure aborts, the job as for the Python writers). ``bucket_column``:
     the column of ``df`` holding each row's bucket (bucketed tables; None for bucket-unaware)."""
     table = job.ref.table()
+    with staging(table, job) as directory:
+        base = next_sequence_number(table) if table.is_primary_key_table else 0
+        spark_write(df, table, job, directory, num_tasks, bucket_column, row_kind_column=row_kind_column,
+                    sequence_base=base, max_records_per_file=estimated_rows_per_file(table))
+        return place_files(table, job, directory)
+
+
+@contextmanager
+def staging(table, job: WriteJob) -> Iterator[str]:
+    """The staging directory of ``job``'s native write, removed on exit whatever happens; the
+    closed writes' directories that crashed drivers left are removed first."""
     try:
         prune_closed_staging(table)
     except Exception as e:  # noqa: BLE001 - housekeeping of earlier writes; this write goes on
         log.warning("cannot prune old staging directories of %s: %s", table.identifier, e)
     directory = staging_dir(table, job.write_id)
     try:
-        base = next_sequence_number(table) if table.is_primary_key_table else 0
-        spark_write(df, table, job, directory, num_tasks, bucket_column, row_kind_column=row_kind_column,
-                    sequence_base=base)
-        return place_files(table, job, directory)
+        yield directory
     finally:
         _remove_tree(table.file_io, directory)
 
 
 __all__ = ["native_write_reason", "use_native", "with_bucket_expression", "write_native", "NativeWriteUnsupportedError", "staging_dir",
-           "prune_closed_staging", "place_files", "spark_frame"]
+           "prune_closed_staging", "place_files", "spark_frame", "spark_write", "staging",
+           "rows_per_file", "estimated_rows_per_file"]
 
 
 _MASK32 = 0xFFFFFFFF

@@ -153,6 +153,18 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     activate(df.sparkSession)
     if mode not in ("append", "overwrite"):
         raise SparkConnectorError(f"{FORMAT_NAME}: save mode {mode!r} is not supported; use 'append' or 'overwrite'")
+    job = prepare_dataframe_write(df.schema, table_path, options=options, primary_keys=primary_keys,
+                                  partition_keys=partition_keys, row_kind_column=row_kind_column,
+                                  fs_factory=fs_factory)
+    result = write_rows(df, job, num_tasks=num_tasks, writer=writer, row_kind_column=row_kind_column)
+    return _finish(result, commit, mode)
+
+
+def prepare_dataframe_write(schema, table_path: str, *, options: Mapping[str, str] | None = None,
+                            primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
+                            row_kind_column: str | None = None, fs_factory=None) -> WriteJob:
+    """The WriteJob of a write of rows of Spark ``schema`` (arguments as :func:`write_dataframe`'s):
+    the table created if missing, the schema checked, before any task starts."""
     connector: dict[str, str] = {}
     if primary_keys:
         connector["primary-key"] = ",".join(primary_keys)
@@ -161,8 +173,15 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     if row_kind_column:
         connector["row-kind-column"] = row_kind_column
     storage, table_options = split_storage_options(options)
-    job = prepare_write(table_path, df.schema, connector, table_options, drop_columns=(BUCKET_COLUMN,),
-                        fs_factory=fs_factory, storage_options=storage)
+    return prepare_write(table_path, schema, connector, table_options, drop_columns=(BUCKET_COLUMN,),
+                         fs_factory=fs_factory, storage_options=storage)
+
+
+def write_rows(df, job: WriteJob, *, num_tasks: int | None = None, writer: str = "auto",
+               row_kind_column: str | None = None) -> WriteResult:
+    """Write ``df``'s rows for ``job`` (prepared by :func:`impl.spark.options.prepare_write`),
+    one task per (partition, bucket), through Spark's Parquet writer or impl's (``writer``, as
+    :func:`write_dataframe`); nothing committed. On failure the job's files are removed."""
     table = job.ref.table()
     spark = df.sparkSession
     if use_native(job, table, writer, row_kind_column):
@@ -176,7 +195,7 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
         except BaseException:
             abort_write(job)
             raise
-        return _finish(WriteResult(job, per_task, tasks=1), commit, mode)
+        return WriteResult(job, per_task, tasks=1)
     n = num_tasks or int(spark.conf.get("spark.sql.shuffle.partitions"))
     if table.options.bucket > 0:
         src = dict(job.column_map)
@@ -191,7 +210,7 @@ def write_dataframe(df, table_path: str, mode: str = "append", *, options: Mappi
     except BaseException:
         abort_write(job)
         raise
-    return _finish(WriteResult(job, per_task, tasks=len(per_task)), commit, mode)
+    return WriteResult(job, per_task, tasks=len(per_task))
 
 
 def _finish(result: WriteResult, commit: bool, mode: str) -> WriteResult:
@@ -200,4 +219,4 @@ def _finish(result: WriteResult, commit: bool, mode: str) -> WriteResult:
     return result
 
 
-__all__ = ["write_dataframe", "WriteResult", "with_bucket_column", "bucket_function", "BUCKET_COLUMN"]
+__all__ = ["write_dataframe", "write_rows", "prepare_dataframe_write", "WriteResult", "with_bucket_column", "bucket_function", "BUCKET_COLUMN"]

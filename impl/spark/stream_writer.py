@@ -262,6 +262,13 @@ def prune_closed_markers(table, key: str, batch_id: int) -> None:
 # ---------------------------------------------------------------------- driver: commit and abort
 
 
+def published_snapshot(table, commit_user: str, batch_id: int):
+    """The snapshot by which an earlier run of the query (``commit_user``) published micro-batch
+    ``batch_id`` (or a later one), or None when the batch is still to commit."""
+    newest = table.snapshot_manager.latest_snapshot_of_user(commit_user)
+    return newest if already_committed(newest.commit_identifier if newest else None, batch_id) else None
+
+
 def commit_batch(sink: StreamSink, reported: Sequence[tuple[str, list[CommitMessage], Sketches | None] | None],
                  batch_id: int) -> CommitOutcome | None:
     """Commit micro-batch ``batch_id`` once: ``reported`` holds each task's (write intent name,
@@ -281,9 +288,8 @@ def commit_batch(sink: StreamSink, reported: Sequence[tuple[str, list[CommitMess
     job = sink.job_of(live)
     table = job.ref.table()
     runs = runs_of_batch(table, sink.stream_key, batch_id)
-    newest = table.snapshot_manager.latest_snapshot_of_user(job.commit_user)
-    if already_committed(newest.commit_identifier if newest else None, batch_id):
-        assert newest is not None
+    newest = published_snapshot(table, job.commit_user, batch_id)
+    if newest is not None:
         removed = settle_runs(table, sink, [r for r in runs if r != live] + [live], live)
         log.info("stream %s to %s: micro-batch %d was already committed (snapshot %d, identifier %d) by an "
                  "earlier run; this run committed nothing and removed %d file(s)", job.commit_user,
@@ -352,4 +358,5 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
 
 __all__ = ["PaimonStreamWriter", "PaimonStreamCommitMessage", "StreamSink", "StreamSinkError", "BatchRun",
            "make_stream_sink", "commit_batch", "abort_batch", "stream_commit_user", "stream_key",
-           "resolve_checkpoint", "already_committed", "CHECKPOINT_OPTION"]
+           "resolve_checkpoint", "already_committed", "CHECKPOINT_OPTION", "published_snapshot", "runs_of_batch",
+           "settle_runs", "prune_closed_markers", "new_run_id", "current_batch"]

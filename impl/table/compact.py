@@ -61,6 +61,17 @@ def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: in
     return small if len(small) >= max(min_num, 2) else []
 
 
+def drop_rewritten_vectors(dvs, rewritten: Sequence[DataFileMeta]
+                           ) -> tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]:
+    """The index files added and removed once the deletion vectors of the ``rewritten`` files go
+    (an append compaction rewrote them without the rows the vectors deleted; vectors naming files
+    that are no longer live would make the commit refuse). ``dvs``: the bucket's
+    ``DeletionVectorsMaintainer``; its new index files are written here."""
+    dvs.apply((f.file_name for f in rewritten), {})
+    change = dvs.write()
+    return change.added, change.removed
+
+
 def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets: int,
                    files: Sequence[DataFileMeta], full: bool,
                    index_files: Sequence[IndexFileMeta] | None = None) -> CommitMessage | None:
@@ -132,13 +143,11 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     added: tuple[IndexFileMeta, ...] = ()
     removed: tuple[IndexFileMeta, ...] = ()
     if dvs is not None:
-        dvs.apply((f.file_name for f in picked), {})
         try:
-            change = dvs.write()
+            added, removed = drop_rewritten_vectors(dvs, picked)
         except BaseException:
             core.file_io.delete_quietly(p for f in after for p in data_file_paths(core.paths, path, bucket, f))
             raise
-        added, removed = change.added, change.removed
     return CommitMessage(partition, bucket, total_buckets, compact_before=tuple(picked), compact_after=tuple(after),
                          compact_new_index_files=added, compact_deleted_index_files=removed)
 

@@ -23,6 +23,22 @@ CRASH_POINTS = {
 }
 
 
+def rows_of_file(i: int, n: int = 10) -> pa.Table:
+    """Input file ``i`` of a stream: ids ``i * n`` to ``(i + 1) * n - 1``, a value and a day each."""
+    ids = list(range(i * n, (i + 1) * n))
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"v{k}" for k in ids], "dt": [f"d{k % 2}" for k in ids]})
+
+
+def user_snapshots(warehouse: str, query_id: str) -> list[tuple[int, str]]:
+    """(commit identifier, commit kind) of each snapshot of ``db.t`` the query committed."""
+    import impl
+    from impl.spark.stream_writer import stream_commit_user
+
+    user = stream_commit_user(query_id)
+    t = impl.Catalog(warehouse).get_table("db.t")
+    return [(s.commit_identifier, s.commit_kind.value) for s in t.snapshots() if s.commit_user == user]
+
+
 def add_input_file(directory: str, seq: int, table: pa.Table) -> None:
     """Input file ``seq`` of a stream (written, then renamed in as a file source expects). Its
     modification time is ``seq`` seconds after a fixed instant: Spark's file source takes files in

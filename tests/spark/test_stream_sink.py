@@ -20,7 +20,7 @@ from pypaimon_env import READ_TABLE, run_pypaimon  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 from spark_helpers import data_files, intents_left, orphans, store_files, table_files  # noqa: E402
-from stream_helpers import CRASH_POINTS, add_input_file  # noqa: E402
+from stream_helpers import CRASH_POINTS, add_input_file, rows_of_file, user_snapshots  # noqa: E402
 
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
@@ -52,11 +52,6 @@ def pypaimon_python():
     return build()  # built once per machine (cached, file-locked)
 
 
-def _rows(i: int, n: int = 10) -> pa.Table:
-    ids = list(range(i * n, (i + 1) * n))
-    return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"v{k}" for k in ids], "dt": [f"d{k % 2}" for k in ids]})
-
-
 def _run(spark, src, table_path, checkpoint, *, fmt="paimon_py", options=None, transform=None,
          mode="append") -> str:
     """Run the query over what is in ``src`` (availableNow), wait for it; its query id."""
@@ -69,12 +64,6 @@ def _run(spark, src, table_path, checkpoint, *, fmt="paimon_py", options=None, t
     q = w.trigger(availableNow=True).start(table_path)
     q.awaitTermination()
     return q.id
-
-
-def _user_snapshots(warehouse, query_id):
-    user = stream_commit_user(query_id)
-    t = impl.Catalog(warehouse).get_table("db.t")
-    return [(s.commit_identifier, s.commit_kind.value) for s in t.snapshots() if s.commit_user == user]
 
 
 def _ids(spark, table_path) -> list[int]:
@@ -115,7 +104,7 @@ def test_batch_run_names_round_trip_and_reject_other_intents():
 def test_each_micro_batch_commits_once_with_its_batch_id(spark, tmp_path, warehouse, table_path):
     src, ck = str(tmp_path / "in"), str(tmp_path / "ck")
     for i in range(3):
-        add_input_file(src, i, _rows(i))
+        add_input_file(src, i, rows_of_file(i))
 
     def without_file_1(df):  # micro-batch 1 is empty: it commits nothing
         return df.filter((df.id < 10) | (df.id >= 20))
@@ -124,14 +113,14 @@ def test_each_micro_batch_commits_once_with_its_batch_id(spark, tmp_path, wareho
                  transform=without_file_1)
     t = impl.Catalog(warehouse).get_table("db.t")
     assert list(t.partition_keys) == ["dt"] and t.options.raw["file.compression"] == "zstd"
-    assert _user_snapshots(warehouse, query) == [(0, "APPEND"), (2, "APPEND")]
+    assert user_snapshots(warehouse, query) == [(0, "APPEND"), (2, "APPEND")]
     assert _ids(spark, table_path) == [*range(10), *range(20, 30)]
 
     assert _run(spark, src, table_path, ck, transform=without_file_1) == query  # restart, nothing new
     assert len(impl.Catalog(warehouse).get_table("db.t").snapshots()) == 2
-    add_input_file(src, 3, _rows(3))
+    add_input_file(src, 3, rows_of_file(3))
     _run(spark, src, table_path, ck, transform=without_file_1)
-    assert _user_snapshots(warehouse, query)[-1] == (3, "APPEND")
+    assert user_snapshots(warehouse, query)[-1] == (3, "APPEND")
     assert _ids(spark, table_path) == [*range(10), *range(20, 40)]
     assert orphans(table_path) == [] and intents_left(warehouse) == []
     # one closed marker per run is kept only for the last two batches
@@ -146,19 +135,19 @@ def test_committer_crash_then_restart_lands_every_row_exactly_once(spark, crash_
     each row is in the table once, and no data file of either run is left over."""
     src, ck, arm = str(tmp_path / "in"), str(tmp_path / "ck"), str(tmp_path / "arm")
     opts = {"crash.arm": arm, "crash.point": point}
-    add_input_file(src, 0, _rows(0))
+    add_input_file(src, 0, rows_of_file(0))
     query = _run(spark, src, table_path, ck, fmt=crash_source, options=opts)
     for i in (1, 2):
-        add_input_file(src, i, _rows(i))
+        add_input_file(src, i, rows_of_file(i))
     open(arm, "w").close()
     with pytest.raises(Exception, match="Python worker exited unexpectedly"):
         _run(spark, src, table_path, ck, fmt=crash_source, options=opts)
     assert not os.path.exists(arm), "the committer should have died"
-    landed = [i for i, _ in _user_snapshots(warehouse, query)]
+    landed = [i for i, _ in user_snapshots(warehouse, query)]
     assert landed == ([0, 1] if point == "after_publish" else [0])
 
     assert _run(spark, src, table_path, ck, fmt=crash_source, options=opts) == query  # restart
-    assert _user_snapshots(warehouse, query) == [(0, "APPEND"), (1, "APPEND"), (2, "APPEND")]
+    assert user_snapshots(warehouse, query) == [(0, "APPEND"), (1, "APPEND"), (2, "APPEND")]
     assert _ids(spark, table_path) == list(range(30))
     theirs = run_pypaimon(READ_TABLE, warehouse=warehouse, table="db.t", sort_by=["id"])
     assert sorted(r["id"] for r in theirs) == list(range(30))
@@ -172,12 +161,12 @@ def test_a_deleted_checkpoint_starts_a_new_stream_whose_batches_all_commit(spark
     are new input, not re-runs, and must not be taken for batches the old query committed."""
     src, ck = str(tmp_path / "in"), str(tmp_path / "ck")
     for i in range(2):
-        add_input_file(src, i, _rows(i))
+        add_input_file(src, i, rows_of_file(i))
     first = _run(spark, src, table_path, ck)
     shutil.rmtree(ck)
     second = _run(spark, src, table_path, ck)
     assert first != second
-    assert _user_snapshots(warehouse, first) == _user_snapshots(warehouse, second) == [(0, "APPEND"), (1, "APPEND")]
+    assert user_snapshots(warehouse, first) == user_snapshots(warehouse, second) == [(0, "APPEND"), (1, "APPEND")]
     assert _ids(spark, table_path) == sorted([*range(20)] * 2)  # the input replayed in full, as Spark does
 
 
@@ -201,7 +190,7 @@ def test_primary_key_stream_takes_upserts_and_deletes(spark, pypaimon_python, tm
     assert "op" not in t.schema.field_names
     expected = {2: "B", 4: "d", 5: "E"}
     assert {r.id: r.v for r in spark.read.format("paimon_py").load(table_path).collect()} == expected
-    assert [i for i, _ in _user_snapshots(warehouse, q.id)] == [0, 1, 2]
+    assert [i for i, _ in user_snapshots(warehouse, q.id)] == [0, 1, 2]
     theirs = run_pypaimon(READ_TABLE, warehouse=warehouse, table="db.t", sort_by=["id"])
     assert {r["id"]: r["v"] for r in theirs} == expected
 
@@ -224,12 +213,12 @@ def test_primary_key_stream_partitioned_by_its_key_over_two_tasks(spark, tmp_pat
     """The fix the refusal names: with the stream hash-partitioned by the key, two tasks write
     each bucket but never one key, so every micro-batch commits and upserts land."""
     src, ck = str(tmp_path / "in"), str(tmp_path / "ck")
-    add_input_file(src, 0, _rows(0, 40))
-    updated = _rows(0, 40).slice(10, 20)
+    add_input_file(src, 0, rows_of_file(0, 40))
+    updated = rows_of_file(0, 40).slice(10, 20)
     add_input_file(src, 1, updated.set_column(1, "v", pa.array([f"new{k}" for k in range(10, 30)])))
     q = _run(spark, src, table_path, ck, options={"primary-key": "id", "bucket": "2"},
              transform=lambda df: df.repartition(2, "id"))
-    assert [i for i, _ in _user_snapshots(warehouse, q)] == [0, 1]
+    assert [i for i, _ in user_snapshots(warehouse, q)] == [0, 1]
     got = {r.id: r.v for r in spark.read.format("paimon_py").load(table_path).collect()}
     assert got == {k: (f"new{k}" if 10 <= k < 30 else f"v{k}") for k in range(40)}
     # the two tasks did share buckets: more than one level-0 file per bucket after batch 0
@@ -249,32 +238,32 @@ def _explode_on_13(v):
 
 def test_failed_micro_batch_is_aborted_and_its_files_removed(spark, tmp_path, warehouse, table_path):
     src, ck = str(tmp_path / "in"), str(tmp_path / "ck")
-    add_input_file(src, 0, _rows(0))
+    add_input_file(src, 0, rows_of_file(0))
     query = _run(spark, src, table_path, ck)
     before = table_files(table_path)
-    add_input_file(src, 1, _rows(1))  # ids 10..19: the task with 13 fails every attempt
+    add_input_file(src, 1, rows_of_file(1))  # ids 10..19: the task with 13 fails every attempt
     with pytest.raises(Exception, match="bad row 13"):
         _run(spark, src, table_path, ck,
              transform=lambda df: df.repartition(2).withColumn("v", _explode_on_13("v")))
     assert table_files(table_path) == before
     assert intents_left(warehouse) == []
-    assert _user_snapshots(warehouse, query) == [(0, "APPEND")]
+    assert user_snapshots(warehouse, query) == [(0, "APPEND")]
 
 
 def test_complete_mode_overwrites_the_table_each_micro_batch(spark, tmp_path, warehouse, table_path):
     src, ck = str(tmp_path / "in"), str(tmp_path / "ck")
     for i in range(2):
-        add_input_file(src, i, _rows(i))
+        add_input_file(src, i, rows_of_file(i))
     query = _run(spark, src, table_path, ck, mode="complete",
          transform=lambda df: df.groupBy("dt").agg(F.count("*").alias("n")))
     got = {r.dt: r.n for r in spark.read.format("paimon_py").load(table_path).collect()}
     assert got == {"d0": 10, "d1": 10}  # the running counts, not the sum of both batches' results
-    assert _user_snapshots(warehouse, query) == [(0, "OVERWRITE"), (1, "OVERWRITE")]
+    assert user_snapshots(warehouse, query) == [(0, "OVERWRITE"), (1, "OVERWRITE")]
 
 
 def test_sink_without_a_checkpoint_option_is_refused(spark, tmp_path, table_path):
     src = str(tmp_path / "in")
-    add_input_file(src, 0, _rows(0))
+    add_input_file(src, 0, rows_of_file(0))
     spark.conf.set("spark.sql.streaming.checkpointLocation", str(tmp_path / "ck-conf"))
     try:
         with pytest.raises(Exception, match=r"option\('checkpointLocation'"):
@@ -294,7 +283,7 @@ def test_stream_into_a_table_on_s3(spark, s3_server, s3_bucket, tmp_path):
     path = f"s3://{s3_bucket}/wh/db.db/t"
     src, ck = str(tmp_path / "in"), str(tmp_path / "ck")
     for i in range(2):
-        add_input_file(src, i, _rows(i))
+        add_input_file(src, i, rows_of_file(i))
     query = _run(spark, src, path, ck, options={**opts, "primary-key": "id", "bucket": "2",
                                                 "commit.user-prefix": "etl"})
     t = impl.Catalog(f"s3://{s3_bucket}/wh", options=opts).get_table("db.t")
