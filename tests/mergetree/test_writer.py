@@ -543,8 +543,11 @@ class _AfterClose:
 
 
 def test_close_cancels_a_running_compaction_and_deletes_its_files(tmp_path):
-    # a high stop trigger: prepare_commit must not wait for the blocked compaction
-    t = Table(tmp_path, make_schema(), {"num-sorted-run.compaction-trigger": "2", "target-file-size": "2 kb",
+    # a high stop trigger: prepare_commit must not wait for the blocked compaction; one file per
+    # flush (a large target), so the first compaction merges two overlapping runs and writes (with
+    # a 2 kb target a flush rolled into several non-overlapping level-0 files, which a compaction
+    # may only upgrade, writing nothing)
+    t = Table(tmp_path, make_schema(), {"num-sorted-run.compaction-trigger": "2", "target-file-size": "1 mb",
                                         "num-sorted-run.stop-trigger": "100"})
     t.io = GatedFileIO()
     w = t.writer()
