@@ -46,6 +46,7 @@ from impl.spark.errors import (  # noqa: E402
 )
 from impl.spark.fast_read import read_table  # noqa: E402
 from impl.spark.routing import WriteResult, write_dataframe  # noqa: E402
+from impl.spark.s3a import s3a_conf  # noqa: E402
 from impl.spark.session import get_or_create_session, session  # noqa: E402
 from impl.spark.source import FORMAT_NAME, PaimonDataSource, register  # noqa: E402
 from impl.spark.stream_batches import write_stream  # noqa: E402
@@ -56,5 +57,5 @@ __all__ = [
     "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
     "SharedPlanError", "WriteClosedError", "read_table", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
     "delete", "update", "merge_into", "RowLevelResult", "RowLevelChangeError", "MergeCardinalityError",
-    "NativeWriteUnsupportedError", "write_stream",
+    "NativeWriteUnsupportedError", "write_stream", "s3a_conf",
 ]

@@ -39,6 +39,7 @@ from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
 from impl.spark.errors import SparkConnectorError
 from impl.spark.fast_read import FILE_NAME_COLUMN, ROW_INDEX_COLUMN, arrow_frame, group_frame, plan_native
 from impl.spark.native_write import place_files, rows_per_file, spark_write, staging
+from impl.spark.s3a import spark_store
 from impl.spark.writer import WriteJob
 from impl.table.compact import drop_rewritten_vectors, pick_files
 from impl.table.core import bucket_index_files
@@ -102,15 +103,16 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
                for r in rewrites if r.index_files}
     plan = plan_native(table, splits, None,
                        deletion_vectors=lambda s: dict(vectors[(s.partition, s.bucket)].vectors)
-                       if (s.partition, s.bucket) in vectors else {})
+                       if (s.partition, s.bucket) in vectors else {}, object_store=job.ref.on_object_store)
     if plan.slow:
         raise SparkConnectorError(f"compaction of {table.identifier}: {len(plan.slow)} bucket(s) cannot be read by "
                                   f"Spark's Parquet reader; split_buckets should have left them to impl")
     names = [f.file_name for r in rewrites for f in r.picked]
+    store = spark_store(job.ref)
     where = pa.table({FILE_NAME_COLUMN: pa.array(names, pa.string()),
                       _BUCKET: pa.array([r.bucket for r in rewrites for _ in r.picked], pa.int32()),
                       _ORDINAL: pa.array(range(len(names)), pa.int64())})
-    rows = reduce(lambda a, b: a.unionByName(b), [group_frame(spark, table, g, positions=True) for g in plan.native])
+    rows = reduce(lambda a, b: a.unionByName(b), [group_frame(spark, table, g, positions=True, store=store) for g in plan.native])
     rows = rows.join(F.broadcast(arrow_frame(spark, where)), on=FILE_NAME_COLUMN)
     picked = [f for r in rewrites for f in r.picked]
     with staging(table, job) as directory:

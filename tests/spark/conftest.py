@@ -21,8 +21,11 @@ def spark():
     # test-only classes (file systems that fail on purpose) travel to workers by value
     cloudpickle.register_pickle_by_value(spark_helpers)
 
+    # s3a on the class path (tests/spark/test_s3a.py): Ivy keeps the ~14 MB of jars under ~/.m2,
+    # which CI keeps between runs; without network the session starts without them
+    s3a = impl.spark.s3a_conf(ivy_dir=os.path.expanduser("~/.m2/paimon-py-spark-ivy"))
     s = impl.spark.session(app_name="paimon-py-tests", master="local[2,2]",
-                           conf={"spark.sql.shuffle.partitions": "2"})
+                           conf={"spark.sql.shuffle.partitions": "2", **s3a})
     yield s
     s.stop()
 
