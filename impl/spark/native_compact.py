@@ -64,9 +64,10 @@ class BucketRewrite:
 
 
 def split_buckets(table, groups: Mapping[Key, Sequence[DataFileMeta]], totals: Mapping[Key, int], snapshot,
-                  full: bool) -> tuple[list[BucketRewrite], list[Key]]:
+                  full: bool, *, object_store: bool = False) -> tuple[list[BucketRewrite], list[Key]]:
     """The buckets Spark rewrites, and those left to impl's compaction (a picked file Spark's
-    reader cannot read as impl does); buckets with nothing to compact are in neither."""
+    reader cannot read as impl does); buckets with nothing to compact are in neither.
+    ``object_store``: the table is on S3 (read through s3a)."""
     o = table.options
     target = o.target_file_size_for(False)
     index = bucket_index_files(table.core, snapshot) if o.deletion_vectors else {}
@@ -79,7 +80,7 @@ def split_buckets(table, groups: Mapping[Key, Sequence[DataFileMeta]], totals: M
                         table.core.partition_cache.path(r.partition), r.picked, index_files=r.index_files)
               for r in rewrites]
     # which files Spark reads does not depend on the vectors (read once, by rewrite_natively)
-    plan = plan_native(table, splits, snapshot.id, deletion_vectors=lambda s: {})
+    plan = plan_native(table, splits, snapshot.id, deletion_vectors=lambda s: {}, object_store=object_store)
     slow = {(s.partition, s.bucket) for s in plan.slow}
     names = [f.file_name for r in rewrites if (r.partition, r.bucket) not in slow for f in r.picked]
     if len(set(names)) != len(names):  # rows find their bucket by file name

@@ -58,12 +58,15 @@ def _staging(s3t: S3Table) -> set[str]:
     return store_files(s3t.options, f"{s3t.bucket}/wh/.paimon_py_spark/staging")
 
 
-def _written_by_spark(s3t: S3Table) -> bool:
+def _assert_written_by_spark(s3t: S3Table) -> None:
+    """Spark's Parquet writer (parquet-mr, not pyarrow) wrote every file the latest snapshot reads."""
     fio = store_io(s3t.options)
-    files = [f for f in s3t.files() if f.endswith(".parquet")]
-    assert files
-    return all("parquet-mr" in pq.ParquetFile(fio.fs.open(f"{s3t.root}/{f}", "rb")).metadata.created_by
-               for f in files)
+    table = s3t.table()
+    live = [table.paths.data_file_path(s.partition_path, s.bucket, f.file_name)
+            for s in table.new_read_builder().new_scan().plan().splits() for f in s.files]
+    assert live
+    writers = {p: pq.ParquetFile(fio.fs.open(p, "rb")).metadata.created_by for p in live}
+    assert all("parquet-mr" in w for w in writers.values()), writers
 
 
 def test_impl_storage_options_map_to_s3a_options():
@@ -84,7 +87,7 @@ def test_native_write_and_read_table_on_s3(spark, s3t):
     impl.spark.write_dataframe(df, s3t.path, partition_keys=["dt"], options=opts, writer="spark")
     more = spark.createDataFrame([(f"d{k % 2}", k, -k) for k in range(200, 260)], "dt string, id long, v long")
     impl.spark.write_dataframe(more, s3t.path, options=s3t.options, writer="spark")
-    assert _written_by_spark(s3t)
+    _assert_written_by_spark(s3t)
     impl.spark.delete(spark, s3t.path, "id % 7 = 0", options=s3t.options)  # deletion vectors
 
     got = impl.spark.read_table(spark, s3t.path, options=s3t.options)
@@ -96,6 +99,14 @@ def test_native_write_and_read_table_on_s3(spark, s3t):
     assert sorted(map(tuple, got.select("dt", "id", "v").collect())) == sorted(
         zip(want.column("dt").to_pylist(), want.column("id").to_pylist(), want.column("v").to_pylist(), strict=True))
     assert want.num_rows == 260 - len(range(0, 260, 7))
+    assert s3t.orphans() == [] and s3t.intents() == set() and _staging(s3t) == set()
+
+    # native compaction on S3: Spark reads (vectors applied) and writes, impl commits
+    res = impl.spark.compact(spark, s3t.path, full=True, options=s3t.options, writer="spark")
+    assert res.files_after == 2
+    _assert_written_by_spark(s3t)
+    after = impl.spark.read_table(spark, s3t.path, options=s3t.options).select("dt", "id", "v").collect()
+    assert sorted(map(tuple, after)) == sorted(map(tuple, got.select("dt", "id", "v").collect()))
     assert s3t.orphans() == [] and s3t.intents() == set() and _staging(s3t) == set()
 
 
@@ -117,7 +128,7 @@ def test_killed_task_of_native_write_on_s3_is_retried_and_leaves_nothing(spark, 
         .withColumn("v", _die_in_first_attempt(marker)("v"))
     impl.spark.write_dataframe(df, s3t.path, options=s3t.options, writer="spark")
     assert os.path.exists(marker)  # attempt 0 of task 0 died; attempt 1 wrote its rows
-    assert _written_by_spark(s3t)
+    _assert_written_by_spark(s3t)
     got = impl.spark.read_table(spark, s3t.path, options=s3t.options).collect()
     assert sorted((r.id, r.v) for r in got) == [(k, k) for k in range(100)]
     assert s3t.orphans() == [] and s3t.intents() == set() and _staging(s3t) == set()
