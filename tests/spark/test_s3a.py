@@ -132,3 +132,31 @@ def test_killed_task_of_native_write_on_s3_is_retried_and_leaves_nothing(spark, 
     got = impl.spark.read_table(spark, s3t.path, options=s3t.options).collect()
     assert sorted((r.id, r.v) for r in got) == [(k, k) for k in range(100)]
     assert s3t.orphans() == [] and s3t.intents() == set() and _staging(s3t) == set()
+
+
+def test_session_starts_without_the_packages_when_they_cannot_be_fetched(monkeypatch, caplog):
+    """spark-submit exits when Ivy cannot fetch spark.jars.packages (e.g. offline): the session
+    starts without them, says so, and the native paths then name why they step aside."""
+    import sys
+    from types import SimpleNamespace
+
+    from pyspark.sql import SparkSession
+
+    sessions = sys.modules["impl.spark.session"]  # impl.spark.session is also the function
+
+    built: list[dict] = []
+    fake = SimpleNamespace(sparkContext=SimpleNamespace(setLogLevel=lambda level: None, _jsc=None))
+
+    def build(builder, settings):
+        built.append(dict(settings))
+        if "spark.jars.packages" in settings:
+            raise RuntimeError("Java gateway process exited before sending its port number")
+        return fake
+
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    monkeypatch.setattr(sessions, "_build", build)
+    monkeypatch.setattr(sessions, "register", lambda s: None)
+    assert impl.spark.session(conf=impl.spark.s3a_conf(ivy_dir="/nonexistent")) is fake
+    assert "spark.jars.packages" in built[0] and not any(k.startswith("spark.jars.") for k in built[1])
+    assert "without spark.jars.packages" in caplog.text and "Java gateway" in caplog.text
+    assert "no JVM context" in s3a_reason(fake)
