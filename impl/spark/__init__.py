@@ -23,7 +23,9 @@ that every Spark process can reach). Requires ``pip install -e ".[spark]"`` (pys
 On an object store (``s3://bucket/warehouse/db.db/t``) give the storage options (``fs.s3.endpoint``,
 ``fs.s3.accessKeyId``, ``fs.s3.accessKeySecret``, ``fs.s3.region``, ...) as data source options
 (``.options(**opts)``) or in ``options=`` of ``write_dataframe`` / ``compact``: each Spark process
-opens the store from them, and they are never stored in the table.
+opens the store from them, and they are never stored in the table. ``read_table`` and Spark's
+own writer reach S3 when the session has Hadoop's s3a (``session(conf=s3a_conf())``,
+:mod:`impl.spark.s3a`); otherwise impl's readers and writers serve.
 """
 
 from impl._optional import require
