@@ -54,8 +54,10 @@ _.write_pandas
 _.file_format
 WRITE_BUFFER_SPILLABLE
 
-# http.server's BaseHTTPRequestHandler / ThreadingHTTPServer protocol (the S3 fault proxy)
+# http.server's BaseHTTPRequestHandler / ThreadingHTTPServer protocol (the S3 fault proxy, impl.rest)
 _.protocol_version
+_.wbufsize  # socketserver.StreamRequestHandler: buffered answers (impl.rest)
+_.disable_nagle_algorithm  # socketserver.StreamRequestHandler: TCP_NODELAY (impl.rest)
 _.log_message
 _.do_GET
 _.do_PUT

@@ -3,15 +3,17 @@
 Every case runs in a fresh subprocess which reports its own peak RSS (``ru_maxrss`` of
 ``RUSAGE_SELF``, i.e. VmHWM), so the cases do not see each other's memory:
 
-- ``baseline``: importing impl and pyarrow only (what any case pays before it does anything);
+- ``baseline``: importing impl and pyarrow only (what any case pays before it does anything),
+  and the same plus making 10 input batches (what the input itself costs);
 - ``write``: one batch writer (``new_batch_write_builder().new_write()``, default options:
   ``write-buffer-size`` 256 MB, background compaction on) into a primary-key table with
-  4 buckets, N rows of upserts in 200k-row batches (generated per batch with numpy, fixed seed;
-  keys drawn from [0, 0.7 N), so about 30 % of rows update an earlier key), then one commit;
+  4 buckets, N rows of upserts in 200k-row batches (generated per batch with numpy and Arrow,
+  fixed seed; keys drawn from [0, 0.7 N), so about 30 % of rows update an earlier key), then
+  one commit; wall and CPU seconds (all threads; less disturbed by other jobs) of the write;
 - ``read``: merge-on-read of that table through ``to_arrow_batch_reader()``, batch by batch
   (rows counted and dropped, never kept), checking the number of live keys.
 
-The goal (issue 16): peak RSS <= write-buffer-size x 1.5 + 250 MB, flat as N grows.
+The goal (issues 16 and 31): peak RSS <= write-buffer-size x 1.5 + 250 MB, flat as N grows.
 Figures are printed against that bound and the baseline of the same run; ``ok`` / ``MISS``.
 
 ``--compare REPO`` runs every case a second time with another checkout's ``impl`` (e.g. the
@@ -45,14 +47,25 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process, all threads (a time that other jobs on the machine disturb less
+    than the wall clock)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def _batch(rows_total: int, i: int, n: int):
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
     rng = np.random.default_rng(SEED + i)
     ids = rng.integers(0, max(1, int(rows_total * 0.7)), n, dtype=np.int64)
+    # "key-<id % 100003>" built by Arrow: numpy's string arrays and Python str objects for the
+    # same column took ~45 MB of the process's peak (heap the allocator keeps), charged to the writer
+    key = pc.binary_join_element_wise("key-", pc.cast(pa.array(ids % 100_003), pa.string()), "")
     return pa.table({
         "id": ids,
-        "k": pa.array(np.char.add("key-", (ids % 100_003).astype(str)).astype(object)),
+        "k": key,
         "v": rng.random(n),
         "ts": np.arange(i * BATCH, i * BATCH + n, dtype=np.int64),
     })
@@ -76,7 +89,10 @@ def child_baseline() -> dict:
 
     import impl.mergetree.writer  # noqa: F401
     import impl.table.catalog  # noqa: F401
-    return {"peak_mb": _peak_mb()}
+    imported = _peak_mb()
+    for i in range(10):  # what making the input costs (a batch at a time, as the write does)
+        _batch(BATCH * 10, i, BATCH)
+    return {"peak_mb": imported, "input_peak_mb": _peak_mb()}
 
 
 def child_write(warehouse: str, rows: int, options: dict[str, str]) -> dict:
@@ -84,7 +100,7 @@ def child_write(warehouse: str, rows: int, options: dict[str, str]) -> dict:
     table = _table(warehouse, options, create=True)
     _batch(rows, 0, 10)  # pay numpy / pandas imports before the timer
     pool = pa.default_memory_pool()
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
     wb = table.new_batch_write_builder()
     w, c = wb.new_write(), wb.new_commit()
     arrow_peak = 0
@@ -93,7 +109,7 @@ def child_write(warehouse: str, rows: int, options: dict[str, str]) -> dict:
         arrow_peak = max(arrow_peak, pool.bytes_allocated())
     c.commit(w.prepare_commit())
     w.close()
-    return {"peak_mb": _peak_mb(), "seconds": time.perf_counter() - t0,
+    return {"peak_mb": _peak_mb(), "seconds": time.perf_counter() - t0, "cpu_seconds": _cpu_seconds() - cpu0,
             "arrow_max_mb": pool.max_memory() / MiB}
 
 
@@ -165,9 +181,9 @@ def main() -> None:
     base = run_child("baseline")
     print(f"load average {os.getloadavg()[0]:.1f}; options {options or 'default'}; "
           f"write-buffer-size {buffer / MiB:.0f} MB")
-    print(f"baseline (import impl + pyarrow): {base['peak_mb']:.0f} MB; bound = buffer x 1.5 + 250 MB "
-          f"= {bound:.0f} MB")
-    print(f"{'rows':>11} | {'code':>7} | {'write MB':>8} | {'write s':>7} | {'read MB':>7} | {'read s':>6} "
+    print(f"baseline (import impl + pyarrow): {base['peak_mb']:.0f} MB, and making 10 input batches: "
+          f"{base['input_peak_mb']:.0f} MB; bound = buffer x 1.5 + 250 MB = {bound:.0f} MB")
+    print(f"{'rows':>11} | {'code':>7} | {'write MB':>8} | {'write s':>7} | {'cpu s':>6} | {'read MB':>7} | {'read s':>6} "
           f"| {'files':>5} | {'bound':>5} | result | load")
     root = a.dir or tempfile.mkdtemp(prefix="paimon-mem-")
     codes = [("this", REPO)] + ([("compare", os.path.abspath(a.compare))] if a.compare else [])
@@ -181,7 +197,7 @@ def main() -> None:
                 if r is not None and r["rows"] != expected_keys(rows):
                     raise SystemExit(f"read {r['rows']} rows, expected {expected_keys(rows)} live keys")
                 peak = max(w["peak_mb"], r["peak_mb"] if r else 0)
-                print(f"{rows:>11,} | {label:>7} | {w['peak_mb']:>8.0f} | {w['seconds']:>7.1f} | "
+                print(f"{rows:>11,} | {label:>7} | {w['peak_mb']:>8.0f} | {w['seconds']:>7.1f} | {w['cpu_seconds']:>6.1f} | "
                       f"{(r['peak_mb'] if r else float('nan')):>7.0f} | "
                       f"{(r['seconds'] if r else float('nan')):>6.1f} | {(r['files'] if r else 0):>5} | "
                       f"{bound:>5.0f} | {'ok' if peak <= bound else 'MISS':>6} | {os.getloadavg()[0]:.1f}",

@@ -19,6 +19,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitError,
     CommitOutcomeUnknownError,
     CommitRecoveryError,
+    CommitRefusedError,
     CommitRetriesExhaustedError,
     CorruptFileIndexError,
     CorruptMetadataError,
@@ -82,8 +83,12 @@ from impl.table import (
     UnsupportedTableFeatureError,
 )
 from impl.table.errors import (
+    CatalogAuthError,
     CatalogConnectionError,
+    CatalogRequestError,
+    CatalogServerError,
     CatalogStoreError,
+    CatalogUnavailableError,
     ColumnCastError,
     CommitUsageError,
     DynamicBucketError,
@@ -130,4 +135,6 @@ __all__ = [
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
     "CatalogConnectionError", "CatalogStoreError",
+    # a catalog server's (impl.rest) refusals and failures
+    "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError", "CommitRefusedError",
 ]

@@ -213,6 +213,12 @@ class CommitOutcomeUnknownError(CommitError):
     """
 
 
+class CommitRefusedError(CommitError):
+    """The catalog that publishes snapshots (a REST catalog's server) refused this one for good:
+    the table is gone, the credentials or the request were refused. Nothing was published, so
+    the commit is not retried; the message names the catalog and its reason."""
+
+
 class CommitRecoveryError(CommitError):
     """Recovery (``filter_committed``) found a part to re-commit whose files are gone.
 

@@ -60,6 +60,7 @@ from impl.errors import CommitConflictError, MissingExtraError
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import SECRET_KEY_KEYS, SESSION_TOKEN_KEYS, STORAGE_OPTION_PREFIXES, is_object_store_url
 from impl.jdbc.uri import redact
+from impl.rest import RESTCatalogServer
 from impl.table.table import FileStoreTable
 from simulation.report import write_report
 from simulation.verify import ModelReplayer, compare_rows, expected_rows, replay_retained
@@ -109,6 +110,7 @@ class SparkJobConfig:
     embedded_s3: bool = False  # start a local S3 server and use a bucket on it as the warehouse
     # the catalog that lists the table (--catalog: metastore=jdbc and its uri); none: the warehouse's directories
     catalog_options: tuple[tuple[str, str], ...] = ()
+    rest_catalog: bool = False  # --catalog rest: the writers' commits go through impl's REST catalog server
 
     def redacted(self) -> dict[str, Any]:
         """The settings for the report, with secrets (secret key, session token) masked."""
@@ -206,6 +208,7 @@ class SparkJob:
         self.expected_count: int | None = None
         self.summary: dict[str, object] = {}
         self.checks: list[Check] = []
+        self.rest_server: RESTCatalogServer | None = None
 
     # ================================================================== setup
 
@@ -230,7 +233,14 @@ class SparkJob:
                          options={"bucket": str(self.cfg.buckets), "file.compression": "zstd",
                                   "num-sorted-run.compaction-trigger": "4"},
                          ignore_if_exists=True)
-        table = cat.get_table(TABLE)
+        if self.cfg.rest_catalog:
+            # a REST catalog server over the warehouse, in this process: the writers' commits
+            # (and their recoveries) are published by it; compactions and expirations stay direct
+            self.rest_server = RESTCatalogServer(self.warehouse, options=self.options).start()
+            rest = impl.CatalogFactory.create({"metastore": "rest", "uri": self.rest_server.uri, "warehouse": "sim"})
+            table = rest.get_table(TABLE)
+        else:
+            table = cat.get_table(TABLE)
         assert isinstance(table, FileStoreTable)  # TABLE names a data table, not a system table
         self.table = table
         self.replayer = ModelReplayer(self.table)
@@ -403,6 +413,8 @@ class SparkJob:
             self.stats.add(errors=f"final compaction: {type(e).__name__}: {e}")
         self._stop.set()
         monitor.join()
+        if self.rest_server is not None:
+            self.rest_server.stop()
         self.elapsed_s = time.time() - self.stats.started
         checks = self.verify()
         return self.finish(checks)
@@ -560,6 +572,10 @@ class SparkJob:
             "live files per level (latest)": level_text,
             "orphans found before cleanup": "-" if self.orphans_before is None else self.orphans_before,
             "leftover files of failed attempts removed": s.leftovers_removed,
+            **({} if self.rest_server is None else {
+                "REST server commits published / lost races": "{published} / {lost}".format(
+                    published=self.rest_server.service.commit_counts["published"],
+                    lost=self.rest_server.service.commit_counts["lost"])}),
         }
 
     def finish(self, checks: list[Check]) -> int:
@@ -636,6 +652,7 @@ examples:
   python -m simulation --warehouse s3://my-bucket/paimon --s3-endpoint http://127.0.0.1:9000 \\
       --s3-access-key minio --s3-secret-key minio123 --s3-region us-east-1
   python -m simulation --catalog jdbc:sqlite:./catalog.db     (the table listed by a JDBC catalog)
+  python -m simulation --catalog rest     (the writers commit through impl's REST catalog server)
 """
 
 
@@ -690,7 +707,8 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
     p.add_argument("--keep-table", action="store_true", help="do not drop sim.events from a previous run")
     p.add_argument("--catalog", metavar="URI", default=None,
                    help="a JDBC catalog lists the table (jdbc:sqlite:<file>, jdbc:postgresql://host/db?user=..."
-                        "&password=...); its files stay in the warehouse")
+                        "&password=...; its files stay in the warehouse), or 'rest': the writers commit through "
+                        "impl's REST catalog server (python -m impl.rest), started over the warehouse in this process")
     s3 = p.add_argument_group("object stores (see below)")
     s3.add_argument("--s3-endpoint", metavar="URL", help="S3 endpoint, e.g. http://127.0.0.1:9000 (fs.s3.endpoint)")
     s3.add_argument("--s3-access-key", metavar="KEY", help="access key id (fs.s3.accessKeyId)")
@@ -705,9 +723,9 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
         p.error("writers, commits, partitions, buckets must be >= 1 and keys >= writers")
     if a.retain_min < 1 or a.retain_max < a.retain_min:
         p.error("need 1 <= --retain-min <= --retain-max")
-    if a.catalog is not None and not a.catalog.startswith("jdbc:"):
+    if a.catalog is not None and a.catalog != "rest" and not a.catalog.startswith("jdbc:"):
         p.error(f"--catalog {redact(a.catalog)!r}: expected a JDBC URI (jdbc:sqlite:<file> or "
-                "jdbc:postgresql://host/db)")
+                "jdbc:postgresql://host/db) or 'rest'")
     options = _storage_options(p, a)
     if a.embedded_s3 and (a.warehouse is not None or options):
         p.error("--embedded-s3 chooses the warehouse and its options itself: drop --warehouse, --s3-* and --option")
@@ -723,7 +741,8 @@ def parse_args(argv: Sequence[str] | None = None) -> SparkJobConfig:
         expire_interval_s=a.expire_interval, retain_min=a.retain_min, retain_max=a.retain_max,
         faults=a.faults, fault_rate=a.fault_rate, seed=a.seed, progress=not a.no_progress,
         keep_table=a.keep_table, storage_options=tuple(sorted(options.items())), embedded_s3=a.embedded_s3,
-        catalog_options=(("metastore", "jdbc"), ("uri", a.catalog)) if a.catalog else ())
+        catalog_options=(("metastore", "jdbc"), ("uri", a.catalog)) if a.catalog and a.catalog != "rest" else (),
+        rest_catalog=a.catalog == "rest")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -57,6 +57,7 @@ from impl.errors import (
     CommitConflictError,
     CommitOutcomeUnknownError,
     CommitRecoveryError,
+    CommitRefusedError,
     CorruptMetadataError,
     OverwritePartitionError,
     PaimonError,
@@ -88,7 +89,7 @@ from impl.manifest.manifest_file import (
 from impl.manifest.merger import ManifestFileMerger
 from impl.schema.evolution import commit_schema_problem
 from impl.schema.manager import SchemaManager
-from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.snapshot.references import data_file_paths
 
 log = logging.getLogger(__name__)
@@ -119,12 +120,14 @@ class FileStoreCommit:
         monotonic: Callable[[], float] | None = None,
         jitter: random.Random | None = None,
         id_factory: IdFactory | None = None,
+        snapshot_commit: SnapshotCommit | None = None,
     ):
         """``env``: the wall clock of snapshot times, the retry loop's ``sleep`` and
         ``monotonic`` clock (its timeout), the random source of the backoff's jitter and the ids
         of new file names and of the default commit user (the real ones by default).
         ``clock_millis``, ``sleep``, ``monotonic``, ``jitter`` and ``id_factory`` override one
-        part of it each (the explorer's per-writer clocks)."""
+        part of it each (the explorer's per-writer clocks). ``snapshot_commit``: who publishes
+        the snapshots (default: an atomic create on ``file_io``; a REST catalog's server)."""
         env = env.with_parts(clock_millis=clock_millis, monotonic=monotonic, sleep=sleep, new_id=id_factory)
         self.env = env
         self.file_io = file_io
@@ -145,7 +148,7 @@ class FileStoreCommit:
         self.key_type: list[DataType] | None = (
             [schema.field(k).type for k in schema.trimmed_primary_keys] if schema.primary_keys else None
         )
-        self.snapshot_manager = SnapshotManager(file_io, self.paths)
+        self.snapshot_manager = SnapshotManager(file_io, self.paths, snapshot_commit=snapshot_commit)
         self.schema_manager = SchemaManager(file_io, self.paths)
         self.schema_manager.remember(schema)
         self._latest_schema = schema  # newest schema seen; the next probe starts after it
@@ -488,6 +491,8 @@ class FileStoreCommit:
         return False
 
     def _require_atomic_create(self) -> None:
+        if self.snapshot_manager.snapshot_commit is not None:
+            return  # the catalog publishes: its store's guarantees count, not this file system's
         if not self.file_io.supports_atomic_create():
             raise UnsupportedFileSystemError(
                 f"cannot commit to {self.table_name}: file system {type(self.file_io.fs).__name__} has no atomic "
@@ -707,8 +712,8 @@ class FileStoreCommit:
                 joined = outcomes.joined(attempt.added_names(), snapshot.id, latest)
                 if joined is Outcome.NOT_LANDED:
                     outcomes.withdraw(snapshot.id)
-        except UnsupportedFileSystemError:
-            written.discard()
+        except (UnsupportedFileSystemError, CommitRefusedError):
+            written.discard()  # refused before anything was published
             raise
         except Exception as e:  # noqa: BLE001 - any failure here leaves the outcome unknown
             log.warning("publishing snapshot %s of %s failed, outcome unknown: %s", snapshot.id, self.table_name, e)

@@ -22,10 +22,11 @@ import fsspec
 
 from impl.environment import PRODUCTION, Environment
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES
-from impl.jdbc.lock import LockRules, table_lock
+from impl.jdbc.lock import LockedSnapshotCommit, LockRules, table_lock
 from impl.jdbc.store import DATABASE_EXISTS_PROPERTY, JdbcStore
 from impl.jdbc.uri import PROPERTY_PREFIX, connection_properties, parse_jdbc_uri, redact
 from impl.options.values import parse_bool, parse_duration_millis, parse_int
+from impl.snapshot.manager import SnapshotCommit
 from impl.table.catalog import (
     METASTORE_CATALOGS,
     Catalog,
@@ -185,6 +186,11 @@ class JdbcCatalog(Catalog):
                 e.args = (f"table '{db}.{name}' is listed by catalog {self.store.name} but has no schema under "
                           f"{self.table_path((db, name))}",)
             raise
+
+    def _snapshot_commit(self, db: str, name: str, table_path: str) -> SnapshotCommit | None:
+        if not self.lock_rules.enabled:
+            return None
+        return LockedSnapshotCommit(self.file_io, table_path, self.store, self.lock_rules, db, name, self.env)
 
     def list_tables(self, database: str) -> list[str]:
         if not self._database_exists(database):

@@ -5,13 +5,17 @@ than its expiry (the acquire timeout, in seconds)."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
 from impl.environment import Environment
+from impl.errors import CommitRefusedError
+from impl.format.json_records import Snapshot
+from impl.fs.file_io import FileIO
+from impl.fs.paths import TablePaths
 from impl.jdbc.store import JdbcStore
-from impl.table.errors import CatalogStoreError
+from impl.table.errors import CatalogConnectionError, CatalogStoreError
 
 FIRST_SLEEP_MILLIS = 50  # doubled before the first sleep, as in Java
 
@@ -53,3 +57,33 @@ def table_lock(store: JdbcStore, rules: LockRules, database: str, table: str, en
         yield
     finally:
         store.release_lock(key)
+
+
+@dataclass(frozen=True)
+class LockedSnapshotCommit:
+    """Publishes a table's snapshots while holding its catalog lock, as Paimon Java's
+    ``RenamingSnapshotCommit`` does when the catalog has a lock (``lock.enabled``): a Java writer
+    on an object store without conditional writes checks and writes ``snapshot-<id>`` under this
+    lock, so impl takes it too, or the two could both publish one id. Inside the lock the
+    create is still the atomic one (rename without overwrite, conditional PUT)."""
+
+    file_io: FileIO
+    table_path: str
+    store: JdbcStore
+    rules: LockRules
+    database: str
+    table: str
+    env: Environment
+
+    def commit(self, snapshot: Snapshot, branch: str) -> bool:
+        path = TablePaths(self.table_path, branch=branch).snapshot_path(snapshot.id)
+        with ExitStack() as held:
+            try:
+                held.enter_context(table_lock(self.store, self.rules, self.database, self.table, self.env))
+            except (CatalogStoreError, CatalogConnectionError) as e:
+                # nothing was published: a definite refusal, not an unknown outcome
+                raise CommitRefusedError(f"snapshot {snapshot.id} of {self.database}.{self.table}: {e}") from e
+            if self.file_io.file_exists(path):
+                return False
+            return self.file_io.try_write_atomic(path, snapshot.to_json_bytes())
+        raise AssertionError("unreachable")  # mypy: ExitStack may swallow exceptions

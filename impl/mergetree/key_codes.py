@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from impl.format.memory_pool import read_pool
+
 _WORD_BYTES = 8
 # _HIGH_BYTES[r]: the mask keeping a big-endian word's first r bytes
 _HIGH_BYTES = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (_WORD_BYTES - r)) for r in range(1, _WORD_BYTES + 1)],
@@ -53,7 +55,8 @@ def string_key_codes(column: pa.Array | pa.ChunkedArray) -> KeyCodes | None:
     otype = _offset_type(column.type)
     if otype is None or column.null_count:
         return None
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    # a temporary as large as the keys: from the read pool (see impl.format.memory_pool)
+    arr = column.combine_chunks(read_pool()) if isinstance(column, pa.ChunkedArray) else column
     n = len(arr)
     if n == 0:
         z = np.zeros(0, dtype=np.uint64)

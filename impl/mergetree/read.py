@@ -45,6 +45,7 @@ from impl.fs.paths import TablePaths
 from impl.mergetree.deletion_vectors import keep_mask
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
+from impl.mergetree.memory import MERGE_BUFFER_BYTES, MergeMemory
 from impl.mergetree.merge_engine import MergeSpec, integer_keys, integer_like, merge_kv
 from impl.mergetree.options import MergeTreeOptions
 from impl.schema.evolution import file_column, plan_columns
@@ -230,8 +231,7 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
     kv = read_kv_tables(file_io, bucket_dir, layout, ordered, columns)
     if ranked:
         counts = [f.row_count for f in ordered]
-        keys = integer_keys(kv, layout.key_columns)
-        if keys is not None and ascending_within_files(keys, counts):
+        if _each_file_holds_keys_once(kv, layout.key_columns, counts):
             seq: pa.Array | pa.ChunkedArray = pa.array(np.repeat(np.arange(len(ordered), dtype=np.int64), counts))
         else:  # a file holds a key twice (or is not in key order): the real numbers decide
             seq = read_kv_tables(file_io, bucket_dir, layout, ordered, [SEQUENCE_NUMBER]).column(0)
@@ -298,12 +298,37 @@ def _run_sequence(files: Sequence[DataFileMeta]) -> tuple[int, int]:
 
 def ranks_order_like_sequence(files: Sequence[DataFileMeta], layout: KVLayout, spec: MergeSpec) -> bool:
     """True when ``files`` (in sequence order) have sequence ranges that follow each other
-    without overlap, integer-like keys and no ``sequence.field``: then, if every file holds a
-    key at most once (:func:`ascending_within_files`), ordering a key's rows by their file's
-    rank is ordering them by sequence number, with no ties either way."""
-    if spec.sequence_fields or not all(integer_like(layout.arrow_types[c]) for c in layout.key_columns):
+    without overlap, integer-like keys or one string / binary key, and no ``sequence.field``:
+    then, if every file holds a key at most once (:func:`_each_file_holds_keys_once`), ordering
+    a key's rows by their file's rank is ordering them by sequence number, with no ties either way."""
+    types = [layout.arrow_types[c] for c in layout.key_columns]
+    one_string = len(types) == 1 and _string_like(types[0])
+    if spec.sequence_fields or not (one_string or all(integer_like(t) for t in types)):
         return False
     return all(a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False))
+
+
+def _string_like(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+
+
+def _each_file_holds_keys_once(kv: pa.Table, key_columns: Sequence[str], counts: Sequence[int]) -> bool:
+    """True if the rows of each file (``counts`` consecutive rows of ``kv``) have strictly
+    ascending keys: integer-like keys as numbers, one string / binary key bytewise (Arrow's
+    comparison, which costs a fifth of decoding the sequence numbers it spares)."""
+    keys = integer_keys(kv, key_columns)
+    if keys is not None:
+        return ascending_within_files(keys, counts)
+    if len(key_columns) != 1 or not _string_like(kv.schema.field(key_columns[0]).type):
+        return False
+    col = kv.column(key_columns[0])
+    n = len(col)
+    if n < 2:
+        return True
+    greater = pc.fill_null(pc.greater(col.slice(1), col.slice(0, n - 1)), False).to_numpy(zero_copy_only=False)
+    ends = np.cumsum(counts)[:-1]
+    greater[ends[(ends > 0) & (ends < n)] - 1] = True  # a file's first row follows another file
+    return bool(greater.all())
 
 
 def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) -> bool:
@@ -324,8 +349,10 @@ def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) ->
 
 # ---------------------------------------------------------------------------- bounded merges
 
-# Rows decoded per sorted run at a time by the bounded merge (one batch per run).
+# Rows a sorted run's buffer holds at most in the bounded merge.
 MERGE_BATCH_ROWS = 256 * 1024
+# Rows decoded at a time; a run's buffer takes decoded batches until it reaches its share.
+_DECODE_ROWS = 16 * 1024
 
 
 def _iter_file(file_io: FileIO, path: str, f: DataFileMeta, target: pa.Schema, batch_rows: int,
@@ -391,51 +418,57 @@ def streamable_keys(layout: KVLayout) -> bool:
 def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: MergeSpec,
                      runs: Sequence[Sequence[DataFileMeta]], columns: Sequence[str], drop_delete: bool, *,
                      final: bool = False, predicate: pc.Expression | None = None,
-                     batch_rows: int = MERGE_BATCH_ROWS,
+                     batch_rows: int = MERGE_BATCH_ROWS, buffer_bytes: int = MERGE_BUFFER_BYTES,
                      deletion_vectors: Mapping[str, np.ndarray] | None = None,
                      extra_runs: Sequence[pa.Table] = (),
                      run_streams: Sequence[Iterable[pa.Table]] = (),
-                     output: Sequence[str] | None = None) -> Iterator[pa.Table]:
+                     output: Sequence[str] | None = None, memory: MergeMemory | None = None) -> Iterator[pa.Table]:
     """The merged rows of key-overlapping sorted runs, in key order, in bounded chunks.
 
-    Each run (files in key order, one row per key) is decoded ``batch_rows`` rows at a time.
-    A chunk takes, from every run, the buffered rows whose key is <= the smallest last
-    buffered key over the runs: every row of those keys is then in the chunk (a run holds a
-    key once), so merging chunk by chunk gives exactly the merge of the whole. Memory is about
-    ``len(runs) x batch_rows`` rows, whatever the runs' sizes. ``columns`` must include the
-    key, sequence and kind columns; ``predicate`` (key columns only) filters raw rows;
-    ``deletion_vectors`` drops the deleted rows of the files that have one. ``extra_runs``: more
-    sorted runs already in memory (tables of ``columns``, key order, one row per key), e.g. the
-    rows a lookup found in files outside the merge. ``run_streams``: more sorted runs, each given
-    as its tables in key order (e.g. a writer's spilled runs read back from local disk).
-    ``output``: the columns of the merged chunks (default all).
+    Each run (files in key order, one row per key) is decoded a few thousand rows at a time
+    into a buffer of at most ``batch_rows`` rows and its share of ``buffer_bytes`` (at least
+    one decoded batch). A chunk takes, from every run, the buffered rows whose key is <= the
+    smallest last buffered key over the runs: every row of those keys is then in the chunk (a
+    run holds a key once), so merging chunk by chunk gives exactly the merge of the whole.
+    Memory is about ``buffer_bytes`` plus one chunk's merge, whatever the runs' sizes and
+    number. ``columns`` must include the key, sequence and kind columns; ``predicate`` (key
+    columns only) filters raw rows; ``deletion_vectors`` drops the deleted rows of the files
+    that have one. ``extra_runs``: more sorted runs already in memory (tables of ``columns``,
+    key order, one row per key), e.g. the rows a lookup found in files outside the merge.
+    ``run_streams``: more sorted runs, each given as its tables in key order (e.g. a writer's
+    spilled runs read back from local disk; a table is taken whole). ``output``: the columns
+    of the merged chunks (default all). ``memory`` records what the buffers held.
     """
+    if batch_rows <= 0:
+        raise ValueError(f"batch_rows must be > 0, got {batch_rows}")
     target = layout.schema_for(columns)
     keys = list(layout.key_columns)
+    decode_rows = min(batch_rows, _DECODE_ROWS)
     # Chunks concatenate the runs oldest first: a key's rows are then in sequence order, which
     # lets the merge use its fast key sort (any order merges correctly).
     runs = sorted(runs, key=_run_sequence)
-    iters = [iter(_chain_files(file_io, bucket_dir, run, target, batch_rows, layout, deletion_vectors or {}))
+    iters = [iter(_chain_files(file_io, bucket_dir, run, target, decode_rows, layout, deletion_vectors or {}))
              for run in runs]
-    iters += [iter(_table_slices(t.select(list(columns)), batch_rows)) for t in extra_runs]
+    iters += [iter(_table_slices(t.select(list(columns)), decode_rows)) for t in extra_runs]
     iters += [_with_last(t.select(list(columns)) for t in stream) for stream in run_streams]
+    share = max(buffer_bytes // max(len(iters), 1), 1)
     buffers: list[pa.Table | None] = [None] * len(iters)
     done = [False] * len(iters)
     last = [False] * len(iters)  # the buffer holds the run's last rows
     while True:
-        while True:
-            empty = [i for i in range(len(iters))
-                     if not done[i] and (buffers[i] is None or buffers[i].num_rows == 0)]  # type: ignore[union-attr]
-            if not empty:
-                break
-            for i, nxt in zip(empty, _next_of([iters[i] for i in empty]), strict=True):
-                if nxt is None:
-                    done[i], buffers[i] = True, None
-                else:
-                    buffers[i], last[i] = nxt
+        empty = [i for i in range(len(iters))
+                 if not done[i] and (buffers[i] is None or buffers[i].num_rows == 0)]  # type: ignore[union-attr]
+        for i, filled in zip(empty, _fill_all([iters[i] for i in empty], batch_rows, share), strict=True):
+            if filled is None:
+                done[i], buffers[i] = True, None
+            else:
+                buffers[i], last[i] = filled
         live = [i for i in range(len(iters)) if buffers[i] is not None and buffers[i].num_rows]  # type: ignore[union-attr]
         if not live:
             return
+        if memory is not None:
+            held = sum(buffers[i].get_total_buffer_size() for i in live)  # type: ignore[union-attr]
+            memory.peak_bytes = max(memory.peak_bytes, held)
         if any(buffers[i].column(k).null_count for i in live for k in keys):  # type: ignore[union-attr]
             # null keys: Arrow comparisons cannot bound them; merge the rest whole
             rest = [buffers[i] for i in live] + [t for i in live for t, _ in iters[i]]
@@ -459,13 +492,33 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
         yield from _merge_chunk(chunk, layout, spec, drop_delete, final, predicate, output)
 
 
-def _next_of(iters: Sequence[Iterator[tuple[pa.Table, bool]]]) -> list[tuple[pa.Table, bool] | None]:
-    """The next table of each iterator (None when exhausted); several runs' files are decoded
-    at once (Parquet decoding releases the GIL; each iterator is advanced by one thread)."""
+def _fill(it: Iterator[tuple[pa.Table, bool]], max_rows: int, max_bytes: int) -> tuple[pa.Table, bool] | None:
+    """The next tables of a run, together up to ``max_rows`` rows or ``max_bytes`` bytes (at
+    least one table), and whether they end the run; None when it is exhausted."""
+    first = next(it, None)
+    if first is None:
+        return None
+    tables, is_last = [first[0]], first[1]
+    rows, size = first[0].num_rows, first[0].nbytes
+    while not is_last and rows < max_rows and size < max_bytes:
+        nxt = next(it, None)
+        if nxt is None:
+            break
+        tables.append(nxt[0])
+        is_last = nxt[1]
+        rows += nxt[0].num_rows
+        size += nxt[0].nbytes
+    return (tables[0] if len(tables) == 1 else pa.concat_tables(tables)), is_last
+
+
+def _fill_all(iters: Sequence[Iterator[tuple[pa.Table, bool]]], max_rows: int,
+              max_bytes: int) -> list[tuple[pa.Table, bool] | None]:
+    """:func:`_fill` of each run; several runs' files are decoded at once (Parquet decoding
+    releases the GIL; each iterator is advanced by one thread)."""
     if len(iters) == 1:
-        return [next(iters[0], None)]
+        return [_fill(iters[0], max_rows, max_bytes)]
     pool = _pool()
-    futures = [pool.submit(next, it, None) for it in iters]
+    futures = [pool.submit(_fill, it, max_rows, max_bytes) for it in iters]
     return [fu.result() for fu in futures]
 
 
@@ -510,8 +563,9 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
                     partition_path: str, bucket: int, files: Sequence[DataFileMeta],
                     projection: Sequence[str] | None = None, predicate: pc.Expression | None = None,
                     batch_rows: int = MERGE_BATCH_ROWS, *, schemas=None) -> Iterator[pa.Table]:
-    """:func:`merge_read` as a stream of tables in key order, holding about one batch per sorted
-    run of a key-overlapping section in memory (never the whole bucket)."""
+    """:func:`merge_read` as a stream of tables in key order, holding about
+    :data:`~impl.mergetree.memory.MERGE_BUFFER_BYTES` of decoded rows over the sorted runs of a
+    key-overlapping section (at most ``batch_rows`` per run; never the whole bucket)."""
     layout = KVLayout(schema, schemas)
     spec = MergeSpec.from_schema(schema, options)
     if not streamable_keys(layout):

@@ -6,7 +6,7 @@ file would hold) and spills it to local disk as a *sorted run*. At the next flus
 runs and the buffer are merged with the bounded k-way merge of compaction
 (:func:`impl.mergetree.read.iter_merged_runs`) into level-0 files rolling at
 ``target-file-size``: fewer, larger level-0 files than one per preemption, with memory bounded
-by about one batch per run.
+by the merge's budget (one spilled batch per run; the batches are sized to share it).
 
 Spill files live in a directory of their own (``paimon-spill-*``) under the spill directory
 (default :func:`tempfile.gettempdir`), never in the table directory; a run's file is deleted

@@ -53,6 +53,7 @@ from impl.mergetree.file_writer import KVFileContext, RollingKVWriter, write_kv_
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
 from impl.mergetree.lookup import LookupLevels
+from impl.mergetree.memory import MERGE_BUFFER_BYTES, release_unused
 from impl.mergetree.merge_engine import MergeSpec, iter_merge_kv, merge_sorted, sort_kv
 from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeEngine, MergeTreeOptions
 from impl.mergetree.read import iter_merged_runs, streamable_keys
@@ -117,17 +118,29 @@ class WriteBufferPool:
         return True
 
 
-# A flush merges and writes its buffer in pieces of about this many bytes of rows.
+# A flush merges and writes its buffer in pieces of at most this many bytes of rows, and of
+# at least the minimum; in between, an eighth of the write buffer: a piece (and its encoding)
+# is what a flush holds besides the buffers, so it follows write-buffer-size.
 FLUSH_PIECE_BYTES = 32 * 1024 * 1024
+_MIN_FLUSH_PIECE_BYTES = 4 * 1024 * 1024
 _MAX_PIECE_ROWS = 1 << 20  # pyarrow's default row group size: a piece is at most one row group
 SPILL_PIECE_BYTES = 8 * 1024 * 1024  # pieces of a buffer being spilled
 _COMBINE_ROWS = 8192  # runs of buffered chunks smaller than this are combined before a flush sorts them
 
 
-def flush_chunk_rows(buffered_bytes: float, buffered_rows: int) -> int:
-    """Rows per piece of a flush: about :data:`FLUSH_PIECE_BYTES` of buffered rows."""
+def flush_piece_bytes(write_buffer_bytes: float) -> float:
+    """Bytes of buffered rows per piece of a flush under a write buffer of ``write_buffer_bytes``.
+
+    >>> flush_piece_bytes(64 * 2**20) / 2**20, flush_piece_bytes(256 * 2**20) / 2**20, flush_piece_bytes(2**20) / 2**20
+    (8.0, 32.0, 4.0)
+    """
+    return min(max(write_buffer_bytes / 8, _MIN_FLUSH_PIECE_BYTES), FLUSH_PIECE_BYTES)
+
+
+def flush_chunk_rows(buffered_bytes: float, buffered_rows: int, piece_bytes: float = FLUSH_PIECE_BYTES) -> int:
+    """Rows per piece of a flush: about ``piece_bytes`` of buffered rows."""
     row_bytes = buffered_bytes / buffered_rows if buffered_rows else 1.0
-    return int(min(max(FLUSH_PIECE_BYTES / max(row_bytes, 1.0), 4096), _MAX_PIECE_ROWS))
+    return int(min(max(piece_bytes / max(row_bytes, 1.0), 4096), _MAX_PIECE_ROWS))
 
 
 def rechunk(tables: list[pa.Table], rows: int) -> list[pa.Table]:
@@ -164,7 +177,10 @@ def rechunk(tables: list[pa.Table], rows: int) -> list[pa.Table]:
 def spill_config(options: MergeTreeOptions, directory: str | None = None) -> SpillConfig:
     """The spill settings of ``options`` (``directory``: where spill files go, None: system temp)."""
     runs = options.max_spilled_runs
-    return SpillConfig(max_runs=runs, batch_bytes=max(options.sort_spill_buffer_size // runs, 1),
+    # The runs are merged with the bounded merge, which holds one spilled batch per run: the
+    # batches share its buffer (sort-spill-buffer-size caps it, as Paimon's spilled merge).
+    merge_bytes = min(options.sort_spill_buffer_size, MERGE_BUFFER_BYTES)
+    return SpillConfig(max_runs=runs, batch_bytes=max(merge_bytes // runs, 1),
                        compression=options.spill_compression, zstd_level=options.spill_compression_zstd_level,
                        max_disk_bytes=options.spill_max_disk_size, directory=directory)
 
@@ -328,6 +344,7 @@ class MergeTreeWriter:
             self._flush(False, False)
             return
         self._spill_buffer()
+        release_unused()
         if self._spill.full():
             self._flush(False, False)
 
@@ -386,6 +403,7 @@ class MergeTreeWriter:
             if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger:
                 wait_for_compaction = True
             self._flush_buffer()
+            release_unused()
         self._try_sync(wait_for_compaction)
         self._trigger_compaction(full_compaction, explicit)
 
@@ -394,7 +412,7 @@ class MergeTreeWriter:
         buffer, self._buffer = self._buffer, []
         buffered_bytes, buffered_rows = self._buffer_bytes, self._buffer_rows
         self._buffer_bytes, self._buffer_rows = 0.0, 0
-        chunk_rows = flush_chunk_rows(buffered_bytes, buffered_rows)
+        chunk_rows = flush_chunk_rows(buffered_bytes, buffered_rows, flush_piece_bytes(self._pool.size))
         row_bytes = buffered_bytes / buffered_rows if buffered_rows else 1.0
         # only runs of tiny chunks are combined: a copy of the whole buffer would double it
         return pa.concat_tables(rechunk(buffer, min(chunk_rows, _COMBINE_ROWS))), chunk_rows, row_bytes

@@ -14,7 +14,7 @@ snapshot (a new table, or hints that are missing, torn or garbage) is the direct
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Protocol
 
 from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
@@ -24,13 +24,27 @@ from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePath
 log = logging.getLogger(__name__)
 
 
+class SnapshotCommit(Protocol):
+    """Who publishes a table's new snapshots (Paimon's ``SnapshotCommit``). Without one, the
+    :class:`SnapshotManager` creates ``snapshot-<id>`` on the file system itself; a catalog that
+    owns publication (the REST catalog: ``impl.rest``) passes its own, and the commit core's
+    conflict detection and retries run unchanged on its answer."""
+
+    def commit(self, snapshot: Snapshot, branch: str) -> bool:
+        """Publish ``snapshot`` on ``branch``; False when its id is taken (a lost race)."""
+        ...
+
+
 class SnapshotManager:
     """Finds snapshots of one table (latest, earliest, by id, by time, by commit user) and
     publishes new ones."""
 
-    def __init__(self, file_io: FileIO, table_path: str | TablePaths):
+    def __init__(self, file_io: FileIO, table_path: str | TablePaths, *,
+                 snapshot_commit: SnapshotCommit | None = None):
+        """``snapshot_commit``: publishes new snapshots (default: an atomic create on ``file_io``)."""
         self.file_io = file_io
         self.paths = table_path if isinstance(table_path, TablePaths) else TablePaths(table_path)
+        self.snapshot_commit = snapshot_commit
 
     @property
     def table_path(self) -> str:
@@ -217,7 +231,10 @@ class SnapshotManager:
         return published
 
     def try_create(self, snapshot: Snapshot) -> bool:
-        """Atomically create ``snapshot-<id>`` without touching the hints; False if the id is taken."""
+        """Atomically create ``snapshot-<id>`` without touching the hints (through the
+        :class:`SnapshotCommit` when there is one); False if the id is taken."""
+        if self.snapshot_commit is not None:
+            return self.snapshot_commit.commit(snapshot, self.paths.branch)
         return self.file_io.try_write_atomic(self.snapshot_path(snapshot.id), snapshot.to_json_bytes())
 
     def still_holds(self, snapshot: Snapshot) -> bool:

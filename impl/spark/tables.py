@@ -55,7 +55,11 @@ def split_table_path(table_path: str) -> tuple[str, str, str]:
 # Options of the catalog that lists the table (Paimon's names: ``metastore`` = ``jdbc``, ``uri``,
 # ``catalog-key``, ``lock.enabled``, ``jdbc.user``, ``jdbc.password``, ...): they travel with the
 # storage options, and each process opens the catalog from them.
-CATALOG_OPTION_KEYS = frozenset({"metastore", "uri", "catalog-key", "lock.enabled"})
+# A REST catalog's (``metastore`` = ``rest``): ``uri``, ``warehouse`` (the catalog's name at the
+# server), ``token.provider``, ``token``.
+CATALOG_OPTION_KEYS = frozenset({"metastore", "uri", "catalog-key", "lock.enabled", "warehouse", "token.provider",
+                                 "token"})
+REST_METASTORE = "rest"
 
 
 def is_catalog_key(key: str) -> bool:
@@ -186,11 +190,32 @@ class TableRef:
         fs, _ = fsspec.core.url_to_fs(self.warehouse)
         return fs
 
+    @property
+    def through_rest(self) -> bool:
+        """Whether a REST catalog server lists this table and publishes its snapshots."""
+        return any(k == "metastore" and v.strip().lower() == REST_METASTORE for k, v in self.storage)
+
     def catalog(self, filesystem=None):
+        """The catalog that lists the table: the filesystem catalog of its warehouse, or the one
+        its catalog options name (JDBC, REST)."""
+        options = {k: v for k, v in self.storage if is_catalog_key(k)}
+        if self.through_rest:
+            # the server names the table's path and publishes its snapshots; the data token it
+            # hands out opens the store (the path given to Spark must be that path: see table())
+            return impl.Catalog(None, options={**options, **{k: v for k, v in self.storage if not is_catalog_key(k)}})
         if filesystem is None and (self.fs_factory is not None or self.on_object_store):
             filesystem = self.filesystem()
-        return impl.Catalog(self.warehouse, filesystem=filesystem,
-                            options={k: v for k, v in self.storage if is_catalog_key(k)} or None)
+        return impl.Catalog(self.warehouse, filesystem=filesystem, options=options or None)
+
+    def paths_catalog(self, filesystem=None):
+        """A catalog answering where the table's files live (``warehouse``, ``table_path``): the
+        filesystem catalog of its warehouse, whichever catalog lists it."""
+        if not self.through_rest:
+            return self.catalog(filesystem)
+        if filesystem is None and (self.fs_factory is not None or self.on_object_store):
+            filesystem = self.filesystem()
+        storage = {k: v for k, v in self.storage if not is_catalog_key(k)}
+        return impl.Catalog(self.warehouse, filesystem=filesystem, options=storage or None)
 
     def exists(self, filesystem=None) -> bool:
         return self.catalog(filesystem).table_exists(self.identifier)
@@ -204,9 +229,17 @@ class TableRef:
             err = TableNotExistError(self.identifier)
             err.args = (f"table {self.identifier!r} does not exist (no Paimon table at {self.table_path})",)
             raise err from None
+        if self.through_rest and _without_protocol(t.path) != _without_protocol(self.table_path):
+            raise SparkConnectorError(
+                f"the REST catalog serves {self.identifier} at {t.path}, not at {self.table_path}: give Spark "
+                f"the path the catalog names (the data source's writers and cleanups work on that path)")
         opts = dict(self.dynamic_options)
         opts.update(extra_options or {})
         return t.copy(opts) if opts else t
+
+
+def _without_protocol(path: str) -> str:
+    return path.split("://", 1)[-1].rstrip("/")
 
 
 __all__ = ["TableRef", "split_table_path", "SparkConnectorError", "split_storage_options", "is_storage_key",

@@ -75,7 +75,7 @@ class WriteJob:
         if table is not None:
             return WriteIntent.for_table(table, self.write_id)
         fs = fs if fs is not None else self.ref.filesystem()
-        cat = self.ref.catalog(fs)
+        cat = self.ref.paths_catalog(fs)
         return WriteIntent(FileIO(fs), cat.warehouse, self.ref.identifier, cat.table_path(self.ref.identifier),
                            self.write_id)
 

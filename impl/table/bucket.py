@@ -152,12 +152,34 @@ def _hash_parts(parts: "RowParts") -> np.ndarray:
         h = np.full(n, SEED, dtype=np.uint32)
         h = _mix_block(h, parts.head.view("<u4"))
         tail_len = np.diff(parts.tail_offsets)
-        if len(parts.tail) and tail_len.min() == tail_len.max():  # equal tails: one block
+        if parts.pending is not None:
+            h = _mix_value_words(h, *parts.pending)
+        elif len(parts.tail) and tail_len.min() == tail_len.max():  # equal tails: one block
             h = _mix_block(h, parts.tail.view("<u4").reshape(n, -1))
         elif len(parts.tail):
             h = _mix_ragged(h, parts.tail.view("<u4"), parts.tail_offsets[:-1] // 4, tail_len // 4)
         h = _fmix(h, parts.head.shape[1] + tail_len)
     return h.view(np.int32)
+
+
+def _mix_value_words(h: np.ndarray, rows: np.ndarray, data: np.ndarray, starts: np.ndarray,
+                     lens: np.ndarray) -> np.ndarray:
+    """Mix into ``h[rows]`` the tails of BinaryRows whose tail is one value each (``data`` from
+    ``starts``, ``lens`` bytes, zero-padded to 8): read 8 bytes at a time from an unaligned view
+    of ``data`` and mixed as two words, as :func:`_scatter_words` would lay them out and
+    :func:`_mix_ragged` read them back, without building the tail buffer."""
+    at_byte = _unaligned_words(data)
+    nwords = (lens + 7) // 8
+    hs = h[rows]
+    for k in range(int(nwords.max(initial=0))):
+        active = nwords > k
+        sel = slice(None) if active.all() else np.flatnonzero(active)
+        words = _value_word(at_byte, starts[sel], lens[sel], k)
+        hk = _mix_h1(hs[sel], _mix_k1((words & np.uint64(0xFFFFFFFF)).astype(np.uint32)))
+        hs[sel] = _mix_h1(hk, _mix_k1((words >> np.uint64(32)).astype(np.uint32)))
+    h = h.copy()
+    h[rows] = hs
+    return h
 
 
 def bucket_of_hashes(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
@@ -276,21 +298,34 @@ def _scatter_words(buf: np.ndarray, dest_starts: np.ndarray, data: np.ndarray, s
     of one per byte. False (nothing written) when the targets are not aligned."""
     if len(buf) % 8 or np.any(dest_starts % 8):
         return False
-    padded = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
-    at_byte = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    at_byte = _unaligned_words(data)
     out = buf.view("<u8")
     nwords = (lens + 7) // 8
     dest_words = dest_starts // 8
     for k in range(int(nwords.max(initial=0))):
         active = nwords > k
         rows = slice(None) if active.all() else np.flatnonzero(active)
-        left = lens[rows] - 8 * k  # bytes of the value from this word on
-        words = at_byte[src_starts[rows] + 8 * k]
-        if int(left.min()) < 8:  # some value ends in this word: keep only its bytes
-            keep = (np.uint64(1) << (np.minimum(left, 7) * 8).astype(np.uint64)) - np.uint64(1)
-            words &= np.where(left >= 8, np.uint64(0xFFFFFFFFFFFFFFFF), keep)
-        out[dest_words[rows] + k] = words
+        out[dest_words[rows] + k] = _value_word(at_byte, src_starts[rows], lens[rows], k)
     return True
+
+
+def _unaligned_words(data: np.ndarray) -> np.ndarray:
+    """Little-endian uint64 read at every byte position of ``data`` (zero-padded past its end)."""
+    padded = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+    return np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+
+
+# the low n bytes of a little-endian word, n = 0..8
+_BYTE_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
+
+
+def _value_word(at_byte: np.ndarray, starts: np.ndarray, lens: np.ndarray, k: int) -> np.ndarray:
+    """Word ``k`` of each value (``lens`` bytes from ``starts``), bytes past the value's end zero."""
+    left = lens - 8 * k  # bytes of the value from this word on
+    words = at_byte[starts + 8 * k]
+    if len(left) and int(left.min()) < 8:  # some value ends in this word: keep only its bytes
+        words &= _BYTE_MASKS[np.minimum(left, 8)]
+    return words
 
 
 def _rows(mask: np.ndarray):
@@ -310,10 +345,15 @@ class RowParts:
     head: np.ndarray  # uint8 [n, fixed]: null bits and slots
     tail: np.ndarray  # uint8, tails of all rows back to back (each a multiple of 8 bytes)
     tail_offsets: np.ndarray  # int64 [n + 1]
+    # (rows, data, starts, lengths) of a tail left unbuilt (``tail`` then empty): one value per row
+    pending: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
-def binary_row_parts(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType]) -> RowParts:
-    """The BinaryRows of every row, as :class:`RowParts` (see :func:`binary_rows`)."""
+def binary_row_parts(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType], *,
+                     for_hash: bool = False) -> RowParts:
+    """The BinaryRows of every row, as :class:`RowParts` (see :func:`binary_rows`). ``for_hash``:
+    a tail that is one value per row (one string / binary column) is left unbuilt (``pending``),
+    for :func:`_hash_parts` to read straight from the column's data."""
     arrays = [_as_array(c) for c in columns]
     n = len(arrays[0]) if arrays else 0
     arity = len(types)
@@ -374,6 +414,11 @@ def binary_row_parts(columns: Sequence[pa.Array | pa.ChunkedArray], types: Seque
 
     tail_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(tail_len, out=tail_offsets[1:])
+    if (for_hash and len(tail_writes) == 1 and np.all(tail_writes[0][1] == fixed)
+            and int(tail_offsets[-1]) == int(_round8(tail_writes[0][4]).sum())):  # no tail without a value
+        rows, _, data, starts, lens = tail_writes[0]
+        rows = np.arange(n, dtype=np.int64)[rows]  # a slice when every row has a tail
+        return RowParts(head, np.zeros(0, dtype=np.uint8), tail_offsets, (rows, data, starts, lens))
     tail = np.zeros(int(tail_offsets[-1]), dtype=np.uint8)
     for rows, off, data, starts, lens in tail_writes:
         dest = tail_offsets[:-1][rows] + (off - fixed)
@@ -415,7 +460,7 @@ def row_hashes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[Da
     """``BinaryRow.hashCode()`` of the row of ``columns`` at every position (int32)."""
     if any(t.root == "DECIMAL" and not t.is_fixed_in_binary_row() for t in types):
         return hash_rows(*binary_rows(columns, types))
-    return _hash_parts(binary_row_parts(columns, types))
+    return _hash_parts(binary_row_parts(columns, types, for_hash=True))
 
 
 def compute_buckets(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType],

@@ -7,22 +7,24 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import posixpath
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import fsspec
 import pyarrow as pa
 
 from impl.environment import PRODUCTION, Environment
 from impl.errors import FileIOError, InvalidWarehouseError
+from impl.format.json_records import TableSchema
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable, storage_options
 from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
 from impl.schema.manager import SchemaManager, schema_ids_in
-from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.table.core import load_latest_schema
 from impl.table.errors import (
     DatabaseAlreadyExistError,
@@ -121,6 +123,8 @@ FILESYSTEM_METASTORE = "filesystem"
 # The catalog class of each other metastore (``jdbc``: impl.jdbc registers itself on import,
 # which importing impl does): Catalog(...) with that ``metastore`` makes one.
 METASTORE_CATALOGS: dict[str, type] = {}
+# a REST catalog server's client (impl.rest.RESTCatalog), resolved when asked for
+REST_METASTORE = "rest"
 
 
 def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> None:
@@ -136,9 +140,65 @@ def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> 
                             f"and storage options starting with {', '.join(STORAGE_OPTION_PREFIXES)})")
         if key == "metastore" and str(value).strip().lower() != FILESYSTEM_METASTORE:
             raise UnsupportedCatalogOptionError(
-                key, value, f"metastores implemented: {', '.join([FILESYSTEM_METASTORE, *METASTORE_CATALOGS])}")
+                key, value, f"metastores implemented: "
+                            f"{', '.join([FILESYSTEM_METASTORE, *METASTORE_CATALOGS, REST_METASTORE])}")
         if key == "warehouse" and str(value).rstrip("/") != warehouse.rstrip("/"):
             raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
+
+
+def schema_to_create(identifier, schema: pa.Schema | Schema | TableSchema, ignore_if_exists: bool, *,
+                     primary_keys: Sequence[str] | None, partition_keys: Sequence[str] | None,
+                     options: Mapping | None, comment: str | None, time_millis: int) -> tuple[str, str, TableSchema]:
+    """``create_table``'s arguments checked and built into (database, table, its schema 0):
+    the rules every catalog applies before it writes or sends anything."""
+    if not isinstance(ignore_if_exists, bool):
+        raise InvalidSchemaError(
+            f"create_table's third argument is ignore_if_exists (a bool, pypaimon's order), got "
+            f"{ignore_if_exists!r}; pass primary_keys=, partition_keys=, options= by keyword")
+    db, name = parse_identifier(identifier)
+    if "$" in name:
+        raise InvalidIdentifierError(
+            f"table name {name!r} contains '$', which is reserved for system tables (db.t$snapshots)")
+    if isinstance(schema, TableSchema):  # built by this function before; checked again
+        if any(x is not None for x in (primary_keys, partition_keys, options, comment)):
+            raise InvalidSchemaError("a built table schema carries its keys, options and comment: pass none beside it")
+        if schema.id != 0:
+            raise InvalidSchemaError(f"a new table's schema has id 0, got {schema.id}")
+        validate_for_create(schema, warn_unknown=False)
+        return db, name, schema
+    if isinstance(schema, Schema):
+        pa_schema = schema.pa_schema
+        primary_keys = primary_keys if primary_keys is not None else schema.primary_keys
+        partition_keys = partition_keys if partition_keys is not None else schema.partition_keys
+        options = {**schema.options, **(options or {})}
+        comment = comment if comment is not None else schema.comment
+    else:
+        pa_schema = schema
+    return db, name, build_table_schema(pa_schema, primary_keys=primary_keys, partition_keys=partition_keys,
+                                        options=options, comment=comment, time_millis=time_millis)
+
+
+def resolve_table(db: str, name: str,
+                  data_table: Callable[[str], FileStoreTable]) -> FileStoreTable | SystemTable:
+    """Table ``name`` of ``db`` from its data table (``data_table(base name)``): the table, a view of
+    its branch (``t$branch_b``, BranchNotExistError if absent), or a system table
+    (``t$snapshots``, ``t$branch_b$files``). One rule for every catalog."""
+    base, system = split_system_table(name)
+    table = data_table(base)
+    if system is None:
+        return table
+    if system.startswith(BRANCH_SUFFIX_PREFIX):
+        branch, _, rest = system[len(BRANCH_SUFFIX_PREFIX):].partition(SYSTEM_TABLE_SPLITTER)
+        table = open_branch(table.file_io, table.path,
+                            f"{db}.{base}{SYSTEM_TABLE_SPLITTER}{BRANCH_SUFFIX_PREFIX}{branch}", branch,
+                            env=table.env, snapshot_commit=table.core.snapshot_commit)
+        if not rest:
+            return table
+        system = rest
+    spec = SYSTEM_TABLES.get(system.lower())
+    if spec is None:
+        raise UnknownSystemTableError(f"{db}.{name}", system, list(SYSTEM_TABLES))
+    return SystemTable(table, spec)
 
 
 @dataclass(frozen=True)
@@ -154,9 +214,10 @@ class CatalogFactory:
     """pypaimon's entry point: ``CatalogFactory.create({"warehouse": ...})`` is a :class:`Catalog`.
 
     The options are this filesystem catalog's (``warehouse``, ``metastore`` = ``filesystem``, and
-    storage options), or ``metastore`` = ``jdbc`` with ``uri`` and the JDBC catalog's options
-    (:class:`impl.jdbc.JdbcCatalog`); another metastore (``hive``, ...) is refused by name with
-    :class:`UnsupportedCatalogOptionError`.
+    storage options), ``metastore`` = ``jdbc`` with ``uri`` and the JDBC catalog's options
+    (:class:`impl.jdbc.JdbcCatalog`), or ``metastore`` = ``rest`` with a REST catalog server's
+    ``uri``, ``warehouse``, ``token.provider`` = ``bear`` and ``token`` (:class:`impl.rest.RESTCatalog`);
+    another metastore (``hive``, ...) is refused by name with :class:`UnsupportedCatalogOptionError`.
     """
 
     @staticmethod
@@ -184,10 +245,16 @@ class Catalog:
 
     def __new__(cls, location: str | None = None, /, *args, **kwargs):
         """``Catalog("jdbc:sqlite:/path/cat.db", warehouse=...)`` and ``metastore`` = ``jdbc`` in
-        ``options`` make a :class:`impl.jdbc.JdbcCatalog`."""
+        ``options`` make a :class:`impl.jdbc.JdbcCatalog`; ``metastore`` = ``rest`` (with ``uri``,
+        the first argument being the catalog's warehouse name) an :class:`impl.rest.RESTCatalog`."""
         if cls is Catalog:
             options = kwargs.get("options", args[1] if len(args) > 1 else None) or {}
             metastore = str(options.get("metastore", FILESYSTEM_METASTORE)).strip().lower()
+            if metastore == REST_METASTORE:
+                # impl.rest sits above the catalog (its client builds on it): resolved when asked for
+                rest_client = importlib.import_module("impl.rest.client")
+                named = {**options, "warehouse": location} if location else dict(options)
+                return rest_client.RESTCatalog(named, env=kwargs.get("env", PRODUCTION))
             if metastore == FILESYSTEM_METASTORE and isinstance(location, str) and location.startswith("jdbc:"):
                 metastore = "jdbc"
             if metastore in METASTORE_CATALOGS:
@@ -285,34 +352,20 @@ class Catalog:
             return False
         return self._has_table(db, base)
 
-    def create_table(self, identifier, schema: pa.Schema | Schema, ignore_if_exists: bool = False, *,
+    def create_table(self, identifier, schema: pa.Schema | Schema | TableSchema, ignore_if_exists: bool = False, *,
                      primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
                      options: Mapping | None = None, comment: str | None = None) -> FileStoreTable:
         """Create a table (schema/schema-0) and return it.
 
         ``schema`` is a pyarrow schema (keys and options as keyword arguments) or an
-        :class:`impl.table.schema.Schema` (pypaimon's ``Schema.from_pyarrow_schema``); the third
+        :class:`impl.table.schema.Schema` (pypaimon's ``Schema.from_pyarrow_schema``), or a schema 0
+        :func:`schema_to_create` built (exact Paimon types: a catalog server's clients'); the third
         argument is ``ignore_if_exists``, as in pypaimon's ``create_table(identifier, schema,
         ignore_if_exists)``. The database must exist.
         """
-        if not isinstance(ignore_if_exists, bool):
-            raise InvalidSchemaError(
-                f"create_table's third argument is ignore_if_exists (a bool, pypaimon's order), got "
-                f"{ignore_if_exists!r}; pass primary_keys=, partition_keys=, options= by keyword")
-        db, name = parse_identifier(identifier)
-        if "$" in name:
-            raise InvalidIdentifierError(
-                f"table name {name!r} contains '$', which is reserved for system tables (db.t$snapshots)")
-        if isinstance(schema, Schema):
-            pa_schema = schema.pa_schema
-            primary_keys = primary_keys if primary_keys is not None else schema.primary_keys
-            partition_keys = partition_keys if partition_keys is not None else schema.partition_keys
-            options = {**schema.options, **(options or {})}
-            comment = comment if comment is not None else schema.comment
-        else:
-            pa_schema = schema
-        table_schema = build_table_schema(pa_schema, primary_keys=primary_keys, partition_keys=partition_keys,
-                                          options=options, comment=comment, time_millis=self.env.clock_millis())
+        db, name, table_schema = schema_to_create(
+            identifier, schema, ignore_if_exists, primary_keys=primary_keys, partition_keys=partition_keys,
+            options=options, comment=comment, time_millis=self.env.clock_millis())
         if not self._database_exists(db):
             raise DatabaseNotExistError(db)
         ident = f"{db}.{name}"
@@ -329,7 +382,8 @@ class Catalog:
             if ignore_if_exists:
                 return self._get_data_table(db, name)
             raise TableAlreadyExistError(ident)
-        return FileStoreTable(self.file_io, paths.table_path, table_schema, ident, env=self.env)
+        return FileStoreTable(self.file_io, paths.table_path, table_schema, ident, env=self.env,
+                              snapshot_commit=self._snapshot_commit(db, name, paths.table_path))
 
     def get_table(self, identifier) -> FileStoreTable | SystemTable:
         """The table ``db.t``; a view of its branch ``b`` with ``db.t$branch_b`` (Paimon's
@@ -338,28 +392,19 @@ class Catalog:
         ``$options``, ``$manifests``, ``$files``, ``$partitions``, ``$buckets``, ``$tags``,
         ``$branches``), also of a branch: ``db.t$branch_b$snapshots``."""
         db, name = parse_identifier(identifier)
-        base, system = split_system_table(name)
-        if system is None:
-            return self._get_data_table(db, name)
-        table = self._get_data_table(db, base)
-        if system.startswith(BRANCH_SUFFIX_PREFIX):
-            branch, _, rest = system[len(BRANCH_SUFFIX_PREFIX):].partition(SYSTEM_TABLE_SPLITTER)
-            table = open_branch(self.file_io, table.path, f"{db}.{base}{SYSTEM_TABLE_SPLITTER}{BRANCH_SUFFIX_PREFIX}{branch}",
-                                branch, env=self.env)
-            if not rest:
-                return table
-            system = rest
-        spec = SYSTEM_TABLES.get(system.lower())
-        if spec is None:
-            raise UnknownSystemTableError(f"{db}.{name}", system, list(SYSTEM_TABLES))
-        return SystemTable(table, spec)
+        return resolve_table(db, name, lambda base: self._get_data_table(db, base))
 
     def _get_data_table(self, db: str, name: str) -> FileStoreTable:
         ident = f"{db}.{name}"
         paths = TablePaths(self.table_path((db, name)))
         self._table_exists_or_raise(db, name, False)
         return FileStoreTable(self.file_io, paths.table_path, load_latest_schema(self.file_io, paths, ident), ident,
-                              env=self.env)
+                              env=self.env, snapshot_commit=self._snapshot_commit(db, name, paths.table_path))
+
+    def _snapshot_commit(self, db: str, name: str, table_path: str) -> SnapshotCommit | None:
+        """Who publishes the snapshots of table ``db.name`` (None: the snapshot manager's atomic
+        create on the file system; a catalog with a lock wraps it)."""
+        return None
 
     def alter_table(self, identifier, changes: Sequence[SchemaChange], ignore_if_not_exists: bool = False) -> None:
         """Apply ``changes`` (a list of :class:`impl.SchemaChange`) as the table's next schema.

@@ -36,7 +36,8 @@ class TableCommit:
         self.overwrite_partition = overwrite_partition
         self.file_store_commit = FileStoreCommit(
             core.file_io, core.path, core.schema, commit_user=commit_user, options=core.options.commit,
-            table_name=core.identifier, manifest_file=core.manifest_file, branch=core.branch, env=core.env)
+            table_name=core.identifier, manifest_file=core.manifest_file, branch=core.branch, env=core.env,
+            snapshot_commit=core.snapshot_commit)
         self._committed = False
         self._closed = False
 

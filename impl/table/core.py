@@ -32,7 +32,7 @@ from impl.fs.file_io import FileIO
 from impl.fs.paths import MAIN_BRANCH, TablePaths, partition_path
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, manifest_format_option
 from impl.schema.manager import SchemaManager, schema_ids_in
-from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
 from impl.table.errors import TableNotExistError
 from impl.table.options import TableOptions
@@ -90,13 +90,16 @@ class TableCore:
     manifest_list: ManifestList
     partition_cache: PartitionCache
     env: Environment = field(default=PRODUCTION)
+    # who publishes snapshots: None = an atomic create on file_io; a REST catalog's server
+    snapshot_commit: SnapshotCommit | None = None
 
     @classmethod
     def open(cls, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None = None,
              dynamic_options: Mapping[str, str] | None = None, schema_manager: SchemaManager | None = None,
-             env: Environment | None = None) -> "TableCore":
+             env: Environment | None = None, snapshot_commit: SnapshotCommit | None = None) -> "TableCore":
         """The core of the view of ``path`` under ``schema`` with ``dynamic_options`` (option
-        ``branch`` selects the branch). InvalidOptionError if the merged options are invalid."""
+        ``branch`` selects the branch). InvalidOptionError if the merged options are invalid.
+        ``snapshot_commit``: who publishes snapshots (default: the file system)."""
         env = env or PRODUCTION
         path = path.rstrip("/")
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
@@ -110,11 +113,11 @@ class TableCore:
         core = cls(
             file_io=file_io, path=path, schema=schema, identifier=identifier or path, dynamic_options=dynamic,
             options=options, paths=paths, schema_manager=schema_manager,
-            snapshot_manager=SnapshotManager(file_io, paths),
+            snapshot_manager=SnapshotManager(file_io, paths, snapshot_commit=snapshot_commit),
             manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged)),
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
                                            options.partition_default_name),
-            env=env)
+            env=env, snapshot_commit=snapshot_commit)
         if dynamic:
             check_table_kind_kept(schema, dynamic)
             validate_options(schema, options)
@@ -125,7 +128,7 @@ class TableCore:
     def with_options(self, dynamic_options: Mapping[str, str]) -> "TableCore":
         """The same branch with ``dynamic_options`` instead of this view's (schema manager shared)."""
         return TableCore.open(self.file_io, self.path, self.schema, self.identifier, dynamic_options,
-                              self.schema_manager, self.env)
+                              self.schema_manager, self.env, self.snapshot_commit)
 
     # ------------------------------------------------------------------ derived views
 

@@ -233,3 +233,27 @@ class SqlError(TableError):
 class RayConnectorError(TableError, ValueError):
     """An argument of ``impl.ray`` that cannot be used (unknown write mode, a datasink used for a
     second write, a table object that Ray workers cannot open)."""
+
+
+class CatalogServerError(TableError):
+    """A catalog server (the REST catalog at ``uri``) refused or failed a call; the message names
+    the catalog and what was refused. ``code`` is the HTTP status (None when none came back)."""
+
+    def __init__(self, uri: str, what: str, reason: str, code: int | None = None):
+        self.uri = uri
+        self.code = code
+        super().__init__(f"REST catalog {uri}: {what}: {reason}")
+
+
+class CatalogUnavailableError(CatalogServerError):
+    """The catalog server did not answer within the timeout, refused the connection, or
+    answered with something that is not Paimon's REST protocol."""
+
+
+class CatalogAuthError(CatalogServerError):
+    """The catalog server refused the credentials (HTTP 401) or the access (HTTP 403)."""
+
+
+class CatalogRequestError(CatalogServerError, ValueError):
+    """The catalog server refused a request as malformed (HTTP 400), not implemented (501), or
+    failed it (5xx)."""

@@ -22,7 +22,7 @@ from impl.fs.paths import MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
-from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.table.arrow_stream import TableReads
 from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
@@ -52,9 +52,12 @@ class FileStoreTable(TableReads):
 
     def __init__(self, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None = None,
                  dynamic_options: Mapping[str, str] | None = None, schema_manager: SchemaManager | None = None,
-                 *, env: Environment | None = None):
-        """``env``: where time, ids and randomness come from (default: the real ones)."""
-        self.core = TableCore.open(file_io, path, schema, identifier, dynamic_options, schema_manager, env)
+                 *, env: Environment | None = None, snapshot_commit: SnapshotCommit | None = None):
+        """``env``: where time, ids and randomness come from (default: the real ones);
+        ``snapshot_commit``: who publishes snapshots (default: the file system; a REST catalog
+        passes its server's)."""
+        self.core = TableCore.open(file_io, path, schema, identifier, dynamic_options, schema_manager, env,
+                                   snapshot_commit)
 
     @classmethod
     def of(cls, core: TableCore) -> "FileStoreTable":
@@ -172,7 +175,8 @@ class FileStoreTable(TableReads):
         if branch == self.branch:
             return FileStoreTable.of(self.core.with_options(merged))
         # another branch: its own latest schema
-        return open_branch(self.file_io, self.path, self.identifier, branch, merged, env=self.env)
+        return open_branch(self.file_io, self.path, self.identifier, branch, merged, env=self.env,
+                           snapshot_commit=self.core.snapshot_commit)
 
     # ------------------------------------------------------------------ builders
 
@@ -362,10 +366,12 @@ class FileStoreTable(TableReads):
 
 
 def open_branch(file_io: FileIO, path: str, identifier: str, branch: str,
-                dynamic_options: Mapping[str, str] | None = None, *, env: Environment | None = None) -> FileStoreTable:
+                dynamic_options: Mapping[str, str] | None = None, *, env: Environment | None = None,
+                snapshot_commit: SnapshotCommit | None = None) -> FileStoreTable:
     """A view of branch ``branch`` of the table at ``path`` (its latest schema); BranchNotExistError if absent."""
     paths = TablePaths(path.rstrip("/"), branch=branch)
     if branch != MAIN_BRANCH and not schema_ids_in(file_io, paths.schema_dir):
         raise BranchNotExistError(identifier, branch)
     schema = load_latest_schema(file_io, paths, identifier)
-    return FileStoreTable(file_io, path, schema, identifier, {**(dynamic_options or {}), "branch": branch}, env=env)
+    return FileStoreTable(file_io, path, schema, identifier, {**(dynamic_options or {}), "branch": branch}, env=env,
+                          snapshot_commit=snapshot_commit)

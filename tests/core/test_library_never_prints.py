@@ -9,7 +9,7 @@ import pathlib
 import impl
 
 # command-line programs, relative to impl/: printing is their job
-COMMANDS = {"demo.py", "cli/main.py", "cli/output.py"}
+COMMANDS = {"demo.py", "cli/main.py", "cli/output.py", "rest/__main__.py"}
 
 
 def printing_calls(source: str) -> list[int]:

@@ -15,6 +15,7 @@ import pytest
 
 import impl
 from impl import CatalogFactory, Environment
+from impl.errors import CommitRefusedError
 from impl.jdbc import JdbcCatalog
 from impl.table.errors import (
     CatalogConnectionError,
@@ -163,6 +164,32 @@ def test_lock_rules(paths):
     cat.store.release_lock("jdbc.db.u")
     cat.create_table("db.u", SCHEMA)
     assert cat.list_tables("db") == ["t", "u"]
+
+
+def test_commits_hold_the_table_lock_when_locks_are_enabled(paths):
+    """Java publishes snapshots under the catalog lock (RenamingSnapshotCommit with a lock): so
+    does impl, or a Java writer on a store without conditional writes could publish the same id."""
+    uri, wh, db_file = paths
+    env = Environment.seeded(2)
+    cat = impl.Catalog(uri, warehouse=wh, options={"lock.enabled": "true", "lock-acquire-timeout": "10 s",
+                                                   "lock-check-max-sleep": "1 s"}, env=env)
+    cat.create_database("db")
+    write(cat.create_table("db.t", SCHEMA))
+    t = cat.get_table("db.t")
+    assert rows_of(db_file, "SELECT * FROM paimon_distributed_locks") == []
+    assert cat.store.try_acquire_lock("jdbc.db.t", 10)  # another writer is publishing
+    with pytest.raises(CommitRefusedError, match="lock 'jdbc.db.t'.*lock-acquire-timeout"):
+        write(t)
+    assert t.snapshot_manager.latest_snapshot_id() == 1
+    cat.store.release_lock("jdbc.db.t")
+    write(cat.get_table("db.t"))
+    assert cat.get_table("db.t").snapshot_manager.latest_snapshot_id() == 2
+    assert cat.get_table("db.t").to_arrow().num_rows == 2 * ROWS.num_rows
+    # without locks (the default on a local warehouse) a held lock row does not matter
+    plain = impl.Catalog(uri, warehouse=wh, env=env)
+    assert plain.store.try_acquire_lock("jdbc.db.t", 10)
+    write(plain.get_table("db.t"))
+    assert plain.get_table("db.t").snapshot_manager.latest_snapshot_id() == 3
 
 
 def test_main_job_catalog_flag():

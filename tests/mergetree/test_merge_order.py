@@ -257,6 +257,17 @@ def test_ascending_within_files_looks_inside_each_file_only():
     assert not ascending_within_files([np.array([4, 4])], [2])
 
 
+def test_one_string_key_is_checked_bytewise_within_each_file():
+    from impl.mergetree.read import _each_file_holds_keys_once
+    # "b" < "é" bytewise; chunks unlike the files (as a reader may hand them over)
+    col = pa.chunked_array([pa.array(["a", "é"]), pa.array(["b", "b", "c"])], pa.string())
+    kv = pa.table({"_KEY_id": col})
+    assert _each_file_holds_keys_once(kv, ["_KEY_id"], [2, 1, 2])
+    assert not _each_file_holds_keys_once(kv, ["_KEY_id"], [2, 3])  # "b" twice in the second file
+    assert not _each_file_holds_keys_once(kv, ["_KEY_id"], [3, 2])  # "é" > "b" inside the first
+    assert _each_file_holds_keys_once(kv.slice(0, 1), ["_KEY_id"], [1])
+
+
 def test_retractions_count_whatever_the_files_delete_row_count_says(tmp_path):
     """pypaimon 2.1.0 records delete_row_count 0 for files holding -D rows: reads look at the
     row kinds themselves, in overlapping and in key-disjoint files."""
@@ -334,3 +345,5 @@ def test_stable_argsort_is_numpys_stable_argsort(values):
     from impl.mergetree.merge_engine import stable_argsort
     k = np.array(values, dtype=np.int64)
     assert stable_argsort(k).tolist() == np.argsort(k, kind="stable").tolist()
+    words = k.view(np.uint64)  # the key codes' words: wide ranges take the tie-fixed vectorized sort
+    assert stable_argsort(words).tolist() == np.argsort(words, kind="stable").tolist()

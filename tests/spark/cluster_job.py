@@ -3,8 +3,10 @@
 A process has one SparkContext, and the test process may already hold a local one (the ``spark``
 fixture), so the cluster's application runs here: ``python cluster_job.py SPEC OUT``. SPEC (JSON)
 names the master and the tables (warehouse, storage options); for each table the job writes a
-primary-key table (partitioned, 2 buckets), upserts with deletes, compacts and reads it back, and
-writes to OUT (JSON) what the test checks: the rows read, the results of each step, and how many
+primary-key table (partitioned, 2 buckets), upserts with deletes, compacts and reads it back; then
+an append table through ``write_dataframe`` with the writer the table's spec names (``spark``:
+Spark's own Parquet writer, issue 30's native path) while the first attempt of one task fails,
+read back with ``read_table`` (Spark's own reader); and it writes to OUT (JSON) what the test checks: the rows read, the results of each step, and how many
 tasks each executor ran during each step. A first probe job records, per executor, where its
 Python workers run and which ``impl`` they import.
 """
@@ -68,7 +70,17 @@ def wait_for_executors(spark, n: int, timeout: float = 60.0) -> dict[str, int]:
     return found
 
 
-def run_table(spark, steps: Steps, path: str, options: dict[str, str]) -> dict:
+def _fail_first_attempt(i):
+    """A task's first attempt dies halfway (its files written so far must never reach the table)."""
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    if tc.partitionId() == 0 and tc.attemptNumber() == 0 and i > KEYS // 2:
+        raise RuntimeError("first attempt dies")
+    return i
+
+
+def run_table(spark, steps: Steps, path: str, options: dict[str, str], append_writer: str = "auto") -> dict:
     from pyspark.sql import functions as F
 
     import impl.spark
@@ -89,7 +101,14 @@ def run_table(spark, steps: Steps, path: str, options: dict[str, str]) -> dict:
     rows = steps.run("read", lambda: spark.read.format("paimon_py").options(**options).load(path).collect())
     d1 = steps.run("filtered_read", lambda: spark.read.format("paimon_py").options(**options).load(path)
                    .filter("dt = 'd1'").collect())
+    flaky = first.select("dt", F.udf(_fail_first_attempt, "long")(F.col("id")).alias("id"), "v").repartition(2)
+    append_path = path + "_append"
+    wa = steps.run("append_write", lambda: impl.spark.write_dataframe(
+        flaky, append_path, partition_keys=["dt"], options=options, writer=append_writer))
+    appended = steps.run("append_read", lambda: impl.spark.read_table(spark, append_path, options=options).collect())
     return {
+        "append_snapshots": wa.snapshot_ids,
+        "append_rows": sorted([r.dt, r.id, r.v] for r in appended),
         "write_snapshots": w1.snapshot_ids, "upsert_snapshots": w2.snapshot_ids,
         "compact": {"snapshots": c.snapshot_ids, "buckets": c.compacted_buckets, "tasks": c.tasks,
                     "files_before": c.files_before, "files_after": c.files_after},
@@ -126,7 +145,8 @@ def main(spec_path: str, out_path: str) -> None:
         out["tables"] = {}
         for name, target in spec["tables"].items():
             steps = Steps(spark)
-            out["tables"][name] = run_table(spark, steps, target["path"], target.get("options", {}))
+            out["tables"][name] = run_table(spark, steps, target["path"], target.get("options", {}),
+                                            target.get("append_writer", "auto"))
             out["tables"][name]["steps"] = steps.record
         out["driver_impl"] = __import__("impl").__file__
         out["driver_pid"] = os.getpid()

@@ -66,6 +66,9 @@ def check_table_result(name: str, res: dict, executors: list[str]) -> None:
     assert rows == WANT and len(res["rows"]) == len(WANT), f"{name}: rows read through the cluster"
     assert res["d1_rows"] == sorted([dt, k, v] for (dt, k), v in WANT.items() if dt == "d1"), name
     assert (res["write_snapshots"], res["upsert_snapshots"], res["compact"]["snapshots"]) == ([1], [2], [3]), name
+    # the append table: every row once, though one task's first attempt died halfway
+    assert res["append_snapshots"] == [1], name
+    assert res["append_rows"] == sorted([f"d{k % 2}", k, k] for k in range(KEYS)), f"{name}: append rows"
     # 2 partitions x 2 buckets, one file per bucket per write; full compaction leaves one per bucket
     assert res["compact"]["buckets"] == 4 and res["compact"]["files_before"] == 8, name
     assert res["compact"]["files_after"] == 4, name
@@ -86,7 +89,7 @@ def test_write_upsert_compact_read_on_a_standalone_cluster(cluster, s3_server, s
     s3_options = s3_server.options()
     s3_warehouse = f"s3://{s3_bucket}/wh"
     out = run_job(cluster, {"tables": {
-        "local": {"path": local_path},
+        "local": {"path": local_path, "append_writer": "spark"},
         "s3": {"path": f"{s3_warehouse}/db.db/t", "options": s3_options},
     }}, tmp_path)
 
@@ -114,6 +117,9 @@ def test_write_upsert_compact_read_on_a_standalone_cluster(cluster, s3_server, s
     assert [s.commit_kind.value for s in table.snapshots()] == ["APPEND", "APPEND", "COMPACT"]
     assert table.primary_keys == ["dt", "id"] and table.partition_keys == ["dt"] and table.options.bucket == 2
     assert orphans(local_path) == [] and intents_left(warehouse) == []
+    # the native append write: its failed attempt's files are gone, its staging directory too
+    assert orphans(local_path + "_append") == []
+    assert [f for _, _, files in os.walk(os.path.join(warehouse, ".paimon_py_spark", "staging")) for f in files] == []
     # a cluster's read tasks agree through claims in the warehouse, not in a local temp directory
     assert os.listdir(os.path.join(warehouse, ".paimon_py_spark", "claims"))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -10,16 +11,20 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e 
 
 
 def test_simulation_cli_small_run_with_faults(spark, tmp_path, capsys):
+    """With --catalog rest (the writers commit through impl's REST catalog server); the other
+    test, and the main job .ci/run runs, use the filesystem catalog."""
     from simulation import spark_job
 
     rc = spark_job.main(["--warehouse", str(tmp_path / "wh"), "--reports", str(tmp_path / "reports"),
                         "--writers", "2", "--commits", "3", "--keys", "600", "--batch-rows", "150",
                         "--partitions", "2", "--buckets", "2", "--compact-interval", "1.5", "--compactors", "2",
                         "--expire-interval", "1.5", "--retain-min", "2", "--retain-max", "4",
-                        "--faults", "--fault-rate", "0.5", "--seed", "11", "--no-progress"])
+                        "--faults", "--fault-rate", "0.5", "--seed", "11", "--no-progress", "--catalog", "rest"])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "VERIFICATION PASSED" in out
+    published = re.search(r"REST server commits published / lost races\W*(\d+) / (\d+)", out)
+    assert published and int(published.group(1)) >= 1, out  # commits went through the server
     runs = os.listdir(tmp_path / "reports")
     assert len(runs) == 1
     files = set(os.listdir(tmp_path / "reports" / runs[0]))

@@ -234,6 +234,8 @@ public final class Harness {
                 return indexFilter(a);
             case "jdbc":
                 return JdbcOps.run(a);
+            case "rest":
+                return RestOps.run(a);
             default:
                 throw new IllegalArgumentException("unknown op '" + op + "'");
         }
@@ -1042,7 +1044,7 @@ public final class Harness {
      * BIGINT, INT, DOUBLE, BOOLEAN): the conformance target's rows. Bulk data goes through
      * Parquet instead.
      */
-    private static List<InternalRow> jsonRows(JsonNode rows, RowType type) {
+    static List<InternalRow> jsonRows(JsonNode rows, RowType type) {
         List<InternalRow> out = new ArrayList<>();
         for (JsonNode r : rows) {
             GenericRow row = new GenericRow(type.getFieldCount());
@@ -1073,7 +1075,7 @@ public final class Harness {
         }
     }
 
-    private static JsonNode toJson(InternalRow row, RowType type) {
+    static JsonNode toJson(InternalRow row, RowType type) {
         ObjectNode n = JSON.createObjectNode();
         for (int i = 0; i < type.getFieldCount(); i++) {
             String name = type.getFieldNames().get(i);

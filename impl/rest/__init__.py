@@ -1,0 +1,8 @@
+"""Paimon's REST catalog (Java's ``org.apache.paimon.rest``): a client, :class:`RESTCatalog`,
+and a server, :class:`RESTCatalogServer` (``python -m impl.rest --warehouse PATH_OR_S3_URL``),
+both speaking the protocol of Paimon's ``rest-catalog-open-api.yaml``."""
+
+from impl.rest.client import RESTCatalog
+from impl.rest.server import RESTCatalogServer
+
+__all__ = ["RESTCatalog", "RESTCatalogServer"]
