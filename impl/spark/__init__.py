@@ -23,7 +23,9 @@ that every Spark process can reach). Requires ``pip install -e ".[spark]"`` (pys
 On an object store (``s3://bucket/warehouse/db.db/t``) give the storage options (``fs.s3.endpoint``,
 ``fs.s3.accessKeyId``, ``fs.s3.accessKeySecret``, ``fs.s3.region``, ...) as data source options
 (``.options(**opts)``) or in ``options=`` of ``write_dataframe`` / ``compact``: each Spark process
-opens the store from them, and they are never stored in the table.
+opens the store from them, and they are never stored in the table. ``read_table`` and Spark's
+own writer reach S3 when the session has Hadoop's s3a (``session(conf=s3a_conf())``,
+:mod:`impl.spark.s3a`); otherwise impl's readers and writers serve.
 """
 
 from impl._optional import require
@@ -46,6 +48,7 @@ from impl.spark.errors import (  # noqa: E402
 )
 from impl.spark.fast_read import read_table  # noqa: E402
 from impl.spark.routing import WriteResult, write_dataframe  # noqa: E402
+from impl.spark.s3a import s3a_conf  # noqa: E402
 from impl.spark.session import get_or_create_session, session  # noqa: E402
 from impl.spark.source import FORMAT_NAME, PaimonDataSource, register  # noqa: E402
 from impl.spark.stream_batches import write_stream  # noqa: E402
@@ -56,5 +59,5 @@ __all__ = [
     "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
     "SharedPlanError", "WriteClosedError", "read_table", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
     "delete", "update", "merge_into", "RowLevelResult", "RowLevelChangeError", "MergeCardinalityError",
-    "NativeWriteUnsupportedError", "write_stream",
+    "NativeWriteUnsupportedError", "write_stream", "s3a_conf",
 ]

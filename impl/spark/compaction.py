@@ -134,7 +134,8 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
     job = WriteJob(ref, write_id, f"spark-compact-{write_id}", latest.id, ())
     rewrites: list[BucketRewrite] = []
     if native_compaction(job, table, writer):
-        rewrites, rest = split_buckets(table, groups, totals, latest, full)
+        rewrites, rest = split_buckets(table, groups, totals, latest, full,
+                                       object_store=job.ref.on_object_store)
         groups = {k: groups[k] for k in rest}
     postpone = table.bucket_mode is BucketMode.POSTPONE
     if postpone:  # Paimon's postpone compaction: per partition holding postponed rows

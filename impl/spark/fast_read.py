@@ -17,7 +17,7 @@ and splits the plan:
   ``rawConvertible``: every file at one level >= 1 with a known delete-row count of 0; only for
   the ``deduplicate`` and ``first-row`` merge engines, whose merge of a single row is the row);
 - everything else (other formats, buckets that need a merge, files whose older schema Spark
-  would read differently from impl, tables on object stores, data-evolution tables) is read by
+  would read differently from impl, tables on object stores when Spark has no ``s3a``, data-evolution tables) is read by
   the ``paimon_py`` source restricted to exactly those files, at the same snapshot.
 
 The two are unioned. Files written under an older schema are read by the names that schema had
@@ -28,12 +28,14 @@ Spark pushes it into the Parquet scan, and ``columns`` select before anything is
 
 The DataFrame reads the snapshot planned at the call (re-running it reads the same files), and
 prunes only with ``filter``: plan sharing between scans (see :mod:`impl.spark.claims`) cannot
-drop rows another use needs. Object-store tables are read by the slow path: this Spark has no
-``s3a`` file system (hadoop-aws is not on its class path).
+drop rows another use needs. Object-store tables (``s3://``) take the same split when the session
+has Hadoop's ``s3a`` file system (built with :func:`impl.spark.s3a_conf`, see
+:mod:`impl.spark.s3a`), and otherwise the slow path whole.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, replace
 from functools import reduce
 from typing import Any, Mapping, Sequence
@@ -53,10 +55,13 @@ from impl.spark.errors import SparkConnectorError
 from impl.spark.filters import NOT_PUSHED_ROOTS
 from impl.spark.only_files import encode_only_files
 from impl.spark.options import FORMAT_NAME, ONLY_FILES_KEY, parse_options
+from impl.spark.s3a import LOCAL_STORE, SparkStore, s3a_reason, spark_store
 from impl.spark.source import register
 from impl.spark.tables import TableRef
 from impl.spark.types import spark_schema, spark_type
 from impl.table.scan import DataSplit
+
+log = logging.getLogger(__name__)
 
 VALUE_KIND = "_VALUE_KIND"
 # -U and -D (Paimon's RowKind bytes): rows a merge-free read of primary-key files must drop
@@ -143,11 +148,12 @@ def _no_merge_bucket(files: Sequence[DataFileMeta], merge_engine: MergeEngine) -
 
 
 def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
-                deletion_vectors=None) -> SplitPlan:
+                deletion_vectors=None, *, object_store: bool = False) -> SplitPlan:
     """Cut ``splits`` (a DATA plan of ``table``) into native file groups and slow splits.
 
     ``deletion_vectors(split)`` returns a split's vectors by file name (default: read from its
-    index files)."""
+    index files). ``object_store``: the table is on S3 (its paths are ``bucket/key``, which
+    Spark reads through s3a); otherwise only absolute local paths are native."""
     if deletion_vectors is None:
         def deletion_vectors(s: DataSplit):
             return read_deletion_vectors(table.file_io, table.paths, s.index_files) if s.index_files else {}
@@ -165,7 +171,9 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
 
     def native_file(s: DataSplit, f: DataFileMeta) -> bool:
         path = table.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
-        return (f.file_name.endswith(".parquet") and not (_GLOB_CHARS & set(path)) and path.startswith("/")
+        # an external path on another file system (a URI) goes to the slow path
+        rooted = "://" not in path if object_store else path.startswith("/")
+        return (f.file_name.endswith(".parquet") and not (_GLOB_CHARS & set(path)) and rooted
                 and mappable(f.schema_id))
 
     # (schema id, may hold retracts, has a vector): files with vectors are joined, the others not
@@ -217,10 +225,10 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def group_frame(spark, table, group: FileGroup, *, positions: bool = False):
+def group_frame(spark, table, group: FileGroup, *, positions: bool = False, store: SparkStore = LOCAL_STORE):
     """One native file group as a DataFrame of the table's current columns; with ``positions``,
     then each row's file name and position in its file (columns :data:`FILE_NAME_COLUMN`,
-    :data:`ROW_INDEX_COLUMN`)."""
+    :data:`ROW_INDEX_COLUMN`). ``store``: how Spark reaches the files (local disk or S3A)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
@@ -231,9 +239,8 @@ def group_frame(spark, table, group: FileGroup, *, positions: bool = False):
     read_fields = [st.StructField(old, spark_type(old_types[old]), True) for _, old in mapping if old is not None]
     if group.drop_retracts:
         read_fields.append(st.StructField(VALUE_KIND, st.ByteType(), True))
-    # a local path spelled as a file: URI, or a cluster whose default file system is HDFS would
-    # look for it there
-    df = spark.read.schema(st.StructType(read_fields)).parquet(*("file://" + p for p in group.paths))
+    df = spark.read.schema(st.StructType(read_fields)).options(**store.hadoop) \
+        .parquet(*(store.uri(p) for p in group.paths))
     tagged = bool(group.deletions) or positions
     if tagged:
         df = df.select("*", F.col("_metadata.file_name").alias(FILE_NAME_COLUMN),
@@ -341,11 +348,13 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
                                       f"its columns are {schema.fieldNames()}")
     plan = table.new_read_builder().with_filter(_pruning_predicate(table, filter)).new_scan().plan()
     splits = plan.splits()
-    if ref.on_object_store:
+    if ref.on_object_store and (why := s3a_reason(spark)) is not None:
+        log.info("read_table of %s reads through paimon_py: %s", table.identifier, why)
         split_plan = SplitPlan(plan.snapshot_id, (), tuple(splits))
     else:
-        split_plan = plan_native(table, splits, plan.snapshot_id)
-    frames = [group_frame(spark, table, g) for g in split_plan.native]
+        split_plan = plan_native(table, splits, plan.snapshot_id, object_store=ref.on_object_store)
+    store = spark_store(ref)
+    frames = [group_frame(spark, table, g, store=store) for g in split_plan.native]
     if split_plan.slow:
         register(spark)
         slow_opts = dict(opts)

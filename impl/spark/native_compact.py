@@ -39,6 +39,7 @@ from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
 from impl.spark.errors import SparkConnectorError
 from impl.spark.fast_read import FILE_NAME_COLUMN, ROW_INDEX_COLUMN, arrow_frame, group_frame, plan_native
 from impl.spark.native_write import place_files, rows_per_file, spark_write, staging
+from impl.spark.s3a import spark_store
 from impl.spark.writer import WriteJob
 from impl.table.compact import drop_rewritten_vectors, pick_files
 from impl.table.core import bucket_index_files
@@ -63,9 +64,10 @@ class BucketRewrite:
 
 
 def split_buckets(table, groups: Mapping[Key, Sequence[DataFileMeta]], totals: Mapping[Key, int], snapshot,
-                  full: bool) -> tuple[list[BucketRewrite], list[Key]]:
+                  full: bool, *, object_store: bool = False) -> tuple[list[BucketRewrite], list[Key]]:
     """The buckets Spark rewrites, and those left to impl's compaction (a picked file Spark's
-    reader cannot read as impl does); buckets with nothing to compact are in neither."""
+    reader cannot read as impl does); buckets with nothing to compact are in neither.
+    ``object_store``: the table is on S3 (read through s3a)."""
     o = table.options
     target = o.target_file_size_for(False)
     index = bucket_index_files(table.core, snapshot) if o.deletion_vectors else {}
@@ -78,7 +80,7 @@ def split_buckets(table, groups: Mapping[Key, Sequence[DataFileMeta]], totals: M
                         table.core.partition_cache.path(r.partition), r.picked, index_files=r.index_files)
               for r in rewrites]
     # which files Spark reads does not depend on the vectors (read once, by rewrite_natively)
-    plan = plan_native(table, splits, snapshot.id, deletion_vectors=lambda s: {})
+    plan = plan_native(table, splits, snapshot.id, deletion_vectors=lambda s: {}, object_store=object_store)
     slow = {(s.partition, s.bucket) for s in plan.slow}
     names = [f.file_name for r in rewrites if (r.partition, r.bucket) not in slow for f in r.picked]
     if len(set(names)) != len(names):  # rows find their bucket by file name
@@ -102,15 +104,16 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
                for r in rewrites if r.index_files}
     plan = plan_native(table, splits, None,
                        deletion_vectors=lambda s: dict(vectors[(s.partition, s.bucket)].vectors)
-                       if (s.partition, s.bucket) in vectors else {})
+                       if (s.partition, s.bucket) in vectors else {}, object_store=job.ref.on_object_store)
     if plan.slow:
         raise SparkConnectorError(f"compaction of {table.identifier}: {len(plan.slow)} bucket(s) cannot be read by "
                                   f"Spark's Parquet reader; split_buckets should have left them to impl")
     names = [f.file_name for r in rewrites for f in r.picked]
+    store = spark_store(job.ref)
     where = pa.table({FILE_NAME_COLUMN: pa.array(names, pa.string()),
                       _BUCKET: pa.array([r.bucket for r in rewrites for _ in r.picked], pa.int32()),
                       _ORDINAL: pa.array(range(len(names)), pa.int64())})
-    rows = reduce(lambda a, b: a.unionByName(b), [group_frame(spark, table, g, positions=True) for g in plan.native])
+    rows = reduce(lambda a, b: a.unionByName(b), [group_frame(spark, table, g, positions=True, store=store) for g in plan.native])
     rows = rows.join(F.broadcast(arrow_frame(spark, where)), on=FILE_NAME_COLUMN)
     picked = [f for r in rewrites for f in r.picked]
     with staging(table, job) as directory:

@@ -29,7 +29,8 @@ takes it for append tables that allow it, see :func:`native_write_reason` and :f
 Not served here (``writer="auto"`` falls back to the Python writers, ``writer="spark"`` refuses
 by name): formats other than Parquet, file indexes, row tracking, types whose Parquet form
 Spark writes differently from Paimon (timestamps other than TIMESTAMP(6), nested types), tables
-not on a local file system, postpone and dynamic buckets, primary-key tables with another merge
+not on a local file system or an S3 store (S3 needs Hadoop's ``s3a`` in the session, see
+:mod:`impl.spark.s3a`: the rename into the table is then a copy), postpone and dynamic buckets, primary-key tables with another merge
 engine, a changelog producer, deletion vectors, sequence.field / rowkind.field / ignore-delete,
 or keys Spark may order differently (floating point, binary, boolean, timestamps). Files roll
 at about ``target-file-size`` (Spark's writer rolls by rows: :func:`estimated_rows_per_file`),
@@ -59,6 +60,7 @@ from impl.fs.paths import DataFileNamer
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 from impl.options.values import ChangelogProducer, MergeEngine
 from impl.spark.errors import NativeWriteUnsupportedError, SparkConnectorError
+from impl.spark.s3a import s3a_reason, spark_store
 from impl.spark.tracking import INTENT_ROOT
 from impl.spark.writer import WriteJob
 from impl.table.bucket import BucketMode, encode_partition
@@ -80,10 +82,14 @@ _RENAME_THREADS = 8
 _DRIVER_TASK = "driver-native"
 
 
-def native_write_reason(table, *, on_local_disk: bool) -> str | None:
-    """Why Spark's own Parquet writer cannot write ``table``'s files, or None when it can."""
-    if not on_local_disk:
-        return f"{table.identifier} is not on a local file system Spark and impl share"
+def native_write_reason(table, *, reachable: bool, store_reason: str | None = None) -> str | None:
+    """Why Spark's own Parquet writer cannot write ``table``'s files, or None when it can.
+    ``store_reason``: why Spark cannot reach the table's object store (None: it can, or the
+    table is not on one)."""
+    if store_reason is not None:
+        return f"{table.identifier} is on an object store: {store_reason}"
+    if not reachable:
+        return f"{table.identifier} is not on a local file system or S3 store Spark and impl share"
     if table.bucket_mode not in (BucketMode.BUCKET_UNAWARE, BucketMode.HASH_FIXED):
         return f"{table.identifier} has bucket mode {table.bucket_mode.name}"
     opts = table.options
@@ -252,7 +258,8 @@ def spark_write(df, table, job: WriteJob, target: str, num_tasks: int | None, bu
         w = w.option("maxRecordsPerFile", str(max_records_per_file))
     if partition_by:
         w = w.partitionBy(*partition_by)
-    w.parquet("file://" + target)
+    store = spark_store(job.ref)
+    w.options(**store.hadoop).parquet(store.uri(target))
 
 
 # bytes per row of a variable-width column when no file tells: a guess, so that a table's first
@@ -468,8 +475,13 @@ def use_native(job: WriteJob, table, writer: str, row_kind_column: str | None) -
     if writer == "python":
         return False
     ref = job.ref
-    local = ref.fs_factory is None and not ref.on_object_store and _is_local(ref.filesystem())
-    reason = native_write_reason(table, on_local_disk=local)
+    store_reason = None
+    if ref.on_object_store:
+        from pyspark.sql import SparkSession  # pyspark: only where Spark runs (require()d by impl.spark)
+
+        store_reason = s3a_reason(SparkSession.getActiveSession())
+    reachable = ref.fs_factory is None and (ref.on_object_store or _is_local(ref.filesystem()))
+    reason = native_write_reason(table, reachable=reachable, store_reason=store_reason)
     if reason is None and row_kind_column and not table.is_primary_key_table:
         reason = f"row kinds are given (column {row_kind_column!r}) for an append table"
     if reason is not None and writer == "spark":

@@ -22,6 +22,7 @@ for the master).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -52,6 +53,8 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 _lock = threading.Lock()
+_PACKAGE_KEYS = frozenset({"spark.jars.packages", "spark.jars.excludes", "spark.jars.ivy"})
+log = logging.getLogger(__name__)
 
 
 def _prepare_environment() -> None:
@@ -78,9 +81,19 @@ def session(app_name: str = "paimon-py", master: str | None = None,
         if active is None:
             builder = SparkSession.builder.appName(app_name).master(
                 master or os.environ.get("PAIMON_PY_SPARK_MASTER", "local[2]"))
-            for k, v in {**DEFAULT_CONF, **_executor_environment(), **dict(conf or {})}.items():
-                builder = builder.config(k, v)
-            active = builder.getOrCreate()
+            settings = {**DEFAULT_CONF, **_executor_environment(), **dict(conf or {})}
+            try:
+                active = _build(builder, settings)
+            except Exception as e:  # noqa: BLE001 - spark-submit exits when Ivy cannot fetch the packages
+                if "spark.jars.packages" not in settings:
+                    raise
+                # e.g. no network to Maven Central: a session without them (s3a_reason says so
+                # and the object-store paths stay on impl's readers and writers)
+                log.warning("Spark session without spark.jars.packages %s: %s", settings["spark.jars.packages"],
+                            str(e).splitlines()[0] if str(e) else type(e).__name__)
+                active = _build(SparkSession.builder.appName(app_name).master(
+                    master or os.environ.get("PAIMON_PY_SPARK_MASTER", "local[2]")),
+                    {k: v for k, v in settings.items() if k not in _PACKAGE_KEYS})
             active.sparkContext.setLogLevel("ERROR")
         elif conf:
             for k, v in conf.items():
@@ -91,6 +104,12 @@ def session(app_name: str = "paimon-py", master: str | None = None,
     if register_source:
         register(active)
     return active
+
+
+def _build(builder, settings: Mapping[str, str]):
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    return builder.getOrCreate()
 
 
 get_or_create_session = session
