@@ -100,3 +100,11 @@ def crash_first_attempt_s3_fs(options: dict[str, str]):
         return fs
 
     return factory
+
+
+def explode_on_13(v):
+    """A UDF body that fails every attempt of the task holding the row whose value is 13 (a
+    job that cannot succeed)."""
+    if v == 13:
+        raise ValueError("bad row 13")
+    return v

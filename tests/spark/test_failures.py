@@ -11,18 +11,13 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e 
 
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
-from spark_helpers import crash_first_attempt_fs, data_files, intents_left, orphans, table_files  # noqa: E402
+from spark_helpers import crash_first_attempt_fs, data_files, explode_on_13, intents_left, orphans, table_files  # noqa: E402
 
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
 from impl.spark.tracking import WriteIntent, clean_after_failure  # noqa: E402
 
-
-@F.udf(T.LongType())
-def _explode_on_13(v):
-    if v == 13:
-        raise ValueError("bad row 13")
-    return v
+_explode_on_13 = F.udf(explode_on_13, T.LongType())
 
 
 def _seed(spark, table_path, **options):

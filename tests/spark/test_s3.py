@@ -18,7 +18,7 @@ from dataclasses import dataclass  # noqa: E402
 
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
-from spark_helpers import crash_first_attempt_s3_fs, store_files, store_io  # noqa: E402
+from spark_helpers import crash_first_attempt_s3_fs, explode_on_13, store_files, store_io  # noqa: E402
 
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
@@ -74,11 +74,7 @@ def s3t(s3_server, s3_bucket) -> S3Table:
     return S3Table(s3_bucket, s3_server.options())
 
 
-@F.udf(T.LongType())
-def _explode_on_13(v):
-    if v == 13:
-        raise ValueError("bad row 13")
-    return v
+_explode_on_13 = F.udf(explode_on_13, T.LongType())
 
 
 def _read(spark, s3t: S3Table, **extra) -> dict:

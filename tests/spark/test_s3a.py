@@ -17,7 +17,7 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e 
 
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
-from spark_helpers import store_files, store_io  # noqa: E402
+from spark_helpers import explode_on_13, store_files, store_io  # noqa: E402
 from test_s3 import S3Table  # noqa: E402
 
 import impl  # noqa: E402
@@ -33,11 +33,7 @@ def s3t(spark, s3_server, s3_bucket) -> S3Table:
     return S3Table(s3_bucket, s3_server.options())
 
 
-@F.udf(T.LongType())
-def _explode_on_13(v):
-    if v == 13:
-        raise ValueError("bad row 13")
-    return v
+_explode_on_13 = F.udf(explode_on_13, T.LongType())
 
 
 def _die_in_first_attempt(marker: str):
