@@ -5,7 +5,7 @@ than its expiry (the acquire timeout, in seconds)."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -77,13 +77,15 @@ class LockedSnapshotCommit:
 
     def commit(self, snapshot: Snapshot, branch: str) -> bool:
         path = TablePaths(self.table_path, branch=branch).snapshot_path(snapshot.id)
-        with ExitStack() as held:
-            try:
-                held.enter_context(table_lock(self.store, self.rules, self.database, self.table, self.env))
-            except (CatalogStoreError, CatalogConnectionError) as e:
-                # nothing was published: a definite refusal, not an unknown outcome
-                raise CommitRefusedError(f"snapshot {snapshot.id} of {self.database}.{self.table}: {e}") from e
-            if self.file_io.file_exists(path):
-                return False
-            return self.file_io.try_write_atomic(path, snapshot.to_json_bytes())
-        raise AssertionError("unreachable")  # mypy: ExitStack may swallow exceptions
+        acquired = False
+        try:
+            with table_lock(self.store, self.rules, self.database, self.table, self.env):
+                acquired = True
+                if self.file_io.file_exists(path):
+                    return False
+                return self.file_io.try_write_atomic(path, snapshot.to_json_bytes())
+        except (CatalogStoreError, CatalogConnectionError) as e:
+            if acquired:  # the lock's release failed after the create: the outcome stays unknown
+                raise
+            # the lock was never held, nothing was published: a definite refusal
+            raise CommitRefusedError(f"snapshot {snapshot.id} of {self.database}.{self.table}: {e}") from e

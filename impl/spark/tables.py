@@ -198,24 +198,27 @@ class TableRef:
     def catalog(self, filesystem=None):
         """The catalog that lists the table: the filesystem catalog of its warehouse, or the one
         its catalog options name (JDBC, REST)."""
-        options = {k: v for k, v in self.storage if is_catalog_key(k)}
         if self.through_rest:
             # the server names the table's path and publishes its snapshots; the data token it
             # hands out opens the store (the path given to Spark must be that path: see table())
-            return impl.Catalog(None, options={**options, **{k: v for k, v in self.storage if not is_catalog_key(k)}})
-        if filesystem is None and (self.fs_factory is not None or self.on_object_store):
-            filesystem = self.filesystem()
-        return impl.Catalog(self.warehouse, filesystem=filesystem, options=options or None)
+            return impl.Catalog(None, options=dict(self.storage))
+        options = {k: v for k, v in self.storage if is_catalog_key(k)}
+        return impl.Catalog(self.warehouse, filesystem=self._catalog_filesystem(filesystem), options=options or None)
 
     def paths_catalog(self, filesystem=None):
         """A catalog answering where the table's files live (``warehouse``, ``table_path``): the
         filesystem catalog of its warehouse, whichever catalog lists it."""
         if not self.through_rest:
             return self.catalog(filesystem)
-        if filesystem is None and (self.fs_factory is not None or self.on_object_store):
-            filesystem = self.filesystem()
         storage = {k: v for k, v in self.storage if not is_catalog_key(k)}
-        return impl.Catalog(self.warehouse, filesystem=filesystem, options=storage or None)
+        return impl.Catalog(self.warehouse, filesystem=self._catalog_filesystem(filesystem), options=storage or None)
+
+    def _catalog_filesystem(self, filesystem):
+        """``filesystem``, else the one this process opens for the table when the path alone would
+        not do (a fault-injecting factory, an object store's shared client)."""
+        if filesystem is None and (self.fs_factory is not None or self.on_object_store):
+            return self.filesystem()
+        return filesystem
 
     def exists(self, filesystem=None) -> bool:
         return self.catalog(filesystem).table_exists(self.identifier)
