@@ -1,7 +1,8 @@
 """``python -m simulation --embedded-s3``: a throwaway S3 server on 127.0.0.1 for a self-contained demo.
 
 moto's ``ThreadedMotoServer`` (a real HTTP endpoint that enforces ``If-None-Match: *`` on PUT, so
-snapshots are published exactly as on AWS S3) runs in a thread of the driver on a free port; one
+snapshots are published exactly as on AWS S3; its writes are serialized here so that a racing
+conditional PUT has one winner, as on S3) runs in a thread of the driver on a free port; one
 fresh bucket is created and the job runs against ``s3://<bucket>/warehouse``. The Spark Python
 workers reach it over HTTP through the storage options like any other store. Everything it
 holds is in memory and goes away with the process.
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import uuid
 from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
 from impl._optional import require
 
@@ -46,16 +49,60 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# S3 applies a write and its precondition atomically; moto's server checks ``If-None-Match`` and
+# then stores in two steps, so two racing threads of the server could both see "absent" and both
+# win. Every request that changes a bucket runs alone; reads still run side by side.
+_MUTATING_METHODS = frozenset({"PUT", "POST", "DELETE"})
+
+
+def serialize_writes(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    """A WSGI middleware that runs ``app`` for PUT / POST / DELETE requests under one lock.
+
+    The response body is drained inside the lock, since a WSGI app may do its work lazily.
+    """
+    lock = threading.Lock()
+
+    def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") not in _MUTATING_METHODS:
+            return app(environ, start_response)
+        with lock:
+            body = app(environ, start_response)
+            try:
+                return [b"".join(body)]
+            finally:
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
+
+    return wsgi
+
+
+def _threaded_server(ip_address: str, port: int) -> Any:
+    """moto's ThreadedMotoServer whose app serializes writes (see ``serialize_writes``)."""
+    server_module = require("moto.server", "the embedded S3 server (--embedded-s3)", extra="s3-server")
+    from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
+    from werkzeug.serving import make_server
+
+    class SerializedMotoServer(server_module.ThreadedMotoServer):  # type: ignore[name-defined]
+        # ThreadedMotoServer._server_entry with the app wrapped; the rest of the class is moto's
+        def _server_entry(self) -> None:
+            app = serialize_writes(server_module.DomainDispatcherApplication(create_backend_app))
+            self._server = make_server(self._ip_address, self._port, app, True,
+                                       request_handler=MotoRequestHandler)
+            self._server_ready_event.set()
+            self._server.serve_forever()
+
+    return SerializedMotoServer(ip_address=ip_address, port=port, verbose=False)
+
+
 class EmbeddedS3:
     """Start with :meth:`start` (returns the :class:`EmbeddedStore`), end with :meth:`stop`."""
 
     def __init__(self) -> None:
         # MissingExtraError (naming the s3-server extra) when moto's server or s3fs is missing
-        ThreadedMotoServer = require("moto.server", "the embedded S3 server (--embedded-s3)",
-                                     extra="s3-server").ThreadedMotoServer
         require("s3fs", "the embedded S3 server (--embedded-s3)", extra="s3-server")
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
+        self._server = _threaded_server("127.0.0.1", free_port())
         self._started = False
 
     def start(self) -> EmbeddedStore:

@@ -13,6 +13,7 @@ import pytest
 
 from fault_injection.s3_proxy import Fault, FaultRule, S3FaultProxy, request_kind
 from impl.fs.object_store import S3Config
+from simulation.embedded_s3 import serialize_writes
 
 
 def _racer(endpoint_options: dict, paths: list[str], me: int, barrier, results) -> None:
@@ -53,6 +54,59 @@ def test_racing_conditional_puts_have_exactly_one_winner(s3_server, s3_bucket):
         assert sorted(by_writer.values()).count("refused") == contenders - 1, (round_, by_writer)
         assert len(winners) == 1, (round_, by_writer)
         assert fs.cat_file(path) == f"writer-{winners[0]}".encode()
+
+
+def _check_then_store_app(store: dict, check_seen: threading.Barrier | None):
+    """A WSGI app with moto's flaw on purpose: it checks ``If-None-Match`` and stores in two
+    steps, with a barrier between them that every racing request must reach (so, unserialized,
+    all of them pass the check before any stores)."""
+    def app(environ, start_response):
+        key = environ["PATH_INFO"]
+        if environ["REQUEST_METHOD"] == "GET":
+            start_response("200 OK", [])
+            return [store.get(key, b"")]
+        if environ.get("HTTP_IF_NONE_MATCH") == "*" and key in store:
+            start_response("412 Precondition Failed", [])
+            return [b""]
+        if check_seen is not None:
+            try:
+                check_seen.wait(timeout=0.5)
+            except threading.BrokenBarrierError:
+                pass  # serialized: the others cannot reach the barrier while this one holds the lock
+        store[key] = environ["wsgi.input"].read()
+        start_response("200 OK", [])
+        return [b""]
+    return app
+
+
+@pytest.mark.parametrize("serialized", [False, True])
+def test_serialized_writes_give_a_racing_conditional_put_one_winner(serialized):
+    """The rule the embedded server adds to moto's app: without it, racing conditional PUTs
+    that all pass the check before any stores all win; with it, one does."""
+    import io
+
+    racers = 4
+    store: dict = {}
+    app = _check_then_store_app(store, threading.Barrier(racers))
+    if serialized:
+        app = serialize_writes(app)
+    statuses: list[str] = []
+    start = threading.Barrier(racers)
+
+    def put(i: int) -> None:
+        start.wait()
+        environ = {"REQUEST_METHOD": "PUT", "PATH_INFO": "/b/k", "HTTP_IF_NONE_MATCH": "*",
+                   "wsgi.input": io.BytesIO(f"writer-{i}".encode())}
+        b"".join(app(environ, lambda status, headers: statuses.append(status)))
+
+    threads = [threading.Thread(target=put, args=(i,)) for i in range(racers)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    winners = [s for s in statuses if s.startswith("200")]
+    assert len(statuses) == racers
+    assert len(winners) == (1 if serialized else racers)
 
 
 def test_threads_racing_one_key_have_one_winner(s3_server, s3_bucket):
