@@ -395,10 +395,12 @@ def integer_keys(kv: pa.Table, key_columns: Sequence[str]) -> list[np.ndarray] |
 def _new_key_mask(sorted_keys: Sequence[np.ndarray]) -> np.ndarray:
     """Per row of key-sorted integer keys: True where the key differs from the previous row's."""
     n = len(sorted_keys[0])
-    new = np.zeros(n, dtype=bool)
+    new = np.empty(n, dtype=bool)
     if n:
         new[0] = True
-        for a in sorted_keys:
+        first = sorted_keys[0]
+        np.not_equal(first[1:], first[:-1], out=new[1:])
+        for a in sorted_keys[1:]:
             new[1:] |= a[1:] != a[:-1]
     return new
 
@@ -444,10 +446,15 @@ def stable_argsort(k: np.ndarray) -> np.ndarray:
     lo, hi = int(k.min()), int(k.max())
     if (hi - lo) >> (64 - row_bits):
         return _tie_fixed_argsort(k)
-    packed = (k - lo).astype(np.uint64) << np.uint64(row_bits)
+    # in place wherever numpy allows: each temporary of a large read is fresh memory the
+    # kernel zeroes page by page (in a new process that costs as much as the sort)
+    packed = k.astype(np.uint64)
+    packed -= np.uint64(lo & 0xFFFF_FFFF_FFFF_FFFF)  # k - lo, modulo 2**64: exact, as k >= lo
+    packed <<= np.uint64(row_bits)
     packed |= np.arange(n, dtype=np.uint64)
     packed.sort()
-    return (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
+    packed &= np.uint64((1 << row_bits) - 1)
+    return packed.view(np.int64)  # rows < 2**63
 
 
 def _tie_fixed_argsort(k: np.ndarray) -> np.ndarray:
@@ -559,7 +566,9 @@ def _checked_order(kv: pa.Table, spec: MergeSpec, rows: np.ndarray, sorted_keys:
     order) when each key's rows ascend in sequence number, else Arrow's full sort."""
     new = _new_key_mask(sorted_keys)
     seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows]
-    if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
+    descending = np.less(seq[1:], seq[:-1])  # in place below: fresh temporaries cost page faults
+    descending &= ~new[1:]
+    if not descending.any():
         return _Order(rows.astype(np.int64, copy=False), new)
     return _Order(pc.sort_indices(kv, sort_keys=spec.sort_keys()).to_numpy(), None)
 
@@ -660,8 +669,11 @@ def _picked_rows(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> np.ndarray
         return np.zeros(0, dtype=np.int64)
     ordered = _merge_order(kv, spec)
     order, new = ordered.rows, ordered.new_key
-    kinds = np.asarray(kv.column(VALUE_KIND).to_numpy())[order]
-    if spec.drops_retract_input():
+    kinds = np.asarray(kv.column(VALUE_KIND).to_numpy())
+    # -U and -D are the odd kinds: without any, no row is dropped and kinds need no ordering
+    retracts = bool(np.bitwise_and(kinds, 1).any())
+    kinds = kinds[order] if retracts else kinds
+    if retracts and spec.drops_retract_input():
         keep = ~retract_mask(kinds)
         if not keep.all():
             order, kinds = order[keep], kinds[keep]
@@ -683,7 +695,7 @@ def _picked_rows(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> np.ndarray
         new[-1] = True
         chosen = np.flatnonzero(new)
     del new
-    if drop_delete and len(chosen):
+    if drop_delete and retracts and len(chosen):
         chosen = chosen[~retract_mask(kinds[chosen])]
     return order[chosen]
 

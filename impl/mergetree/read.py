@@ -337,11 +337,14 @@ def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) ->
     n = len(keys[0])
     if n < 2:
         return True
-    greater = np.zeros(n - 1, dtype=bool)
-    equal = np.ones(n - 1, dtype=bool)
-    for a in keys:
-        greater |= equal & (a[1:] > a[:-1])
-        equal &= a[1:] == a[:-1]
+    if len(keys) == 1:
+        greater = np.greater(keys[0][1:], keys[0][:-1])
+    else:
+        greater = np.zeros(n - 1, dtype=bool)
+        equal = np.ones(n - 1, dtype=bool)
+        for a in keys:
+            greater |= equal & (a[1:] > a[:-1])
+            equal &= a[1:] == a[:-1]
     ends = np.cumsum(counts)[:-1]
     greater[ends[(ends > 0) & (ends < n)] - 1] = True  # a file's first row follows another file
     return bool(greater.all())

@@ -228,9 +228,11 @@ class TableRead:
             results: Iterator[pa.Table] = iter([tasks[0]()])
             pool = None
         else:
-            pool = ThreadPoolExecutor(max_workers=min(_MAX_READ_THREADS, len(tasks)),
-                                      thread_name_prefix="paimon-read")
-            results = _bounded_map(pool, tasks, min(_MAX_READ_THREADS, len(tasks)))
+            threads = min(_MAX_READ_THREADS, len(tasks))
+            pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="paimon-read")
+            # a task queued behind each running one: a thread whose task ends before the oldest
+            # one (whose result is yielded first) starts the next at once instead of idling
+            results = _bounded_map(pool, tasks, 2 * threads)
         try:
             for t in results:
                 t = self._conform(t, schema)
@@ -319,7 +321,7 @@ def _bounded_map(pool: ThreadPoolExecutor, tasks: Sequence[Callable[[], pa.Table
 
     ``Executor.map`` submits every task at once, so a caller iterating batches slower than the
     pool reads would find every split's result held in memory; this keeps memory bounded by
-    the number of threads, not the number of splits."""
+    the window (a small multiple of the threads), not the number of splits."""
     pending: deque = deque()
     todo = iter(tasks)
     for task in islice(todo, window):
