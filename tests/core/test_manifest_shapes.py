@@ -28,7 +28,7 @@ from impl.format.binary_row import encode_row
 from impl.format.records import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
 from impl.format.types import BIGINT, STRING
 from impl.fs.paths import TablePaths
-from impl.manifest.manifest_file import ManifestFile, ManifestList
+from impl.manifest.manifest_file import COLUMNAR_MIN_ENTRIES, ManifestFile, ManifestList
 
 
 def _renamed(schema: dict, namespace: str) -> dict:
@@ -159,6 +159,30 @@ def test_manifest_file_reads_each_shape_through_its_public_reader():
         name = f"manifest-list-{n}"
         fio.write_bytes(paths.manifest_path(name), _container(list_schema, [m.to_avro() for m in expected_metas]))
         assert ManifestList(fio, paths).read(name) == expected_metas
+
+
+@pytest.mark.parametrize("count", [COLUMNAR_MIN_ENTRIES - 1, COLUMNAR_MIN_ENTRIES, 3 * COLUMNAR_MIN_ENTRIES])
+def test_manifest_file_decodes_small_manifests_with_fastavro_and_others_column_wise(monkeypatch, count):
+    """The column path costs about a millisecond whatever the size, so ManifestFile leaves
+    manifests of fewer than COLUMNAR_MIN_ENTRIES entries to fastavro: both give the same
+    entries, whole and partition-filtered, and the column path runs exactly from the threshold."""
+    ran: list[str] = []
+    for name in ("manifest_entries", "partition_entries"):
+        original = getattr(avro_columns, name)
+        monkeypatch.setattr(avro_columns, name,
+                            lambda *a, _o=original, _n=name: ran.append(_n) or _o(*a))
+    fio, root = memory_root()
+    paths = TablePaths(root)
+    entries = [_entry(f"data-{i}.parquet", bucket=i % 4, partition=encode_row([i % 3], [BIGINT()]))
+               for i in range(count)]
+    raw = _container(avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries])
+    fio.write_bytes(paths.manifest_path("m"), raw)
+    meta = ManifestFileMeta("m", len(raw), count, 0, schema_id=0)
+    wanted = encode_row([1], [BIGINT()])
+    assert ManifestFile(fio, paths).read_manifest(meta, wanted.__eq__) == entries[1::3]
+    assert ManifestFile(fio, paths).read_manifest(meta) == entries
+    column_wise = count >= COLUMNAR_MIN_ENTRIES
+    assert ran == (["partition_entries", "manifest_entries"] if column_wise else [])
 
 
 def test_missing_optional_fields_read_as_java_defaults_them():
