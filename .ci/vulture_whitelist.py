@@ -91,3 +91,9 @@ __getattr__
 from impl.table.duckdb_dataset import TableDataset
 
 TableDataset.partition_expression
+
+# moto's ThreadedMotoServer runs self._server_entry() in its thread; the server class made by
+# simulation/embedded_s3.py overrides it to wrap moto's WSGI app (racing conditional PUTs)
+from simulation import embedded_s3
+
+embedded_s3._threaded_server("127.0.0.1", 0)._server_entry
