@@ -32,10 +32,11 @@ class ParquetReader(FormatReader):
         try:
             self._source = seekable(source)
             self._pool = read_pool()
-            # pyarrow's own reader under pq.ParquetFile, built with a memory pool (ParquetFile
-            # takes none): a whole-file read through it costs 25 % less than a dataset
-            # fragment's scan (10 files of 25k rows: 12.8 against 17.1 ms), which sets up a
-            # scanner per call
+            # the reader pq.ParquetFile wraps (pyarrow._parquet, a private module, so
+            # tests/format checks its reads against pyarrow's public ones), built with a memory
+            # pool, which ParquetFile does not take: a whole-file read through it costs 25 % less
+            # than a dataset fragment's scan (10 files of 25k rows: 12.8 against 17.1 ms), which
+            # sets up a scanner per call
             self._reader = _parquet.ParquetReader(memory_pool=self._pool)
             self._reader.open(self._source)
             self._names = list(self._reader.schema_arrow.names)
