@@ -304,10 +304,11 @@ def test_parquet_reader_reads_asked_columns_in_asked_order(tmp_path):
 
     from impl.format.formats import open_reader
     data = _batch(np.random.default_rng(3), 500, "p")
+    data = data.append_column("a.b", data.column("k"))  # a dotted name is one flat column, not a path
     path = tmp_path / "data-x-0.parquet"
     pq.write_table(data, path, row_group_size=128)
     raw = path.read_bytes()
-    for columns in (["m", "id"], ["st", "arr", "s"], ["tms", "st", "m", "arr", "k"], ["arr"], None):
+    for columns in (["m", "id"], ["st", "arr", "s"], ["tms", "st", "m", "arr", "k"], ["arr"], ["a.b", "st"], None):
         got = open_reader(raw, str(path)).read(columns)
         assert got.equals(pq.read_table(path, columns=columns)), columns
     assert open_reader(raw, str(path)).read(["nope", "k", "id"]).column_names == ["k", "id"]
