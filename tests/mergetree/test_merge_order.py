@@ -340,6 +340,30 @@ def test_string_key_codes_order_like_the_keys(keys):
 
 
 @SETTINGS
+@given(keys=st.lists(st.binary(max_size=20).map(lambda b: b"user-" + b) | st.binary(max_size=9), min_size=1,
+                     max_size=40),
+       cuts=st.lists(st.integers(0, 40), max_size=4), large=st.booleans())
+def test_string_key_codes_of_a_chunked_column_equal_the_combined_ones(keys, cuts, large):
+    """A chunked column is coded chunk by chunk (no combined copy): the same words, lengths and
+    exactness as the one-chunk column, whatever the chunks (empty ones too) and offset widths;
+    and the codes still order like the keys."""
+    from impl.mergetree.key_codes import string_key_codes
+    typ = pa.large_binary() if large else pa.binary()
+    bounds = sorted({0, len(keys), *[min(c, len(keys)) for c in cuts]})
+    chunked = pa.chunked_array([pa.array(keys[a:b], typ) for a, b in zip(bounds, bounds[1:], strict=False)] or
+                               [pa.array([], typ)], typ)
+    whole = string_key_codes(pa.array(keys, typ))
+    codes = string_key_codes(chunked)
+    assert whole is not None and codes is not None
+    assert codes.words.tolist() == whole.words.tolist() and codes.lengths.tolist() == whole.lengths.tolist()
+    assert codes.exact == whole.exact
+    for i, a in enumerate(keys):
+        for j, b in enumerate(keys):
+            if codes.words[i] < codes.words[j]:
+                assert a < b
+
+
+@SETTINGS
 @given(values=st.lists(st.integers(-(2 ** 63), 2 ** 63 - 1) | st.integers(-3, 3), max_size=40))
 def test_stable_argsort_is_numpys_stable_argsort(values):
     from impl.mergetree.merge_engine import stable_argsort
