@@ -82,6 +82,12 @@ class DecodedBlocks:
         return DecodedBlocks(self.schema, self.codec, tuple(self.bodies[i] for i in ids),
                              tuple(self.counts[i] for i in ids), self.schema_json)
 
+    def decompressed(self) -> "DecodedBlocks":
+        """The same blocks stored uncompressed (codec ``null``)."""
+        if self.codec == "null":
+            return self
+        return DecodedBlocks(self.schema, "null", tuple(self.payload()), self.counts, self.schema_json)
+
     def payload(self) -> list[bytes]:
         """Every block decompressed, in order: together one valid block body (records do not
         straddle blocks), kept in pieces so that the container is joined in one copy."""
@@ -406,6 +412,8 @@ def partition_entries(data: bytes, keep: Callable[[bytes], bool]
             return None
         if decoded.total == 0:
             return [], set(), 0
+        # decompressed once: the blocks holding kept entries are decoded again below
+        decoded = decoded.decompressed()
         parts = _combined(read_columns(decoded, ["_PARTITION"]).column("_PARTITION"))
         _no_nulls(parts)
         if pa.types.is_binary_view(parts.type):  # hash kernels take plain binary
