@@ -231,12 +231,14 @@ class DeletionVectorsMaintainer:
     """
 
     def __init__(self, file_io: FileIO, paths: TablePaths, restored: Sequence[IndexFileMeta] = (),
-                 id_factory: IdFactory | None = None):
-        """``id_factory``: the uuid source of new index file names (the environment's ids)."""
+                 id_factory: IdFactory | None = None, restored_vectors: Mapping[str, Positions] | None = None):
+        """``id_factory``: the uuid source of new index file names (the environment's ids);
+        ``restored_vectors``: the vectors of ``restored`` when the caller read them already."""
         self.file_io = file_io
         self.paths = paths
         self._files = tuple(f for f in restored if f.index_type == IndexType.DELETION_VECTORS)
-        self._vectors: dict[str, Positions] = read_deletion_vectors(file_io, paths, self._files)
+        self._vectors: dict[str, Positions] = (dict(restored_vectors) if restored_vectors is not None
+                                               else read_deletion_vectors(file_io, paths, self._files))
         self._namer = FileNamer("index-", id_factory=id_factory)
         self._modified = False
 

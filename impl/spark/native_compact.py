@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
-from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
+from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, read_deletion_vectors
 from impl.spark.errors import SparkConnectorError
 from impl.spark.fast_read import FILE_NAME_COLUMN, ROW_INDEX_COLUMN, arrow_frame, group_frame, plan_native
 from impl.spark.native_write import place_files, rows_per_file, spark_write, staging
@@ -99,12 +99,11 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
         return []
     splits = [DataSplit(0, r.partition, r.bucket, r.total_buckets, table.core.partition_cache.path(r.partition),
                         r.picked, index_files=r.index_files) for r in rewrites]
-    vectors = {(r.partition, r.bucket): DeletionVectorsMaintainer(table.file_io, table.paths, r.index_files,
-                                                                  id_factory=table.core.env.new_id)
+    # read once: for Spark's read here, and for the index rewritten without the compacted files below
+    vectors = {(r.partition, r.bucket): read_deletion_vectors(table.file_io, table.paths, r.index_files)
                for r in rewrites if r.index_files}
-    plan = plan_native(table, splits, None,
-                       deletion_vectors=lambda s: dict(vectors[(s.partition, s.bucket)].vectors)
-                       if (s.partition, s.bucket) in vectors else {}, object_store=job.ref.on_object_store)
+    plan = plan_native(table, splits, None, deletion_vectors=lambda s: vectors.get((s.partition, s.bucket), {}),
+                       object_store=job.ref.on_object_store)
     if plan.slow:
         raise SparkConnectorError(f"compaction of {table.identifier}: {len(plan.slow)} bucket(s) cannot be read by "
                                   f"Spark's Parquet reader; split_buckets should have left them to impl")
@@ -139,7 +138,7 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
             removed: tuple[IndexFileMeta, ...] = ()
             if key in vectors:
                 dvs = DeletionVectorsMaintainer(tracked_table.file_io, tracked_table.paths, r.index_files,
-                                                id_factory=table.core.env.new_id)
+                                                id_factory=table.core.env.new_id, restored_vectors=vectors[key])
                 added, removed = drop_rewritten_vectors(dvs, r.picked)
             out.append(CommitMessage(r.partition, r.bucket, r.total_buckets, compact_before=r.picked,
                                      compact_after=tuple(after.get(key, ())), compact_new_index_files=added,
