@@ -26,13 +26,13 @@ import json
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from impl.format import avro, avro_encode
+from impl.format import avro, avro_encode, partition_blocks
 from impl.format.records import DataFileMeta, FileKind, FileSource, ManifestEntry, SimpleStats
 from impl.gcpause import paused_gc
 
@@ -72,6 +72,8 @@ class DecodedBlocks:
     bodies: tuple[bytes, ...]  # block bodies as stored
     counts: tuple[int, ...]  # records per block
     schema_json: bytes = b""  # the writer schema as stored in the header (a cache key)
+    # the header's metadata map (the file's own keys besides codec and schema)
+    metadata: Mapping[str, bytes] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
     @property
     def total(self) -> int:
@@ -80,13 +82,13 @@ class DecodedBlocks:
     def select(self, blocks: Iterable[int]) -> "DecodedBlocks":
         ids = list(blocks)
         return DecodedBlocks(self.schema, self.codec, tuple(self.bodies[i] for i in ids),
-                             tuple(self.counts[i] for i in ids), self.schema_json)
+                             tuple(self.counts[i] for i in ids), self.schema_json, self.metadata)
 
     def decompressed(self) -> "DecodedBlocks":
         """The same blocks stored uncompressed (codec ``null``)."""
         if self.codec == "null":
             return self
-        return DecodedBlocks(self.schema, "null", tuple(self.payload()), self.counts, self.schema_json)
+        return DecodedBlocks(self.schema, "null", tuple(self.payload()), self.counts, self.schema_json, self.metadata)
 
     def payload(self) -> list[bytes]:
         """Every block decompressed, in order: together one valid block body (records do not
@@ -103,57 +105,24 @@ class DecodedBlocks:
         raise ValueError(f"codec {self.codec!r}")
 
 
-def _long(data: bytes, pos: int) -> tuple[int, int]:
-    """The Avro long at ``pos`` and the position after it."""
-    b = data[pos]
-    pos += 1
-    n = b & 0x7F
-    shift = 7
-    while b & 0x80:
-        b = data[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-    return (n >> 1) ^ -(n & 1), pos
-
-
 def decode_blocks(data: bytes) -> DecodedBlocks:
     """The header and blocks of an Avro container, undecompressed (ValueError / IndexError on a
     malformed or cut file)."""
-    if data[:4] != avro_encode.MAGIC:
-        raise ValueError("not an Avro container")
-    pos = 4
-    meta: dict[str, bytes] = {}
-    while True:
-        count, pos = _long(data, pos)
-        if count == 0:
-            break
-        if count < 0:  # a map block with its byte size
-            count = -count
-            _, pos = _long(data, pos)
-        for _ in range(count):
-            size, pos = _long(data, pos)
-            key = data[pos:pos + size].decode()
-            pos += size
-            size, pos = _long(data, pos)
-            meta[key] = data[pos:pos + size]
-            pos += size
-    sync = data[pos:pos + 16]
-    if len(sync) != 16:
-        raise ValueError("cut header")
-    pos += 16
+    head = avro_encode.read_header(data)
+    meta, sync, pos = head.metadata, head.sync_marker, head.end
     bodies: list[bytes] = []
     counts: list[int] = []
     while pos < len(data):
-        n, pos = _long(data, pos)
-        size, pos = _long(data, pos)
+        n, pos = avro_encode.read_long(data, pos)
+        size, pos = avro_encode.read_long(data, pos)
         if n < 0 or size < 0 or pos + size + 16 > len(data) or data[pos + size:pos + size + 16] != sync:
             raise ValueError("cut or malformed block")
         bodies.append(data[pos:pos + size])
         counts.append(n)
         pos += size + 16
     codec = meta.get("avro.codec", b"null").decode()
-    return DecodedBlocks(json.loads(meta["avro.schema"]), codec, tuple(bodies), tuple(counts), meta["avro.schema"])
+    return DecodedBlocks(json.loads(meta["avro.schema"]), codec, tuple(bodies), tuple(counts), meta["avro.schema"],
+                         meta)
 
 
 def null_codec_container(schema: Any, payload: list[bytes], count: int) -> bytes:
@@ -404,39 +373,74 @@ def partition_entries(data: bytes, keep: Callable[[bytes], bool]
     accepts, in file order; every distinct partition of the file; the number of entries. None
     when this decoder cannot (as :func:`manifest_entries`).
 
-    Only the partition column of the whole file is decoded; then only the blocks holding a kept
-    entry are decoded in full."""
+    With a partition index in the file's header (see :mod:`impl.format.partition_blocks`) only
+    the blocks holding a kept entry are decompressed and decoded. Without, the partition column
+    of the whole file is decoded first, then the blocks holding a kept entry in full."""
     try:
         decoded = _entry_blocks(data)
         if decoded is None:
             return None
         if decoded.total == 0:
-            return [], set(), 0
+            return [], set(), decoded.total
+        through_index = _through_index(decoded, keep)
+        if through_index is not None:
+            return through_index
         # decompressed once: the blocks holding kept entries are decoded again below
         decoded = decoded.decompressed()
-        parts = _combined(read_columns(decoded, ["_PARTITION"]).column("_PARTITION"))
-        _no_nulls(parts)
-        if pa.types.is_binary_view(parts.type):  # hash kernels take plain binary
-            parts = parts.cast(pa.binary())
+        parts = _binary(read_columns(decoded, ["_PARTITION"]).column("_PARTITION"))
         values = pc.unique(parts).to_pylist()
         wanted = [v for v in values if keep(v)]
-        if not wanted:
-            return [], set(values), decoded.total
-        mask = pc.is_in(parts, value_set=pa.array(wanted, type=parts.type)).to_numpy(zero_copy_only=False)
-        positions = np.flatnonzero(mask)
+        positions = np.flatnonzero(_in(parts, wanted)) if wanted else np.empty(0, np.int64)
         starts = np.cumsum((0,) + decoded.counts)
-        blocks = np.unique(np.searchsorted(starts, positions, side="right") - 1)
-        sub = decoded.select(blocks.tolist())
-        rows = np.concatenate([np.arange(starts[b], starts[b + 1]) for b in blocks])  # positions in sub
-        # entries of every record of those blocks, then the kept ones (pyarrow cannot filter
-        # the view columns polars hands over; the blocks hold few other records)
-        in_sub = entries_of(read_columns(sub))
-        entries = [e for e, k in zip(in_sub, mask[rows].tolist(), strict=True) if k]
-        if len(entries) != len(positions):
+        blocks = np.unique(np.searchsorted(starts, positions, side="right") - 1).tolist()
+        kept = _kept_entries(decoded, blocks, wanted) if wanted else []
+        if len(kept) != len(positions):
             raise ValueError("kept rows and positions disagree")
-        return list(zip(positions.tolist(), entries, strict=True)), set(values), decoded.total
+        return kept, set(values), decoded.total
     except Exception:  # noqa: BLE001 - an accelerator: fastavro decodes what this cannot
         return None
+
+
+def _through_index(decoded: DecodedBlocks, keep: Callable[[bytes], bool]
+                   ) -> tuple[list[tuple[int, ManifestEntry]], set[bytes], int] | None:
+    """:func:`partition_entries` through the file's partition index; None without one, or when
+    the index does not agree with the file (its counts, or the entries found where it points):
+    the caller then decodes the long way."""
+    try:
+        index = partition_blocks.decode(decoded.metadata.get(partition_blocks.KEY), decoded.counts)
+    except (ValueError, TypeError, KeyError):
+        return None
+    if index is None:
+        return None
+    values = list(index.blocks)
+    wanted = [v for v in values if keep(v)]
+    kept = _kept_entries(decoded, index.blocks_of(wanted), wanted) if wanted else []
+    if len(kept) != index.entries(wanted):
+        return None
+    return kept, set(values), decoded.total
+
+
+def _binary(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A decoded ``_PARTITION`` column as plain binary (hash kernels take no views), checked for nulls."""
+    parts = _combined(column)
+    _no_nulls(parts)
+    return parts.cast(pa.binary()) if pa.types.is_binary_view(parts.type) else parts
+
+
+def _in(parts: pa.Array, wanted: list[bytes]) -> np.ndarray:
+    return pc.is_in(parts, value_set=pa.array(wanted, type=parts.type)).to_numpy(zero_copy_only=False)
+
+
+def _kept_entries(decoded: DecodedBlocks, blocks: list[int], wanted: list[bytes]) -> list[tuple[int, ManifestEntry]]:
+    """(position in the file, entry) of the records of ``blocks`` in ``wanted`` partitions."""
+    starts = np.cumsum((0,) + decoded.counts)
+    table = read_columns(decoded.select(blocks))
+    mask = _in(_binary(table.column("_PARTITION")), wanted)
+    rows = np.concatenate([np.arange(starts[b], starts[b + 1]) for b in blocks])
+    # entries of every record of those blocks, then the kept ones (pyarrow cannot filter the
+    # view columns polars hands over; the blocks hold few other records)
+    entries = [e for e, k in zip(entries_of(table), mask.tolist(), strict=True) if k]
+    return list(zip(rows[mask].tolist(), entries, strict=True))
 
 
 def _entry_blocks(data: bytes) -> DecodedBlocks | None:

@@ -17,7 +17,7 @@ import io
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import fastavro
 import numpy as np
@@ -218,10 +218,76 @@ def avro_bytes(value: bytes) -> bytes:
     return varint(len(value)) + value
 
 
-def header(schema_json: bytes, codec: str, sync_marker: bytes) -> bytes:
-    """An Avro container header: magic, the metadata map (codec, then schema, fastavro's order), the sync marker."""
-    meta = avro_bytes(b"avro.codec") + avro_bytes(codec.encode()) + avro_bytes(b"avro.schema") + avro_bytes(schema_json)
-    return MAGIC + varint(2) + meta + varint(0) + sync_marker
+def header(schema_json: bytes, codec: str, sync_marker: bytes, metadata: Mapping[str, bytes] | None = None) -> bytes:
+    """An Avro container header: magic, the metadata map (codec, then schema, fastavro's order,
+    then ``metadata``: keys of the file's own, which Avro readers keep and otherwise ignore),
+    the sync marker."""
+    items = [(b"avro.codec", codec.encode()), (b"avro.schema", schema_json),
+             *((k.encode(), v) for k, v in (metadata or {}).items())]
+    meta = b"".join(avro_bytes(k) + avro_bytes(v) for k, v in items)
+    return MAGIC + varint(len(items)) + meta + varint(0) + sync_marker
+
+
+@dataclass(frozen=True)
+class ContainerHeader:
+    """The header of an Avro container file: its metadata map, sync marker, and where the blocks start."""
+
+    metadata: dict[str, bytes]
+    sync_marker: bytes
+    end: int  # the offset of the first block
+
+
+def read_long(data: bytes, pos: int) -> tuple[int, int]:
+    """The Avro long at ``pos`` and the position after it."""
+    b = data[pos]
+    pos += 1
+    n = b & 0x7F
+    shift = 7
+    while b & 0x80:
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+    return (n >> 1) ^ -(n & 1), pos
+
+
+def read_header(data: bytes) -> ContainerHeader:
+    """The header of the Avro container ``data`` (ValueError / IndexError when it is none or cut)."""
+    if data[:4] != MAGIC:
+        raise ValueError("not an Avro container")
+    pos = 4
+    meta: dict[str, bytes] = {}
+    while True:
+        count, pos = read_long(data, pos)
+        if count == 0:
+            break
+        if count < 0:  # a map block with its byte size
+            count = -count
+            _, pos = read_long(data, pos)
+        for _ in range(count):
+            size, pos = read_long(data, pos)
+            key = data[pos:pos + size].decode()
+            pos += size
+            size, pos = read_long(data, pos)
+            meta[key] = data[pos:pos + size]
+            pos += size
+    sync = data[pos:pos + SYNC_SIZE]
+    if len(sync) != SYNC_SIZE:
+        raise ValueError("cut header")
+    return ContainerHeader(meta, sync, pos + SYNC_SIZE)
+
+
+def with_metadata(data: bytes, metadata: Mapping[str, bytes]) -> bytes:
+    """The Avro container ``data`` with ``metadata`` added to its header's map (its blocks, and
+    the sync marker that ends each, as they are)."""
+    head = read_header(data)
+    reserved = [k for k in metadata if k.startswith("avro.")]
+    if reserved:
+        raise ValueError(f"metadata keys {reserved} are reserved by Avro")
+    own = {k: v for k, v in head.metadata.items() if not k.startswith("avro.")}
+    own.update(metadata)
+    return b"".join([header(head.metadata["avro.schema"], head.metadata.get("avro.codec", b"null").decode(),
+                            head.sync_marker, own), memoryview(data)[head.end:]])
 
 
 def block(count: int, compressed: bytes, sync_marker: bytes) -> bytes:

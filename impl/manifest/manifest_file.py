@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import pyarrow as pa
 
 from impl.errors import CorruptMetadataError, InvalidOptionError
-from impl.format import avro, avro_columns, columnar_manifest
+from impl.format import avro, avro_columns, avro_encode, columnar_manifest, partition_blocks
 from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
 from impl.format.json_records import Snapshot
 from impl.format.records import (
@@ -36,6 +36,14 @@ DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
 # The formats Paimon writes manifests, manifest lists and index manifests in (``manifest.format``).
 AVRO = "avro"
 MANIFEST_FORMATS = (AVRO, columnar_manifest.ORC, columnar_manifest.PARQUET)
+
+
+def _with_partition_index(data: bytes, batch: list[ManifestEntry]) -> bytes:
+    """The Avro manifest ``data`` of ``batch`` with the index of its partitions' blocks in its
+    header (see impl.format.partition_blocks), unless it would weigh on the file."""
+    counts = avro_columns.decode_blocks(data).counts
+    index = partition_blocks.encode(counts, [e.partition for e in batch])
+    return data if index is None else avro_encode.with_metadata(data, {partition_blocks.KEY: index})
 
 
 @dataclass
@@ -208,6 +216,8 @@ class ManifestFile:
         data = writer.finish()
         if fmt != AVRO:  # the Avro bytes only measured the size for rolling
             data = columnar_manifest.write_table(fmt, avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in batch])
+        elif self.partition_type:  # an unpartitioned table's reads filter no partition
+            data = _with_partition_index(data, batch)
         name = self.paths.new_manifest_name()
         if name_suffix:
             # changelog manifests are named manifest-<uuid>-changelog-<n>, as pypaimon does
