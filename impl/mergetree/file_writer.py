@@ -49,6 +49,10 @@ class KVFileContext:
     # Paimon's fixed mode for _KEY_ columns; postpone-bucket files carry none (their writer sets
     # metadata.stats-mode = none for the whole file)
     key_stats_mode: StatsModeLike = KEY_STATS_MODE
+    # data-file.thin-mode: files without the _KEY_ copies (Paimon's KeyValueThinDataFileWriterImpl;
+    # every reader takes the key from the value columns when a file has no _KEY_ columns). The
+    # key statistics stay those of the key columns, which the copies would have had.
+    thin_mode: bool = False
 
     def path(self, file_name: str) -> str:
         return posixpath.join(self.bucket_dir, file_name)
@@ -62,7 +66,12 @@ class KVFileContext:
     def file_fields(self) -> list:
         """The Paimon fields of a KV file (ids as Java writes them, for formats that carry them)."""
         schema = self.layout.schema
-        return kv_file_fields([schema.field(k) for k in self.layout.key_names], schema.fields)
+        keys = [] if self.thin_mode else [schema.field(k) for k in self.layout.key_names]
+        return kv_file_fields(keys, schema.fields)
+
+    def file_rows(self, kv: pa.Table) -> pa.Table:
+        """The columns of ``kv`` a file stores (without the _KEY_ copies in thin mode)."""
+        return kv.drop_columns(list(self.layout.key_columns)) if self.thin_mode else kv
 
 
 class KVFileStats:
@@ -257,17 +266,18 @@ class RollingKVWriter:
         schema = self.ctx.layout.schema_for(kv.column_names)
         if kv.schema != schema:
             kv = kv.cast(schema)
+        stored = self.ctx.file_rows(kv)
         row_bytes = max(kv.nbytes / n, 1.0)
         target = self.ctx.target_file_size
         pos = 0
         try:
             while pos < n:
-                f = self._file(schema, kv.slice(pos))
+                f = self._file(stored.schema, stored.slice(pos))
                 before = f.size()
                 missing = max(target - before, 1)
                 rows = int(missing / (row_bytes * self._ratio)) + 1
                 chunk = kv.slice(pos, min(rows, n - pos))
-                f.writer.write(chunk)
+                f.writer.write(stored.slice(pos, chunk.num_rows))
                 f.stats.update(chunk)
                 written = f.size() - before
                 if chunk.nbytes > 0 and written > 0:

@@ -136,6 +136,7 @@ class MergeTreeOptions:
     rowkind_field: str | None = co.ROWKIND_FIELD.default
     changelog_producer: ChangelogProducer = co.CHANGELOG_PRODUCER.default
     write_only: bool = co.WRITE_ONLY.default
+    data_file_thin_mode: bool = co.DATA_FILE_THIN_MODE.default
     default_aggregate_function: str | None = co.FIELDS_DEFAULT_AGGREGATE_FUNCTION.default
     field_aggregate_functions: Mapping[str, str] = field(default_factory=dict)
     field_ignore_retract: frozenset[str] = frozenset()
@@ -195,6 +196,7 @@ class MergeTreeOptions:
             rowkind_field=co.ROWKIND_FIELD.get(o),
             changelog_producer=supported_changelog_producer(co.CHANGELOG_PRODUCER.get(o)),
             write_only=co.WRITE_ONLY.get(o),
+            data_file_thin_mode=co.DATA_FILE_THIN_MODE.get(o),
             default_aggregate_function=co.FIELDS_DEFAULT_AGGREGATE_FUNCTION.get(o),
             field_aggregate_functions=co.FIELD_AGGREGATE_FUNCTION.get_all(o),
             field_ignore_retract=frozenset(

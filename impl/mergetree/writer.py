@@ -247,6 +247,7 @@ class MergeTreeWriter:
             stats_mode=stats_mode,
             clock_millis=env.clock_millis,
             file_index=options.file_index,
+            thin_mode=options.data_file_thin_mode,
         )
         collector_for(options.file_index, schema.fields)  # refuse an index Paimon cannot write before any file is opened
         self._namer = DataFileNamer(id_factory=env.new_id)

@@ -103,6 +103,10 @@ SPILL_COMPRESSION: ConfigOption[str] = _option(
     "Compression of spill files (Arrow IPC): zstd, lz4 or none (Paimon's lzo is not available).")
 SPILL_COMPRESSION_ZSTD_LEVEL: ConfigOption[int] = _option(
     "spill-compression.zstd-level", at_least(1), 1, "zstd level of spill files.")
+DATA_FILE_THIN_MODE: ConfigOption[bool] = _option(
+    "data-file.thin-mode", parse_bool, False,
+    "Primary-key data files without the _KEY_ copies of the key columns (readers take the key from "
+    "the value columns; Paimon's KeyValueThinDataFileWriterImpl).")
 WRITE_ONLY: ConfigOption[bool] = _option(
     "write-only", parse_bool, False,
     "Skip compaction and snapshot expiration on write (a dedicated job compacts).",

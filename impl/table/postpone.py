@@ -185,7 +185,8 @@ class PostponeBucketWriter:
             layout=self._layout, key_codec=mt.KeyCodec(self._layout.key_types), schema_id=core.schema.id,
             target_file_size=core.options.target_file_size_for(True), formats=WriteFormats.from_options(options),
             clock_millis=core.env.clock_millis, stats_mode=NO_STATS if no_stats else core.options.stats_mode,
-            file_index=core.merge_tree_options.file_index)  # Paimon's KV writer factory indexes these files too
+            file_index=core.merge_tree_options.file_index,  # Paimon's KV writer factory indexes these files too
+            thin_mode=core.merge_tree_options.data_file_thin_mode)
         if no_stats:
             self._ctx = replace(self._ctx, key_stats_mode=NO_STATS)
         self._namer = FileNamer(writer_prefix(commit_user, write_id), id_factory=core.env.new_id)

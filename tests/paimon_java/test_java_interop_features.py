@@ -391,3 +391,30 @@ def test_branch_both_ways(java, tmp_path, first):
     last = _batch([2, 32], "z")
     tables.commit(first, last)
     tables.both_read(_rows(b1, b2, on_a, on_b, last))
+
+
+# ============================================================================ thin data files
+
+
+@pytest.mark.parametrize("first", SIDES)
+def test_thin_mode_table_both_ways(java, tmp_path, first):
+    """``data-file.thin-mode``: A creates the table and commits, B commits and fully compacts,
+    A commits again; every data file either side wrote lacks the ``_KEY_`` copies (Java's
+    ``KeyValueThinDataFileWriterImpl`` and impl write the same shape), and both sides read the
+    same rows and metadata throughout."""
+    second = other(first)
+    tables = Tables(java, tmp_path / "wh", tmp_path)
+    tables.create(first, TAG_FIELDS, ["id"], [], {"bucket": "2", "data-file.thin-mode": "true"})
+    b1, b2, b3 = _batch(range(8), "a"), _batch(range(4, 12), "b"), _batch([0, 11, 20], "c")
+    tables.commit(first, b1)
+    tables.commit(second, b2)
+    tables.both_read(_rows(b1, b2))
+    tables.compact(second)
+    tables.commit(first, b3)
+    tables.both_read(_rows(b1, b2, b3))
+    assert_same_metadata(java, tables.wh)
+    files = sorted((tables.wh / "db.db").rglob("data-*.parquet"))
+    assert len(files) >= 3
+    for f in files:
+        names = pq.read_schema(f).names
+        assert names[:2] == ["_SEQUENCE_NUMBER", "_VALUE_KIND"] and "id" in names, (f, names)
