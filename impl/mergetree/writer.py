@@ -94,6 +94,10 @@ class WriteBufferPool:
         """Estimated bytes buffered by all writers of the pool."""
         return sum(w.buffered_bytes for w in self._writers.values())
 
+    def any_spilled(self) -> bool:
+        """Whether a writer of the pool holds sorted runs spilled to disk."""
+        return any(w.spilled_runs for w in self._writers.values())
+
     def spill_all(self) -> None:
         """Before a commit: if any writer spilled, spill every writer's buffer too.
 
@@ -102,7 +106,7 @@ class WriteBufferPool:
         filled the pool are left alone (their buffers go straight to level-0 files).
         """
         writers = list(self._writers.values())
-        if not any(w.spilled_runs for w in writers):
+        if not self.any_spilled():
             return
         # smallest first: the memory a spill needs besides the buffers is about its own buffer's
         # size, so the largest goes when the others have been freed

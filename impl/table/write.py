@@ -18,6 +18,7 @@ the writer (and storage) exactly as it was.
 
 from __future__ import annotations
 
+import os
 import sys
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, Mapping, Protocol, Sequence
@@ -204,6 +205,10 @@ def row_kinds_of(t: pa.Table, row_kinds, core: TableCore) -> np.ndarray | None:
 
 
 # ============================================================================ writers per bucket
+
+
+# the most threads a write-only commit flushes its buckets on (see TableWrite._flush_threads)
+MAX_FLUSH_THREADS = 4
 
 
 class BucketWriter(Protocol):
@@ -510,14 +515,11 @@ class TableWrite:
         if self._buffer_pool is not None:
             # free every buffer before the first writer merges its spilled runs (see spill_all)
             self._buffer_pool.spill_all()
-        if wait:
+        threads = self._flush_threads()
+        if wait or threads > 1:
             # Flush every bucket (starting its compaction) before waiting for any: the buckets'
             # compactions then run while later buckets flush, not one bucket after the other.
-            # The flushes stay on this thread, one at a time: flushing buckets side by side
-            # would hold several flushes' sorted copies at once (write memory is bounded by
-            # one), for no measurable gain on two cores.
-            for w in self._writers.values():
-                w.flush_for_commit()
+            self._flush_for_commit(threads)
         for w in self._writers.values():
             m = w.prepare_commit(wait)
             if not m.is_empty():
@@ -525,6 +527,34 @@ class TableWrite:
         if self._assigner is not None:
             messages = self._assigner.attach(messages)
         return messages
+
+    def _flush_threads(self) -> int:
+        """Threads the commit's flushes run on. One, unless nothing compacts during this write
+        (``write-only``): the buckets' compactions then use the other cores while the flushes
+        run one at a time, and one flush's sorted piece is all a commit holds besides the
+        buffers (measured: side by side gained nothing there on two cores). With nothing to
+        compact, a write-only commit's flushes (sort, encode, compress: the GIL is released)
+        would leave the other cores idle. Not with a given executor (an inline one is the
+        deterministic mode), nor while a writer holds spilled runs (their merges hold memory
+        of their own)."""
+        writers = self._writers.values()
+        if (len(writers) < 2 or self._given_executor is not None or not self.core.primary_keys
+                or not self.core.merge_tree_options.write_only
+                or (self._buffer_pool is not None and self._buffer_pool.any_spilled())):
+            return 1
+        return min(len(writers), os.cpu_count() or 1, MAX_FLUSH_THREADS)
+
+    def _flush_for_commit(self, threads: int) -> None:
+        writers = list(self._writers.values())
+        if threads <= 1:
+            for w in writers:
+                w.flush_for_commit()
+            return
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="paimon-flush") as pool:
+            futures = [pool.submit(w.flush_for_commit) for w in writers]
+        errors = [e for f in futures if (e := f.exception()) is not None]
+        if errors:
+            raise errors[0]
 
     def close(self) -> None:
         """Release writers; rows not yet prepared are dropped and their files deleted."""
