@@ -579,6 +579,19 @@ class MergeTreeWriter:
         self._future = self._executor_for_compaction().submit(task.run)
         self._task = task
 
+    def run_queued_compaction(self) -> None:
+        """Run this writer's compaction on the calling thread if it is still queued for the
+        compaction executor (not started); the next sync takes its result as it would have."""
+        task, future = self._task, self._future
+        if task is None or future is None or not future.cancel():
+            return
+        inline: Future = Future()
+        try:
+            inline.set_result(task.run())
+        except BaseException as e:  # noqa: BLE001 - handed to the sync, as the executor would have
+            inline.set_exception(e)
+        self._future = inline
+
     def _try_sync(self, blocking: bool) -> None:
         """Take the result of the running compaction if it finished (or wait for it if ``blocking``)."""
         task, future = self._task, self._future

@@ -73,6 +73,9 @@ class PrimaryKeyBucketWriter:
     def flush_for_commit(self) -> None:
         self.writer.flush_for_commit()
 
+    def run_queued_compaction(self) -> None:
+        self.writer.run_queued_compaction()
+
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
         return self.writer.prepare_commit(wait_compaction)
 

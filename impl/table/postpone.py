@@ -209,6 +209,9 @@ class PostponeBucketWriter:
     def flush_for_commit(self) -> None:
         pass  # nothing compacts in bucket -2
 
+    def run_queued_compaction(self) -> None:
+        pass
+
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
         files: list[DataFileMeta] = []
         if self._writer is not None:

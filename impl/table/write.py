@@ -219,6 +219,9 @@ class BucketWriter(Protocol):
     def flush_for_commit(self) -> None:
         """Flush and start compacting without waiting (before a waiting ``prepare_commit``)."""
 
+    def run_queued_compaction(self) -> None:
+        """Run the compaction still queued for a compaction thread on the calling thread."""
+
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage: ...
 
     def close(self) -> None: ...
@@ -242,6 +245,9 @@ class _AppendBucketWriter:
 
     def flush_for_commit(self) -> None:
         pass  # append files are written as rows come; nothing compacts in the write
+
+    def run_queued_compaction(self) -> None:
+        pass
 
     def prepare_commit(self, wait_compaction: bool) -> CommitMessage:
         files = self.writer.prepare_commit()
@@ -520,6 +526,12 @@ class TableWrite:
             # Flush every bucket (starting its compaction) before waiting for any: the buckets'
             # compactions then run while later buckets flush, not one bucket after the other.
             self._flush_for_commit(threads)
+        if wait and self._given_executor is None:
+            # The compaction thread runs the buckets' compactions one after the other while this
+            # thread would wait for them: it takes the ones not started yet. The buffers are
+            # flushed by now, so a second compaction runs only when their memory is free.
+            for w in self._writers.values():
+                w.run_queued_compaction()
         for w in self._writers.values():
             m = w.prepare_commit(wait)
             if not m.is_empty():

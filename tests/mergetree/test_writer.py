@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import Executor, Future
 import os
 import threading
 import time
@@ -745,3 +746,56 @@ def test_rechunk_combines_runs_of_small_tables_and_keeps_order():
     assert [t.num_rows for t in out] == [30, 30, 30, 10, 200, 30, 30, 30, 30, 30]
     assert all(t.column("x").num_chunks == 1 for t in out)
     assert flush_chunk_rows(0.0, 0) == 1 << 20 and flush_chunk_rows(64e6, 1000) == 4096
+
+
+class _HeldExecutor(Executor):
+    """An executor that queues what is submitted and runs nothing: each task stays pending, as
+    one waiting behind another bucket's compaction on the single compaction thread does."""
+
+    def __init__(self):
+        self.queued: list = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        future: Future = Future()
+        self.queued.append((future, fn))
+        return future
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_queued_compaction_runs_on_the_committing_thread(tmp_path, monkeypatch, fails):
+    """run_queued_compaction runs a compaction the executor has not started on the calling thread
+    (the queued one is cancelled, so it never runs twice); the sync takes its result (or its
+    error) as it would the executor's, and the data equal a writer whose compaction ran there."""
+    executor = _HeldExecutor()
+    t = Table(tmp_path, make_schema(), {"num-sorted-run.compaction-trigger": "2"}, executor=executor)
+    w = t.writer()
+    expected = {}
+    for i in range(3):
+        ids = list(range(i * 5, i * 5 + 8))
+        w.write(batch(ids, k=[f"r{i}-{x}" for x in ids]))
+        expected.update({x: f"r{i}-{x}" for x in ids})
+        w.flush_for_commit()
+        if not executor.queued:
+            t.apply(w.prepare_commit(False))
+    assert len(executor.queued) == 1
+    future, _ = executor.queued[0]
+    if fails:
+        monkeypatch.setattr(CompactResult, "__init__", _raise_disk_gone)
+    w.run_queued_compaction()
+    assert future.cancelled()  # the executor's copy will never run
+    if fails:
+        with pytest.raises(OSError, match="disk gone"):
+            w.prepare_commit(True)
+        w.close()
+        assert t.files_on_disk() == {name for _, name in t.live}  # the failed compaction left nothing
+        return
+    msg = w.prepare_commit(True)
+    assert msg.compact_before and msg.compact_after
+    t.apply(msg)
+    w.close()
+    got = t.read()
+    assert dict(zip(got.column("id").to_pylist(), got.column("k").to_pylist(), strict=True)) == expected
+
+
+def _raise_disk_gone(self, *args, **kwargs):
+    raise OSError("disk gone")
