@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import Executor, Future
 import os
 import threading
 import time
+from concurrent.futures import Executor, Future
 
 import numpy as np
 import pyarrow as pa
