@@ -30,6 +30,9 @@ EARLIEST_HINT = "EARLIEST"
 DATA_FILE_PREFIX = "data-"
 CHANGELOG_FILE_PREFIX = "changelog-"
 TAG_PREFIX = "tag-"
+# a tag being created: written before its snapshot is confirmed, so an expiration keeps the
+# snapshot's files meanwhile; Paimon lists "tag-*" only (impl.tag.manager.TagManager.create)
+PENDING_TAG_PREFIX = "pending-tag-"
 BRANCH_PREFIX = "branch-"
 MAIN_BRANCH = "main"
 
@@ -124,6 +127,9 @@ class TablePaths:
 
     def tag_path(self, tag_name: str) -> str:
         return posixpath.join(self.tag_dir, f"{TAG_PREFIX}{tag_name}")
+
+    def pending_tag_path(self, token: str) -> str:
+        return posixpath.join(self.tag_dir, f"{PENDING_TAG_PREFIX}{token}")
 
     def with_branch(self, branch: str) -> "TablePaths":
         """The same table's paths for another branch."""

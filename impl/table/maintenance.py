@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from impl.branch.manager import BranchManager
 from impl.errors import CorruptMetadataError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
-from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, TablePaths
+from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, PENDING_TAG_PREFIX, TablePaths
 from impl.snapshot.expire import tags_to_skip
 from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.references import Missing, PartitionPathOf, SnapshotFileReader, SnapshotFiles
@@ -81,10 +81,11 @@ def all_tags(core: TableCore) -> list[tuple[str, Tag]]:
     return out
 
 
-def tag_names_used(core: TableCore, tags: Iterable[Tag]) -> set[str]:
+def tag_names_used(core: TableCore, tags: Iterable[Tag], missing: Missing = Missing.RAISE) -> set[str]:
     """Every file name the given tags reference (each distinct snapshot read once).
 
-    A tag must be complete: CorruptMetadataError if a file it needs is missing.
+    A tag must be complete: CorruptMetadataError if a file it needs is missing. A pending tag
+    may not be (``Missing.SKIP``): its creator confirms the snapshot only after writing it.
     """
     reader = snapshot_file_reader(core)
     used: set[str] = set()
@@ -92,7 +93,7 @@ def tag_names_used(core: TableCore, tags: Iterable[Tag]) -> set[str]:
     for tag in tags:
         if tag.snapshot not in seen:
             seen.add(tag.snapshot)
-            used |= reader.files(tag.snapshot, Missing.RAISE).names()
+            used |= reader.files(tag.snapshot, missing).names()
     return used
 
 
@@ -104,27 +105,45 @@ def protected_names(core: TableCore) -> Callable[[int, int], frozenset[str]]:
     files with this one (created from its tags, or fast-forwarded to).
 
     The expiration calls it twice (before and after deleting the snapshot files); the second
-    call costs one listing of the tag directory unless a tag was created in between."""
+    call costs one listing of the tag directory unless a tag (or pending tag: one being
+    created, whose snapshot may be only partly there) was created in between."""
     last: list[tuple[frozenset[str], frozenset[str]]] = []  # (tag names, protected names) of the last call
 
     def protect(begin: int, end: int) -> frozenset[str]:
-        if last and frozenset(core.tag_manager.tag_names()) <= last[0][0]:
+        if last and frozenset(core.file_io.list_names(core.paths.tag_dir)) <= last[0][0]:
             return last[0][1]
-        own = list(core.tag_manager.tags())
-        wanted = set(tags_to_skip([t.snapshot.id for t in own], begin, end))
+        own, pending, listed = core.tag_manager.protecting_tags()
+        wanted = set(tags_to_skip([t.snapshot.id for t in [*own, *pending]], begin, end))
         used = tag_names_used(core, (t for t in own if t.snapshot.id in wanted))
+        used |= tag_names_used(core, (t for t in pending if t.snapshot.id in wanted), Missing.SKIP)
         names = frozenset(used | other_branches_used_names(core))
-        last[:] = [(frozenset(t.name for t in own), names)]
+        last[:] = [(listed, names)]
         return names
     return protect
 
 
-def table_used_names(core: TableCore) -> set[str]:
-    """Every file name any present snapshot or tag of any branch references."""
+def table_used_names(core: TableCore, ignored_pending: frozenset[str] = frozenset()) -> set[str]:
+    """Every file name any present snapshot, tag or pending tag of any branch references
+    (pending tags whose file name is in ``ignored_pending`` aside)."""
     used = tag_names_used(core, (t for _, t in all_tags(core)))
     for branch in all_branches(core):
         used |= used_file_names(core, snapshot_manager=SnapshotManager(core.file_io, core.paths.with_branch(branch)))
+        _, pending, _ = TagManager(core.file_io, core.paths.with_branch(branch)).protecting_tags()
+        used |= tag_names_used(core, (t for t in pending if t.name not in ignored_pending), Missing.SKIP)
     return used
+
+
+def _stale_pending_tags(core: TableCore, older_than_millis: int) -> list[str]:
+    """Pending tag files of every branch last modified before ``older_than_millis``: left by a
+    creator that died before publishing (a creation takes seconds), never a tag."""
+    out = []
+    for branch in all_branches(core):
+        tag_dir = core.paths.with_branch(branch).tag_dir
+        for f in core.file_io.walk_files(tag_dir):
+            if (posixpath.basename(f.path).startswith(PENDING_TAG_PREFIX) and f.modified_millis is not None
+                    and f.modified_millis < older_than_millis):
+                out.append(f.path)
+    return sorted(out)
 
 
 def _is_candidate(core: TableCore, path: str) -> bool:
@@ -145,16 +164,20 @@ def _is_candidate(core: TableCore, path: str) -> bool:
 def remove_orphan_files(core: TableCore, older_than_millis: int, dry_run: bool = False) -> list[str]:
     """Delete unreferenced files last modified before ``older_than_millis``; return their paths
     (``dry_run``: the paths only, nothing deleted)."""
+    stale = _stale_pending_tags(core, older_than_millis)
+    if stale and not dry_run:
+        core.file_io.delete_quietly(stale)  # first: the files only they kept become orphans now
     files = [f for f in core.file_io.walk_files(core.path) if _is_candidate(core, f.path)]
     if not files:
-        return []
-    used = table_used_names(core)  # raises before deleting anything if a snapshot or tag is unreadable
+        return stale
+    # raises before deleting anything if a snapshot or tag is unreadable
+    used = table_used_names(core, frozenset(posixpath.basename(p) for p in stale))
     doomed = [f.path for f in files
               if posixpath.basename(f.path) not in used
               and f.modified_millis is not None and f.modified_millis < older_than_millis]
     if not dry_run:
         core.file_io.delete_quietly(doomed)
-    return doomed
+    return stale + doomed
 
 
 # ============================================================================ rollback

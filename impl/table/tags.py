@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from dataclasses import replace
 
 from impl.errors import InvalidOptionError, NoSnapshotError, SnapshotNotExistError, TagAlreadyExistError
@@ -56,18 +57,21 @@ def create_tag(core: TableCore, name: str, snapshot_id: int | None,
     for _ in range(_TAG_ATTEMPTS):
         snap = snapshot_to_tag(core, snapshot_id)
         try:
-            tag = tags.create(name, snap, retained, now=None if retained is None else core.now_local())
+            # Through a pending tag: an expiration may delete the snapshot between reading it
+            # and writing the tag and, having read the tags before this one existed, its files
+            # too (apache/paimon#9220). Expiration reads the tags and pending tags again after
+            # deleting snapshot files, so a snapshot still there once the pending tag is written
+            # keeps its files; one gone is not tagged. A creator dying midway leaves a pending
+            # file, never a tag whose files may be gone.
+            tag = tags.create(name, snap, retained, now=None if retained is None else core.now_local(),
+                              confirm=functools.partial(_still_held, core, name, snap.id),
+                              new_id=core.env.new_id)
         except TagAlreadyExistError:
             if ignore_if_exists:  # lost a race to a creator of the same name
                 return tags.get(name)
             raise
-        if _still_held(core, name, snap.id):
+        if tag is not None:
             return tag
-        # An expiration deleted the snapshot between reading it and writing the tag; having
-        # read the tags before this one existed, it may have deleted the snapshot's files too
-        # (apache/paimon#9220). Expiration reads the tags again after deleting snapshot
-        # files, so a tag whose snapshot is still there after the tag is written is safe.
-        tags.delete_file(name)
         if snapshot_id is not None:
             raise SnapshotNotExistError(core.path, snap.id)
     raise SnapshotNotExistError(core.path, snap.id)

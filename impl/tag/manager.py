@@ -4,23 +4,36 @@ Creating a tag is one atomic create-if-absent of its file (the same primitive th
 snapshots), so two callers racing for a name never both win and a reader never sees half a
 tag. Deleting a tag removes its file; the table layer then frees the files only that tag kept
 (:func:`impl.table.maintenance.delete_tag`).
+
+A tag whose snapshot an expiration may be deleting is created through a *pending tag*
+(``pending-tag-<id>``, the same JSON): written first, then the snapshot is confirmed to be
+still there, then the tag is published and the pending file removed. An expiration keeps the
+files of pending tags as it keeps those of tags (:meth:`TagManager.protecting_tags`), so a
+tag published after its confirmation always finds its files, and a creator that dies
+before publishing leaves a pending file, never a tag whose files may be gone (orphan removal
+deletes pending files older than its threshold). Paimon lists ``tag-*`` files only.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Iterator
+import posixpath
+from typing import Callable, Iterator
 
 from impl.errors import TagAlreadyExistError, TagNotExistError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
-from impl.fs.paths import TAG_PREFIX, TablePaths
+from impl.fs.paths import PENDING_TAG_PREFIX, TAG_PREFIX, TablePaths, random_id
 from impl.tag.tag import Tag, check_tag_name
 
 
 def tag_names_in(names: list[str]) -> list[str]:
     """Tag names among the entries of a tag directory (temp files skipped), sorted."""
     return sorted(n[len(TAG_PREFIX):] for n in names if n.startswith(TAG_PREFIX) and len(n) > len(TAG_PREFIX))
+
+
+# listings of the tag directory an expiration tries while pending tags are being published
+_PROTECTION_LISTINGS = 20
 
 
 class TagManager:
@@ -64,18 +77,68 @@ class TagManager:
                 yield tag
 
     def create(self, name: str, snapshot: Snapshot, time_retained: _dt.timedelta | None = None,
-               now: _dt.datetime | None = None) -> Tag:
+               now: _dt.datetime | None = None, *, confirm: Callable[[], bool] | None = None,
+               new_id: Callable[[], str] = random_id) -> Tag | None:
         """Write ``tag-<name>`` for ``snapshot`` if no tag has that name; TagAlreadyExistError if one has.
 
         With ``time_retained`` the tag records its creation time (local, as Java's
         LocalDateTime.now()) and retention; without, the file is the plain snapshot JSON.
+
+        With ``confirm``, the tag goes through a pending tag (see the module): ``confirm()``
+        runs once the pending file is written, and when it returns False nothing is published
+        and the result is None. ``new_id`` names the pending file.
         """
         check_tag_name(name)
         created = None if time_retained is None else (now or _dt.datetime.now())
         tag = Tag(name, snapshot, created, time_retained)
-        if not self.file_io.try_write_atomic(self.paths.tag_path(name), tag.to_json_bytes()):
+        data = tag.to_json_bytes()
+        if confirm is None:
+            if not self.file_io.try_write_atomic(self.paths.tag_path(name), data):
+                raise TagAlreadyExistError(self.table_name, name)
+            return tag
+        if self.tag_exists(name):
             raise TagAlreadyExistError(self.table_name, name)
-        return tag
+        pending = self.paths.pending_tag_path(new_id())
+        if not self.file_io.try_write_atomic(pending, data):  # whole or absent, as a tag
+            raise FileExistsError(f"pending tag {pending} exists: its id was not new")
+        try:
+            if not confirm():
+                return None
+            if not self.file_io.try_write_atomic(self.paths.tag_path(name), data):
+                raise TagAlreadyExistError(self.table_name, name)
+            return tag
+        finally:
+            # only after the tag is published: an expiration listing the directory meanwhile
+            # finds the pending file or the tag (see protecting_tags)
+            self.file_io.delete_quietly([pending])
+
+    def protecting_tags(self) -> tuple[list[Tag], list[Tag], frozenset[str]]:
+        """(tags, pending tags, the file names listed): what an expiration keeps the files of.
+
+        A pending file that vanishes between the listing and its read was published (or
+        withdrawn) meanwhile; the directory is listed again then, so a tag published that way
+        is never missed. RuntimeError (nothing decided) if pending files keep vanishing."""
+        for _ in range(_PROTECTION_LISTINGS):
+            names = self.file_io.list_names(self.paths.tag_dir)
+            tags: list[Tag] = []
+            pending: list[Tag] = []
+            vanished = False
+            for n in sorted(names):
+                if n.startswith(PENDING_TAG_PREFIX):
+                    path = posixpath.join(self.paths.tag_dir, n)
+                    try:
+                        pending.append(Tag.from_json_bytes(n, self.file_io.read_bytes(path), path))
+                    except FileNotFoundError:
+                        vanished = True
+                        break
+            if vanished:
+                continue
+            for name in tag_names_in(names):
+                tag = self.try_get(name)
+                if tag is not None:  # deleted since the listing
+                    tags.append(tag)
+            return tags, pending, frozenset(names)
+        raise RuntimeError(f"pending tags of {self.table_name} kept vanishing in {_PROTECTION_LISTINGS} listings")
 
     def delete_file(self, name: str) -> None:
         """Remove the tag file (nothing else)."""

@@ -93,28 +93,37 @@ def test_dynamic_bucket_writers_that_routed_by_the_same_index_do_not_both_publis
     assert w0.outcome is Outcome.CONFLICT and "IndexFileConflictError" in (w0.error or "")
 
 
+def _pending_tag(kind):
+    return lambda op: op.kind.value == kind and op.path.rsplit("/", 1)[-1].startswith("pending-tag-")
+
+
 def test_a_tag_whose_snapshot_expires_before_the_tag_is_written_is_withdrawn():
     """Regression (found by the explorer, exhaustive schedule 47 of tag-expire; apache/paimon#9220):
     create_tag read snapshot 3 as the latest; w0 published 4; expiration, having listed the
     tags before the tag existed, deleted snapshot 3 and its manifest lists; create_tag then
-    wrote tag t1 for snapshot 3, acknowledged and unreadable. It now sees that its snapshot is
-    gone after writing the tag, withdraws it and tags the new latest."""
-    chooser = Phases((0, _is("create", "snapshot-4")), (1, _is("create", f"tag-{TAG}")), (0, None), (2, None),
+    wrote tag t1 for snapshot 3, acknowledged and unreadable. It now writes a pending tag first
+    and finds the snapshot gone after writing it: it deletes the pending tag, never publishes
+    one for snapshot 3, and tags the new latest."""
+    chooser = Phases((0, _is("create", "snapshot-4")), (1, _pending_tag("create")), (0, None), (2, None),
                      (1, None))
     outcome = run_schedule(TAG_EXPIRE, chooser)
     assert [str(v) for v in outcome.violations] == []
     tag = outcome.reports[1]
     assert tag.outcome is Outcome.OK and tag.tag_snapshot == 4
     ops = [(s.actor, s.op.kind.value, s.op.path.rsplit("/", 1)[-1]) for s in outcome.steps]
-    assert ops.count((1, "create", f"tag-{TAG}")) == 2 and (1, "delete", f"tag-{TAG}") in ops
-    assert ops.index((2, "delete", "snapshot-3")) < ops.index((1, "create", f"tag-{TAG}"))
+    pending_creates = [i for i, (a, k, n) in enumerate(ops) if a == 1 and k == "create" and n.startswith("pending-tag-")]
+    pending_deletes = [i for i, (a, k, n) in enumerate(ops) if a == 1 and k == "delete" and n.startswith("pending-tag-")]
+    assert len(pending_creates) == 2 and len(pending_deletes) == 2
+    assert ops.count((1, "create", f"tag-{TAG}")) == 1 and (1, "delete", f"tag-{TAG}") not in ops
+    assert ops.index((2, "delete", "snapshot-3")) < pending_creates[0]
 
 
 def test_expiration_reads_the_tags_again_after_deleting_snapshot_files():
-    """The other half of the same race: the tag is written after expiration listed the tags but
-    before it deleted snapshot 3, so the tag stays (its snapshot was there after the write);
-    expiration reads the tags again once the snapshot files are gone and keeps the tag's files."""
-    chooser = Phases((0, _is("create", "snapshot-4")), (1, _is("create", f"tag-{TAG}")), (0, None),
+    """The other half of the same race: the pending tag is written after expiration listed the
+    tags but before it deleted snapshot 3, so the tag is published (its snapshot was there after
+    the pending tag was written); expiration reads the tags again once the snapshot files are
+    gone and keeps the tag's files."""
+    chooser = Phases((0, _is("create", "snapshot-4")), (1, _pending_tag("create")), (0, None),
                      (2, _is("delete", "snapshot-1")), (1, None), (2, None))
     outcome = run_schedule(TAG_EXPIRE, chooser)
     assert [str(v) for v in outcome.violations] == []

@@ -537,3 +537,114 @@ def test_system_tables_of_a_branch(catalog, history):
         "on-branch", "third"]
     with pytest.raises(BranchNotExistError, match="nope"):
         catalog.get_table("db.t$branch_nope$snapshots")
+
+
+# ============================================================================ a tag creator that dies
+
+
+class _Died(BaseException):
+    """The creating process dying: nothing after this point of create_tag runs."""
+
+
+def _die_before_publishing(monkeypatch):
+    """create_tag dies once its pending tag is written, before confirming and publishing: the
+    pending file stays (a dead process cleans nothing up)."""
+    import impl.table.tags as tags_module
+    from impl.fs.file_io import FileIO
+
+    def die(*_):
+        raise _Died()
+
+    monkeypatch.setattr(tags_module, "_still_held", die)
+    original = FileIO.delete_quietly
+
+    def keep_pending(self, paths):
+        return original(self, [p for p in paths if "pending-tag-" not in posixpath.basename(p)])
+
+    monkeypatch.setattr(FileIO, "delete_quietly", keep_pending)
+
+
+def _snapshot_data_names(t, snapshot_id: int) -> set[str]:
+    from impl.table.scan import SnapshotReader
+    snap = t.core.snapshot_manager.snapshot(snapshot_id)
+    return {e.file.file_name for e in SnapshotReader(t.core).live_entries(snap)}
+
+
+def _pending(t) -> list[str]:
+    return [n for n in listing(t, t.paths.tag_dir) if n.startswith("pending-tag-")]
+
+
+def test_a_tag_creator_dying_before_publishing_leaves_no_tag_and_its_files_kept(history, monkeypatch):
+    """A creator that dies after writing its pending tag: no tag is visible (none was
+    acknowledged); an expiration of the snapshot meanwhile keeps its files (the pending tag
+    protects them, the creator could still have published); orphan removal then deletes the
+    stale pending tag and the files only it kept, and the table reads on."""
+    t, rows = history
+    third = _snapshot_data_names(t, 3)
+    _die_before_publishing(monkeypatch)
+    with pytest.raises(_Died):
+        t.create_tag("three", 3)
+    monkeypatch.undo()
+    assert t.list_tags() == [] and len(_pending(t)) == 1
+    t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+    assert not t.core.snapshot_manager.snapshot_exists(3)
+    assert third <= names_on_disk(t), "an expiration deleted files a pending tag keeps"
+    latest = live_data_names(t, t.latest_snapshot())
+    removed = {posixpath.basename(p) for p in t.remove_orphan_files(older_than_millis=FUTURE)}
+    assert _pending(t) == [] and any(n.startswith("pending-tag-") for n in removed)
+    assert names_on_disk(t) == latest and third - latest <= removed
+    assert sort_rows(t.to_arrow()) == rows[12]
+
+
+def test_a_tag_creator_dying_after_an_expiration_took_its_snapshot_leaves_no_tag(history, monkeypatch):
+    """apache/paimon#9220 with a crash: the creator reads snapshot 3, an expiration deletes it
+    and its files before the pending tag is written, and the creator dies before confirming.
+    Before pending tags the tag itself was written first, and stayed pointing at deleted files;
+    now nothing is tagged, later expirations read the pending tag without its files, and orphan
+    removal deletes it."""
+    import impl.table.tags as tags_module
+    t, rows = history
+    original = tags_module.snapshot_to_tag
+
+    def read_then_expire(core, snapshot_id):
+        snap = original(core, snapshot_id)
+        t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+        return snap
+
+    monkeypatch.setattr(tags_module, "snapshot_to_tag", read_then_expire)
+    _die_before_publishing(monkeypatch)
+    with pytest.raises(_Died):
+        t.create_tag("three", 3)
+    monkeypatch.undo()
+    assert t.list_tags() == [] and len(_pending(t)) == 1
+    write(t, batch(900, 901))
+    t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)  # reads the pending tag, skips what is gone
+    removed = t.remove_orphan_files(older_than_millis=FUTURE)
+    assert _pending(t) == [] and any("pending-tag-" in p for p in removed)
+    assert len(t.to_arrow()) == len(rows[12]) + 1
+
+
+def test_an_expiration_lists_the_tags_again_when_a_pending_tag_vanishes(history, monkeypatch):
+    """A pending tag published (tag written, pending file deleted) between the expiration's
+    listing and its read of the pending file: the tag directory is listed again, and the
+    published tag is among the tags whose files are kept."""
+    from impl.fs.file_io import FileIO
+    t, _ = history
+    tags = t.core.tag_manager
+    snap = t.core.snapshot_manager.snapshot(3)
+    pending = t.paths.pending_tag_path("p1")
+    t.file_io.write_bytes(pending, t.file_io.read_bytes(t.paths.snapshot_path(3)))
+    original = FileIO.read_bytes
+    published = []
+
+    def publish_first(self, path):
+        if path == pending and not published:
+            published.append(path)
+            self.write_bytes(t.paths.tag_path("three"), original(self, path))
+            self.delete(path)
+        return original(self, path)
+
+    monkeypatch.setattr(FileIO, "read_bytes", publish_first)
+    own, pend, listed = tags.protecting_tags()
+    assert published and [x.name for x in own] == ["three"] and own[0].snapshot == snap and pend == []
+    assert "tag-three" in listed
