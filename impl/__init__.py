@@ -50,6 +50,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     TagAlreadyExistsError,
     TagNotExistError,
     TagNotFoundError,
+    TagsUnsettledError,
     TypeParseError,
     UnsupportedFileFormatError,
     UnsupportedFileIndexError,
@@ -124,7 +125,7 @@ __all__ = [
     "UnsupportedTableFeatureError", "Table", "Environment", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
     "SchemaChange", "Move", "SchemaChangeError", "SchemaChangedError",
     "ColumnNotExistError", "ColumnAlreadyExistError",
-    "TagAlreadyExistError", "TagNotExistError", "InvalidTagNameError", "NoSnapshotError",
+    "TagAlreadyExistError", "TagNotExistError", "TagsUnsettledError", "InvalidTagNameError", "NoSnapshotError",
     "BranchAlreadyExistError", "BranchNotExistError", "BranchStateError", "InvalidBranchNameError",
     # every other error of the two core homes (impl.errors, impl.table.errors): storage and
     # warehouse, formats and types, merge tree, catalog and table API

@@ -314,6 +314,16 @@ class TagNotExistError(TableError):
         super().__init__(f"tag {tag_name!r} of table {table} does not exist")
 
 
+class TagsUnsettledError(TableError):
+    """Pending tags kept being published or withdrawn between every listing of the tag
+    directory and their reading, so what an expiration must keep could not be read; nothing was
+    deleted for it. Retry the expiration."""
+
+    def __init__(self, table: str, listings: int):
+        self.listings = listings
+        super().__init__(f"the tags of table {table} kept changing over {listings} listings; retry")
+
+
 class InvalidBranchNameError(TableError, ValueError):
     """A branch name breaks Paimon's rules: 'main', blank, only digits, or not usable as a
     directory name."""

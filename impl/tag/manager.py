@@ -20,7 +20,7 @@ import datetime as _dt
 import posixpath
 from typing import Callable, Iterator
 
-from impl.errors import TagAlreadyExistError, TagNotExistError
+from impl.errors import TagAlreadyExistError, TagNotExistError, TagsUnsettledError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.paths import PENDING_TAG_PREFIX, TAG_PREFIX, TablePaths, random_id
@@ -117,7 +117,7 @@ class TagManager:
 
         A pending file that vanishes between the listing and its read was published (or
         withdrawn) meanwhile; the directory is listed again then, so a tag published that way
-        is never missed. RuntimeError (nothing decided) if pending files keep vanishing."""
+        is never missed. TagsUnsettledError (nothing decided) if pending files keep vanishing."""
         for _ in range(_PROTECTION_LISTINGS):
             names = self.file_io.list_names(self.paths.tag_dir)
             tags: list[Tag] = []
@@ -138,7 +138,7 @@ class TagManager:
                 if tag is not None:  # deleted since the listing
                     tags.append(tag)
             return tags, pending, frozenset(names)
-        raise RuntimeError(f"pending tags of {self.table_name} kept vanishing in {_PROTECTION_LISTINGS} listings")
+        raise TagsUnsettledError(self.table_name, _PROTECTION_LISTINGS)
 
     def delete_file(self, name: str) -> None:
         """Remove the tag file (nothing else)."""

@@ -648,3 +648,26 @@ def test_an_expiration_lists_the_tags_again_when_a_pending_tag_vanishes(history,
     own, pend, listed = tags.protecting_tags()
     assert published and [x.name for x in own] == ["three"] and own[0].snapshot == snap and pend == []
     assert "tag-three" in listed
+
+
+def test_an_expiration_gives_up_naming_the_cause_when_pending_tags_keep_vanishing(history, monkeypatch):
+    """Every listing finds a pending tag that is gone when read: the protection reading raises
+    TagsUnsettledError, and the expiration deletes nothing for it."""
+    from impl.errors import TagsUnsettledError
+    from impl.fs.file_io import FileIO
+    t, rows = history
+    t.file_io.write_bytes(t.paths.pending_tag_path("p1"), t.file_io.read_bytes(t.paths.snapshot_path(3)))
+    original = FileIO.read_bytes
+
+    def gone(self, path):
+        if "pending-tag-" in posixpath.basename(path):
+            raise FileNotFoundError(path)
+        return original(self, path)
+
+    monkeypatch.setattr(FileIO, "read_bytes", gone)
+    before = names_on_disk(t)
+    with pytest.raises(TagsUnsettledError, match="retry"):
+        t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+    assert names_on_disk(t) == before
+    monkeypatch.undo()
+    assert sort_rows(t.to_arrow()) == rows[12]
