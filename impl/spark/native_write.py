@@ -193,13 +193,22 @@ def spark_frame(df, table, job: WriteJob, bucket_column: str | None, *, row_kind
     keys: list[str] = []
     if table.is_primary_key_table:
         layout = KVLayout(table.schema)
-        keys = list(layout.key_columns)
-        system = [F.col(src_of[k]).alias(kc) for k, kc in zip(layout.key_names, keys, strict=True)]
+        if thin_files(table):  # the key is in its value columns only: order by those
+            keys = list(layout.key_names)
+        else:
+            keys = list(layout.key_columns)
+            system = [F.col(src_of[k]).alias(kc) for k, kc in zip(layout.key_names, keys, strict=True)]
         # of several rows of one key, the last of the input wins (impl's writers: the last written)
         system.append(F.monotonically_increasing_id().alias(_ORDER_COLUMN))
         system.append(_kind_expr(row_kind_column).alias(VALUE_KIND))
     out = df.select(*system, *values, *by, *carry)
     return out, out.columns[len(system) + len(values):len(system) + len(values) + len(by)], keys
+
+
+def thin_files(table) -> bool:
+    """Whether the table's primary-key files are written without the ``_KEY_`` copies
+    (``data-file.thin-mode``, as impl's own writers do; see impl.mergetree.file_writer)."""
+    return table.is_primary_key_table and table.merge_tree_options.data_file_thin_mode
 
 
 def _kind_expr(row_kind_column: str | None):
@@ -388,11 +397,15 @@ def _file_facts(staged: _StagedFile, fio, table) -> _FileFacts:
             first = pf.read_row_group(0, columns=list(table.partition_keys)).slice(0, 1)
             partition = tuple(first.column(k)[0].as_py() for k in table.partition_keys)
         size = fio.file_size(staged.path)
-        facts = _FileFacts(staged, size, md.num_rows, partition, _column_bounds(md, names))
+        bounds = _column_bounds(md, names)
+        thin = thin_files(table)
+        if layout is not None and thin:  # the key statistics are those of the value columns holding the key
+            bounds.update({kc: bounds[k] for k, kc in zip(layout.key_names, layout.key_columns, strict=True)})
+        facts = _FileFacts(staged, size, md.num_rows, partition, bounds)
         if layout is None or not md.num_rows:
             return facts
         # the file is sorted by key: its first and last rows hold its key range
-        keys = list(layout.key_columns)
+        keys = list(layout.key_names if thin else layout.key_columns)
         head = pf.read_row_group(0, columns=keys).slice(0, 1)
         last = md.num_row_groups - 1
         tail = pf.read_row_group(last, columns=keys)

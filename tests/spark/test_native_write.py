@@ -127,6 +127,44 @@ def test_primary_key_write_matches_the_python_writer(spark, warehouse):
     assert sum(m.delete_row_count for m in seconds) == 24 and orphans(table_dir) == []
 
 
+def test_thin_mode_primary_key_write_matches_the_python_writer(spark, warehouse):
+    """``data-file.thin-mode``: Spark's files lack the ``_KEY_`` copies as impl's writer's do,
+    and hold the same rows with the same key ranges and statistics, file by file; a Spark
+    compaction job (impl's writers in Spark tasks) reads them and writes thin files too."""
+    first = spark.createDataFrame(_rows(), SCHEMA).drop("bin")
+    upserts = spark.createDataFrame(
+        [(k, 1, "new", None, None, -1.0, None, f"p{k % 3}", "+U") for k in range(0, 240, 7)],
+        "id long, b tinyint, s string, d decimal(10,2), day date, f double, ts timestamp_ntz, p string, op string")
+    opts = {"bucket": "3", "data-file.thin-mode": "true"}
+    for writer in ("spark", "python"):
+        path = os.path.join(warehouse, "db.db", f"thin_{writer}")
+        impl.spark.write_dataframe(first, path, writer=writer, primary_keys=["p", "id"], partition_keys=["p"],
+                                   options=opts)
+        impl.spark.write_dataframe(upserts, path, writer=writer, row_kind_column="op")
+    names = [n for n in SCHEMA.names if n != "bin"]
+    tables = {w: impl.Catalog(warehouse).get_table(f"db.thin_{w}") for w in ("spark", "python")}
+    ours, theirs = (sorted(tuple(r[c] for c in names) for r in tables[w].to_arrow().to_pylist())
+                    for w in ("spark", "python"))
+    assert ours == theirs and len(ours) == 240
+
+    def metas(t):
+        return sorted((s.partition_path, s.bucket, m.row_count, m.min_key, m.max_key, m.key_stats)
+                      for s in t.new_read_builder().new_scan().plan().splits() for m in s.files)
+
+    assert metas(tables["spark"]) == metas(tables["python"])
+    table_dir = os.path.join(warehouse, "db.db", "thin_spark")
+    impl.spark.compact(spark, table_dir, full=True)
+    compacted = impl.Catalog(warehouse).get_table("db.thin_spark")
+    assert compacted.latest_snapshot().commit_kind.value == "COMPACT"
+    assert sorted(tuple(r[c] for c in names) for r in compacted.to_arrow().to_pylist()) == theirs
+    files = data_files(table_dir)
+    assert files
+    for name in files:
+        columns = pq.read_schema(os.path.join(table_dir, name)).names
+        assert columns[:2] == ["_SEQUENCE_NUMBER", "_VALUE_KIND"] and "id" in columns, (name, columns)
+        assert not [c for c in columns if c.startswith("_KEY_")]
+
+
 def test_last_row_of_a_key_wins(spark, warehouse, table_path):
     """Several rows of one key in one write: the last in the DataFrame's order is kept, as
     impl's writers keep the last row written."""
