@@ -162,21 +162,21 @@ def _is_candidate(core: TableCore, path: str) -> bool:
 
 
 def remove_orphan_files(core: TableCore, older_than_millis: int, dry_run: bool = False) -> list[str]:
-    """Delete unreferenced files last modified before ``older_than_millis``; return their paths
-    (``dry_run``: the paths only, nothing deleted)."""
+    """Delete unreferenced files last modified before ``older_than_millis``, and pending tags
+    as old (left by tag creators that died before publishing, see impl.tag.manager) with the
+    files only they kept; return their paths (``dry_run``: the paths only, nothing deleted)."""
+    # pending tags left by creators that died: deleted with the files only they kept
     stale = _stale_pending_tags(core, older_than_millis)
-    if stale and not dry_run:
-        core.file_io.delete_quietly(stale)  # first: the files only they kept become orphans now
     files = [f for f in core.file_io.walk_files(core.path) if _is_candidate(core, f.path)]
-    if not files:
-        return stale
-    # raises before deleting anything if a snapshot or tag is unreadable
-    used = table_used_names(core, frozenset(posixpath.basename(p) for p in stale))
-    doomed = [f.path for f in files
-              if posixpath.basename(f.path) not in used
-              and f.modified_millis is not None and f.modified_millis < older_than_millis]
+    doomed: list[str] = []
+    if files:
+        # raises before deleting anything if a snapshot or tag is unreadable
+        used = table_used_names(core, frozenset(posixpath.basename(p) for p in stale))
+        doomed = [f.path for f in files
+                  if posixpath.basename(f.path) not in used
+                  and f.modified_millis is not None and f.modified_millis < older_than_millis]
     if not dry_run:
-        core.file_io.delete_quietly(doomed)
+        core.file_io.delete_quietly(stale + doomed)
     return stale + doomed
 
 
