@@ -27,7 +27,9 @@ Workload (numpy, fixed seed, generated once and handed to every side as Arrow IP
   The compactions each side did are counted and printed (COMPACT snapshots, files and rows
   rewritten), and every side's table is checked to hold the same rows. "write-only" has
   ``write-only`` = true as well, so nothing compacts and the read merges >= 10 sorted runs
-  per bucket (the runs are counted and printed);
+  per bucket (the runs are counted and printed); impl writes it once more with
+  ``data-file.thin-mode`` (files without the ``_KEY_`` copies, the only shape pypaimon-rust
+  writes), checked to hold the same rows, for a like-for-like line against pypaimon-rust;
 - merge-on-read of that table; full compaction (impl only: pypaimon 2.1.0 cannot compact);
   the read after compaction;
 - append table: the same 1M rows in 10 commits; read.
