@@ -124,13 +124,19 @@ def protected_names(core: TableCore) -> Callable[[int, int], frozenset[str]]:
 
 def table_used_names(core: TableCore, ignored_pending: frozenset[str] = frozenset()) -> set[str]:
     """Every file name any present snapshot, tag or pending tag of any branch references
-    (pending tags whose file name is in ``ignored_pending`` aside)."""
-    used = tag_names_used(core, (t for _, t in all_tags(core)))
+    (pending tags whose file name is in ``ignored_pending`` aside).
+
+    Each branch's tags and pending tags come from one reading (TagManager.protecting_tags), so
+    a pending tag published between reading the tags and reading the pending ones is not missed."""
+    used: set[str] = set()
+    tags: list[Tag] = []
+    pending: list[Tag] = []
     for branch in all_branches(core):
         used |= used_file_names(core, snapshot_manager=SnapshotManager(core.file_io, core.paths.with_branch(branch)))
-        _, pending, _ = TagManager(core.file_io, core.paths.with_branch(branch)).protecting_tags()
-        used |= tag_names_used(core, (t for t in pending if t.name not in ignored_pending), Missing.SKIP)
-    return used
+        own, waiting, _ = TagManager(core.file_io, core.paths.with_branch(branch)).protecting_tags()
+        tags += own
+        pending += (t for t in waiting if t.name not in ignored_pending)
+    return used | tag_names_used(core, tags) | tag_names_used(core, pending, Missing.SKIP)
 
 
 def _stale_pending_tags(core: TableCore, older_than_millis: int) -> list[str]:

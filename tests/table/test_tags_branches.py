@@ -671,3 +671,31 @@ def test_an_expiration_gives_up_naming_the_cause_when_pending_tags_keep_vanishin
     assert names_on_disk(t) == before
     monkeypatch.undo()
     assert sort_rows(t.to_arrow()) == rows[12]
+
+
+def test_orphan_removal_keeps_the_files_of_a_pending_tag_published_while_it_reads(history, monkeypatch):
+    """A pending tag whose snapshot expired is published (tag written, pending file deleted)
+    while orphan removal reads the tags: the tags and pending tags come from one reading, which
+    lists again when a pending file vanishes, so the published tag's files stay."""
+    from impl.fs.file_io import FileIO
+    t, rows = history
+    third = _snapshot_data_names(t, 3)
+    pending = t.paths.pending_tag_path("p1")
+    t.file_io.write_bytes(pending, t.file_io.read_bytes(t.paths.snapshot_path(3)))
+    t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
+    assert third <= names_on_disk(t)  # the pending tag kept them through the expiration
+    original = FileIO.read_bytes
+    published = []
+
+    def publish_first(self, path):
+        if path == pending and not published:
+            published.append(path)
+            self.write_bytes(t.paths.tag_path("three"), original(self, path))
+            self.delete(path)
+        return original(self, path)
+
+    monkeypatch.setattr(FileIO, "read_bytes", publish_first)
+    t.remove_orphan_files(older_than_millis=FUTURE)
+    monkeypatch.undo()
+    assert published and third <= names_on_disk(t)
+    assert by_tag(t, "three") == rows[3]
