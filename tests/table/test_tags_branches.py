@@ -624,27 +624,35 @@ def test_a_tag_creator_dying_after_an_expiration_took_its_snapshot_leaves_no_tag
     assert len(t.to_arrow()) == len(rows[12]) + 1
 
 
+def _publish_on_first_read(monkeypatch, t, pending: str, name: str) -> list[str]:
+    """From now on, the first read of the pending tag file ``pending`` finds it published as
+    tag ``name`` (tag written, pending file deleted) just before: the read fails as the file is
+    gone. Returns the list that records that it happened."""
+    from impl.fs.file_io import FileIO
+    original = FileIO.read_bytes
+    published: list[str] = []
+
+    def publish_first(self, path):
+        if path == pending and not published:
+            published.append(path)
+            self.write_bytes(t.paths.tag_path(name), original(self, path))
+            self.delete(path)
+        return original(self, path)
+
+    monkeypatch.setattr(FileIO, "read_bytes", publish_first)
+    return published
+
+
 def test_an_expiration_lists_the_tags_again_when_a_pending_tag_vanishes(history, monkeypatch):
     """A pending tag published (tag written, pending file deleted) between the expiration's
     listing and its read of the pending file: the tag directory is listed again, and the
     published tag is among the tags whose files are kept."""
-    from impl.fs.file_io import FileIO
     t, _ = history
     tags = t.core.tag_manager
     snap = t.core.snapshot_manager.snapshot(3)
     pending = t.paths.pending_tag_path("p1")
     t.file_io.write_bytes(pending, t.file_io.read_bytes(t.paths.snapshot_path(3)))
-    original = FileIO.read_bytes
-    published = []
-
-    def publish_first(self, path):
-        if path == pending and not published:
-            published.append(path)
-            self.write_bytes(t.paths.tag_path("three"), original(self, path))
-            self.delete(path)
-        return original(self, path)
-
-    monkeypatch.setattr(FileIO, "read_bytes", publish_first)
+    published = _publish_on_first_read(monkeypatch, t, pending, "three")
     own, pend, listed = tags.protecting_tags()
     assert published and [x.name for x in own] == ["three"] and own[0].snapshot == snap and pend == []
     assert "tag-three" in listed
@@ -677,24 +685,13 @@ def test_orphan_removal_keeps_the_files_of_a_pending_tag_published_while_it_read
     """A pending tag whose snapshot expired is published (tag written, pending file deleted)
     while orphan removal reads the tags: the tags and pending tags come from one reading, which
     lists again when a pending file vanishes, so the published tag's files stay."""
-    from impl.fs.file_io import FileIO
     t, rows = history
     third = _snapshot_data_names(t, 3)
     pending = t.paths.pending_tag_path("p1")
     t.file_io.write_bytes(pending, t.file_io.read_bytes(t.paths.snapshot_path(3)))
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
     assert third <= names_on_disk(t)  # the pending tag kept them through the expiration
-    original = FileIO.read_bytes
-    published = []
-
-    def publish_first(self, path):
-        if path == pending and not published:
-            published.append(path)
-            self.write_bytes(t.paths.tag_path("three"), original(self, path))
-            self.delete(path)
-        return original(self, path)
-
-    monkeypatch.setattr(FileIO, "read_bytes", publish_first)
+    published = _publish_on_first_read(monkeypatch, t, pending, "three")
     t.remove_orphan_files(older_than_millis=FUTURE)
     monkeypatch.undo()
     assert published and third <= names_on_disk(t)
