@@ -111,3 +111,34 @@ def test_skipped_ops_are_never_generated():
     assert "recommit" in ops
     skipped = {s.op for _ in range(20) for s in gen_steps(rng, 12, caps, frozenset({"recommit"}))}
     assert "recommit" not in skipped and "commit" in skipped
+
+
+def test_replaced_by_rename_explains_only_lost_commits_with_exactly_their_rows_missing():
+    from fault_injection.conformance.checks.processes import BASE, replaced_by_rename
+    from fault_injection.conformance.checks.result import rows_difference
+    from fault_injection.conformance.runner import rows_for
+
+    def details(lost, missing_rows, extra_rows=()):
+        problems = [f"acknowledged commit ({u}, {i}) appears in 0 snapshots" for u, i in lost]
+        diff = rows_difference(list(missing_rows), list(extra_rows))
+        return "; ".join(["6 of 6 commits acknowledged", *problems,
+                          *([f"rows read vs acknowledged rows: {diff}"] if diff else [])])
+
+    racer0_2 = rows_for(BASE * 1, 2)
+    racer1_3 = rows_for(BASE * 2, 3)
+    every = lambda user: True  # noqa: E731
+    assert replaced_by_rename(details([("racer-0", 2)], racer0_2), every) == ([("racer-0", 2)], [])
+    assert replaced_by_rename("6 of 6 commits acknowledged", every) == ([], [])
+    # a racer that cannot lose a commit this way: unexplained
+    only_even = lambda user: int(user.split("-")[1]) % 2 == 0  # noqa: E731
+    lost, rest = replaced_by_rename(details([("racer-1", 3)], racer1_3), only_even)
+    assert lost == [] and len(rest) == 2
+    # rows missing that no lost commit explains, or rows extra: unexplained
+    lost, rest = replaced_by_rename(details([("racer-0", 2)], racer0_2 + racer1_3), every)
+    assert lost == [("racer-0", 2)] and len(rest) == 2 and "exactly the lost commits' rows" in rest[-1]
+    _, rest = replaced_by_rename(details([("racer-0", 2)], racer0_2, rows_for(BASE * 3, 1)), every)
+    assert rest
+    # a commit in two snapshots is never explained
+    _, rest = replaced_by_rename("6 of 6 commits acknowledged; acknowledged commit (racer-0, 1) appears in 2 snapshots",
+                                 every)
+    assert rest

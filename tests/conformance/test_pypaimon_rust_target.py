@@ -19,7 +19,7 @@ from fault_injection.conformance.adapter import Capability, Outcome, TableRef, T
 from fault_injection.conformance.checks.duplicate import check_duplicates
 from fault_injection.conformance.checks.held import check_held_publication
 from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
-from fault_injection.conformance.checks.processes import check_race, check_sigkill
+from fault_injection.conformance.checks.processes import check_race, check_sigkill, replaced_by_rename
 from fault_injection.conformance.checks.result import Classification, Status
 from fault_injection.conformance.pypaimon_env import PeerUnavailable
 from fault_injection.conformance.targets import TARGET_NAMES, open_target
@@ -160,12 +160,26 @@ def test_state_machine_finds_the_plain_recommit_and_shrinks_it(target):
     assert r.classification is Classification.MODEL_STRICTER and "1 new snapshots, expected 0" in r.details
 
 
+def assert_race_lost_only_to_rename(race, losable) -> None:
+    """Every commit acknowledged and either none lost, or (rarely) lost only to pypaimon-rust's
+    replacing rename (docs/conformance-pypaimon-rust.md): by a racer ``losable`` names, with
+    exactly its rows missing; anything else fails."""
+    assert race.details.startswith("6 of 6 commits acknowledged"), race.details
+    lost, unexplained = replaced_by_rename(race.details, losable)
+    assert not unexplained, race.details
+    assert (race.status is Status.PASS) == (not lost), race.details
+    if lost:
+        assert race.classification is Classification.TARGET_DEFECT, race
+
+
 def test_processes_race_and_survive_sigkill_on_local_disk(target):
     opener = lambda: Shared(target)  # noqa: E731 - the checks' parent side only reads
     race = check_race("pypaimon-rust", opener, fresh_local_table(), 2, 3, "local")
-    assert race.status is Status.PASS and race.details.startswith("6 of 6"), race.details
+    assert_race_lost_only_to_rename(race, losable=lambda user: True)
+    # impl (even racers) publishes with os.link and never replaces: only impl's commits can be
+    # replaced by pypaimon-rust's rename; a lost pypaimon-rust commit would be impl's fault
     mixed = check_race("impl", opener, fresh_local_table(), 2, 3, "local", racer_targets=("impl", "pypaimon-rust"))
-    assert mixed.status is Status.PASS and mixed.details.startswith("6 of 6"), mixed.details
+    assert_race_lost_only_to_rename(mixed, losable=lambda user: int(user.split("-")[1]) % 2 == 0)
     kill = check_sigkill("pypaimon-rust", opener, fresh_local_table(), 1, 0)
     assert kill.status is Status.PASS, kill.details
 

@@ -31,7 +31,7 @@ import re
 import pytest
 
 from fault_injection.conformance.adapter import TableRef
-from fault_injection.conformance.checks.processes import check_mixed_compacting_race, check_race
+from fault_injection.conformance.checks.processes import check_mixed_compacting_race, check_race, replaced_by_rename
 from fault_injection.conformance.checks.result import Status
 from fault_injection.conformance.observe import observe
 from fault_injection.conformance.targets import open_target
@@ -51,11 +51,10 @@ def test_impl_and_java_racing_commit_into_one_table(java, tmp_path, record_prope
                         racer_targets=("impl", "paimon-java"))
     total = PROCESSES * COMMITS
     assert result.details.startswith(f"{total} of {total} commits acknowledged"), result.details
-    problems = result.details.split("; ")[1:]
-    lost = [p for p in problems if LOST.fullmatch(p)]
-    unexplained = [p for p in problems if not LOST.fullmatch(p) and not MISSING_ONLY.fullmatch(p)]
+    # any racer can lose: a JVM's rename replaces impl's snapshot or another JVM's
+    lost, unexplained = replaced_by_rename(result.details, losable=lambda user: True)
     assert not unexplained, result.details
-    assert (result.status is Status.PASS) == (not problems)
+    assert (result.status is Status.PASS) == (not lost)
     record_property("lost_commits_paimon_java_local_rename", len(lost))
 
     snapshots = observe(table).snapshots
