@@ -47,7 +47,7 @@ from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KeyCodec
 from impl.mergetree.levels import SortedRun
 from impl.mergetree.lookup import LookupLevels
-from impl.mergetree.memory import release_unused
+from impl.mergetree.memory import release_after
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
 from impl.mergetree.read import iter_merged_runs, read_kv_tables, streamable_keys
 from impl.options.values import ChangelogProducer
@@ -231,7 +231,8 @@ class CompactionTask:
             self.delete_outputs()
             raise
         finally:
-            release_unused()  # on this thread, which may now idle with the merge's memory
+            # on this thread, which may now idle with the merge's memory
+            release_after(sum(f.file_size for f in self.files))
 
     def _rewrite(self, step: Rewrite) -> CompactResult:
         writer = RollingKVWriter(self.ctx, self.namer.data_file, self.output_level, FileSource.COMPACT)

@@ -29,6 +29,15 @@ class MergeMemory:
     peak_bytes: int = 0
 
 
+# A flush or compaction hands freed memory back only when it freed at least this much. Arrow's
+# default pool (mimalloc) backs its pages with transparent huge pages: a page handed back is
+# faulted in and zeroed again, 2 MB at a time, by the next allocation. After a small flush that
+# costs more than it saves: a 300k-row write-only write in 10 commits (43 flushes of about 1 MB)
+# spent a third of its CPU time in the kernel, half of it zeroing pages mimalloc had handed back
+# and faulted in again (benchmarks/README.md, session 41).
+RELEASE_MIN_BYTES = 16 * 1024 * 1024
+
+
 def release_unused() -> None:
     """Hand the memory Arrow's pool keeps after a flush or compaction back to the system.
 
@@ -38,3 +47,10 @@ def release_unused() -> None:
     about 45 MB of a 20M-row write's peak of ~400 MB with a 64 MB buffer)."""
     pa.default_memory_pool().release_unused()
     read_pool().release_unused()  # the reads' own pool, when it is not the default
+
+
+def release_after(freed_bytes: float) -> None:
+    """:func:`release_unused` after a flush or compaction that freed ``freed_bytes``, when that is
+    at least :data:`RELEASE_MIN_BYTES`; a small one's memory is kept for the next."""
+    if freed_bytes >= RELEASE_MIN_BYTES:
+        release_unused()

@@ -53,7 +53,7 @@ from impl.mergetree.file_writer import KVFileContext, RollingKVWriter, write_kv_
 from impl.mergetree.kv import VALUE_KIND, KeyCodec, KVLayout
 from impl.mergetree.levels import Levels
 from impl.mergetree.lookup import LookupLevels
-from impl.mergetree.memory import MERGE_BUFFER_BYTES, release_unused
+from impl.mergetree.memory import MERGE_BUFFER_BYTES, release_after
 from impl.mergetree.merge_engine import MergeSpec, iter_merge_kv, merge_sorted, sort_kv
 from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeEngine, MergeTreeOptions
 from impl.mergetree.read import iter_merged_runs, streamable_keys
@@ -348,8 +348,9 @@ class MergeTreeWriter:
         if self._spill is None:
             self._flush(False, False)
             return
+        spilled_bytes = self._buffer_bytes
         self._spill_buffer()
-        release_unused()
+        release_after(spilled_bytes)
         if self._spill.full():
             self._flush(False, False)
 
@@ -407,8 +408,10 @@ class MergeTreeWriter:
         if self._buffer or self.spilled_runs:
             if self._levels.number_of_sorted_runs() > self.options.num_sorted_run_stop_trigger:
                 wait_for_compaction = True
+            # merging spilled runs is a large flush whatever the buffer held
+            freed = self._buffer_bytes if not self.spilled_runs else float("inf")
             self._flush_buffer()
-            release_unused()
+            release_after(freed)
         self._try_sync(wait_for_compaction)
         self._trigger_compaction(full_compaction, explicit)
 

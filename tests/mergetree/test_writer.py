@@ -799,3 +799,37 @@ def test_a_queued_compaction_runs_on_the_committing_thread(tmp_path, monkeypatch
 
 def _raise_disk_gone(self, *args, **kwargs):
     raise OSError("disk gone")
+
+
+def test_flushes_and_compactions_hand_memory_back_only_when_they_freed_much(tmp_path, monkeypatch):
+    """Handing a small flush's memory back costs the next flush page faults (huge pages zeroed
+    again): only flushes of at least RELEASE_MIN_BYTES (and every merge of spilled runs) and
+    compactions of that many input bytes release."""
+    import impl.mergetree.memory as memory
+    released = []
+    monkeypatch.setattr(memory, "release_unused", lambda: released.append(threading.current_thread().name))
+    t = Table(tmp_path, make_schema(), {"bucket": "1", "num-sorted-run.compaction-trigger": "2"},
+              executor=DirectExecutor())
+    w = t.writer()
+    for r in range(3):  # small flushes and their compactions: nothing released
+        w.write(batch(range(r * 100, r * 100 + 200)))
+        t.apply(w.prepare_commit(True))
+    assert released == [] and any(m.compact_before for m in t.messages)
+    monkeypatch.setattr(memory, "RELEASE_MIN_BYTES", 1)  # now every flush and compaction is large
+    w.write(batch(range(1000, 1200)))
+    t.apply(w.prepare_commit(True))
+    w.close()
+    assert t.messages[-1].compact_before
+    assert len(released) == 2  # the flush and the compaction it triggered
+    assert values(t.read()) == {i: float(i) for i in [*range(0, 400), *range(1000, 1200)]}
+
+
+def test_release_after_counts_against_the_threshold(monkeypatch):
+    import impl.mergetree.memory as memory
+    calls = []
+    monkeypatch.setattr(memory, "release_unused", lambda: calls.append(1))
+    memory.release_after(memory.RELEASE_MIN_BYTES - 1)
+    assert calls == []
+    memory.release_after(memory.RELEASE_MIN_BYTES)
+    memory.release_after(float("inf"))
+    assert calls == [1, 1]
