@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import posixpath
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from impl.environment import wall_clock_millis
 from impl.fileindex.options import FileIndexSpec
 from impl.fileindex.writer import collector_for
+from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.file_format import FileFormat, kv_file_fields
 from impl.format.formats import named_for
 from impl.format.records import DataFileMeta, FileSource
@@ -53,6 +54,9 @@ class KVFileContext:
     # every reader takes the key from the value columns when a file has no _KEY_ columns). The
     # key statistics stay those of the key columns, which the copies would have had.
     thin_mode: bool = False
+    # the table's last dictionary-encoding choice, reused for the next files (shared by a
+    # table's writers through TableCore.dictionary_choice; else this bucket's own)
+    dictionary_choice: DictionaryChoice = field(default_factory=DictionaryChoice)
 
     def path(self, file_name: str) -> str:
         return posixpath.join(self.bucket_dir, file_name)
@@ -153,38 +157,6 @@ def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.T
     return stats.meta(file_name, file_size, level, source)
 
 
-def dictionary_columns(kv: pa.Table, sample_rows: int = 1024, max_distinct_ratio: float = 0.5, *,
-                       unique: Sequence[str] = (), repeated: Sequence[str] = ()) -> list[str]:
-    """Columns worth dictionary encoding: few distinct values in an evenly spread sample.
-
-    Dictionary-encoding a column of mostly unique values (keys, sequence numbers, measures)
-    costs about half the write time and makes the file larger; repeated values (partition
-    columns, row kinds, categories) shrink a lot with it. Columns in ``unique`` (known to hold
-    distinct values: a KV file's sequence numbers, a one-field key) are never encoded and
-    columns in ``repeated`` (a tiny domain: row kinds) always are, without sampling them: the
-    sample costs a take and a hash count per column, paid for every file written (1,024 rows:
-    0.3 ms for a 25k-row file against 1.2 ms for 4,096, about 5 % of a write-only primary-key
-    write; a column far from the threshold is decided the same either way).
-    """
-    n = kv.num_rows
-    if n == 0:
-        return []
-    skip = set(unique) | set(repeated)
-    names = kv.column_names
-    out = [c for c in repeated if c in names]
-    sampled = [f.name for f in kv.schema if f.name not in skip and not pa.types.is_nested(f.type)]
-    if not sampled:
-        return out
-    kv = kv.select(sampled)
-    if n > sample_rows:
-        kv = kv.take(pa.array(np.linspace(0, n - 1, sample_rows).astype(np.int64)))
-    for name in sampled:
-        distinct = _count_distinct(kv.column(name))
-        if distinct is not None and distinct <= max(1.0, max_distinct_ratio * kv.num_rows):
-            out.append(name)
-    return out
-
-
 class _OpenKVFile:
     """The file a :class:`RollingKVWriter` is filling: its format writer over a stream to storage
     (or over memory when the bytes are kept), and its statistics so far."""
@@ -198,7 +170,7 @@ class _OpenKVFile:
         fmt, options = ctx.formats.for_level(level, ctx.target_file_size)
         try:
             self.writer = fmt.create_writer(sink, schema, ctx.file_fields(), options, dictionary_columns=(
-                dictionary_columns(rows, unique=known_unique_columns(ctx.layout), repeated=(VALUE_KIND,))
+                ctx.dictionary_choice.columns(rows, unique=known_unique_columns(ctx.layout), repeated=(VALUE_KIND,))
                 if fmt.name == "parquet" else None))
         except BaseException:
             self.discard()
@@ -211,19 +183,6 @@ class _OpenKVFile:
     def discard(self) -> None:
         if self.out is not None:
             self.out.abort()
-
-
-def _count_distinct(col: pa.ChunkedArray) -> int | None:
-    """Distinct values of a sample column (null counts as one), None if Arrow cannot hash it.
-    Integers and floats without nulls are counted by numpy (sorting a few thousand numbers
-    is cheaper than building Arrow's hash table)."""
-    t = col.type
-    if col.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
-        return int(np.unique(col.to_numpy()).size)
-    try:
-        return int(pc.count_distinct(col, mode="all").as_py())
-    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
-        return None
 
 
 def known_unique_columns(layout: KVLayout) -> tuple[str, ...]:

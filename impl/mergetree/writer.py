@@ -40,6 +40,7 @@ from impl.commit.messages import CommitMessage
 from impl.environment import PRODUCTION, Environment
 from impl.errors import WriterClosedError
 from impl.fileindex.writer import collector_for, copy_index_file
+from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.formats import named_for
 from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
@@ -219,14 +220,15 @@ class MergeTreeWriter:
                  compaction_executor: Executor | None = None, stats_mode: StatsModeLike = DEFAULT_STATS_MODE,
                  buffer_pool: WriteBufferPool | None = None,
                  deletion_vectors: DeletionVectorsMaintainer | None = None, schemas=None,
-                 env: Environment = PRODUCTION):
+                 env: Environment = PRODUCTION, dictionary_choice: DictionaryChoice | None = None):
         """``buffer_pool``: the ``write-buffer-size`` shared with other writers (default: a pool of
         this writer alone). ``deletion_vectors``: the bucket's deletion vectors (restored from
         its index files) when the table has ``deletion-vectors.enabled``: compaction then
         looks keys up and marks superseded rows instead of leaving them to the read's merge.
         ``schemas`` (a SchemaManager) lets compaction read restored files written under older
         schemas by field id; what it writes is under ``schema``. ``env``: the clock of file
-        creation times and the ids of file names."""
+        creation times and the ids of file names. ``dictionary_choice``: the table's Parquet
+        dictionary-encoding choice, shared by its writers (default: this writer's own)."""
         if bucket < 0:
             raise ValueError(f"bucket must be >= 0, got {bucket}")
         self.file_io = file_io
@@ -252,6 +254,7 @@ class MergeTreeWriter:
             clock_millis=env.clock_millis,
             file_index=options.file_index,
             thin_mode=options.data_file_thin_mode,
+            dictionary_choice=dictionary_choice or DictionaryChoice(),
         )
         collector_for(options.file_index, schema.fields)  # refuse an index Paimon cannot write before any file is opened
         self._namer = DataFileNamer(id_factory=env.new_id)

@@ -25,6 +25,7 @@ from impl.branch.manager import BranchManager
 from impl.environment import PRODUCTION, Environment
 from impl.errors import CorruptMetadataError
 from impl.format.binary_row import decode_row
+from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import IndexFileMeta
 from impl.format.types import DataType
@@ -150,6 +151,12 @@ class TableCore:
     def merge_tree_options(self):
         """Parsed ``impl.mergetree.MergeTreeOptions`` (primary-key tables)."""
         return merge_tree_options(self.options.raw, self.schema)
+
+    @cached_property
+    def dictionary_choice(self) -> DictionaryChoice:
+        """The Parquet dictionary-encoding choice this view's writers share (one sample per
+        ``DictionaryChoice.REUSE_FILES`` files instead of one per file)."""
+        return DictionaryChoice()
 
     @cached_property
     def arrow_schema(self) -> pa.Schema:

@@ -62,7 +62,8 @@ class PrimaryKeyBucketWriter:
             core.file_io, core.paths, core.schema, core.merge_tree_options, partition, partition_path,
             bucket, core.options.bucket if total_buckets is None else total_buckets, list(restored_files),
             compaction_executor=executor, stats_mode=core.options.stats_mode, buffer_pool=buffer_pool,
-            deletion_vectors=dv, schemas=core.schema_manager, env=core.env)
+            deletion_vectors=dv, schemas=core.schema_manager, env=core.env,
+            dictionary_choice=core.dictionary_choice)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data, None if kinds is None else pa.array(kinds, type=pa.int8()))

@@ -20,10 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import impl
+from impl.format.dictionary_choice import dictionary_columns
 from impl.format.json_records import CommitKind, TableSchema
 from impl.format.types import BIGINT, DataField
 from impl.mergetree import MergeSpec, MergeTreeOptions, merge_engine
-from impl.mergetree.file_writer import dictionary_columns, known_unique_columns
+from impl.mergetree.file_writer import known_unique_columns
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KVLayout
 from impl.mergetree.merge_engine import merge_order
 from impl.mergetree.writer import InlineExecutor
@@ -114,6 +115,44 @@ def test_dictionary_columns_skip_known_columns_and_sample_the_rest():
     composite = TableSchema(0, (DataField(0, "a", BIGINT(False)), DataField(1, "b", BIGINT(False))),
                             primary_keys=("a", "b"))
     assert known_unique_columns(KVLayout(composite)) == (SEQUENCE_NUMBER,)
+
+
+def test_dictionary_choice_is_reused_for_the_next_files_of_the_same_columns(monkeypatch):
+    import impl.format.dictionary_choice as dc
+    samples = []
+    real = dc.dictionary_columns
+    monkeypatch.setattr(dc, "dictionary_columns", lambda kv, *a, **k: samples.append(kv.num_rows) or real(kv, *a, **k))
+    n = 4096
+    repeated = pa.table({"k": pa.array([f"cat-{i % 5}" for i in range(n)]), "v": pa.array(np.arange(n, dtype=float))})
+    unique = pa.table({"k": pa.array([f"user-{i}" for i in range(n)]), "v": pa.array(np.arange(n, dtype=float))})
+    choice = dc.DictionaryChoice()
+    first = [choice.columns(repeated, (), ()) for _ in range(dc.DictionaryChoice.REUSE_FILES)]
+    assert first == [["k"]] * dc.DictionaryChoice.REUSE_FILES and samples == [n]  # one sample, 16 files
+    # the next file is sampled again: the columns' character may have changed
+    assert choice.columns(unique, (), ()) == [] and samples == [n, n]
+    # other columns (a schema change) are sampled at once
+    assert choice.columns(unique.select(["k"]), (), ()) == [] and len(samples) == 3
+    # a choice from fewer rows than a sample is never reused
+    small = repeated.slice(0, 100)
+    choice.columns(small, (), ())
+    choice.columns(small, (), ())
+    assert samples[-2:] == [100, 100]
+
+
+def test_a_tables_writers_share_one_dictionary_choice(tmp_path, monkeypatch):
+    import impl.format.dictionary_choice as dc
+    samples = []
+    real = dc.dictionary_columns
+    monkeypatch.setattr(dc, "dictionary_columns", lambda kv, *a, **k: samples.append(kv.num_rows) or real(kv, *a, **k))
+    cat = impl.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64()), ("k", pa.string())]), primary_keys=["id"],
+                         options={"bucket": "4", "write-only": "true"})
+    for c in range(3):  # 12 files of about 2,500 rows, one sample
+        t.write_arrow(pa.table({"id": pa.array(np.arange(c * 10_000, (c + 1) * 10_000)),
+                                "k": pa.array([f"cat-{i % 3}" for i in range(10_000)])}))
+    assert len(samples) == 1
+    assert t.to_arrow().num_rows == 30_000
 
 
 # ---------------------------------------------------------------------------- commit: flush all, then wait
