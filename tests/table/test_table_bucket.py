@@ -144,6 +144,37 @@ def test_random_string_bigint_keys(rows, n):
     check_against_scalar([strings, ints], [STRING(), BIGINT(False)], n)
 
 
+# fixed-width fields without nulls take row_hashes' direct path (no BinaryRow built)
+_FIXED_NO_NULLS = [
+    (BIGINT(False), pa.int64(), st.integers(-2**63, 2**63 - 1)),
+    (INT(False), pa.int32(), st.integers(-2**31, 2**31 - 1)),
+    (SMALLINT(False), pa.int16(), st.integers(-2**15, 2**15 - 1)),
+    (TINYINT(False), pa.int8(), st.integers(-128, 127)),
+    (BOOLEAN(False), pa.bool_(), st.booleans()),
+    (DOUBLE(False), pa.float64(), st.floats(allow_nan=False)),
+    (FLOAT(False), pa.float32(), st.floats(width=32, allow_nan=False)),
+    (DATE(False), pa.date32(), st.dates()),
+    (DECIMAL(10, 2, False), pa.decimal128(10, 2), st.decimals(min_value=-10**7, max_value=10**7, places=2)),
+    (TIMESTAMP(3, False), pa.timestamp("ms"), st.datetimes(min_value=datetime.datetime(1900, 1, 1)).map(
+        lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(range(len(_FIXED_NO_NULLS))), min_size=1, max_size=4).flatmap(
+    lambda kinds: st.tuples(st.just(kinds), st.lists(st.tuples(*[_FIXED_NO_NULLS[k][2] for k in kinds]),
+                                                     min_size=1, max_size=20))),
+       st.integers(1, 64))
+def test_fixed_width_keys_without_nulls_hash_as_their_binary_rows(kinds_rows, n):
+    kinds, rows = kinds_rows
+    columns = [pa.array([r[j] for r in rows], _FIXED_NO_NULLS[k][1]) for j, k in enumerate(kinds)]
+    check_against_scalar(columns, [_FIXED_NO_NULLS[k][0] for k in kinds], n)
+    # a chunked column hashes as its combined chunks
+    chunked = [pa.chunked_array([c.slice(0, 1), c.slice(1)]) for c in columns]
+    assert row_hashes(chunked, [_FIXED_NO_NULLS[k][0] for k in kinds]).tolist() == \
+        row_hashes(columns, [_FIXED_NO_NULLS[k][0] for k in kinds]).tolist()
+
+
 def test_vectorized_equals_scalar_on_many_rows():
     rng = random.Random(7)
     n = 2000
