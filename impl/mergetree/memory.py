@@ -31,10 +31,10 @@ class MergeMemory:
 
 # A flush or compaction hands freed memory back only when it freed at least this much. Arrow's
 # default pool (mimalloc) backs its pages with transparent huge pages: a page handed back is
-# faulted in and zeroed again, 2 MB at a time, by the next allocation. After a small flush that
-# costs more than it saves: a 300k-row write-only write in 10 commits (43 flushes of about 1 MB)
-# spent a third of its CPU time in the kernel, half of it zeroing pages mimalloc had handed back
-# and faulted in again (benchmarks/README.md, session 41).
+# faulted in and zeroed again, 2 MB at a time, by the next allocation, which after a small flush
+# costs more than it keeps. A 1M-row write-only write in 10 commits (40 flushes of about 2 MB)
+# took 490 ms instead of 583 and peaked 42 MB higher: each flushing thread keeps at most one
+# small flush's pages (benchmarks/README.md, session 41).
 RELEASE_MIN_BYTES = 16 * 1024 * 1024
 
 
