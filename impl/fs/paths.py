@@ -33,6 +33,7 @@ TAG_PREFIX = "tag-"
 # a tag being created: written before its snapshot is confirmed, so an expiration keeps the
 # snapshot's files meanwhile; Paimon lists "tag-*" only (impl.tag.manager.TagManager.create)
 PENDING_TAG_PREFIX = "pending-tag-"
+TAG_DIR_NAME = "tag"  # a branch's tag directory
 BRANCH_PREFIX = "branch-"
 MAIN_BRANCH = "main"
 
@@ -107,7 +108,7 @@ class TablePaths:
         self.branch_dir = branch_root(self.table_path, branch)
         self.snapshot_dir = posixpath.join(self.branch_dir, "snapshot")
         self.schema_dir = posixpath.join(self.branch_dir, "schema")
-        self.tag_dir = posixpath.join(self.branch_dir, "tag")
+        self.tag_dir = posixpath.join(self.branch_dir, TAG_DIR_NAME)
         self.branches_dir = posixpath.join(self.table_path, "branch")
         self.manifest_dir = posixpath.join(self.table_path, "manifest")
         self.index_dir = posixpath.join(self.table_path, "index")

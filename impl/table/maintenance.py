@@ -16,7 +16,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 from impl.branch.manager import BranchManager
 from impl.errors import CorruptMetadataError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
-from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, PENDING_TAG_PREFIX, TablePaths
+from impl.fs.file_io import FileStatus
+from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, PENDING_TAG_PREFIX, TAG_DIR_NAME, TablePaths
 from impl.snapshot.expire import tags_to_skip
 from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.references import Missing, PartitionPathOf, SnapshotFileReader, SnapshotFiles
@@ -139,17 +140,14 @@ def table_used_names(core: TableCore, ignored_pending: frozenset[str] = frozense
     return used | tag_names_used(core, tags) | tag_names_used(core, pending, Missing.SKIP)
 
 
-def _stale_pending_tags(core: TableCore, older_than_millis: int) -> list[str]:
-    """Pending tag files of every branch last modified before ``older_than_millis``: left by a
-    creator that died before publishing (a creation takes seconds), never a tag."""
-    out = []
-    for branch in all_branches(core):
-        tag_dir = core.paths.with_branch(branch).tag_dir
-        for f in core.file_io.walk_files(tag_dir):
-            if (posixpath.basename(f.path).startswith(PENDING_TAG_PREFIX) and f.modified_millis is not None
-                    and f.modified_millis < older_than_millis):
-                out.append(f.path)
-    return sorted(out)
+def _older_than(f: FileStatus, millis: int) -> bool:
+    return f.modified_millis is not None and f.modified_millis < millis
+
+
+def _is_pending_tag(path: str) -> bool:
+    """A pending tag file of any branch's tag directory (see impl.tag.manager)."""
+    return (posixpath.basename(path).startswith(PENDING_TAG_PREFIX)
+            and posixpath.basename(posixpath.dirname(path)) == TAG_DIR_NAME)
 
 
 def _is_candidate(core: TableCore, path: str) -> bool:
@@ -171,16 +169,17 @@ def remove_orphan_files(core: TableCore, older_than_millis: int, dry_run: bool =
     """Delete unreferenced files last modified before ``older_than_millis``, and pending tags
     as old (left by tag creators that died before publishing, see impl.tag.manager) with the
     files only they kept; return their paths (``dry_run``: the paths only, nothing deleted)."""
-    # pending tags left by creators that died: deleted with the files only they kept
-    stale = _stale_pending_tags(core, older_than_millis)
-    files = [f for f in core.file_io.walk_files(core.path) if _is_candidate(core, f.path)]
+    walked = core.file_io.walk_files(core.path)  # every branch's tag directory is under the table's
+    # pending tags left by creators that died (a creation takes seconds): deleted with the files
+    # only they kept
+    stale = sorted(f.path for f in walked if _is_pending_tag(f.path) and _older_than(f, older_than_millis))
+    files = [f for f in walked if _is_candidate(core, f.path)]
     doomed: list[str] = []
     if files:
         # raises before deleting anything if a snapshot or tag is unreadable
         used = table_used_names(core, frozenset(posixpath.basename(p) for p in stale))
         doomed = [f.path for f in files
-                  if posixpath.basename(f.path) not in used
-                  and f.modified_millis is not None and f.modified_millis < older_than_millis]
+                  if posixpath.basename(f.path) not in used and _older_than(f, older_than_millis)]
     if not dry_run:
         core.file_io.delete_quietly(stale + doomed)
     return stale + doomed

@@ -541,14 +541,13 @@ class TableWrite:
         return messages
 
     def _flush_threads(self) -> int:
-        """Threads the commit's flushes run on. One, unless nothing compacts during this write
-        (``write-only``): the buckets' compactions then use the other cores while the flushes
-        run one at a time, and one flush's sorted piece is all a commit holds besides the
-        buffers (measured: side by side gained nothing there on two cores). With nothing to
-        compact, a write-only commit's flushes (sort, encode, compress: the GIL is released)
-        would leave the other cores idle. Not with a given executor (an inline one is the
-        deterministic mode), nor while a writer holds spilled runs (their merges hold memory
-        of their own)."""
+        """Threads the commit's flushes run on: one per core (at most MAX_FLUSH_THREADS) for a
+        ``write-only`` primary-key write, whose cores nothing else uses (sorting, encoding and
+        compressing release the GIL; 1M rows, 25k-row flushes: 628 -> 607 ms, session 40; with
+        7.5k-row flushes their Python steps take turns and it gains nothing). One otherwise: with
+        compaction on, the compactions use the other cores and each flush's sorted piece stays
+        the only one held; with a given executor (the inline one is the deterministic mode);
+        or while a writer holds spilled runs (their merges hold memory of their own)."""
         writers = self._writers.values()
         if (len(writers) < 2 or self._given_executor is not None or not self.core.primary_keys
                 or not self.core.merge_tree_options.write_only

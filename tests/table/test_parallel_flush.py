@@ -19,8 +19,6 @@ from table_helpers import read, sort_rows
 import impl.table.write as table_write
 from impl.mergetree.writer import InlineExecutor, MergeTreeWriter
 
-pytest.importorskip("impl.mergetree")
-
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 
