@@ -31,14 +31,6 @@ def pytest_xdist_auto_num_workers(config):
     return max(2, len(os.sched_getaffinity(0)) * 3 // 2)
 
 
-def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` run first, each group in collection order. xdist hands the first
-    quarter of the tests out round-robin and the rest as workers free up, so the long ones
-    spread over the workers at the start and the run ends on short tests: in collection order a
-    full run ended with one worker on a 5-minute test while the others idled."""
-    items[:] = sorted(items, key=lambda item: item.get_closest_marker("slow") is None)
-
-
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _stateful_summary(terminalreporter)
     _fault_summary(terminalreporter, config)

@@ -617,7 +617,6 @@ def _judge(record_property, cells: list[dict]) -> None:
 
 
 @pytest.mark.paimon_java
-@pytest.mark.slow
 def test_corpus_paimon_java(tmp_path, record_property):
     reason = tools_missing()
     if reason:

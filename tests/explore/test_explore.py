@@ -253,7 +253,6 @@ def test_exhaustive_mode_checks_every_distinct_interleaving(scenario):
     assert plain.complete and plain.schedules == report.schedules and plain.blocked > report.blocked
 
 
-@pytest.mark.slow
 def test_exhaustive_mode_checks_every_distinct_interleaving_of_orphan_removal_racing_expiration():
     """CI's run of the large configuration: every class of interleavings (4,243) through the
     oracle; its cross-check against the plain sleep-set search is the explore_large case above."""
@@ -294,7 +293,6 @@ def test_exhaustive_mode_with_one_fault_finds_the_trusted_latest_hint_and_the_im
 @pytest.mark.parametrize("scenario", [
     Scenario(committers=2, compact=False, readers=0),
 ], ids=lambda s: s.label())
-@pytest.mark.slow
 def test_exhaustive_mode_with_one_fault_checks_every_distinct_faulted_interleaving(scenario):
     """Every schedule with at most one failed or lost-response operation, up to the order of
     commuting operations, passes the oracle; DPOR finds exactly the classes the plain

@@ -32,7 +32,6 @@ S3_SCENARIOS = ["race", pytest.param("append_compact", marks=pytest.mark.large)]
 @pytest.mark.parametrize("name", S3_SCENARIOS)
 @pytest.mark.parametrize("mode", ["crash", pytest.param("crash_after", marks=pytest.mark.large)])
 @pytest.mark.parametrize("points", ["state_changes", pytest.param("every_op", marks=pytest.mark.large)])
-@pytest.mark.slow
 def test_crash_at_every_op_on_s3(s3_server, s3_bucket, name, mode, points):
     scn = SCENARIOS[name]
     config = S3Config.from_options(s3_server.options())

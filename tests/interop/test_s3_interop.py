@@ -464,7 +464,6 @@ def committed_pairs(rows: list[dict]) -> set[tuple[int, int]]:
     return {k for k, n in count.items() if n == RACE_ROWS}
 
 
-@pytest.mark.slow
 def test_racing_processes_pypaimon_loses_commits_impl_none(s3, pypaimon, record_property, tmp_path):
     """K=4 processes x M=10 commits each into one primary-key table on the S3 server, first with
     pypaimon 2.1.0, then with impl, each process acknowledging the commits that returned.

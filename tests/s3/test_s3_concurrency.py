@@ -87,7 +87,6 @@ def _check_table(table, acked: dict[int, list[int]]) -> None:
 
 
 @pytest.mark.parametrize("processes,commits", [(4, 10)])
-@pytest.mark.slow
 def test_racing_processes_lose_no_acknowledged_commit(s3_server, s3_bucket, processes, commits):
     warehouse = f"s3://{s3_bucket}/wh"
     options = s3_server.options()
@@ -139,7 +138,6 @@ for seq in range(start, start + 1000):
 """
 
 
-@pytest.mark.slow
 def test_sigkill_mid_commit_leaves_table_intact_and_orphans_removable(s3_server, s3_bucket):
     warehouse = f"s3://{s3_bucket}/wh"
     options = s3_server.options()

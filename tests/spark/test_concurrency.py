@@ -16,7 +16,6 @@ import impl  # noqa: E402
 import impl.spark  # noqa: E402
 
 
-@pytest.mark.slow
 def test_concurrent_jobs_in_one_session(spark, warehouse):
     shared = os.path.join(warehouse, "db.db", "shared")
     pk = os.path.join(warehouse, "db.db", "pk")

@@ -107,7 +107,6 @@ def run_bash(block: Block, cwd: Path) -> None:
     assert proc.returncode == 0, f"{block.label} failed:\n{block.code}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
 
 
-@pytest.mark.slow
 def test_every_block_runs_top_to_bottom(spark, s3_server, tmp_path, monkeypatch):
     text = README.read_text()
     setup = set(setup_commands(text).values())

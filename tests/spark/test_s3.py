@@ -170,7 +170,6 @@ def test_failing_routed_write_on_s3_leaves_no_snapshot_and_no_file(spark, s3t):
     assert s3t.intents_after_failed_job() == set()
 
 
-@pytest.mark.slow
 def test_retried_task_attempt_on_s3_leaves_no_orphans(spark, s3t):
     """Attempt 0 of task 0 dies right after a data file landed in the bucket; attempt 1 redoes
     the work. The commit publishes attempt 1's files; the intent log in the bucket names the
@@ -234,7 +233,6 @@ def test_claim_ledger_in_the_bucket_keeps_the_first_value(s3_server, s3_bucket):
 # ---------------------------------------------------------------------- the main job on S3
 
 
-@pytest.mark.slow
 def test_simulation_on_s3_with_faults(spark, s3_server, s3_bucket, tmp_path, capsys):
     from simulation import spark_job
 

@@ -64,7 +64,6 @@ def test_append_stream_spark_writes_each_batch_once(spark, tmp_path, warehouse, 
     assert orphans(table_path) == [] and intents_left(warehouse) == []
 
 
-@pytest.mark.slow
 def test_killed_driver_then_restart_loses_and_doubles_no_batch(spark, tmp_path, warehouse, table_path, monkeypatch):
     """1. A driver process dies as batch 1's commit starts (its files written and logged): the
     restarted query runs batch 1 again, the dead run's files are removed. 2. A commit fails right

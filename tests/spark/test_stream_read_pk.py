@@ -242,7 +242,6 @@ def test_each_scan_mode_starts_where_paimon_does(spark, warehouse, tmp_path):
             s.stop()
 
 
-@pytest.mark.slow
 def test_restarts_resume_without_duplicates_or_gaps(spark, warehouse, tmp_path):
     """Every run restarts from the checkpoint. The first run fails in its first micro-batch:
     the restart reads that batch again as it was planned (scan.mode=latest resolved once), so
