@@ -119,6 +119,9 @@ class _Handler(BaseHTTPRequestHandler):
     limits: ServerLimits
     ssl_context: ssl.SSLContext | None
     protocol_version = "HTTP/1.1"
+    # a request line too broken to name its version is answered as HTTP/1.1 (status line and
+    # headers); the library's default, 0.9, would send the error body bare
+    default_request_version = "HTTP/1.1"
 
     # ------------------------------------------------------------------ connection
 
