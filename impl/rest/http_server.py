@@ -233,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
         """The library's own refusals (a malformed request line, too many or too long headers,
         an unsupported HTTP version) as an ErrorResponse, closing the connection."""
         self.close_connection = True
-        self._send(error_reply(ErrorBody(code, message or self.responses.get(code, ("error",))[0])))
+        self._send(error_reply(ErrorBody(code, message or explain or self.responses.get(code, ("error",))[0])))
 
     def _send(self, reply: Reply) -> None:
         data = json.dumps(reply.body).encode() if reply.body is not None else b""
