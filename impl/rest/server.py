@@ -126,6 +126,7 @@ class CatalogService:
         self.prefix = prefix
         self._probed: set[str] = set()
         self._probe_lock = threading.Lock()
+        self._lists: dict[str, ManifestList] = {}
         # commit requests answered, by outcome ("published" / "lost"): for tests and benchmarks
         self.commit_counts: collections.Counter[str] = collections.Counter()
 
@@ -401,10 +402,13 @@ class CatalogService:
         if snapshot.id != (latest_id or 0) + 1:
             raise BadRequest(f"commit: snapshot {snapshot.id} of {db}.{name} would leave a gap after "
                              f"{'no snapshot' if latest_id is None else f'snapshot {latest_id}'}")
-        lists = ManifestList(file_io, paths, cache_max_lists=0)
-        problem = continuity_problem(
-            snapshot, latest, live_file_count(lists.read_base_manifests(snapshot)),
-            live_file_count(lists.read_data_manifests(latest)) if latest is not None else 0)
+        lists = self._manifest_lists(paths)
+        try:
+            new_base = lists.read_base_manifests(snapshot)
+        except CorruptMetadataError as e:
+            raise BadRequest(f"commit: snapshot {snapshot.id}'s base manifest list: {e.reason}") from None
+        problem = continuity_problem(snapshot, latest, live_file_count(new_base),
+                                     live_file_count(lists.read_data_manifests(latest)) if latest is not None else 0)
         if problem is not None:
             # a replayed or stale body (built on an older snapshot): publishing it would drop the
             # files committed since; refused like a lost race, so a client rebuilds on the latest
@@ -417,6 +421,18 @@ class CatalogService:
             manager.commit_hint(LATEST_HINT, snapshot.id)
         self._count("published" if published else "lost")
         return Reply(200, {"success": published})
+
+    def _manifest_lists(self, paths: TablePaths) -> ManifestList:
+        """The manifest-list reader of one table (branch), kept for the tables committed to last:
+        lists are immutable under unique names, so the base list a commit checks is, one commit
+        later, the latest's and read from memory."""
+        key = paths.manifest_dir
+        with self._probe_lock:
+            lists = self._lists.pop(key, None) or ManifestList(self.catalog.file_io, paths, cache_max_lists=8)
+            self._lists[key] = lists  # most recent last
+            while len(self._lists) > 64:
+                self._lists.pop(next(iter(self._lists)))
+        return lists
 
     def _count(self, outcome: str) -> None:
         with self._probe_lock:
