@@ -156,10 +156,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._log_path = "-"
         wait = limits.idle_timeout_seconds if self._served else limits.header_timeout_seconds
         self._reader.deadline = self._started + wait
+        began = False
         try:
             if not self._in.peek(1):
                 self.close_connection = True
                 return
+            began = True  # a request's first byte: a timeout from here on is logged (408)
             self._started = time.monotonic()
             self._reader.deadline = self._started + limits.header_timeout_seconds
             self.raw_requestline = self.rfile.readline(65537)
@@ -173,7 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except TimeoutError:
             self.close_connection = True
-            self._status = self._status or 408
+            if began:
+                self._status = self._status or 408
         except (ConnectionError, ssl.SSLError):
             self.close_connection = True
         finally:
