@@ -313,7 +313,8 @@ def test_pypaimon_rust_rest_catalog_round_trip(server, catalog):
 
 
 def test_command_line_server(tmp_path):
-    """``python -m impl.rest --warehouse PATH --port 0 --token T`` serves until stopped."""
+    """``python -m impl.rest --warehouse PATH --port 0 --token T`` serves until stopped (with a
+    warning that the token is visible in the process's command line)."""
     proc = subprocess.Popen([sys.executable, "-m", "impl.rest", "--warehouse", str(tmp_path / "wh"), "--port", "0",
                              "--token", TOKEN], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -324,7 +325,8 @@ def test_command_line_server(tmp_path):
         assert catalog.list_databases() == ["cli"]
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        _, err = proc.communicate(timeout=30)
+    assert "--token on the command line is visible to every local user" in err
 
 
 def test_create_keeps_the_exact_paimon_types(server, catalog):
