@@ -127,7 +127,8 @@ class CatalogService:
         self._probed: set[str] = set()
         self._probe_lock = threading.Lock()
         self._lists: dict[str, ManifestList] = {}
-        # commit requests answered, by outcome ("published" / "lost"): for tests and benchmarks
+        # commit requests answered, by outcome ("published" / "lost" a race / "stale": not built on the
+        # latest snapshot): for tests and benchmarks
         self.commit_counts: collections.Counter[str] = collections.Counter()
 
     # ------------------------------------------------------------------ dispatch
