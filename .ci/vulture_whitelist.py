@@ -56,8 +56,6 @@ WRITE_BUFFER_SPILLABLE
 
 # http.server's BaseHTTPRequestHandler / ThreadingHTTPServer protocol (the S3 fault proxy, impl.rest)
 _.protocol_version
-_.wbufsize  # socketserver.StreamRequestHandler: buffered answers (impl.rest)
-_.disable_nagle_algorithm  # socketserver.StreamRequestHandler: TCP_NODELAY (impl.rest)
 _.log_message
 _.do_GET
 _.do_PUT
@@ -66,6 +64,15 @@ _.do_DELETE
 _.do_HEAD
 _.daemon_threads
 _.close_connection
+# impl.rest.http_server: the rest of the protocol its hardened handler and server override
+_.readinto  # io.RawIOBase: the deadline reader under the handler's BufferedReader
+_.default_request_version
+_.handle_one_request
+_.handle_expect_100
+_.request_version
+_.requestline
+_.request_queue_size  # socketserver.TCPServer: listen()'s backlog
+_.handle_error
 
 # conformance: enum members named for targets and reports (the pypaimon target declares them, the
 # integrator's classification of pypaimon divergences uses the other two classes)

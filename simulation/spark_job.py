@@ -236,8 +236,11 @@ class SparkJob:
         if self.cfg.rest_catalog:
             # a REST catalog server over the warehouse, in this process: the writers' commits
             # (and their recoveries) are published by it; compactions and expirations stay direct
-            self.rest_server = RESTCatalogServer(self.warehouse, options=self.options).start()
-            rest = impl.CatalogFactory.create({"metastore": "rest", "uri": self.rest_server.uri, "warehouse": "sim"})
+            # (on 127.0.0.1, for this process alone: no token; the writers bring the store's options,
+            # since the server hands out no storage keys of its own)
+            self.rest_server = RESTCatalogServer(self.warehouse, options=self.options, no_auth=True).start()
+            rest = impl.CatalogFactory.create({"metastore": "rest", "uri": self.rest_server.uri, "warehouse": "sim",
+                                               **dict(self.cfg.storage_options)})
             table = rest.get_table(TABLE)
         else:
             table = cat.get_table(TABLE)

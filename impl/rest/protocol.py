@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, DataType, parse_type_json
@@ -51,6 +54,12 @@ AUTHORIZATION = "Authorization"
 BEARER = "Bearer "
 # ``t$branch_b``: a branch of table t, as Paimon's Identifier writes it in a URL
 BRANCH_SEPARATOR = "$branch_"
+# a database or table name becomes one path segment of the warehouse: file systems (ext4, xfs,
+# S3 keys' segments as s3fs maps them) take at most 255 bytes there
+MAX_NAME_BYTES = 255
+# nesting of a request body: Paimon's deepest (a ROW type in a schema) is a few levels per nested
+# type; json.loads recurses per level and would raise RecursionError near 1000
+MAX_JSON_DEPTH = 64
 
 
 class ResourceType(enum.Enum):
@@ -212,11 +221,38 @@ def string_map(o: Any, what: str) -> dict[str, str]:
     return dict(o)
 
 
-def parse_body(data: bytes, what: str) -> dict[str, Any]:
-    """A request body: one JSON object; BadRequest otherwise."""
+def check_name_length(name: str, what: str) -> str:
+    """``name`` when it fits one path segment (MAX_NAME_BYTES of UTF-8); BadRequest otherwise."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        raise BadRequest(f"{what}: the name {name[:40]!r}... is {size} bytes of UTF-8, over {MAX_NAME_BYTES}")
+    return name
+
+
+# a JSON string (escapes included): what is inside one holds no structure
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_OPENERS = np.frombuffer(b"[{", np.uint8)
+
+
+def json_depth(data: bytes) -> int:
+    """The deepest nesting of arrays and objects in the JSON text ``data`` (0 for a scalar), found
+    without parsing (strings removed, then a running sum over the brackets)."""
+    structure = np.frombuffer(_JSON_STRING.sub(b"", data), np.uint8)
+    brackets = structure[(structure == 91) | (structure == 93) | (structure == 123) | (structure == 125)]
+    if not len(brackets):
+        return 0
+    steps = np.where(np.isin(brackets, _OPENERS), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps, dtype=np.int32).max())
+
+
+def parse_body(data: bytes, what: str, max_depth: int = MAX_JSON_DEPTH) -> dict[str, Any]:
+    """A request body: one JSON object nested at most ``max_depth`` deep; BadRequest otherwise."""
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise BadRequest(f"{what}: body nests {depth} levels deep, over the limit of {max_depth}")
     try:
         o = json.loads(data or b"null")
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise BadRequest(f"{what}: body is not JSON ({e})") from None
     if not isinstance(o, dict):
         raise BadRequest(f"{what}: body must be a JSON object")

@@ -1,13 +1,19 @@
 """A Paimon REST catalog server over a warehouse on local disk or S3, through impl's filesystem
-catalog (standard library ``http.server``; one thread per request).
+catalog (the HTTP shell of :mod:`impl.rest.http_server`: one thread per connection, with the
+limits, deadlines, framing rules and TLS an exposed port needs).
 
 It answers Paimon's REST API (``rest-catalog-open-api.yaml``): config, databases, tables,
 schema changes, the latest snapshot, data tokens, and commits. A commit publishes the client's
 snapshot the way impl's commit core does on a file system (an atomic create of
 ``snapshot-<id>``, then the LATEST hint), so the client's own conflict detection and retries run
-on the answer ``success: false`` for a lost race. A snapshot is published only on the latest one
-(id = latest + 1) and only when every metadata file it names exists, so a malformed or hostile
-commit never leaves a gap or a dangling snapshot in the warehouse.
+on the answer ``success: false`` for a lost race. A snapshot is published only when it continues
+the latest one (id = latest + 1, its base manifest list holding exactly the files live in the
+latest, its record count the latest's plus its delta) and every metadata file it names exists, so
+a malformed, stale or replayed commit never leaves a gap, a dangling snapshot or lost rows.
+
+Authentication is required: a server without a token must be asked for with ``no_auth=True``.
+Data tokens carry no secret of the server's unless credential vending is configured
+(:mod:`impl.rest.credentials`).
 
 >>> server = RESTCatalogServer("/tmp/warehouse", token="secret").start()   # doctest: +SKIP
 >>> server.uri                                                           # doctest: +SKIP
@@ -18,15 +24,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import errno
 import hmac
 import json
 import logging
 import posixpath
 import threading
-import urllib.parse
 import uuid
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Mapping
 
 import pyarrow as pa
@@ -42,10 +46,14 @@ from impl.errors import (
     TypeParseError,
 )
 from impl.format.json_records import Snapshot, TableSchema
+from impl.format.records import ManifestFileMeta
 from impl.format.types import DataType, to_arrow
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import storage_options
 from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, TablePaths
+from impl.manifest.manifest_file import ManifestList
+from impl.rest.credentials import CredentialVending, CredentialVendor
+from impl.rest.http_server import HTTPShell, Reply, ServerLimits, error_reply, tls_context
 from impl.rest.protocol import (
     AUTHORIZATION,
     BEARER,
@@ -60,6 +68,7 @@ from impl.rest.protocol import (
     ErrorBody,
     ResourcePaths,
     ResourceType,
+    check_name_length,
     page,
     parse_body,
     parse_change_json,
@@ -79,8 +88,10 @@ from impl.table.errors import (
     DatabaseNotExistError,
     InvalidIdentifierError,
     InvalidSchemaError,
+    SystemTableReadOnlyError,
     TableAlreadyExistError,
     TableNotExistError,
+    UnsupportedCatalogOptionError,
     UnsupportedTableFeatureError,
 )
 from impl.table.schema import arrow_schema
@@ -88,23 +99,11 @@ from impl.table.table import FileStoreTable
 
 log = logging.getLogger(__name__)
 
-# a data token's lifetime: the server hands out its own storage options, which do not expire,
-# so the figure only tells clients when to ask again (pypaimon refreshes a token with less than
-# an hour left, so an hour would mean a refresh per file access)
+# the lifetime of an empty data token (no credential vending): it holds nothing that expires, so
+# the figure only tells clients when to ask again (pypaimon refreshes a token with less than an
+# hour left, so an hour would mean a refresh per file access)
 TOKEN_LIFETIME_MS = 24 * 3_600_000
-MAX_BODY_BYTES = 64 << 20
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One HTTP answer: status and JSON body (None: no body)."""
-
-    status: int
-    body: Mapping[str, Any] | None = None
-
-
-def error_reply(error: ErrorBody) -> Reply:
-    return Reply(error.code, error.to_json())
+DEFAULT_LIMITS = ServerLimits()
 
 
 class CatalogService:
@@ -112,32 +111,55 @@ class CatalogService:
     No socket here (the HTTP server below is a thin shell around it)."""
 
     def __init__(self, warehouse: str, *, options: Mapping[str, str] | None = None, token: str | None = None,
-                 prefix: str = DEFAULT_PREFIX):
+                 prefix: str = DEFAULT_PREFIX, vending: CredentialVending | None = None):
         self.warehouse_url = warehouse.rstrip("/") or "/"
         if "://" not in self.warehouse_url:
             self.warehouse_url = posixpath.abspath(self.warehouse_url)
         self.storage_options = storage_options(options)
         self.catalog = Catalog(self.warehouse_url, options=self.storage_options)
+        # the warehouse's root as the file system names it (a local path, or bucket/key on S3):
+        # cut from error messages, which must not tell a client where the server keeps its files
+        self._roots = sorted({self.warehouse_url, self.catalog.warehouse}, key=len, reverse=True)
         self.token = token
+        self.vendor = CredentialVendor(vending, self.storage_options) if vending is not None else None
         self.paths = ResourcePaths(prefix)
         self.prefix = prefix
         self._probed: set[str] = set()
         self._probe_lock = threading.Lock()
-        # commit requests answered, by outcome ("published" / "lost"): for tests and benchmarks
+        self._lists: dict[str, ManifestList] = {}
+        # commit requests answered, by outcome ("published" / "lost" a race / "stale": not built on the
+        # latest snapshot): for tests and benchmarks
         self.commit_counts: collections.Counter[str] = collections.Counter()
 
     # ------------------------------------------------------------------ dispatch
 
+    def authorize(self, headers: Mapping[str, str]) -> Reply | None:
+        """None when ``headers`` (lower-case names) carry the bearer token (or none is set); the
+        401 answer otherwise. The HTTP shell calls it before reading a body."""
+        if self.token is None:
+            return None
+        given = headers.get(AUTHORIZATION.lower(), "")
+        if hmac.compare_digest(given.encode(), (BEARER + self.token).encode()):
+            return None
+        return error_reply(ErrorBody(401, "missing or refused bearer token"))
+
     def handle(self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str],
                body: bytes) -> Reply:
-        if self.token is not None:
-            given = headers.get(AUTHORIZATION.lower(), "")
-            if not hmac.compare_digest(given.encode(), (BEARER + self.token).encode()):
-                return error_reply(ErrorBody(401, "missing or refused bearer token"))
+        refusal = self.authorize(headers)
+        if refusal is not None:
+            return refusal
         try:
             return self._route(method, path, query, body)
         except Exception as e:  # noqa: BLE001 - every failure is answered with an ErrorResponse
-            return error_reply(error_body(e))
+            error = error_body(e)
+            return error_reply(dataclasses.replace(error, message=self.scrub(error.message)))
+
+    def scrub(self, message: str) -> str:
+        """``message`` with the warehouse's root written ``<warehouse>``."""
+        for root in self._roots:
+            if root and root != "/":
+                message = message.replace(root, "<warehouse>")
+        return message
 
     def _route(self, method: str, path: str, query: Mapping[str, str], body: bytes) -> Reply:
         if path == ResourcePaths.config():
@@ -154,7 +176,7 @@ class CatalogService:
             if method == "GET":
                 return self.list_databases(query)
             return self._only(method, "POST", lambda: self.create_database(parse_body(body, "create database")))
-        db = segments[1]
+        db = check_name_length(segments[1], "database")
         if n == 2:
             handlers: dict[str, Callable[[], Reply]] = {
                 "GET": lambda: self.get_database(db), "DELETE": lambda: self.drop_database(db),
@@ -166,7 +188,7 @@ class CatalogService:
             if method == "GET":
                 return self.list_tables(db, query)
             return self._only(method, "POST", lambda: self.create_table(db, parse_body(body, "create table")))
-        table = segments[3]
+        table = check_name_length(segments[3], "table")
         if n == 4:
             handlers = {"GET": lambda: self.get_table(db, table), "DELETE": lambda: self.drop_table(db, table),
                         "POST": lambda: self.alter_table(db, table, parse_body(body, "alter table"))}
@@ -194,7 +216,7 @@ class CatalogService:
 
     def config(self) -> Reply:
         defaults = {PREFIX: self.prefix, WAREHOUSE: self.warehouse_url}
-        if self.catalog.file_io.is_object_store:
+        if self.vendor is not None:
             defaults[DATA_TOKEN_ENABLED] = "true"
         return Reply(200, {"defaults": defaults, "overrides": {}})
 
@@ -205,7 +227,7 @@ class CatalogService:
         return Reply(200, {"databases": names, "nextPageToken": token})
 
     def create_database(self, body: dict[str, Any]) -> Reply:
-        name = require(body, "name", str, "create database")
+        name = check_name_length(require(body, "name", str, "create database"), "create database")
         options = string_map(body.get("options"), "create database options")
         if options:
             # the filesystem warehouse keeps no database properties: refused, not dropped silently
@@ -238,6 +260,7 @@ class CatalogService:
         body_db, name = parse_identifier_json(body.get("identifier"), "create table identifier")
         if body_db != db:
             raise BadRequest(f"create table: identifier's database {body_db!r} is not the path's {db!r}")
+        check_name_length(name, "create table")
         schema = parse_schema_json(body.get("schema"), "create table schema")
         # checked and given field ids by the rules of impl's create_table, through arrow; then
         # the exact types arrow cannot carry (VARCHAR(10), CHAR(3), BINARY(8)) are put back
@@ -254,9 +277,13 @@ class CatalogService:
         self.catalog.create_table((db, name), dataclasses.replace(built, fields=fields))
         return Reply(200)
 
-    def _table(self, db: str, name: str) -> FileStoreTable:
+    def _table(self, db: str, name: str, operation: str | None = None) -> FileStoreTable:
+        """The data table ``db.name``; ``operation`` (a change) on a system table ``t$snapshots``
+        is SystemTableReadOnlyError, reading one TableNotExistError (read through the data table)."""
         if "$" in name:
-            raise TableNotExistError(f"{db}.{name}")  # system tables are read through the data table
+            if operation is not None and BRANCH_SEPARATOR not in name:
+                raise SystemTableReadOnlyError(f"{db}.{name}", operation)
+            raise TableNotExistError(f"{db}.{name}")
         table = self.catalog.get_table(f"{db}.{name}")
         assert isinstance(table, FileStoreTable)
         return table
@@ -285,20 +312,22 @@ class CatalogService:
         return table_uuid(self._url(table_path), first)
 
     def drop_table(self, db: str, name: str) -> Reply:
-        self._table(db, name)
+        self._table(db, name, "drop table")
         self.catalog.drop_table(f"{db}.{name}")
         return Reply(200)
 
     def alter_table(self, db: str, name: str, body: dict[str, Any]) -> Reply:
         raw = require(body, "changes", list, "alter table")
         changes = [parse_change_json(c, f"alter table change {i}") for i, c in enumerate(raw)]
-        self._table(db, name)
+        self._table(db, name, "alter table")
         self.catalog.alter_table(f"{db}.{name}", changes)
         return Reply(200)
 
     def rename_table(self, body: dict[str, Any]) -> Reply:
         src = parse_identifier_json(body.get("source"), "rename table source")
         dst = parse_identifier_json(body.get("destination"), "rename table destination")
+        check_name_length(dst[0], "rename table destination")
+        check_name_length(dst[1], "rename table destination")
         self.catalog.rename_table(src, dst)
         return Reply(200)
 
@@ -340,7 +369,8 @@ class CatalogService:
 
     def commit(self, db: str, name: str, body: dict[str, Any]) -> Reply:
         """Publish the body's snapshot on the latest one; ``success: false`` when another writer
-        took its id (the client retries on the new latest)."""
+        took its id or the snapshot does not continue the latest (a stale or replayed body: the
+        client rebuilds it on the new latest and retries)."""
         raw = require(body, "snapshot", dict, "commit")
         table_id = body.get("tableId")
         if table_id is not None and not isinstance(table_id, str):
@@ -348,6 +378,8 @@ class CatalogService:
         statistics = body.get("statistics")
         if statistics is not None and not isinstance(statistics, list):
             raise BadRequest("commit: 'statistics' must be a list")
+        if "$" in name.partition(BRANCH_SEPARATOR)[0]:
+            raise SystemTableReadOnlyError(f"{db}.{name}", "commit")
         paths = self._table_paths(db, name)
         data = json.dumps(raw, indent=2).encode()
         try:
@@ -363,19 +395,45 @@ class CatalogService:
             raise TableNotExistError(f"{db}.{name} with id {table_id}")  # dropped and re-created since
         self._check_references(file_io, paths, snapshot)
         manager = SnapshotManager(file_io, paths)
-        latest = manager.latest_snapshot_id()
-        if latest is not None and snapshot.id <= latest:
+        latest = manager.latest_snapshot()
+        latest_id = latest.id if latest is not None else None
+        if latest_id is not None and snapshot.id <= latest_id:
             self._count("lost")
             return Reply(200, {"success": False})
-        if snapshot.id != (latest or 0) + 1:
+        if snapshot.id != (latest_id or 0) + 1:
             raise BadRequest(f"commit: snapshot {snapshot.id} of {db}.{name} would leave a gap after "
-                             f"{'no snapshot' if latest is None else f'snapshot {latest}'}")
+                             f"{'no snapshot' if latest_id is None else f'snapshot {latest_id}'}")
+        lists = self._manifest_lists(paths)
+        try:
+            new_base = lists.read_base_manifests(snapshot)
+        except CorruptMetadataError as e:
+            raise BadRequest(f"commit: snapshot {snapshot.id}'s base manifest list: {e.reason}") from None
+        problem = continuity_problem(snapshot, latest, live_file_count(new_base),
+                                     live_file_count(lists.read_data_manifests(latest)) if latest is not None else 0)
+        if problem is not None:
+            # a replayed or stale body (built on an older snapshot): publishing it would drop the
+            # files committed since; refused like a lost race, so a client rebuilds on the latest
+            log.info("commit to %s.%s refused: %s", db, name, problem)
+            self._count("stale")
+            return Reply(200, {"success": False})
         self._probe_atomic_create(paths)
         published = file_io.try_write_atomic(paths.snapshot_path(snapshot.id), data)
         if published:
             manager.commit_hint(LATEST_HINT, snapshot.id)
         self._count("published" if published else "lost")
         return Reply(200, {"success": published})
+
+    def _manifest_lists(self, paths: TablePaths) -> ManifestList:
+        """The manifest-list reader of one table (branch), kept for the tables committed to last:
+        lists are immutable under unique names, so the base list a commit checks is, one commit
+        later, the latest's and read from memory."""
+        key = paths.manifest_dir
+        with self._probe_lock:
+            lists = self._lists.pop(key, None) or ManifestList(self.catalog.file_io, paths, cache_max_lists=8)
+            self._lists[key] = lists  # most recent last
+            while len(self._lists) > 64:
+                self._lists.pop(next(iter(self._lists)))
+        return lists
 
     def _count(self, outcome: str) -> None:
         with self._probe_lock:
@@ -404,9 +462,13 @@ class CatalogService:
             self._probed.add(paths.snapshot_dir)
 
     def data_token(self, db: str, name: str) -> Reply:
-        self._located(db, name)
-        return Reply(200, {"token": dict(self.storage_options),
-                           "expiresAtMillis": wall_clock_millis() + TOKEN_LIFETIME_MS})
+        """An empty token (clients use their own storage credentials), or with credential vending
+        configured short-lived credentials scoped to the table's prefix."""
+        paths = self._located(db, name)
+        if self.vendor is None:
+            return Reply(200, {"token": {}, "expiresAtMillis": wall_clock_millis() + TOKEN_LIFETIME_MS})
+        token, expires = self.vendor.vend(self._url(paths.table_path), f"impl-rest-{db}.{name}")
+        return Reply(200, {"token": token, "expiresAtMillis": expires})
 
     def _url(self, path: str) -> str:
         """A path of the catalog's file system as clients address it (with the store's scheme)."""
@@ -426,6 +488,39 @@ def exact_type(asked: DataType, built: DataType) -> DataType:
     except TypeParseError:
         return built
     return asked.copy(built.nullable) if same else built
+
+
+def live_file_count(manifests: list[ManifestFileMeta]) -> int:
+    """Data files live in a set of manifests: each ADD entry counts one, each DELETE minus one."""
+    return sum(m.num_added_files - m.num_deleted_files for m in manifests)
+
+
+def continuity_problem(new: Snapshot, latest: Snapshot | None, new_base_live: int, latest_live: int) -> str | None:
+    """Why snapshot ``new`` (id latest + 1) does not continue ``latest``, or None when it does.
+
+    A commit (Paimon's and impl's alike) writes a fresh base manifest list: the latest's base and
+    delta manifests, possibly merged. Merging cancels an ADD against its DELETE, so the files live
+    in the new base are exactly those live in the latest (``new_base_live`` = ``latest_live``);
+    and its ``totalRecordCount`` is the latest's plus its ``deltaRecordCount``. A body built on an
+    older snapshot (replayed, or stale) breaks one of these whenever a file was committed since."""
+    if latest is None:
+        if new_base_live:
+            return f"snapshot {new.id} is the first, yet its base manifest list holds {new_base_live} live files"
+        return None
+    if new.base_manifest_list in (latest.base_manifest_list, latest.delta_manifest_list):
+        return (f"snapshot {new.id} reuses manifest list {new.base_manifest_list!r} of snapshot {latest.id} as its "
+                "base; a commit writes a new one")
+    if new_base_live != latest_live:
+        return (f"snapshot {new.id}'s base manifest list holds {new_base_live} live files, snapshot {latest.id} "
+                f"{latest_live}: it was not built on snapshot {latest.id}")
+    if None not in (new.total_record_count, new.delta_record_count, latest.total_record_count):
+        assert new.total_record_count is not None and new.delta_record_count is not None
+        assert latest.total_record_count is not None
+        if new.total_record_count != latest.total_record_count + new.delta_record_count:
+            return (f"snapshot {new.id} records {new.total_record_count} rows, but snapshot {latest.id}'s "
+                    f"{latest.total_record_count} plus its delta {new.delta_record_count} make "
+                    f"{latest.total_record_count + new.delta_record_count}")
+    return None
 
 
 def table_uuid(table_url: str, first_schema: TableSchema) -> str:
@@ -453,81 +548,64 @@ def error_body(e: Exception) -> ErrorBody:
         return ErrorBody(501, str(e))
     if isinstance(e, DatabaseNotEmptyError):
         return ErrorBody(409, str(e), ResourceType.DATABASE, e.database)
+    if isinstance(e, SystemTableReadOnlyError):
+        # Paimon's catalog refuses a change of a system table with IllegalArgumentException: 400
+        return ErrorBody(400, str(e), ResourceType.TABLE, e.identifier.rpartition(".")[2])
     if isinstance(e, (BadRequest, InvalidIdentifierError, InvalidSchemaError, SchemaChangeError, ValueError)):
         return ErrorBody(400, str(e))
+    if isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG:
+        return ErrorBody(400, "a name in the request is too long for the warehouse's file system")
     if isinstance(e, (TableError, PaimonError)):
+        log.warning("REST catalog request failed: %s: %s", type(e).__name__, e)
         return ErrorBody(500, f"{type(e).__name__}: {e}")
+    # not an error impl raises on purpose: its text (a file's absolute path, a library's internals)
+    # stays in the server's log
     log.exception("REST catalog request failed")
-    return ErrorBody(500, f"{type(e).__name__}: {e}")
+    return ErrorBody(500, f"internal error ({type(e).__name__}); see the server's log")
 
 
-# ---------------------------------------------------------------------- the HTTP shell
-
-class _Handler(BaseHTTPRequestHandler):
-    service: CatalogService  # set on the subclass each server makes
-    protocol_version = "HTTP/1.1"
-    # clients keep connections open (Java's OkHttp, pypaimon's requests): headers and body go out
-    # in one buffered write, without Nagle, or every answer waits out the peer's delayed ACK (40 ms)
-    wbufsize = -1
-    disable_nagle_algorithm = True
-
-    def _serve(self) -> None:
-        url = urllib.parse.urlsplit(self.path)
-        query = dict(urllib.parse.parse_qsl(url.query))
-        length_text = self.headers.get("Content-Length") or "0"
-        if not length_text.isdigit() or int(length_text) > MAX_BODY_BYTES:
-            self.close_connection = True  # the unread body would be taken for the next request
-            self._send(error_reply(ErrorBody(400, f"Content-Length {length_text!r} is not a size up to "
-                                                  f"{MAX_BODY_BYTES} bytes")))
-            return
-        body = self.rfile.read(int(length_text)) if int(length_text) else b""
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        self._send(self.service.handle(self.command, url.path, query, headers, body))
-
-    def _send(self, reply: Reply) -> None:
-        data = json.dumps(reply.body).encode() if reply.body is not None else b""
-        self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_DELETE = do_PUT = _serve  # noqa: N815 - http.server's names
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's signature
-        log.debug("%s %s", self.address_string(), format % args)
-
+# ---------------------------------------------------------------------- the server
 
 class RESTCatalogServer:
     """The REST catalog on ``host:port`` (port 0: a free one), serving from a thread:
-    ``start()`` / ``stop()``, or a context manager."""
+    ``start()`` / ``stop()``, or a context manager.
+
+    ``token``: the bearer token every request must carry; a server without one must be asked for
+    with ``no_auth=True`` (UnsupportedCatalogOptionError otherwise). ``limits``: body size,
+    deadlines, connections and backlog (:class:`ServerLimits`). ``certfile`` / ``keyfile``: serve
+    HTTPS. ``vending``: hand out short-lived per-table S3 credentials as data tokens (none by
+    default: clients use their own). Requests are logged on ``impl.rest.access``.
+    """
 
     def __init__(self, warehouse: str, *, host: str = "127.0.0.1", port: int = 0,
-                 options: Mapping[str, str] | None = None, token: str | None = None, prefix: str = DEFAULT_PREFIX):
-        self.service = CatalogService(warehouse, options=options, token=token, prefix=prefix)
-        handler = type("Handler", (_Handler,), {"service": self.service})
-        self._http = ThreadingHTTPServer((host, port), handler)
-        self._http.daemon_threads = True
-        self._thread: threading.Thread | None = None
+                 options: Mapping[str, str] | None = None, token: str | None = None, prefix: str = DEFAULT_PREFIX,
+                 no_auth: bool = False, limits: ServerLimits = DEFAULT_LIMITS, certfile: str | None = None,
+                 keyfile: str | None = None, vending: CredentialVending | None = None):
+        if not token and not no_auth:
+            raise UnsupportedCatalogOptionError(
+                "token", None, "the REST catalog server needs a bearer token (--token-file, $PAIMON_REST_TOKEN); "
+                               "serving without authentication must be asked for with no_auth=True (--no-auth)")
+        if token and no_auth:
+            raise UnsupportedCatalogOptionError("token", "<set>", "was given together with no_auth=True")
+        self.service = CatalogService(warehouse, options=options, token=token or None, prefix=prefix,
+                                      vending=vending)
+        context = tls_context(certfile, keyfile) if certfile else None
+        self._shell = HTTPShell(self.service, host, port, limits, context)
 
     @property
     def uri(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}"
+        host, port = self._shell.address
+        return f"{self._shell.scheme}://{host}:{port}"
 
     def start(self) -> "RESTCatalogServer":
-        self._thread = threading.Thread(target=self._http.serve_forever, name="impl.rest", daemon=True)
-        self._thread.start()
+        self._shell.start()
         return self
 
     def serve_forever(self) -> None:
-        self._http.serve_forever()
+        self._shell.serve_forever()
 
     def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-        if self._thread is not None:
-            self._thread.join()
+        self._shell.stop()
 
     def __enter__(self) -> "RESTCatalogServer":
         return self.start()

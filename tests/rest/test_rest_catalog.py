@@ -253,19 +253,20 @@ result = sorted(r["id"] for r in rb.new_read().to_arrow(rb.new_scan().plan().spl
 """
 
 
-def test_s3_warehouse_hands_out_data_tokens(s3_server, s3_bucket):
-    """A server over an S3 warehouse: clients get the table's storage options as a data token
-    (data-token.enabled), so they need no credentials of their own."""
+def test_s3_warehouse_clients_bring_their_own_credentials(s3_server, s3_bucket):
+    """A server over an S3 warehouse hands out none of its own storage keys (data tokens are off
+    and empty unless credential vending is configured: tests/rest/test_server_hardening.py):
+    clients reach the store with their own storage options."""
     with RESTCatalogServer(f"s3://{s3_bucket}/wh", options=s3_server.options(), token=TOKEN) as server:
-        catalog = CatalogFactory.create(options(server))
-        assert catalog.options["data-token.enabled"] == "true"
+        assert "data-token.enabled" not in CatalogFactory.create(options(server)).options
+        catalog = CatalogFactory.create(options(server, **s3_server.options()))
         catalog.create_database("s3db")
         catalog.create_table("s3db.t", pa.schema([("id", pa.int64())])).write_arrow(pa.table({"id": [1, 2]}))
         table = catalog.get_table("s3db.t")
         assert table.file_io.is_object_store and table.to_arrow().column("id").to_pylist() == [1, 2]
         assert server.service.commit_counts["published"] == 1
         try:
-            assert run_pypaimon(PYPAIMON_READ, options=options(server)) == [1, 2]
+            assert run_pypaimon(PYPAIMON_READ, options=options(server, **s3_server.options())) == [1, 2]
         except PeerUnavailable as e:
             pytest.skip(f"pypaimon {PYPAIMON_VERSION} cannot be installed here: {e}")
 
@@ -312,7 +313,8 @@ def test_pypaimon_rust_rest_catalog_round_trip(server, catalog):
 
 
 def test_command_line_server(tmp_path):
-    """``python -m impl.rest --warehouse PATH --port 0 --token T`` serves until stopped."""
+    """``python -m impl.rest --warehouse PATH --port 0 --token T`` serves until stopped (with a
+    warning that the token is visible in the process's command line)."""
     proc = subprocess.Popen([sys.executable, "-m", "impl.rest", "--warehouse", str(tmp_path / "wh"), "--port", "0",
                              "--token", TOKEN], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -323,7 +325,8 @@ def test_command_line_server(tmp_path):
         assert catalog.list_databases() == ["cli"]
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        _, err = proc.communicate(timeout=30)
+    assert "--token on the command line is visible to every local user" in err
 
 
 def test_create_keeps_the_exact_paimon_types(server, catalog):
