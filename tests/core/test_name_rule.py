@@ -311,3 +311,15 @@ def test_a_hostile_tag_file_is_refused_not_used(tmp_path):
     (tag_dir / "tag- v2").write_bytes((tag_dir / "tag-v1").read_bytes())  # leading whitespace
     with pytest.raises(InvalidTagNameError, match="listed in"):
         t.tags()
+
+
+def test_the_longest_names_fit_the_files_they_become(tmp_path):
+    """200 UTF-8 bytes: the tag file's atomic-write temp name (42 bytes more) still fits NAME_MAX."""
+    t = make_table(impl.Catalog(str(tmp_path / "wh")), "db.t", [1])
+    longest = "\u00e9" * (MAX_NAME_BYTES // 2)  # 2 bytes each
+    t.create_tag(longest)
+    t.create_branch(longest, tag=longest)
+    assert [tag.name for tag in t.tags()] == [longest]
+    assert t.copy({"branch": longest}).to_arrow()["id"].to_pylist() == [1]
+    with pytest.raises(InvalidTagNameError, match="longer than 200"):
+        t.create_tag(longest + "x")
