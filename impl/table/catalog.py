@@ -20,7 +20,7 @@ from impl.environment import PRODUCTION, Environment
 from impl.errors import FileIOError, InvalidWarehouseError
 from impl.format.json_records import TableSchema
 from impl.fs.file_io import FileIO
-from impl.fs.names import check_database, check_table
+from impl.fs.names import check_database, check_table, path_problem
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable, storage_options
 from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
@@ -301,7 +301,7 @@ class Catalog:
 
     def list_databases(self) -> list[str]:
         return sorted(n[: -len(DB_SUFFIX)] for n in self.file_io.list_names(self.warehouse)
-                      if n.endswith(DB_SUFFIX) and len(n) > len(DB_SUFFIX)
+                      if n.endswith(DB_SUFFIX) and len(n) > len(DB_SUFFIX) and path_problem(n[: -len(DB_SUFFIX)]) is None
                       and self.file_io.fs.isdir(posixpath.join(self.warehouse, n)))
 
     def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
@@ -326,7 +326,7 @@ class Catalog:
         db_path = self.database_path(database)
         out = []
         for n in self.file_io.list_names(db_path):
-            if n.startswith("."):
+            if path_problem(n) is not None:  # no table can have it (dot-files included): no path is built
                 continue
             if schema_ids_in(self.file_io, TablePaths(posixpath.join(db_path, n)).schema_dir):
                 out.append(n)

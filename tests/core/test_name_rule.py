@@ -323,3 +323,13 @@ def test_the_longest_names_fit_the_files_they_become(tmp_path):
     assert t.copy({"branch": longest}).to_arrow()["id"].to_pylist() == [1]
     with pytest.raises(InvalidTagNameError, match="longer than 200"):
         t.create_tag(longest + "x")
+
+
+def test_listed_tables_and_databases_follow_the_rule(tmp_path):
+    cat = impl.Catalog(str(tmp_path / "wh"))
+    make_table(cat, "db.t", [1])
+    # entries no database or table can be named by, each looking like one (a schema file inside)
+    for odd in ("db.db/ x", "db.db/x\x01", " odd.db/t", "\u2215x.db/t"):
+        os.makedirs(tmp_path / "wh" / odd / "schema")
+        (tmp_path / "wh" / odd / "schema" / "schema-0").write_bytes(b"{}")
+    assert cat.list_tables("db") == ["t"] and cat.list_databases() == ["db"]
