@@ -8,8 +8,8 @@ files and data files are shared with the table root. Facts carried over from Pai
   it starts empty. A branch made from a tag gets a copy of the tag, the tag's snapshot (from the
   snapshot file, or from the tag if that snapshot expired) and the schemas up to the
   snapshot's; its next commit is that snapshot's id + 1.
-- names: not ``main``, not blank, not only digits (plus, here: usable as a directory name; the
-  rule is :mod:`impl.fs.names`', which every name given or listed goes through).
+- names: not ``main``, not blank, not only digits (plus, here: usable as a directory name). The
+  rule is :mod:`impl.fs.names`; every name given or listed goes through it.
 - ``fast_forward(branch)`` makes the current branch (main) equal to the branch from the
   branch's earliest snapshot E on: main's snapshots >= E (newest first), its tags of snapshots
   >= E and its schemas above E's schema id are deleted, then the branch's schemas, snapshots
@@ -66,7 +66,7 @@ class BranchManager:
         self.file_io = file_io
         self.root = TablePaths(table_path)
         self.current = check_branch(current)
-        self.paths = self.root.with_branch(current)
+        self.paths = self.root.with_branch(self.current)
         self.table_name = table_name or table_path
 
     # ------------------------------------------------------------------ reading
