@@ -29,6 +29,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     FileNotLiveError,
     IndexFileConflictError,
     InvalidBranchNameError,
+    InvalidNameError,
     InvalidOptionError,
     InvalidTagNameError,
     InvalidWarehouseError,
@@ -126,7 +127,7 @@ __all__ = [
     "SchemaChange", "Move", "SchemaChangeError", "SchemaChangedError",
     "ColumnNotExistError", "ColumnAlreadyExistError",
     "TagAlreadyExistError", "TagNotExistError", "TagsUnsettledError", "InvalidTagNameError", "NoSnapshotError",
-    "BranchAlreadyExistError", "BranchNotExistError", "BranchStateError", "InvalidBranchNameError",
+    "BranchAlreadyExistError", "BranchNotExistError", "BranchStateError", "InvalidBranchNameError", "InvalidNameError",
     # every other error of the two core homes (impl.errors, impl.table.errors): storage and
     # warehouse, formats and types, merge tree, catalog and table API
     "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "LevelsError", "MergeEngineError", "MissingExtraError",

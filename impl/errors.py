@@ -293,9 +293,25 @@ class SchemaChangedError(CommitConflictError):
 # --------------------------------------------------------------------------- tags and branches
 
 
-class InvalidTagNameError(TableError, ValueError):
+class InvalidNameError(TableError, ValueError):
+    """A database, table, branch or tag name breaks the name rule (``impl.fs.names``: blank, a
+    path separator or control character, ``.``/``..``, too long, ...). ``kind`` is the kind of
+    name (``"branch"`` ...), ``name`` the name as given (None when the error is about the form
+    of an identifier rather than one name)."""
+
+    def __init__(self, message: str, kind: str | None = None, name: object = None):
+        self.kind = kind
+        self.name = name
+        super().__init__(message)
+
+
+class InvalidIdentifierError(InvalidNameError):
+    """A database or table name is malformed (empty, contains '/', wrong 'db.table' form)."""
+
+
+class InvalidTagNameError(InvalidNameError):
     """A tag name breaks the rules: blank, or not usable as a file name (``/``, ``\\``, NUL,
-    a leading ``.``)."""
+    a leading ``.``; see ``impl.fs.names``)."""
 
 
 class TagAlreadyExistError(TableError):
@@ -324,9 +340,9 @@ class TagsUnsettledError(TableError):
         super().__init__(f"the tags of table {table} kept changing over {listings} listings; retry")
 
 
-class InvalidBranchNameError(TableError, ValueError):
-    """A branch name breaks Paimon's rules: 'main', blank, only digits, or not usable as a
-    directory name."""
+class InvalidBranchNameError(InvalidNameError):
+    """A branch name breaks Paimon's rules ('main', blank, only digits) or is not usable as a
+    directory name (see ``impl.fs.names``)."""
 
 
 class BranchAlreadyExistError(TableError):

@@ -8,7 +8,8 @@ files and data files are shared with the table root. Facts carried over from Pai
   it starts empty. A branch made from a tag gets a copy of the tag, the tag's snapshot (from the
   snapshot file, or from the tag if that snapshot expired) and the schemas up to the
   snapshot's; its next commit is that snapshot's id + 1.
-- names: not ``main``, not blank, not only digits (plus, here: usable as a directory name).
+- names: not ``main``, not blank, not only digits (plus, here: usable as a directory name). The
+  rule is :mod:`impl.fs.names`; every name given or listed goes through it.
 - ``fast_forward(branch)`` makes the current branch (main) equal to the branch from the
   branch's earliest snapshot E on: main's snapshots >= E (newest first), its tags of snapshots
   >= E and its schemas above E's schema id are deleted, then the branch's schemas, snapshots
@@ -35,27 +36,14 @@ from impl.errors import (
     InvalidBranchNameError,
 )
 from impl.fs.file_io import FileIO
+from impl.fs.names import BranchName, check_branch, check_new_branch, check_tag
 from impl.fs.paths import BRANCH_PREFIX, EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, TablePaths
 from impl.schema.manager import schema_ids_in
 from impl.snapshot.manager import SnapshotManager
 from impl.tag.manager import TagManager
 
-_PATH_UNSAFE = ("/", "\\", "\x00", "$")
-
-
-def check_branch_name(name: object) -> str:
-    """Paimon's rules for a new branch name, plus what a directory name needs here."""
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidBranchNameError(f"branch name {name!r} is blank; a branch needs a non-blank name")
-    if name == MAIN_BRANCH:
-        raise InvalidBranchNameError(f"branch name {name!r} is the default branch and cannot be used")
-    if name.isdigit():
-        raise InvalidBranchNameError(f"branch name {name!r} cannot be a pure numeric string")
-    if any(c in name for c in _PATH_UNSAFE) or name.startswith("."):
-        raise InvalidBranchNameError(
-            f"branch name {name!r} contains '/', '\\', '$' or NUL or starts with '.'; "
-            "it must be usable as a directory name and in 'db.table$branch_<name>'")
-    return name
+# the rule for a new branch's name (kept under its old name; the rule lives in impl.fs.names)
+check_branch_name = check_new_branch
 
 
 @dataclass(frozen=True)
@@ -73,26 +61,31 @@ class BranchInfo:
 class BranchManager:
     """Creates, lists, deletes and fast-forwards the branches of one table, from ``current``."""
 
-    def __init__(self, file_io: FileIO, table_path: str, current: str = MAIN_BRANCH, table_name: str | None = None):
+    def __init__(self, file_io: FileIO, table_path: str, current: BranchName = MAIN_BRANCH,
+                 table_name: str | None = None):
         self.file_io = file_io
         self.root = TablePaths(table_path)
-        self.current = current
-        self.paths = self.root.with_branch(current)
+        self.current = check_branch(current)
+        self.paths = self.root.with_branch(self.current)
         self.table_name = table_name or table_path
 
     # ------------------------------------------------------------------ reading
 
     def branch_exists(self, name: str) -> bool:
-        if not isinstance(name, str) or not name or name == MAIN_BRANCH:
-            return name == MAIN_BRANCH
-        return bool(schema_ids_in(self.file_io, self.root.with_branch(name).schema_dir))
+        """Whether branch ``name`` exists (InvalidBranchNameError for a name no branch can have)."""
+        branch = check_branch(name)
+        if branch == MAIN_BRANCH:
+            return True
+        return bool(schema_ids_in(self.file_io, self.root.with_branch(branch).schema_dir))
 
-    def branches(self) -> list[str]:
-        """Names of the branches (``main`` not included), sorted."""
+    def branches(self) -> list[BranchName]:
+        """Names of the branches (``main`` not included), sorted. A directory entry whose name
+        breaks the name rule is refused (InvalidBranchNameError naming it), not used in a path
+        nor skipped (skipping would let orphan removal delete the files it references)."""
         out = []
         for n in self.file_io.list_names(self.root.branches_dir):
             if n.startswith(BRANCH_PREFIX) and len(n) > len(BRANCH_PREFIX):
-                name = n[len(BRANCH_PREFIX):]
+                name = check_branch(n[len(BRANCH_PREFIX):], where=self.root.branches_dir)
                 if self.branch_exists(name):
                     out.append(name)
         return sorted(out)
@@ -106,7 +99,7 @@ class BranchManager:
             out.append(BranchInfo(name, created))
         return out
 
-    def _require(self, name: str) -> TablePaths:
+    def _require(self, name: BranchName) -> TablePaths:
         if not self.branch_exists(name):
             raise BranchNotExistError(self.table_name, name)
         return self.root.with_branch(name)
@@ -114,25 +107,25 @@ class BranchManager:
     # ------------------------------------------------------------------ create / delete
 
     def create_branch(self, name: str, tag_name: str | None = None, ignore_if_exists: bool = False) -> None:
-        check_branch_name(name)
+        name = check_new_branch(name)
+        tag = None if tag_name is None else check_tag(tag_name)  # refused before anything is written
         if self.branch_exists(name):
             if ignore_if_exists:
                 return
             raise BranchAlreadyExistError(self.table_name, name)
         target = self.root.with_branch(name)
-        if tag_name is None:
+        if tag is None:
             ids = schema_ids_in(self.file_io, self.paths.schema_dir)
             if not ids:
                 raise BranchStateError(f"table {self.table_name} has no schema to start branch {name!r} from")
             self._copy_schemas(target, ids[-1])
             return
-        tag = TagManager(self.file_io, self.paths, self.table_name).get(tag_name)  # TagNotExistError
-        snap = tag.snapshot
+        snap = TagManager(self.file_io, self.paths, self.table_name).get(tag).snapshot  # TagNotExistError
         # the snapshot file, or the tag's own copy of it if the snapshot expired
         self.file_io.write_bytes(target.snapshot_path(snap.id), snap.to_json_bytes())
         self.file_io.write_bytes(target.hint_path(EARLIEST_HINT), str(snap.id).encode("ascii"))
         self.file_io.write_bytes(target.hint_path(LATEST_HINT), str(snap.id).encode("ascii"))
-        self.file_io.write_bytes(target.tag_path(tag_name), self.file_io.read_bytes(self.paths.tag_path(tag_name)))
+        self.file_io.write_bytes(target.tag_path(tag), self.file_io.read_bytes(self.paths.tag_path(tag)))
         self._copy_schemas(target, snap.schema_id)
 
     def _copy_schemas(self, target: TablePaths, up_to: int) -> None:
@@ -142,8 +135,10 @@ class BranchManager:
 
     def delete_branch(self, name: str) -> None:
         """Delete the branch's directory (its snapshots, schemas and tags)."""
-        if not isinstance(name, str) or name == MAIN_BRANCH:
-            raise InvalidBranchNameError(f"branch {name!r} cannot be deleted: it is the default branch")
+        name = check_branch(name)
+        if name == MAIN_BRANCH:
+            raise InvalidBranchNameError(f"branch {name!r} cannot be deleted: it is the default branch",
+                                         kind="branch", name=name)
         target = self._require(name)
         # schemas first: once they are gone the branch no longer exists, whatever a crash leaves
         for sid in schema_ids_in(self.file_io, target.schema_dir):
@@ -159,10 +154,10 @@ class BranchManager:
 
     def fast_forward(self, name: str) -> None:
         """Replace the current branch's history from the branch's earliest snapshot on by the branch's."""
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidBranchNameError(f"branch name {name!r} is blank")
+        name = check_branch(name)
         if name == MAIN_BRANCH:
-            raise InvalidBranchNameError(f"branch name {name!r} cannot be fast-forwarded from")
+            raise InvalidBranchNameError(f"branch name {name!r} cannot be fast-forwarded from",
+                                         kind="branch", name=name)
         if name == self.current:
             raise BranchStateError(f"cannot fast-forward branch {name!r} of {self.table_name} from itself")
         source = self._require(name)
@@ -182,7 +177,7 @@ class BranchManager:
                 self.file_io.delete(self.paths.snapshot_path(sid))
         for tag in list(tags.tags()):
             if tag.snapshot.id >= earliest_id:
-                self.file_io.delete(self.paths.tag_path(tag.name))
+                self.file_io.delete(tags.tag_path(tag.name))
         # Paimon deletes schemas >= E's and copies the branch's in; keeping E's own schema
         # (overwritten by the copy below) means a crash in between leaves main's remaining
         # snapshots, whose schemas are at most E's, with their schemas

@@ -20,6 +20,7 @@ from impl.cli.errors import SqlError
 from impl.cli.output import Document, Result, Rows, progress
 from impl.cli.where import parse_where
 from impl.errors import InvalidOptionError
+from impl.fs.names import check_tag
 from impl.options.values import parse_duration_millis
 from impl.table import Catalog, FileStoreTable, SystemTable
 from impl.table.duckdb_dataset import TableDataset
@@ -178,7 +179,8 @@ def cmd_read(ctx: Context, args: argparse.Namespace) -> Result:
     if args.snapshot is not None:
         travel["scan.snapshot-id"] = str(args.snapshot)
     if args.tag is not None:
-        travel["scan.tag-name"] = args.tag
+        # checked here: an empty option value means "no tag" and would read the latest snapshot
+        travel["scan.tag-name"] = check_tag(args.tag)
     if travel:
         table = table.copy(travel)
     return Rows(read_rows(table, args.where, args.columns, args.limit or None))

@@ -76,6 +76,7 @@ from impl.format.records import (
 )
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
+from impl.fs.names import BranchName
 from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths, partition_path
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import (
@@ -114,7 +115,7 @@ class FileStoreCommit:
         table_name: str | None = None,
         env: Environment = PRODUCTION,
         manifest_file: ManifestFile | None = None,
-        branch: str = MAIN_BRANCH,
+        branch: BranchName = MAIN_BRANCH,
         clock_millis: Callable[[], int] | None = None,
         sleep: Callable[[float], None] | None = None,
         monotonic: Callable[[], float] | None = None,

@@ -13,6 +13,11 @@
 A branch keeps its own schema, snapshot and tag directories under ``branch/branch-<name>/``;
 manifests, index files and data files live at the table root for every branch (Paimon's
 FileStorePathFactory does the same), so a branch made from a tag shares the tag's files.
+
+Branch and tag names enter these paths only as checked names (:class:`impl.fs.names.BranchName`,
+:class:`impl.fs.names.TagName`, made by the one name rule of :mod:`impl.fs.names`): mypy refuses
+a plain ``str`` and the builders check the type at run time, so no unchecked name (``../x``)
+can reach a path.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import posixpath
 import threading
 import uuid
 from typing import Callable
+
+from impl.fs.names import MAIN_BRANCH, BranchName, TagName, require
 
 SNAPSHOT_PREFIX = "snapshot-"
 SCHEMA_PREFIX = "schema-"
@@ -35,7 +42,7 @@ TAG_PREFIX = "tag-"
 PENDING_TAG_PREFIX = "pending-tag-"
 TAG_DIR_NAME = "tag"  # a branch's tag directory
 BRANCH_PREFIX = "branch-"
-MAIN_BRANCH = "main"
+# MAIN_BRANCH, the checked name "main", is impl.fs.names'; importable from here as before
 
 
 IdFactory = Callable[[], str]
@@ -92,17 +99,19 @@ class DataFileNamer(FileNamer):
         return self._next_with(CHANGELOG_FILE_PREFIX)
 
 
-def branch_root(table_path: str, branch: str) -> str:
+def branch_root(table_path: str, branch: BranchName) -> str:
     """Directory holding a branch's schema/, snapshot/ and tag/ (the table directory for main)."""
+    require(BranchName, branch)
     if branch == MAIN_BRANCH:
         return table_path
     return posixpath.join(table_path, "branch", BRANCH_PREFIX + branch)
 
 
 class TablePaths:
-    def __init__(self, table_path: str, id_factory: IdFactory | None = None, branch: str = MAIN_BRANCH):
+    def __init__(self, table_path: str, id_factory: IdFactory | None = None, branch: BranchName = MAIN_BRANCH):
         """``id_factory``: the uuid source of new manifest and list names (see :class:`FileNamer`).
-        ``branch``: whose schema / snapshot / tag directories these are (data is shared)."""
+        ``branch``: whose schema / snapshot / tag directories these are (data is shared); a
+        checked name (:func:`impl.fs.names.check_branch`)."""
         self.table_path = table_path.rstrip("/")
         self.branch = branch
         self.branch_dir = branch_root(self.table_path, branch)
@@ -126,13 +135,14 @@ class TablePaths:
     def schema_path(self, schema_id: int) -> str:
         return posixpath.join(self.schema_dir, f"{SCHEMA_PREFIX}{schema_id}")
 
-    def tag_path(self, tag_name: str) -> str:
+    def tag_path(self, tag_name: TagName) -> str:
+        require(TagName, tag_name)
         return posixpath.join(self.tag_dir, f"{TAG_PREFIX}{tag_name}")
 
     def pending_tag_path(self, token: str) -> str:
         return posixpath.join(self.tag_dir, f"{PENDING_TAG_PREFIX}{token}")
 
-    def with_branch(self, branch: str) -> "TablePaths":
+    def with_branch(self, branch: BranchName) -> "TablePaths":
         """The same table's paths for another branch."""
         return TablePaths(self.table_path, branch=branch)
 

@@ -21,6 +21,7 @@ from typing import Mapping
 import fsspec
 
 from impl.environment import PRODUCTION, Environment
+from impl.fs.names import check_database
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES
 from impl.jdbc.lock import LockedSnapshotCommit, LockRules, table_lock
 from impl.jdbc.store import DATABASE_EXISTS_PROPERTY, JdbcStore
@@ -31,7 +32,6 @@ from impl.table.catalog import (
     METASTORE_CATALOGS,
     Catalog,
     Database,
-    _check_name,
     parse_identifier,
 )
 from impl.table.errors import (
@@ -144,7 +144,7 @@ class JdbcCatalog(Catalog):
     # ------------------------------------------------------------------ databases
 
     def _database_exists(self, database: str) -> bool:
-        return self.store.database_exists(_check_name("database", database))
+        return self.store.database_exists(check_database(database))
 
     def create_database(self, name: str, ignore_if_exists: bool = False, properties: Mapping | None = None) -> None:
         """A database is its rows (Java's 'exists' and 'location' properties and the given ones);

@@ -13,6 +13,7 @@ from impl.environment import Environment
 from impl.errors import CommitRefusedError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
+from impl.fs.names import BranchName
 from impl.fs.paths import TablePaths
 from impl.jdbc.store import JdbcStore
 from impl.table.errors import CatalogConnectionError, CatalogStoreError
@@ -75,7 +76,7 @@ class LockedSnapshotCommit:
     table: str
     env: Environment
 
-    def commit(self, snapshot: Snapshot, branch: str) -> bool:
+    def commit(self, snapshot: Snapshot, branch: BranchName) -> bool:
         path = TablePaths(self.table_path, branch=branch).snapshot_path(snapshot.id)
         acquired = False
         try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, Iterable, TypeVar
 
+from impl.fs.names import MAIN_BRANCH, BranchName, TagName, parse_branch_option, parse_tag_option
 from impl.options.config_option import FIELDS_PREFIX, ConfigOption, FieldOption
 from impl.options.values import (
     ChangelogProducer,
@@ -228,10 +229,10 @@ SCAN_SNAPSHOT_ID: ConfigOption[int | None] = _option(
     "scan.snapshot-id", at_least(1), None, "Read this snapshot (time travel).")
 SCAN_TIMESTAMP_MILLIS: ConfigOption[int | None] = _option(
     "scan.timestamp-millis", parse_int, None, "Read the latest snapshot committed at or before this epoch millisecond.")
-SCAN_TAG_NAME: ConfigOption[str | None] = _option(
-    "scan.tag-name", parse_optional_text, None, "Read the snapshot this tag keeps (time travel by tag).")
-BRANCH: ConfigOption[str] = _option(
-    "branch", parse_text, "main", "The branch whose snapshots a table view reads and commits to.")
+SCAN_TAG_NAME: ConfigOption[TagName | None] = _option(
+    "scan.tag-name", parse_tag_option, None, "Read the snapshot this tag keeps (time travel by tag).")
+BRANCH: ConfigOption[BranchName] = _option(
+    "branch", parse_branch_option, MAIN_BRANCH, "The branch whose snapshots a table view reads and commits to.")
 INCREMENTAL_BETWEEN: ConfigOption[tuple[int, int] | None] = _option(
     "incremental-between", parse_incremental_between, None,
     "Read the changes after snapshot <start> up to snapshot <end>: '<start>,<end>'.")

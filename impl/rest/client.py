@@ -26,6 +26,7 @@ from impl.environment import PRODUCTION, Environment
 from impl.errors import ColumnAlreadyExistError, ColumnNotExistError, CommitRefusedError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
+from impl.fs.names import BranchName
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES, storage_options
 from impl.fs.paths import TablePaths
 from impl.rest.protocol import (
@@ -152,7 +153,7 @@ class RESTSnapshotCommit:
         self.table = table
         self.table_id = table_id
 
-    def commit(self, snapshot: Snapshot, branch: str) -> bool:
+    def commit(self, snapshot: Snapshot, branch: BranchName) -> bool:
         name = branch_table_name(self.table, branch)
         what = f"commit snapshot {snapshot.id} of {self.database}.{name}"
         body = {"tableId": self.table_id, "snapshot": json.loads(snapshot.to_json_bytes()), "statistics": []}

@@ -49,6 +49,7 @@ from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import ManifestFileMeta
 from impl.format.types import DataType, to_arrow
 from impl.fs.file_io import FileIO
+from impl.fs.names import check_branch
 from impl.fs.object_store import storage_options
 from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import ManifestList
@@ -334,11 +335,13 @@ class CatalogService:
     # ------------------------------------------------------------------ snapshots
 
     def _table_paths(self, db: str, name: str) -> TablePaths:
-        """The paths of table ``name`` (``t`` or its branch ``t$branch_b``), without I/O."""
+        """The paths of table ``name`` (``t`` or its branch ``t$branch_b``), without I/O. The
+        branch name is checked by the name rule (impl.fs.names: 400 for ``b/../..``); the path
+        was URL-decoded once, so a ``%`` left in it is a literal character of the name."""
         base, sep, branch = name.partition(BRANCH_SEPARATOR)
         if "$" in base or (sep and not branch):
             raise TableNotExistError(f"{db}.{name}")
-        return TablePaths(self.catalog.table_path((db, base)), branch=branch if sep else MAIN_BRANCH)
+        return TablePaths(self.catalog.table_path((db, base)), branch=check_branch(branch) if sep else MAIN_BRANCH)
 
     def _located(self, db: str, name: str) -> TablePaths:
         """The paths of table ``name`` (``t`` or its branch ``t$branch_b``); TableNotExistError /

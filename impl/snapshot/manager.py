@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator, Protocol
 from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
+from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ class SnapshotCommit(Protocol):
     owns publication (the REST catalog: ``impl.rest``) passes its own, and the commit core's
     conflict detection and retries run unchanged on its answer."""
 
-    def commit(self, snapshot: Snapshot, branch: str) -> bool:
+    def commit(self, snapshot: Snapshot, branch: BranchName) -> bool:
         """Publish ``snapshot`` on ``branch``; False when its id is taken (a lost race)."""
         ...
 

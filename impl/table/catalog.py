@@ -20,6 +20,7 @@ from impl.environment import PRODUCTION, Environment
 from impl.errors import FileIOError, InvalidWarehouseError
 from impl.format.json_records import TableSchema
 from impl.fs.file_io import FileIO
+from impl.fs.names import check_database, check_table, path_problem
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable, storage_options
 from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
@@ -48,15 +49,6 @@ from impl.table.table import FileStoreTable, open_branch
 DB_SUFFIX = ".db"
 SYSTEM_TABLE_SPLITTER = "$"
 BRANCH_SUFFIX_PREFIX = "branch_"
-_BAD_CHARS = set("/\\\x00")
-
-
-def _check_name(kind: str, name) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidIdentifierError(f"{kind} name {name!r} is empty or not a string")
-    if any(c in _BAD_CHARS for c in name) or name in (".", "..") or name.startswith("."):
-        raise InvalidIdentifierError(f"{kind} name {name!r} contains a path separator or starts with '.'")
-    return name
 
 
 def split_table_path(table_path: str) -> tuple[str, str, str]:
@@ -108,10 +100,10 @@ def parse_identifier(identifier) -> tuple[str, str]:
         db, table = identifier.split(".", 1)
     else:
         raise InvalidIdentifierError(f"table identifier {identifier!r} is not 'database.table'")
-    _check_name("database", db)
-    _check_name("table", table)
+    db = check_database(db)
+    table = check_table(table)
     if "." in table:
-        raise InvalidIdentifierError(f"table name {table!r} contains '.'")
+        raise InvalidIdentifierError(f"table name {table!r} contains '.'", kind="table", name=table)
     return db, table
 
 
@@ -281,7 +273,7 @@ class Catalog:
     # ------------------------------------------------------------------ paths
 
     def database_path(self, database: str) -> str:
-        return posixpath.join(self.warehouse, _check_name("database", database) + DB_SUFFIX)
+        return posixpath.join(self.warehouse, check_database(database) + DB_SUFFIX)
 
     def table_path(self, identifier) -> str:
         db, table = parse_identifier(identifier)
@@ -309,7 +301,7 @@ class Catalog:
 
     def list_databases(self) -> list[str]:
         return sorted(n[: -len(DB_SUFFIX)] for n in self.file_io.list_names(self.warehouse)
-                      if n.endswith(DB_SUFFIX) and len(n) > len(DB_SUFFIX)
+                      if n.endswith(DB_SUFFIX) and len(n) > len(DB_SUFFIX) and path_problem(n[: -len(DB_SUFFIX)]) is None
                       and self.file_io.fs.isdir(posixpath.join(self.warehouse, n)))
 
     def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
@@ -334,7 +326,7 @@ class Catalog:
         db_path = self.database_path(database)
         out = []
         for n in self.file_io.list_names(db_path):
-            if n.startswith("."):
+            if path_problem(n) is not None:  # no table can have it (dot-files included): no path is built
                 continue
             if schema_ids_in(self.file_io, TablePaths(posixpath.join(db_path, n)).schema_dir):
                 out.append(n)

@@ -30,7 +30,8 @@ from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import IndexFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.fs.paths import MAIN_BRANCH, TablePaths, partition_path
+from impl.fs.names import BranchName
+from impl.fs.paths import TablePaths, partition_path
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, manifest_format_option
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
@@ -106,7 +107,7 @@ class TableCore:
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
         merged = {**schema.options, **dynamic}
         options = TableOptions.from_options(merged, warn_unknown=False)
-        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch or MAIN_BRANCH)
+        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch)  # a checked name: see impl.fs.names
         # reads the schemas older data files were written under (the branch's schema directory;
         # cached; shared by views of the same branch)
         schema_manager = schema_manager or SchemaManager(file_io, paths)
@@ -134,7 +135,7 @@ class TableCore:
     # ------------------------------------------------------------------ derived views
 
     @property
-    def branch(self) -> str:
+    def branch(self) -> BranchName:
         return self.paths.branch
 
     @cached_property

@@ -10,7 +10,13 @@ An error goes to the home of the lowest package that raises it.
 
 from __future__ import annotations
 
-from impl.errors import DataFileError, SchemaMismatchError, TableError, WriterClosedError
+from impl.errors import (  # InvalidIdentifierError: defined with the name rule's errors, still importable here
+    DataFileError,
+    InvalidIdentifierError,
+    SchemaMismatchError,
+    TableError,
+    WriterClosedError,
+)
 
 
 class DatabaseNotExistError(TableError):
@@ -52,10 +58,6 @@ class TableAlreadyExistError(TableError):
     def __init__(self, identifier: str):
         self.identifier = identifier
         super().__init__(f"table {identifier!r} already exists")
-
-
-class InvalidIdentifierError(TableError, ValueError):
-    """A database or table name is malformed (empty, contains '/', wrong 'db.table' form)."""
 
 
 class InvalidSchemaError(TableError, ValueError):

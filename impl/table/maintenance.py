@@ -17,6 +17,7 @@ from impl.branch.manager import BranchManager
 from impl.errors import CorruptMetadataError, SnapshotNotExistError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileStatus
+from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, PENDING_TAG_PREFIX, TAG_DIR_NAME, TablePaths
 from impl.snapshot.expire import tags_to_skip
 from impl.snapshot.manager import SnapshotManager
@@ -69,7 +70,7 @@ def used_file_names(core: TableCore, snapshots: Iterable[Snapshot] | None = None
     return used
 
 
-def all_branches(core: TableCore) -> list[str]:
+def all_branches(core: TableCore) -> list[BranchName]:
     """``main`` and every branch of the table."""
     return [MAIN_BRANCH, *BranchManager(core.file_io, core.path).branches()]
 

@@ -14,6 +14,7 @@ from typing import Mapping
 from impl.commit.options import CommitOptions
 from impl.errors import InvalidOptionError
 from impl.format.write_formats import WriteFormats
+from impl.fs.names import BranchName, TagName
 from impl.options import core_options as co
 from impl.options.core_options import KNOWN_KEYS, KNOWN_PREFIXES, is_known_key, warn_unknown_keys
 from impl.options.values import ChangelogProducer, MergeEngine, StatsMode, StatsModeKind
@@ -82,8 +83,8 @@ class TableOptions:
     snapshot_clean_empty_directories: bool = co.SNAPSHOT_CLEAN_EMPTY_DIRECTORIES.default
     scan_snapshot_id: int | None = co.SCAN_SNAPSHOT_ID.default
     scan_timestamp_millis: int | None = co.SCAN_TIMESTAMP_MILLIS.default
-    scan_tag_name: str | None = co.SCAN_TAG_NAME.default
-    branch: str = co.BRANCH.default
+    scan_tag_name: TagName | None = co.SCAN_TAG_NAME.default
+    branch: BranchName = co.BRANCH.default
     incremental_between: tuple[int, int] | None = co.INCREMENTAL_BETWEEN.default
     split_target_size: int = co.SOURCE_SPLIT_TARGET_SIZE.default
     split_open_file_cost: int = co.SOURCE_SPLIT_OPEN_FILE_COST.default

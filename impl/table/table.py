@@ -18,8 +18,10 @@ from impl.environment import Environment
 from impl.errors import BranchNotExistError, InvalidOptionError
 from impl.format.json_records import Snapshot, TableSchema
 from impl.fs.file_io import FileIO
+from impl.fs.names import check_branch
 from impl.fs.paths import MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import ManifestFile, ManifestList
+from impl.options import core_options as co
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
@@ -171,7 +173,7 @@ class FileStoreTable(TableReads):
         extra = {str(k): str(v) for k, v in dynamic_options.items()}
         warn_unknown_keys(extra)
         merged = {**self.dynamic_options, **extra}
-        branch = merged.get("branch") or MAIN_BRANCH
+        branch = co.BRANCH.get(merged)  # InvalidBranchNameError for a name that breaks the rule
         if branch == self.branch:
             return FileStoreTable.of(self.core.with_options(merged))
         # another branch: its own latest schema
@@ -368,7 +370,9 @@ class FileStoreTable(TableReads):
 def open_branch(file_io: FileIO, path: str, identifier: str, branch: str,
                 dynamic_options: Mapping[str, str] | None = None, *, env: Environment | None = None,
                 snapshot_commit: SnapshotCommit | None = None) -> FileStoreTable:
-    """A view of branch ``branch`` of the table at ``path`` (its latest schema); BranchNotExistError if absent."""
+    """A view of branch ``branch`` of the table at ``path`` (its latest schema); BranchNotExistError if
+    absent, InvalidBranchNameError for a name no branch can have."""
+    branch = check_branch(branch)
     paths = TablePaths(path.rstrip("/"), branch=branch)
     if branch != MAIN_BRANCH and not schema_ids_in(file_io, paths.schema_dir):
         raise BranchNotExistError(identifier, branch)

@@ -47,7 +47,7 @@ def snapshot_to_tag(core: TableCore, snapshot_id: int | None) -> Snapshot:
 
 def create_tag(core: TableCore, name: str, snapshot_id: int | None,
                time_retained: _dt.timedelta | str | None, ignore_if_exists: bool) -> Tag:
-    check_tag_name(name)
+    name = check_tag_name(name)
     retained = parse_time_retained(time_retained)
     tags = core.tag_manager
     if ignore_if_exists:

@@ -23,13 +23,17 @@ from typing import Callable, Iterator
 from impl.errors import TagAlreadyExistError, TagNotExistError, TagsUnsettledError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
+from impl.fs.names import TagName, check_tag
 from impl.fs.paths import PENDING_TAG_PREFIX, TAG_PREFIX, TablePaths, random_id
-from impl.tag.tag import Tag, check_tag_name
+from impl.tag.tag import Tag
 
 
-def tag_names_in(names: list[str]) -> list[str]:
-    """Tag names among the entries of a tag directory (temp files skipped), sorted."""
-    return sorted(n[len(TAG_PREFIX):] for n in names if n.startswith(TAG_PREFIX) and len(n) > len(TAG_PREFIX))
+def tag_names_in(names: list[str], where: str) -> list[TagName]:
+    """Tag names among the entries of tag directory ``where`` (temp files skipped), sorted. An
+    entry whose name breaks the name rule is refused (InvalidTagNameError naming ``where``):
+    a hostile writer's odd file is never used to build a path."""
+    return sorted(check_tag(n[len(TAG_PREFIX):], where=where)
+                  for n in names if n.startswith(TAG_PREFIX) and len(n) > len(TAG_PREFIX))
 
 
 # listings of the tag directory an expiration tries while pending tags are being published
@@ -45,7 +49,8 @@ class TagManager:
         self.table_name = table_name or paths.table_path
 
     def tag_path(self, name: str) -> str:
-        return self.paths.tag_path(check_tag_name(name))
+        """The tag's file (InvalidTagNameError for a name that breaks the name rule)."""
+        return self.paths.tag_path(check_tag(name))
 
     def tag_exists(self, name: str) -> bool:
         return self.file_io.file_exists(self.tag_path(name))
@@ -66,8 +71,8 @@ class TagManager:
             raise TagNotExistError(self.table_name, name)
         return tag
 
-    def tag_names(self) -> list[str]:
-        return tag_names_in(self.file_io.list_names(self.paths.tag_dir))
+    def tag_names(self) -> list[TagName]:
+        return tag_names_in(self.file_io.list_names(self.paths.tag_dir), self.paths.tag_dir)
 
     def tags(self) -> Iterator[Tag]:
         """Every tag of the branch, by name (one deleted while listing is skipped)."""
@@ -88,7 +93,7 @@ class TagManager:
         runs once the pending file is written, and when it returns False nothing is published
         and the result is None. ``new_id`` names the pending file.
         """
-        check_tag_name(name)
+        name = check_tag(name)
         created = None if time_retained is None else (now or _dt.datetime.now())
         tag = Tag(name, snapshot, created, time_retained)
         data = tag.to_json_bytes()
@@ -133,7 +138,7 @@ class TagManager:
                         break
             if vanished:
                 continue
-            for name in tag_names_in(names):
+            for name in tag_names_in(names, self.paths.tag_dir):
                 tag = self.try_get(name)
                 if tag is not None:  # deleted since the listing
                     tags.append(tag)

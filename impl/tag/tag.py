@@ -12,24 +12,16 @@ import datetime as _dt
 import json
 from dataclasses import dataclass
 
-from impl.errors import CorruptMetadataError, InvalidTagNameError
+from impl.errors import CorruptMetadataError
 from impl.format.json_records import Snapshot
+from impl.fs.names import check_tag
 
 TAG_CREATE_TIME = "tagCreateTime"
 TAG_TIME_RETAINED = "tagTimeRetained"
 
-_PATH_UNSAFE = ("/", "\\", "\x00")
-
-
-def check_tag_name(name: object) -> str:
-    """Paimon's rule (not blank) plus what a file name needs here (no separator, no leading dot:
-    dot-files are the temp files of atomic publication)."""
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidTagNameError(f"tag name {name!r} is blank; a tag needs a non-blank name")
-    if any(c in name for c in _PATH_UNSAFE) or name.startswith("."):
-        raise InvalidTagNameError(
-            f"tag name {name!r} contains '/', '\\' or NUL or starts with '.'; it must be usable as a file name")
-    return name
+# the tag name rule, under its old name (the rule lives in impl.fs.names: Paimon's "not blank"
+# plus what a file name needs)
+check_tag_name = check_tag
 
 
 def encode_local_datetime(ts: _dt.datetime) -> list[int]:

@@ -28,6 +28,7 @@ MOVED = {
     "impl.format.file_format": ["UnsupportedFileFormatError"],
     "impl.format.types": ["TypeParseError", "UnsupportedTypeError"],
     "impl.table.dynamic_bucket": ["DynamicBucketError"],
+    "impl.table.errors": ["InvalidIdentifierError"],  # to impl.errors, beside the name rule's other errors
 }
 MOVED_SPARK = {
     "impl.spark.tables": ["SparkConnectorError"],

@@ -70,7 +70,7 @@ def test_create_tag_latest_and_by_id_and_read_by_tag(history):
     assert (latest.snapshot.id, third.snapshot.id) == (12, 3)
     assert listing(t, t.paths.tag_dir) == ["tag-latest", "tag-third"]
     # the tag file is the snapshot's JSON, byte for byte, when the tag has no retention
-    assert t.file_io.read_bytes(t.paths.tag_path("third")) == t.file_io.read_bytes(t.paths.snapshot_path(3))
+    assert t.file_io.read_bytes(t.tag_manager.tag_path("third")) == t.file_io.read_bytes(t.paths.snapshot_path(3))
     assert by_tag(t, "third") == rows[3]
     assert by_tag(t, "latest") == rows[12]
     infos = {i.tag_name: i for i in t.list_tags()}
@@ -89,7 +89,7 @@ def test_tag_with_retention_writes_paimon_tag_fields(local_catalog):
     write(t, batch(0, 3))
     before = dt.datetime.now().replace(microsecond=0)
     t.create_tag("kept", time_retained="2 d")
-    obj = json.loads(t.file_io.read_bytes(t.paths.tag_path("kept")))
+    obj = json.loads(t.file_io.read_bytes(t.tag_manager.tag_path("kept")))
     assert obj["tagTimeRetained"] == 172800.0
     assert isinstance(obj["tagCreateTime"], list) and 5 <= len(obj["tagCreateTime"]) <= 7
     info = t.list_tags()[0]
@@ -105,10 +105,10 @@ def test_tag_with_retention_writes_paimon_tag_fields(local_catalog):
 def test_create_tag_bad_input_writes_nothing(history):
     t, _ = history
     t.create_tag("a", 2)
-    original = t.file_io.read_bytes(t.paths.tag_path("a"))
+    original = t.file_io.read_bytes(t.tag_manager.tag_path("a"))
     with pytest.raises(TagAlreadyExistError, match="'a'.*already exists"):
         t.create_tag("a", 5)
-    assert t.file_io.read_bytes(t.paths.tag_path("a")) == original
+    assert t.file_io.read_bytes(t.tag_manager.tag_path("a")) == original
     assert t.create_tag("a", 5, ignore_if_exists=True).snapshot.id == 2  # the existing tag
     with pytest.raises(SnapshotNotExistError, match="snapshot 99"):
         t.create_tag("b", 99)
@@ -407,14 +407,14 @@ def test_corrupt_tag_file_is_reported(local_catalog):
     t = local_catalog.create_table("db.t", schema=SCHEMA)
     write(t, batch(0, 3))
     t.create_tag("ok")
-    t.file_io.write_bytes(t.paths.tag_path("bad"), b"{not json")
+    t.file_io.write_bytes(t.tag_manager.tag_path("bad"), b"{not json")
     with pytest.raises(CorruptMetadataError, match="tag-bad"):
         t.copy({"scan.tag-name": "bad"}).to_arrow()
-    obj = json.loads(t.file_io.read_bytes(t.paths.tag_path("ok")))
-    t.file_io.write_bytes(t.paths.tag_path("neg"), json.dumps({**obj, "tagTimeRetained": -1}).encode())
+    obj = json.loads(t.file_io.read_bytes(t.tag_manager.tag_path("ok")))
+    t.file_io.write_bytes(t.tag_manager.tag_path("neg"), json.dumps({**obj, "tagTimeRetained": -1}).encode())
     with pytest.raises(CorruptMetadataError, match="tagTimeRetained"):
         t.tag_manager.get("neg")
-    t.file_io.write_bytes(t.paths.tag_path("when"), json.dumps({**obj, "tagTimeRetained": 5,
+    t.file_io.write_bytes(t.tag_manager.tag_path("when"), json.dumps({**obj, "tagTimeRetained": 5,
                                                                  "tagCreateTime": "yesterday"}).encode())
     with pytest.raises(CorruptMetadataError, match="tagCreateTime"):
         t.tag_manager.get("when")
@@ -478,7 +478,7 @@ def test_delete_tag_whose_id_holds_another_snapshot_checks_everything(history):
     snap = t.snapshot(3)
     forged = json.loads(t.file_io.read_bytes(t.paths.snapshot_path(3)))
     forged["commitIdentifier"] = 424242
-    t.file_io.write_bytes(t.paths.tag_path("odd"), json.dumps(forged).encode())
+    t.file_io.write_bytes(t.tag_manager.tag_path("odd"), json.dumps(forged).encode())
     assert t.tag_manager.get("odd").snapshot != snap
     deleted = t.delete_tag("odd")
     assert deleted == []  # snapshot 3 itself still uses every file the forged tag names
@@ -635,7 +635,7 @@ def _publish_on_first_read(monkeypatch, t, pending: str, name: str) -> list[str]
     def publish_first(self, path):
         if path == pending and not published:
             published.append(path)
-            self.write_bytes(t.paths.tag_path(name), original(self, path))
+            self.write_bytes(t.tag_manager.tag_path(name), original(self, path))
             self.delete(path)
         return original(self, path)
 
