@@ -261,7 +261,7 @@ DELETION_VECTORS_ENABLED: ConfigOption[bool] = _option(
     "deletion-vectors.enabled", parse_bool, False, "Deletion-vector mode: compaction marks superseded rows, reads of levels >= 1 skip the merge.")
 DELETION_VECTORS_BITMAP64: ConfigOption[bool] = _option(
     "deletion-vectors.bitmap64", parse_bool, False,
-    "64-bit deletion-vector bitmaps (Paimon's Iceberg-compatible variant; only false is implemented).")
+    "64-bit deletion-vector bitmaps (Paimon's Iceberg-compatible Bitmap64DeletionVector) in new index files.")
 ROW_TRACKING_ENABLED: ConfigOption[bool] = _option(
     "row-tracking.enabled", parse_bool, False,
     "Row tracking (append tables): every row has a stable id (_ROW_ID), files carry their first row id.")

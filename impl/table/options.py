@@ -90,6 +90,7 @@ class TableOptions:
     partition_default_name: str = co.PARTITION_DEFAULT_NAME.default
     stats_mode: StatsMode = co.METADATA_STATS_MODE.default
     deletion_vectors: bool = co.DELETION_VECTORS_ENABLED.default
+    deletion_vectors_bitmap64: bool = co.DELETION_VECTORS_BITMAP64.default
     row_tracking: bool = co.ROW_TRACKING_ENABLED.default
     data_evolution: bool = co.DATA_EVOLUTION_ENABLED.default
     dynamic_partition_overwrite: bool = co.DYNAMIC_PARTITION_OVERWRITE.default
@@ -143,6 +144,7 @@ class TableOptions:
             partition_default_name=co.PARTITION_DEFAULT_NAME.get(raw),
             stats_mode=co.METADATA_STATS_MODE.get(raw),
             deletion_vectors=co.DELETION_VECTORS_ENABLED.get(raw),
+            deletion_vectors_bitmap64=co.DELETION_VECTORS_BITMAP64.get(raw),
             row_tracking=co.ROW_TRACKING_ENABLED.get(raw),
             data_evolution=co.DATA_EVOLUTION_ENABLED.get(raw),
             dynamic_partition_overwrite=co.DYNAMIC_PARTITION_OVERWRITE.get(raw),
