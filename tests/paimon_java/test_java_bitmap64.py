@@ -55,7 +55,7 @@ def test_bitmap64_deletion_vectors_both_ways(java, tmp_path):
         pq.write_table(pa.table({"id": pa.array(batch["id"], pa.int32()), "v": batch["v"]}), tmp_path / "in.parquet")
         java.call("write", warehouse=str(wh), table=TABLE, parquet=str(tmp_path / "in.parquet"), commit_user="java",
                   identifier=i + 1)
-        expected.update(zip(batch["id"], batch["v"]))
+        expected.update(zip(batch["id"], batch["v"], strict=True))
     t = impl.Catalog(str(wh)).get_table(TABLE)
     assert _magics(t) == {"64"}, "Java wrote no 64-bit deletion vector: the test proves nothing"
     [java_files] = bucket_index_files(t.core, t.latest_snapshot()).values()
