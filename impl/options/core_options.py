@@ -232,6 +232,9 @@ SCAN_TAG_NAME: ConfigOption[str | None] = _option(
     "scan.tag-name", parse_optional_text, None, "Read the snapshot this tag keeps (time travel by tag).")
 BRANCH: ConfigOption[str] = _option(
     "branch", parse_text, "main", "The branch whose snapshots a table view reads and commits to.")
+SCAN_FALLBACK_BRANCH: ConfigOption[str | None] = _option(
+    "scan.fallback-branch", parse_optional_text, None,
+    "Batch reads take each partition this branch lacks from this branch (Paimon's FallbackReadFileStoreTable).")
 INCREMENTAL_BETWEEN: ConfigOption[tuple[int, int] | None] = _option(
     "incremental-between", parse_incremental_between, None,
     "Read the changes after snapshot <start> up to snapshot <end>: '<start>,<end>'.")

@@ -180,6 +180,9 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
     groups: dict[tuple[int, bool, bool], list[tuple[str, DataFileMeta, np.ndarray | None]]] = {}
     slow: list[DataSplit] = []
     for s in splits:
+        if s.fallback:  # the scan.fallback-branch's files: that branch's schemas, read by its view
+            slow.append(s)
+            continue
         if pk and not dv_table:
             if s.bucket < 0 or not _no_merge_bucket(s.files, table.options.merge_engine) \
                     or not all(native_file(s, f) for f in s.files):

@@ -84,6 +84,7 @@ class TableOptions:
     scan_timestamp_millis: int | None = co.SCAN_TIMESTAMP_MILLIS.default
     scan_tag_name: str | None = co.SCAN_TAG_NAME.default
     branch: str = co.BRANCH.default
+    scan_fallback_branch: str | None = co.SCAN_FALLBACK_BRANCH.default
     incremental_between: tuple[int, int] | None = co.INCREMENTAL_BETWEEN.default
     split_target_size: int = co.SOURCE_SPLIT_TARGET_SIZE.default
     split_open_file_cost: int = co.SOURCE_SPLIT_OPEN_FILE_COST.default
@@ -138,6 +139,7 @@ class TableOptions:
             scan_timestamp_millis=co.SCAN_TIMESTAMP_MILLIS.get(raw),
             scan_tag_name=co.SCAN_TAG_NAME.get(raw),
             branch=co.BRANCH.get(raw),
+            scan_fallback_branch=co.SCAN_FALLBACK_BRANCH.get(raw),
             incremental_between=co.INCREMENTAL_BETWEEN.get(raw),
             split_target_size=co.SOURCE_SPLIT_TARGET_SIZE.get(raw),
             split_open_file_cost=co.SOURCE_SPLIT_OPEN_FILE_COST.get(raw),

@@ -39,6 +39,7 @@ from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
+from impl.table.fallback import column_names, open_fallback, renamed_predicate
 from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, StatsLookup, only_fields, split_and
 
 # which manifest entries (by bucket) a scan keeps
@@ -60,6 +61,8 @@ class DataSplit:
     ``kind`` is DATA for a snapshot read, DELTA / CHANGELOG for incremental reads.
     ``index_files``: on ``deletion-vectors.enabled`` tables, the bucket's deletion-vector index
     files of the snapshot (DATA splits only).
+    ``fallback``: the files are the ``scan.fallback-branch``'s (see :mod:`impl.table.fallback`):
+    their schema ids, vectors and partition path are that branch's, and so is their read.
     """
 
     snapshot_id: int
@@ -70,6 +73,7 @@ class DataSplit:
     files: tuple[DataFileMeta, ...]
     kind: SplitKind = SplitKind.DATA
     index_files: tuple[IndexFileMeta, ...] = ()
+    fallback: bool = False
 
     @property
     def row_count(self) -> int:
@@ -205,11 +209,16 @@ def _old_schema_lookup(file_schema: TableSchema, schema: TableSchema) -> Callabl
 
 
 class TableScan:
-    """Plans the splits of one read (``ReadBuilder.new_scan()``)."""
+    """Plans the splits of one read (``ReadBuilder.new_scan()``).
 
-    def __init__(self, core: TableCore, predicate: Predicate | None = None):
+    ``fallback``: a snapshot plan also takes the partitions this branch lacks from the table's
+    ``scan.fallback-branch`` (:mod:`impl.table.fallback`); the read builder's scans do, the
+    scans of writes and maintenance (which read this branch's own files) do not."""
+
+    def __init__(self, core: TableCore, predicate: Predicate | None = None, *, fallback: bool = False):
         self.core = core
         self.predicate = predicate
+        self._fallback = fallback
         self.reader = SnapshotReader(core)
         self.partition_names = set(core.schema.partition_keys)
         self.files_pruned_by_stats = 0
@@ -265,6 +274,22 @@ class TableScan:
         if self.core.options.incremental_between is not None:
             return self._plan_incremental(*self.core.options.incremental_between)
         snapshot = self.resolve_snapshot()
+        other = open_fallback(self.core) if self._fallback else None
+        if other is None:
+            return self._plan_snapshot(snapshot)
+        plan = self._plan_snapshot(snapshot)
+        return Plan(plan.snapshot_id, plan.splits_ + self._fallback_splits(snapshot, other))
+
+    def _fallback_splits(self, snapshot: Snapshot | None, other: TableCore) -> tuple[DataSplit, ...]:
+        """The splits of the fallback branch ``other`` for the partitions that hold no live file
+        in ``snapshot`` (after the partition filter alone), planned with the whole filter."""
+        complete = {e.partition for e in self.reader.live_entries(
+            snapshot, only_fields(self.predicate, self.partition_names))}
+        names = column_names(self.core.schema, other.schema)
+        splits = TableScan(other, renamed_predicate(self.predicate, names)).plan().splits_
+        return tuple(replace(s, fallback=True) for s in splits if s.partition not in complete)
+
+    def _plan_snapshot(self, snapshot: Snapshot | None) -> Plan:
         if snapshot is None:
             return Plan(None, ())
         partition_pred = only_fields(self.predicate, self.partition_names)
