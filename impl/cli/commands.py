@@ -179,6 +179,8 @@ def cmd_read(ctx: Context, args: argparse.Namespace) -> Result:
         travel["scan.snapshot-id"] = str(args.snapshot)
     if args.tag is not None:
         travel["scan.tag-name"] = args.tag
+    if getattr(args, "scan_version", None) is not None:
+        travel["scan.version"] = args.scan_version
     if travel:
         table = table.copy(travel)
     return Rows(read_rows(table, args.where, args.columns, args.limit or None))

@@ -230,6 +230,9 @@ SCAN_TIMESTAMP_MILLIS: ConfigOption[int | None] = _option(
     "scan.timestamp-millis", parse_int, None, "Read the latest snapshot committed at or before this epoch millisecond.")
 SCAN_TAG_NAME: ConfigOption[str | None] = _option(
     "scan.tag-name", parse_optional_text, None, "Read the snapshot this tag keeps (time travel by tag).")
+SCAN_VERSION: ConfigOption[str | None] = _option(
+    "scan.version", parse_optional_text, None,
+    "Time travel by version ('VERSION AS OF'): a tag of that name, else a snapshot id (all digits).")
 BRANCH: ConfigOption[str] = _option(
     "branch", parse_text, "main", "The branch whose snapshots a table view reads and commits to.")
 SCAN_FALLBACK_BRANCH: ConfigOption[str | None] = _option(

@@ -33,7 +33,8 @@ _PREFIXES = KNOWN_PREFIXES
 
 def check_one_scan_start(options: Mapping[str, object]) -> None:
     """A read starts at one of a snapshot id, a time or a tag."""
-    starts = [o.key for o in (co.SCAN_SNAPSHOT_ID, co.SCAN_TIMESTAMP_MILLIS, co.SCAN_TAG_NAME) if o.key_in(options)]
+    starts = [o.key for o in (co.SCAN_SNAPSHOT_ID, co.SCAN_TIMESTAMP_MILLIS, co.SCAN_TAG_NAME, co.SCAN_VERSION)
+              if o.key_in(options)]
     if len(starts) > 1:
         raise InvalidOptionError(f"options {' and '.join(repr(k) for k in starts)} cannot both be set: "
                                  "a read starts at one snapshot")
@@ -83,6 +84,7 @@ class TableOptions:
     scan_snapshot_id: int | None = co.SCAN_SNAPSHOT_ID.default
     scan_timestamp_millis: int | None = co.SCAN_TIMESTAMP_MILLIS.default
     scan_tag_name: str | None = co.SCAN_TAG_NAME.default
+    scan_version: str | None = co.SCAN_VERSION.default
     branch: str = co.BRANCH.default
     scan_fallback_branch: str | None = co.SCAN_FALLBACK_BRANCH.default
     incremental_between: tuple[int, int] | None = co.INCREMENTAL_BETWEEN.default
@@ -138,6 +140,7 @@ class TableOptions:
             scan_snapshot_id=co.SCAN_SNAPSHOT_ID.get(raw),
             scan_timestamp_millis=co.SCAN_TIMESTAMP_MILLIS.get(raw),
             scan_tag_name=co.SCAN_TAG_NAME.get(raw),
+            scan_version=co.SCAN_VERSION.get(raw),
             branch=co.BRANCH.get(raw),
             scan_fallback_branch=co.SCAN_FALLBACK_BRANCH.get(raw),
             incremental_between=co.INCREMENTAL_BETWEEN.get(raw),
