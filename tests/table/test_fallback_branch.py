@@ -54,6 +54,13 @@ def test_partitions_missing_in_main_are_read_from_the_fallback_branch(tables):
     assert sort_rows(got) == sort_rows(t.to_arrow())
 
 
+def test_the_partitions_system_table_lists_the_fallback_partitions(tables):
+    cat, t, _ = tables
+    cat.alter_table("db.t", [SchemaChange.set_option("scan.fallback-branch", "fb")])
+    rows = cat.get_table("db.t$partitions").to_arrow().to_pylist()
+    assert [(r["partition"], r["record_count"] >= 2) for r in rows] == [("dt=a", True), ("dt=b", True)]
+
+
 def test_the_option_in_the_schema_and_writes_go_to_main(tables):
     cat, t, fb = tables
     cat.alter_table("db.t", [SchemaChange.set_option("scan.fallback-branch", "fb")])
