@@ -33,8 +33,8 @@ from impl.format.stats import ColumnStats
 from impl.format.types import DataField, DataType, parse_type, to_arrow
 from impl.schema.manager import schema_ids_in
 from impl.table.core import TableCore, load_latest_schema
-from impl.table.predicate import Predicate, only_fields
 from impl.table.fallback import open_fallback
+from impl.table.predicate import Predicate, only_fields
 from impl.table.scan import SnapshotReader, TableScan
 from impl.table.system import refs
 from impl.table.system.render import (
