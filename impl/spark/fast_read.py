@@ -361,8 +361,10 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
     if split_plan.slow:
         register(spark)
         slow_opts = dict(opts)
-        if not any(k in parsed.table for k in ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name",
-                                               "scan.version")):
+        # (no snapshot: an empty branch whose rows all come from its scan.fallback-branch)
+        if split_plan.snapshot_id is not None and not any(
+                k in parsed.table for k in ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name",
+                                            "scan.version")):
             slow_opts["snapshot-id"] = str(split_plan.snapshot_id)  # both halves read one snapshot
         slow_opts[ONLY_FILES_KEY] = encode_only_files(split_plan.slow)
         frames.append(spark.read.format(FORMAT_NAME).options(**slow_opts).load(ref.table_path))
