@@ -124,3 +124,11 @@ def test_main_may_fall_back_from_a_branch_view(local_catalog):
     write(t, _rows("a", [1], "main"))
     dev = local_catalog.get_table("db.t$branch_dev").copy({"scan.fallback-branch": "main"})
     assert [r["v"] for r in dev.to_arrow().to_pylist()] == ["main"]
+
+
+def test_an_empty_branch_reads_every_partition_of_its_fallback(local_catalog):
+    t = local_catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    t.create_branch("fb")
+    write(local_catalog.get_table("db.t$branch_fb"), _rows("a", [1], "fb"))
+    assert t.latest_snapshot() is None
+    assert sort_rows(t.copy({"scan.fallback-branch": "fb"}).to_arrow()) == sort_rows(_rows("a", [1], "fb"))
