@@ -181,6 +181,8 @@ def cmd_read(ctx: Context, args: argparse.Namespace) -> Result:
     if args.tag is not None:
         # checked here: an empty option value means "no tag" and would read the latest snapshot
         travel["scan.tag-name"] = check_tag(args.tag)
+    if getattr(args, "scan_version", None) is not None:
+        travel["scan.version"] = args.scan_version
     if travel:
         table = table.copy(travel)
     return Rows(read_rows(table, args.where, args.columns, args.limit or None))

@@ -109,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     travel = p.add_mutually_exclusive_group()
     travel.add_argument("--snapshot", type=_non_negative, metavar="ID", help="read this snapshot (time travel)")
     travel.add_argument("--tag", metavar="NAME", help="read this tag's snapshot")
+    travel.add_argument("--version", metavar="TAG_OR_ID", dest="scan_version",
+                        help="read this version (a tag of that name, else the snapshot of that id: scan.version)")
 
     p = add("compact", "compact the latest snapshot into one COMPACT snapshot", c.cmd_compact)
     p.add_argument("table", metavar="DB.TABLE")

@@ -80,10 +80,12 @@ from impl.fs.names import BranchName
 from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths, partition_path
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import (
+    AVRO,
     IndexManifestFile,
     ManifestFile,
     ManifestList,
     checked_format,
+    manifest_avro_codec,
     manifest_format_option,
     may_hold_partitions,
 )
@@ -156,12 +158,16 @@ class FileStoreCommit:
         # refused now, before anything is written: Java reads the metadata of such a table in
         # no format this could write
         manifest_format = checked_format(manifest_format_option(schema.options))
+        codec = manifest_avro_codec(schema.options)
+        if manifest_format == AVRO:
+            codec.checked()
         self.manifest_file = manifest_file or ManifestFile(
             file_io, self.paths, self.partition_type, schema_id=schema.id,
             target_file_size_bytes=self.options.merge.target_file_size_bytes, manifest_format=manifest_format,
+            codec=codec,
         )
-        self.manifest_list = ManifestList(file_io, self.paths, manifest_format=manifest_format)
-        self.index_manifest_file = IndexManifestFile(file_io, self.paths, manifest_format=manifest_format)
+        self.manifest_list = ManifestList(file_io, self.paths, manifest_format=manifest_format, codec=codec)
+        self.index_manifest_file = IndexManifestFile(file_io, self.paths, manifest_format=manifest_format, codec=codec)
         self.merger = ManifestFileMerger(self.manifest_file, self.options.merge)
         self._metadata = MetadataWriter(
             file_io, self.paths, manifest_file=self.manifest_file, manifest_list=self.manifest_list,

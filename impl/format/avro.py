@@ -1,4 +1,8 @@
-"""Avro container files for manifests, manifest lists and index manifests (zstandard codec).
+"""Avro container files for manifests, manifest lists and index manifests.
+
+Written in the codec the table's options name (:class:`AvroCodec`, Paimon's ``avro.codec`` /
+``manifest.compression``: zstandard by default; null, deflate, snappy, bzip2 and xz on request),
+read in any of them (fastavro; snappy through ``cramjam``, a dependency for that reason).
 
 The schemas are exactly those Apache Paimon writes (record and field names included, see
 FORMAT.md and the pypaimon 2.1.0 reference dump). Readers use each file's own writer schema
@@ -14,6 +18,7 @@ refuses a null row ("Cannot read a null row"); here a null row is a corrupt file
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import fastavro
@@ -27,9 +32,36 @@ try:  # fastavro's compiled per-value readers (public in every fastavro >= 1.9, 
 except ImportError:  # pragma: no cover - a fastavro without them: filter after decoding
     _read_bytes = _read_long = _read_record = _skip_record = None
 
-from impl.errors import CorruptMetadataError
+from impl.errors import CorruptMetadataError, InvalidOptionError
 
-CODEC = "zstandard"
+# The codecs Paimon Java can write metadata in: the names Avro's CodecFactory.fromString knows
+# (exactly so: it is case-sensitive), plus Paimon's own "zstd" (any case) for zstandard.
+AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard")
+
+
+@dataclass(frozen=True)
+class AvroCodec:
+    """The Avro codec of the metadata files a table writes, as its options name it.
+
+    ``name`` is the option's value as written and ``key`` the option it came from; it is checked
+    when a file is written (:meth:`checked`), so that a table whose option Java could not write
+    with still reads. ``level``: zstandard's (``file.compression.zstd-level``)."""
+
+    name: str = "zstd"
+    level: int | None = None
+    key: str = "manifest.compression"
+
+    def checked(self) -> str:
+        """fastavro's codec name, or InvalidOptionError for a name Paimon Java refuses too."""
+        if self.key != "avro.codec" and self.name.lower() == "zstd":
+            return "zstandard"
+        if self.name not in AVRO_CODECS:
+            raise InvalidOptionError(f"option {self.key!r}: {self.name!r} is not an Avro codec (one of zstd, "
+                                     f"{', '.join(AVRO_CODECS)}); no metadata file is written")
+        return self.name
+
+
+DEFAULT_CODEC = AvroCodec()
 
 
 def _nullable(avro_type: Any) -> list:
@@ -179,10 +211,12 @@ class AvroBufferWriter:
     # Small blocks keep the size estimate close to the real compressed size.
     SYNC_INTERVAL_BYTES = 16 * 1024
 
-    def __init__(self, schema: dict):
+    def __init__(self, schema: dict, codec: AvroCodec = DEFAULT_CODEC):
+        name = codec.checked()
         self._buf = io.BytesIO()
-        self._writer = Writer(self._buf, parsed_schema(schema), codec=CODEC,
-                              sync_interval=self.SYNC_INTERVAL_BYTES)
+        self._writer = Writer(self._buf, parsed_schema(schema), codec=name,
+                              sync_interval=self.SYNC_INTERVAL_BYTES,
+                              compression_level=codec.level if name == "zstandard" else None)
 
     def write(self, record: dict) -> None:
         self._writer.write(record)
@@ -196,8 +230,8 @@ class AvroBufferWriter:
         return self._buf.getvalue()
 
 
-def write_avro(schema: dict, records: Iterable[dict]) -> bytes:
-    w = AvroBufferWriter(schema)
+def write_avro(schema: dict, records: Iterable[dict], codec: AvroCodec = DEFAULT_CODEC) -> bytes:
+    w = AvroBufferWriter(schema, codec)
     for r in records:
         w.write(r)
     return w.finish()

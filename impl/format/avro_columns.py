@@ -6,9 +6,9 @@ straight into Arrow columns, several times faster, and decodes only the columns 
 (the others are skipped in Rust), so a partition-filtered plan can look at the partitions of
 every entry for the cost of one column.
 
-polars reads the null, deflate and snappy codecs only, and Paimon writes zstandard: the blocks
-are decompressed here and handed to polars as one block of a null-codec container of the same
-writer schema.
+polars reads the null, deflate and snappy codecs only, and Paimon writes zstandard (and, on
+request, bzip2 and xz): the blocks of every codec are decompressed here and handed to polars as
+one block of a null-codec container of the same writer schema.
 
 Everything here is an accelerator: :func:`available` is False without polars, and the callers
 (``impl.manifest.manifest_file``) fall back to fastavro record by record whenever this module
@@ -18,11 +18,13 @@ CorruptMetadataError) exactly as before.
 
 from __future__ import annotations
 
+import bz2
 import concurrent.futures
 import dataclasses
 import functools
 import io
 import json
+import lzma
 import sys
 import zlib
 from dataclasses import dataclass
@@ -102,6 +104,19 @@ class DecodedBlocks:
             return [new().decompress(b) for b in self.bodies]
         if self.codec == "deflate":
             return [zlib.decompress(b, -15) for b in self.bodies]
+        if self.codec == "snappy":
+            # Avro's snappy block: the raw snappy bytes, then the CRC32 of the uncompressed data
+            # (big-endian), checked as Java's SnappyCodec does
+            from cramjam import snappy
+
+            out = [bytes(snappy.decompress_raw(b[:-4])) for b in self.bodies]
+            if any(zlib.crc32(o) != int.from_bytes(b[-4:], "big") for o, b in zip(out, self.bodies, strict=True)):
+                raise ValueError("snappy block checksum mismatch")
+            return out
+        if self.codec == "bzip2":
+            return [bz2.decompress(b) for b in self.bodies]
+        if self.codec == "xz":
+            return [lzma.decompress(b) for b in self.bodies]
         raise ValueError(f"codec {self.codec!r}")
 
 

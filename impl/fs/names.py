@@ -228,6 +228,16 @@ def parse_tag_option(key: str, value: object) -> TagName | None:
         raise type(e)(f"option {key!r}: {e}", kind=e.kind, name=e.name) from None
 
 
+def parse_optional_branch_option(key: str, value: object) -> BranchName | None:
+    """A table option naming a branch that may be unset (``scan.fallback-branch``): empty means
+    unset; otherwise the name must pass :func:`check_branch` (InvalidBranchNameError naming the
+    option)."""
+    text = str(value)
+    if not text.strip():
+        return None
+    return parse_branch_option(key, text)
+
+
 def require(cls: type[CheckedName], value: object) -> None:
     """Run-time guard of the path builders: ``value`` was made by the checker of ``cls``'s kind
     (mypy checks the same statically). A plain str here is a bug of the caller: TypeError."""

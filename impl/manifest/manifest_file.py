@@ -30,6 +30,7 @@ from impl.format.records import (
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.options import core_options as co
 
 DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
 
@@ -164,10 +165,12 @@ class ManifestFile:
         target_file_size_bytes: int = DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES,
         cache_max_entries: int = 1_000_000,
         manifest_format: str = AVRO,
+        codec: avro.AvroCodec = avro.DEFAULT_CODEC,
     ):
         self.file_io = file_io
         self.paths = paths
         self.manifest_format = manifest_format
+        self.codec = codec
         self.partition_type = tuple(partition_type)
         self.schema_id = schema_id
         self.target_file_size_bytes = target_file_size_bytes
@@ -190,19 +193,19 @@ class ManifestFile:
         fmt = checked_format(self.manifest_format)
         written: list[ManifestFileMeta] = []
         batch: list[ManifestEntry] = []
-        writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
+        writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA, self.codec)
         try:
             for e in entries:
                 if (partition_roll_bytes is not None and batch and e.partition != batch[-1].partition
                         and writer.size_bytes >= partition_roll_bytes):
                     written.append(self._flush(writer, batch, name_suffix, fmt))
-                    writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
+                    writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA, self.codec)
                     batch = []
                 writer.write(e.to_avro())
                 batch.append(e)
                 if writer.size_bytes >= self.target_file_size_bytes:
                     written.append(self._flush(writer, batch, name_suffix, fmt))
-                    writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA)
+                    writer = avro.AvroBufferWriter(avro.MANIFEST_ENTRY_SCHEMA, self.codec)
                     batch = []
             if batch:
                 written.append(self._flush(writer, batch, name_suffix, fmt))
@@ -360,17 +363,19 @@ class ManifestList:
     just published from memory, which keeps a warm commit's request count flat on object stores.
     """
 
-    def __init__(self, file_io: FileIO, paths: TablePaths, *, cache_max_lists: int = 64, manifest_format: str = AVRO):
+    def __init__(self, file_io: FileIO, paths: TablePaths, *, cache_max_lists: int = 64, manifest_format: str = AVRO,
+                 codec: avro.AvroCodec = avro.DEFAULT_CODEC):
         self.file_io = file_io
         self.paths = paths
         self.manifest_format = manifest_format
+        self.codec = codec
         self._cache: OrderedDict[str, tuple[tuple[ManifestFileMeta, ...], int]] = OrderedDict()
         self._cache_max_lists = cache_max_lists
         self._cache_lock = threading.Lock()
 
     def write(self, metas: Sequence[ManifestFileMeta], *, name: str | None = None) -> tuple[str, int]:
         """Write a new list; returns (file name, size in bytes)."""
-        data = encode(self.manifest_format, avro.MANIFEST_FILE_META_SCHEMA, [m.to_avro() for m in metas])
+        data = encode(self.manifest_format, avro.MANIFEST_FILE_META_SCHEMA, [m.to_avro() for m in metas], self.codec)
         name = name or self.paths.new_manifest_list_name()
         _write_or_remove(self.file_io, self.paths.manifest_path(name), data)
         self._remember(name, tuple(metas), len(data))
@@ -425,13 +430,15 @@ class IndexManifestFile:
     """The index manifest of a snapshot: every live index file, in one file of the table's
     ``manifest.format`` (Avro unless the table says orc or parquet; read in any of them)."""
 
-    def __init__(self, file_io: FileIO, paths: TablePaths, *, manifest_format: str = AVRO):
+    def __init__(self, file_io: FileIO, paths: TablePaths, *, manifest_format: str = AVRO,
+                 codec: avro.AvroCodec = avro.DEFAULT_CODEC):
         self.file_io = file_io
         self.paths = paths
         self.manifest_format = manifest_format
+        self.codec = codec
 
     def write(self, entries: Sequence[IndexManifestEntry], *, name: str | None = None) -> str:
-        data = encode(self.manifest_format, avro.INDEX_MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries])
+        data = encode(self.manifest_format, avro.INDEX_MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries], self.codec)
         name = name or self.paths.new_index_manifest_name()
         _write_or_remove(self.file_io, self.paths.manifest_path(name), data)
         return name
@@ -447,6 +454,17 @@ def manifest_format_option(options: Mapping[str, str]) -> str:
     return str(options.get("manifest.format", AVRO))
 
 
+def manifest_avro_codec(options: Mapping[str, str]) -> avro.AvroCodec:
+    """The Avro codec of a table's metadata files, as Paimon Java's AvroFileFormat picks it for
+    them: ``avro.codec`` when set, else ``manifest.compression`` (default zstd, at
+    ``file.compression.zstd-level``). Checked when a file is written (AvroCodec.checked)."""
+    explicit = options.get("avro.codec")
+    if explicit is not None:
+        return avro.AvroCodec(str(explicit), key="avro.codec")
+    return avro.AvroCodec(str(options.get("manifest.compression", "zstd")),
+                          co.FILE_COMPRESSION_ZSTD_LEVEL.get(options))
+
+
 def checked_format(manifest_format: str) -> str:
     """``manifest_format`` normalised, or InvalidOptionError for a format Paimon has no
     manifests in. Paimon Java reads a table's manifests in the format its ``manifest.format``
@@ -458,11 +476,11 @@ def checked_format(manifest_format: str) -> str:
     return fmt
 
 
-def encode(manifest_format: str, schema: dict, rows: list[dict]) -> bytes:
-    """``rows`` as one metadata file in ``manifest_format`` (avro, orc or parquet)."""
+def encode(manifest_format: str, schema: dict, rows: list[dict], codec: avro.AvroCodec = avro.DEFAULT_CODEC) -> bytes:
+    """``rows`` as one metadata file in ``manifest_format`` (avro, orc or parquet; Avro in ``codec``)."""
     fmt = checked_format(manifest_format)
     if fmt == AVRO:
-        return avro.write_avro(schema, rows)
+        return avro.write_avro(schema, rows, codec)
     return columnar_manifest.write_table(fmt, schema, rows)
 
 

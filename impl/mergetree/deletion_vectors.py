@@ -10,8 +10,15 @@ way by pypaimon 2.1.0):
 - its index manifest entry (type ``DELETION_VECTORS``) has row count = number of entries and
   ``deletionVectorsRanges`` mapping data file name -> (offset of the size int, size, cardinality).
 
-Paimon 2.0 writes the 32-bit bitmap unless ``deletion-vectors.bitmap64`` is true (its default
-is false); the 64-bit variant is refused at table creation (not implemented).
+With ``deletion-vectors.bitmap64`` = true (default false) Paimon 1.4.2 writes its 64-bit
+variant instead (``Bitmap64DeletionVector``, after Iceberg): the same int32 ``size`` (big-endian)
+and CRC32 of the data (big-endian) around data = int32 magic 1681511377 **little-endian**, then an
+``OptimizedRoaringBitmap64`` in the portable 64-bit serialization (little-endian): int64 number
+of 32-bit bitmaps, then for each, in ascending order, its int32 key (the high 32 bits of the
+positions) and a 32-bit RoaringBitmap (portable serialization) of the low 32 bits. Its index
+manifest range's length counts the whole entry (size int + data + crc), where the 32-bit
+variant's counts the data alone. Readers tell the two apart by the magic, entry by entry, so
+one index file may hold both (Java keeps a restored 32-bit vector 32-bit).
 
 The bitmaps are encoded and decoded with numpy per 65536-row container (never per row). We
 write array and bitmap containers only (no run containers, which the portable format makes
@@ -38,6 +45,7 @@ from impl.fs.paths import FileNamer, IdFactory, TablePaths
 
 INDEX_FILE_VERSION = 1
 BITMAP_MAGIC = 1581511376
+BITMAP64_MAGIC = 1681511377  # Bitmap64DeletionVector's, stored little-endian
 _MAX_POSITION = 2**31 - 1  # BitmapDeletionVector: files of at most 2^31 - 1 rows
 
 _SERIAL_COOKIE_NO_RUN = 12346
@@ -88,19 +96,26 @@ def serialize_roaring32(positions: Positions) -> bytes:
 
 def deserialize_roaring32(data: bytes | memoryview, where: str = "<bitmap>") -> Positions:
     """Positions of a portable RoaringBitmap (array, bitmap and run containers)."""
-    buf = memoryview(data)
+    return _roaring32_at(memoryview(data), 0, where)[0]
+
+
+def _roaring32_at(buf: memoryview, start: int, where: str) -> tuple[Positions, int]:
+    """(positions, end offset) of the portable RoaringBitmap at ``buf[start:]``."""
     try:
-        (cookie,) = struct.unpack_from("<I", buf, 0)
+        (cookie,) = struct.unpack_from("<I", buf, start)
         if cookie & 0xFFFF == _SERIAL_COOKIE:
             n = (cookie >> 16) + 1
             run_bytes = (n + 7) // 8
-            is_run = np.unpackbits(np.frombuffer(buf, np.uint8, run_bytes, 4), bitorder="little")[:n].astype(bool)
-            pos = 4 + run_bytes
+            is_run = np.unpackbits(np.frombuffer(buf, np.uint8, run_bytes, start + 4),
+                                   bitorder="little")[:n].astype(bool)
+            pos = start + 4 + run_bytes
             has_offsets = n >= _NO_OFFSET_THRESHOLD
         elif cookie == _SERIAL_COOKIE_NO_RUN:
-            (n,) = struct.unpack_from("<I", buf, 4)
+            (n,) = struct.unpack_from("<I", buf, start + 4)
+            if 8 * n > len(buf) - start:  # bounded work: every container takes >= 8 header bytes
+                raise ValueError(f"{n} containers in {len(buf) - start} bytes")
             is_run = np.zeros(n, dtype=bool)
-            pos = 8
+            pos = start + 8
             has_offsets = True
         else:
             raise ValueError(f"unknown roaring cookie {cookie}")
@@ -129,26 +144,74 @@ def deserialize_roaring32(data: bytes | memoryview, where: str = "<bitmap>") -> 
     except (struct.error, ValueError) as e:
         raise CorruptMetadataError(where, f"bad roaring bitmap ({e})") from e
     if not out:
-        return np.empty(0, dtype=np.uint32)
-    return np.concatenate(out).astype(np.uint32)
+        return np.empty(0, dtype=np.uint32), pos
+    return np.concatenate(out).astype(np.uint32), pos
+
+
+def serialize_roaring64(positions: Positions) -> bytes:
+    """The portable 64-bit serialization (``OptimizedRoaringBitmap64``) of uint32 ``positions``:
+    one 32-bit bitmap under key 0, none when empty (Java writes a bitmap for every key from 0 to
+    the largest, and positions here all have key 0)."""
+    if not len(positions):
+        return struct.pack("<q", 0)
+    return struct.pack("<qi", 1, 0) + serialize_roaring32(positions)
+
+
+def deserialize_roaring64(data: bytes | memoryview, where: str = "<bitmap>") -> Positions:
+    """Positions of a portable 64-bit roaring bitmap whose positions all fit in 32 bits (a
+    position of 2^32 or more, in a data file of that many rows, is refused as corrupt)."""
+    buf = memoryview(data)
+    try:
+        (count,) = struct.unpack_from("<q", buf, 0)
+    except struct.error as e:
+        raise CorruptMetadataError(where, f"bad 64-bit roaring bitmap ({e})") from e
+    # every bitmap takes at least 12 bytes (key + cookie + count): bounded work for a bad count
+    if count < 0 or 12 * count > len(buf) - 8:
+        raise CorruptMetadataError(where, f"bad 64-bit roaring bitmap ({count} bitmaps in {len(buf)} bytes)")
+    pos, last_key = 8, -1
+    out: list[Positions] = []
+    for _ in range(count):
+        try:
+            (key,) = struct.unpack_from("<i", buf, pos)
+        except struct.error as e:
+            raise CorruptMetadataError(where, f"bad 64-bit roaring bitmap ({e})") from e
+        if key <= last_key:
+            raise CorruptMetadataError(where, f"bad 64-bit roaring bitmap (key {key} after {last_key})")
+        values, pos = _roaring32_at(buf, pos + 4, where)
+        if key > 0 and len(values):
+            raise CorruptMetadataError(where, f"deletes row positions from {key << 32} on, beyond what a data "
+                                              "file holds (2^32 rows)")
+        out.append(values)
+        last_key = key
+    if pos != len(buf):
+        raise CorruptMetadataError(where, f"64-bit roaring bitmap of {pos} bytes followed by {len(buf) - pos} more")
+    return np.concatenate(out) if out else np.empty(0, dtype=np.uint32)
 
 
 # ---------------------------------------------------------------------------- Paimon entries
 
 
-def serialize_entry(positions: Positions) -> tuple[bytes, int]:
-    """One BitmapDeletionVector entry (size, magic + bitmap, crc) and its ``size`` field."""
-    data = struct.pack(">i", BITMAP_MAGIC) + serialize_roaring32(positions)
-    return struct.pack(">i", len(data)) + data + struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF), len(data)
+def serialize_entry(positions: Positions, bitmap64: bool = False) -> tuple[bytes, int]:
+    """One deletion vector entry (size, magic + bitmap, crc) and the length its index manifest
+    range records: a BitmapDeletionVector's (the ``size`` field), or with ``bitmap64`` a
+    Bitmap64DeletionVector's (the whole entry)."""
+    if bitmap64:
+        data = struct.pack("<i", BITMAP64_MAGIC) + serialize_roaring64(positions)
+    else:
+        data = struct.pack(">i", BITMAP_MAGIC) + serialize_roaring32(positions)
+    entry = struct.pack(">i", len(data)) + data + struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF)
+    return entry, len(entry) if bitmap64 else len(data)
 
 
-def encode_index_file(vectors: Mapping[str, Positions]) -> tuple[bytes, tuple[DeletionVectorMeta, ...]]:
-    """The bytes of one deletion-vector index file and its ranges, entries in the given order."""
+def encode_index_file(vectors: Mapping[str, Positions], bitmap64: bool = False
+                      ) -> tuple[bytes, tuple[DeletionVectorMeta, ...]]:
+    """The bytes of one deletion-vector index file and its ranges, entries in the given order
+    (64-bit bitmaps with ``bitmap64``, the table's ``deletion-vectors.bitmap64``)."""
     parts = [bytes([INDEX_FILE_VERSION])]
     offset = 1
     metas = []
     for name, positions in vectors.items():
-        entry, size = serialize_entry(positions)
+        entry, size = serialize_entry(positions, bitmap64)
         metas.append(DeletionVectorMeta(name, offset, size, int(len(positions))))
         parts.append(entry)
         offset += len(entry)
@@ -163,20 +226,27 @@ def decode_index_file(data: bytes, ranges: Sequence[DeletionVectorMeta], path: s
     out: dict[str, Positions] = {}
     for r in ranges:
         where = f"{path} (deletion vector of {r.data_file_name})"
-        if r.offset < 1 or r.offset + 8 + r.length > len(data):
+        if r.offset < 1 or r.offset + 8 > len(data):
             raise CorruptMetadataError(where, f"range {r.offset}+{r.length} is outside the file of {len(data)} bytes")
-        (size,) = struct.unpack_from(">i", data, r.offset)
-        if size != r.length:
-            raise CorruptMetadataError(where, f"entry size {size} differs from the manifest's length {r.length}")
+        size, magic = struct.unpack_from(">ii", data, r.offset)
+        if size < 4 or r.offset + 8 + size > len(data):
+            raise CorruptMetadataError(where, f"entry of {size} bytes at {r.offset} is outside the file of "
+                                              f"{len(data)} bytes")
+        (magic_le,) = struct.unpack_from("<i", data, r.offset + 4)
+        if magic == BITMAP_MAGIC:  # the range's length is the data's
+            wide, expected = False, size
+        elif magic_le == BITMAP64_MAGIC:  # the range's length is the whole entry's
+            wide, expected = True, size + 8
+        else:
+            raise CorruptMetadataError(where, f"magic {magic} is neither the 32-bit bitmap's {BITMAP_MAGIC} nor "
+                                              f"the 64-bit bitmap's {BITMAP64_MAGIC} (little-endian)")
+        if r.length != expected:
+            raise CorruptMetadataError(where, f"entry size {size} does not fit the manifest's length {r.length}")
         body = data[r.offset + 4:r.offset + 4 + size]
-        (magic,) = struct.unpack_from(">i", body, 0)
-        if magic != BITMAP_MAGIC:
-            raise CorruptMetadataError(where, f"magic {magic} is not the 32-bit bitmap's {BITMAP_MAGIC} "
-                                              f"(64-bit deletion vectors are not supported)")
         (crc,) = struct.unpack_from(">I", data, r.offset + 4 + size)
         if crc != zlib.crc32(body) & 0xFFFFFFFF:
             raise CorruptMetadataError(where, "checksum mismatch")
-        positions = deserialize_roaring32(memoryview(body)[4:], where)
+        positions = (deserialize_roaring64 if wide else deserialize_roaring32)(memoryview(body)[4:], where)
         if r.cardinality is not None and r.cardinality != len(positions):
             raise CorruptMetadataError(where, f"holds {len(positions)} positions, the manifest says {r.cardinality}")
         out[r.data_file_name] = positions
@@ -231,11 +301,14 @@ class DeletionVectorsMaintainer:
     """
 
     def __init__(self, file_io: FileIO, paths: TablePaths, restored: Sequence[IndexFileMeta] = (),
-                 id_factory: IdFactory | None = None, restored_vectors: Mapping[str, Positions] | None = None):
+                 id_factory: IdFactory | None = None, restored_vectors: Mapping[str, Positions] | None = None,
+                 bitmap64: bool = False):
         """``id_factory``: the uuid source of new index file names (the environment's ids);
-        ``restored_vectors``: the vectors of ``restored`` when the caller read them already."""
+        ``restored_vectors``: the vectors of ``restored`` when the caller read them already;
+        ``bitmap64``: write 64-bit bitmaps (the table's ``deletion-vectors.bitmap64``)."""
         self.file_io = file_io
         self.paths = paths
+        self._bitmap64 = bitmap64
         self._files = tuple(f for f in restored if f.index_type == IndexType.DELETION_VECTORS)
         self._vectors: dict[str, Positions] = (dict(restored_vectors) if restored_vectors is not None
                                                else read_deletion_vectors(file_io, paths, self._files))
@@ -269,7 +342,7 @@ class DeletionVectorsMaintainer:
             return IndexChange()
         added: tuple[IndexFileMeta, ...] = ()
         if self._vectors:
-            data, ranges = encode_index_file(dict(sorted(self._vectors.items())))
+            data, ranges = encode_index_file(dict(sorted(self._vectors.items())), self._bitmap64)
             name = self._namer.next()
             self.file_io.write_bytes(self.paths.index_file_path(name), data)
             added = (IndexFileMeta(IndexType.DELETION_VECTORS, name, len(data), len(ranges), ranges),)

@@ -23,7 +23,14 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, Iterable, TypeVar
 
-from impl.fs.names import MAIN_BRANCH, BranchName, TagName, parse_branch_option, parse_tag_option
+from impl.fs.names import (
+    MAIN_BRANCH,
+    BranchName,
+    TagName,
+    parse_branch_option,
+    parse_optional_branch_option,
+    parse_tag_option,
+)
 from impl.options.config_option import FIELDS_PREFIX, ConfigOption, FieldOption
 from impl.options.values import (
     ChangelogProducer,
@@ -233,6 +240,12 @@ SCAN_TAG_NAME: ConfigOption[TagName | None] = _option(
     "scan.tag-name", parse_tag_option, None, "Read the snapshot this tag keeps (time travel by tag).")
 BRANCH: ConfigOption[BranchName] = _option(
     "branch", parse_branch_option, MAIN_BRANCH, "The branch whose snapshots a table view reads and commits to.")
+SCAN_VERSION: ConfigOption[str | None] = _option(
+    "scan.version", parse_optional_text, None,
+    "Time travel by version ('VERSION AS OF'): a tag of that name, else a snapshot id (all digits).")
+SCAN_FALLBACK_BRANCH: ConfigOption[BranchName | None] = _option(
+    "scan.fallback-branch", parse_optional_branch_option, None,
+    "Batch reads take each partition this branch lacks from this branch (Paimon's FallbackReadFileStoreTable).")
 INCREMENTAL_BETWEEN: ConfigOption[tuple[int, int] | None] = _option(
     "incremental-between", parse_incremental_between, None,
     "Read the changes after snapshot <start> up to snapshot <end>: '<start>,<end>'.")
@@ -262,7 +275,7 @@ DELETION_VECTORS_ENABLED: ConfigOption[bool] = _option(
     "deletion-vectors.enabled", parse_bool, False, "Deletion-vector mode: compaction marks superseded rows, reads of levels >= 1 skip the merge.")
 DELETION_VECTORS_BITMAP64: ConfigOption[bool] = _option(
     "deletion-vectors.bitmap64", parse_bool, False,
-    "64-bit deletion-vector bitmaps (Paimon's Iceberg-compatible variant; only false is implemented).")
+    "64-bit deletion-vector bitmaps (Paimon's Iceberg-compatible Bitmap64DeletionVector) in new index files.")
 ROW_TRACKING_ENABLED: ConfigOption[bool] = _option(
     "row-tracking.enabled", parse_bool, False,
     "Row tracking (append tables): every row has a stable id (_ROW_ID), files carry their first row id.")

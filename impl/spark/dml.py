@@ -472,7 +472,7 @@ def _deletion_vector_messages(target: _Target, gone: pa.Table) -> list[CommitMes
     try:
         for (partition, bucket, total), deletions in sorted(by_bucket.items()):
             m = DeletionVectorsMaintainer(core.file_io, core.paths, index.get((partition, bucket), ()),
-                                          id_factory=core.env.new_id)
+                                          id_factory=core.env.new_id, bitmap64=core.options.deletion_vectors_bitmap64)
             m.apply((), deletions)
             change = m.write()
             messages.append(CommitMessage(partition, bucket, total, new_index_files=change.added,

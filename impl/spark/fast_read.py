@@ -180,6 +180,9 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
     groups: dict[tuple[int, bool, bool], list[tuple[str, DataFileMeta, np.ndarray | None]]] = {}
     slow: list[DataSplit] = []
     for s in splits:
+        if s.fallback:  # the scan.fallback-branch's files: that branch's schemas, read by its view
+            slow.append(s)
+            continue
         if pk and not dv_table:
             if s.bucket < 0 or not _no_merge_bucket(s.files, table.options.merge_engine) \
                     or not all(native_file(s, f) for f in s.files):
@@ -358,7 +361,10 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
     if split_plan.slow:
         register(spark)
         slow_opts = dict(opts)
-        if not any(k in parsed.table for k in ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name")):
+        # (no snapshot: an empty branch whose rows all come from its scan.fallback-branch)
+        if split_plan.snapshot_id is not None and not any(
+                k in parsed.table for k in ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name",
+                                            "scan.version")):
             slow_opts["snapshot-id"] = str(split_plan.snapshot_id)  # both halves read one snapshot
         slow_opts[ONLY_FILES_KEY] = encode_only_files(split_plan.slow)
         frames.append(spark.read.format(FORMAT_NAME).options(**slow_opts).load(ref.table_path))

@@ -138,7 +138,8 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
             removed: tuple[IndexFileMeta, ...] = ()
             if key in vectors:
                 dvs = DeletionVectorsMaintainer(tracked_table.file_io, tracked_table.paths, r.index_files,
-                                                id_factory=table.core.env.new_id, restored_vectors=vectors[key])
+                                                id_factory=table.core.env.new_id, restored_vectors=vectors[key],
+                                                bitmap64=table.core.options.deletion_vectors_bitmap64)
                 added, removed = drop_rewritten_vectors(dvs, r.picked)
             out.append(CommitMessage(r.partition, r.bucket, r.total_buckets, compact_before=r.picked,
                                      compact_after=tuple(after.get(key, ())), compact_new_index_files=added,

@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TARGET_BYTES = 64 * 1024 * 1024
 BATCH_ROWS = 65536
-TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.timestamp-millis")
+TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.timestamp-millis", "scan.version")
 # Paimon's audit-log column (``read.changelog=true``): the row kind as a string, first column
 ROW_KIND_COLUMN = "rowkind"
 _ROW_KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"])

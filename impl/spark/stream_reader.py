@@ -357,7 +357,8 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         try:
             full: list[DataSplit] = []
             if plan.full is not None:
-                view = table.copy({"scan.snapshot-id": str(plan.full)})
+                # a stream reads its own branch only (Paimon's stream scans ignore scan.fallback-branch)
+                view = table.copy({"scan.snapshot-id": str(plan.full), "scan.fallback-branch": ""})
                 full = view.new_read_builder().new_scan().plan().splits()
             changes: list[DataSplit] = []
             if plan.has_changes:

@@ -133,7 +133,7 @@ class ReadBuilder(BuilderReads):
         return self.new_read().output_schema()
 
     def new_scan(self) -> TableScan:
-        return TableScan(self.core, self._predicate)
+        return TableScan(self.core, self._predicate, fallback=True)
 
     def to_ray(self, *, parallelism: int = -1, ray_remote_args: dict | None = None, concurrency: int | None = None):
         """This builder's rows (filter, projection, limit) as a Ray Dataset, planned now and read

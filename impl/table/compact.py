@@ -111,7 +111,8 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
     if index_files:
         from impl.mergetree import deletion_vectors as dv  # the merge tree loads lazily (see impl.table.pk)
 
-        dvs = dv.DeletionVectorsMaintainer(core.file_io, core.paths, index_files, id_factory=core.env.new_id)
+        dvs = dv.DeletionVectorsMaintainer(core.file_io, core.paths, index_files, id_factory=core.env.new_id,
+                                          bitmap64=core.options.deletion_vectors_bitmap64)
     schema, fields, columns = core.arrow_schema, list(core.schema.fields), list(core.schema.field_names)
     tracked = core.options.row_tracking
     if tracked:  # the rows keep their ids and sequence numbers, as physical columns

@@ -32,7 +32,13 @@ from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
 from impl.fs.paths import TablePaths, partition_path
-from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, manifest_format_option
+from impl.manifest.manifest_file import (
+    IndexManifestFile,
+    ManifestFile,
+    ManifestList,
+    manifest_avro_codec,
+    manifest_format_option,
+)
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
@@ -116,7 +122,8 @@ class TableCore:
             file_io=file_io, path=path, schema=schema, identifier=identifier or path, dynamic_options=dynamic,
             options=options, paths=paths, schema_manager=schema_manager,
             snapshot_manager=SnapshotManager(file_io, paths, snapshot_commit=snapshot_commit),
-            manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged)),
+            manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged),
+                                       codec=manifest_avro_codec(merged)),
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
                                            options.partition_default_name),
             env=env, snapshot_commit=snapshot_commit)
@@ -142,11 +149,12 @@ class TableCore:
     def manifest_file(self) -> ManifestFile:
         return ManifestFile(self.file_io, self.paths, self.partition_cache.types, schema_id=self.schema.id,
                             target_file_size_bytes=self.options.commit.merge.target_file_size_bytes,
-                            manifest_format=self.manifest_list.manifest_format)
+                            manifest_format=self.manifest_list.manifest_format, codec=self.manifest_list.codec)
 
     @cached_property
     def index_manifest_file(self) -> IndexManifestFile:
-        return IndexManifestFile(self.file_io, self.paths)
+        return IndexManifestFile(self.file_io, self.paths, manifest_format=self.manifest_list.manifest_format,
+                                 codec=self.manifest_list.codec)
 
     @cached_property
     def merge_tree_options(self):

@@ -34,7 +34,8 @@ _PREFIXES = KNOWN_PREFIXES
 
 def check_one_scan_start(options: Mapping[str, object]) -> None:
     """A read starts at one of a snapshot id, a time or a tag."""
-    starts = [o.key for o in (co.SCAN_SNAPSHOT_ID, co.SCAN_TIMESTAMP_MILLIS, co.SCAN_TAG_NAME) if o.key_in(options)]
+    starts = [o.key for o in (co.SCAN_SNAPSHOT_ID, co.SCAN_TIMESTAMP_MILLIS, co.SCAN_TAG_NAME, co.SCAN_VERSION)
+              if o.key_in(options)]
     if len(starts) > 1:
         raise InvalidOptionError(f"options {' and '.join(repr(k) for k in starts)} cannot both be set: "
                                  "a read starts at one snapshot")
@@ -85,12 +86,15 @@ class TableOptions:
     scan_timestamp_millis: int | None = co.SCAN_TIMESTAMP_MILLIS.default
     scan_tag_name: TagName | None = co.SCAN_TAG_NAME.default
     branch: BranchName = co.BRANCH.default
+    scan_version: str | None = co.SCAN_VERSION.default
+    scan_fallback_branch: BranchName | None = co.SCAN_FALLBACK_BRANCH.default
     incremental_between: tuple[int, int] | None = co.INCREMENTAL_BETWEEN.default
     split_target_size: int = co.SOURCE_SPLIT_TARGET_SIZE.default
     split_open_file_cost: int = co.SOURCE_SPLIT_OPEN_FILE_COST.default
     partition_default_name: str = co.PARTITION_DEFAULT_NAME.default
     stats_mode: StatsMode = co.METADATA_STATS_MODE.default
     deletion_vectors: bool = co.DELETION_VECTORS_ENABLED.default
+    deletion_vectors_bitmap64: bool = co.DELETION_VECTORS_BITMAP64.default
     row_tracking: bool = co.ROW_TRACKING_ENABLED.default
     data_evolution: bool = co.DATA_EVOLUTION_ENABLED.default
     dynamic_partition_overwrite: bool = co.DYNAMIC_PARTITION_OVERWRITE.default
@@ -137,13 +141,16 @@ class TableOptions:
             scan_snapshot_id=co.SCAN_SNAPSHOT_ID.get(raw),
             scan_timestamp_millis=co.SCAN_TIMESTAMP_MILLIS.get(raw),
             scan_tag_name=co.SCAN_TAG_NAME.get(raw),
+            scan_version=co.SCAN_VERSION.get(raw),
             branch=co.BRANCH.get(raw),
+            scan_fallback_branch=co.SCAN_FALLBACK_BRANCH.get(raw),
             incremental_between=co.INCREMENTAL_BETWEEN.get(raw),
             split_target_size=co.SOURCE_SPLIT_TARGET_SIZE.get(raw),
             split_open_file_cost=co.SOURCE_SPLIT_OPEN_FILE_COST.get(raw),
             partition_default_name=co.PARTITION_DEFAULT_NAME.get(raw),
             stats_mode=co.METADATA_STATS_MODE.get(raw),
             deletion_vectors=co.DELETION_VECTORS_ENABLED.get(raw),
+            deletion_vectors_bitmap64=co.DELETION_VECTORS_BITMAP64.get(raw),
             row_tracking=co.ROW_TRACKING_ENABLED.get(raw),
             data_evolution=co.DATA_EVOLUTION_ENABLED.get(raw),
             dynamic_partition_overwrite=co.DYNAMIC_PARTITION_OVERWRITE.get(raw),

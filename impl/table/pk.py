@@ -49,7 +49,8 @@ class PrimaryKeyBucketWriter:
         mt = mergetree()
         dv = None
         if core.options.deletion_vectors:
-            dv = mt.DeletionVectorsMaintainer(core.file_io, core.paths, restored_index, id_factory=core.env.new_id)
+            dv = mt.DeletionVectorsMaintainer(core.file_io, core.paths, restored_index, id_factory=core.env.new_id,
+                                             bitmap64=core.options.deletion_vectors_bitmap64)
             # Paimon Java's full compaction can leave a bucket's index file holding the vector
             # of a data file it compacted away (seen with 1.4.2; its reads ignore such vectors).
             # Carried on, it would make this writer's next index file name a file that is not

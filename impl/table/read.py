@@ -17,6 +17,7 @@ import os
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from itertools import islice
 from typing import Callable, Iterator, Mapping, Sequence
@@ -30,6 +31,7 @@ from impl.format.records import DataFileMeta
 from impl.schema.evolution import column_sources, plan_columns
 from impl.table.core import TableCore
 from impl.table.errors import DataFileError
+from impl.table.fallback import column_names, open_fallback, renamed_predicate
 from impl.table.pandas_io import arrow_to_pandas
 from impl.table.pk import iter_pk_data_split, read_pk_split
 from impl.table.predicate import Predicate
@@ -108,6 +110,8 @@ class TableRead:
         self._full_schema = table.arrow_schema
         self._lock = threading.Lock()
         self.files_read = 0  # data files opened by this reader (observability / tests)
+        # the reader of scan.fallback-branch splits and its column names back to ours, made once
+        self._fallback_read: tuple[TableRead, dict[str, str]] | None = None
 
     # ------------------------------------------------------------------ schema
 
@@ -171,7 +175,7 @@ class TableRead:
                     if self.limit is not None and produced >= self.limit:
                         return
 
-        streamed = self.table.is_primary_key_table and all(s.kind is SplitKind.DATA for s in splits)
+        streamed = self.table.is_primary_key_table and all(s.kind is SplitKind.DATA and not s.fallback for s in splits)
         return pa.RecordBatchReader.from_batches(schema, merged_batches() if streamed else batches())
 
     def to_pandas(self, splits: Sequence[DataSplit]):
@@ -216,7 +220,9 @@ class TableRead:
         schema = self.output_schema(with_kind)
         tasks: list[Callable[[], pa.Table]] = []
         for s in splits:
-            if self.table.is_primary_key_table:
+            if s.fallback:
+                tasks.append(partial(self._read_fallback_split, s))
+            elif self.table.is_primary_key_table:
                 tasks.append(partial(self._read_pk_split, s, with_kind))
             elif self.table.options.data_evolution:
                 tasks.extend(partial(self._read_evolved_group, s, g) for g in row_id_groups(s.files))
@@ -308,6 +314,26 @@ class TableRead:
         if self.predicate is not None:
             t = t.filter(self.predicate.to_arrow())
         return t.select(self.projection)
+
+    def _read_fallback_split(self, split: DataSplit) -> pa.Table:
+        """A split of the ``scan.fallback-branch`` (see :mod:`impl.table.fallback`), read by
+        that branch's view (its schemas, its vectors) and returned under this branch's column
+        names (the caller casts to this branch's types)."""
+        with self._lock:
+            if self._fallback_read is None:
+                other = open_fallback(self.table)
+                if other is None:  # the option changed between plan and read: the split is stale
+                    raise DataFileError(split.partition_path, "a fallback-branch split read by a view without "
+                                                              "'scan.fallback-branch'")
+                names = column_names(self.table.schema, other.schema)
+                back = {theirs: ours for ours, theirs in names.items()}
+                self._fallback_read = (TableRead(other, renamed_predicate(self.predicate, names),
+                                                 [names.get(c, c) for c in self.projection]), back)
+        read, back = self._fallback_read
+        t = read.to_arrow([replace(split, fallback=False)])
+        with self._lock:
+            self.files_read += len(split.files)
+        return t.rename_columns([back.get(c, c) for c in t.column_names])
 
     def _read_pk_split(self, split: DataSplit, with_kind: bool) -> pa.Table:
         with self._lock:

@@ -23,7 +23,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
-from impl.errors import SnapshotNotExistError
+from impl.errors import InvalidTagNameError, SnapshotNotExistError
 from impl.fileindex.evaluate import check_literals
 from impl.fileindex.options import FileIndexSpec
 from impl.fileindex.reader import FileIndexFilter
@@ -39,10 +39,45 @@ from impl.schema.evolution import column_sources
 from impl.table.bucket import BucketMode, row_hashes
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
+from impl.table.fallback import column_names, open_fallback, renamed_predicate
 from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, StatsLookup, only_fields, split_and
+from impl.tag.tag import check_tag_name
 
 # which manifest entries (by bucket) a scan keeps
 BucketFilter = Callable[[ManifestEntry], bool]
+
+
+class VersionKind(enum.Enum):
+    """What a ``scan.version`` names."""
+
+    TAG = "tag"
+    SNAPSHOT = "snapshot"
+
+
+def version_target(version: str, tag_exists: Callable[[str], bool]) -> tuple[VersionKind, str]:
+    """What ``scan.version`` (Spark's ``VERSION AS OF``) reads, by Paimon 1.4.2's
+    ``TimeTravelUtil.adaptScanVersion``: a tag of that name when one exists (a tag wins over a
+    snapshot of the same number), else the snapshot of that id when it is all digits. A
+    ``watermark-<n>`` version (Paimon's scan.watermark) is refused by name; any other version
+    names a tag that does not exist (TagNotExistError, as Java's "Cannot find a time travel
+    version")."""
+    if _is_tag_name(version) and tag_exists(version):
+        return VersionKind.TAG, version
+    if version.startswith("watermark-"):
+        raise UnsupportedTableFeatureError(f"option 'scan.version' = {version!r}: time travel by watermark "
+                                           "(scan.watermark) is not supported")
+    if version.isascii() and version.isdigit():
+        return VersionKind.SNAPSHOT, version
+    return VersionKind.TAG, version  # the tag's lookup raises TagNotExistError (or InvalidTagNameError)
+
+
+def _is_tag_name(name: str) -> bool:
+    """Whether ``name`` could name a tag file (a version such as '../x' names none)."""
+    try:
+        check_tag_name(name)
+    except InvalidTagNameError:
+        return False
+    return True
 
 
 class SplitKind(enum.Enum):
@@ -60,6 +95,8 @@ class DataSplit:
     ``kind`` is DATA for a snapshot read, DELTA / CHANGELOG for incremental reads.
     ``index_files``: on ``deletion-vectors.enabled`` tables, the bucket's deletion-vector index
     files of the snapshot (DATA splits only).
+    ``fallback``: the files are the ``scan.fallback-branch``'s (see :mod:`impl.table.fallback`):
+    their schema ids, vectors and partition path are that branch's, and so is their read.
     """
 
     snapshot_id: int
@@ -70,6 +107,7 @@ class DataSplit:
     files: tuple[DataFileMeta, ...]
     kind: SplitKind = SplitKind.DATA
     index_files: tuple[IndexFileMeta, ...] = ()
+    fallback: bool = False
 
     @property
     def row_count(self) -> int:
@@ -205,11 +243,16 @@ def _old_schema_lookup(file_schema: TableSchema, schema: TableSchema) -> Callabl
 
 
 class TableScan:
-    """Plans the splits of one read (``ReadBuilder.new_scan()``)."""
+    """Plans the splits of one read (``ReadBuilder.new_scan()``).
 
-    def __init__(self, core: TableCore, predicate: Predicate | None = None):
+    ``fallback``: a snapshot plan also takes the partitions this branch lacks from the table's
+    ``scan.fallback-branch`` (:mod:`impl.table.fallback`); the read builder's scans do, the
+    scans of writes and maintenance (which read this branch's own files) do not."""
+
+    def __init__(self, core: TableCore, predicate: Predicate | None = None, *, fallback: bool = False):
         self.core = core
         self.predicate = predicate
+        self._fallback = fallback
         self.reader = SnapshotReader(core)
         self.partition_names = set(core.schema.partition_keys)
         self.files_pruned_by_stats = 0
@@ -240,6 +283,10 @@ class TableScan:
         if opts.scan_tag_name is not None:
             # the tag's own copy of the snapshot: it stays readable after the snapshot expired
             return self.core.tag_manager.get(opts.scan_tag_name).snapshot
+        if opts.scan_version is not None:
+            tags = self.core.tag_manager
+            kind, target = version_target(opts.scan_version, tags.tag_exists)
+            return tags.get(target).snapshot if kind is VersionKind.TAG else sm.snapshot(int(target))
         return sm.latest_snapshot()
 
     # ------------------------------------------------------------------ planning
@@ -265,6 +312,22 @@ class TableScan:
         if self.core.options.incremental_between is not None:
             return self._plan_incremental(*self.core.options.incremental_between)
         snapshot = self.resolve_snapshot()
+        other = open_fallback(self.core) if self._fallback else None
+        if other is None:
+            return self._plan_snapshot(snapshot)
+        plan = self._plan_snapshot(snapshot)
+        return Plan(plan.snapshot_id, plan.splits_ + self._fallback_splits(snapshot, other))
+
+    def _fallback_splits(self, snapshot: Snapshot | None, other: TableCore) -> tuple[DataSplit, ...]:
+        """The splits of the fallback branch ``other`` for the partitions that hold no live file
+        in ``snapshot`` (after the partition filter alone), planned with the whole filter."""
+        complete = {e.partition for e in self.reader.live_entries(
+            snapshot, only_fields(self.predicate, self.partition_names))}
+        names = column_names(self.core.schema, other.schema)
+        splits = TableScan(other, renamed_predicate(self.predicate, names)).plan().splits_
+        return tuple(replace(s, fallback=True) for s in splits if s.partition not in complete)
+
+    def _plan_snapshot(self, snapshot: Snapshot | None) -> Plan:
         if snapshot is None:
             return Plan(None, ())
         partition_pred = only_fields(self.predicate, self.partition_names)

@@ -205,9 +205,6 @@ def _check_deletion_vectors(schema: TableSchema, options: TableOptions) -> None:
         raise InvalidOptionError(
             "option 'deletion-vectors.enabled' is not allowed with merge-engine 'first-row': first-row never "
             "deletes old data (later rows of a key are dropped by compaction), so it needs no deletion vectors")
-    if co.DELETION_VECTORS_BITMAP64.get(options.raw):
-        raise UnsupportedTableFeatureError(
-            "option 'deletion-vectors.bitmap64' = true is not implemented: use the default 32-bit bitmaps")
 
 
 def _check_row_tracking(schema: TableSchema, options: TableOptions) -> None:

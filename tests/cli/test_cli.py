@@ -232,6 +232,10 @@ def test_read_with_where_columns_and_limit(capsys, shared):
     doc = run_json(capsys, shared, "read", "db.t", "--snapshot", "1", "--columns", "id,name", "--where", "id = 1")
     assert doc["rows"] == [{"id": 1, "name": "x"}]
     assert run_json(capsys, shared, "read", "db.t", "--tag", "v1", "--where", "id > 3")["rows"] == []
+    # --version: scan.version (a tag, else a snapshot id)
+    assert run_json(capsys, shared, "read", "db.t", "--version", "v1", "--where", "id > 3")["rows"] == []
+    doc = run_json(capsys, shared, "read", "db.t", "--version", "1", "--columns", "id,name", "--where", "id = 1")
+    assert doc["rows"] == [{"id": 1, "name": "x"}]
 
 
 def test_where_parser_matches_the_builder(shared):

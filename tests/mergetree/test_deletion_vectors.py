@@ -20,14 +20,17 @@ from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.mergetree.changelog import changelog_rows
 from impl.mergetree.deletion_vectors import (
+    BITMAP64_MAGIC,
     BITMAP_MAGIC,
     DeletionVectorsMaintainer,
     as_positions,
     decode_index_file,
     deserialize_roaring32,
+    deserialize_roaring64,
     encode_index_file,
     keep_mask,
     serialize_roaring32,
+    serialize_roaring64,
 )
 from impl.mergetree.kv import KeyCodec, KVLayout
 from impl.mergetree.lookup import LookupLevels
@@ -98,6 +101,52 @@ def test_corrupt_index_file_is_reported(damage):
         ranges = (DeletionVectorMeta("a.parquet", 1, ranges[0].length + 1, 2),)
     with pytest.raises(CorruptMetadataError):
         decode_index_file(bytes(buf), ranges, "idx")
+
+
+@pytest.mark.parametrize("values", [[], [0], [1, 5, 70000, 2**31 - 1], list(range(0, 200000, 3))])
+def test_roaring64_is_pyroaring_bitmap64_portable_format(values):
+    """Paimon's OptimizedRoaringBitmap64 portable format is CRoaring's 64-bit portable one."""
+    pyroaring = pytest.importorskip("pyroaring")
+    theirs = pyroaring.BitMap64(values).serialize()
+    assert deserialize_roaring64(theirs).tolist() == sorted(values)
+    assert deserialize_roaring64(serialize_roaring64(as_positions(values))).tolist() == sorted(values)
+    if values:
+        assert serialize_roaring64(as_positions(values)) == theirs
+
+
+def test_roaring64_reads_java_empty_leading_bitmaps_and_refuses_high_keys():
+    # Java writes a bitmap for every key from 0 up: key 0 empty, key 1 holding position 2^32 + 3
+    empty, one = serialize_roaring32(as_positions([])), serialize_roaring32(as_positions([3]))
+    assert deserialize_roaring64(struct.pack("<qi", 1, 0) + empty).tolist() == []
+    with pytest.raises(CorruptMetadataError, match="beyond"):
+        deserialize_roaring64(struct.pack("<qi", 2, 0) + empty + struct.pack("<i", 1) + one)
+    with pytest.raises(CorruptMetadataError, match="after"):  # keys must ascend
+        deserialize_roaring64(struct.pack("<qi", 2, 0) + empty + struct.pack("<i", 0) + empty)
+    with pytest.raises(CorruptMetadataError, match="bitmaps in"):  # bounded: a huge count is refused at once
+        deserialize_roaring64(struct.pack("<q", 2**40) + empty)
+
+
+def test_bitmap64_index_file_layout_and_mixed_files():
+    """Bitmap64DeletionVector: size (big-endian), magic little-endian, 64-bit bitmap, crc; the
+    range's length counts the whole entry. One file may mix both kinds (read by magic)."""
+    data, ranges = encode_index_file({"a.parquet": as_positions([1, 3])}, bitmap64=True)
+    size = struct.unpack_from(">i", data, 1)[0]
+    assert struct.unpack_from("<i", data, 5)[0] == BITMAP64_MAGIC
+    assert ranges[0].length == size + 8 and len(data) == 1 + size + 8
+    assert data[9:5 + size] == serialize_roaring64(as_positions([1, 3]))
+    assert struct.unpack_from(">I", data, 5 + size)[0] == zlib.crc32(data[5:5 + size])
+    small, small_ranges = encode_index_file({"b.parquet": as_positions([7])})
+    mixed = data + small[1:]
+    b = small_ranges[0]
+    mixed_ranges = (ranges[0], DeletionVectorMeta(b.data_file_name, b.offset + len(data) - 1, b.length, 1))
+    out = decode_index_file(mixed, mixed_ranges, "idx")
+    assert {k: v.tolist() for k, v in out.items()} == {"a.parquet": [1, 3], "b.parquet": [7]}
+    with pytest.raises(CorruptMetadataError, match="length"):  # a 32-bit style length for a 64-bit entry
+        decode_index_file(data, (DeletionVectorMeta("a.parquet", 1, size, 2),), "idx")
+    bad = bytearray(data)
+    bad[-1] ^= 0xFF
+    with pytest.raises(CorruptMetadataError, match="checksum"):
+        decode_index_file(bytes(bad), ranges, "idx")
 
 
 def test_keep_mask_by_batch():

@@ -78,6 +78,19 @@ def test_second_append_and_time_travel(spark, table_path):
         spark.read.format("paimon_py").option("snapshot-id", "7").load(table_path).collect()
 
 
+def test_scan_version_option_reads_the_tag_else_the_snapshot(spark, table_path, warehouse):
+    """.option("scan.version", ...) (Paimon's VERSION AS OF) used to read the latest snapshot."""
+    spark.range(0, 10).write.format("paimon_py").mode("append").save(table_path)
+    spark.range(10, 25).write.format("paimon_py").mode("append").save(table_path)
+    impl.Catalog(warehouse).get_table("db.t").create_tag("tag1", 1)
+    tagged = spark.read.format("paimon_py").option("scan.version", "tag1").load(table_path)
+    assert sorted(r.id for r in tagged.collect()) == list(range(10))
+    by_id = spark.read.format("paimon_py").option("scan.version", "2").load(table_path)
+    assert sorted(r.id for r in by_id.collect()) == list(range(25))
+    with pytest.raises(Exception, match="nope"):
+        spark.read.format("paimon_py").option("scan.version", "nope").load(table_path).collect()
+
+
 def test_primary_key_round_trip_with_upserts_and_deletes(spark, table_path, warehouse):
     schema = "dt string, id long, v string"
     first = spark.createDataFrame([(f"d{k % 3}", k, f"a{k}") for k in range(30)], schema)

@@ -184,7 +184,6 @@ def test_overwrite_drops_the_deletion_vectors_of_replaced_partitions(local_catal
 
 
 @pytest.mark.parametrize("options,schema_pk,message", [
-    ({"deletion-vectors.bitmap64": "true"}, True, "bitmap64"),
     ({"row-tracking.enabled": "true", "bucket": "-1"}, False, "row-tracking"),
 ])
 def test_unsupported_dv_combinations_are_refused_before_anything_is_written(local_catalog, options, schema_pk,

@@ -26,6 +26,7 @@ from impl.errors import (
     TagNotExistError,
 )
 from impl.snapshot.expire import tags_to_skip
+from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.maintenance import table_used_names, tag_names_used
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
@@ -145,6 +146,27 @@ def test_scan_tag_name_rules(history):
         t.copy({"scan.tag-name": "a", "scan.snapshot-id": "3"})
     with pytest.raises(TagNotExistError):
         t.delete_tag("nope")
+
+
+def test_scan_version_reads_a_tag_else_a_snapshot(history):
+    """scan.version (Spark's VERSION AS OF) as Paimon's TimeTravelUtil: a tag of that name wins,
+    else all digits are a snapshot id; anything else is a missing tag, by name."""
+    t, rows = history
+    t.create_tag("a", 4)
+    t.create_tag("7", 2)  # a tag named like a snapshot id wins over snapshot 7
+    assert rows_of(t, **{"scan.version": "a"}) == rows[4]
+    assert rows_of(t, **{"scan.version": "3"}) == rows[3]
+    assert rows_of(t, **{"scan.version": "7"}) == rows[2]
+    with pytest.raises(TagNotExistError, match="'nope'"):
+        t.copy({"scan.version": "nope"}).to_arrow()
+    with pytest.raises(SnapshotNotExistError):
+        t.copy({"scan.version": "999"}).to_arrow()
+    with pytest.raises(UnsupportedTableFeatureError, match="watermark"):
+        t.copy({"scan.version": "watermark-5"}).to_arrow()
+    with pytest.raises(InvalidOptionError, match="scan.snapshot-id.*scan.version"):
+        t.copy({"scan.version": "a", "scan.snapshot-id": "3"})
+    # the read builder's plan (what Spark, Ray and the CLI read through) pins the version's snapshot
+    assert t.copy({"scan.version": "a"}).new_read_builder().new_scan().plan().snapshot_id == 4
 
 
 # ============================================================================ expiration and tags

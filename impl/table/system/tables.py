@@ -33,8 +33,9 @@ from impl.format.stats import ColumnStats
 from impl.format.types import DataField, DataType, parse_type, to_arrow
 from impl.schema.manager import schema_ids_in
 from impl.table.core import TableCore, load_latest_schema
+from impl.table.fallback import open_fallback
 from impl.table.predicate import Predicate, only_fields
-from impl.table.scan import SnapshotReader
+from impl.table.scan import SnapshotReader, TableScan
 from impl.table.system import refs
 from impl.table.system.render import (
     key_column,
@@ -477,13 +478,22 @@ def _deleted_counts(core: TableCore, snapshot: Snapshot | None) -> dict[bytes, i
 
 def _build_partitions(core: TableCore, snapshot: Snapshot | None, request: ReadRequest) -> Columns:
     entries = _live_entries(core, snapshot)
+    deleted = _deleted_counts(core, snapshot) if core.options.deletion_vectors else {}
+    other = open_fallback(core)
+    if other is not None:
+        # Paimon's FallbackReadScan.listPartitionEntries: the scan.fallback-branch's partitions
+        # this branch lacks are listed too, as a read returns their rows
+        own = {e.partition for e in entries}
+        other_snapshot = TableScan(other).resolve_snapshot()
+        entries = entries + [e for e in _live_entries(other, other_snapshot) if e.partition not in own]
+        if other.options.deletion_vectors:
+            deleted.update((p, n) for p, n in _deleted_counts(other, other_snapshot).items() if p not in own)
     codes, distinct = _codes([e.partition for e in entries])
     facts = _file_facts(entries).append_column("p", pa.array(codes, pa.int64()))
     agg = _aggregate(facts, ["p"])
     parts = _PartitionText(core)
     p_idx = agg.column("p").to_pylist()
     spec = pa.array([parts.spec(distinct[i]) for i in p_idx], pa.string())
-    deleted = _deleted_counts(core, snapshot) if core.options.deletion_vectors else {}
     m = agg.num_rows
     cols = {
         "partition": spec,
