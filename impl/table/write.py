@@ -44,6 +44,7 @@ from impl.table.bucket import (
     split_by_group,
 )
 from impl.table.core import TableCore, bucket_index_files
+from impl.table.cross_partition import CrossPartitionAssigner, check_supported
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 from impl.table.options import TableOptions
@@ -274,8 +275,7 @@ class TableWrite:
         local directory primary-key writers spill sorted runs under (``write-buffer-spillable``;
         default: the system temp directory)."""
         if core.bucket_mode is BucketMode.CROSS_PARTITION:
-            raise UnsupportedTableFeatureError(cross_partition_message(core.identifier, core.primary_keys,
-                                                                       core.partition_keys))
+            check_supported(core, overwrite=ignore_previous_files)
         self.core = core
         self.commit_user = commit_user
         self.streaming = streaming
@@ -306,6 +306,10 @@ class TableWrite:
         if core.bucket_mode is BucketMode.HASH_DYNAMIC:
             self._assigner = DynamicBucketAssigner(core, ignore_existing=ignore_previous_files,
                                                   rng=core.env.new_random())
+        # cross-partition mode: a global key index (impl.table.cross_partition)
+        self._cross: CrossPartitionAssigner | None = None
+        if core.bucket_mode is BucketMode.CROSS_PARTITION:
+            self._cross = CrossPartitionAssigner(core, rng=core.env.new_random())
 
     # ------------------------------------------------------------------ writing
 
@@ -382,7 +386,10 @@ class TableWrite:
         if self.core.is_primary_key_table:
             check_merge_input(self.core, t, kinds)
         self._restored_checked = False
-        for (partition, bucket), part, part_kinds in self._route(t, kinds):
+        buckets = None
+        if self._cross is not None:  # rows of keys moving partition come with their old rows' DELETEs
+            t, kinds, buckets = self._cross.assign(t, kinds)
+        for (partition, bucket), part, part_kinds in self._route(t, kinds, buckets):
             self._writer(partition, bucket).write(part, part_kinds)
 
     write_arrow_batch = write_arrow
@@ -397,7 +404,9 @@ class TableWrite:
                                       f"got {type(df).__name__}")
         self.write_arrow(df)
 
-    def _route(self, t: pa.Table, kinds: np.ndarray | None):
+    def _route(self, t: pa.Table, kinds: np.ndarray | None, assigned: np.ndarray | None = None):
+        """((partition, bucket), rows, their kinds) per bucket; ``assigned``: each row's bucket,
+        given (cross-partition mode)."""
         n = t.num_rows
         schema = self.core.schema
         if schema.partition_keys:
@@ -407,7 +416,10 @@ class TableWrite:
         else:
             part_ids = np.zeros(n, dtype=np.int64)
             partitions = [self._partition_bytes(())]
-        if self.core.bucket_mode is BucketMode.HASH_FIXED:
+        if assigned is not None:
+            num_buckets = int(assigned.max()) + 1 if n else 1
+            keys = part_ids * num_buckets + assigned
+        elif self.core.bucket_mode is BucketMode.HASH_FIXED:
             num_buckets = self.core.options.bucket
             buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets)
             keys = part_ids * num_buckets + buckets
@@ -621,13 +633,6 @@ def _rows_by_partition(part_ids: np.ndarray, n_partitions: int):
     cuts = np.flatnonzero(np.diff(part_ids[order])) + 1
     for rows in np.split(order, cuts):
         yield int(part_ids[rows[0]]), rows
-
-
-def cross_partition_message(identifier: str, primary_keys, partition_keys) -> str:
-    missing = [k for k in partition_keys if k not in primary_keys]
-    return (f"{identifier}: primary key {list(primary_keys)} lacks partition key(s) {missing}, which with "
-            f"'bucket' = -1 is Paimon's cross-partition upsert mode (a key moving between partitions); it is not "
-            f"supported. Add {missing} to the primary key, or set a fixed 'bucket' >= 1")
 
 
 __all__ = ["TableWrite", "conform_input", "row_kinds_of", "ROW_KIND_NAMES"]

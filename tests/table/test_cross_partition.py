@@ -1,0 +1,158 @@
+"""Cross-partition upserts (primary key without a partition key, bucket -1): a key written with
+other partition values moves there, the old partition's row deleted (merge engine deduplicate).
+
+Checked against a reference model: a dict keyed by the primary key holding the latest row."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from table_helpers import read, sort_rows, write
+
+from impl.table.errors import UnsupportedTableFeatureError
+from impl.table.scan import SnapshotReader
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
+                    pa.field("v", pa.string())])
+
+
+def make(catalog, target: int = 3, **options):
+    opts = {"dynamic-bucket.target-row-num": str(target), **{k: str(v) for k, v in options.items()}}
+    return catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], partition_keys=["dt"], options=opts)
+
+
+def batch(rows) -> pa.Table:
+    return pa.Table.from_pylist([{"id": i, "dt": dt, "v": v} for i, dt, v in rows], schema=SCHEMA)
+
+
+def apply(model: dict, rows) -> None:
+    for i, dt, v in rows:
+        model[i] = {"id": i, "dt": dt, "v": v}
+
+
+def expect(table, model: dict) -> None:
+    got = sort_rows(read(table), ["id"])
+    assert got == sorted(model.values(), key=lambda r: r["id"])
+
+
+def key_locations(table) -> dict[tuple[str, int], int]:
+    """(partition path, bucket) -> live files there."""
+    out: dict[tuple[str, int], int] = {}
+    for e in SnapshotReader(table.core).live_entries(table.core.snapshot_manager.latest_snapshot()):
+        k = (table.core.partition_cache.path(e.partition), e.bucket)
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def test_create_and_write_new_keys(catalog):
+    t = make(catalog)
+    assert t.bucket_mode.name == "CROSS_PARTITION"
+    model: dict = {}
+    rows = [(i, "a" if i % 2 else "b", f"v{i}") for i in range(10)]
+    write(t, batch(rows))
+    apply(model, rows)
+    expect(t, model)
+    # target 3 keys per bucket: 5 keys per partition fill buckets 0 and 1
+    assert {b for (_, b) in key_locations(t)} == {0, 1}
+
+
+def test_key_moves_across_batches_and_writers(catalog):
+    t = make(catalog)
+    model: dict = {}
+    first = [(i, "a", f"a{i}") for i in range(6)]
+    write(t, batch(first))
+    apply(model, first)
+    # a new writer bootstraps its index from the table: keys 0..2 move to b, key 4 updates in a
+    second = [(0, "b", "b0"), (1, "b", "b1"), (2, "c", "c2"), (4, "a", "a4'")]
+    write(t, batch(second))
+    apply(model, second)
+    expect(t, model)
+    # and back again: 0 returns to a, 2 moves c -> b
+    third = [(0, "a", "a0''"), (2, "b", "b2")]
+    write(t, batch(third))
+    apply(model, third)
+    expect(t, model)
+    assert sorted(r["id"] for r in read(t).to_pylist()) == list(range(6))
+
+
+def test_key_moves_twice_within_one_batch(catalog):
+    t = make(catalog)
+    model: dict = {}
+    base = [(1, "a", "x"), (2, "a", "y")]
+    write(t, batch(base))
+    apply(model, base)
+    rows = [(1, "b", "1b"), (1, "c", "1c"), (1, "a", "1a"), (2, "b", "2b"), (3, "a", "3a"), (3, "b", "3b"),
+            (3, "b", "3b'"), (2, "b", "2b'")]
+    write(t, batch(rows))
+    apply(model, rows)
+    expect(t, model)
+
+
+def test_stream_writer_keeps_its_index_across_commits(catalog):
+    t = make(catalog, target=2)
+    model: dict = {}
+    wb = t.new_stream_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    try:
+        for ident, rows in enumerate([[(1, "a", "1"), (2, "a", "2")], [(1, "b", "1b")], [(1, "a", "1a"), (3, "b", "3")]]):
+            w.write_arrow(batch(rows))
+            c.commit(w.prepare_commit(ident), ident)
+            apply(model, rows)
+            expect(t, model)
+    finally:
+        w.close()
+        c.close()
+
+
+def test_random_against_model(catalog):
+    t = make(catalog, target=4)
+    model: dict = {}
+    rng = random.Random(7)
+    for round_ in range(6):
+        rows = [(rng.randrange(30), rng.choice("pqrs"), f"r{round_}-{j}") for j in range(rng.randrange(1, 40))]
+        if round_ % 2:
+            write(t, batch(rows))  # a new writer per batch: the index is bootstrapped each time
+        else:
+            wb = t.new_batch_write_builder()
+            w, c = wb.new_write(), wb.new_commit()
+            try:  # two batches through one writer: the index carries over in memory
+                half = len(rows) // 2
+                w.write_arrow(batch(rows[:half]))
+                w.write_arrow(batch(rows[half:]))
+                c.commit(w.prepare_commit())
+            finally:
+                w.close()
+                c.close()
+        apply(model, rows)
+        expect(t, model)
+
+
+def test_delete_row_of_a_moved_key(catalog):
+    t = make(catalog)
+    write(t, batch([(1, "a", "x"), (2, "a", "y")]))
+    # a -D naming another partition still deletes the key (its old row retracted first)
+    write(t, batch([(1, "b", "x")]), row_kinds=np.array([3], np.int8))
+    expect(t, {2: {"id": 2, "dt": "a", "v": "y"}})
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"merge-engine": "partial-update"}, "partial-update"),
+    ({"merge-engine": "first-row"}, "first-row"),
+    ({"merge-engine": "aggregation"}, "aggregation"),
+    ({"deletion-vectors.enabled": "true"}, "deletion-vectors"),
+    ({"cross-partition-upsert.index-ttl": "1 h"}, "index-ttl"),
+])
+def test_unimplemented_parts_refused_by_name(catalog, options, match):
+    t = make(catalog, **options)
+    wb = t.new_batch_write_builder()
+    with pytest.raises(UnsupportedTableFeatureError, match=match):
+        wb.new_write()
+
+
+def test_overwrite_refused(catalog):
+    t = make(catalog)
+    with pytest.raises(UnsupportedTableFeatureError, match="overwrite"):
+        write(t, batch([(1, "a", "x")]), overwrite={"dt": "a"})
