@@ -89,6 +89,9 @@ class CrossPartitionAssigner:
     buckets: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     partitions: list[bytes] = field(default_factory=list)
     _part_index: dict[bytes, int] = field(default_factory=dict)
+    # buckets each partition has had keys in, emptied ones too: Java's BucketAssigner keeps a
+    # bucket whose keys all moved away (count 0), so it is filled before a new bucket is opened
+    _known_buckets: dict[int, set[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         schema = self.core.schema
@@ -123,7 +126,9 @@ class CrossPartitionAssigner:
                 keys = read.to_arrow([split])
                 if keys.num_rows:
                     tables.append(keys.select(self._pk).cast(key_schema))
-                    pids.append(np.full(keys.num_rows, self._partition_id(split.partition), np.int64))
+                    pid = self._partition_id(split.partition)
+                    self._known_buckets.setdefault(pid, set()).add(split.bucket)
+                    pids.append(np.full(keys.num_rows, pid, np.int64))
                     buckets.append(np.full(keys.num_rows, split.bucket, np.int64))
         self.keys = pa.concat_tables(tables) if tables else key_schema.empty_table()
         self.part_ids = np.concatenate(pids) if pids else np.empty(0, np.int64)
@@ -224,10 +229,12 @@ class CrossPartitionAssigner:
         where = where[np.argsort(order[where], kind="stable")]  # arrival order
         for p in np.unique(p_s[where]).tolist():
             rows = where[p_s[where] == p]
-            in_p = self.buckets[remaining & (self.part_ids == p)]
-            ids, counts = np.unique(in_p, return_counts=True)
-            bucket_s[rows] = place_new_keys(dict(zip(ids.tolist(), counts.tolist(), strict=True)), len(rows),
-                                            self._target, -1, self.rng)
+            known = self._known_buckets.setdefault(p, set())
+            ids, counts = np.unique(self.buckets[remaining & (self.part_ids == p)], return_counts=True)
+            occupancy = dict.fromkeys(known, 0) | dict(zip(ids.tolist(), counts.tolist(), strict=True))
+            placed = place_new_keys(occupancy, len(rows), self._target, -1, self.rng)
+            bucket_s[rows] = placed
+            known.update(np.unique(placed).tolist())
 
     def _update_index(self, t: pa.Table, order: np.ndarray, first: np.ndarray, k_s: np.ndarray,
                       p_s: np.ndarray, bucket_s: np.ndarray, pos: np.ndarray, n_keys: int) -> None:
