@@ -42,6 +42,8 @@ from impl.table.bucket import encode_partition, group_rows
 from impl.table.core import TableCore
 from impl.table.dynamic_bucket import place_new_keys
 from impl.table.errors import UnsupportedTableFeatureError
+from impl.table.read import TableRead
+from impl.table.scan import TableScan
 
 INDEX_TTL_OPTION = "cross-partition-upsert.index-ttl"
 _ROW = "__paimon_row__"
@@ -113,9 +115,6 @@ class CrossPartitionAssigner:
     def bootstrap(self) -> None:
         """Load the keys of the latest snapshot (merged: deleted keys are gone) with each one's
         partition and bucket."""
-        from impl.table.read import TableRead  # the read side sits above the write side's imports
-        from impl.table.scan import TableScan
-
         snapshot = self.core.snapshot_manager.latest_snapshot()
         key_schema = pa.schema([self.core.arrow_schema.field(k) for k in self._pk])
         tables, pids, buckets = [], [], []
