@@ -25,8 +25,10 @@ in another (equally valid) bucket than Java would pick. Each key is always in ex
 
 Vectorized: the batch's keys get ids and their index positions by Arrow hash joins; each key's
 occurrences, sorted by (key, arrival), are runs of one partition, whose first row takes the
-index's bucket or a new one. The index is per writer, as Java's (one writer job per table):
-another writer moving the same key concurrently is not detected.
+index's bucket or a new one. The index is per writer, as Java's (one writer job per table); unlike Java, a commit whose
+index missed rows another writer added after the index was built is refused
+(``CommitMessage.key_index_from``, :class:`impl.errors.KeyIndexConflictError`): a key both wrote
+could otherwise end up in two partitions.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from impl.commit.conflicts import foreign_writes_since
+from impl.errors import KeyIndexConflictError
 from impl.options.values import MergeEngine
 from impl.table.bucket import encode_partition, group_rows
 from impl.table.core import TableCore
@@ -94,6 +98,8 @@ class CrossPartitionAssigner:
     # buckets each partition has had keys in, emptied ones too: Java's BucketAssigner keeps a
     # bucket whose keys all moved away (count 0), so it is filled before a new bucket is opened
     _known_buckets: dict[int, set[int]] = field(default_factory=dict)
+    # the snapshot whose keys the index holds (0: an empty table), besides this writer's own rows
+    built_from: int = 0
 
     def __post_init__(self) -> None:
         schema = self.core.schema
@@ -116,6 +122,7 @@ class CrossPartitionAssigner:
         """Load the keys of the latest snapshot (merged: deleted keys are gone) with each one's
         partition and bucket."""
         snapshot = self.core.snapshot_manager.latest_snapshot()
+        self.built_from = snapshot.id if snapshot is not None else 0
         key_schema = pa.schema([self.core.arrow_schema.field(k) for k in self._pk])
         tables, pids, buckets = [], [], []
         if snapshot is not None:
@@ -132,6 +139,23 @@ class CrossPartitionAssigner:
         self.keys = pa.concat_tables(tables) if tables else key_schema.empty_table()
         self.part_ids = np.concatenate(pids) if pids else np.empty(0, np.int64)
         self.buckets = np.concatenate(buckets) if buckets else np.empty(0, np.int64)
+
+    def checked_view(self, commit_user: str) -> int:
+        """The snapshot the index is current at, for the commit's check
+        (``CommitMessage.key_index_from``): the latest, when every snapshot since the index was
+        built is this writer's own or a compaction; KeyIndexConflictError when another writer
+        added rows meanwhile (the index does not know where its keys went)."""
+        latest = self.core.snapshot_manager.latest_snapshot()
+        if self.keys is None or latest is None or latest.id <= self.built_from:
+            return self.built_from
+        foreign = foreign_writes_since(self.core.snapshot_manager, self.built_from, latest, commit_user)
+        if foreign is not None:
+            raise KeyIndexConflictError(
+                f"write to {self.core.identifier}: {foreign} after snapshot {self.built_from} this writer's "
+                "cross-partition key index was built from; a key both wrote could be in two partitions. Write "
+                "the data again with a new writer")
+        self.built_from = latest.id
+        return latest.id
 
     # ------------------------------------------------------------------ assignment
 

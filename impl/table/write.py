@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -550,6 +551,9 @@ class TableWrite:
                 messages.append(m)
         if self._assigner is not None:
             messages = self._assigner.attach(messages)
+        if self._cross is not None:
+            built_from = self._cross.checked_view(self.commit_user)
+            messages = [replace(m, key_index_from=built_from) for m in messages]
         return messages
 
     def _flush_threads(self) -> int:

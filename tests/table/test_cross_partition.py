@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 from table_helpers import read, sort_rows, write
 
+from impl.errors import KeyIndexConflictError
 from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.scan import SnapshotReader
 
@@ -156,3 +157,57 @@ def test_overwrite_refused(catalog):
     t = make(catalog)
     with pytest.raises(UnsupportedTableFeatureError, match="overwrite"):
         write(t, batch([(1, "a", "x")]), overwrite={"dt": "a"})
+
+
+def test_concurrent_writer_refused_not_duplicated(catalog):
+    """Two writers' indexes do not know each other's keys: the second to commit is refused
+    (KeyIndexConflictError) instead of leaving key 1 in two partitions."""
+    t = make(catalog)
+    write(t, batch([(1, "a", "x")]))
+    a, b = t.new_batch_write_builder(), t.new_batch_write_builder()
+    wa, ca, wb, cb = a.new_write(), a.new_commit(), b.new_write(), b.new_commit()
+    try:
+        wa.write_arrow(batch([(1, "b", "from a")]))
+        messages = wa.prepare_commit()  # checked now: nobody else wrote yet
+        wb.write_arrow(batch([(1, "c", "from b")]))
+        cb.commit(wb.prepare_commit())
+        with pytest.raises(KeyIndexConflictError, match="key index"):
+            ca.commit(messages)  # the commit's own check
+    finally:
+        for x in (wa, ca, wb, cb):
+            x.close()
+    expect(t, {1: {"id": 1, "dt": "c", "v": "from b"}})
+    # a writer whose index is already stale when it prepares is refused there
+    a, b = t.new_batch_write_builder(), t.new_batch_write_builder()
+    wa, wb, cb = a.new_write(), b.new_write(), b.new_commit()
+    try:
+        wa.write_arrow(batch([(1, "a", "from a")]))
+        wb.write_arrow(batch([(1, "b", "from b")]))
+        cb.commit(wb.prepare_commit())
+        with pytest.raises(KeyIndexConflictError, match="snapshot 3"):
+            wa.prepare_commit()
+    finally:
+        for x in (wa, wb, cb):
+            x.close()
+    expect(t, {1: {"id": 1, "dt": "b", "v": "from b"}})
+
+
+def test_compaction_and_own_commits_keep_the_index_valid(catalog):
+    t = make(catalog)
+    model: dict = {}
+    wb = t.new_stream_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    try:
+        rows = [(1, "a", "1"), (2, "b", "2")]
+        w.write_arrow(batch(rows))
+        c.commit(w.prepare_commit(0), 0)
+        apply(model, rows)
+        t.compact()  # another commit user, but a compaction: no keys added
+        rows = [(1, "b", "1b")]
+        w.write_arrow(batch(rows))
+        c.commit(w.prepare_commit(1), 1)
+        apply(model, rows)
+    finally:
+        w.close()
+        c.close()
+    expect(t, model)
