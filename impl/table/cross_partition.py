@@ -11,9 +11,10 @@ Facts from Apache Paimon 1.4.2 (``GlobalIndexAssigner``, ``BucketAssigner``,
 - A row whose key the index places in the row's partition goes to that bucket. A row whose key
   lives in another partition: with merge engine ``deduplicate`` a DELETE of the row, its
   partition columns set to the old partition, goes to the old (partition, bucket), and the row
-  is placed as a new key of its partition. (``partial-update`` / ``aggregation`` send the row to
-  the old partition, ``first-row`` drops it: not implemented, refused by name.) Every row kind
-  moves the key, as in Java; keys are never removed from the index.
+  is placed as a new key of its partition (every row kind moves the key, as in Java).
+  ``partial-update`` and ``aggregation`` keep the key where it is: the row goes to the old
+  (partition, bucket) with the old partition's values; ``first-row`` drops the row. Keys are
+  never removed from the index.
 - A new key of a partition goes to the first bucket (ascending id) holding fewer than
   ``dynamic-bucket.target-row-num`` keys, else to the smallest unused bucket id
   (:func:`impl.table.dynamic_bucket.place_new_keys`, with no bucket limit); a bucket's count is
@@ -47,7 +48,7 @@ from impl.table.core import TableCore
 from impl.table.dynamic_bucket import place_new_keys
 from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.read import TableRead
-from impl.table.scan import TableScan
+from impl.table.scan import SplitKind, TableScan
 
 INDEX_TTL_OPTION = "cross-partition-upsert.index-ttl"
 _ROW = "__paimon_row__"
@@ -62,10 +63,7 @@ def check_supported(core: TableCore, *, overwrite: bool) -> None:
     opts = core.options
     in_pk = [k for k in core.partition_keys if k in core.primary_keys]
     problem = None
-    if opts.merge_engine is not MergeEngine.DEDUPLICATE:
-        problem = (f"merge-engine {opts.merge_engine.value!r} (Paimon keeps a moved key in its old partition "
-                   f"or drops the row; only 'deduplicate' is implemented)")
-    elif opts.deletion_vectors:
+    if opts.deletion_vectors:
         problem = "'deletion-vectors.enabled' = true (the key index bootstrap would need level-0 files)"
     elif opts.raw.get(INDEX_TTL_OPTION) is not None:
         problem = f"option {INDEX_TTL_OPTION!r} (keys of old files forgotten by the key index)"
@@ -128,7 +126,10 @@ class CrossPartitionAssigner:
         if snapshot is not None:
             # the latest snapshot whatever the table's scan options say, as Java's bootstrap
             read = TableRead(self.core, None, self._pk)
-            for split in TableScan(self.core)._plan_snapshot(snapshot).splits_:
+            # every level, merged (Java's bootstrap: withLevelFilter(level -> true)); batch scans
+            # of first-row tables leave level 0 out
+            scan = TableScan(self.core)
+            for split in scan._splits(snapshot.id, scan.reader.live_entries(snapshot), SplitKind.DATA):
                 keys = read.to_arrow([split])
                 if keys.num_rows:
                     tables.append(keys.select(self._pk).cast(key_schema))
@@ -169,6 +170,8 @@ class CrossPartitionAssigner:
         n = t.num_rows
         pid = self._row_partition_ids(t)
         kid, n_keys, pos = self._key_ids(t)
+        if self.core.options.merge_engine is not MergeEngine.DEDUPLICATE:
+            return self._assign_keeping_partition(t, kinds, pid, kid, pos, n_keys)
 
         order = np.lexsort((np.arange(n), kid))  # by key, then arrival
         k_s, p_s = kid[order], pid[order]
@@ -201,7 +204,8 @@ class CrossPartitionAssigner:
         if not moved.any():
             return t, row_kinds, buckets
         src = order[moved]
-        deletes = self._retractions(t, src, prev_p[moved])
+        # the DELETEs of moved keys: their new rows with the old partitions' values
+        deletes = self._with_partitions(t.take(pa.array(src)), prev_p[moved])
         # each DELETE right before its row: a key moving back into a bucket it left in this
         # batch must be written after its DELETE there
         sequence = np.concatenate([2 * np.arange(n) + 1, 2 * src])
@@ -210,6 +214,42 @@ class CrossPartitionAssigner:
         out_kinds = np.concatenate([row_kinds, np.full(len(src), _DELETE, np.int8)])[arrange]
         out_buckets = np.concatenate([buckets, prev_b[moved]])[arrange]
         return out, out_kinds, out_buckets
+
+    def _assign_keeping_partition(self, t: pa.Table, kinds: np.ndarray | None, pid: np.ndarray, kid: np.ndarray,
+                                  pos: np.ndarray, n_keys: int) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+        """``partial-update`` / ``aggregation`` / ``first-row``: a key stays in the partition it
+        was first written to. Its rows in other partitions go there with that partition's values
+        (first-row: are dropped)."""
+        n = t.num_rows
+        order = np.lexsort((np.arange(n), kid))
+        k_s, p_s = kid[order], pid[order]
+        first = np.ones(n, dtype=bool)
+        first[1:] = k_s[1:] != k_s[:-1]
+        idx = pos[k_s]
+        known_first = first & (idx >= 0)
+        bucket_s = np.full(n, -1, dtype=np.int64)
+        bucket_s[known_first] = self.buckets[idx[known_first]]
+        self._place(order, first & (idx < 0), p_s, bucket_s, moved_out=np.empty(0, np.int64))
+        home_p = p_s.copy()
+        home_p[known_first] = self.part_ids[idx[known_first]]
+        runs = np.cumsum(first) - 1
+        home_p, bucket_s = home_p[first][runs], bucket_s[first][runs]  # each row takes its key's home
+        self._update_index(t, order, first, k_s, home_p, bucket_s, pos, n_keys)
+        home, buckets = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        home[order], buckets[order] = home_p, bucket_s
+        row_kinds = np.zeros(n, dtype=np.int8) if kinds is None else kinds
+        away = home != pid
+        if not away.any():
+            return t, row_kinds, buckets
+        if self.core.options.merge_engine is MergeEngine.FIRST_ROW:
+            keep = np.flatnonzero(~away)
+            return t.take(pa.array(keep)), row_kinds[keep], buckets[keep]
+        rows = np.flatnonzero(away)
+        moved = self._with_partitions(t.take(pa.array(rows)), home[rows])
+        # the rows in their home partition stay; the others take it over, in input order
+        arrange = np.argsort(np.concatenate([np.flatnonzero(~away), rows]), kind="stable")
+        out = pa.concat_tables([t.filter(pa.array(~away)), moved]).take(pa.array(arrange))
+        return out, row_kinds, buckets
 
     def _row_partition_ids(self, t: pa.Table) -> np.ndarray:
         groups = group_rows([t.column(k) for k in self._part_keys])
@@ -277,14 +317,13 @@ class CrossPartitionAssigner:
             self.part_ids = np.concatenate([self.part_ids, lp[new]])
             self.buckets = np.concatenate([self.buckets, lb[new]])
 
-    def _retractions(self, t: pa.Table, rows: np.ndarray, old_partitions: np.ndarray) -> pa.Table:
-        """The DELETE rows of moved keys: the new rows with the old partitions' values."""
-        used, which = np.unique(old_partitions, return_inverse=True)
+    def _with_partitions(self, out: pa.Table, partition_ids: np.ndarray) -> pa.Table:
+        """``out`` with each row's partition columns set to the values of its partition id."""
+        used, which = np.unique(partition_ids, return_inverse=True)
         values = [self.core.partition_cache.values(self.partitions[p]) for p in used.tolist()]
         parts = pa.Table.from_pylist([dict(zip(self._part_keys, v, strict=True)) for v in values],
                                      schema=self._part_schema)
         old = parts.take(pa.array(which.reshape(-1)))
-        out = t.take(pa.array(rows))
         for k in self._part_keys:
             out = out.set_column(out.schema.get_field_index(k), out.schema.field(k), old.column(k))
         return out

@@ -162,3 +162,51 @@ def test_keys_land_in_the_buckets_java_picks(java, tmp_path):
         by_impl.impl_write(rows)
         assert placement(by_impl.wh, by_impl.name) == placement(by_java.wh, by_java.name)
     assert by_impl.java_rows() == by_java.java_rows()
+
+
+INT_FIELDS = [["id", "BIGINT NOT NULL"], ["dt", "STRING NOT NULL"], ["v", "BIGINT"]]
+INT_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
+                        pa.field("v", pa.int64())])
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation", "first-row"])
+def test_engines_keeping_the_old_partition_with_java(java, tmp_path, engine):
+    """partial-update / aggregation send a key's rows to the partition it first went to, first-row
+    drops them there: each side writes in turn, both read the reference."""
+    wh, name = str(tmp_path / "wh"), "db.t"
+    opts = {**OPTIONS, "merge-engine": engine}
+    if engine == "aggregation":
+        opts["fields.v.aggregate-function"] = "sum"
+    java.call("create_table", warehouse=wh, table=name, fields=INT_FIELDS, primary_keys=["id"],
+              partition_keys=["dt"], table_options=opts)
+    model: dict = {}
+    rng = random.Random(17)
+    for r in range(5):
+        rows = [(rng.randrange(14), rng.choice("xyz"), rng.randrange(100)) for _ in range(rng.randrange(5, 25))]
+        data = pa.Table.from_pylist([{"id": i, "dt": dt, "v": v} for i, dt, v in rows], schema=INT_SCHEMA)
+        if r % 2:
+            t = impl.Catalog(wh).get_table(name)
+            wb = t.new_batch_write_builder()
+            w, c = wb.new_write(), wb.new_commit()
+            try:
+                w.write_arrow(data)
+                c.commit(w.prepare_commit())
+            finally:
+                w.close()
+                c.close()
+        else:
+            path = tmp_path / f"in-{r}.parquet"
+            pq.write_table(data, path)
+            java.call("write", warehouse=wh, table=name, parquet=str(path), commit_user="java", identifier=r + 1)
+        for i, dt, v in rows:
+            old = model.get(i)
+            if old is None:
+                model[i] = (i, dt, v)
+            elif engine == "partial-update":
+                model[i] = (i, old[1], v)
+            elif engine == "aggregation":
+                model[i] = (i, old[1], old[2] + v)
+        out = tmp_path / f"read-{r}.parquet"
+        java.call("read", warehouse=wh, table=name, out=str(out))
+        assert rows_of(pq.read_table(out)) == sorted(model.values())
+        assert rows_of(impl.Catalog(wh).get_table(name).to_arrow()) == sorted(model.values())

@@ -140,9 +140,6 @@ def test_delete_row_of_a_moved_key(catalog):
 
 
 @pytest.mark.parametrize("options, match", [
-    ({"merge-engine": "partial-update"}, "partial-update"),
-    ({"merge-engine": "first-row"}, "first-row"),
-    ({"merge-engine": "aggregation"}, "aggregation"),
     ({"deletion-vectors.enabled": "true"}, "deletion-vectors"),
     ({"cross-partition-upsert.index-ttl": "1 h"}, "index-ttl"),
 ])
@@ -211,3 +208,46 @@ def test_compaction_and_own_commits_keep_the_index_valid(catalog):
         w.close()
         c.close()
     expect(t, model)
+
+
+def _keep_partition_model(engine: str, model: dict, rows) -> None:
+    """The reference of the engines that keep a key in its first partition: the row's partition
+    is replaced by the key's; partial-update takes the non-null values, aggregation sums, first-row
+    keeps the first row."""
+    for i, dt, v in rows:
+        old = model.get(i)
+        if old is None:
+            model[i] = {"id": i, "dt": dt, "v": v}
+        elif engine == "partial-update":
+            model[i] = {**old, "v": v if v is not None else old["v"]}
+        elif engine == "aggregation":
+            model[i] = {**old, "v": old["v"] + v}
+
+
+INT_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
+                        pa.field("v", pa.int64())])
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation", "first-row"])
+def test_engines_keeping_the_old_partition(catalog, engine):
+    opts = {"merge-engine": engine, "dynamic-bucket.target-row-num": "2"}
+    if engine == "aggregation":
+        opts["fields.v.aggregate-function"] = "sum"
+    t = catalog.create_table("db.t", schema=INT_SCHEMA, primary_keys=["id"], partition_keys=["dt"], options=opts)
+    model: dict = {}
+    rng = random.Random(5)
+    for round_ in range(5):
+        rows = [(rng.randrange(12), rng.choice("xyz"), rng.choice([None, rng.randrange(100)]) if engine ==
+                 "partial-update" else rng.randrange(100)) for _ in range(rng.randrange(1, 25))]
+        data = pa.Table.from_pylist([{"id": i, "dt": dt, "v": v} for i, dt, v in rows], schema=INT_SCHEMA)
+        wb = t.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        try:  # one writer, two batches: the index carries over
+            w.write_arrow(data.slice(0, len(rows) // 2))
+            w.write_arrow(data.slice(len(rows) // 2))
+            c.commit(w.prepare_commit())
+        finally:
+            w.close()
+            c.close()
+        _keep_partition_model(engine, model, rows)
+        assert sort_rows(read(t), ["id"]) == sorted(model.values(), key=lambda r: r["id"])
