@@ -236,7 +236,7 @@ def test_engines_keeping_the_old_partition(catalog, engine):
     t = catalog.create_table("db.t", schema=INT_SCHEMA, primary_keys=["id"], partition_keys=["dt"], options=opts)
     model: dict = {}
     rng = random.Random(5)
-    for round_ in range(5):
+    for _round in range(5):
         rows = [(rng.randrange(12), rng.choice("xyz"), rng.choice([None, rng.randrange(100)]) if engine ==
                  "partial-update" else rng.randrange(100)) for _ in range(rng.randrange(1, 25))]
         data = pa.Table.from_pylist([{"id": i, "dt": dt, "v": v} for i, dt, v in rows], schema=INT_SCHEMA)
