@@ -42,6 +42,7 @@ import pyarrow as pa
 
 from impl.commit.conflicts import foreign_writes_since
 from impl.errors import KeyIndexConflictError
+from impl.options import core_options as co
 from impl.options.values import MergeEngine
 from impl.table.bucket import encode_partition, group_rows
 from impl.table.core import TableCore
@@ -65,6 +66,9 @@ def check_supported(core: TableCore, *, overwrite: bool) -> None:
     problem = None
     if opts.deletion_vectors:
         problem = "'deletion-vectors.enabled' = true (the key index bootstrap would need level-0 files)"
+    elif opts.merge_engine is MergeEngine.DEDUPLICATE and co.IGNORE_DELETE.get(opts.raw):
+        # the writer drops DELETE rows, the moved keys' retractions too: they would stay twice
+        problem = "'ignore-delete' = true (it would drop the DELETE a key leaves in its old partition)"
     elif opts.raw.get(INDEX_TTL_OPTION) is not None:
         problem = f"option {INDEX_TTL_OPTION!r} (keys of old files forgotten by the key index)"
     elif in_pk:

@@ -11,6 +11,9 @@ bucket holds in the latest snapshot; postpone-mode tables (``bucket`` = -2) writ
 bucket -2 (:mod:`impl.table.postpone`). Dynamic-bucket primary-key tables (``bucket`` = -1) route
 by :class:`impl.table.dynamic_bucket.DynamicBucketAssigner` (each key keeps the bucket of the
 table's HASH index), and their commit messages carry the changed buckets' new index files.
+Cross-partition upsert tables (a primary key without some partition key, ``bucket`` = -1) route
+by the global key index of :class:`impl.table.cross_partition.CrossPartitionAssigner`, which adds
+the DELETEs of keys moving partition.
 
 Input is checked completely before any row is routed, so a rejected ``write_arrow`` leaves
 the writer (and storage) exactly as it was.

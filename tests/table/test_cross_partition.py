@@ -142,6 +142,7 @@ def test_delete_row_of_a_moved_key(catalog):
 @pytest.mark.parametrize("options, match", [
     ({"deletion-vectors.enabled": "true"}, "deletion-vectors"),
     ({"cross-partition-upsert.index-ttl": "1 h"}, "index-ttl"),
+    ({"ignore-delete": "true"}, "ignore-delete"),
 ])
 def test_unimplemented_parts_refused_by_name(catalog, options, match):
     t = make(catalog, **options)
