@@ -115,6 +115,11 @@ def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | No
                 f"primary keys {list(pks)} must include every partition key when 'bucket' is not -1; missing "
                 f"{missing}. Add {missing} to the primary key, or set 'bucket' = -1 (cross-partition upserts: a "
                 f"key moves between partitions)")
+        if missing and opts.get("sequence.field"):
+            # Paimon's SchemaValidation: a moved key's DELETE would lose to an older sequence value
+            raise InvalidSchemaError(
+                f"'sequence.field' cannot be used in cross-partition upserts (primary keys {list(pks)} do not "
+                f"include partition keys {missing})")
         if set(pks) == set(parts):
             raise InvalidSchemaError(
                 f"primary keys {list(pks)} equal the partition keys: each partition would hold one row")

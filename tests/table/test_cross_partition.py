@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 from table_helpers import read, sort_rows, write
 
+from impl import SchemaChange
 from impl.errors import KeyIndexConflictError
 from impl.table.errors import UnsupportedTableFeatureError
 from impl.table.scan import SnapshotReader
@@ -252,3 +253,12 @@ def test_engines_keeping_the_old_partition(catalog, engine):
             c.close()
         _keep_partition_model(engine, model, rows)
         assert sort_rows(read(t), ["id"]) == sorted(model.values(), key=lambda r: r["id"])
+
+
+def test_sequence_field_set_later_refused_at_write(catalog):
+    """Paimon refuses sequence.field in this mode at creation; set by an alter, the write refuses it."""
+    t = make(catalog)
+    catalog.alter_table("db.t", [SchemaChange.set_option("sequence.field", "v")])
+    t = catalog.get_table("db.t")
+    with pytest.raises(UnsupportedTableFeatureError, match="sequence.field"):
+        t.new_batch_write_builder().new_write()

@@ -106,6 +106,8 @@ def test_schema_object_form(catalog):
     # a primary key lacking a partition key needs bucket -1 (cross-partition upserts), as Paimon's SchemaValidation
     ({"primary_keys": ["id"], "partition_keys": ["dt"], "options": {"bucket": "-2"}}, InvalidSchemaError,
      r"Add \['dt'\].*'bucket' = -1"),
+    ({"primary_keys": ["id"], "partition_keys": ["dt"], "options": {"sequence.field": "id"}}, InvalidSchemaError,
+     "sequence.field.*cross-partition"),
     ({"primary_keys": ["id"], "options": {"bucket-key": "id"}}, InvalidOptionError, "bucket-key"),
     ({"primary_keys": ["id"], "options": {"dynamic-bucket.max-buckets": "0"}}, InvalidOptionError, "max-buckets"),
     ({"primary_keys": ["id"], "options": {"dynamic-bucket.max-buckets": "40000"}}, InvalidOptionError, "max-buckets"),
