@@ -30,7 +30,8 @@ from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import IndexFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.fs.paths import MAIN_BRANCH, TablePaths, partition_path
+from impl.fs.partition_names import PartitionNaming
+from impl.fs.paths import MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, manifest_format_option
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
@@ -50,10 +51,11 @@ from impl.tag.manager import TagManager
 class PartitionCache:
     """Decoded partition values and path of each serialized partition, computed once."""
 
-    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str):
+    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str, legacy_name: bool = True):
         self.names = list(names)
         self.types = list(types)
         self.default_name = default_name
+        self.naming = PartitionNaming(tuple(names), tuple(types), default_name, legacy_name)
         self._values: dict[bytes, tuple] = {}
         self._paths: dict[bytes, str] = {}
 
@@ -67,7 +69,7 @@ class PartitionCache:
     def path(self, partition: bytes) -> str:
         p = self._paths.get(partition)
         if p is None:
-            p = partition_path(self.names, self.values(partition), self.default_name)
+            p = self.naming.path_of_row(partition)
             self._paths[partition] = p
         return p
 
@@ -106,7 +108,8 @@ class TableCore:
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
         merged = {**schema.options, **dynamic}
         options = TableOptions.from_options(merged, warn_unknown=False)
-        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch or MAIN_BRANCH)
+        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch or MAIN_BRANCH,
+                           layout=options.commit.layout)
         # reads the schemas older data files were written under (the branch's schema directory;
         # cached; shared by views of the same branch)
         schema_manager = schema_manager or SchemaManager(file_io, paths)
@@ -117,7 +120,7 @@ class TableCore:
             snapshot_manager=SnapshotManager(file_io, paths, snapshot_commit=snapshot_commit),
             manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged)),
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
-                                           options.partition_default_name),
+                                           options.partition_default_name, options.commit.partition_legacy_name),
             env=env, snapshot_commit=snapshot_commit)
         if dynamic:
             check_table_kind_kept(schema, dynamic)
