@@ -262,7 +262,8 @@ def compact_postponed_partition(core: TableCore, task: PostponeTask, full: bool,
             if kv.num_rows == 0:
                 continue
             user = kv.select(names).append_column(_KIND_COL, kv.column(mt.VALUE_KIND).cast(pa.int8()))
-            buckets = compute_buckets([user.column(k) for k in keys], key_types, num_buckets)
+            buckets = compute_buckets([user.column(k) for k in keys], key_types, num_buckets,
+                                      core.options.bucket_function)
             for bucket, part in split_by_group(user, buckets):
                 w = writers.get(bucket)
                 if w is None:

@@ -408,7 +408,8 @@ class TableWrite:
             partitions = [self._partition_bytes(())]
         if self.core.bucket_mode is BucketMode.HASH_FIXED:
             num_buckets = self.core.options.bucket
-            buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets)
+            buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets,
+                                      self.core.options.bucket_function)
             keys = part_ids * num_buckets + buckets
         elif self._assigner is not None:
             num_buckets = MAX_DYNAMIC_BUCKETS
