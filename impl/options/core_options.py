@@ -270,6 +270,9 @@ SOURCE_SPLIT_OPEN_FILE_COST: ConfigOption[int] = _option(
 PARTITION_DEFAULT_NAME: ConfigOption[str] = _option(
     "partition.default-name", parse_text, "__DEFAULT_PARTITION__",
     "Directory name of a null or empty partition value.")
+INDEX_FILE_IN_DATA_FILE_DIR: ConfigOption[bool] = _option(
+    "index-file-in-data-file-dir", parse_bool, False,
+    "Index files in the bucket directories instead of index/ (only false is implemented for tables with index files).")
 PARTITION_LEGACY_NAME: ConfigOption[bool] = _option(
     "partition.legacy-name", parse_bool, True,
     "Partition directory names from each value's toString (DATE as epoch days) instead of its cast to STRING.")

@@ -41,6 +41,7 @@ from impl.table.options import TableOptions
 from impl.table.schema import (
     arrow_schema,
     bucket_key_names,
+    check_index_file_layout,
     check_table_kind_kept,
     merge_tree_options,
     validate_options,
@@ -122,6 +123,7 @@ class TableCore:
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
                                            options.partition_default_name, options.commit.partition_legacy_name),
             env=env, snapshot_commit=snapshot_commit)
+        check_index_file_layout(schema, options)
         if dynamic:
             check_table_kind_kept(schema, dynamic)
             validate_options(schema, options)

@@ -242,3 +242,15 @@ def test_unsupported_bucket_functions_are_refused_on_write(tmp_path, options, ma
             w.write_arrow(_kv([1], "x"))
     finally:
         w.close()
+
+
+def test_index_files_in_data_directories_are_refused(tmp_path):
+    """index-file-in-data-file-dir = true puts deletion vectors and hash indexes in the bucket
+    directories, where impl does not look: refused by name on tables that have index files."""
+    cat = impl.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db", ignore_if_exists=True)
+    with pytest.raises(impl.UnsupportedTableFeatureError, match="index-file-in-data-file-dir"):
+        cat.create_table(TABLE, schema=KV_SCHEMA, primary_keys=["k"],
+                         options={"bucket": "1", "deletion-vectors.enabled": "true",
+                                  "index-file-in-data-file-dir": "true"})
+    cat.create_table("db.append", schema=KV_SCHEMA, options={"index-file-in-data-file-dir": "true"})  # no index files
