@@ -189,7 +189,13 @@ def parse_relative_directory(key: str, value: object) -> str | None:
         raise InvalidOptionError(
             f"option {key!r}: {text!r} is not a relative directory of plain names (no leading '/', '.', '..' "
             "or empty components)")
+    if parts[0] in _METADATA_DIRECTORIES:
+        # data files among the table's metadata would be walked (and cleaned) as metadata
+        raise InvalidOptionError(f"option {key!r}: {text!r} is inside the table's {parts[0]}/ metadata directory")
     return text
+
+
+_METADATA_DIRECTORIES = frozenset({"schema", "snapshot", "manifest", "index", "tag", "branch", "statistics"})
 
 
 def parse_lowercase(key: str, value: object) -> str:

@@ -49,7 +49,7 @@ def test_data_layout_names_and_directories():
 
 @pytest.mark.parametrize("options", [{"data-file.path-directory": "../x"}, {"data-file.path-directory": "/x"},
                                      {"data-file.path-directory": "a//b"}, {"data-file.prefix": "../"},
-                                     {"changelog-file.prefix": "a\\b"}])
+                                     {"changelog-file.prefix": "a\\b"}, {"data-file.path-directory": "snapshot/d"}])
 def test_layout_options_stay_inside_the_table(options):
     with pytest.raises(InvalidOptionError):
         data_layout(options)
