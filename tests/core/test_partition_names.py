@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import os
 
+import pyarrow as pa
 import pytest
 
+import impl
 from impl.commit.options import data_layout
 from impl.errors import InvalidOptionError
 from impl.format.types import parse_type
@@ -53,3 +56,15 @@ def test_data_layout_names_and_directories():
 def test_layout_options_stay_inside_the_table(options):
     with pytest.raises(InvalidOptionError):
         data_layout(options)
+
+
+def test_postpone_files_take_the_data_file_prefix(tmp_path):
+    """Paimon's postpone writer names its files ``<data-file.prefix>-u-<user>-s-<id>-w-...``."""
+    cat = impl.Catalog(str(tmp_path))
+    cat.create_database("db", ignore_if_exists=True)
+    cat.create_table("db.t", schema=pa.schema([("k", pa.int32()), ("v", pa.string())]), primary_keys=["k"],
+                     options={"bucket": "-2", "data-file.prefix": "dat-", "data-file.path-directory": "d",
+                              "file.suffix.include.compression": "true"})
+    cat.get_table("db.t").write_arrow(pa.table({"k": pa.array([1, 2], pa.int32()), "v": ["a", "b"]}))
+    names = os.listdir(tmp_path / "db.db" / "t" / "d" / "bucket-postpone")
+    assert names and all(n.startswith("dat--u-") and ".zst." in n for n in names), names
