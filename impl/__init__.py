@@ -56,6 +56,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     UnsupportedFileFormatError,
     UnsupportedFileIndexError,
     UnsupportedFileSystemError,
+    UnsupportedPartitionValueError,
     UnsupportedTypeError,
     UnsupportedVersionError,
     WriterClosedError,
@@ -131,7 +132,7 @@ __all__ = [
     # every other error of the two core homes (impl.errors, impl.table.errors): storage and
     # warehouse, formats and types, merge tree, catalog and table API
     "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "LevelsError", "MergeEngineError", "MissingExtraError",
-    "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
+    "TypeParseError", "UnsupportedFileFormatError", "UnsupportedPartitionValueError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",

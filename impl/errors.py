@@ -141,6 +141,12 @@ class UnsupportedFileFormatError(PaimonError, NotImplementedError):
     """A data file or ``file.format`` names a format this library does not read or write."""
 
 
+class UnsupportedPartitionValueError(PaimonError, NotImplementedError):
+    """A partition value whose directory name Paimon Java spells in a way no reader can
+    reproduce (a binary value under ``partition.legacy-name`` = true, a TIMESTAMP WITH LOCAL
+    TIME ZONE under false): refused, never guessed (``impl.fs.partition_names``)."""
+
+
 # --------------------------------------------------------------------------- merge tree
 
 

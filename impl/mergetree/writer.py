@@ -46,7 +46,7 @@ from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
 from impl.fs.file_io import FileIO
-from impl.fs.paths import DataFileNamer, TablePaths
+from impl.fs.paths import TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
 from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext, FirstRowContext
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
@@ -257,7 +257,7 @@ class MergeTreeWriter:
             dictionary_choice=dictionary_choice or DictionaryChoice(),
         )
         collector_for(options.file_index, schema.fields)  # refuse an index Paimon cannot write before any file is opened
-        self._namer = DataFileNamer(id_factory=env.new_id)
+        self._namer = paths.layout.namer(env.new_id)
         restored = list(restored_files)
         self._levels = Levels(self._codec, restored, options.num_levels)
         self._strategy = UniversalCompaction(options.max_size_amplification_percent, options.size_ratio,

@@ -31,7 +31,6 @@ from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
-from impl.fs.paths import DataFileNamer
 from impl.snapshot.references import data_file_paths
 from impl.table.append_writer import NO_ROLLING, RollingFileWriter
 from impl.table.bucket import BucketMode
@@ -122,7 +121,7 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
         core.file_io, core.paths.bucket_dir(path, bucket), schema, fields,
         schema_id=core.schema.id, target_file_size=target, formats=o.write_formats,
         stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
-        name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
+        name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis,
         file_index=FileIndexSpec.from_options(core.options.raw))
     try:
         for f in picked:
@@ -171,7 +170,7 @@ def compact_row_id_groups(core: TableCore, partition: bytes, path: str, bucket: 
                 core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
                 schema_id=core.schema.id, target_file_size=NO_ROLLING, formats=core.options.write_formats,
                 stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
-                name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
+                name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis,
                 file_index=FileIndexSpec.from_options(core.options.raw))
             try:
                 writer.write(merged.cast(core.arrow_schema))

@@ -31,7 +31,8 @@ from impl.format.records import IndexFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
-from impl.fs.paths import TablePaths, partition_path
+from impl.fs.partition_names import PartitionNaming
+from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import (
     IndexManifestFile,
     ManifestFile,
@@ -47,6 +48,7 @@ from impl.table.options import TableOptions
 from impl.table.schema import (
     arrow_schema,
     bucket_key_names,
+    check_index_file_layout,
     check_table_kind_kept,
     merge_tree_options,
     validate_options,
@@ -57,10 +59,11 @@ from impl.tag.manager import TagManager
 class PartitionCache:
     """Decoded partition values and path of each serialized partition, computed once."""
 
-    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str):
+    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str, legacy_name: bool = True):
         self.names = list(names)
         self.types = list(types)
         self.default_name = default_name
+        self.naming = PartitionNaming(tuple(names), tuple(types), default_name, legacy_name)
         self._values: dict[bytes, tuple] = {}
         self._paths: dict[bytes, str] = {}
 
@@ -74,7 +77,7 @@ class PartitionCache:
     def path(self, partition: bytes) -> str:
         p = self._paths.get(partition)
         if p is None:
-            p = partition_path(self.names, self.values(partition), self.default_name)
+            p = self.naming.path_of_row(partition)
             self._paths[partition] = p
         return p
 
@@ -113,7 +116,8 @@ class TableCore:
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
         merged = {**schema.options, **dynamic}
         options = TableOptions.from_options(merged, warn_unknown=False)
-        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch)  # a checked name: see impl.fs.names
+        # a checked name: see impl.fs.names
+        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch, layout=options.commit.layout)
         # reads the schemas older data files were written under (the branch's schema directory;
         # cached; shared by views of the same branch)
         schema_manager = schema_manager or SchemaManager(file_io, paths)
@@ -125,8 +129,9 @@ class TableCore:
             manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged),
                                        codec=manifest_avro_codec(merged)),
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
-                                           options.partition_default_name),
+                                           options.partition_default_name, options.commit.partition_legacy_name),
             env=env, snapshot_commit=snapshot_commit)
+        check_index_file_layout(schema, options)
         if dynamic:
             check_table_kind_kept(schema, dynamic)
             validate_options(schema, options)

@@ -34,9 +34,9 @@ from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import to_arrow
 from impl.gcpause import paused_gc
 from impl.manifest.entries import live_entries
-from impl.options.values import MergeEngine
+from impl.options.values import BucketFunctionType, MergeEngine
 from impl.schema.evolution import column_sources
-from impl.table.bucket import BucketMode, row_hashes
+from impl.table.bucket import BucketMode, bucket_function_problem, bucket_of_hashes, mod_buckets, row_hashes
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
 from impl.table.fallback import column_names, open_fallback, renamed_predicate
@@ -561,8 +561,13 @@ class TableScan:
         if len(combos) > 10_000:
             return None
         types = [self.core.schema.field(k).type for k in keys]
+        function = self.core.options.bucket_function
+        if bucket_function_problem(function, types):
+            return None  # no bucket of such a table is known here: read them all
         columns = [pa.array([c[i] for c in combos], type=to_arrow(t)) for i, t in enumerate(types)]
-        hashes = row_hashes(columns, types).astype(np.int64)
+        mod = function is BucketFunctionType.MOD
+        # the same rules as the writers' (impl.table.bucket.compute_buckets), per total bucket count
+        hashes = None if mod else row_hashes(columns, types).astype(np.int64)
 
         allowed: dict[int, set[int]] = {}
 
@@ -572,7 +577,7 @@ class TableScan:
                 return True
             ok = allowed.get(n)
             if ok is None:
-                ok = set(np.abs(np.fmod(hashes, n)).tolist())
+                ok = set((mod_buckets(columns[0], n) if hashes is None else bucket_of_hashes(hashes, n)).tolist())
                 allowed[n] = ok
             return e.bucket in ok
         return accept

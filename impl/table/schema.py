@@ -236,6 +236,17 @@ def check_table_kind_kept(schema: TableSchema, dynamic: Mapping[str, str]) -> No
                                      f"({option.get(schema.options)}); a dynamic option cannot change it")
 
 
+def check_index_file_layout(schema: TableSchema, options: TableOptions) -> None:
+    """Refuse ``index-file-in-data-file-dir`` = true on a table that has index files (deletion
+    vectors, dynamic bucket mode): their directory is not implemented, and looking for them in
+    ``index/`` would miss them."""
+    if co.INDEX_FILE_IN_DATA_FILE_DIR.get(options.raw) and (
+            options.deletion_vectors or (schema.primary_keys and options.bucket == -1)):
+        raise UnsupportedTableFeatureError(
+            "option 'index-file-in-data-file-dir' = true (index files in bucket directories) is not supported "
+            "on tables with deletion vectors or dynamic buckets")
+
+
 def validate_options(schema: TableSchema, options: TableOptions) -> None:
     """Cross-checks between options and fields, shared by table creation and ``Table.copy``."""
     names = schema.field_names

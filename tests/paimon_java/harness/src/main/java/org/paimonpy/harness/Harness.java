@@ -236,6 +236,10 @@ public final class Harness {
                 return JdbcOps.run(a);
             case "rest":
                 return RestOps.run(a);
+            case "partition_paths":
+                return PathOps.partitionPaths(a);
+            case "buckets":
+                return PathOps.buckets(a);
             default:
                 throw new IllegalArgumentException("unknown op '" + op + "'");
         }
