@@ -155,3 +155,45 @@ def test_a_wide_or_prunes_by_file_statistics(tmp_path):
     splits = rb.new_scan().plan().splits()
     assert sum(len(s.files) for s in splits) == 1
     assert rb.new_read().to_arrow(splits).column("id").to_pylist() == [3]
+
+
+@pytest.fixture
+def small_table(tmp_path):
+    cat = impl.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", pa.schema([("id", pa.int64())]))
+    t.write_arrow(pa.table({"id": pa.array(range(200), pa.int64())}))
+    return t
+
+
+CHAIN = 400  # deeper than the translations' recursion allowed before (RecursionError at about 330)
+
+
+def test_duckdb_pushes_a_long_or_chain_as_one_node(small_table):
+    pytest.importorskip("duckdb")
+    import duckdb
+
+    from impl.table.duckdb_dataset import TableDataset
+
+    con = duckdb.connect()
+    dataset = TableDataset(small_table)
+    con.register("t", dataset)
+    where = " OR ".join(f"id = {i * 7}" for i in range(CHAIN))
+    rows = con.sql(f"SELECT id FROM t WHERE {where} ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == list(range(0, 200, 7))
+    (scan,) = dataset.scans
+    assert isinstance(scan.predicate, CompoundPredicate) and len(scan.predicate.children) == CHAIN
+
+
+def test_polars_pushes_a_long_or_chain_as_one_node(small_table):
+    pl = pytest.importorskip("polars")
+    from impl.table.polars_source import PolarsSource
+
+    source = PolarsSource(small_table)
+    expr = pl.col("id") == 0
+    for i in range(1, CHAIN):
+        expr = expr | (pl.col("id") == i * 7)
+    got = source.lazy().filter(expr).collect()["id"].to_list()
+    assert sorted(got) == list(range(0, 200, 7))
+    (scan,) = source.scans
+    assert isinstance(scan.predicate, CompoundPredicate) and len(scan.predicate.children) == CHAIN
