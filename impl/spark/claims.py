@@ -58,7 +58,6 @@ from impl.spark.tables import TableRef
 from impl.spark.tracking import INTENT_ROOT
 from impl.table.predicate import Predicate, predicate_from_json, predicate_to_json
 
-
 # How many names in the shared temp directory are tried before giving up: each one another
 # local user created first (a file, a link, a directory of theirs or one others may write) is
 # stepped around.

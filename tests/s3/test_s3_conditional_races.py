@@ -20,7 +20,6 @@ THREADS = 16
 
 def _client(s3_server):
     import boto3
-
     from s3_server import ACCESS_KEY, REGION, SECRET_KEY
 
     # no retries: a retried PUT that had won would read as refused, hiding or faking a second winner
@@ -51,7 +50,7 @@ def _race(rounds: int, attempt) -> list[list[str]]:
 
 
 def _assert_one_winner_each(client, bucket: str, keys: list[str], outcomes: list[list[str]]) -> None:
-    for key, by_writer in zip(keys, outcomes):
+    for key, by_writer in zip(keys, outcomes, strict=True):
         winners = [i for i, o in enumerate(by_writer) if o == "won"]
         assert len(winners) == 1 and by_writer.count("refused") == THREADS - 1, (key, by_writer)
         body = client.get_object(Bucket=bucket, Key=key)["Body"].read()

@@ -12,8 +12,15 @@ import tempfile
 
 import pytest
 
-from impl.spark.claims import (PRIVATE_DIR_CANDIDATES, ClaimLedger, choose_private_dir, private_dir_candidates,
-                               private_root, pushed_predicates, record_pushed)
+from impl.spark.claims import (
+    PRIVATE_DIR_CANDIDATES,
+    ClaimLedger,
+    choose_private_dir,
+    private_dir_candidates,
+    private_root,
+    pushed_predicates,
+    record_pushed,
+)
 from impl.spark.errors import SparkConnectorError
 from impl.spark.tables import TableRef
 from impl.table.predicate import LeafPredicate

@@ -22,8 +22,14 @@ import pytest
 
 import impl
 from impl.table.errors import InvalidPredicateError
-from impl.table.predicate import (MAX_PREDICATE_DEPTH, CompoundPredicate, LeafPredicate, PredicateBuilder,
-                                  predicate_from_json, predicate_to_json)
+from impl.table.predicate import (
+    MAX_PREDICATE_DEPTH,
+    CompoundPredicate,
+    LeafPredicate,
+    PredicateBuilder,
+    predicate_from_json,
+    predicate_to_json,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TERMS = 10_000
