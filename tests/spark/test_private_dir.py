@@ -44,24 +44,15 @@ def predictable(tmp) -> str:
     return os.path.join(str(tmp), f"paimon_py_spark-{os.getuid()}")
 
 
-def test_fresh_directory_is_the_predictable_name_with_mode_0700(tmp):
-    assert private_root() == predictable(tmp)
-    assert mode(predictable(tmp)) == 0o700
-
-
-@pytest.mark.parametrize("squat", ["file", "open directory", "link to a private directory"])
-def test_a_squatted_name_is_stepped_around(tmp, tmp_path, squat):
+@pytest.mark.parametrize("squat", ["file", "open directory"])
+def test_a_squatted_name_is_stepped_around(tmp, squat):
     path = predictable(tmp)
     if squat == "file":
         with open(path, "w") as fh:
             fh.write("not yours")
-    elif squat == "open directory":
+    else:
         os.mkdir(path)
         os.chmod(path, 0o777)
-    else:
-        target = tmp_path / "elsewhere"
-        target.mkdir(mode=0o700)
-        os.symlink(target, path)
     root = private_root()
     assert root == f"{path}.1"
     assert mode(root) == 0o700 and not os.path.islink(root)
