@@ -11,8 +11,8 @@ into it (``or(or(a, b), c)`` is ``or(a, b, c)``), so a chain of 10,000 ORs is on
 10,000 children, and nesting deeper than :data:`MAX_PREDICATE_DEPTH` (alternating AND / OR) is
 refused with ``InvalidPredicateError``. Every recursive walk over a predicate, here or in the
 engines' translations, is bounded by that depth; ``to_arrow`` combines a compound's children as
-a balanced tree (pyarrow binds an expression recursively and crashes the interpreter on a
-10,000-deep one).
+a tree of logarithmic depth (pyarrow binds an expression recursively and crashes the
+interpreter on a 10,000-deep one: see :func:`balanced`).
 SQL semantics: a comparison with null is not true, so nulls never match anything except
 ``is_null``.
 """
@@ -175,7 +175,7 @@ class CompoundPredicate(Predicate):
         depth = 1
         for c in self.children:
             if not isinstance(c, Predicate):
-                raise InvalidPredicateError(f"{self.op}: {c!r} is not a Predicate")
+                raise InvalidPredicateError(f"{self.op}: {_shown(c)} is not a Predicate")
             if isinstance(c, CompoundPredicate) and c.op == self.op:
                 # already flat and checked: spliced in one step (a chain built one or_ at a time
                 # must not walk its children again)
@@ -464,7 +464,7 @@ class PredicateBuilder:
             raise InvalidPredicateError(f"{op}_ needs at least one predicate")
         for p in predicates:
             if not isinstance(p, Predicate):
-                raise InvalidPredicateError(f"{op}_: {p!r} is not a Predicate")
+                raise InvalidPredicateError(f"{op}_: {_shown(p)} is not a Predicate")
         if len(predicates) == 1:
             return predicates[0]
         return CompoundPredicate(op, tuple(predicates))
