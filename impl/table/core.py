@@ -32,6 +32,7 @@ from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import MAIN_BRANCH, TablePaths, partition_path
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, manifest_format_option
+from impl.options.registry import check_dynamic_keys
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
@@ -104,6 +105,8 @@ class TableCore:
         env = env or PRODUCTION
         path = path.rstrip("/")
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
+        # a misspelt Paimon key (scan.snapshot-idd) in a view's options is refused, not ignored
+        check_dynamic_keys(dynamic)
         merged = {**schema.options, **dynamic}
         options = TableOptions.from_options(merged, warn_unknown=False)
         paths = TablePaths(path, id_factory=env.new_id, branch=options.branch or MAIN_BRANCH)
