@@ -19,7 +19,8 @@ carry ``bucket-function.type`` = default explicitly). Keys of a family (``fields
 ``file-index.*``, ``orc.*``, ...) are classified by :data:`PATTERNS`. A key Paimon does not
 declare (a user's own key) is kept on a table, as Java keeps it; in read options (dynamic
 options, Spark ``.option``) a key that looks like a Paimon key and is not one is refused with
-the nearest declared key (:func:`check_dynamic_keys`).
+the nearest declared key (:func:`check_dynamic_keys`). A few values of honoured keys are
+refused the same way (:data:`REFUSED_VALUES`).
 """
 
 from __future__ import annotations
@@ -369,6 +370,14 @@ IMPL_ONLY: dict[str, tuple[OptionKind, str]] = {
     "owner": (N, "a table owner engines keep in the options"),
 }
 
+# Values of honoured keys that impl does not implement: refused like a key of that kind. A batch
+# read ignores scan.mode for the modes that equal an option impl reads (from-snapshot with
+# scan.snapshot-id, ...); these start elsewhere (the latest COMPACT snapshot, a creation time).
+REFUSED_VALUES: dict[str, tuple[frozenset[str], OptionKind, str]] = {
+    "scan.mode": (frozenset({"compacted-full", "from-creation-timestamp", "from-file-creation-time", "latest-delta"}),
+                  R, "a batch read from this start"),
+}
+
 # Families of keys, by full-key pattern; the first match classifies.
 PATTERNS: tuple[tuple[re.Pattern[str], OptionKind, str], ...] = (
     (re.compile(r"fields\..+\.(aggregate-function|ignore-retract|list-agg-delimiter|sequence-group)"), H,
@@ -436,8 +445,14 @@ def refused(options: Mapping[str, object], *, write: bool) -> list[tuple[Classif
     for key in sorted(options):
         c = classify(key)
         value = options[key]
-        if c is not None and c.kind in kinds and value is not None and _differs_from_default(c, value):
+        if c is None or value is None:
+            continue
+        if c.kind in kinds and _differs_from_default(c, value):
             found.append((c, str(value)))
+        elif c.key in REFUSED_VALUES:
+            values, kind, reason = REFUSED_VALUES[c.key]
+            if kind in kinds and _normal(value) in values:
+                found.append((Classification(c.key, kind, reason, c.default), str(value)))
     return found
 
 

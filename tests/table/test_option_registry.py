@@ -188,3 +188,13 @@ def test_spark_read_options_refuse_unknown_paimon_keys_with_the_nearest():
         parse_options({"path": "/w/db.db/t", "scan.foo": "1"})  # any scan.* was accepted
     opts = parse_options({"path": "/w/db.db/t", "scan.version": "1", "fields.v.aggregate-function": "sum"})
     assert opts.table == {"scan.version": "1", "fields.v.aggregate-function": "sum"}
+
+
+def test_unimplemented_values_of_honoured_keys_are_refused_on_read(local_catalog):
+    local_catalog.create_table("db.modes", schema=SCHEMA)
+    t = local_catalog.get_table("db.modes")
+    _write(t, [1])
+    # a batch read with scan.mode = compacted-full starts at the latest COMPACT snapshot in Paimon
+    with pytest.raises(UnsupportedOptionError, match="'scan.mode' = 'compacted-full'"):
+        t.copy({"scan.mode": "compacted-full"}).to_arrow()
+    assert t.copy({"scan.mode": "latest-full"}).to_arrow()["id"].to_pylist() == [1]
