@@ -29,8 +29,6 @@ from impl.options.registry import (
     counts,
     refused,
 )
-from impl.spark.errors import SparkConnectorError
-from impl.spark.options import parse_options
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -182,6 +180,8 @@ def test_create_and_alter_refuse_keys_they_set(local_catalog):
 
 
 def test_spark_read_options_refuse_unknown_paimon_keys_with_the_nearest():
+    spark_options = pytest.importorskip("impl.spark.options", reason="pyspark is not installed (the spark extra)")
+    parse_options, SparkConnectorError = spark_options.parse_options, spark_options.SparkConnectorError
     with pytest.raises(SparkConnectorError, match=r"'scan\.snapshot-idd' \(did you mean 'scan\.snapshot-id'\?\)"):
         parse_options({"path": "/w/db.db/t", "scan.snapshot-idd": "1"})
     with pytest.raises(SparkConnectorError, match="scan.foo"):
