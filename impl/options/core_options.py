@@ -32,6 +32,7 @@ from impl.fs.names import (
     parse_tag_option,
 )
 from impl.options.config_option import FIELDS_PREFIX, ConfigOption, FieldOption
+from impl.options.registry import classify
 from impl.options.values import (
     BucketFunctionType,
     ChangelogProducer,
@@ -330,8 +331,9 @@ KNOWN_KEYS = frozenset(key for option in CORE_OPTIONS for key in option.keys) | 
 
 
 def is_known_key(key: str) -> bool:
-    """True if some option declaration, passed-through key or key family covers ``key``."""
-    return key in KNOWN_KEYS or key.startswith(KNOWN_PREFIXES)
+    """True if some option declaration, passed-through key or key family covers ``key``, or
+    Paimon declares it (:mod:`impl.options.registry` classifies every Paimon key)."""
+    return key in KNOWN_KEYS or key.startswith(KNOWN_PREFIXES) or classify(key) is not None
 
 
 def warn_unknown_keys(keys: Iterable[str]) -> None:

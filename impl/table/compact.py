@@ -31,6 +31,7 @@ from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
+from impl.options.registry import check_write
 from impl.snapshot.references import data_file_paths
 from impl.table.append_writer import NO_ROLLING, RollingFileWriter
 from impl.table.bucket import BucketMode
@@ -196,6 +197,7 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
     Postpone-mode tables (``bucket`` = -2) compact as Paimon's postpone compaction does: every
     partition holding postponed rows gets them moved into real buckets (see
     :mod:`impl.table.postpone`); buckets of other partitions are left alone."""
+    check_write(core.options.raw, core.identifier)  # a compaction rewrites files: the write rules hold
     latest = core.snapshot_manager.latest_snapshot()
     if latest is None:
         return None

@@ -40,6 +40,7 @@ from impl.manifest.manifest_file import (
     manifest_avro_codec,
     manifest_format_option,
 )
+from impl.options.registry import check_dynamic_keys
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
@@ -114,6 +115,8 @@ class TableCore:
         env = env or PRODUCTION
         path = path.rstrip("/")
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
+        # a misspelt Paimon key (scan.snapshot-idd) in a view's options is refused, not ignored
+        check_dynamic_keys(dynamic)
         merged = {**schema.options, **dynamic}
         options = TableOptions.from_options(merged, warn_unknown=False)
         # a checked name: see impl.fs.names

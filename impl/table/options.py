@@ -16,7 +16,7 @@ from impl.errors import InvalidOptionError
 from impl.format.write_formats import WriteFormats
 from impl.fs.names import BranchName, TagName
 from impl.options import core_options as co
-from impl.options.core_options import KNOWN_KEYS, KNOWN_PREFIXES, is_known_key, warn_unknown_keys
+from impl.options.core_options import KNOWN_KEYS, is_known_key, warn_unknown_keys
 from impl.options.values import BucketFunctionType, ChangelogProducer, MergeEngine, StatsMode, StatsModeKind
 
 __all__ = [
@@ -25,9 +25,6 @@ __all__ = [
 ]
 
 MiB = 1024 * 1024
-
-# the old names of the known-key families, still imported by impl.spark.source
-_PREFIXES = KNOWN_PREFIXES
 
 # ---------------------------------------------------------------------------- rules
 

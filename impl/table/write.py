@@ -31,6 +31,7 @@ from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource
+from impl.options.registry import check_write
 from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.table.append_writer import RollingFileWriter
 from impl.table.bucket import (
@@ -272,6 +273,9 @@ class TableWrite:
         calling thread, a synchronous mode for deterministic runs. ``spill_directory``: the
         local directory primary-key writers spill sorted runs under (``write-buffer-spillable``;
         default: the system temp directory)."""
+        # refused before anything is written: an option impl does not implement that changes what
+        # or where a write puts data (or what its merges read)
+        check_write(core.options.raw, core.identifier)
         if core.bucket_mode is BucketMode.CROSS_PARTITION:
             raise UnsupportedTableFeatureError(cross_partition_message(core.identifier, core.primary_keys,
                                                                        core.partition_keys))
