@@ -600,7 +600,7 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
 def deletion_vector_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, partition_path: str, bucket: int,
                          files: Sequence[DataFileMeta], deletion_vectors: Mapping[str, np.ndarray],
                          projection: Sequence[str] | None = None,
-                         predicate: pc.Expression | None = None) -> pa.Table:
+                         predicate: pc.Expression | None = None, *, schemas=None) -> pa.Table:
     """The rows of the level >= 1 files of a deletion-vector bucket: no merge.
 
     With deletion vectors, compaction keeps at most one valid row per key across levels >= 1
@@ -608,8 +608,9 @@ def deletion_vector_read(file_io: FileIO, paths: TablePaths, schema: TableSchema
     are the concatenation of the files minus their deleted positions. Retract rows (written by
     another writer that kept them) are still dropped. Level-0 files must not be passed: they
     are not visible until compacted (Paimon's batch scan of such tables skips level 0).
+    ``schemas`` (a SchemaManager) maps files of older schemas by field id.
     """
-    layout = KVLayout(schema)
+    layout = KVLayout(schema, schemas)
     out_cols = list(layout.value_names if projection is None else projection)
     unknown = [c for c in out_cols if c not in set(layout.value_names)]
     if unknown:
