@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from impl.branch.manager import BranchManager
 from impl.environment import PRODUCTION, Environment
-from impl.errors import CorruptMetadataError
+from impl.errors import CorruptMetadataError, SnapshotNotExistError, TagNotExistError
 from impl.format.binary_row import decode_row
 from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.json_records import Snapshot, TableSchema
@@ -93,6 +93,9 @@ class TableCore:
     env: Environment = field(default=PRODUCTION)
     # who publishes snapshots: None = an atomic create on file_io; a REST catalog's server
     snapshot_commit: SnapshotCommit | None = None
+    # the schema this view was opened with when time travel chose another one (``schema`` is
+    # then the travelled snapshot's): another view of these options starts from it again
+    opened_schema: TableSchema | None = None
 
     @classmethod
     def open(cls, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None = None,
@@ -100,7 +103,23 @@ class TableCore:
              env: Environment | None = None, snapshot_commit: SnapshotCommit | None = None) -> "TableCore":
         """The core of the view of ``path`` under ``schema`` with ``dynamic_options`` (option
         ``branch`` selects the branch). InvalidOptionError if the merged options are invalid.
-        ``snapshot_commit``: who publishes snapshots (default: the file system)."""
+        ``snapshot_commit``: who publishes snapshots (default: the file system).
+
+        Time travel (``scan.snapshot-id`` / ``scan.timestamp-millis`` / ``scan.tag-name``) gives
+        the view the schema of the snapshot it travels to, as Paimon does (``schemaId`` of the
+        snapshot): its rows come back with the columns as they were named and typed then."""
+        core = cls._open(file_io, path, schema, identifier, dynamic_options, schema_manager, env, snapshot_commit)
+        travelled = _travel_schema(core)
+        if travelled is None:
+            return core
+        return cls._open(file_io, path, travelled, identifier, dynamic_options, core.schema_manager, env,
+                         snapshot_commit, opened_schema=schema)
+
+    @classmethod
+    def _open(cls, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None,
+              dynamic_options: Mapping[str, str] | None, schema_manager: SchemaManager | None,
+              env: Environment | None, snapshot_commit: SnapshotCommit | None, *,
+              opened_schema: TableSchema | None = None) -> "TableCore":
         env = env or PRODUCTION
         path = path.rstrip("/")
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
@@ -118,7 +137,7 @@ class TableCore:
             manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged)),
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
                                            options.partition_default_name),
-            env=env, snapshot_commit=snapshot_commit)
+            env=env, snapshot_commit=snapshot_commit, opened_schema=opened_schema)
         if dynamic:
             check_table_kind_kept(schema, dynamic)
             validate_options(schema, options)
@@ -128,8 +147,28 @@ class TableCore:
 
     def with_options(self, dynamic_options: Mapping[str, str]) -> "TableCore":
         """The same branch with ``dynamic_options`` instead of this view's (schema manager shared)."""
-        return TableCore.open(self.file_io, self.path, self.schema, self.identifier, dynamic_options,
-                              self.schema_manager, self.env, self.snapshot_commit)
+        return TableCore.open(self.file_io, self.path, self.opened_schema or self.schema, self.identifier,
+                              dynamic_options, self.schema_manager, self.env, self.snapshot_commit)
+
+    @property
+    def time_travel(self) -> bool:
+        """One of ``scan.snapshot-id`` / ``scan.timestamp-millis`` / ``scan.tag-name`` is set."""
+        o = self.options
+        return o.scan_snapshot_id is not None or o.scan_timestamp_millis is not None or o.scan_tag_name is not None
+
+    def travel_snapshot(self) -> Snapshot | None:
+        """The snapshot ``scan.snapshot-id`` / ``scan.timestamp-millis`` / ``scan.tag-name``
+        names (a tag's own copy: it stays readable after the snapshot expired), or None when
+        none is set or no snapshot is that old. SnapshotNotExistError / TagNotExistError when
+        the one named is missing."""
+        opts = self.options
+        if opts.scan_snapshot_id is not None:
+            return self.snapshot_manager.snapshot(opts.scan_snapshot_id)
+        if opts.scan_timestamp_millis is not None:
+            return self.snapshot_manager.earlier_or_equal_time_millis(opts.scan_timestamp_millis)
+        if opts.scan_tag_name is not None:
+            return self.tag_manager.get(opts.scan_tag_name).snapshot
+        return None
 
     # ------------------------------------------------------------------ derived views
 
@@ -200,6 +239,23 @@ class TableCore:
     def now_local(self) -> _dt.datetime:
         """The environment's wall clock as a naive local datetime (Java's LocalDateTime.now())."""
         return _dt.datetime.fromtimestamp(self.env.clock_millis() / 1000)
+
+
+def _travel_schema(core: TableCore) -> TableSchema | None:
+    """The schema of the snapshot ``core``'s time-travel options name when it is not
+    ``core.schema``, else None. The snapshot schema keeps its own options (those naming columns
+    name that schema's columns), the view's dynamic options apply over them. A missing snapshot
+    or tag leaves the schema as it is: the scan raises the error naming it. An incremental read
+    (``incremental-between``) does not travel."""
+    if core.options.incremental_between is not None or not core.time_travel:
+        return None
+    try:
+        snapshot = core.travel_snapshot()
+    except (SnapshotNotExistError, TagNotExistError):
+        return None
+    if snapshot is None or snapshot.schema_id == core.schema.id:
+        return None
+    return core.schema_manager.schema(snapshot.schema_id)
 
 
 def load_latest_schema(file_io: FileIO, paths: TablePaths, identifier: str) -> TableSchema:

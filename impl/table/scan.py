@@ -231,16 +231,10 @@ class TableScan:
     # ------------------------------------------------------------------ snapshot choice
 
     def resolve_snapshot(self) -> Snapshot | None:
-        opts = self.core.options
-        sm = self.core.snapshot_manager
-        if opts.scan_snapshot_id is not None:
-            return sm.snapshot(opts.scan_snapshot_id)
-        if opts.scan_timestamp_millis is not None:
-            return sm.earlier_or_equal_time_millis(opts.scan_timestamp_millis)
-        if opts.scan_tag_name is not None:
-            # the tag's own copy of the snapshot: it stays readable after the snapshot expired
-            return self.core.tag_manager.get(opts.scan_tag_name).snapshot
-        return sm.latest_snapshot()
+        """The snapshot time travel names (:meth:`TableCore.travel_snapshot`), else the latest."""
+        if self.core.time_travel:
+            return self.core.travel_snapshot()
+        return self.core.snapshot_manager.latest_snapshot()
 
     # ------------------------------------------------------------------ planning
 
