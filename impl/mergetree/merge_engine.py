@@ -27,10 +27,13 @@ partial-update
     ``ignore-delete``; with ``partial-update.remove-record-on-delete`` a -D resets the row
     (only rows after the last -D count; a key whose last -D has no +I/+U after it is deleted;
     -U rows are ignored); with ``fields.<g>.sequence-group`` a retraction that wins its group
-    sets the group's fields to null. Otherwise a -U/-D is an error (:class:`MergeEngineError`).
+    sets the group's fields to null, and a key of retractions alone is deleted. Otherwise a
+    -U/-D is an error (:class:`MergeEngineError`).
     A sequence group ``fields.<s>.sequence-group=a,b`` makes the row with the highest ``s``
     (ties: the later row; rows whose ``s`` is null are skipped) provide ``s``, ``a`` and ``b``,
-    nulls included.
+    nulls included. A key holding one row is not merged: the row is kept as written, kind
+    included (Paimon's ``ReducerMergeFunctionWrapper``), so a lone row whose group sequence
+    is null keeps that group's fields.
     Note: remove-record-on-delete is exact only when the merged batch holds every row since the
     delete; like Paimon, a level-0 flush of ``-D, +I(partial)`` writes a row that a later merge
     completes with older column values.
@@ -612,12 +615,49 @@ def merge_sorted(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: boo
         return kv
     groups = key_groups(kv, spec.key_columns)
     pick = _ROW_PICKERS.get(spec.engine)
-    out = kv.take(pa.array(pick(groups))) if pick else _ROW_BUILDERS[spec.engine](kv, groups, spec, final)
+    if pick:
+        out = kv.take(pa.array(pick(groups)))
+    elif spec.engine is MergeEngine.PARTIAL_UPDATE:
+        out = _built_rows(kv, groups, spec, final)
+    else:
+        out = _ROW_BUILDERS[spec.engine](kv, groups, spec, final)
     if drop_delete and out.num_rows and spec.engine is not MergeEngine.AGGREGATION:  # it never deletes a key
         retract = retract_mask(out.column(VALUE_KIND))
         if retract.any():
             out = out.filter(pa.array(~retract))
     return out
+
+
+def single_record_keys(g: Groups) -> np.ndarray:
+    """Per key group, whether it holds exactly one row: Paimon's ``ReducerMergeFunctionWrapper``
+    emits such a key's record as written (values and kind) without running the merge function."""
+    return (g.ends - g.starts) == 1
+
+
+def _built_rows(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool) -> pa.Table:
+    """The merged rows of a partial-update merge: the engine's row for each key of two or more
+    rows, the row itself for a key of one (:func:`single_record_keys`): a lone row keeps the
+    fields of a sequence group whose sequence is null, and a lone retraction stays one (a read
+    drops it). A merged row read alone again is its own merge, so this keeps compaction from
+    changing what a read returns.
+
+    Aggregation does not take this path: its stored merge of retractions alone is one combined
+    -D row (see the module docstring), which read alone must still become Paimon's +I row."""
+    single = single_record_keys(g)
+    if single.all():
+        return kv  # sorted, one row per key: nothing to merge
+    if not single.any():
+        return _ROW_BUILDERS[spec.engine](kv, g, spec, final)
+    multi_rows = np.flatnonzero(~single[g.gid])
+    multi = kv.take(pa.array(multi_rows))
+    built = _ROW_BUILDERS[spec.engine](multi, _groups_of(np.diff(g.gid[multi_rows], prepend=-1) != 0), spec, final)
+    lone = kv.take(pa.array(g.starts[single]))
+    # back into key order: the i-th lone key / the i-th built key at its group's position
+    n_lone = len(lone)
+    position = np.where(single, np.cumsum(single) - 1, n_lone + np.cumsum(~single) - 1)
+    both = pa.concat_tables([lone, built.cast(lone.schema)]) if built.schema != lone.schema else \
+        pa.concat_tables([lone, built])
+    return both.take(pa.array(position))
 
 
 def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False,
@@ -874,6 +914,9 @@ def _merge_partial_update(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool)
         spec.check_retract_allowed()
     active = ~retract
     result_kind = np.zeros(ng, dtype=np.int8)
+    if spec.sequence_groups:
+        # a key that met no +I / +U row is deleted (Paimon's ``meetInsert``)
+        result_kind[~g.any(active)] = RowKind.DELETE
     if spec.remove_record_on_delete:
         last_delete = g.last_where(kinds == RowKind.DELETE)
         active &= np.arange(n, dtype=np.int64) > last_delete[g.gid]

@@ -297,7 +297,12 @@ def test_partial_update_sequence_group_matches_reference(rows, data):
     opts = {"merge-engine": "partial-update", "fields.ts.sequence-group": "k"}
     layout, spec, kv = build(make_schema(), opts, rows)
     ref = ref_partial_update(rows, ["k", "v", "ts"], groups=[("ts", ["k"])])
-    got = {r["id"]: {c: r[c] for c in ("id", "k", "v", "ts")} for r in lsm_merge(kv, spec, data).to_pylist()}
+    cols = ("id", "k", "v", "ts")
+    assert {r["id"]: {c: r[c] for c in cols} for r in merge_kv(kv, spec, True, final=True).to_pylist()} == ref
+    # Compactions keep retractions: as in Paimon, a compaction that drops deletes drops a lone
+    # retraction (a key of one record is not merged), which a merge with the key's later rows
+    # would have applied to its sequence group.
+    got = {r["id"]: {c: r[c] for c in cols} for r in lsm_merge(kv, spec, data, drop_in_compaction=False).to_pylist()}
     assert got == ref
 
 
@@ -385,3 +390,26 @@ def test_merge_in_pieces_equals_the_whole_merge(engine, drop, chunk, data):
     assert [r for p in pieces for r in p.to_pylist()] == whole.to_pylist()
     if whole.num_rows > chunk and spec.picks_whole_rows:
         assert len(pieces) > 1  # really in pieces
+
+
+def test_partial_update_lone_record_passes_through_as_written():
+    """Paimon runs no merge function for a key of one record (ReducerMergeFunctionWrapper): its
+    sequence group with a null sequence keeps its fields, a lone retraction stays one; a key of
+    two or more records merges, and a key of retractions alone is deleted."""
+    opts = {"merge-engine": "partial-update", "fields.ts.sequence-group": "k"}
+    rows = [{"id": 1, "k": "kept", "ts": None, "v": 1.0},            # lone, empty group
+            {"id": 2, "k": "dropped", "ts": None, "v": 2.0},          # empty group in a merge of two
+            {"id": 2, "k": None, "ts": None, "v": None},
+            {"id": 3, "_kind": D, "k": "x", "ts": 1},                # lone retraction
+            {"id": 4, "_kind": D, "k": "x", "ts": 1},                # retractions alone
+            {"id": 4, "_kind": UB, "k": "y", "ts": 2}]
+    out = by_id(merged(make_schema(), opts, rows))
+    assert set(out) == {1, 2}
+    assert (out[1]["k"], out[1]["ts"], out[1]["v"]) == ("kept", None, 1.0)
+    assert (out[2]["k"], out[2]["ts"], out[2]["v"]) == (None, None, 2.0)
+    kept = by_id(merged(make_schema(), opts, rows, drop_delete=False))
+    assert (kept[3][VALUE_KIND], kept[3]["k"]) == (D, "x")  # as written
+    assert kept[4][VALUE_KIND] == D
+    # the lone row merged later with another of its key: its empty group is skipped then
+    later = merged(make_schema(), opts, rows[:1] + [{"id": 1, "k": None, "ts": None, "v": 3.0}])
+    assert by_id(later)[1]["k"] is None
