@@ -141,3 +141,41 @@ def test_partial_update_sequence_group_lone_record_reads_as_java(java, tmp_path,
     assert expected == [{"id": 1, "g": None, "a": "lone", "b": "b1"}, {"id": 2, "g": None, "a": None, "b": "b2'"},
                         {"id": 3, "g": 5, "a": "new", "b": "b3"}]
     assert _sorted(impl.Catalog(wh).get_table(TABLE).to_arrow().to_pylist()) == expected
+
+
+AGG_FIELDS = [["id", "BIGINT"], ["g", "BIGINT"], ["s", "BIGINT"], ["m", "INT"], ["a", "STRING"], ["o", "STRING"]]
+AGG_SCHEMA = pa.schema([("id", pa.int64()), ("g", pa.int64()), ("s", pa.int64()), ("m", pa.int32()),
+                        ("a", pa.string()), ("o", pa.string())])
+AGG_OPTIONS = {"bucket": "1", "merge-engine": "partial-update", "fields.g.sequence-group": "s,m,a",
+               "fields.s.aggregate-function": "sum", "fields.m.aggregate-function": "max"}
+AGG_ROWS = [
+    [{"id": 1, "g": 2, "s": 5, "m": 1, "a": "x", "o": "o1"}, {"id": 2, "g": 1, "s": 3, "m": 3, "a": "y", "o": None},
+     {"id": 3, "g": 1, "s": 1, "m": 1, "a": "z", "o": "o3"}],
+    [{"id": 1, "g": 1, "s": 7, "m": 9, "a": "old", "o": None},       # an older group sequence aggregates too
+     {"id": 2, "g": None, "s": 100, "m": 50, "a": "no", "o": "o2"}],  # an empty group: not aggregated
+    [{"id": 1, "g": 3, "s": None, "m": 4, "a": "new", "o": "o1'"}, {"id": 3, "g": 0, "s": 10, "m": 0, "a": "w"}],
+]
+
+
+@pytest.mark.parametrize("writer", ["java", "impl"])
+def test_partial_update_sequence_group_aggregates_as_java(java, tmp_path, writer):
+    wh = str(tmp_path / "wh")
+    java.call("create_table", warehouse=wh, table=TABLE, fields=AGG_FIELDS, primary_keys=["id"],
+              table_options=AGG_OPTIONS)
+    if writer == "java":
+        write = _Writer(java, wh, tmp_path)
+        for rows in AGG_ROWS:
+            write(rows, AGG_SCHEMA)
+    else:
+        t = impl.Catalog(wh).get_table(TABLE)
+        for rows in AGG_ROWS:
+            t.write_arrow(pa.Table.from_pylist(rows, schema=AGG_SCHEMA))
+    expected = _sorted(_java_rows(java, wh, tmp_path))
+    assert expected == [{"id": 1, "g": 3, "s": 12, "m": 9, "a": "new", "o": "o1'"},
+                        {"id": 2, "g": 1, "s": 3, "m": 3, "a": "y", "o": "o2"},
+                        {"id": 3, "g": 1, "s": 11, "m": 1, "a": "z", "o": "o3"}]
+    assert _sorted(impl.Catalog(wh).get_table(TABLE).to_arrow().to_pylist()) == expected
+    if writer == "impl":
+        impl.Catalog(wh).get_table(TABLE).compact(full=True)
+        assert _sorted(impl.Catalog(wh).get_table(TABLE).to_arrow().to_pylist()) == \
+            _sorted(_java_rows(java, wh, tmp_path)) == expected
