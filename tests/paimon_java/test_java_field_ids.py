@@ -179,3 +179,45 @@ def test_partial_update_sequence_group_aggregates_as_java(java, tmp_path, writer
         impl.Catalog(wh).get_table(TABLE).compact(full=True)
         assert _sorted(impl.Catalog(wh).get_table(TABLE).to_arrow().to_pylist()) == \
             _sorted(_java_rows(java, wh, tmp_path)) == expected
+
+
+LOOKUP_SCHEMA = pa.schema([("id", pa.int64()), ("a", pa.string()), ("b", pa.string())])
+
+
+@pytest.mark.parametrize("extra", [{"partial-update.remove-record-on-delete": "true"},
+                                   {"fields.a.sequence-group": "b", "fields.a.aggregate-function": None}],
+                         ids=["remove-record-on-delete", "sequence-group"])
+def test_partial_update_lookup_changelog_without_vectors_reads_as_java(java, tmp_path, extra):
+    """Paimon's lookup compaction writes each key's merge with its looked-up row to a level and
+    reads only a key's topmost level >= 1 row (LookupMergeFunction): impl reads such a table,
+    every commit, as Java does; it refuses to write it."""
+    import numpy as np
+
+    wh = str(tmp_path / "wh")
+    options = {"bucket": "1", "merge-engine": "partial-update", "changelog-producer": "lookup",
+               **{k: v for k, v in extra.items() if v is not None}}
+    java.call("create_table", warehouse=wh, table=TABLE, fields=[["id", "BIGINT"], ["a", "STRING"], ["b", "STRING"]],
+              primary_keys=["id"], table_options=options)
+    write = _Writer(java, wh, tmp_path)
+    rng = np.random.default_rng(7)
+    seq_group = "fields.a.sequence-group" in extra
+    # a large first file stays on the last level while the small commits' merges land above it
+    write([{"id": i, "a": "0", "b": "base"} for i in range(3000)], LOOKUP_SCHEMA)
+    for commit in range(8):
+        n = 12
+        ids = rng.integers(0, 8, n)
+        deletes = rng.random(n) < 0.25
+        rows = [{"id": int(i), "a": (f"{int(rng.integers(0, 9))}" if seq_group else None)
+                 if rng.random() < 0.7 else None, "b": f"b{commit}-{j}" if rng.random() < 0.7 else None}
+                for j, i in enumerate(ids)]
+        if not seq_group:
+            for r in rows:
+                r["a"] = f"a{commit}" if rng.random() < 0.6 else None
+        write(rows, LOOKUP_SCHEMA, row_kinds=["-D" if d else "+I" for d in deletes])
+        expected = _sorted(_java_rows(java, wh, tmp_path))
+        assert _sorted(impl.Catalog(wh).get_table(TABLE).to_arrow().to_pylist()) == expected, f"commit {commit}"
+    levels = {f["level"] for f in java.call("metadata", warehouse=wh, table=TABLE)["files"].popitem()[1]}
+    assert len(levels - {0}) > 1  # rows of a key in several levels: the topmost one decides
+    t = impl.Catalog(wh).get_table(TABLE)
+    with pytest.raises(impl.errors.InvalidOptionError, match="deletion-vectors.enabled"):
+        t.write_arrow(pa.Table.from_pylist([{"id": 1, "a": "x", "b": "y"}], schema=LOOKUP_SCHEMA))
