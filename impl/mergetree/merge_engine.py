@@ -319,6 +319,11 @@ def _aggregators(schema: TableSchema, options: MergeTreeOptions, passthrough: tu
 def _sequence_groups(schema: TableSchema, options: MergeTreeOptions,
                      passthrough: tuple[str, ...]) -> tuple[SequenceGroup, ...]:
     """The sequence groups of partial-update; deduplicate and first-row ignore the option."""
+    if options.merge_engine is MergeEngine.PARTIAL_UPDATE and options.partial_update_remove_record_on_sequence_group:
+        # a delete that wins a listed group removes the row, by an order of rows the merge does not keep
+        raise InvalidOptionError(
+            "option 'partial-update.remove-record-on-sequence-group' is not supported "
+            f"(= {options.partial_update_remove_record_on_sequence_group!r})")
     if not options.field_sequence_groups or options.merge_engine is not MergeEngine.PARTIAL_UPDATE:
         if options.field_sequence_groups and options.merge_engine is MergeEngine.AGGREGATION:
             raise InvalidOptionError("'fields.<f>.sequence-group' with merge-engine=aggregation is not supported")

@@ -97,6 +97,10 @@ def check_changelog_producer(opts: "MergeTreeOptions", deletion_vectors: bool = 
     return opts
 
 
+# Paimon 1.4.2's option (not declared in impl.options: this library does not implement it)
+REMOVE_RECORD_ON_SEQUENCE_GROUP = "partial-update.remove-record-on-sequence-group"
+
+
 def reads_top_level_row(opts: "MergeTreeOptions", deletion_vectors: bool) -> bool:
     """Whether a merge-on-read takes, of a key's rows in levels >= 1, only the one in its
     topmost level (Paimon's ``LookupMergeFunction``): so on a lookup table without deletion
@@ -166,6 +170,8 @@ class MergeTreeOptions:
     # sequence-group: (sequence fields, fields they order), in option order
     field_sequence_groups: SequenceGroups = ()
     partial_update_remove_record_on_delete: bool = co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.default
+    # partial-update.remove-record-on-sequence-group: not implemented, refused by the merge spec
+    partial_update_remove_record_on_sequence_group: str | None = None
     file_compression: str = co.FILE_COMPRESSION.default
     write_formats: WriteFormats = field(default_factory=WriteFormats)
     file_compression_zstd_level: int = co.FILE_COMPRESSION_ZSTD_LEVEL.default
@@ -227,6 +233,8 @@ class MergeTreeOptions:
             file_index=FileIndexSpec.from_options({k: str(v) for k, v in o.items()}),
             field_sequence_groups=sequence_groups(o),
             partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
+            partial_update_remove_record_on_sequence_group=(
+                None if o.get(REMOVE_RECORD_ON_SEQUENCE_GROUP) is None else str(o[REMOVE_RECORD_ON_SEQUENCE_GROUP])),
             file_compression=co.FILE_COMPRESSION.get(o),
             write_formats=WriteFormats.from_options(o),
             file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),

@@ -460,3 +460,10 @@ def test_partial_update_group_aggregate_without_retract_refuses_retractions():
     opts = {"merge-engine": "partial-update", "fields.g.sequence-group": "s", "fields.s.aggregate-function": "min"}
     with pytest.raises(MergeEngineError, match="'min'.*'s'.*ignore-retract"):
         merged(schema, opts, [{"id": 1, "g": 1, "s": 1}, {"id": 1, "_kind": D, "g": 2, "s": 1}])
+
+
+def test_partial_update_remove_record_on_sequence_group_refused_by_name():
+    opts = {"merge-engine": "partial-update", "fields.ts.sequence-group": "k",
+            "partial-update.remove-record-on-sequence-group": "ts"}
+    with pytest.raises(InvalidOptionError, match="partial-update.remove-record-on-sequence-group"):
+        merged(make_schema(), opts, [{"id": 1}])
