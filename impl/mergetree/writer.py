@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.environment import PRODUCTION, Environment
-from impl.errors import WriterClosedError
+from impl.errors import InvalidOptionError, WriterClosedError
 from impl.fileindex.writer import collector_for, copy_index_file
 from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.formats import named_for
@@ -56,7 +56,13 @@ from impl.mergetree.levels import Levels
 from impl.mergetree.lookup import LookupLevels
 from impl.mergetree.memory import MERGE_BUFFER_BYTES, release_after
 from impl.mergetree.merge_engine import MergeSpec, iter_merge_kv, merge_sorted, sort_kv
-from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeEngine, MergeTreeOptions
+from impl.mergetree.options import (
+    COMPARING_CHANGELOG_PRODUCERS,
+    ChangelogProducer,
+    MergeEngine,
+    MergeTreeOptions,
+    lookup_write_problem,
+)
 from impl.mergetree.read import iter_merged_runs, streamable_keys
 from impl.mergetree.spill import SpillConfig, SpillDirectory
 
@@ -264,6 +270,9 @@ class MergeTreeWriter:
                                              options.num_sorted_run_compaction_trigger)
         self._next_sequence = max((f.max_sequence_number for f in restored), default=-1) + 1
         self._dv = deletion_vectors
+        problem = lookup_write_problem(options, deletion_vectors is not None)
+        if problem:
+            raise InvalidOptionError(problem)
         producer = options.changelog_producer
         self._changelog_producer = producer if producer in COMPARING_CHANGELOG_PRODUCERS else None
         # Lookup (deletion vectors, the lookup changelog producer, or the first-row engine: Paimon's
