@@ -247,7 +247,7 @@ CLASSIFIED: dict[str, tuple[OptionKind, str]] = {
     "page-size": (N, _ENGINE),
     "parquet.enable.dictionary": (N, "encoding inside Parquet files"),
     "partial-update.remove-record-on-delete": (H, ""),
-    "partial-update.remove-record-on-sequence-group": (R, "partial-update: a -D of a group removes the row"),  # being implemented
+    "partial-update.remove-record-on-sequence-group": (R, "partial-update: a -D of a group removes the row"),
     "partition": (W, "partition keys given as an option at create (impl takes them as arguments)"),
     "partition.default-name": (H, ""),
     "partition.end-input-to-done": (N, _MAINTENANCE),
