@@ -25,12 +25,12 @@ from typing import Callable
 
 from impl.errors import PaimonError
 from impl.format import avro
-from impl.format.binary_row import decode_row
 from impl.format.json_records import Snapshot, TableSchema
 from impl.format.records import FileKind, ManifestEntry, ManifestFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.fs.paths import SCHEMA_PREFIX, TablePaths, partition_path
+from impl.fs.partition_names import PartitionNaming
+from impl.fs.paths import SCHEMA_PREFIX, TablePaths
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import IndexManifestFile
 from impl.snapshot.manager import SnapshotManager
@@ -290,8 +290,7 @@ class _SnapshotAuditor:
     def data_path(self, e: ManifestEntry) -> str:
         ppath = self._partition_dirs.get(e.partition)
         if ppath is None:
-            ppath = partition_path(self.partition_names, decode_row(e.partition, self.partition_type)) \
-                if self.partition_names else ""
+            ppath = PartitionNaming(tuple(self.partition_names), tuple(self.partition_type)).path_of_row(e.partition)
             self._partition_dirs[e.partition] = ppath
         return self.paths.data_file_path(ppath, e.bucket, e.file.file_name, e.file.external_path)
 

@@ -56,6 +56,8 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     UnsupportedFileFormatError,
     UnsupportedFileIndexError,
     UnsupportedFileSystemError,
+    UnsupportedOptionError,
+    UnsupportedPartitionValueError,
     UnsupportedTypeError,
     UnsupportedVersionError,
     WriterClosedError,
@@ -120,7 +122,7 @@ __all__ = [
     "WriterClosedError",
     "SnapshotNotFoundError", "TagAlreadyExistsError", "TagNotFoundError", "BranchAlreadyExistsError",
     "BranchNotFoundError",
-    "CorruptMetadataError", "InvalidOptionError", "SchemaMismatchError", "SnapshotNotExistError",
+    "CorruptMetadataError", "InvalidOptionError", "UnsupportedOptionError", "SchemaMismatchError", "SnapshotNotExistError",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidSchemaError", "NullKeyError", "TableAlreadyExistError", "TableNotExistError",
     "UnsupportedTableFeatureError", "Table", "Environment", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
@@ -131,7 +133,7 @@ __all__ = [
     # every other error of the two core homes (impl.errors, impl.table.errors): storage and
     # warehouse, formats and types, merge tree, catalog and table API
     "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "LevelsError", "MergeEngineError", "MissingExtraError",
-    "TypeParseError", "UnsupportedFileFormatError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
+    "TypeParseError", "UnsupportedFileFormatError", "UnsupportedPartitionValueError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",

@@ -141,6 +141,12 @@ class UnsupportedFileFormatError(PaimonError, NotImplementedError):
     """A data file or ``file.format`` names a format this library does not read or write."""
 
 
+class UnsupportedPartitionValueError(PaimonError, NotImplementedError):
+    """A partition value whose directory name Paimon Java spells in a way no reader can
+    reproduce (a binary value under ``partition.legacy-name`` = true, a TIMESTAMP WITH LOCAL
+    TIME ZONE under false): refused, never guessed (``impl.fs.partition_names``)."""
+
+
 # --------------------------------------------------------------------------- merge tree
 
 
@@ -251,6 +257,21 @@ class TableError(PaimonError):
 
 class InvalidOptionError(TableError, ValueError):
     """A table option has a value of the wrong form."""
+
+
+class UnsupportedOptionError(TableError, NotImplementedError):
+    """A Paimon table option impl does not implement is set to a value other than Paimon's
+    default, where honouring it matters (``impl.options.registry``): refused by name rather
+    than ignored, which would read or write wrong rows. ``key`` and ``value`` name it, ``kind``
+    is ``"refused read"`` or ``"refused write"``, ``others`` the other refused keys."""
+
+    def __init__(self, key: str, value: str, kind: str, what: str, others: list[str] | None = None):
+        self.key = key
+        self.value = value
+        self.kind = kind
+        self.others = list(others or ())
+        more = f" (also refused: {', '.join(self.others)})" if self.others else ""
+        super().__init__(f"{what}: option {key!r} = {value!r} is not implemented by impl ({kind}){more}")
 
 
 class SchemaMismatchError(TableError, ValueError):

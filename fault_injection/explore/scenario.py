@@ -38,7 +38,8 @@ from impl.commit.options import CommitOptions
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, PaimonError
 from impl.format.binary_row import decode_row
 from impl.fs.file_io import FileIO
-from impl.fs.paths import TablePaths, partition_path
+from impl.fs.partition_names import PartitionNaming
+from impl.fs.paths import TablePaths
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager
 from impl.table.maintenance import remove_orphan_files
@@ -268,7 +269,7 @@ class World:
         return self.clocks.setdefault(actor, Clock())
 
     def data_path(self, f: FileFacts) -> str:
-        return posixpath.join(TABLE, partition_path(["p"], [f.partition]), f"bucket-{f.bucket}", f.file_name)
+        return posixpath.join(TABLE, PartitionNaming(("p",), tuple(PARTITION_TYPE)).path([f.partition]), f"bucket-{f.bucket}", f.file_name)
 
     def _file_io(self) -> FileIO:
         io = self.factories.file_io(self.store)
@@ -403,7 +404,7 @@ class World:
         def work(ctx: ActorContext) -> None:
             io = self._file_io()
             expiration = self.factories.expiration(io, TablePaths(TABLE), _reader(io).table.manifest_file,
-                                                   lambda p: partition_path(["p"], [_partition(p)]))
+                                                   lambda p: PartitionNaming(("p",), tuple(PARTITION_TYPE)).path([_partition(p)]))
             expiration.expire(ExpireConfig(retain_min=1, older_than_millis=2**62))
 
         # an interrupted expiration leaves only orphans; a bare FileNotFoundError is a finding

@@ -10,6 +10,11 @@ Grammar (keywords in any case)::
     literal    := 'string' ('' escapes a quote) | number | TRUE | FALSE
     column     := name | "quoted name" | `quoted name`    (unquoted: case-insensitive)
 
+Bounds (hostile input ends as a typed error, never a crash): parentheses nest at most
+:data:`impl.table.predicate.MAX_PREDICATE_DEPTH` deep; a number literal has at most
+:data:`MAX_NUMBER_CHARS` characters and must be finite (``1e999`` is out of every type's range);
+a chain of any length of ORs / ANDs is one flat predicate node.
+
 Anything else (LIKE, NOT before a condition, function calls, arithmetic, two columns compared,
 ``= NULL``) is refused with :class:`FilterSyntaxError` naming it; an unknown column or a literal
 that does not fit its column is the predicate builder's :class:`InvalidPredicateError`. A string
@@ -20,6 +25,7 @@ a number compared with a DECIMAL column exactly.
 from __future__ import annotations
 
 import decimal
+import math
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -29,7 +35,7 @@ import pyarrow as pa
 
 from impl.cli.errors import FilterSyntaxError
 from impl.table.errors import InvalidPredicateError
-from impl.table.predicate import Predicate, PredicateBuilder
+from impl.table.predicate import MAX_PREDICATE_DEPTH, Predicate, PredicateBuilder
 
 
 class TokenKind(Enum):
@@ -62,6 +68,11 @@ _TOKEN = re.compile(r"""
   | (?P<name>[A-Za-z_][A-Za-z0-9_$]*)
 """, re.X)
 
+# No column type holds a longer number (DECIMAL has at most 38 digits, BIGINT 19, a DOUBLE 17
+# significant ones); without the bound a 5,000-digit integer hits Python's int-conversion limit
+# (ValueError) and ends as an internal error.
+MAX_NUMBER_CHARS = 100
+
 KEYWORDS = frozenset({"AND", "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "TRUE", "FALSE"})
 # words a user may reasonably try, refused by name rather than as "unexpected"
 _REFUSED_WORDS = frozenset({"LIKE", "ILIKE", "RLIKE", "REGEXP", "SIMILAR", "GLOB", "EXISTS", "CASE", "CAST",
@@ -83,6 +94,9 @@ def tokenize(text: str) -> list[Token]:
             name = raw[1:-1].replace('""', '"') if raw[0] == '"' else raw[1:-1]
             out.append(Token(TokenKind.QUOTED, name, pos))
         elif kind == "number":
+            if len(raw) > MAX_NUMBER_CHARS:
+                raise FilterSyntaxError(text, pos, f"a number literal of {len(raw)} characters is longer than any "
+                                                   f"column type holds (at most {MAX_NUMBER_CHARS})")
             out.append(Token(TokenKind.NUMBER, raw, pos))
         elif kind == "op":
             out.append(Token(TokenKind.OP, "=" if raw == "==" else "!=" if raw == "<>" else raw, pos))
@@ -139,6 +153,7 @@ class _Parser:
         self.i = 0
         self.builder = builder
         self.schema = schema
+        self.depth = 0  # parentheses open around the current position
 
     # ------------------------------------------------------------------ tokens
 
@@ -199,9 +214,13 @@ class _Parser:
     def primary(self) -> Predicate:
         t = self.peek
         if t.kind is TokenKind.PUNCT and t.text == "(":
+            if self.depth >= MAX_PREDICATE_DEPTH:  # the parser recurses once per level
+                raise self.fail(t, f"parentheses nested more than {MAX_PREDICATE_DEPTH} deep")
             self.take()
+            self.depth += 1
             p = self.filter()
             self.expect_punct(")")
+            self.depth -= 1
             return p
         if t.is_word("NOT"):
             raise self.fail(t, "NOT before a condition is not supported (use !=, NOT IN or IS NOT NULL)")
@@ -262,7 +281,10 @@ class _Parser:
 
     def value(self, column: str, token: Token) -> Any:
         index = self.schema.get_field_index(column)
-        return literal_value(token, self.schema.field(index).type if index >= 0 else None)
+        v = literal_value(token, self.schema.field(index).type if index >= 0 else None)
+        if isinstance(v, float) and math.isinf(v):  # the grammar has no infinity: the number overflowed
+            raise self.fail(token, f"number {token.text} is out of the range of every column type")
+        return v
 
     def literal(self, column: str) -> Any:
         o = self.operand()

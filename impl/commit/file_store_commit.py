@@ -78,7 +78,8 @@ from impl.format.records import (
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
-from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths, partition_path
+from impl.fs.partition_names import PartitionNaming
+from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import (
     AVRO,
@@ -136,10 +137,10 @@ class FileStoreCommit:
         self.env = env
         self.file_io = file_io
         # a branch's snapshots go to branch/branch-<name>/snapshot; manifests are shared
-        self.paths = TablePaths(table_path, id_factory=env.new_id, branch=branch)
+        self.options = options or CommitOptions.from_options(schema.options)
+        self.paths = TablePaths(table_path, id_factory=env.new_id, branch=branch, layout=self.options.layout)
         self.schema = schema
         self.commit_user = commit_user or env.new_id()
-        self.options = options or CommitOptions.from_options(schema.options)
         self.table_name = table_name or self.paths.table_path
         self._sleep = env.sleep
         self._monotonic = env.monotonic
@@ -149,6 +150,8 @@ class FileStoreCommit:
 
         self.partition_names = list(schema.partition_keys)
         self.partition_type: list[DataType] = [schema.field(k).type for k in schema.partition_keys]
+        self.partition_naming = PartitionNaming(tuple(self.partition_names), tuple(self.partition_type),
+                                                self.options.partition_default_name, self.options.partition_legacy_name)
         self.key_type: list[DataType] | None = (
             [schema.field(k).type for k in schema.trimmed_primary_keys] if schema.primary_keys else None
         )
@@ -450,8 +453,7 @@ class FileStoreCommit:
         return "{" + ", ".join(f"{k}={v!r}" for k, v in zip(self.partition_names, values, strict=False)) + "}"
 
     def partition_path(self, partition: bytes) -> str:
-        return partition_path(self.partition_names, decode_row(partition, self.partition_type),
-                              self.options.partition_default_name)
+        return self.partition_naming.path_of_row(partition)
 
     def data_file_path(self, partition: bytes, bucket: int, f: DataFileMeta) -> str:
         return self.paths.data_file_path(self.partition_path(partition), bucket, f.file_name, f.external_path)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from impl.errors import InvalidOptionError
+from impl.fs.paths import DEFAULT_LAYOUT, DataLayout, compression_extension
 from impl.manifest.merger import MergeOptions
 from impl.options import core_options as co
 
@@ -25,6 +26,9 @@ class CommitOptions:
     )
     # where a null or empty partition value's files live: recovery and abort find files by it
     partition_default_name: str = co.PARTITION_DEFAULT_NAME.default
+    partition_legacy_name: bool = co.PARTITION_LEGACY_NAME.default
+    # data-file.path-directory and the names of new data files (impl.fs.paths.DataLayout)
+    layout: DataLayout = DEFAULT_LAYOUT
     # row-tracking.enabled: the commit assigns first row ids and nextRowId (impl.commit.row_ids)
     row_tracking: bool = co.ROW_TRACKING_ENABLED.default
     # data-evolution.enabled: column updates are checked (impl.commit.row_ids.check_column_updates)
@@ -44,6 +48,8 @@ class CommitOptions:
                 merge_min_count=co.MANIFEST_MERGE_MIN_COUNT.get(options),
             ),
             partition_default_name=co.PARTITION_DEFAULT_NAME.get(options),
+            partition_legacy_name=co.PARTITION_LEGACY_NAME.get(options),
+            layout=data_layout(options),
             row_tracking=co.ROW_TRACKING_ENABLED.get(options),
             data_evolution=co.DATA_EVOLUTION_ENABLED.get(options),
         )
@@ -57,3 +63,13 @@ def check_retry_waits(min_retry_wait_ms: int, max_retry_wait_ms: int) -> None:
         raise InvalidOptionError(
             f"option 'commit.min-retry-wait' ({min_retry_wait_ms} ms) is above "
             f"'commit.max-retry-wait' ({max_retry_wait_ms} ms)")
+
+
+def data_layout(options: Mapping[str, object]) -> DataLayout:
+    """The :class:`DataLayout` the options set (InvalidOptionError on a malformed value)."""
+    infix = None
+    if co.FILE_SUFFIX_INCLUDE_COMPRESSION.get(options):
+        # Paimon names by the raw file.compression text (DataFilePathFactory.compressFileExtension)
+        infix = compression_extension(str(options.get(co.FILE_COMPRESSION.key, co.FILE_COMPRESSION.default)))
+    return DataLayout(co.DATA_FILE_PATH_DIRECTORY.get(options), co.DATA_FILE_PREFIX.get(options),
+                      co.CHANGELOG_FILE_PREFIX.get(options), infix)

@@ -199,8 +199,11 @@ def _write_field(w: _RowWriter, pos: int, v: Any, t: DataType) -> None:
 
 # -------------------------------------------------------------------- decoding
 
-def decode_row(data: bytes, types: Sequence[DataType], *, path: str = "<bytes>") -> tuple:
+def decode_row(data: bytes, types: Sequence[DataType], *, path: str = "<bytes>", exact_timestamps: bool = False) -> tuple:
     """Values of a serialized BinaryRow (with its 4-byte arity prefix).
+
+    ``exact_timestamps``: TIMESTAMP values as Paimon's (epoch millis, nano of milli) pair
+    instead of a datetime (which keeps microseconds only), for spellings that need the nanos.
 
     A row with fewer fields than ``types`` (written under an older schema) yields None for the
     missing trailing fields. Malformed bytes raise :class:`CorruptMetadataError` naming ``path``.
@@ -211,7 +214,7 @@ def decode_row(data: bytes, types: Sequence[DataType], *, path: str = "<bytes>")
     if arity < 0 or arity > len(types) + 1024:
         raise CorruptMetadataError(path, f"BinaryRow field count {arity} is not plausible")
     try:
-        values = decode_row_unserialized(memoryview(data)[4:], types[:arity], arity)
+        values = decode_row_unserialized(memoryview(data)[4:], types[:arity], arity, exact_timestamps)
     except (struct.error, IndexError, UnicodeDecodeError, ValueError) as e:
         raise CorruptMetadataError(path, f"malformed BinaryRow: {e}") from e
     if arity < len(types):
@@ -219,7 +222,8 @@ def decode_row(data: bytes, types: Sequence[DataType], *, path: str = "<bytes>")
     return values
 
 
-def decode_row_unserialized(row: memoryview | bytes, types: Sequence[DataType], arity: int | None = None) -> tuple:
+def decode_row_unserialized(row: memoryview | bytes, types: Sequence[DataType], arity: int | None = None,
+                            exact_timestamps: bool = False) -> tuple:
     arity = len(types) if arity is None else arity
     null_bits = null_bits_size_in_bytes(arity)
     if len(row) < null_bits + 8 * arity:
@@ -230,11 +234,11 @@ def decode_row_unserialized(row: memoryview | bytes, types: Sequence[DataType], 
         if row[bit >> 3] & (1 << (bit & 7)):
             out.append(None)
             continue
-        out.append(_read_field(row, null_bits + 8 * pos, t))
+        out.append(_read_field(row, null_bits + 8 * pos, t, exact_timestamps))
     return tuple(out)
 
 
-def _read_field(row, slot: int, t: DataType):
+def _read_field(row, slot: int, t: DataType, exact_timestamps: bool = False):
     r = t.root
     if r == "BOOLEAN":
         return row[slot] != 0
@@ -266,11 +270,12 @@ def _read_field(row, slot: int, t: DataType):
         return data.decode("utf-8") if r in ("VARCHAR", "CHAR") else data
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         if t.is_fixed_in_binary_row():
-            return millis_nanos_to_timestamp(struct.unpack_from("<q", row, slot)[0])
+            (millis,) = struct.unpack_from("<q", row, slot)
+            return (millis, 0) if exact_timestamps else millis_nanos_to_timestamp(millis)
         (word,) = struct.unpack_from("<q", row, slot)
         offset, nanos = word >> 32, word & 0xFFFFFFFF
         (millis,) = struct.unpack_from("<q", row, offset)
-        return millis_nanos_to_timestamp(millis, nanos)
+        return (millis, nanos) if exact_timestamps else millis_nanos_to_timestamp(millis, nanos)
     if r == "DECIMAL":
         if t.is_fixed_in_binary_row():
             return unscaled_to_decimal(struct.unpack_from("<q", row, slot)[0], t.scale or 0)

@@ -4,7 +4,7 @@
 <table>/schema/schema-<id>
 <table>/snapshot/snapshot-<id>, LATEST, EARLIEST
 <table>/manifest/manifest-<uuid>-<n>, manifest-list-<uuid>-<n>, index-manifest-<uuid>-<n>
-<table>/<k1>=<v1>/.../bucket-<b>/data-<uuid>-<n>.<format>, changelog-<uuid>-<n>.<format>
+<table>/[<dir>/]<k1>=<v1>/.../bucket-<b>/data-<uuid>-<n>[.<codec>].<format>, changelog-<uuid>-<n>...
 <table>/index/index-<uuid>-<n>
 <table>/tag/tag-<name>                                   a tag: the snapshot JSON (+ tag fields)
 <table>/branch/branch-<name>/{schema,snapshot,tag}/      a branch's own metadata
@@ -18,6 +18,12 @@ Branch and tag names enter these paths only as checked names (:class:`impl.fs.na
 :class:`impl.fs.names.TagName`, made by the one name rule of :mod:`impl.fs.names`): mypy refuses
 a plain ``str`` and the builders check the type at run time, so no unchecked name (``../x``)
 can reach a path.
+
+Data files follow the table's :class:`DataLayout`: ``data-file.path-directory`` (``<dir>``),
+``data-file.prefix`` / ``changelog-file.prefix`` (``data-`` / ``changelog-``), and with
+``file.suffix.include.compression`` the codec's extension before the format's
+(``data-<uuid>-0.zst.parquet``, Paimon's DataFilePathFactory). Partition directory names are
+:mod:`impl.fs.partition_names`'s.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import itertools
 import posixpath
 import threading
 import uuid
+from dataclasses import dataclass
 from typing import Callable
 
 from impl.fs.names import MAIN_BRANCH, BranchName, TagName, require
@@ -89,14 +96,52 @@ class DataFileNamer(FileNamer):
     file and a changelog file of one writer never share a number.
     """
 
-    def __init__(self, suffix: str = "", id_factory: IdFactory | None = None):
-        super().__init__(DATA_FILE_PREFIX, suffix, id_factory)
+    def __init__(self, suffix: str = "", id_factory: IdFactory | None = None, prefix: str = DATA_FILE_PREFIX,
+                 changelog_prefix: str = CHANGELOG_FILE_PREFIX):
+        super().__init__(prefix, suffix, id_factory)
+        self._changelog_prefix = changelog_prefix
 
     def data_file(self) -> str:
         return self.next()
 
     def changelog_file(self) -> str:
-        return self._next_with(CHANGELOG_FILE_PREFIX)
+        return self._next_with(self._changelog_prefix)
+
+
+# HadoopCompressionType's file extensions (the name part file.suffix.include.compression adds)
+_COMPRESSION_EXTENSIONS = {"none": None, "gzip": "gz", "bzip2": "bz2", "deflate": "deflate", "snappy": "snappy",
+                           "lz4": "lz4", "zstd": "zst"}
+
+
+def compression_extension(compression: str | None) -> str | None:
+    """``DataFilePathFactory.compressFileExtension``: the extension of a Hadoop codec name (any
+    case), ``file.compression`` itself for other names, None for none or unset."""
+    if not compression:
+        return None
+    lowered = compression.lower()
+    return _COMPRESSION_EXTENSIONS[lowered] if lowered in _COMPRESSION_EXTENSIONS else compression
+
+
+@dataclass(frozen=True)
+class DataLayout:
+    """Where a table's data files go and how they are named (see the module docstring).
+
+    ``directory``: ``data-file.path-directory`` (a checked relative path, None for the table
+    directory); ``compression_infix``: the codec extension put before the format's (None unless
+    ``file.suffix.include.compression``)."""
+
+    directory: str | None = None
+    data_prefix: str = DATA_FILE_PREFIX
+    changelog_prefix: str = CHANGELOG_FILE_PREFIX
+    compression_infix: str | None = None
+
+    def namer(self, id_factory: IdFactory | None = None) -> DataFileNamer:
+        """A new writer's namer of data and changelog files."""
+        suffix = f".{self.compression_infix}" if self.compression_infix else ""
+        return DataFileNamer(suffix, id_factory, self.data_prefix, self.changelog_prefix)
+
+
+DEFAULT_LAYOUT = DataLayout()
 
 
 def branch_root(table_path: str, branch: BranchName) -> str:
@@ -108,11 +153,15 @@ def branch_root(table_path: str, branch: BranchName) -> str:
 
 
 class TablePaths:
-    def __init__(self, table_path: str, id_factory: IdFactory | None = None, branch: BranchName = MAIN_BRANCH):
+    def __init__(self, table_path: str, id_factory: IdFactory | None = None, branch: BranchName = MAIN_BRANCH,
+                 layout: DataLayout = DEFAULT_LAYOUT):
         """``id_factory``: the uuid source of new manifest and list names (see :class:`FileNamer`).
         ``branch``: whose schema / snapshot / tag directories these are (data is shared); a
-        checked name (:func:`impl.fs.names.check_branch`)."""
+        checked name (:func:`impl.fs.names.check_branch`). ``layout``: where data files go and
+        how new ones are named."""
         self.table_path = table_path.rstrip("/")
+        self.layout = layout
+        self.data_root = posixpath.join(self.table_path, layout.directory) if layout.directory else self.table_path
         self.branch = branch
         self.branch_dir = branch_root(self.table_path, branch)
         self.snapshot_dir = posixpath.join(self.branch_dir, "snapshot")
@@ -144,7 +193,7 @@ class TablePaths:
 
     def with_branch(self, branch: BranchName) -> "TablePaths":
         """The same table's paths for another branch."""
-        return TablePaths(self.table_path, branch=branch)
+        return TablePaths(self.table_path, branch=branch, layout=self.layout)
 
     def manifest_path(self, file_name: str) -> str:
         return posixpath.join(self.manifest_dir, file_name)
@@ -163,51 +212,15 @@ class TablePaths:
 
     # data -------------------------------------------------------------------------
     def bucket_dir(self, partition_path: str, bucket: int) -> str:
-        """``partition_path`` is ``k1=v1/k2=v2`` (empty for unpartitioned tables). Bucket -2 holds
-        a postpone-mode table's unassigned rows, in ``bucket-postpone`` (Paimon's FileStorePathFactory)."""
+        """``partition_path`` is ``k1=v1/k2=v2`` (empty for unpartitioned tables), under
+        ``data-file.path-directory`` if set. Bucket -2 holds a postpone-mode table's unassigned
+        rows, in ``bucket-postpone`` (Paimon's FileStorePathFactory)."""
         name = "bucket-postpone" if bucket == POSTPONE_BUCKET_ID else f"bucket-{bucket}"
         if partition_path:
-            return posixpath.join(self.table_path, partition_path, name)
-        return posixpath.join(self.table_path, name)
+            return posixpath.join(self.data_root, partition_path, name)
+        return posixpath.join(self.data_root, name)
 
     def data_file_path(self, partition_path: str, bucket: int, file_name: str, external_path: str | None = None) -> str:
         if external_path:
             return external_path
         return posixpath.join(self.bucket_dir(partition_path, bucket), file_name)
-
-
-DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
-
-# Characters Paimon (like Hive) percent-escapes in partition directory names.
-_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^')
-
-
-def escape_path_name(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in _ESCAPED or ord(ch) < 0x20:
-            out.append(f"%{ord(ch):02X}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def partition_value_to_string(value) -> str:
-    """How a partition value is spelled in a directory name."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if hasattr(value, "isoformat"):
-        text = value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
-        return text
-    return str(value)
-
-
-def partition_path(names, values, default_name: str = DEFAULT_PARTITION_NAME) -> str:
-    """``k1=v1/k2=v2`` for one partition (empty string for an unpartitioned table)."""
-    parts = []
-    for name, value in zip(names, values, strict=True):
-        text = default_name if value is None or value == "" else partition_value_to_string(value)
-        parts.append(f"{escape_path_name(name)}={escape_path_name(text)}")
-    return "/".join(parts)

@@ -58,16 +58,22 @@ class KVLayout:
 
     ``schemas`` finds the schema an older data file was written under, so its columns are
     matched to this schema by field id (renamed keys and values keep their data). Without it,
-    files are matched by column name (only right while the schema never changed)."""
+    only files of ``schema`` itself can be read: matching an older file by column name would
+    read a renamed column as null and a dropped-then-re-added one as the dropped data."""
 
     schema: TableSchema
     schemas: "SchemaManager | None" = field(default=None, compare=False, hash=False, repr=False)
 
     def file_sources(self, f: "DataFileMeta") -> Mapping[str, str | None] | None:
         """Current user column -> column name in ``f`` (by field id); None when ``f`` was written
-        under this schema (names match as they are)."""
-        if f.schema_id == self.schema.id or self.schemas is None:
+        under this schema (names match as they are). :class:`SchemaMismatchError` for a file
+        of another schema when this layout has no schema manager to map it with."""
+        if f.schema_id == self.schema.id:
             return None
+        if self.schemas is None:
+            raise SchemaMismatchError(
+                f"data file {f.file_name} was written under schema {f.schema_id}, and this read of schema "
+                f"{self.schema.id} has no schema manager to match its columns by field id")
         return column_sources(self.schemas.schema(f.schema_id), self.schema)
 
     @cached_property

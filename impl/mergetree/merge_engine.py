@@ -27,10 +27,16 @@ partial-update
     ``ignore-delete``; with ``partial-update.remove-record-on-delete`` a -D resets the row
     (only rows after the last -D count; a key whose last -D has no +I/+U after it is deleted;
     -U rows are ignored); with ``fields.<g>.sequence-group`` a retraction that wins its group
-    sets the group's fields to null. Otherwise a -U/-D is an error (:class:`MergeEngineError`).
+    sets the group's fields to null, and a key of retractions alone is deleted. Otherwise a
+    -U/-D is an error (:class:`MergeEngineError`).
     A sequence group ``fields.<s>.sequence-group=a,b`` makes the row with the highest ``s``
     (ties: the later row; rows whose ``s`` is null are skipped) provide ``s``, ``a`` and ``b``,
-    nulls included.
+    nulls included. A key holding one row is not merged: the row is kept as written, kind
+    included (Paimon's ``ReducerMergeFunctionWrapper``), so a lone row whose group sequence
+    is null keeps that group's fields. A group's field may name an aggregate function
+    (``fields.<f>.aggregate-function``, else ``fields.default-aggregate-function``; one of
+    :data:`GROUP_AGG_FUNCTIONS`): it aggregates the field over every row taking part in the
+    group (a retraction subtracts from a sum, is skipped with ``ignore-retract``, else refused).
     Note: remove-record-on-delete is exact only when the merged batch holds every row since the
     delete; like Paimon, a level-0 flush of ``-D, +I(partial)`` writes a row that a later merge
     completes with older column values.
@@ -182,7 +188,14 @@ class MergeSpec:
         if self.drops_retract_input() or self.engine is MergeEngine.DEDUPLICATE:
             return
         if self.engine is MergeEngine.PARTIAL_UPDATE:
-            if self.remove_record_on_delete or self.sequence_groups:
+            if self.sequence_groups:
+                for name, agg in self.aggregators.items():
+                    if (columns is None or name in columns) and not (agg.ignore_retract or agg.function == "sum"):
+                        raise MergeEngineError(
+                            f"aggregate function '{agg.function}' of sequence-group field {name!r} cannot apply -U/-D "
+                            f"rows; set 'fields.{name}.ignore-retract'='true' to ignore them")
+                return
+            if self.remove_record_on_delete:
                 return
             raise MergeEngineError(
                 "merge-engine=partial-update cannot apply -U/-D rows; set 'ignore-delete', "
@@ -238,13 +251,52 @@ def _check_ordering_fields(schema: TableSchema, options: MergeTreeOptions) -> No
         raise InvalidOptionError(f"option 'rowkind.field': {options.rowkind_field!r} is not a field of the table")
 
 
-def _aggregators(schema: TableSchema, options: MergeTreeOptions, passthrough: tuple[str, ...]) -> dict[str, FieldAgg]:
-    """The aggregate function of every merged column (aggregation only); other engines take none."""
-    if options.merge_engine is not MergeEngine.AGGREGATION:
-        if options.merge_engine is MergeEngine.PARTIAL_UPDATE and options.field_aggregate_functions:
+# Aggregate functions of partial-update sequence-group fields that are implemented: those whose
+# result does not depend on the order rows arrive in (Paimon applies a row of an older group
+# sequence with ``aggReversed``, which for these is ``agg``).
+GROUP_AGG_FUNCTIONS = frozenset({"sum", "product", "min", "max", "bool_and", "bool_or"})
+
+
+def _partial_update_aggregators(schema: TableSchema, options: MergeTreeOptions,
+                                passthrough: tuple[str, ...]) -> dict[str, FieldAgg]:
+    """The aggregate functions of partial-update fields (Paimon's ``getAggFuncName``): a field
+    of a sequence group takes ``fields.<f>.aggregate-function`` (else the default function);
+    the sequence fields and the primary key take none; any other field may only name
+    ``last_non_null_value``, which is partial-update's own rule."""
+    sequence = {c for seq, _ in options.field_sequence_groups for c in seq}
+    members = {c for _, fs in options.field_sequence_groups for c in fs}
+    aggregators: dict[str, FieldAgg] = {}
+    for f in schema.fields:
+        if f.name in passthrough or f.name in sequence:
+            continue
+        fn = options.field_aggregate_functions.get(f.name) or options.default_aggregate_function
+        if fn is None:
+            continue
+        fn = _LEGACY_NAMES.get(fn, fn)
+        if f.name not in members:
+            if fn != "last_non_null_value":
+                raise InvalidOptionError(
+                    f"option 'fields.{f.name}.aggregate-function' = {fn!r} of merge-engine=partial-update needs "
+                    f"field {f.name!r} in a sequence group ('fields.<seq>.sequence-group')")
+            continue
+        if fn not in GROUP_AGG_FUNCTIONS:
             raise InvalidOptionError(
-                "aggregate functions with merge-engine=partial-update are not supported "
-                f"(fields {sorted(options.field_aggregate_functions)})")
+                f"option 'fields.{f.name}.aggregate-function' = {fn!r} within a partial-update sequence group is "
+                f"not supported (implemented: {', '.join(sorted(GROUP_AGG_FUNCTIONS))})")
+        roots = AGG_FUNCTIONS[fn]
+        if roots is not None and f.type.root not in roots:
+            raise InvalidOptionError(
+                f"option 'fields.{f.name}.aggregate-function': {fn} does not accept column type {f.type}")
+        aggregators[f.name] = FieldAgg(fn, f.name in options.field_ignore_retract)
+    return aggregators
+
+
+def _aggregators(schema: TableSchema, options: MergeTreeOptions, passthrough: tuple[str, ...]) -> dict[str, FieldAgg]:
+    """The aggregate function of every merged column (aggregation), of the sequence-group fields
+    that name one (partial-update); deduplicate and first-row take none."""
+    if options.merge_engine is MergeEngine.PARTIAL_UPDATE:
+        return _partial_update_aggregators(schema, options, passthrough)
+    if options.merge_engine is not MergeEngine.AGGREGATION:
         return {}
     aggregators: dict[str, FieldAgg] = {}
     for f in schema.fields:
@@ -267,6 +319,11 @@ def _aggregators(schema: TableSchema, options: MergeTreeOptions, passthrough: tu
 def _sequence_groups(schema: TableSchema, options: MergeTreeOptions,
                      passthrough: tuple[str, ...]) -> tuple[SequenceGroup, ...]:
     """The sequence groups of partial-update; deduplicate and first-row ignore the option."""
+    if options.merge_engine is MergeEngine.PARTIAL_UPDATE and options.partial_update_remove_record_on_sequence_group:
+        # a delete that wins a listed group removes the row, by an order of rows the merge does not keep
+        raise InvalidOptionError(
+            "option 'partial-update.remove-record-on-sequence-group' is not supported "
+            f"(= {options.partial_update_remove_record_on_sequence_group!r})")
     if not options.field_sequence_groups or options.merge_engine is not MergeEngine.PARTIAL_UPDATE:
         if options.field_sequence_groups and options.merge_engine is MergeEngine.AGGREGATION:
             raise InvalidOptionError("'fields.<f>.sequence-group' with merge-engine=aggregation is not supported")
@@ -612,12 +669,49 @@ def merge_sorted(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: boo
         return kv
     groups = key_groups(kv, spec.key_columns)
     pick = _ROW_PICKERS.get(spec.engine)
-    out = kv.take(pa.array(pick(groups))) if pick else _ROW_BUILDERS[spec.engine](kv, groups, spec, final)
+    if pick:
+        out = kv.take(pa.array(pick(groups)))
+    elif spec.engine is MergeEngine.PARTIAL_UPDATE:
+        out = _built_rows(kv, groups, spec, final)
+    else:
+        out = _ROW_BUILDERS[spec.engine](kv, groups, spec, final)
     if drop_delete and out.num_rows and spec.engine is not MergeEngine.AGGREGATION:  # it never deletes a key
         retract = retract_mask(out.column(VALUE_KIND))
         if retract.any():
             out = out.filter(pa.array(~retract))
     return out
+
+
+def single_record_keys(g: Groups) -> np.ndarray:
+    """Per key group, whether it holds exactly one row: Paimon's ``ReducerMergeFunctionWrapper``
+    emits such a key's record as written (values and kind) without running the merge function."""
+    return (g.ends - g.starts) == 1
+
+
+def _built_rows(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool) -> pa.Table:
+    """The merged rows of a partial-update merge: the engine's row for each key of two or more
+    rows, the row itself for a key of one (:func:`single_record_keys`): a lone row keeps the
+    fields of a sequence group whose sequence is null, and a lone retraction stays one (a read
+    drops it). A merged row read alone again is its own merge, so this keeps compaction from
+    changing what a read returns.
+
+    Aggregation does not take this path: its stored merge of retractions alone is one combined
+    -D row (see the module docstring), which read alone must still become Paimon's +I row."""
+    single = single_record_keys(g)
+    if single.all():
+        return kv  # sorted, one row per key: nothing to merge
+    if not single.any():
+        return _ROW_BUILDERS[spec.engine](kv, g, spec, final)
+    multi_rows = np.flatnonzero(~single[g.gid])
+    multi = kv.take(pa.array(multi_rows))
+    built = _ROW_BUILDERS[spec.engine](multi, _groups_of(np.diff(g.gid[multi_rows], prepend=-1) != 0), spec, final)
+    lone = kv.take(pa.array(g.starts[single]))
+    # back into key order: the i-th lone key / the i-th built key at its group's position
+    n_lone = len(lone)
+    position = np.where(single, np.cumsum(single) - 1, n_lone + np.cumsum(~single) - 1)
+    both = pa.concat_tables([lone, built.cast(lone.schema)]) if built.schema != lone.schema else \
+        pa.concat_tables([lone, built])
+    return both.take(pa.array(position))
 
 
 def merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, *, final: bool = False,
@@ -874,6 +968,9 @@ def _merge_partial_update(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool)
         spec.check_retract_allowed()
     active = ~retract
     result_kind = np.zeros(ng, dtype=np.int8)
+    if spec.sequence_groups:
+        # a key that met no +I / +U row is deleted (Paimon's ``meetInsert``)
+        result_kind[~g.any(active)] = RowKind.DELETE
     if spec.remove_record_on_delete:
         last_delete = g.last_where(kinds == RowKind.DELETE)
         active &= np.arange(n, dtype=np.int64) > last_delete[g.gid]
@@ -902,9 +999,13 @@ def _merge_partial_update(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool)
         has = pick >= 0
         win_retract[has] = retract[pick[has]]
         for c in present:
-            res = _take_or_null(_column(kv, c), pick)
-            if c not in grp.sequence_fields:
-                res = _null_where(res, win_retract)
+            agg = spec.aggregators.get(c)
+            if agg is not None:
+                res = _group_aggregate(_column(kv, c), g, agg, _group_rows(kv, grp), retract)
+            else:
+                res = _take_or_null(_column(kv, c), pick)
+                if c not in grp.sequence_fields:
+                    res = _null_where(res, win_retract)
             out = _replace(out, c, res)
 
     if deleted is not None and deleted.any():
@@ -913,16 +1014,41 @@ def _merge_partial_update(kv: pa.Table, g: Groups, spec: MergeSpec, final: bool)
     return _replace(out, VALUE_KIND, _kind_column(result_kind))
 
 
+def _group_rows(kv: pa.Table, grp: SequenceGroup) -> np.ndarray:
+    """The rows that take part in sequence group ``grp``: those with a non-null group sequence
+    field (Paimon skips a row whose group sequence is empty)."""
+    eligible = np.zeros(kv.num_rows, dtype=bool)
+    for c in grp.sequence_fields:
+        eligible |= _valid(_column(kv, c))
+    return eligible
+
+
+def _group_aggregate(values: pa.Array, g: Groups, agg: FieldAgg, rows: np.ndarray, retract: np.ndarray) -> pa.Array:
+    """Per key, ``agg`` of a sequence-group field over the group's ``rows``: Paimon aggregates a
+    row of a newer group sequence with ``agg`` and one of an older with ``aggReversed``, the
+    same for the order-free functions of :data:`GROUP_AGG_FUNCTIONS`. A retraction subtracts
+    from a sum and is skipped with ``ignore-retract`` (others were refused before the merge)."""
+    use = rows & ~retract if agg.ignore_retract or agg.function != "sum" else rows
+    v = values if not (use & retract).any() else pc.if_else(pa.array(retract), pc.negate(values), values)
+    sel = np.flatnonzero(use)
+    opts = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+    res = pa.table({"__g": pa.array(g.gid[sel]), "v": pc.take(v, pa.array(sel))}) \
+        .group_by("__g", use_threads=False).aggregate([("v", _HASH_AGG[agg.function], opts)])
+    found = res.column("__g").to_numpy()
+    pick = np.full(g.count, -1, dtype=np.int64)
+    pick[found] = np.arange(len(found), dtype=np.int64)
+    col = res.column(f"v_{_HASH_AGG[agg.function]}").combine_chunks()
+    if col.type != values.type:
+        col = col.cast(values.type, safe=False)  # as Java's arithmetic in the column's type
+    return _take_or_null(col, pick)
+
+
 def _sequence_group_winner(kv: pa.Table, g: Groups, grp: SequenceGroup) -> np.ndarray:
     """Per key, the row with the highest (group sequence fields, position); -1 if none qualifies.
 
     Rows whose group sequence fields are all null do not take part (Paimon skips them).
     """
-    n = kv.num_rows
-    eligible = np.zeros(n, dtype=bool)
-    for c in grp.sequence_fields:
-        eligible |= _valid(_column(kv, c))
-    rows = np.flatnonzero(eligible)
+    rows = np.flatnonzero(_group_rows(kv, grp))
     pick = np.full(g.count, -1, dtype=np.int64)
     if len(rows) == 0:
         return pick

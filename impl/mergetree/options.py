@@ -79,7 +79,9 @@ def check_changelog_producer(opts: "MergeTreeOptions", deletion_vectors: bool = 
     deduplicate without sequence.field, first-row (Paimon allows only ``none`` and ``lookup``
     there), and, with ``deletion-vectors.enabled``, for the others: without deletion vectors
     Paimon writes lookup-merged rows to every level and reads them with its LookupMergeFunction
-    (only a key's topmost level >= 1 row), which this library's merge-on-read does not do."""
+    (only a key's topmost level >= 1 row). This library's merge-on-read does that for
+    partial-update (:func:`reads_top_level_row`), so such tables are read; its writer refuses
+    them (:func:`lookup_write_problem`)."""
     if opts.merge_engine is MergeEngine.FIRST_ROW:
         if opts.changelog_producer not in (ChangelogProducer.NONE, ChangelogProducer.LOOKUP):
             raise InvalidOptionError(
@@ -87,12 +89,36 @@ def check_changelog_producer(opts: "MergeTreeOptions", deletion_vectors: bool = 
                 "'first-row': Paimon supports only 'none' and 'lookup' there")
         return opts
     if opts.changelog_producer is ChangelogProducer.LOOKUP and not deletion_vectors and (
-            opts.merge_engine is not MergeEngine.DEDUPLICATE or opts.sequence_fields):
+            opts.merge_engine not in (MergeEngine.DEDUPLICATE, MergeEngine.PARTIAL_UPDATE) or opts.sequence_fields):
         raise InvalidOptionError(
             f"option 'changelog-producer' = 'lookup' is implemented for merge-engine {opts.merge_engine.value!r}"
             f"{' with sequence.field' if opts.sequence_fields else ''} only together with "
             "'deletion-vectors.enabled' = true; set it, or use 'full-compaction', 'input' or 'none'")
     return opts
+
+
+# Paimon 1.4.2's option (not declared in impl.options: this library does not implement it)
+REMOVE_RECORD_ON_SEQUENCE_GROUP = "partial-update.remove-record-on-sequence-group"
+
+
+def reads_top_level_row(opts: "MergeTreeOptions", deletion_vectors: bool) -> bool:
+    """Whether a merge-on-read takes, of a key's rows in levels >= 1, only the one in its
+    topmost level (Paimon's ``LookupMergeFunction``): so on a lookup table without deletion
+    vectors, whose lookup compaction writes each key's merge with its looked-up row to a level
+    while older rows of the key stay below. Only partial-update needs it here (deduplicate
+    picks the newest row either way; the other engines are refused with lookup)."""
+    return (opts.changelog_producer is ChangelogProducer.LOOKUP and not deletion_vectors
+            and opts.merge_engine is MergeEngine.PARTIAL_UPDATE)
+
+
+def lookup_write_problem(opts: "MergeTreeOptions", deletion_vectors: bool) -> str | None:
+    """Why this library cannot write a table with these options, though it reads it: the
+    lookup changelog producer of partial-update without deletion vectors (its writer would
+    have to produce Paimon's lookup compaction and changelog, which it does only with vectors)."""
+    if reads_top_level_row(opts, deletion_vectors):
+        return ("writing merge-engine 'partial-update' with changelog-producer 'lookup' needs "
+                "'deletion-vectors.enabled' = true in this library (tables Paimon wrote so are read)")
+    return None
 
 
 def require_positive(option: ConfigOption[int], value: int) -> int:
@@ -144,6 +170,8 @@ class MergeTreeOptions:
     # sequence-group: (sequence fields, fields they order), in option order
     field_sequence_groups: SequenceGroups = ()
     partial_update_remove_record_on_delete: bool = co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.default
+    # partial-update.remove-record-on-sequence-group: not implemented, refused by the merge spec
+    partial_update_remove_record_on_sequence_group: str | None = None
     file_compression: str = co.FILE_COMPRESSION.default
     write_formats: WriteFormats = field(default_factory=WriteFormats)
     file_compression_zstd_level: int = co.FILE_COMPRESSION_ZSTD_LEVEL.default
@@ -205,6 +233,8 @@ class MergeTreeOptions:
             file_index=FileIndexSpec.from_options({k: str(v) for k, v in o.items()}),
             field_sequence_groups=sequence_groups(o),
             partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
+            partial_update_remove_record_on_sequence_group=(
+                None if o.get(REMOVE_RECORD_ON_SEQUENCE_GROUP) is None else str(o[REMOVE_RECORD_ON_SEQUENCE_GROUP])),
             file_compression=co.FILE_COMPRESSION.get(o),
             write_formats=WriteFormats.from_options(o),
             file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),

@@ -46,8 +46,8 @@ from impl.mergetree.deletion_vectors import keep_mask
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
 from impl.mergetree.memory import MERGE_BUFFER_BYTES, MergeMemory
-from impl.mergetree.merge_engine import MergeSpec, integer_keys, integer_like, merge_kv
-from impl.mergetree.options import MergeTreeOptions
+from impl.mergetree.merge_engine import MergeSpec, integer_keys, integer_like, key_groups, merge_kv, merge_order
+from impl.mergetree.options import MergeTreeOptions, reads_top_level_row
 from impl.schema.evolution import file_column, plan_columns
 
 # Kept as a name of this package; it is impl.errors.DataFileError.
@@ -236,6 +236,9 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
         else:  # a file holds a key twice (or is not in key order): the real numbers decide
             seq = read_kv_tables(file_io, bucket_dir, layout, ordered, [SEQUENCE_NUMBER]).column(0)
         kv = kv.append_column(layout.schema_for([SEQUENCE_NUMBER]).field(0), seq)
+    if reads_top_level_row(options, False) and kv.num_rows:
+        levels = np.repeat(np.array([f.level for f in ordered], dtype=np.int64), [f.row_count for f in ordered])
+        kv = topmost_level_rows(kv, spec, levels)
     if predicate is not None and kv.num_rows:
         rows = _key_only_indices(kv, layout, predicate)
         if rows is not None:
@@ -246,6 +249,20 @@ def merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, options:
     if predicate is not None:
         out = out.filter(predicate)
     return out
+
+
+def topmost_level_rows(kv: pa.Table, spec: MergeSpec, levels: np.ndarray) -> pa.Table:
+    """The rows of ``kv`` (``levels``: each row's file level) that Paimon's ``LookupMergeFunction``
+    merges: every level-0 row of a key, and of its rows in levels >= 1 only those of its topmost
+    level (a lookup compaction wrote there the key's merge with every row below)."""
+    order = merge_order(kv, spec)
+    g = key_groups(kv.select(list(spec.key_columns)).take(pa.array(order)), spec.key_columns)
+    lv = levels[order]
+    upper = np.where(lv > 0, lv, np.iinfo(np.int64).max)
+    top = np.minimum.reduceat(upper, g.starts)[g.gid]
+    keep = np.empty(len(lv), dtype=bool)
+    keep[order] = (lv <= 0) | (lv == top)
+    return kv if keep.all() else kv.filter(pa.array(keep))
 
 
 def _read_disjoint(file_io: FileIO, bucket_dir: str, layout: KVLayout, files: Sequence[DataFileMeta],
@@ -571,7 +588,8 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
     key-overlapping section (at most ``batch_rows`` per run; never the whole bucket)."""
     layout = KVLayout(schema, schemas)
     spec = MergeSpec.from_schema(schema, options)
-    if not streamable_keys(layout):
+    # float keys cannot be bounded in chunks; a key's topmost level is known once all is read
+    if not streamable_keys(layout) or reads_top_level_row(options, False):
         yield merge_read(file_io, paths, schema, options, partition_path, bucket, files, projection, predicate,
                          schemas=schemas)
         return
@@ -600,7 +618,7 @@ def iter_merge_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, opt
 def deletion_vector_read(file_io: FileIO, paths: TablePaths, schema: TableSchema, partition_path: str, bucket: int,
                          files: Sequence[DataFileMeta], deletion_vectors: Mapping[str, np.ndarray],
                          projection: Sequence[str] | None = None,
-                         predicate: pc.Expression | None = None) -> pa.Table:
+                         predicate: pc.Expression | None = None, *, schemas=None) -> pa.Table:
     """The rows of the level >= 1 files of a deletion-vector bucket: no merge.
 
     With deletion vectors, compaction keeps at most one valid row per key across levels >= 1
@@ -608,8 +626,9 @@ def deletion_vector_read(file_io: FileIO, paths: TablePaths, schema: TableSchema
     are the concatenation of the files minus their deleted positions. Retract rows (written by
     another writer that kept them) are still dropped. Level-0 files must not be passed: they
     are not visible until compacted (Paimon's batch scan of such tables skips level 0).
+    ``schemas`` (a SchemaManager) maps files of older schemas by field id.
     """
-    layout = KVLayout(schema)
+    layout = KVLayout(schema, schemas)
     out_cols = list(layout.value_names if projection is None else projection)
     unknown = [c for c in out_cols if c not in set(layout.value_names)]
     if unknown:

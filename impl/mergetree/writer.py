@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.environment import PRODUCTION, Environment
-from impl.errors import WriterClosedError
+from impl.errors import InvalidOptionError, WriterClosedError
 from impl.fileindex.writer import collector_for, copy_index_file
 from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.formats import named_for
@@ -46,7 +46,7 @@ from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource
 from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
 from impl.fs.file_io import FileIO
-from impl.fs.paths import DataFileNamer, TablePaths
+from impl.fs.paths import TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
 from impl.mergetree.compact_task import ChangelogContext, CompactionTask, CompactResult, DvContext, FirstRowContext
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer
@@ -56,7 +56,13 @@ from impl.mergetree.levels import Levels
 from impl.mergetree.lookup import LookupLevels
 from impl.mergetree.memory import MERGE_BUFFER_BYTES, release_after
 from impl.mergetree.merge_engine import MergeSpec, iter_merge_kv, merge_sorted, sort_kv
-from impl.mergetree.options import COMPARING_CHANGELOG_PRODUCERS, ChangelogProducer, MergeEngine, MergeTreeOptions
+from impl.mergetree.options import (
+    COMPARING_CHANGELOG_PRODUCERS,
+    ChangelogProducer,
+    MergeEngine,
+    MergeTreeOptions,
+    lookup_write_problem,
+)
 from impl.mergetree.read import iter_merged_runs, streamable_keys
 from impl.mergetree.spill import SpillConfig, SpillDirectory
 
@@ -257,13 +263,16 @@ class MergeTreeWriter:
             dictionary_choice=dictionary_choice or DictionaryChoice(),
         )
         collector_for(options.file_index, schema.fields)  # refuse an index Paimon cannot write before any file is opened
-        self._namer = DataFileNamer(id_factory=env.new_id)
+        self._namer = paths.layout.namer(env.new_id)
         restored = list(restored_files)
         self._levels = Levels(self._codec, restored, options.num_levels)
         self._strategy = UniversalCompaction(options.max_size_amplification_percent, options.size_ratio,
                                              options.num_sorted_run_compaction_trigger)
         self._next_sequence = max((f.max_sequence_number for f in restored), default=-1) + 1
         self._dv = deletion_vectors
+        problem = lookup_write_problem(options, deletion_vectors is not None)
+        if problem:
+            raise InvalidOptionError(problem)
         producer = options.changelog_producer
         self._changelog_producer = producer if producer in COMPARING_CHANGELOG_PRODUCERS else None
         # Lookup (deletion vectors, the lookup changelog producer, or the first-row engine: Paimon's

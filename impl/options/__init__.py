@@ -6,6 +6,10 @@
   (``fields.<field>.<suffix>``), and how each is read from an option map.
 - :mod:`impl.options.core_options`: the declaration of every option this library reads, and
   the unknown-key warning.
+- :mod:`impl.options.registry`: every key Paimon 1.4.2 declares (:mod:`impl.options.paimon_1_4_2`,
+  generated from Java), classified as honoured, without storage effect, or refused on read or
+  write (:class:`impl.errors.UnsupportedOptionError`), and consulted by reads, writes,
+  create/alter and view options.
 
 Per-concept views built from these declarations: :class:`impl.commit.options.CommitOptions`,
 :class:`impl.mergetree.options.MergeTreeOptions`, :class:`impl.table.options.TableOptions`.

@@ -32,7 +32,9 @@ from impl.fs.names import (
     parse_tag_option,
 )
 from impl.options.config_option import FIELDS_PREFIX, ConfigOption, FieldOption
+from impl.options.registry import classify
 from impl.options.values import (
+    BucketFunctionType,
     ChangelogProducer,
     MergeEngine,
     SortOrder,
@@ -45,6 +47,7 @@ from impl.options.values import (
     parse_compression,
     parse_duration_millis,
     parse_file_format,
+    parse_file_prefix,
     parse_incremental_between,
     parse_int,
     parse_lowercase,
@@ -52,6 +55,7 @@ from impl.options.values import (
     parse_memory_size,
     parse_name_list,
     parse_optional_text,
+    parse_relative_directory,
     parse_spill_compression,
     parse_stats_mode,
     parse_text,
@@ -79,6 +83,18 @@ BUCKET: ConfigOption[int] = _option(
 BUCKET_KEY: ConfigOption[tuple[str, ...] | None] = _option(
     "bucket-key", parse_name_list, None,
     "Comma-separated columns hashed to pick a bucket; unset: the primary key without partition columns.")
+BUCKET_FUNCTION_TYPE: ConfigOption[BucketFunctionType] = _option(
+    "bucket-function.type", one_of(BucketFunctionType), BucketFunctionType.DEFAULT,
+    "How the bucket key picks a bucket: default (BinaryRow hash) or mod (one INT / BIGINT key); hive is refused.")
+DATA_FILE_PATH_DIRECTORY: ConfigOption[str | None] = _option(
+    "data-file.path-directory", parse_relative_directory, None,
+    "Directory under the table's holding the partition and bucket directories of data files.")
+DATA_FILE_PREFIX: ConfigOption[str] = _option("data-file.prefix", parse_file_prefix, "data-", "Name prefix of new data files.")
+CHANGELOG_FILE_PREFIX: ConfigOption[str] = _option(
+    "changelog-file.prefix", parse_file_prefix, "changelog-", "Name prefix of new changelog files.")
+FILE_SUFFIX_INCLUDE_COMPRESSION: ConfigOption[bool] = _option(
+    "file.suffix.include.compression", parse_bool, False,
+    "New data and changelog file names carry the codec's extension before the format's (.zst.parquet).")
 FILE_FORMAT: ConfigOption[str] = _option(
     "file.format", parse_file_format, "parquet", "Format of data files.")
 FILE_COMPRESSION: ConfigOption[str] = _option(
@@ -269,6 +285,12 @@ SOURCE_SPLIT_OPEN_FILE_COST: ConfigOption[int] = _option(
 PARTITION_DEFAULT_NAME: ConfigOption[str] = _option(
     "partition.default-name", parse_text, "__DEFAULT_PARTITION__",
     "Directory name of a null or empty partition value.")
+INDEX_FILE_IN_DATA_FILE_DIR: ConfigOption[bool] = _option(
+    "index-file-in-data-file-dir", parse_bool, False,
+    "Index files in the bucket directories instead of index/ (only false is implemented for tables with index files).")
+PARTITION_LEGACY_NAME: ConfigOption[bool] = _option(
+    "partition.legacy-name", parse_bool, True,
+    "Partition directory names from each value's toString (DATE as epoch days) instead of its cast to STRING.")
 METADATA_STATS_MODE: ConfigOption[StatsMode] = _option(
     "metadata.stats-mode", parse_stats_mode, StatsMode(), "Column statistics kept in data file metadata.")
 DELETION_VECTORS_ENABLED: ConfigOption[bool] = _option(
@@ -296,8 +318,7 @@ PASSED_THROUGH_KEYS = frozenset({
     "full-compaction.delta-commits", "local-sort.max-num-file-handles", "sort-engine",
     "commit.force-compact", "commit.user-prefix", "manifest.format", "manifest.compression",
     "incremental-between-scan-mode", "path", "type", "owner", "comment",
-    "read.batch-size", "write.batch-size", "file-index.read.enabled", "data-file.prefix",
-    "changelog-file.prefix", "file.suffix.include.compression", "dynamic-bucket.assigner-parallelism",
+    "read.batch-size", "write.batch-size", "file-index.read.enabled", "dynamic-bucket.assigner-parallelism",
     "aggregation.remove-record-on-delete", "lookup-wait",
     # Flink's batch sink into postpone tables; this library's writes always land in bucket-postpone
     "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",
@@ -310,8 +331,9 @@ KNOWN_KEYS = frozenset(key for option in CORE_OPTIONS for key in option.keys) | 
 
 
 def is_known_key(key: str) -> bool:
-    """True if some option declaration, passed-through key or key family covers ``key``."""
-    return key in KNOWN_KEYS or key.startswith(KNOWN_PREFIXES)
+    """True if some option declaration, passed-through key or key family covers ``key``, or
+    Paimon declares it (:mod:`impl.options.registry` classifies every Paimon key)."""
+    return key in KNOWN_KEYS or key.startswith(KNOWN_PREFIXES) or classify(key) is not None
 
 
 def warn_unknown_keys(keys: Iterable[str]) -> None:

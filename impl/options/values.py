@@ -73,6 +73,14 @@ class StartupMode(enum.StrEnum):
     INCREMENTAL = "incremental"
 
 
+class BucketFunctionType(enum.StrEnum):
+    """``bucket-function.type``: how a row's bucket key picks its bucket (Paimon's names)."""
+
+    DEFAULT = "default"  # BinaryRow hash of the bucket key
+    MOD = "mod"  # floorMod of a single INT / BIGINT bucket key
+    HIVE = "hive"  # Hive's bucketing hash (not implemented: refused)
+
+
 class SortOrder(enum.StrEnum):
     """``sequence.field.sort-order``."""
 
@@ -160,6 +168,34 @@ def parse_text(key: str, value: object) -> str:
 def parse_optional_text(key: str, value: object) -> str | None:
     """The value as written, or None when it is empty (an empty field name means unset)."""
     return str(value) or None
+
+
+def parse_file_prefix(key: str, value: object) -> str:
+    """A file name prefix (``data-file.prefix``): no path separator, so files stay in their bucket directory."""
+    text = str(value)
+    if "/" in text or "\\" in text or "\0" in text:
+        raise InvalidOptionError(f"option {key!r}: {text!r} holds a path separator or NUL; a file name prefix is a name")
+    return text
+
+
+def parse_relative_directory(key: str, value: object) -> str | None:
+    """A directory under the table's (``data-file.path-directory``): relative, without empty,
+    ``.`` or ``..`` components (nothing may land outside the table directory); empty means unset."""
+    text = str(value)
+    if not text:
+        return None
+    parts = text.split("/")
+    if "\\" in text or "\0" in text or any(p in ("", ".", "..") for p in parts):
+        raise InvalidOptionError(
+            f"option {key!r}: {text!r} is not a relative directory of plain names (no leading '/', '.', '..' "
+            "or empty components)")
+    if parts[0] in _METADATA_DIRECTORIES:
+        # data files among the table's metadata would be walked (and cleaned) as metadata
+        raise InvalidOptionError(f"option {key!r}: {text!r} is inside the table's {parts[0]}/ metadata directory")
+    return text
+
+
+_METADATA_DIRECTORIES = frozenset({"schema", "snapshot", "manifest", "index", "tag", "branch", "statistics"})
 
 
 def parse_lowercase(key: str, value: object) -> str:

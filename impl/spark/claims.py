@@ -30,8 +30,9 @@ Two consequences, and what this module does about each:
 
 Storage: nothing here is ever unpickled, and nothing lives where another user can write. The
 pushed filters are JSON (``impl.table.predicate.predicate_to_json``) in a directory private to
-the user (:func:`private_root`: created with mode 0700, refused unless it is a real directory
-owned by this user with no group or other permissions). The claim ledger lives there too when
+the user (:func:`private_root`: created with mode 0700, used only if it is a real directory
+owned by this user with no group or other permissions; a name someone else took first is
+stepped around). The claim ledger lives there too when
 Spark runs in local mode on a local warehouse (all tasks share one machine); otherwise in the
 warehouse's own store (a directory beside the databases), which needs an atomic
 create-if-absent, as snapshot publication does. On an object store each claim is a write-once
@@ -57,24 +58,64 @@ from impl.spark.tables import TableRef
 from impl.spark.tracking import INTENT_ROOT
 from impl.table.predicate import Predicate, predicate_from_json, predicate_to_json
 
+# How many names in the shared temp directory are tried before giving up: each one another
+# local user created first (a file, a link, a directory of theirs or one others may write) is
+# stepped around.
+PRIVATE_DIR_CANDIDATES = 16
+
+
+def _is_private_dir(path: str) -> bool:
+    """A directory (not a link) owned by this user that no one else may read or write."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def private_dir_candidates(tmp: str, runtime_dir: str | None) -> list[str]:
+    """Where this user's connector state may live, in order of preference.
+
+    ``$XDG_RUNTIME_DIR`` (when it is private, as the login manager makes it): no one else can
+    create anything in it. Otherwise names in the shared ``tmp`` directory, which any local user
+    can create first: ``paimon_py_spark-<uid>``, then ``paimon_py_spark-<uid>.1`` and on. The
+    order is fixed, so every process of the user (driver, planning and task workers) finds the
+    same one."""
+    if runtime_dir and _is_private_dir(runtime_dir):
+        return [os.path.join(runtime_dir, "paimon_py_spark")]
+    base = os.path.join(tmp, f"paimon_py_spark-{os.getuid()}")
+    return [base] + [f"{base}.{k}" for k in range(1, PRIVATE_DIR_CANDIDATES)]
+
+
+def choose_private_dir(candidates: list[str]) -> str:
+    """The first candidate that already is a private directory of this user, else the first one
+    this process can create (mode 0700); ``SparkConnectorError`` when every one is taken.
+
+    An existing private directory wins over creating an earlier name, so processes agree even
+    when a squatted name is freed later (state recorded in ``.1`` stays found)."""
+    for path in candidates:
+        if _is_private_dir(path):
+            return path
+    for path in candidates:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass  # taken: ours if a racing process of this user just made it, else stepped around
+        except OSError:
+            continue
+        if _is_private_dir(path):
+            return path
+    raise SparkConnectorError(
+        f"no private directory for the paimon_py connector's read state: {candidates[0]} and the "
+        f"{len(candidates) - 1} names after it are all taken by files, links or directories that are not "
+        f"this user's with mode 0700 (uid {os.getuid()}). Remove them, or point TMPDIR elsewhere.")
+
 
 def private_root() -> str:
-    """This user's directory for the connector's local state: ``<tmp>/paimon_py_spark-<uid>``,
-    created with mode 0700. An existing one is used only if it is a directory (not a link) owned
-    by this user that no one else can read or write; otherwise ``SparkConnectorError`` names it
-    (someone else may have created it first to feed this user's reads)."""
-    path = os.path.join(tempfile.gettempdir(), f"paimon_py_spark-{os.getuid()}")
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise SparkConnectorError(
-            f"{path} is not a private directory of this user (owner uid {st.st_uid}, mode "
-            f"{stat.filemode(st.st_mode)}; need a directory owned by uid {os.getuid()} with mode 0700): the "
-            f"paimon_py connector keeps its read state there. Remove it, or point TMPDIR elsewhere.")
-    return path
+    """This user's directory for the connector's local state, mode 0700 (see
+    :func:`private_dir_candidates` and :func:`choose_private_dir`): another local user who
+    creates the predictable name first cannot block this user's reads or feed them state."""
+    return choose_private_dir(private_dir_candidates(tempfile.gettempdir(), os.environ.get("XDG_RUNTIME_DIR")))
 
 
 class ClaimLedger:
@@ -134,6 +175,7 @@ def record_pushed(relation_id: str, predicate: Predicate | None) -> None:
     text = _NO_PRUNING if predicate is None else predicate_to_json(predicate)
     data = text.encode()
     d = _relation_dir(relation_id)
+    os.makedirs(os.path.dirname(d), mode=0o700, exist_ok=True)  # makedirs gives only the leaf its mode
     os.makedirs(d, mode=0o700, exist_ok=True)
     final = os.path.join(d, hashlib.sha1(data).hexdigest() + ".json")
     if os.path.exists(final):
@@ -181,4 +223,4 @@ def prune_local_ledgers(max_age_seconds: float = 86_400.0) -> None:
             pass
 
 
-__all__ = ["ClaimLedger", "private_root", "prune_local_ledgers", "record_pushed", "pushed_predicates"]
+__all__ = ["ClaimLedger", "private_root", "private_dir_candidates", "choose_private_dir", "prune_local_ledgers", "record_pushed", "pushed_predicates"]

@@ -51,6 +51,7 @@ from impl.format.records import IndexFileMeta
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, keep_mask, read_deletion_vectors
 from impl.options import core_options as co
 from impl.options.values import MergeEngine
+from impl.schema.evolution import column_sources
 from impl.spark.errors import MergeCardinalityError, RowLevelChangeError
 from impl.spark.routing import write_dataframe
 from impl.spark.source import FORMAT_NAME, activate
@@ -249,9 +250,28 @@ def _open(spark, op: str, table_path: str, options, fs_factory) -> _Target:
         else:
             frame = (spark.read.format(FORMAT_NAME).options(**storage)
                      .option("scan.snapshot-id", str(snapshot.id)).load(ref.table_path))
+            if snapshot.schema_id != table.schema.id:
+                # read pinned, the snapshot comes in its own schema (time travel): the change
+                # is written under the table's, so its columns are matched by field id
+                frame = _in_schema(frame, core.schema_manager.schema(snapshot.schema_id), table.schema)
     else:
         frame, files = _append_frame(spark, ref, table, snapshot)
     return _Target(op, ref, table, snapshot.id if snapshot else None, frame, storage, files)
+
+
+def _in_schema(frame, old, current):
+    """``frame`` (rows in schema ``old``) in the columns of schema ``current``, matched by field
+    id: renamed columns keep their values, added ones are null, types widened are cast."""
+    from pyspark.sql import functions as F
+
+    sources = column_sources(old, current)
+    target = spark_schema(current)
+    cols = []
+    for f in current.fields:
+        src = sources[f.name]
+        col = F.lit(None) if src is None else F.col("`" + src.replace("`", "``") + "`")
+        cols.append(col.cast(target[f.name].dataType).alias(f.name))
+    return frame.select(*cols)
 
 
 def _append_frame(spark, ref: TableRef, table, snapshot):

@@ -47,6 +47,7 @@ from impl.commit.messages import CommitMessage
 from impl.format.records import DataFileMeta
 from impl.mergetree.kv import KeyCodec, KVLayout
 from impl.mergetree.read import read_kv_tables
+from impl.options.values import BucketFunctionType
 from impl.spark.errors import WriteRoutingError
 from impl.table.bucket import bucket_of_hashes, compute_buckets, encode_partition, group_rows, row_hashes
 
@@ -151,6 +152,7 @@ class KeySketchBuilder:
         self._part_types = [schema.field(k).type for k in self._parts]
         self._num_buckets = table.options.bucket
         self._bucket_keys = list(table.bucket_keys)
+        self._bucket_function = table.options.bucket_function
         self._bucket_types = [schema.field(k).type for k in self._bucket_keys]
         self._slots: dict[tuple[bytes, int], int] = {}
         self._rows = np.zeros(0, dtype=np.int64)
@@ -168,10 +170,11 @@ class KeySketchBuilder:
         else:
             part_ids, part_values = np.zeros(n, dtype=np.int64), ((),)
         nb = self._num_buckets
-        if self._bucket_keys == self._keys:  # the default bucket key: the hash is already there
-            buckets = bucket_of_hashes(hashes, nb)
+        if self._bucket_keys == self._keys and self._bucket_function is BucketFunctionType.DEFAULT:
+            buckets = bucket_of_hashes(hashes, nb)  # the default bucket key and function: the hash is already there
         else:
-            buckets = compute_buckets([data.column(k) for k in self._bucket_keys], self._bucket_types, nb)
+            buckets = compute_buckets([data.column(k) for k in self._bucket_keys], self._bucket_types, nb,
+                                      self._bucket_function)
         group = part_ids * nb + buckets
         present = np.flatnonzero(np.bincount(group, minlength=len(part_values) * nb))
         slot_of = np.full(len(part_values) * nb, -1, dtype=np.int64)

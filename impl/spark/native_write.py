@@ -56,9 +56,8 @@ from impl.format.formats import named_for
 from impl.format.records import EMPTY_STATS, DataFileMeta, FileKind, FileSource
 from impl.format.stats import KEY_STATS_MODE, StatsCollector
 from impl.format.types import to_arrow
-from impl.fs.paths import DataFileNamer
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
-from impl.options.values import ChangelogProducer, MergeEngine
+from impl.options.values import BucketFunctionType, ChangelogProducer, MergeEngine
 from impl.spark.errors import NativeWriteUnsupportedError, SparkConnectorError
 from impl.spark.s3a import s3a_reason, spark_store
 from impl.spark.tracking import INTENT_ROOT
@@ -451,7 +450,7 @@ def place_files(table, job: WriteJob, directory: str) -> list[CommitMessage]:
     with ThreadPoolExecutor(max_workers=_RENAME_THREADS, thread_name_prefix="paimon-footers") as pool:
         facts = [f for f in pool.map(lambda s: _file_facts(s, fio, table), staged) if f.rows > 0]
     core = table.core
-    namer = DataFileNamer(id_factory=core.env.new_id)
+    namer = core.paths.layout.namer(core.env.new_id)
     fmt, _ = table.options.write_formats.for_level(0)
     part_types = [table.schema.field(k).type for k in table.partition_keys]
     now = core.env.clock_millis()
@@ -589,8 +588,8 @@ def with_bucket_expression(df, table, column_map: Sequence[tuple[str, str]], nam
     from pyspark.sql import functions as F  # pyspark: only where Spark runs (require()d by impl.spark)
 
     keys = list(table.bucket_keys)
-    if len(keys) != 1 or table.options.bucket < 1:
-        return None
+    if len(keys) != 1 or table.options.bucket < 1 or table.options.bucket_function is not BucketFunctionType.DEFAULT:
+        return None  # other bucket functions: the UDF (impl.table.bucket.compute_buckets)
     t = table.schema.field(keys[0]).type
     if t.root not in ("INT", "BIGINT"):
         return None

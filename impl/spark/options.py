@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from impl.options.registry import classify, nearest_key
 from impl.spark.errors import SparkConnectorError
 from impl.spark.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
 from impl.spark.types import arrow_schema_for_create, check_write_schema
 from impl.spark.writer import WriteJob, unsupported_write_reason
 from impl.table.catalog import split_system_table
 from impl.table.errors import SystemTableReadOnlyError
-from impl.table.options import _PREFIXES, KNOWN_KEYS
+from impl.table.options import KNOWN_KEYS
 
 FORMAT_NAME = "paimon_py"
 # internal: restricts a read to the files :func:`impl.spark.fast_read.read_table` leaves to this source
@@ -34,14 +35,25 @@ def _names(value: str | None) -> list[str]:
 
 
 def _paimon_key(key: str) -> bool:
-    return key in KNOWN_KEYS or key.startswith(_PREFIXES) or key.startswith("scan.")
+    """A key Paimon declares (or a key family it has, ``fields.<f>.aggregate-function``), or one
+    impl reads: any other key, ``scan.snapshot-idd`` or ``scan.foo`` too, is refused."""
+    return key in KNOWN_KEYS or classify(key) is not None
+
+
+def _unknown_message(unknown: list[str]) -> str:
+    """The unknown keys, each with the nearest Paimon key when one is close."""
+    parts = []
+    for k in unknown:
+        near = nearest_key(k)
+        parts.append(f"{k!r} (did you mean {near!r}?)" if near else repr(k))
+    return f"{FORMAT_NAME}: unknown option(s) {', '.join(parts)}"
 
 
 def check_table_options(options: dict[str, str]) -> None:
     """Refuse keys that are no Paimon table option (a typo would otherwise silently do nothing)."""
     unknown = sorted(k for k in options if not _paimon_key(k))
     if unknown:
-        raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {unknown}; storage options start with fs., "
+        raise SparkConnectorError(f"{_unknown_message(unknown)}; storage options start with fs., "
                                   f"s3. or s3a., other keys must be Paimon table options")
 
 
@@ -74,7 +86,7 @@ def parse_options(options) -> SourceOptions:
         else:
             unknown.append(k)
     if unknown:
-        raise SparkConnectorError(f"{FORMAT_NAME}: unknown option(s) {sorted(unknown)}; connector options are "
+        raise SparkConnectorError(f"{_unknown_message(sorted(unknown))}; connector options are "
                                   f"{sorted(_CONNECTOR_KEYS)}, storage options start with fs., s3. or s3a., other "
                                   f"keys must be Paimon table options")
     for k, scan_key in _TIME_TRAVEL.items():

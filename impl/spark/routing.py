@@ -42,13 +42,15 @@ log = logging.getLogger(__name__)
 BUCKET_COLUMN = "__paimon_bucket"
 
 
-def bucket_function(types: Sequence, num_buckets: int):
-    """A vectorized function of the bucket-key columns (pyarrow arrays) giving each row's int32 bucket."""
+def bucket_function(types: Sequence, num_buckets: int, function: str = "default"):
+    """A vectorized function of the bucket-key columns (pyarrow arrays) giving each row's int32
+    bucket by the table's ``bucket-function.type`` ``function``."""
     types = list(types)
 
     def buckets(*columns):
         # imported where the UDF runs, on Spark's Python workers
         from impl.format.types import to_arrow
+        from impl.options.values import BucketFunctionType
         from impl.table.bucket import compute_buckets
 
         cols = []
@@ -56,7 +58,8 @@ def bucket_function(types: Sequence, num_buckets: int):
             at = to_arrow(t)
             cols.append(c if c.type.equals(at) else c.cast(at))
         n = len(cols[0]) if cols else 0
-        return pa.array(compute_buckets(cols, types, num_buckets) if n else [], type=pa.int32())
+        return pa.array(compute_buckets(cols, types, num_buckets, BucketFunctionType(function)) if n else [],
+                        type=pa.int32())
 
     return buckets
 
@@ -76,7 +79,7 @@ def with_bucket_column(df, table, column_map: Sequence[tuple[str, str]]):
     types = [table.schema.field(k).type for k in keys]
     # pyspark's stubs only type arrow_udf calls that pass functionType, which at run time warns
     # "prefer type hints"; without it Spark defaults to a scalar Arrow UDF, which this is.
-    udf = F.arrow_udf(bucket_function(types, table.options.bucket), st.IntegerType())  # type: ignore[call-overload]
+    udf = F.arrow_udf(bucket_function(types, table.options.bucket, table.options.bucket_function.value), st.IntegerType())  # type: ignore[call-overload]
     return df.withColumn(BUCKET_COLUMN, udf(*[F.col(src[k]) for k in keys]))
 
 

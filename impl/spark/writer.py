@@ -33,6 +33,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
 from impl.fs.file_io import FileIO
+from impl.options.registry import check_write
 from impl.spark.errors import SparkConnectorError, WriteRoutingError
 from impl.spark.keycheck import (
     KeyCheckStats,
@@ -81,7 +82,10 @@ class WriteJob:
 
 
 def unsupported_write_reason(table, engine: str) -> str | None:
-    """Why tasks of ``engine`` (Spark, Ray) cannot write ``table`` in parallel, or None."""
+    """Why tasks of ``engine`` (Spark, Ray) cannot write ``table`` in parallel, or None.
+    UnsupportedOptionError (on the driver, before any task) for a Paimon option impl does not
+    implement that changes what a write puts (``impl.options.registry``)."""
+    check_write(table.options.raw, table.identifier)
     if table.bucket_mode is BucketMode.POSTPONE:
         return (f"{table.identifier} is a postpone bucket table (bucket -2); {engine} writes into it are not "
                 f"supported. Write it with impl's TableWrite, then compact it (impl.spark.compact or Table.compact)")

@@ -11,6 +11,10 @@ in one flat ``uint8`` buffer (fixed-width values scattered into their 8-byte slo
 bytes scattered into the variable-length tails), then hashed word by word across all rows.
 The only per-row Python is the fallback for DECIMAL with precision > 18, which Paimon
 stores as variable-length big-endian bytes (rare as a bucket key).
+
+With ``bucket-function.type`` = mod the bucket is ``floorMod(key, num_buckets)`` of the single
+INT or BIGINT bucket key (Paimon's ModBucketFunction; a null key reads as 0, as Java's
+``BinaryRow.getInt`` of a null slot does); ``hive`` is refused by name.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.errors import InvalidOptionError
 from impl.format.binary_row import encode_row, encode_row_unserialized, null_bits_size_in_bytes
 from impl.format.types import DataType
 from impl.fs.paths import POSTPONE_BUCKET_ID
+from impl.options.values import BucketFunctionType
 
 SEED = 42
 _C1 = np.uint32(0xCC9E2D51)
@@ -498,9 +504,37 @@ def _fixed_row_hashes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequ
 
 
 def compute_buckets(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType],
-                    num_buckets: int) -> np.ndarray:
-    """The fixed bucket of every row (int32), Paimon-compatible."""
+                    num_buckets: int, function: BucketFunctionType = BucketFunctionType.DEFAULT) -> np.ndarray:
+    """The fixed bucket of every row (int32) by Paimon's bucket ``function`` (InvalidOptionError
+    for a function this library does not implement or a bucket key it does not take)."""
+    check_bucket_function(function, types)
+    if function is BucketFunctionType.MOD:
+        return mod_buckets(columns[0], num_buckets)
     return bucket_of_hashes(row_hashes(columns, types), num_buckets)
+
+
+def bucket_function_problem(function: BucketFunctionType, types: Sequence[DataType]) -> str | None:
+    """Why ``function`` cannot place rows of a bucket key of ``types`` (None when it can)."""
+    if function is BucketFunctionType.HIVE:
+        return "bucket-function.type 'hive' is not supported (Hive's bucketing hash is not implemented)"
+    if function is BucketFunctionType.MOD and (len(types) != 1 or types[0].root not in ("INT", "BIGINT")):
+        # ModBucketFunction's own checks
+        return (f"bucket-function.type 'mod' needs exactly one INT or BIGINT bucket key field, the bucket key is "
+                f"({', '.join(str(t) for t in types)})")
+    return None
+
+
+def check_bucket_function(function: BucketFunctionType, types: Sequence[DataType]) -> None:
+    """InvalidOptionError naming :func:`bucket_function_problem`'s reason, if any."""
+    problem = bucket_function_problem(function, types)
+    if problem:
+        raise InvalidOptionError(problem)
+
+
+def mod_buckets(column: pa.Array | pa.ChunkedArray, num_buckets: int) -> np.ndarray:
+    """``Math.floorMod(key, num_buckets)`` of an INT / BIGINT key column (int32; null keys -> 0)."""
+    values = pc.fill_null(_as_array(column).cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    return np.mod(values, np.int64(num_buckets)).astype(np.int32)  # numpy's integer mod is a floor mod
 
 
 # ============================================================================ bucket mode

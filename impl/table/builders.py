@@ -7,6 +7,7 @@ from typing import Mapping, Sequence
 
 from impl._optional import require
 from impl.errors import OverwritePartitionError
+from impl.options.registry import check_read
 from impl.table.arrow_stream import BuilderReads
 from impl.table.commit import NO_OVERWRITE, TableCommit
 from impl.table.core import TableCore
@@ -87,6 +88,9 @@ class ReadBuilder(BuilderReads):
     """Builds scans and reads with a filter, a projection and a row limit."""
 
     def __init__(self, core: TableCore):
+        # a Paimon option that changes what a read returns and impl does not implement (e.g.
+        # scan.version, bucket-function.type = mod) is refused here, before any plan
+        check_read(core.options.raw, core.identifier)
         self.core = core
         self._predicate: Predicate | None = None
         self._projection: list[str] | None = None

@@ -419,7 +419,8 @@ class Catalog:
         def build(latest):
             new = apply_changes(latest, changes, has_snapshots=lambda: snapshots.latest_snapshot() is not None,
                                 time_millis=self.env.clock_millis())
-            validate_for_create(new, warn_unknown=False)  # the new schema must be a table one could create
+            # the new schema must be a table one could create (keeping the options it had)
+            validate_for_create(new, warn_unknown=False, previous_options=latest.options)
             return new
 
         new = SchemaManager(self.file_io, paths).commit_changes(build, ident)

@@ -31,7 +31,7 @@ from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
 from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
-from impl.fs.paths import DataFileNamer
+from impl.options.registry import check_write
 from impl.snapshot.references import data_file_paths
 from impl.table.append_writer import NO_ROLLING, RollingFileWriter
 from impl.table.bucket import BucketMode
@@ -122,7 +122,7 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
         core.file_io, core.paths.bucket_dir(path, bucket), schema, fields,
         schema_id=core.schema.id, target_file_size=target, formats=o.write_formats,
         stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
-        name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
+        name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis,
         file_index=FileIndexSpec.from_options(core.options.raw))
     try:
         for f in picked:
@@ -171,7 +171,7 @@ def compact_row_id_groups(core: TableCore, partition: bytes, path: str, bucket: 
                 core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
                 schema_id=core.schema.id, target_file_size=NO_ROLLING, formats=core.options.write_formats,
                 stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
-                name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
+                name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis,
                 file_index=FileIndexSpec.from_options(core.options.raw))
             try:
                 writer.write(merged.cast(core.arrow_schema))
@@ -197,6 +197,7 @@ def compact_table(core: TableCore, full: bool = False) -> CommitStats | None:
     Postpone-mode tables (``bucket`` = -2) compact as Paimon's postpone compaction does: every
     partition holding postponed rows gets them moved into real buckets (see
     :mod:`impl.table.postpone`); buckets of other partitions are left alone."""
+    check_write(core.options.raw, core.identifier)  # a compaction rewrites files: the write rules hold
     latest = core.snapshot_manager.latest_snapshot()
     if latest is None:
         return None

@@ -15,15 +15,16 @@ another view of the same branch (sharing the schema manager, whose cache is per 
 from __future__ import annotations
 
 import datetime as _dt
+import enum
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pyarrow as pa
 
 from impl.branch.manager import BranchManager
 from impl.environment import PRODUCTION, Environment
-from impl.errors import CorruptMetadataError
+from impl.errors import CorruptMetadataError, InvalidTagNameError, SnapshotNotExistError, TagNotExistError
 from impl.format.binary_row import decode_row
 from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.json_records import Snapshot, TableSchema
@@ -31,7 +32,8 @@ from impl.format.records import IndexFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
-from impl.fs.paths import TablePaths, partition_path
+from impl.fs.partition_names import PartitionNaming
+from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import (
     IndexManifestFile,
     ManifestFile,
@@ -39,28 +41,32 @@ from impl.manifest.manifest_file import (
     manifest_avro_codec,
     manifest_format_option,
 )
+from impl.options.registry import check_dynamic_keys
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.table.bucket import BucketMode, bucket_mode
-from impl.table.errors import TableNotExistError
+from impl.table.errors import TableNotExistError, UnsupportedTableFeatureError
 from impl.table.options import TableOptions
 from impl.table.schema import (
     arrow_schema,
     bucket_key_names,
+    check_index_file_layout,
     check_table_kind_kept,
     merge_tree_options,
     validate_options,
 )
 from impl.tag.manager import TagManager
+from impl.tag.tag import check_tag_name
 
 
 class PartitionCache:
     """Decoded partition values and path of each serialized partition, computed once."""
 
-    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str):
+    def __init__(self, names: Sequence[str], types: Sequence[DataType], default_name: str, legacy_name: bool = True):
         self.names = list(names)
         self.types = list(types)
         self.default_name = default_name
+        self.naming = PartitionNaming(tuple(names), tuple(types), default_name, legacy_name)
         self._values: dict[bytes, tuple] = {}
         self._paths: dict[bytes, str] = {}
 
@@ -74,7 +80,7 @@ class PartitionCache:
     def path(self, partition: bytes) -> str:
         p = self._paths.get(partition)
         if p is None:
-            p = partition_path(self.names, self.values(partition), self.default_name)
+            p = self.naming.path_of_row(partition)
             self._paths[partition] = p
         return p
 
@@ -100,6 +106,9 @@ class TableCore:
     env: Environment = field(default=PRODUCTION)
     # who publishes snapshots: None = an atomic create on file_io; a REST catalog's server
     snapshot_commit: SnapshotCommit | None = None
+    # the schema this view was opened with when time travel chose another one (``schema`` is
+    # then the travelled snapshot's): another view of these options starts from it again
+    opened_schema: TableSchema | None = None
 
     @classmethod
     def open(cls, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None = None,
@@ -107,13 +116,32 @@ class TableCore:
              env: Environment | None = None, snapshot_commit: SnapshotCommit | None = None) -> "TableCore":
         """The core of the view of ``path`` under ``schema`` with ``dynamic_options`` (option
         ``branch`` selects the branch). InvalidOptionError if the merged options are invalid.
-        ``snapshot_commit``: who publishes snapshots (default: the file system)."""
+        ``snapshot_commit``: who publishes snapshots (default: the file system).
+
+        Time travel (``scan.snapshot-id`` / ``scan.timestamp-millis`` / ``scan.tag-name``) gives
+        the view the schema of the snapshot it travels to, as Paimon does (``schemaId`` of the
+        snapshot): its rows come back with the columns as they were named and typed then."""
+        core = cls._open(file_io, path, schema, identifier, dynamic_options, schema_manager, env, snapshot_commit)
+        travelled = _travel_schema(core)
+        if travelled is None:
+            return core
+        return cls._open(file_io, path, travelled, identifier, dynamic_options, core.schema_manager, env,
+                         snapshot_commit, opened_schema=schema)
+
+    @classmethod
+    def _open(cls, file_io: FileIO, path: str, schema: TableSchema, identifier: str | None,
+              dynamic_options: Mapping[str, str] | None, schema_manager: SchemaManager | None,
+              env: Environment | None, snapshot_commit: SnapshotCommit | None, *,
+              opened_schema: TableSchema | None = None) -> "TableCore":
         env = env or PRODUCTION
         path = path.rstrip("/")
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
+        # a misspelt Paimon key (scan.snapshot-idd) in a view's options is refused, not ignored
+        check_dynamic_keys(dynamic)
         merged = {**schema.options, **dynamic}
         options = TableOptions.from_options(merged, warn_unknown=False)
-        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch)  # a checked name: see impl.fs.names
+        # a checked name: see impl.fs.names
+        paths = TablePaths(path, id_factory=env.new_id, branch=options.branch, layout=options.commit.layout)
         # reads the schemas older data files were written under (the branch's schema directory;
         # cached; shared by views of the same branch)
         schema_manager = schema_manager or SchemaManager(file_io, paths)
@@ -125,8 +153,9 @@ class TableCore:
             manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged),
                                        codec=manifest_avro_codec(merged)),
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
-                                           options.partition_default_name),
-            env=env, snapshot_commit=snapshot_commit)
+                                           options.partition_default_name, options.commit.partition_legacy_name),
+            env=env, snapshot_commit=snapshot_commit, opened_schema=opened_schema)
+        check_index_file_layout(schema, options)
         if dynamic:
             check_table_kind_kept(schema, dynamic)
             validate_options(schema, options)
@@ -136,8 +165,34 @@ class TableCore:
 
     def with_options(self, dynamic_options: Mapping[str, str]) -> "TableCore":
         """The same branch with ``dynamic_options`` instead of this view's (schema manager shared)."""
-        return TableCore.open(self.file_io, self.path, self.schema, self.identifier, dynamic_options,
-                              self.schema_manager, self.env, self.snapshot_commit)
+        return TableCore.open(self.file_io, self.path, self.opened_schema or self.schema, self.identifier,
+                              dynamic_options, self.schema_manager, self.env, self.snapshot_commit)
+
+    @property
+    def time_travel(self) -> bool:
+        """One of ``scan.snapshot-id`` / ``scan.timestamp-millis`` / ``scan.tag-name`` /
+        ``scan.version`` is set."""
+        o = self.options
+        return (o.scan_snapshot_id is not None or o.scan_timestamp_millis is not None or o.scan_tag_name is not None
+                or o.scan_version is not None)
+
+    def travel_snapshot(self) -> Snapshot | None:
+        """The snapshot ``scan.snapshot-id`` / ``scan.timestamp-millis`` / ``scan.tag-name`` /
+        ``scan.version`` names (a tag's own copy: it stays readable after the snapshot
+        expired), or None when none is set or no snapshot is that old. SnapshotNotExistError /
+        TagNotExistError when the one named is missing."""
+        opts = self.options
+        if opts.scan_snapshot_id is not None:
+            return self.snapshot_manager.snapshot(opts.scan_snapshot_id)
+        if opts.scan_timestamp_millis is not None:
+            return self.snapshot_manager.earlier_or_equal_time_millis(opts.scan_timestamp_millis)
+        if opts.scan_tag_name is not None:
+            return self.tag_manager.get(opts.scan_tag_name).snapshot
+        if opts.scan_version is not None:
+            tags = self.tag_manager
+            kind, target = version_target(opts.scan_version, tags.tag_exists)
+            return tags.get(target).snapshot if kind is VersionKind.TAG else self.snapshot_manager.snapshot(int(target))
+        return None
 
     # ------------------------------------------------------------------ derived views
 
@@ -209,6 +264,57 @@ class TableCore:
     def now_local(self) -> _dt.datetime:
         """The environment's wall clock as a naive local datetime (Java's LocalDateTime.now())."""
         return _dt.datetime.fromtimestamp(self.env.clock_millis() / 1000)
+
+
+class VersionKind(enum.Enum):
+    """What a ``scan.version`` names."""
+
+    TAG = "tag"
+    SNAPSHOT = "snapshot"
+
+
+def version_target(version: str, tag_exists: Callable[[str], bool]) -> tuple[VersionKind, str]:
+    """What ``scan.version`` (Spark's ``VERSION AS OF``) reads, by Paimon 1.4.2's
+    ``TimeTravelUtil.adaptScanVersion``: a tag of that name when one exists (a tag wins over a
+    snapshot of the same number), else the snapshot of that id when it is all digits. A
+    ``watermark-<n>`` version (Paimon's scan.watermark) is refused by name; any other version
+    names a tag that does not exist (TagNotExistError, as Java's "Cannot find a time travel
+    version")."""
+    if _is_tag_name(version) and tag_exists(version):
+        return VersionKind.TAG, version
+    if version.startswith("watermark-"):
+        raise UnsupportedTableFeatureError(f"option 'scan.version' = {version!r}: time travel by watermark "
+                                           "(scan.watermark) is not supported")
+    if version.isascii() and version.isdigit():
+        return VersionKind.SNAPSHOT, version
+    return VersionKind.TAG, version  # the tag's lookup raises TagNotExistError (or InvalidTagNameError)
+
+
+def _is_tag_name(name: str) -> bool:
+    """Whether ``name`` could name a tag file (a version such as '../x' names none)."""
+    try:
+        check_tag_name(name)
+    except InvalidTagNameError:
+        return False
+    return True
+
+
+
+def _travel_schema(core: TableCore) -> TableSchema | None:
+    """The schema of the snapshot ``core``'s time-travel options name when it is not
+    ``core.schema``, else None. The snapshot schema keeps its own options (those naming columns
+    name that schema's columns), the view's dynamic options apply over them. A missing snapshot
+    or tag leaves the schema as it is: the scan raises the error naming it. An incremental read
+    (``incremental-between``) does not travel."""
+    if core.options.incremental_between is not None or not core.time_travel:
+        return None
+    try:
+        snapshot = core.travel_snapshot()
+    except (SnapshotNotExistError, TagNotExistError):
+        return None
+    if snapshot is None or snapshot.schema_id == core.schema.id:
+        return None
+    return core.schema_manager.schema(snapshot.schema_id)
 
 
 def load_latest_schema(file_io: FileIO, paths: TablePaths, identifier: str) -> TableSchema:

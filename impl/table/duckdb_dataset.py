@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
-from impl.table.predicate import Predicate
+from impl.table.predicate import MAX_PREDICATE_DEPTH, Predicate
 from impl.table.pushdown import (
     FLIPPED,
     PushdownScan,
@@ -44,6 +44,8 @@ from impl.table.pushdown import (
 # Arrow compute function names of comparisons, as impl's predicate methods
 _COMPARISONS = {"equal": "equal", "not_equal": "not_equal", "less": "less_than", "less_equal": "less_or_equal",
                 "greater": "greater_than", "greater_equal": "greater_or_equal"}
+_AND = ("and_kleene", "and")
+_OR = ("or_kleene", "or")
 
 
 # ---------------------------------------------------------------------- the Expression as a tree
@@ -88,71 +90,105 @@ class _Node:
         self.kind, self.value, self.args, self.options = kind, value, list(args), options
 
     def fields(self) -> set[str]:
-        out = {self.value} if self.kind == "field" else set()
-        for a in self.args:
-            out |= a.fields()
+        out: set[str] = set()
+        stack = [self]  # not recursive: an engine's OR chain of 10,000 terms is 10,000 deep
+        while stack:
+            n = stack.pop()
+            if n.kind == "field":
+                out.add(n.value)
+            stack.extend(n.args)
         return out
 
 
 def expression_tree(expr: pc.Expression) -> _Node:
-    """The tree of ``expr`` (:class:`Untranslatable` on a form this reader does not know)."""
+    """The tree of ``expr`` (:class:`Untranslatable` on a form this reader does not know).
+
+    Read without recursion: the serialized expression lists the nodes in pre-order (a call, its
+    arguments, its options, its end), and an engine's AND / OR chain of n terms is n deep."""
     buf = expr.__reduce__()[1][0]
     reader = pa.ipc.open_file(buf)
     literals = reader.read_all()
     pairs = _metadata_pairs(reader.schema)
     pos = 0
+    open_calls: list[tuple[str, list[_Node]]] = []  # calls whose end is still to come, innermost last
+    root: _Node | None = None
 
     def literal(index: str) -> pa.Scalar:
         return literals.column(int(index))[0]
 
-    def node() -> _Node:
-        nonlocal pos
+    while root is None:
         if pos >= len(pairs):
             raise Untranslatable("truncated expression")
         key, value = pairs[pos]
         pos += 1
+        done: _Node | None = None
         if key == "literal":
-            return _Node("literal", literal(value))
-        if key == "field_ref":
-            return _Node("field", value)
-        if key != "call":
+            done = _Node("literal", literal(value))
+        elif key == "field_ref":
+            done = _Node("field", value)
+        elif key == "call":
+            open_calls.append((value, []))
+        else:
             raise Untranslatable(f"expression node {key!r}")
-        args, options = [], None
-        while pos < len(pairs) and pairs[pos][0] not in ("end", "options"):
-            args.append(node())
-        if pos < len(pairs) and pairs[pos][0] == "options":
-            options = literal(pairs[pos][1])
-            pos += 1
-        if pos >= len(pairs) or pairs[pos] != ("end", value):
-            raise Untranslatable(f"call {value!r} without its end")
-        pos += 1
-        return _Node("call", value, args, options)
-
-    root = node()
+        while done is not None or (open_calls and pos < len(pairs) and pairs[pos][0] in ("end", "options")):
+            if done is None:  # the innermost open call's arguments end here
+                name, args = open_calls.pop()
+                options = None
+                if pairs[pos][0] == "options":
+                    options = literal(pairs[pos][1])
+                    pos += 1
+                if pos >= len(pairs) or pairs[pos] != ("end", name):
+                    raise Untranslatable(f"call {name!r} without its end")
+                pos += 1
+                done = _Node("call", name, args, options)
+            if not open_calls:
+                root = done
+                break
+            open_calls[-1][1].append(done)
+            done = None
     if pos != len(pairs):
         raise Untranslatable("trailing expression nodes")
     return root
 
 
-def to_predicate(table, node: _Node) -> Predicate | None:
-    """An impl predicate every row matching ``node`` matches (None: nothing translates)."""
+def _chain(node: _Node, names: tuple[str, ...]) -> list[_Node]:
+    """The operands of the run of ``names`` calls (one associative operator) at ``node``, in
+    order, without recursion."""
+    out: list[_Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.kind == "call" and n.value in names:
+            stack.extend(reversed(n.args))
+        else:
+            out.append(n)
+    return out
+
+
+def to_predicate(table, node: _Node, depth: int = 1) -> Predicate | None:
+    """An impl predicate every row matching ``node`` matches (None: nothing translates).
+
+    Below ``MAX_PREDICATE_DEPTH`` levels of alternating AND / OR nothing is translated (weaker,
+    so safe: the engine applies its own filter to the rows read)."""
+    if depth > MAX_PREDICATE_DEPTH:
+        return None
     try:
-        return _translate(table, node)
-    except Untranslatable:
+        return _translate(table, node, depth)
+    except (Untranslatable, InvalidPredicateError):  # InvalidPredicateError: the tree nests too deep
         return None
 
 
-def _translate(table, node: _Node) -> Predicate | None:
+def _translate(table, node: _Node, depth: int) -> Predicate | None:
     if node.kind != "call":
         raise Untranslatable(node.kind)
     name, args = node.value, node.args
-    if name in ("and_kleene", "and"):
-        return conjunction([to_predicate(table, a) for a in args])
-    if name in ("or_kleene", "or"):
-        return disjunction([to_predicate(table, a) for a in args])
+    if name in _AND:
+        return conjunction([to_predicate(table, a, depth + 1) for a in _chain(node, _AND)])
+    if name in _OR:
+        return disjunction([to_predicate(table, a, depth + 1) for a in _chain(node, _OR)])
     if name == "if_else" and len(args) == 3 and args[2].kind == "literal" and not args[2].value.is_valid:
         # DuckDB's IN: if_else(is_valid(x), is_in(x, ...), null), true exactly when both are
-        return conjunction([to_predicate(table, args[0]), to_predicate(table, args[1])])
+        return conjunction([to_predicate(table, args[0], depth + 1), to_predicate(table, args[1], depth + 1)])
     if name in _COMPARISONS and len(args) == 2:
         a, b = args
         method = _COMPARISONS[name]

@@ -218,7 +218,8 @@ class FilterSyntaxError(InvalidPredicateError):
     def __init__(self, text: str, position: int, problem: str):
         self.text = text
         self.position = position
-        super().__init__(f"--where {text!r} at position {position}: {problem} (supported: comparisons "
+        shown = text if len(text) <= 200 else f"{text[:200]}...({len(text)} characters)"
+        super().__init__(f"--where {shown!r} at position {position}: {problem} (supported: comparisons "
                          "=, !=, <>, <, <=, >, >= of a column and a literal, IN (...), NOT IN (...), "
                          "BETWEEN a AND b, IS NULL, IS NOT NULL, AND, OR, parentheses)")
 

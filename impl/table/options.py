@@ -16,8 +16,8 @@ from impl.errors import InvalidOptionError
 from impl.format.write_formats import WriteFormats
 from impl.fs.names import BranchName, TagName
 from impl.options import core_options as co
-from impl.options.core_options import KNOWN_KEYS, KNOWN_PREFIXES, is_known_key, warn_unknown_keys
-from impl.options.values import ChangelogProducer, MergeEngine, StatsMode, StatsModeKind
+from impl.options.core_options import KNOWN_KEYS, is_known_key, warn_unknown_keys
+from impl.options.values import BucketFunctionType, ChangelogProducer, MergeEngine, StatsMode, StatsModeKind
 
 __all__ = [
     "TableOptions", "StatsMode", "StatsModeKind", "MergeEngine", "ChangelogProducer", "KNOWN_KEYS",
@@ -25,9 +25,6 @@ __all__ = [
 ]
 
 MiB = 1024 * 1024
-
-# the old names of the known-key families, still imported by impl.spark.source
-_PREFIXES = KNOWN_PREFIXES
 
 # ---------------------------------------------------------------------------- rules
 
@@ -101,6 +98,7 @@ class TableOptions:
     dynamic_bucket_target_row_num: int = co.DYNAMIC_BUCKET_TARGET_ROW_NUM.default
     dynamic_bucket_max_buckets: int = co.DYNAMIC_BUCKET_MAX_BUCKETS.default
     postpone_default_bucket_num: int = co.POSTPONE_DEFAULT_BUCKET_NUM.default
+    bucket_function: BucketFunctionType = co.BUCKET_FUNCTION_TYPE.default
     commit: CommitOptions = CommitOptions()
 
     def target_file_size_for(self, primary_key_table: bool) -> int:
@@ -157,5 +155,6 @@ class TableOptions:
             dynamic_bucket_target_row_num=co.DYNAMIC_BUCKET_TARGET_ROW_NUM.get(raw),
             dynamic_bucket_max_buckets=co.DYNAMIC_BUCKET_MAX_BUCKETS.get(raw),
             postpone_default_bucket_num=co.POSTPONE_DEFAULT_BUCKET_NUM.get(raw),
+            bucket_function=co.BUCKET_FUNCTION_TYPE.get(raw),
             commit=CommitOptions.from_options(raw),
         )

@@ -100,7 +100,8 @@ def read_pk_split(core: TableCore, split: DataSplit, projection: Sequence[str], 
     if split.kind is SplitKind.DATA and core.options.deletion_vectors:
         dvs = mt.read_deletion_vectors(core.file_io, core.paths, split.index_files)
         out = mt.deletion_vector_read(core.file_io, core.paths, core.schema, split.partition_path, split.bucket,
-                                      list(split.files), dvs, projection=columns, predicate=expr)
+                                      list(split.files), dvs, projection=columns, predicate=expr,
+                                      schemas=core.schema_manager)
         return out.select(projection)
     if split.kind is SplitKind.DATA:
         out = mt.merge_read(core.file_io, core.paths, core.schema, core.merge_tree_options,

@@ -24,7 +24,8 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from impl._optional import require
-from impl.table.predicate import Predicate
+from impl.table.errors import InvalidPredicateError
+from impl.table.predicate import MAX_PREDICATE_DEPTH, Predicate
 from impl.table.pushdown import (
     FLIPPED,
     PushdownScan,
@@ -79,27 +80,47 @@ def to_predicate(table, expr) -> Predicate | None:
     try:
         tree = json.loads(expr.meta.serialize(format="json"))
     except Exception:  # noqa: BLE001 - an expression Polars cannot write out is simply not pushed
+        # (RecursionError included: json.loads of a chain of more than about 450 ANDs / ORs)
         return None
     return _part(pl, table, tree)
 
 
-def _part(pl, table, node: Any) -> Predicate | None:
+def _part(pl, table, node: Any, depth: int = 1) -> Predicate | None:
+    """The translation of ``node`` (None: untranslatable, or nested deeper than
+    ``MAX_PREDICATE_DEPTH``; weaker, so safe: Polars filters the rows read itself)."""
+    if depth > MAX_PREDICATE_DEPTH:
+        return None
     try:
-        return _translate(pl, table, node)
-    except Untranslatable:
+        return _translate(pl, table, node, depth)
+    except (Untranslatable, InvalidPredicateError):  # InvalidPredicateError: the tree nests too deep
         return None
 
 
-def _translate(pl, table, node: Any) -> Predicate | None:
+def _chain(node: Any, ops: tuple[str, ...]) -> list[Any]:
+    """The operands, in order, of the run of ``ops`` binary expressions at ``node``: a chain
+    ``a | b | ... | z`` is as deep as it is long, so it is walked without recursion."""
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        body = n.get("BinaryExpr") if isinstance(n, dict) and len(n) == 1 else None
+        if isinstance(body, dict) and body.get("op") in ops:
+            stack += [body.get("right"), body.get("left")]
+        else:
+            out.append(n)
+    return out
+
+
+def _translate(pl, table, node: Any, depth: int) -> Predicate | None:
     if not isinstance(node, dict) or len(node) != 1:
         raise Untranslatable("not an expression node")
     ((kind, body),) = node.items()
     if kind == "BinaryExpr":
         op, left, right = body.get("op"), body.get("left"), body.get("right")
         if op in _AND:
-            return conjunction([_part(pl, table, left), _part(pl, table, right)])
+            return conjunction([_part(pl, table, n, depth + 1) for n in _chain(node, _AND)])
         if op in _OR:
-            return disjunction([_part(pl, table, left), _part(pl, table, right)])
+            return disjunction([_part(pl, table, n, depth + 1) for n in _chain(node, _OR)])
         if op in _COMPARISONS:
             method = _COMPARISONS[op]
             if _is_constant(left) and _column(right) is not None:

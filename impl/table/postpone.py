@@ -48,10 +48,10 @@ _KIND_COL = "__paimon_postpone_kind__"
 # ============================================================================ rules
 
 
-def writer_prefix(commit_user: str, write_id: int) -> str:
-    """The name prefix every file of one postpone writer shares (Paimon's DATA_FILE_PREFIX option
-    value ``data-`` followed by ``-u-<user>-s-<write id>-w-``)."""
-    return f"{DATA_FILE_PREFIX}-u-{commit_user}-s-{write_id}-w-"
+def writer_prefix(commit_user: str, write_id: int, data_prefix: str = DATA_FILE_PREFIX) -> str:
+    """The name prefix every file of one postpone writer shares (Paimon's ``data-file.prefix``,
+    ``data-`` by default, followed by ``-u-<user>-s-<write id>-w-``)."""
+    return f"{data_prefix}-u-{commit_user}-s-{write_id}-w-"
 
 
 def write_id_of(file_name: str) -> int:
@@ -189,7 +189,9 @@ class PostponeBucketWriter:
             thin_mode=core.merge_tree_options.data_file_thin_mode)
         if no_stats:
             self._ctx = replace(self._ctx, key_stats_mode=NO_STATS)
-        self._namer = FileNamer(writer_prefix(commit_user, write_id), id_factory=core.env.new_id)
+        layout = core.paths.layout
+        self._namer = FileNamer(writer_prefix(commit_user, write_id, layout.data_prefix),
+                                f".{layout.compression_infix}" if layout.compression_infix else "", core.env.new_id)
         self._rolling = RollingKVWriter
         self._writer: RollingKVWriter | None = None
 
@@ -260,7 +262,8 @@ def compact_postponed_partition(core: TableCore, task: PostponeTask, full: bool,
             if kv.num_rows == 0:
                 continue
             user = kv.select(names).append_column(_KIND_COL, kv.column(mt.VALUE_KIND).cast(pa.int8()))
-            buckets = compute_buckets([user.column(k) for k in keys], key_types, num_buckets)
+            buckets = compute_buckets([user.column(k) for k in keys], key_types, num_buckets,
+                                      core.options.bucket_function)
             for bucket, part in split_by_group(user, buckets):
                 w = writers.get(bucket)
                 if w is None:

@@ -6,6 +6,13 @@
 - ``fields()``: the columns it reads (to know whether partition values decide it alone).
 
 Predicates are immutable trees of :class:`LeafPredicate` and :class:`CompoundPredicate`.
+Trees stay shallow whatever builds them: a compound's children of its own operator are spliced
+into it (``or(or(a, b), c)`` is ``or(a, b, c)``), so a chain of 10,000 ORs is one node with
+10,000 children, and nesting deeper than :data:`MAX_PREDICATE_DEPTH` (alternating AND / OR) is
+refused with ``InvalidPredicateError``. Every recursive walk over a predicate, here or in the
+engines' translations, is bounded by that depth; ``to_arrow`` combines a compound's children as
+a tree of logarithmic depth (pyarrow binds an expression recursively and crashes the
+interpreter on a 10,000-deep one: see :func:`balanced`).
 SQL semantics: a comparison with null is not true, so nulls never match anything except
 ``is_null``.
 """
@@ -16,7 +23,8 @@ import base64
 import datetime as _dt
 import decimal
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import pyarrow as pa
@@ -32,10 +40,19 @@ StatsLookup = Callable[[str], "ColumnStats | None"]
 _COMPARISONS = ("equal", "not_equal", "less_than", "less_or_equal", "greater_than", "greater_or_equal")
 _NO_LITERAL = ("is_null", "is_not_null")
 _PATTERNS = ("startswith", "endswith", "contains")
+_OPS = ("and", "or")
+
+# The deepest predicate tree accepted: a leaf is depth 1, a compound one more than its deepest
+# child. Same-operator children are spliced, so only alternating AND / OR nests; no real filter
+# alternates 64 times, and every walk over a tree (here, in the engines' translations, in the
+# file-index evaluation) recurses at most this deep.
+MAX_PREDICATE_DEPTH = 64
 
 
 class Predicate:
     """Base class of predicates."""
+
+    depth: int = 1  # see MAX_PREDICATE_DEPTH
 
     def to_arrow(self) -> pc.Expression:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -142,10 +159,37 @@ def _may_match(m: str, lits: tuple, lo, hi, s: ColumnStats) -> bool:
 
 @dataclass(frozen=True)
 class CompoundPredicate(Predicate):
-    """``and`` / ``or`` of child predicates."""
+    """``and`` / ``or`` of child predicates (children of the same operator are spliced in; a
+    tree deeper than :data:`MAX_PREDICATE_DEPTH` is ``InvalidPredicateError``)."""
 
     op: str
     children: tuple[Predicate, ...]
+    depth: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.op not in _OPS:
+            raise InvalidPredicateError(f"unknown predicate operator {self.op!r} (and / or)")
+        if not self.children:
+            raise InvalidPredicateError(f"{self.op} of no predicates")
+        flat: list[Predicate] = []
+        depth = 1
+        for c in self.children:
+            if not isinstance(c, Predicate):
+                raise InvalidPredicateError(f"{self.op}: {_shown(c)} is not a Predicate")
+            if isinstance(c, CompoundPredicate) and c.op == self.op:
+                # already flat and checked: spliced in one step (a chain built one or_ at a time
+                # must not walk its children again)
+                flat.extend(c.children)
+                depth = max(depth, c.depth)
+            else:
+                flat.append(c)
+                depth = max(depth, c.depth + 1)
+        if depth > MAX_PREDICATE_DEPTH:
+            raise InvalidPredicateError(
+                f"predicate nested {depth} levels deep (alternating AND / OR); at most {MAX_PREDICATE_DEPTH} "
+                "are accepted")
+        object.__setattr__(self, "children", tuple(flat))
+        object.__setattr__(self, "depth", depth)
 
     def fields(self) -> frozenset[str]:
         out: frozenset[str] = frozenset()
@@ -154,16 +198,41 @@ class CompoundPredicate(Predicate):
         return out
 
     def to_arrow(self) -> pc.Expression:
-        exprs = [c.to_arrow() for c in self.children]
-        acc = exprs[0]
-        for e in exprs[1:]:
-            acc = (acc & e) if self.op == "and" else (acc | e)
-        return acc
+        return balanced(self.op, [c.to_arrow() for c in self.children])
 
     def test_stats(self, lookup: StatsLookup) -> bool:
         if self.op == "and":
             return all(c.test_stats(lookup) for c in self.children)
         return any(c.test_stats(lookup) for c in self.children)
+
+
+# Children of one AND / OR combined per group in ``balanced``: see there.
+_ARROW_GROUP = 8
+
+
+def balanced(op: str, exprs: Sequence[pc.Expression]) -> pc.Expression:
+    """The AND / OR of ``exprs`` as a tree of depth O(log n).
+
+    pyarrow binds, simplifies and evaluates expressions recursively and overflows its stack
+    (SIGSEGV, the interpreter dies) on a chain of about 10,000 terms. A balanced tree alone does
+    not help: pyarrow's canonicalization flattens every run of one associative operator and
+    folds it again left-deep. So children are combined in groups of ``_ARROW_GROUP``, and each
+    group is wrapped in a double ``invert`` (the identity on true / false / null, and not an
+    AND / OR, so the flattening stops there) before the groups are combined the same way: at most
+    ``_ARROW_GROUP + 2`` levels per ``log_8(n)``.
+    """
+    level = list(exprs)
+    if not level:
+        raise InvalidPredicateError(f"{op} of no expressions")
+    while len(level) > 1:
+        grouped = []
+        for i in range(0, len(level), _ARROW_GROUP):
+            acc = level[i]
+            for e in level[i + 1: i + _ARROW_GROUP]:
+                acc = (acc & e) if op == "and" else (acc | e)
+            grouped.append(~~acc if len(level) > _ARROW_GROUP else acc)
+        level = grouped
+    return level[0]
 
 
 def split_and(p: Predicate | None) -> list[Predicate]:
@@ -234,10 +303,12 @@ def _to_data(p: Predicate) -> dict:
     raise InvalidPredicateError(f"{p!r} is not a LeafPredicate or CompoundPredicate")
 
 
-def _from_data(d: dict) -> Predicate:
+def _from_data(d: dict, depth: int = 1) -> Predicate:
+    if depth > MAX_PREDICATE_DEPTH:  # before recursing further
+        raise InvalidPredicateError(f"predicate nested more than {MAX_PREDICATE_DEPTH} levels deep")
     if "leaf" in d:
         return LeafPredicate(d["leaf"], d["field"], tuple(_literal_from_json(v) for v in d["literals"]))
-    return CompoundPredicate(d["op"], tuple(_from_data(c) for c in d["children"]))
+    return CompoundPredicate(d["op"], tuple(_from_data(c, depth + 1) for c in d["children"]))
 
 
 def predicate_to_json(p: Predicate) -> str:
@@ -253,8 +324,32 @@ def predicate_from_json(text: str) -> Predicate:
     """The predicate :func:`predicate_to_json` wrote (raises ``InvalidPredicateError`` on other text)."""
     try:
         return _from_data(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
+    except InvalidPredicateError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        # RecursionError: json.loads of text nested deeper than the interpreter's stack allows
         raise InvalidPredicateError(f"not a predicate in JSON form: {text[:200]!r} ({e})") from e
+
+
+def _shown(literal: Any) -> str:
+    """A literal for an error message: short, and never failing (``repr`` of an int of more
+    than 4,300 digits raises ValueError)."""
+    try:
+        text = repr(literal)
+    except ValueError:
+        return f"<{type(literal).__name__} of more than 4300 digits>"
+    return text if len(text) <= 100 else f"{text[:100]}...({len(text)} characters)"
+
+
+def _overflowed_to_infinity(literal: Any, value: Any) -> bool:
+    """Did a finite number become an infinity converting to the column's type?"""
+    if not isinstance(value, float) or not math.isinf(value) or isinstance(literal, bool):
+        return False
+    if isinstance(literal, int):
+        return True
+    if isinstance(literal, (float, decimal.Decimal)):
+        return not math.isinf(literal) if isinstance(literal, float) else not literal.is_infinite()
+    return False
 
 
 class PredicateBuilder:
@@ -281,12 +376,17 @@ class PredicateBuilder:
                 scalar = pa.scalar(lit, type=arrow_type)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
                 raise InvalidPredicateError(
-                    f"predicate {method} on {field!r} ({t}): literal {lit!r} does not fit the column type: {e}") from e
+                    f"predicate {method} on {field!r} ({t}): literal {_shown(lit)} does not fit the column type: "
+                    f"{str(e)[:200]}") from e
             value = scalar.as_py()
             if pa.types.is_integer(arrow_type) and value != lit:
                 # pyarrow truncates 1.5 to 1 for an integer column: the filter would match other rows
                 raise InvalidPredicateError(
-                    f"predicate {method} on {field!r} ({t}): literal {lit!r} is not a value of the column type")
+                    f"predicate {method} on {field!r} ({t}): literal {_shown(lit)} is not a value of the column type")
+            if _overflowed_to_infinity(lit, value):
+                # pyarrow makes 1e300 inf for a FLOAT column: the filter would match infinities
+                raise InvalidPredicateError(
+                    f"predicate {method} on {field!r} ({t}): literal {_shown(lit)} is out of the column type's range")
             checked.append(value)
         if method in _PATTERNS and not (t.is_string or t.is_binary):
             raise InvalidPredicateError(f"predicate {method} on {field!r}: column type {t} is not a string")
@@ -357,13 +457,14 @@ class PredicateBuilder:
 
     @staticmethod
     def _compound(op: str, predicates) -> Predicate:
+        """The ``op`` of ``predicates`` (spliced flat, depth checked: see CompoundPredicate)."""
         if len(predicates) == 1 and isinstance(predicates[0], (list, tuple)):
             predicates = tuple(predicates[0])
         if not predicates:
             raise InvalidPredicateError(f"{op}_ needs at least one predicate")
         for p in predicates:
             if not isinstance(p, Predicate):
-                raise InvalidPredicateError(f"{op}_: {p!r} is not a Predicate")
+                raise InvalidPredicateError(f"{op}_: {_shown(p)} is not a Predicate")
         if len(predicates) == 1:
             return predicates[0]
         return CompoundPredicate(op, tuple(predicates))

@@ -23,7 +23,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
-from impl.errors import InvalidTagNameError, SnapshotNotExistError
+from impl.errors import SnapshotNotExistError
 from impl.fileindex.evaluate import check_literals
 from impl.fileindex.options import FileIndexSpec
 from impl.fileindex.reader import FileIndexFilter
@@ -34,50 +34,16 @@ from impl.format.stats import ColumnStats, FileStats
 from impl.format.types import to_arrow
 from impl.gcpause import paused_gc
 from impl.manifest.entries import live_entries
-from impl.options.values import MergeEngine
+from impl.options.values import BucketFunctionType, MergeEngine
 from impl.schema.evolution import column_sources
-from impl.table.bucket import BucketMode, row_hashes
+from impl.table.bucket import BucketMode, bucket_function_problem, bucket_of_hashes, mod_buckets, row_hashes
 from impl.table.core import TableCore, bucket_index_files
 from impl.table.errors import InvalidPredicateError, UnsupportedTableFeatureError
 from impl.table.fallback import column_names, open_fallback, renamed_predicate
 from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, StatsLookup, only_fields, split_and
-from impl.tag.tag import check_tag_name
 
 # which manifest entries (by bucket) a scan keeps
 BucketFilter = Callable[[ManifestEntry], bool]
-
-
-class VersionKind(enum.Enum):
-    """What a ``scan.version`` names."""
-
-    TAG = "tag"
-    SNAPSHOT = "snapshot"
-
-
-def version_target(version: str, tag_exists: Callable[[str], bool]) -> tuple[VersionKind, str]:
-    """What ``scan.version`` (Spark's ``VERSION AS OF``) reads, by Paimon 1.4.2's
-    ``TimeTravelUtil.adaptScanVersion``: a tag of that name when one exists (a tag wins over a
-    snapshot of the same number), else the snapshot of that id when it is all digits. A
-    ``watermark-<n>`` version (Paimon's scan.watermark) is refused by name; any other version
-    names a tag that does not exist (TagNotExistError, as Java's "Cannot find a time travel
-    version")."""
-    if _is_tag_name(version) and tag_exists(version):
-        return VersionKind.TAG, version
-    if version.startswith("watermark-"):
-        raise UnsupportedTableFeatureError(f"option 'scan.version' = {version!r}: time travel by watermark "
-                                           "(scan.watermark) is not supported")
-    if version.isascii() and version.isdigit():
-        return VersionKind.SNAPSHOT, version
-    return VersionKind.TAG, version  # the tag's lookup raises TagNotExistError (or InvalidTagNameError)
-
-
-def _is_tag_name(name: str) -> bool:
-    """Whether ``name`` could name a tag file (a version such as '../x' names none)."""
-    try:
-        check_tag_name(name)
-    except InvalidTagNameError:
-        return False
-    return True
 
 
 class SplitKind(enum.Enum):
@@ -274,20 +240,10 @@ class TableScan:
     # ------------------------------------------------------------------ snapshot choice
 
     def resolve_snapshot(self) -> Snapshot | None:
-        opts = self.core.options
-        sm = self.core.snapshot_manager
-        if opts.scan_snapshot_id is not None:
-            return sm.snapshot(opts.scan_snapshot_id)
-        if opts.scan_timestamp_millis is not None:
-            return sm.earlier_or_equal_time_millis(opts.scan_timestamp_millis)
-        if opts.scan_tag_name is not None:
-            # the tag's own copy of the snapshot: it stays readable after the snapshot expired
-            return self.core.tag_manager.get(opts.scan_tag_name).snapshot
-        if opts.scan_version is not None:
-            tags = self.core.tag_manager
-            kind, target = version_target(opts.scan_version, tags.tag_exists)
-            return tags.get(target).snapshot if kind is VersionKind.TAG else sm.snapshot(int(target))
-        return sm.latest_snapshot()
+        """The snapshot time travel names (:meth:`TableCore.travel_snapshot`), else the latest."""
+        if self.core.time_travel:
+            return self.core.travel_snapshot()
+        return self.core.snapshot_manager.latest_snapshot()
 
     # ------------------------------------------------------------------ planning
 
@@ -561,8 +517,13 @@ class TableScan:
         if len(combos) > 10_000:
             return None
         types = [self.core.schema.field(k).type for k in keys]
+        function = self.core.options.bucket_function
+        if bucket_function_problem(function, types):
+            return None  # no bucket of such a table is known here: read them all
         columns = [pa.array([c[i] for c in combos], type=to_arrow(t)) for i, t in enumerate(types)]
-        hashes = row_hashes(columns, types).astype(np.int64)
+        mod = function is BucketFunctionType.MOD
+        # the same rules as the writers' (impl.table.bucket.compute_buckets), per total bucket count
+        hashes = None if mod else row_hashes(columns, types).astype(np.int64)
 
         allowed: dict[int, set[int]] = {}
 
@@ -572,7 +533,7 @@ class TableScan:
                 return True
             ok = allowed.get(n)
             if ok is None:
-                ok = set(np.abs(np.fmod(hashes, n)).tolist())
+                ok = set((mod_buckets(columns[0], n) if hashes is None else bucket_of_hashes(hashes, n)).tolist())
                 allowed[n] = ok
             return e.bucket in ok
         return accept

@@ -17,6 +17,7 @@ from impl.errors import InvalidOptionError, PaimonError, TypeParseError
 from impl.format.json_records import TableSchema
 from impl.format.types import DataField, from_arrow, reassign_nested_ids, to_arrow
 from impl.options import core_options as co
+from impl.options.registry import check_create
 from impl.options.values import MergeEngine
 from impl.table.bucket import POSTPONE_BUCKET
 from impl.table.errors import InvalidSchemaError, UnsupportedTableFeatureError
@@ -191,10 +192,16 @@ def merge_tree_options(options: Mapping[str, str], schema: TableSchema):
     return opts
 
 
-def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True) -> TableOptions:
-    """Checks a new table must pass (stricter than what reading an existing table needs)."""
+def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True,
+                        previous_options: Mapping[str, str] | None = None) -> TableOptions:
+    """Checks a new table must pass (stricter than what reading an existing table needs).
+    ``previous_options``: an alter's old options; a refused Paimon option the table already
+    carries is not refused again here (reads and writes refuse it)."""
     options = TableOptions.from_options(schema.options, warn_unknown=warn_unknown)
     validate_options(schema, options)
+    # a Paimon option impl does not implement, set (or changed) to a non-default value
+    check_create(schema.options, "the new table" if previous_options is None else "the altered table",
+                 previous_options)
     if schema.primary_keys:
         try:
             mergetree()
@@ -249,6 +256,17 @@ def check_table_kind_kept(schema: TableSchema, dynamic: Mapping[str, str]) -> No
         if option.key_in(dynamic) and option.get(dynamic) != option.get(schema.options):
             raise InvalidOptionError(f"option {option.key!r} is fixed when the table is created "
                                      f"({option.get(schema.options)}); a dynamic option cannot change it")
+
+
+def check_index_file_layout(schema: TableSchema, options: TableOptions) -> None:
+    """Refuse ``index-file-in-data-file-dir`` = true on a table that has index files (deletion
+    vectors, dynamic bucket mode): their directory is not implemented, and looking for them in
+    ``index/`` would miss them."""
+    if co.INDEX_FILE_IN_DATA_FILE_DIR.get(options.raw) and (
+            options.deletion_vectors or (schema.primary_keys and options.bucket == -1)):
+        raise UnsupportedTableFeatureError(
+            "option 'index-file-in-data-file-dir' = true (index files in bucket directories) is not supported "
+            "on tables with deletion vectors or dynamic buckets")
 
 
 def validate_options(schema: TableSchema, options: TableOptions) -> None:

@@ -22,6 +22,7 @@ from impl.fs.names import check_branch
 from impl.fs.paths import MAIN_BRANCH, TablePaths
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.options import core_options as co
+from impl.options.registry import check_dynamic_keys
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
@@ -172,6 +173,7 @@ class FileStoreTable(TableReads):
     def copy(self, dynamic_options: Mapping[str, str]) -> "FileStoreTable":
         """The same table with extra options, e.g. ``{"scan.snapshot-id": "3"}`` (time travel)."""
         extra = {str(k): str(v) for k, v in dynamic_options.items()}
+        check_dynamic_keys(extra)  # a misspelt Paimon key is refused (not warned about, then refused)
         warn_unknown_keys(extra)
         merged = {**self.dynamic_options, **extra}
         branch = co.BRANCH.get(merged)  # InvalidBranchNameError for a name that breaks the rule

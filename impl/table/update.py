@@ -26,7 +26,6 @@ import pyarrow.compute as pc
 from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.format.records import DataFileMeta, FileSource
-from impl.fs.paths import DataFileNamer
 from impl.table.append_writer import NO_ROLLING, RollingFileWriter
 from impl.table.core import TableCore
 from impl.table.errors import RowIdNotExistError, UnsupportedTableFeatureError
@@ -163,7 +162,7 @@ class TableUpdate:
             core.file_io, core.paths.bucket_dir(split.partition_path, split.bucket), merged.schema,
             [core.schema.field(c) for c in cols], schema_id=core.schema.id, target_file_size=NO_ROLLING,
             formats=core.options.write_formats, stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
-            name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis)
+            name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis)
         try:
             writer.write(merged)
             (meta,) = writer.prepare_commit()

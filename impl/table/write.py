@@ -35,7 +35,7 @@ from impl.commit.messages import CommitMessage
 from impl.errors import SchemaMismatchError
 from impl.fileindex.options import FileIndexSpec
 from impl.format.records import DataFileMeta, FileSource
-from impl.fs.paths import DataFileNamer
+from impl.options.registry import check_write
 from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.table.append_writer import RollingFileWriter
 from impl.table.bucket import (
@@ -242,7 +242,7 @@ class _AppendBucketWriter:
             core.schema.fields, schema_id=core.schema.id,
             target_file_size=core.options.target_file_size_for(False),
             formats=core.options.write_formats, stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
-            name_factory=DataFileNamer(id_factory=core.env.new_id).data_file, clock_millis=core.env.clock_millis,
+            name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis,
             file_index=FileIndexSpec.from_options(core.options.raw))
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
@@ -278,6 +278,9 @@ class TableWrite:
         calling thread, a synchronous mode for deterministic runs. ``spill_directory``: the
         local directory primary-key writers spill sorted runs under (``write-buffer-spillable``;
         default: the system temp directory)."""
+        # refused before anything is written: an option impl does not implement that changes what
+        # or where a write puts data (or what its merges read)
+        check_write(core.options.raw, core.identifier)
         if core.bucket_mode is BucketMode.CROSS_PARTITION:
             check_supported(core, overwrite=ignore_previous_files)
         self.core = core
@@ -425,7 +428,8 @@ class TableWrite:
             keys = part_ids * num_buckets + assigned
         elif self.core.bucket_mode is BucketMode.HASH_FIXED:
             num_buckets = self.core.options.bucket
-            buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets)
+            buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets,
+                                      self.core.options.bucket_function)
             keys = part_ids * num_buckets + buckets
         elif self._assigner is not None:
             num_buckets = MAX_DYNAMIC_BUCKETS

@@ -41,7 +41,8 @@ from impl.format.json_records import TableSchema
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta, IndexType, ManifestEntry
 from impl.format.types import BIGINT, STRING, DataField
 from impl.fs.file_io import FileIO
-from impl.fs.paths import TablePaths, partition_path
+from impl.fs.partition_names import PartitionNaming
+from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
 from impl.mergetree.deletion_vectors import as_positions, encode_index_file, read_deletion_vectors
 from model import Model
@@ -94,7 +95,8 @@ class F:
         return encode_row([self.dt], PARTITION_TYPE)
 
     def relpath(self) -> str:
-        return posixpath.join(partition_path(["dt"], [self.dt]), f"bucket-{self.bucket}", self.name)
+        return posixpath.join(PartitionNaming(("dt",), tuple(PARTITION_TYPE)).path([self.dt]), f"bucket-{self.bucket}",
+                              self.name)
 
     def path(self, root: str) -> str:
         return posixpath.join(table_path(root), self.relpath())

@@ -157,10 +157,23 @@ def ref_first_row(rows):
 
 
 def ref_partial_update(rows, cols, groups=()):
-    """groups: [(seq_field, [fields])]; other columns: last non-null of +I/+U rows."""
+    """groups: [(seq_field, [fields])]; other columns: last non-null of +I/+U rows. A key of one
+    row is that row (a retraction: no row), and with groups a key of retractions alone has no row."""
     state: dict = {}
     grouped = {c for s, fs in groups for c in (s, *fs)}
+    count: dict = {}
+    inserted: set = set()
+    for r in rows:
+        count[r["id"]] = count.get(r["id"], 0) + 1
+        if r["_kind"] not in (UB, D):
+            inserted.add(r["id"])
     for r in sorted(rows, key=lambda r: r["id"]):  # stable: keeps sequence order per key
+        if count[r["id"]] == 1:
+            if r["_kind"] not in (UB, D):
+                state[r["id"]] = {c: r[c] for c in cols} | {"id": r["id"]}
+            continue
+        if groups and r["id"] not in inserted:
+            continue
         cur = state.setdefault(r["id"], {c: None for c in cols} | {"id": r["id"]})
         retract = r["_kind"] in (UB, D)
         if not retract:

@@ -23,6 +23,7 @@ from mergetree_helpers import (
     ref_partial_update,
 )
 
+from impl.errors import InvalidOptionError
 from impl.mergetree import KVLayout, MergeEngineError, MergeSpec, MergeTreeOptions, merge_kv, sort_kv
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
 from impl.options import MergeEngine
@@ -297,7 +298,12 @@ def test_partial_update_sequence_group_matches_reference(rows, data):
     opts = {"merge-engine": "partial-update", "fields.ts.sequence-group": "k"}
     layout, spec, kv = build(make_schema(), opts, rows)
     ref = ref_partial_update(rows, ["k", "v", "ts"], groups=[("ts", ["k"])])
-    got = {r["id"]: {c: r[c] for c in ("id", "k", "v", "ts")} for r in lsm_merge(kv, spec, data).to_pylist()}
+    cols = ("id", "k", "v", "ts")
+    assert {r["id"]: {c: r[c] for c in cols} for r in merge_kv(kv, spec, True, final=True).to_pylist()} == ref
+    # Compactions keep retractions: as in Paimon, a compaction that drops deletes drops a lone
+    # retraction (a key of one record is not merged), which a merge with the key's later rows
+    # would have applied to its sequence group.
+    got = {r["id"]: {c: r[c] for c in cols} for r in lsm_merge(kv, spec, data, drop_in_compaction=False).to_pylist()}
     assert got == ref
 
 
@@ -385,3 +391,79 @@ def test_merge_in_pieces_equals_the_whole_merge(engine, drop, chunk, data):
     assert [r for p in pieces for r in p.to_pylist()] == whole.to_pylist()
     if whole.num_rows > chunk and spec.picks_whole_rows:
         assert len(pieces) > 1  # really in pieces
+
+
+def test_partial_update_lone_record_passes_through_as_written():
+    """Paimon runs no merge function for a key of one record (ReducerMergeFunctionWrapper): its
+    sequence group with a null sequence keeps its fields, a lone retraction stays one; a key of
+    two or more records merges, and a key of retractions alone is deleted."""
+    opts = {"merge-engine": "partial-update", "fields.ts.sequence-group": "k"}
+    rows = [{"id": 1, "k": "kept", "ts": None, "v": 1.0},            # lone, empty group
+            {"id": 2, "k": "dropped", "ts": None, "v": 2.0},          # empty group in a merge of two
+            {"id": 2, "k": None, "ts": None, "v": None},
+            {"id": 3, "_kind": D, "k": "x", "ts": 1},                # lone retraction
+            {"id": 4, "_kind": D, "k": "x", "ts": 1},                # retractions alone
+            {"id": 4, "_kind": UB, "k": "y", "ts": 2}]
+    out = by_id(merged(make_schema(), opts, rows))
+    assert set(out) == {1, 2}
+    assert (out[1]["k"], out[1]["ts"], out[1]["v"]) == ("kept", None, 1.0)
+    assert (out[2]["k"], out[2]["ts"], out[2]["v"]) == (None, None, 2.0)
+    kept = by_id(merged(make_schema(), opts, rows, drop_delete=False))
+    assert (kept[3][VALUE_KIND], kept[3]["k"]) == (D, "x")  # as written
+    assert kept[4][VALUE_KIND] == D
+    # the lone row merged later with another of its key: its empty group is skipped then
+    later = merged(make_schema(), opts, rows[:1] + [{"id": 1, "k": None, "ts": None, "v": 3.0}])
+    assert by_id(later)[1]["k"] is None
+
+
+def test_partial_update_aggregate_functions_within_a_sequence_group():
+    from impl.format.json_records import TableSchema
+    from impl.format.types import BIGINT, DOUBLE, STRING, DataField
+    schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "g", BIGINT()), DataField(2, "s", BIGINT()),
+                             DataField(3, "m", DOUBLE()), DataField(4, "a", STRING()), DataField(5, "o", STRING())),
+                         primary_keys=("id",))
+    opts = {"merge-engine": "partial-update", "fields.g.sequence-group": "s,m,a", "fields.s.aggregate-function": "sum",
+            "fields.m.aggregate-function": "max", "fields.m.ignore-retract": "true"}
+    rows = [{"id": 1, "g": 2, "s": 5, "m": 1.0, "a": "x", "o": "o1"},
+            {"id": 1, "g": 1, "s": 7, "m": 9.0, "a": "old", "o": None},   # an older group sequence still aggregates
+            {"id": 1, "g": None, "s": 100, "m": 50.0, "a": "no", "o": "o2"},  # an empty group: not aggregated
+            {"id": 1, "_kind": D, "g": 3, "s": 2, "m": 99.0, "a": "x"},   # retraction: sum subtracts, max ignores
+            {"id": 2, "g": 1, "s": 3}, {"id": 2, "g": 1, "s": None}]
+    out = by_id(merged(schema, opts, rows))
+    assert (out[1]["g"], out[1]["s"], out[1]["m"], out[1]["a"], out[1]["o"]) == (3, 10, 9.0, None, "o2")
+    assert (out[2]["s"], out[2]["m"]) == (3, None)
+    # the sums of stored merges add up
+    _, spec, kv = build(schema, opts, rows)
+    halves = [merge_kv(kv.slice(0, 2), spec, False), merge_kv(kv.slice(2), spec, False)]
+    assert by_id(merge_runs(halves, spec, True, final=True))[1]["s"] == 10
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"fields.g.sequence-group": "s", "fields.s.aggregate-function": "last_value"}, "'last_value' within a partial"),
+    ({"fields.s.aggregate-function": "sum"}, "needs field 's' in a sequence group"),
+    ({"fields.g.sequence-group": "s", "fields.default-aggregate-function": "sum"}, "fields.m.aggregate-function.*needs field 'm'"),
+])
+def test_partial_update_aggregate_functions_refused_by_name(options, match):
+    from impl.format.json_records import TableSchema
+    from impl.format.types import BIGINT, DOUBLE, DataField
+    schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "g", BIGINT()), DataField(2, "s", BIGINT()),
+                             DataField(3, "m", DOUBLE())), primary_keys=("id",))
+    with pytest.raises(InvalidOptionError, match=match):
+        merged(schema, {"merge-engine": "partial-update", **options}, [{"id": 1}])
+
+
+def test_partial_update_group_aggregate_without_retract_refuses_retractions():
+    from impl.format.json_records import TableSchema
+    from impl.format.types import BIGINT, DataField
+    schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "g", BIGINT()), DataField(2, "s", BIGINT())),
+                         primary_keys=("id",))
+    opts = {"merge-engine": "partial-update", "fields.g.sequence-group": "s", "fields.s.aggregate-function": "min"}
+    with pytest.raises(MergeEngineError, match="'min'.*'s'.*ignore-retract"):
+        merged(schema, opts, [{"id": 1, "g": 1, "s": 1}, {"id": 1, "_kind": D, "g": 2, "s": 1}])
+
+
+def test_partial_update_remove_record_on_sequence_group_refused_by_name():
+    opts = {"merge-engine": "partial-update", "fields.ts.sequence-group": "k",
+            "partial-update.remove-record-on-sequence-group": "ts"}
+    with pytest.raises(InvalidOptionError, match="partial-update.remove-record-on-sequence-group"):
+        merged(make_schema(), opts, [{"id": 1}])

@@ -3,7 +3,13 @@ from mergetree_helpers import agg_schema, make_schema
 
 from impl.errors import InvalidOptionError
 from impl.mergetree import MergeSpec, MergeTreeOptions
-from impl.mergetree.options import resolve_num_levels, resolve_stop_trigger, supported_changelog_producer
+from impl.mergetree.options import (
+    lookup_write_problem,
+    reads_top_level_row,
+    resolve_num_levels,
+    resolve_stop_trigger,
+    supported_changelog_producer,
+)
 from impl.options import ChangelogProducer, MergeEngine
 
 MB = 1024 * 1024
@@ -75,8 +81,12 @@ def test_cross_option_rules():
     for producer in (ChangelogProducer.FULL_COMPACTION, ChangelogProducer.LOOKUP):
         assert MergeTreeOptions.from_options({"changelog-producer": producer.value}).changelog_producer is producer
     # lookup with an engine that merges a key's rows needs deletion vectors (Paimon reads such
-    # tables with its LookupMergeFunction otherwise); full-compaction does not
-    for extra in ({"merge-engine": "aggregation"}, {"sequence.field": "ts"}, {"merge-engine": "partial-update"}):
+    # tables with its LookupMergeFunction otherwise); full-compaction does not. Partial-update is
+    # read so (only a key's topmost level >= 1 row), its writer refuses it
+    pu = MergeTreeOptions.from_options({"changelog-producer": "lookup", "merge-engine": "partial-update"})
+    assert reads_top_level_row(pu, False) and not reads_top_level_row(pu, True)
+    assert "deletion-vectors.enabled" in lookup_write_problem(pu, False) and lookup_write_problem(pu, True) is None
+    for extra in ({"merge-engine": "aggregation"}, {"sequence.field": "ts"}):
         with pytest.raises(InvalidOptionError, match="changelog-producer.*lookup.*deletion-vectors.enabled"):
             MergeTreeOptions.from_options({"changelog-producer": "lookup", **extra})
         assert MergeTreeOptions.from_options({"changelog-producer": "lookup", "deletion-vectors.enabled": "true",

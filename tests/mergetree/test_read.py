@@ -13,6 +13,7 @@ from impl.errors import DataFileError, SchemaMismatchError
 from impl.format.json_records import TableSchema
 from impl.format.types import BIGINT, STRING, DataField
 from impl.mergetree import CorruptDataFileError, iter_merge_read, merge_read, read_kv_files
+from impl.schema.manager import SchemaManager
 
 INS, D = 0, 3
 
@@ -80,7 +81,13 @@ def test_files_of_an_older_schema_read_missing_columns_as_null(tmp_path):
     t = Table(tmp_path, old, {})
     write(t, ({"id": [1, 2], "k": ["a", "b"]}, None))
     new = TableSchema(1, (*old.fields, DataField(2, "extra", BIGINT())), primary_keys=("id",))
-    out = merge_read(t.io, t.paths, new, t.options, "", 0, list(t.live.values()))
+    files = list(t.live.values())
+    # a file of another schema is matched by field id, which needs the schemas
+    with pytest.raises(SchemaMismatchError, match="schema 0"):
+        merge_read(t.io, t.paths, new, t.options, "", 0, files)
+    schemas = SchemaManager(t.io, t.paths)
+    schemas.remember(old)
+    out = merge_read(t.io, t.paths, new, t.options, "", 0, files, schemas=schemas)
     assert out.to_pylist() == [{"id": 1, "k": "a", "extra": None}, {"id": 2, "k": "b", "extra": None}]
 
 

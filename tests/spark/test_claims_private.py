@@ -2,7 +2,8 @@
 
 Before, the pushed filters of every loaded relation were pickled into a world-writable
 directory under the system temp dir and unpickled by the driver: anyone who created that
-directory first, or wrote into it, ran code in every other user's Spark driver.
+directory first, or wrote into it, ran code in every other user's Spark driver. A name another
+user took first is now stepped around (it used to be refused, failing every read).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from impl.table.predicate import CompoundPredicate, LeafPredicate  # noqa: E402
 @pytest.fixture
 def tmpdir_root(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # else the state lives there
     return tmp_path
 
 
@@ -38,32 +40,41 @@ def test_created_owner_only(tmpdir_root):
     assert stat.S_IMODE(os.lstat(path).st_mode) == 0o700
 
 
+def _assert_stepped_around(root) -> None:
+    """The state goes to the next name, private, and nothing in the squatted one is read."""
+    squatted = _private_path(root)
+    assert claims.private_root() == f"{squatted}.1"
+    assert stat.S_IMODE(os.lstat(f"{squatted}.1").st_mode) == 0o700
+    claims.record_pushed("abc123", LeafPredicate("equal", "id", (1,)))
+    assert claims.pushed_predicates("abc123") == [LeafPredicate("equal", "id", (1,))]
+
+
 @pytest.mark.parametrize("mode", [0o777, 0o755, 0o720])
-def test_a_directory_others_can_reach_is_refused(tmpdir_root, mode):
+def test_a_directory_others_can_reach_is_stepped_around(tmpdir_root, mode):
+    """Before, it was refused, which failed every read of the user whose name another user took."""
     path = _private_path(tmpdir_root)
-    os.mkdir(path)
+    planted = os.path.join(path, "relations", "abc123")
+    os.makedirs(planted)
+    with open(os.path.join(planted, "x.json"), "w") as fh:
+        fh.write('{"leaf": "is_null", "field": "id", "literals": []}')  # a record to skew the plan
     os.chmod(path, mode)
-    with pytest.raises(SparkConnectorError, match="not a private directory"):
-        claims.private_root()
-    with pytest.raises(SparkConnectorError, match="not a private directory"):
-        claims.record_pushed("abc123", None)
+    _assert_stepped_around(tmpdir_root)
 
 
-def test_a_link_is_refused(tmpdir_root):
+def test_a_link_is_stepped_around(tmpdir_root):
     target = tmpdir_root / "elsewhere"
     target.mkdir(mode=0o700)
     os.symlink(target, _private_path(tmpdir_root))
-    with pytest.raises(SparkConnectorError, match="not a private directory"):
-        claims.private_root()
+    _assert_stepped_around(tmpdir_root)
+    assert os.listdir(target) == []
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="giving a directory to another user needs root")
-def test_a_directory_of_another_user_is_refused(tmpdir_root):
+def test_a_directory_of_another_user_is_stepped_around(tmpdir_root):
     path = _private_path(tmpdir_root)
     os.mkdir(path, 0o700)
     os.chown(path, 65534, 65534)
-    with pytest.raises(SparkConnectorError, match="owner uid 65534"):
-        claims.private_root()
+    _assert_stepped_around(tmpdir_root)
 
 
 def test_pushed_filters_round_trip_as_json_and_planted_pickles_are_never_loaded(tmpdir_root):

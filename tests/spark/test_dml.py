@@ -203,3 +203,18 @@ def test_bad_input_is_refused_by_name_before_anything_is_written(spark, warehous
     for t in tables:
         assert len(_read(t)) == 12
     assert cat.get_table("db.pk_ignore").latest_snapshot() is None
+
+
+def test_update_after_an_alter_without_a_commit_writes_under_the_current_schema(spark, warehouse):
+    """The change reads the latest snapshot pinned, which comes in its own (older) schema as
+    time travel does: its columns are matched to the current schema by field id."""
+    from impl.schema import SchemaChange as SC
+
+    path = _create(spark, warehouse, "pk_alter", _rows(12))
+    impl.Catalog(warehouse).alter_table("db.pk_alter", [SC.rename_column("name", "label"),
+                                                         SC.add_column("extra", pa.int32())])
+    result = impl.spark.update(spark, path, "id < 3", set={"label": "upper(label)", "extra": "7"})
+    assert result.updated_rows == 3
+    rows = sorted(_table(warehouse, "pk_alter").to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert [(r["id"], r["label"], r["extra"]) for r in rows[:4]] == [(0, "N0", 7), (1, "N1", 7), (2, "N2", 7),
+                                                                      (3, "n3", None)]

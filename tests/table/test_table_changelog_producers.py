@@ -70,9 +70,18 @@ def test_update_and_delete_show_as_retract_pairs(local_catalog, producer):
     assert _changes(t, s1, s2) == [(("a", 1), 1, "x"), (("a", 1), 2, "x2"), (("a", 2), 3, "y")]
 
 
-@pytest.mark.parametrize("options", [{"merge-engine": "partial-update"}, {"sequence.field": "id"},
-                                     {"merge-engine": "aggregation"}])
+@pytest.mark.parametrize("options", [{"sequence.field": "id"}, {"merge-engine": "aggregation"}])
 def test_lookup_producer_of_merging_engines_needs_deletion_vectors(local_catalog, options):
     with pytest.raises(InvalidOptionError, match="deletion-vectors.enabled"):
         _table(local_catalog, {"changelog-producer": "lookup", **options})
     assert not local_catalog.table_exists("db.cl")
+
+
+def test_lookup_producer_of_partial_update_without_vectors_is_read_not_written(local_catalog):
+    """Paimon writes such tables (tests/paimon_java/test_java_field_ids.py reads them); this
+    library's writer refuses them by name."""
+    t = _table(local_catalog, {"changelog-producer": "lookup", "merge-engine": "partial-update"})
+    assert t.to_arrow().num_rows == 0
+    with pytest.raises(InvalidOptionError, match="partial-update.*lookup.*deletion-vectors.enabled"):
+        write(t, pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "v": ["x"]}))
+    assert t.latest_snapshot() is None

@@ -82,3 +82,48 @@ def test_expired_snapshot_raises(table3):
     with pytest.raises(SnapshotNotExistError):
         table3.copy({"incremental-between": "1,3"}).to_arrow()
     assert sort_rows(table3.to_arrow())[0]["id"] == 0
+
+
+# ---------------------------------------------------------------------------- the snapshot's schema
+
+
+@pytest.mark.parametrize("pk", [False, True], ids=["append", "primary-key"])
+def test_travel_reads_with_the_snapshots_schema(catalog, pk):
+    from impl.schema import SchemaChange as SC
+
+    t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"] if pk else None,
+                             options={"bucket": "1"} if pk else None)
+    write(t, batch(0, 3))
+    t.create_tag("before")
+    before = t.latest_snapshot()
+    catalog.alter_table("db.t", [SC.rename_column("v", "label"), SC.add_column("n", pa.int32())])
+    t = catalog.get_table("db.t")
+    write(t, pa.table({"id": pa.array([1, 5], pa.int64()), "label": ["new1", "new5"], "n": pa.array([1, 5], pa.int32())}))
+    old_rows = [{"id": i, "v": f"v{i}"} for i in range(3)]
+    for travel in ({"scan.snapshot-id": str(before.id)}, {"scan.tag-name": "before"},
+                   {"scan.timestamp-millis": str(before.time_millis)}):
+        view = t.copy(travel)
+        assert view.schema.id == 0 and view.schema.field_names == ["id", "v"]
+        got = view.to_arrow()
+        assert got.schema.names == ["id", "v"], travel
+        assert sort_rows(got, ["id"]) == old_rows, travel
+    # the latest snapshot reads in the current schema, its older file mapped by field id
+    now = t.copy({"scan.snapshot-id": str(t.latest_snapshot().id)})
+    assert now.schema.id == 1
+    rows = sort_rows(now.to_arrow(), ["id"])
+    assert rows[0] == {"id": 0, "label": "v0", "n": None}
+    assert rows[1] == ({"id": 1, "label": "new1", "n": 1} if pk else {"id": 1, "label": "v1", "n": None})
+    # a projection and a filter name the travelled schema's columns
+    view = t.copy({"scan.snapshot-id": str(before.id)})
+    rb = view.new_read_builder()
+    rb = rb.with_filter(rb.new_predicate_builder().equal("v", "v2")).with_projection(["v"])
+    assert rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist() == [{"v": "v2"}]
+    # a view of other options starts again from the schema the travelling view was opened with
+    assert view.core.with_options({}).schema.id == 1
+
+
+def test_travel_to_a_missing_snapshot_still_raises_on_read(table3):
+    view = table3.copy({"scan.snapshot-id": "9"})
+    assert view.schema.id == table3.schema.id
+    with pytest.raises(SnapshotNotExistError):
+        view.to_arrow()

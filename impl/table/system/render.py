@@ -19,53 +19,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-import math
-import struct
 from typing import Any, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.format.binary_row import date_to_days
+from impl.format.java_text import java_double
 from impl.format.types import DataType, to_arrow
 
 _INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
-
-
-def java_double(v: float, single: bool = False) -> str:
-    """``Double.toString`` / ``Float.toString``: ``1.0``, ``1.5E10``, ``1.0E-5``, ``NaN``, ``Infinity``."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    if v == 0:
-        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
-    # shortest round-trip digits, as Java prints them (float32 has its own shortest form)
-    text = repr(float(_as_float32(v))) if single else repr(float(v))
-    exp = text.partition("e")[2]
-    a = abs(v)
-    if 1e-3 <= a < 1e7:
-        if exp:  # repr chose an exponent where Java does not
-            text = format(decimal.Decimal(text), "f")
-        return text if ("." in text) else text + ".0"
-    # scientific: d.dddE[-]x
-    digits = decimal.Decimal(text).normalize()
-    sign, ds, e = digits.as_tuple()
-    assert isinstance(e, int)
-    head = str(ds[0])
-    tail = "".join(str(d) for d in ds[1:]) or "0"
-    exponent = e + len(ds) - 1
-    return f"{'-' if sign else ''}{head}.{tail}E{exponent}"
-
-
-def _as_float32(v: float) -> float:
-    f32 = struct.unpack("f", struct.pack("f", v))[0]
-    # the shortest decimal that round-trips through float32
-    for digits in range(1, 18):
-        candidate = float(f"{f32:.{digits}g}")
-        if struct.unpack("f", struct.pack("f", candidate))[0] == f32:
-            return candidate
-    return f32
 
 
 def local_date_time(v: _dt.datetime) -> str:

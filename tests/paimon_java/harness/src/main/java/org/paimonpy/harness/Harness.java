@@ -236,6 +236,12 @@ public final class Harness {
                 return JdbcOps.run(a);
             case "rest":
                 return RestOps.run(a);
+            case "partition_paths":
+                return PathOps.partitionPaths(a);
+            case "buckets":
+                return PathOps.buckets(a);
+            case "option_keys":
+                return optionKeys(a);
             default:
                 throw new IllegalArgumentException("unknown op '" + op + "'");
         }
@@ -1264,6 +1270,57 @@ public final class Harness {
         RowType type = table.rowType();
         try (RecordReader<InternalRow> reader = rb.newRead().createReader(rb.newScan().plan().splits())) {
             reader.forEachRemaining(r -> out.add(toJson(r, type)));
+        }
+        return out;
+    }
+
+    /**
+     * The table options Paimon declares: for each class named in {@code classes} (default
+     * {@code org.apache.paimon.CoreOptions}), every public static {@code ConfigOption} field as
+     * {@code {"class", "field", "key", "default" (its string form as Options stores it, or null),
+     * "fallback_keys", "description" (the first line, HTML tags removed)}}. The generator of
+     * impl's option registry (tests/paimon_java/gen_option_registry.py) and its test read it.
+     */
+    private JsonNode optionKeys(JsonNode a) throws Exception {
+        List<String> classes = new ArrayList<>();
+        if (a.has("classes")) {
+            a.get("classes").forEach(c -> classes.add(c.asText()));
+        } else {
+            classes.add(CoreOptions.class.getName());
+        }
+        ArrayNode out = JSON.createArrayNode();
+        org.apache.paimon.options.description.HtmlFormatter html =
+                new org.apache.paimon.options.description.HtmlFormatter();
+        for (String className : classes) {
+            Class<?> cls = Class.forName(className);
+            for (java.lang.reflect.Field f : cls.getFields()) {
+                if (!java.lang.reflect.Modifier.isStatic(f.getModifiers())
+                        || !org.apache.paimon.options.ConfigOption.class.isAssignableFrom(f.getType())) {
+                    continue;
+                }
+                @SuppressWarnings("unchecked")
+                org.apache.paimon.options.ConfigOption<Object> option =
+                        (org.apache.paimon.options.ConfigOption<Object>) f.get(null);
+                ObjectNode o = out.addObject();
+                o.put("class", cls.getSimpleName());
+                o.put("field", f.getName());
+                o.put("key", option.key());
+                if (option.hasDefaultValue() && option.defaultValue() != null) {
+                    Options opts = new Options();
+                    opts.set(option, option.defaultValue());
+                    o.put("default", opts.toMap().get(option.key()));
+                } else {
+                    o.putNull("default");
+                }
+                ArrayNode fallbacks = o.putArray("fallback_keys");
+                for (org.apache.paimon.options.FallbackKey k : option.fallbackKeys()) {
+                    fallbacks.add(k.getKey());
+                }
+                String text = html.format(option.description()).replaceAll("<br\\s*/?>", "\n")
+                        .replaceAll("<[^>]+>", "").trim();
+                int nl = text.indexOf('\n');
+                o.put("description", (nl < 0 ? text : text.substring(0, nl)).trim());
+            }
         }
         return out;
     }
