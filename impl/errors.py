@@ -207,6 +207,12 @@ class RowIdConflictError(CommitConflictError):
     snapshot this update read (one of the two updates would be lost). Read and update again."""
 
 
+class KeyIndexConflictError(CommitConflictError):
+    """Cross-partition upserts: another writer added rows after the snapshot this writer's global
+    key index was built from, so a key both wrote could now live in two partitions. Write the data
+    again with a new writer (its index is built from the new latest snapshot)."""
+
+
 class CommitRetriesExhaustedError(CommitError):
     """Every attempt lost the race for the next snapshot id (``commit.max-retries`` or ``commit.timeout``)."""
 

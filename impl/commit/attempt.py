@@ -45,6 +45,8 @@ class Part:
     index_views: tuple[tuple[bytes, frozenset[str]], ...] = ()
     # the snapshot its column updates read (checked at every try, impl.commit.row_ids)
     row_id_check_from: int | None = None
+    # the snapshot its rows' global key index was built from (checked at every try)
+    key_index_from: int | None = None
 
     @staticmethod
     def of(changes: CollectedChanges, kind: CommitKind) -> Part:
@@ -52,7 +54,7 @@ class Part:
             return Part(tuple(changes.compact_table), tuple(changes.compact_changelog), tuple(changes.compact_index))
         views = () if kind is CommitKind.OVERWRITE else tuple(sorted(changes.append_index_views.items()))
         return Part(tuple(changes.append_table), tuple(changes.append_changelog), tuple(changes.append_index),
-                    views, changes.append_row_id_check_from)
+                    views, changes.append_row_id_check_from, changes.append_key_index_from)
 
     def touched_partitions(self) -> frozenset[bytes]:
         """The partitions whose live files the conflict rules of this part look at: those of its

@@ -40,8 +40,9 @@ from impl.errors import (
     IndexFileConflictError,
     KeyRangeOverlapError,
 )
-from impl.format.json_records import CommitKind
+from impl.format.json_records import CommitKind, Snapshot
 from impl.format.records import FileIdentity, FileKind, IndexManifestEntry, IndexType, ManifestEntry
+from impl.snapshot.manager import SnapshotManager
 
 KeySortKey = Callable[[bytes], Any]  # serialized key BinaryRow -> comparable value
 DescribePartition = Callable[[bytes], str]  # serialized partition -> text for error messages
@@ -241,3 +242,16 @@ def check_index_conflicts(live: Sequence[IndexManifestEntry], changes: Sequence[
                     f"{c.bucket} was built without {current.index_file.file_name}, which another commit published "
                     f"meanwhile: both writers assigned keys to this bucket. Write the data again on the latest "
                     f"snapshot", (c.index_file.file_name, current.index_file.file_name))
+
+
+def foreign_writes_since(snapshots: SnapshotManager, start: int, latest: Snapshot, commit_user: str) -> str | None:
+    """Cross-partition upserts: the first snapshot after ``start`` up to ``latest`` that added
+    rows for another commit user than ``commit_user`` (APPEND or OVERWRITE), described, or None.
+    A snapshot of the range that expired cannot be checked: it is reported too."""
+    for sid in range(start + 1, latest.id + 1):
+        snap = latest if sid == latest.id else snapshots.try_snapshot(sid)
+        if snap is None:
+            return f"snapshot {sid} expired before it could be checked for other writers' rows"
+        if snap.commit_kind in (CommitKind.APPEND, CommitKind.OVERWRITE) and snap.commit_user != commit_user:
+            return f"snapshot {sid} ({snap.commit_kind.value}, commit user {snap.commit_user!r}) added rows"
+    return None

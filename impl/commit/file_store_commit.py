@@ -37,7 +37,7 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from impl.commit.attempt import Attempt, Checked, CommitStats, Part, UnknownOutcome
-from impl.commit.conflicts import Fold, KeySortKey, check_conflicts
+from impl.commit.conflicts import Fold, KeySortKey, check_conflicts, foreign_writes_since
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import (
     BATCH_COMMIT_IDENTIFIER,
@@ -59,6 +59,7 @@ from impl.errors import (
     CommitRecoveryError,
     CommitRefusedError,
     CorruptMetadataError,
+    KeyIndexConflictError,
     OverwritePartitionError,
     PaimonError,
     RowIdConflictError,
@@ -687,6 +688,8 @@ class FileStoreCommit:
                 fold = with_assigned(fold, changes)
             if self.options.data_evolution:
                 self._check_column_updates(attempt, changes, live, latest)
+            if attempt.part.key_index_from is not None:
+                self._check_key_index(attempt.part.key_index_from, latest)
             schema_id = self._checked_schema_id()
             # deletes what it wrote if it fails
             snapshot = self._metadata.write(
@@ -740,6 +743,18 @@ class FileStoreCommit:
         # nothing references what we wrote.
         written.discard()
         return None
+
+    def _check_key_index(self, start: int, latest: Snapshot | None) -> None:
+        """Cross-partition upserts: no snapshot after ``start`` (the one the writer's key index
+        was built from) added rows for another commit user (KeyIndexConflictError)."""
+        if latest is None or latest.id <= start:
+            return
+        foreign = foreign_writes_since(self.snapshot_manager, start, latest, self.commit_user)
+        if foreign is not None:
+            raise KeyIndexConflictError(
+                f"{self.table_name}: {foreign}, after snapshot {start} this writer's cross-partition key index "
+                "was built from; a key both wrote could be in two partitions. Write the data again with a new "
+                "writer", ())
 
     def _check_column_updates(self, attempt: Attempt, changes: Sequence[ManifestEntry], live: LiveFiles,
                               latest: Snapshot | None) -> None:

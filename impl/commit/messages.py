@@ -42,6 +42,10 @@ class CommitMessage:
     # the range they rewrite): the snapshot the writer read those rows from. The APPEND part
     # conflicts if a later snapshot added a file over one of its ranges (another update).
     row_id_check_from: int | None = None
+    # Cross-partition upserts: the snapshot whose keys the writer's global key index was built
+    # from (0: an empty table). The APPEND part conflicts if a later snapshot of another commit
+    # user added rows: the writer routed keys without knowing where that writer put them.
+    key_index_from: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("new_files", "deleted_files", "changelog_files", "compact_before", "compact_after",
@@ -144,6 +148,8 @@ class CollectedChanges:
     append_index_views: dict[bytes, frozenset[str]] = field(default_factory=dict)
     # the oldest snapshot the APPEND part's column updates read (CommitMessage.row_id_check_from)
     append_row_id_check_from: int | None = None
+    # the oldest snapshot the APPEND part's key indexes were built from (CommitMessage.key_index_from)
+    append_key_index_from: int | None = None
 
     @property
     def has_append(self) -> bool:
@@ -157,7 +163,9 @@ class CollectedChanges:
 def collect_changes(messages: Sequence[CommitMessage]) -> CollectedChanges:
     """Turn messages into entries: ADD new files, DELETE deleted ones; DELETE compact-before, ADD compact-after."""
     reads = [m.row_id_check_from for m in messages if m.row_id_check_from is not None and m.has_append_part()]
-    c = CollectedChanges([], [], [], [], [], [], append_row_id_check_from=min(reads) if reads else None)
+    built = [m.key_index_from for m in messages if m.key_index_from is not None and m.has_append_part()]
+    c = CollectedChanges([], [], [], [], [], [], append_row_id_check_from=min(reads) if reads else None,
+                         append_key_index_from=min(built) if built else None)
     for m in messages:
         def entry(kind: FileKind, f: DataFileMeta, m: CommitMessage = m) -> ManifestEntry:
             return ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)

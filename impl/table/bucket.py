@@ -550,7 +550,7 @@ class BucketMode(enum.Enum):
 
     HASH_FIXED = "HASH_FIXED"  # bucket >= 1: the hash of the bucket key modulo the bucket count
     HASH_DYNAMIC = "HASH_DYNAMIC"  # primary key holding every partition field, bucket -1 (impl.table.dynamic_bucket)
-    CROSS_PARTITION = "CROSS_PARTITION"  # primary key without some partition field, bucket -1 (refused)
+    CROSS_PARTITION = "CROSS_PARTITION"  # primary key without some partition field, bucket -1 (impl.table.cross_partition)
     BUCKET_UNAWARE = "BUCKET_UNAWARE"  # append table, bucket -1: files in bucket 0, total buckets -1
     # primary key, bucket -2: writes land in bucket -2 (bucket-postpone), unmerged, unread by batch
     # scans, until a compaction moves them into real buckets (impl.table.postpone)

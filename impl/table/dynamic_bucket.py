@@ -167,34 +167,40 @@ class PartitionIndex:
         return found.fill_null(0).to_numpy().astype(np.int64), known
 
     def _place(self, n: int) -> np.ndarray:
-        """Buckets of ``n`` new keys in arrival order: fill non-full buckets (ascending id), then
-        open the smallest unused ids, then (max-buckets reached) random existing buckets."""
-        counts = self.bucket_counts()
-        room_ids = np.array(sorted(b for b, c in counts.items() if c < self.target_row_num), dtype=np.int64)
-        room = np.array([self.target_row_num - counts[b] for b in room_ids.tolist()], dtype=np.int64)
-        max_id = _UNLIMITED_MAX_BUCKET_ID if self.max_buckets == -1 else self.max_buckets - 1
-        need = n - int(room.sum()) if len(room) else n
-        if need > 0:
-            wanted = -(-need // self.target_row_num)
-            fresh = _free_ids(set(counts), max_id, wanted)
-            if len(fresh) < wanted and self.max_buckets == -1:
-                raise DynamicBucketError(
-                    f"dynamic bucket mode: a partition would need more than {max_id + 1} buckets; raise "
-                    f"'dynamic-bucket.target-row-num' (now {self.target_row_num})")
-            room_ids = np.concatenate([room_ids, np.array(fresh, dtype=np.int64)])
-            room = np.concatenate([room, np.full(len(fresh), self.target_row_num, dtype=np.int64)])
-        cum = np.cumsum(room)
-        slots = np.arange(n, dtype=np.int64)
-        placed = slots < (cum[-1] if len(cum) else 0)
-        result = np.empty(n, dtype=np.int32)
-        result[placed] = room_ids[np.searchsorted(cum, slots[placed], side="right")]
-        overflow = int((~placed).sum())
-        if overflow:
-            # max-buckets reached: Java picks a random existing bucket per new key
-            every = np.array(sorted(set(counts) | set(room_ids.tolist())), dtype=np.int32)
-            picks = np.random.default_rng(self.rng.getrandbits(64)).integers(0, len(every), overflow)
-            result[~placed] = every[picks]
-        return result
+        return place_new_keys(self.bucket_counts(), n, self.target_row_num, self.max_buckets, self.rng)
+
+
+def place_new_keys(counts: dict[int, int], n: int, target_row_num: int, max_buckets: int,
+                   rng: random.Random) -> np.ndarray:
+    """Buckets of ``n`` new keys of a partition whose buckets hold ``counts`` keys, in arrival
+    order: fill non-full buckets (ascending id), then open the smallest unused ids, then
+    (``max_buckets`` reached) random existing buckets. Java's ``PartitionIndex.assign`` and, with
+    ``max_buckets`` -1, the cross-partition ``BucketAssigner``."""
+    room_ids = np.array(sorted(b for b, c in counts.items() if c < target_row_num), dtype=np.int64)
+    room = np.array([target_row_num - counts[b] for b in room_ids.tolist()], dtype=np.int64)
+    max_id = _UNLIMITED_MAX_BUCKET_ID if max_buckets == -1 else max_buckets - 1
+    need = n - int(room.sum()) if len(room) else n
+    if need > 0:
+        wanted = -(-need // target_row_num)
+        fresh = _free_ids(set(counts), max_id, wanted)
+        if len(fresh) < wanted and max_buckets == -1:
+            raise DynamicBucketError(
+                f"dynamic bucket mode: a partition would need more than {max_id + 1} buckets; raise "
+                f"'dynamic-bucket.target-row-num' (now {target_row_num})")
+        room_ids = np.concatenate([room_ids, np.array(fresh, dtype=np.int64)])
+        room = np.concatenate([room, np.full(len(fresh), target_row_num, dtype=np.int64)])
+    cum = np.cumsum(room)
+    slots = np.arange(n, dtype=np.int64)
+    placed = slots < (cum[-1] if len(cum) else 0)
+    result = np.empty(n, dtype=np.int32)
+    result[placed] = room_ids[np.searchsorted(cum, slots[placed], side="right")]
+    overflow = int((~placed).sum())
+    if overflow:
+        # max-buckets reached: Java picks a random existing bucket per new key
+        every = np.array(sorted(set(counts) | set(room_ids.tolist())), dtype=np.int32)
+        picks = np.random.default_rng(rng.getrandbits(64)).integers(0, len(every), overflow)
+        result[~placed] = every[picks]
+    return result
 
 
 def _free_ids(used: set[int], max_id: int, wanted: int) -> list[int]:
@@ -352,5 +358,5 @@ def hash_index_entries(core: TableCore, snapshot: Snapshot | None) -> list[Index
 
 __all__ = [
     "DynamicBucketAssigner", "DynamicBucketError", "HashIndexFile", "PartitionIndex",
-    "decode_hash_index", "encode_hash_index", "hash_index_entries",
+    "decode_hash_index", "encode_hash_index", "hash_index_entries", "place_new_keys",
 ]

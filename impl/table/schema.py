@@ -71,6 +71,15 @@ def _names(kind: str, keys: Iterable[str] | None) -> tuple[str, ...]:
     return out
 
 
+def _bucket_option(opts: Mapping[str, str]) -> int | None:
+    """The table's ``bucket`` option (default -1); None when it does not parse (reported by the
+    option checks of :func:`validate_for_create`)."""
+    try:
+        return co.BUCKET.get(opts)
+    except (PaimonError, ValueError):
+        return None
+
+
 def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | None = None,
                        partition_keys: Sequence[str] | None = None, options: Mapping | None = None,
                        comment: str | None = None, schema_id: int = 0,
@@ -100,12 +109,18 @@ def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | No
             raise InvalidSchemaError(f"primary key {k!r} is not a column (columns: {names})")
     if pks:
         missing = [p for p in parts if p not in pks]
-        if missing:
-            # with bucket -1 Paimon would run cross-partition upserts (a global key index): not implemented
+        if missing and _bucket_option(opts) != -1:
+            # Paimon's SchemaValidation: only dynamic bucket mode runs cross-partition upserts
+            # (a global key index, impl.table.cross_partition)
             raise InvalidSchemaError(
-                f"primary keys {list(pks)} must include every partition key; missing {missing}. Add {missing} to "
-                f"the primary key (cross-partition upserts, Paimon's mode for such a key with 'bucket' = -1, are "
-                f"not supported)")
+                f"primary keys {list(pks)} must include every partition key when 'bucket' is not -1; missing "
+                f"{missing}. Add {missing} to the primary key, or set 'bucket' = -1 (cross-partition upserts: a "
+                f"key moves between partitions)")
+        if missing and opts.get("sequence.field"):
+            # Paimon's SchemaValidation: a moved key's DELETE would lose to an older sequence value
+            raise InvalidSchemaError(
+                f"'sequence.field' cannot be used in cross-partition upserts (primary keys {list(pks)} do not "
+                f"include partition keys {missing})")
         if set(pks) == set(parts):
             raise InvalidSchemaError(
                 f"primary keys {list(pks)} equal the partition keys: each partition would hold one row")

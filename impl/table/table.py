@@ -160,7 +160,8 @@ class FileStoreTable(TableReads):
     def bucket_mode(self) -> BucketMode:
         """How rows go to buckets: HASH_FIXED (bucket >= 1), BUCKET_UNAWARE (append, bucket -1),
         HASH_DYNAMIC (primary key, bucket -1, keys in the bucket the HASH index gives them),
-        CROSS_PARTITION (primary key without every partition key, bucket -1; refused)."""
+        CROSS_PARTITION (primary key without every partition key, bucket -1: a key moves between
+        partitions, :mod:`impl.table.cross_partition`)."""
         return self.core.bucket_mode
 
     def __repr__(self) -> str:

@@ -11,6 +11,9 @@ bucket holds in the latest snapshot; postpone-mode tables (``bucket`` = -2) writ
 bucket -2 (:mod:`impl.table.postpone`). Dynamic-bucket primary-key tables (``bucket`` = -1) route
 by :class:`impl.table.dynamic_bucket.DynamicBucketAssigner` (each key keeps the bucket of the
 table's HASH index), and their commit messages carry the changed buckets' new index files.
+Cross-partition upsert tables (a primary key without some partition key, ``bucket`` = -1) route
+by the global key index of :class:`impl.table.cross_partition.CrossPartitionAssigner`, which adds
+the DELETEs of keys moving partition.
 
 Input is checked completely before any row is routed, so a rejected ``write_arrow`` leaves
 the writer (and storage) exactly as it was.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -44,6 +48,7 @@ from impl.table.bucket import (
     split_by_group,
 )
 from impl.table.core import TableCore, bucket_index_files
+from impl.table.cross_partition import CrossPartitionAssigner, check_supported
 from impl.table.dynamic_bucket import DynamicBucketAssigner
 from impl.table.errors import NullKeyError, UnsupportedTableFeatureError, WriterClosedError
 from impl.table.options import TableOptions
@@ -277,8 +282,7 @@ class TableWrite:
         # or where a write puts data (or what its merges read)
         check_write(core.options.raw, core.identifier)
         if core.bucket_mode is BucketMode.CROSS_PARTITION:
-            raise UnsupportedTableFeatureError(cross_partition_message(core.identifier, core.primary_keys,
-                                                                       core.partition_keys))
+            check_supported(core, overwrite=ignore_previous_files)
         self.core = core
         self.commit_user = commit_user
         self.streaming = streaming
@@ -309,6 +313,10 @@ class TableWrite:
         if core.bucket_mode is BucketMode.HASH_DYNAMIC:
             self._assigner = DynamicBucketAssigner(core, ignore_existing=ignore_previous_files,
                                                   rng=core.env.new_random())
+        # cross-partition mode: a global key index (impl.table.cross_partition)
+        self._cross: CrossPartitionAssigner | None = None
+        if core.bucket_mode is BucketMode.CROSS_PARTITION:
+            self._cross = CrossPartitionAssigner(core, rng=core.env.new_random())
 
     # ------------------------------------------------------------------ writing
 
@@ -385,7 +393,10 @@ class TableWrite:
         if self.core.is_primary_key_table:
             check_merge_input(self.core, t, kinds)
         self._restored_checked = False
-        for (partition, bucket), part, part_kinds in self._route(t, kinds):
+        buckets = None
+        if self._cross is not None:  # rows of keys moving partition come with their old rows' DELETEs
+            t, kinds, buckets = self._cross.assign(t, kinds)
+        for (partition, bucket), part, part_kinds in self._route(t, kinds, buckets):
             self._writer(partition, bucket).write(part, part_kinds)
 
     write_arrow_batch = write_arrow
@@ -400,7 +411,9 @@ class TableWrite:
                                       f"got {type(df).__name__}")
         self.write_arrow(df)
 
-    def _route(self, t: pa.Table, kinds: np.ndarray | None):
+    def _route(self, t: pa.Table, kinds: np.ndarray | None, assigned: np.ndarray | None = None):
+        """((partition, bucket), rows, their kinds) per bucket; ``assigned``: each row's bucket,
+        given (cross-partition mode)."""
         n = t.num_rows
         schema = self.core.schema
         if schema.partition_keys:
@@ -410,7 +423,10 @@ class TableWrite:
         else:
             part_ids = np.zeros(n, dtype=np.int64)
             partitions = [self._partition_bytes(())]
-        if self.core.bucket_mode is BucketMode.HASH_FIXED:
+        if assigned is not None:
+            num_buckets = int(assigned.max()) + 1 if n else 1
+            keys = part_ids * num_buckets + assigned
+        elif self.core.bucket_mode is BucketMode.HASH_FIXED:
             num_buckets = self.core.options.bucket
             buckets = compute_buckets([t.column(k) for k in self._bucket_key], self._bucket_types, num_buckets,
                                       self.core.options.bucket_function)
@@ -542,6 +558,9 @@ class TableWrite:
                 messages.append(m)
         if self._assigner is not None:
             messages = self._assigner.attach(messages)
+        if self._cross is not None:
+            built_from = self._cross.checked_view(self.commit_user)
+            messages = [replace(m, key_index_from=built_from) for m in messages]
         return messages
 
     def _flush_threads(self) -> int:
@@ -625,13 +644,6 @@ def _rows_by_partition(part_ids: np.ndarray, n_partitions: int):
     cuts = np.flatnonzero(np.diff(part_ids[order])) + 1
     for rows in np.split(order, cuts):
         yield int(part_ids[rows[0]]), rows
-
-
-def cross_partition_message(identifier: str, primary_keys, partition_keys) -> str:
-    missing = [k for k in partition_keys if k not in primary_keys]
-    return (f"{identifier}: primary key {list(primary_keys)} lacks partition key(s) {missing}, which with "
-            f"'bucket' = -1 is Paimon's cross-partition upsert mode (a key moving between partitions); it is not "
-            f"supported. Add {missing} to the primary key, or set a fixed 'bucket' >= 1")
 
 
 __all__ = ["TableWrite", "conform_input", "row_kinds_of", "ROW_KIND_NAMES"]

@@ -103,8 +103,11 @@ def test_schema_object_form(catalog):
     ({"partition_keys": ["nope"]}, InvalidSchemaError, "nope"),
     ({"primary_keys": ["id"], "partition_keys": ["dt"], "options": {"bucket": "1"}}, InvalidSchemaError, "partition"),
     ({"primary_keys": ["dt"], "partition_keys": ["dt"], "options": {"bucket": "1"}}, InvalidSchemaError, "equal"),
-    # bucket -1 with a primary key lacking a partition key: cross-partition upserts, refused naming the fix
-    ({"primary_keys": ["id"], "partition_keys": ["dt"]}, InvalidSchemaError, r"Add \['dt'\].*cross-partition"),
+    # a primary key lacking a partition key needs bucket -1 (cross-partition upserts), as Paimon's SchemaValidation
+    ({"primary_keys": ["id"], "partition_keys": ["dt"], "options": {"bucket": "-2"}}, InvalidSchemaError,
+     r"Add \['dt'\].*'bucket' = -1"),
+    ({"primary_keys": ["id"], "partition_keys": ["dt"], "options": {"sequence.field": "id"}}, InvalidSchemaError,
+     "sequence.field.*cross-partition"),
     ({"primary_keys": ["id"], "options": {"bucket-key": "id"}}, InvalidOptionError, "bucket-key"),
     ({"primary_keys": ["id"], "options": {"dynamic-bucket.max-buckets": "0"}}, InvalidOptionError, "max-buckets"),
     ({"primary_keys": ["id"], "options": {"dynamic-bucket.max-buckets": "40000"}}, InvalidOptionError, "max-buckets"),

@@ -443,6 +443,10 @@ public final class Harness {
             FileStoreTable table, org.apache.paimon.table.sink.TableWrite write, List<InternalRow> rows,
             String commitUser, long identifier)
             throws Exception {
+        if (table.bucketMode() == org.apache.paimon.table.BucketMode.KEY_DYNAMIC) {
+            writeCrossPartition(table, write, rows);
+            return;
+        }
         if (table.bucketMode() != org.apache.paimon.table.BucketMode.HASH_DYNAMIC) {
             for (InternalRow r : rows) {
                 write.write(r);
@@ -468,6 +472,50 @@ public final class Harness {
             write.write(r, bucket);
         }
         assigner.prepareCommit(identifier);
+    }
+
+    /**
+     * Cross-partition upserts (primary key without a partition key, bucket -1), as Flink's sink
+     * runs them with one assigner: Paimon's GlobalIndexAssigner bootstrapped from the table's keys
+     * (IndexBootstrap), then each row through it; it emits the rows (and the DELETEs of keys
+     * moving partition) with their buckets.
+     */
+    private static void writeCrossPartition(
+            FileStoreTable table, org.apache.paimon.table.sink.TableWrite write, List<InternalRow> rows)
+            throws Exception {
+        org.apache.paimon.crosspartition.GlobalIndexAssigner assigner =
+                new org.apache.paimon.crosspartition.GlobalIndexAssigner(table);
+        try {
+            assigner.open(
+                    64L << 20,
+                    IO_MANAGER,
+                    1,
+                    0,
+                    (row, bucket) -> {
+                        try {
+                            write.write(row, bucket);
+                        } catch (Exception e) {
+                            throw new RuntimeException(e);
+                        }
+                    });
+            new org.apache.paimon.crosspartition.IndexBootstrap(table)
+                    .bootstrap(
+                            1,
+                            0,
+                            row -> {
+                                try {
+                                    assigner.bootstrapKey(row);
+                                } catch (java.io.IOException e) {
+                                    throw new RuntimeException(e);
+                                }
+                            });
+            assigner.endBoostrap(false);
+            for (InternalRow r : rows) {
+                assigner.processInput(r);
+            }
+        } finally {
+            assigner.close();
+        }
     }
 
     private static RowKind rowKind(String shortString) {
