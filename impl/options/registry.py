@@ -126,7 +126,7 @@ CLASSIFIED: dict[str, tuple[OptionKind, str]] = {
     "consumer.mode": (N, "only with consumer-id"),
     "continuous.discovery-interval": (N, _ENGINE),
     "cross-partition-upsert.bootstrap-parallelism": (N, _ENGINE),
-    "cross-partition-upsert.index-ttl": (N, _ENGINE),
+    "cross-partition-upsert.index-ttl": (W, "the key index forgets keys: a key moving later is not deleted from its old partition"),
     "data-evolution.enabled": (H, ""),
     "data-file.external-paths": (W, "data files under external paths"),
     "data-file.external-paths.specific-fs": (N, "only with data-file.external-paths"),
