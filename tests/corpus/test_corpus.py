@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -562,6 +563,40 @@ def _write_refusal(config: Config, e: BaseException) -> str:
     return f"refused: {error_text(e)}" if ok else f"FAIL: impl write: {error_text(e)}"
 
 
+# Options that decide where a data file lies and how it is named (honoured by impl since issue 45)
+LAYOUT_OPTIONS = ("partition.legacy-name", "data-file.path-directory", "data-file.prefix", "changelog-file.prefix",
+                  "file.suffix.include.compression")
+_UUID_COUNTER = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-\d+")
+
+
+def checks_layout(config: Config) -> bool:
+    return config.part_type != "STRING" or any(k in config.options for k in LAYOUT_OPTIONS)
+
+
+def data_files(wh: Path, config: Config) -> set[str]:
+    """The table's files outside its metadata directories, relative to the table's directory."""
+    database, table = table_name(config).split(".")
+    root = wh / f"{database}.db" / table
+    meta = ("snapshot", "manifest", "schema", "index", "statistics", "tag", "branch", "changelog")
+    return {str(p.relative_to(root)) for p in root.rglob("*")
+            if p.is_file() and not str(p.relative_to(root)).startswith(meta)}
+
+
+def _layout(paths: set[str]) -> set[tuple[str, str]]:
+    """(partition directories, file name with its uuid and counter starred) of each file."""
+    return {(str(Path(p).parent.parent), _UUID_COUNTER.sub("*", Path(p).name)) for p in paths}
+
+
+def layout_check(writer_files: set[str], impl_files: set[str]) -> str | None:
+    """impl's write-back puts its files in the partition directories the writer used (the partition
+    directory names, data-file.path-directory) and names them as the writer did (prefixes,
+    compression suffix); None when it does, else the first difference."""
+    extra = _layout(impl_files) - _layout(writer_files)
+    if not impl_files or extra:
+        return f"FAIL: impl's files {sorted(extra)[:3]} are not laid out as the writer's {sorted(_layout(writer_files))[:3]}"
+    return None
+
+
 def run_corpus(writer, wh: Path) -> list[dict]:
     """Every configuration's cell: ``read`` / ``write_back`` = "pass", "refused: ...",
     "writer cannot produce: ..." or "FAIL: ..." (the test fails on any FAIL)."""
@@ -622,10 +657,16 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             cell["read"] = _index_probe_check(wh, config, want)
         if row_tracking(config) and cell["read"] == "pass":
             cell["read"] = _row_id_check(wh, config, [], outcome.get("row_ids"))
+        layout = writer.label == JAVA and checks_layout(config)
+        before = data_files(wh, config) if layout else set()
         try:
             impl_write_back(wh, config)
         except Exception as e:  # noqa: BLE001
             cell["write_back"] = _write_refusal(config, e)
+            continue
+        wrong = layout_check(before, data_files(wh, config) - before) if layout else None
+        if wrong is not None:
+            cell["write_back"] = wrong
             continue
         if config.write_refused is not None:
             cell["write_back"] = f"FAIL: impl wrote it (declared refused: {config.write_refused})"
@@ -654,6 +695,8 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             else:
                 cell["write_back"] = "pass" if rows == want == mine else \
                     f"FAIL: writer read back {rows[:3]} (impl {mine[:3]}) != reference {want[:3]}"
+            if checks_layout(config) and writer.label == JAVA and cell["write_back"] == "pass":
+                cell["write_back"] = "pass (and impl's files laid out as the writer's)"
             if row_tracking(config) and cell["write_back"] == "pass":
                 cell["write_back"] = _row_id_check(wh, config, ["c"])
     return cells
