@@ -15,7 +15,6 @@ from corpus_table import JAVA, PYPAIMON, RUST
 
 BASE_COLS = (("id", "INT"), ("name", "STRING"), ("v", "BIGINT"), ("d", "DOUBLE"), ("flag", "BOOLEAN"),
              ("day", "DATE"), ("dec", "DECIMAL(10, 2)"), ("ts", "TIMESTAMP(6)"))
-PART_COLS = (("dt", "STRING"), *BASE_COLS)
 NARROW_COLS = BASE_COLS[:3]
 EVOLVED = [{"op": "rename_column", "name": "name", "new_name": "label"},
            {"op": "add_column", "name": "extra", "type": "BIGINT"}]
@@ -43,6 +42,9 @@ class Config:
     # writer label -> why the writer's own read is not the reference (impl must read what it reads)
     writer_read_differs: dict = field(default_factory=dict)
     cannot_read_back: dict = field(default_factory=dict)  # writer label -> text of its read error
+    # writer label -> why the writer's read of impl's write-back is not the reference (it must
+    # still equal impl's own read: the two agree on a table the writer laid out wrongly)
+    write_back_differs: dict = field(default_factory=dict)
     narrow: bool = False  # id, name, v only (for a writer that lacks the other types in a format)
     # (column, value, absent value): impl also reads ``column = value`` and ``column = absent``
     # with the data-file index and without it (file-index.read.enabled = false): each must return
@@ -52,12 +54,16 @@ class Config:
     # data evolution: row ids whose name and v impl updates after its write-back batch
     write_back_update: tuple = ()
     write_back_compact: bool = False  # impl fully compacts the table after its write-back batch
+    # (error class name, option named in its message): impl reads the table but must refuse its
+    # write-back by name (so no writer reads a write-back of it)
+    write_refused: tuple | None = None
+    part_type: str = "STRING"  # the type of the partition column "dt"
 
     @property
     def cols(self) -> tuple:
         if self.narrow:
             return NARROW_COLS
-        return PART_COLS if self.partition_keys else BASE_COLS
+        return (("dt", self.part_type), *BASE_COLS) if self.partition_keys else BASE_COLS
 
 
 PK1 = {"bucket": "1"}
@@ -153,4 +159,49 @@ CONFIGS += [
     Config("postpone-partitioned", POSTPONE, primary_keys=("dt", "id"), partition_keys=("dt",)),
     Config("postpone-compacted-by-impl", POSTPONE, primary_keys=("dt", "id"), partition_keys=("dt",),
            steps=(("write", "a"), ("write", "b"), ("compact_impl",))),
+]
+
+# Issue 45 item 4: every configuration impl honours newly this round. Partition columns of other
+# types than STRING, with Java's partition directory names (partition.legacy-name true, the
+# default, and false), file name prefixes / suffixes and the data-file directory, the mod bucket
+# function, 64-bit deletion vectors, every manifest compression, deletion vectors after a rename
+# and a drop-and-re-add, partial-update sequence groups and partial-update with a lookup changelog.
+PART = {"primary_keys": ("dt", "id"), "partition_keys": ("dt",)}
+DV = {**PK1, "deletion-vectors.enabled": "true"}
+DV_EVOLVED = [{"op": "rename_column", "name": "name", "new_name": "label"},
+              {"op": "drop_column", "name": "d"}, {"op": "add_column", "name": "d", "type": "DOUBLE"}]
+# v orders the group (name, d); d sums inside the group
+# pypaimon 2.1.0 ignores bucket-function.type = mod: it puts rows in the default (hash) buckets,
+# so impl's write-back, in the mod buckets, leaves an updated key in two buckets; both read both.
+PYPAIMON_HASHES = {PYPAIMON: "the writer put its rows in hash buckets, impl's updates go to the mod buckets"}
+SEQ_GROUP = {**PK1, "merge-engine": "partial-update", "fields.v.sequence-group": "name,d",
+             "fields.d.aggregate-function": "sum"}
+CONFIGS += [
+    Config("date-partition-prefixes", {"bucket": "2", "data-file.prefix": "corpus-data-",
+                                       "file.suffix.include.compression": "true", "changelog-producer": "input",
+                                       "changelog-file.prefix": "corpus-changelog-"}, part_type="DATE", **PART),
+    Config("date-partition-not-legacy", {"bucket": "2", "partition.legacy-name": "false",
+                                         "data-file.path-directory": "data"}, part_type="DATE", **PART),
+    Config("timestamp-partition", {"bucket": "2"}, part_type="TIMESTAMP(6)", **PART),
+    Config("timestamp-partition-not-legacy", {"bucket": "2", "partition.legacy-name": "false"},
+           part_type="TIMESTAMP(6)", **PART),
+    Config("decimal-partition-not-legacy", {"bucket": "2", "partition.legacy-name": "false"},
+           part_type="DECIMAL(10, 2)", **PART),
+    Config("boolean-partition-append", {"bucket": "-1", "file.format": "avro"}, primary_keys=(),
+           partition_keys=("dt",), merge="append", part_type="BOOLEAN"),
+    Config("bucket-function-mod", {"bucket": "3", "bucket-function.type": "mod"},
+           write_back_differs=PYPAIMON_HASHES),
+    Config("deletion-vectors-bitmap64", {**DV, "deletion-vectors.bitmap64": "true"},
+           writer_read_differs={PYPAIMON: LEVEL0, RUST: LEVEL0}),
+    Config("manifest-snappy", {**PK1, "manifest.compression": "snappy"}),
+    Config("manifest-deflate", {**PK1, "manifest.compression": "deflate"}),
+    Config("manifest-bzip2-append", {"manifest.compression": "bzip2"}, primary_keys=(), merge="append",
+           cannot_produce={RUST: "Unsupported Avro compression: bzip2"}),
+    Config("manifest-uncompressed", {**PK1, "manifest.compression": "null"}),
+    Config("deletion-vectors-evolved", DV, steps=(("write", "a"), ("alter", DV_EVOLVED), ("write", "b")),
+           writer_read_differs={PYPAIMON: LEVEL0, RUST: LEVEL0}),
+    Config("partial-update-sequence-group", SEQ_GROUP, merge="partial-update-group",
+           cannot_produce={PYPAIMON: "pypaimon does not yet implement: fields.d.aggregate-function"}),
+    Config("partial-update-lookup", {**PK1, "merge-engine": "partial-update", "changelog-producer": "lookup"},
+           merge="partial-update", write_refused=("InvalidOptionError", "changelog-producer")),
 ]

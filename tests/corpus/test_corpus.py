@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -51,9 +52,30 @@ def cols_after(config: Config, upto: int | None = None) -> list[tuple[str, str]]
         for change in step[1]:
             if change["op"] == "rename_column":
                 cols = [(change["new_name"] if n == change["name"] else n, t) for n, t in cols]
+            elif change["op"] == "drop_column":
+                cols = [(n, t) for n, t in cols if n != change["name"]]
             elif change["op"] == "add_column":
                 cols.append((change["name"], change["type"]))
     return cols
+
+
+def altered(row: dict, changes: list[dict], names: list[str]) -> dict:
+    """``row`` after the schema changes, in order: a renamed column keeps its values, a dropped one
+    loses them (a column re-added under the same name is a new column, null in old rows)."""
+    row = dict(row)
+    for change in changes:
+        if change["op"] == "rename_column":
+            row[change["new_name"]] = row.pop(change["name"], None)
+        elif change["op"] == "drop_column":
+            row.pop(change["name"], None)
+    return {n: row.get(n) for n in names}
+
+
+# A partition column "dt" of another type than STRING: two values (by id parity) per type
+PART_VALUES = {"DATE": (dt.date(2024, 2, 29), dt.date(1999, 12, 31)),
+               "TIMESTAMP(6)": (dt.datetime(2024, 1, 1, 12, 30, 15, 123456), dt.datetime(2024, 1, 2)),
+               "DECIMAL(10, 2)": (decimal.Decimal("0.50"), decimal.Decimal("-12.25")),
+               "BOOLEAN": (True, False)}
 
 
 def batch(tag: str, cols) -> list[dict]:
@@ -70,7 +92,7 @@ def batch(tag: str, cols) -> list[dict]:
             if n == "id":
                 row[n] = i
             elif n == "dt":
-                row[n] = f"p{i % 2}"
+                row[n] = f"p{i % 2}" if t == "STRING" else PART_VALUES[t][i % 2]
             elif n == "v":
                 row[n] = k
             elif tag == "b" and i % 2 == 0:  # partial-update keeps the old value of a null
@@ -89,6 +111,15 @@ def _value(type_name: str, tag: str, k: int):
 
 
 def _merge(engine: str, old: dict, new: dict) -> dict:
+    if engine == "partial-update-group":  # SEQUENCE_GROUP: v orders the group (name, d), d sums
+        merged = _merge("partial-update", old, new)
+        if old.get("v") is None or (new.get("v") is not None and new["v"] >= old["v"]):
+            merged["name"] = new.get("name")  # a newer group takes the new value, null too
+        else:
+            merged["name"], merged["v"] = old.get("name"), old.get("v")
+        parts = [x for x in (old.get("d"), new.get("d")) if x is not None]
+        merged["d"] = sum(parts) if parts else None
+        return merged
     if engine == "first-row":
         return old
     if engine == "partial-update":
@@ -141,10 +172,8 @@ def reference_rows(config: Config, tags: list[str], *, writer_only: bool = False
         if step[0] == "alter":
             cols = cols_after(config, index + 1)
             names = [n for n, _ in cols]
-            renames = {c["name"]: c["new_name"] for c in step[1] if c["op"] == "rename_column"}
-            state = {k: {n: {renames.get(o, o): v for o, v in r.items()}.get(n) for n in names}
-                     for k, r in state.items()}
-            appended = [{n: {renames.get(o, o): v for o, v in r.items()}.get(n) for n in names} for r in appended]
+            state = {k: altered(r, step[1], names) for k, r in state.items()}
+            appended = [altered(r, step[1], names) for r in appended]
             continue
         for row in batch(step[1], cols_after(config, index)):
             if not keys:
@@ -344,6 +373,8 @@ def change(c):
         return SchemaChange.rename_column(c["name"], c["new_name"])
     if c["op"] == "add_column":
         return SchemaChange.add_column(c["name"], AtomicType(c["type"]))
+    if c["op"] == "drop_column":
+        return SchemaChange.drop_column(c["name"])
     return SchemaChange.set_option(c["key"], c["value"])
 def produce(spec):
     name = spec["table"]
@@ -392,6 +423,8 @@ def sql_alter(name, c):
         return f"ALTER TABLE paimon.{name} RENAME COLUMN {c['name']} TO {c['new_name']}"
     if c["op"] == "add_column":
         return f"ALTER TABLE paimon.{name} ADD COLUMN {c['name']} {c['type']}"
+    if c["op"] == "drop_column":
+        return f"ALTER TABLE paimon.{name} DROP COLUMN {c['name']}"
     return f"ALTER TABLE paimon.{name} SET TBLPROPERTIES ('{c['key']}' = '{c['value']}')"
 def produce(spec):
     name = spec["table"]
@@ -522,6 +555,50 @@ def _refusal(config: Config, e: BaseException) -> str:
     return f"{'refused' if ok else 'FAIL'}: {error_text(e)}"
 
 
+def _write_refusal(config: Config, e: BaseException) -> str:
+    """"refused: ..." when impl's write-back failed with ``write_refused``'s typed error naming
+    its option (impl reads the table but refuses to write it), else "FAIL: impl write: ..."."""
+    refused = config.write_refused
+    ok = refused is not None and type(e).__name__ == refused[0] and refused[1] in str(e)
+    return f"refused: {error_text(e)}" if ok else f"FAIL: impl write: {error_text(e)}"
+
+
+# Options that decide where a data file lies and how it is named (honoured by impl since issue 45)
+LAYOUT_OPTIONS = ("partition.legacy-name", "data-file.path-directory", "data-file.prefix", "changelog-file.prefix",
+                  "file.suffix.include.compression")
+_UUID_COUNTER = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-\d+")
+
+
+def checks_layout(config: Config) -> bool:
+    return config.part_type != "STRING" or any(k in config.options for k in LAYOUT_OPTIONS)
+
+
+def data_files(wh: Path, config: Config) -> set[str]:
+    """The table's files outside its metadata directories, relative to the table's directory."""
+    database, table = table_name(config).split(".")
+    root = wh / f"{database}.db" / table
+    meta = ("snapshot", "manifest", "schema", "index", "statistics", "tag", "branch", "changelog")
+    return {str(p.relative_to(root)) for p in root.rglob("*")
+            if p.is_file() and not str(p.relative_to(root)).startswith(meta)}
+
+
+def _layout(paths: set[str], names: bool) -> set[tuple[str, str]]:
+    """(partition directories, file name with its uuid and counter starred, or "" without
+    ``names``) of each file."""
+    return {(str(Path(p).parent.parent), _UUID_COUNTER.sub("*", Path(p).name) if names else "") for p in paths}
+
+
+def layout_check(writer_files: set[str], impl_files: set[str], names: bool) -> str | None:
+    """impl's write-back puts its files in the partition directories the writer used (the partition
+    directory names, data-file.path-directory) and, with ``names``, names them as the writer did
+    (prefixes, compression suffix); None when it does, else the first difference."""
+    extra = _layout(impl_files, names) - _layout(writer_files, names)
+    if not impl_files or extra:
+        theirs = sorted(_layout(writer_files, names))[:3]
+        return f"FAIL: impl's files {sorted(extra)[:3]} are not laid out as the writer's {theirs}"
+    return None
+
+
 def run_corpus(writer, wh: Path) -> list[dict]:
     """Every configuration's cell: ``read`` / ``write_back`` = "pass", "refused: ...",
     "writer cannot produce: ..." or "FAIL: ..." (the test fails on any FAIL)."""
@@ -582,11 +659,23 @@ def run_corpus(writer, wh: Path) -> list[dict]:
             cell["read"] = _index_probe_check(wh, config, want)
         if row_tracking(config) and cell["read"] == "pass":
             cell["read"] = _row_id_check(wh, config, [], outcome.get("row_ids"))
+        layout = checks_layout(config)
+        before = data_files(wh, config) if layout else set()
         try:
             impl_write_back(wh, config)
-            written.append(name)
         except Exception as e:  # noqa: BLE001
-            cell["write_back"] = f"FAIL: impl write: {error_text(e)}"
+            cell["write_back"] = _write_refusal(config, e)
+            continue
+        # file names only against Java's: the Python writers ignore file.suffix.include.compression
+        # (both) and changelog-file.prefix (pypaimon 2.1.0)
+        wrong = layout_check(before, data_files(wh, config) - before, writer.label == JAVA) if layout else None
+        if wrong is not None:
+            cell["write_back"] = wrong
+            continue
+        if config.write_refused is not None:
+            cell["write_back"] = f"FAIL: impl wrote it (declared refused: {config.write_refused})"
+            continue
+        written.append(name)
     back = writer.read_back(wh, written) if written else {}
     for cell, config in zip(cells, CONFIGS, strict=True):
         name = table_name(config)
@@ -602,8 +691,17 @@ def run_corpus(writer, wh: Path) -> list[dict]:
         else:
             rows = normalize(config, back[name]["rows"])
             mine = normalize(config, impl_read(wh, name))
-            cell["write_back"] = "pass" if rows == want == mine else \
-                f"FAIL: writer read back {rows[:3]} (impl {mine[:3]}) != reference {want[:3]}"
+            differs = config.write_back_differs.get(writer.label)
+            if differs is not None:  # both read the same wrong rows; the declaration must still be true
+                cell["write_back"] = f"pass (= impl's read, not the reference: {differs})" if rows == mine != want \
+                    else f"FAIL: declared '{differs}', writer read back {rows[:3]} (impl {mine[:3]}), " \
+                    f"reference {want[:3]}"
+            else:
+                cell["write_back"] = "pass" if rows == want == mine else \
+                    f"FAIL: writer read back {rows[:3]} (impl {mine[:3]}) != reference {want[:3]}"
+            if checks_layout(config) and cell["write_back"] == "pass":
+                cell["write_back"] = "pass (and impl's files laid out as the writer's)" if writer.label == JAVA \
+                    else "pass (and impl's partition directories as the writer's)"
             if row_tracking(config) and cell["write_back"] == "pass":
                 cell["write_back"] = _row_id_check(wh, config, ["c"])
     return cells
