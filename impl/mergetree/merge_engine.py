@@ -75,6 +75,7 @@ import pyarrow.compute as pc
 from impl.errors import InvalidOptionError, MergeEngineError
 from impl.format.json_records import TableSchema
 from impl.format.memory_pool import read_pool
+from impl.format.types import DataField
 from impl.mergetree.key_codes import KeyCodes, string_key_codes
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
@@ -283,12 +284,17 @@ def _partial_update_aggregators(schema: TableSchema, options: MergeTreeOptions,
             raise InvalidOptionError(
                 f"option 'fields.{f.name}.aggregate-function' = {fn!r} within a partial-update sequence group is "
                 f"not supported (implemented: {', '.join(sorted(GROUP_AGG_FUNCTIONS))})")
-        roots = AGG_FUNCTIONS[fn]
-        if roots is not None and f.type.root not in roots:
-            raise InvalidOptionError(
-                f"option 'fields.{f.name}.aggregate-function': {fn} does not accept column type {f.type}")
+        _check_column_type(f, fn)
         aggregators[f.name] = FieldAgg(fn, f.name in options.field_ignore_retract)
     return aggregators
+
+
+def _check_column_type(f: DataField, fn: str) -> None:
+    """InvalidOptionError when aggregate function ``fn`` does not take ``f``'s column type."""
+    roots = AGG_FUNCTIONS[fn]
+    if roots is not None and f.type.root not in roots:
+        raise InvalidOptionError(
+            f"option 'fields.{f.name}.aggregate-function': {fn} does not accept column type {f.type}")
 
 
 def _aggregators(schema: TableSchema, options: MergeTreeOptions, passthrough: tuple[str, ...]) -> dict[str, FieldAgg]:
@@ -308,10 +314,7 @@ def _aggregators(schema: TableSchema, options: MergeTreeOptions, passthrough: tu
             raise InvalidOptionError(
                 f"option 'fields.{f.name}.aggregate-function': {fn!r} is not supported "
                 f"(one of {', '.join(sorted(AGG_FUNCTIONS))})")
-        roots = AGG_FUNCTIONS[fn]
-        if roots is not None and f.type.root not in roots:
-            raise InvalidOptionError(
-                f"option 'fields.{f.name}.aggregate-function': {fn} does not accept column type {f.type}")
+        _check_column_type(f, fn)
         aggregators[f.name] = FieldAgg(fn, f.name in options.field_ignore_retract, options.list_agg_delimiter(f.name))
     return aggregators
 

@@ -189,15 +189,7 @@ def test_engines_keeping_the_old_partition_with_java(java, tmp_path, engine):
         rows = [(rng.randrange(14), rng.choice("xyz"), rng.randrange(100)) for _ in range(rng.randrange(5, 25))]
         data = pa.Table.from_pylist([{"id": i, "dt": dt, "v": v} for i, dt, v in rows], schema=INT_SCHEMA)
         if r % 2:
-            t = impl.Catalog(wh).get_table(name)
-            wb = t.new_batch_write_builder()
-            w, c = wb.new_write(), wb.new_commit()
-            try:
-                w.write_arrow(data)
-                c.commit(w.prepare_commit())
-            finally:
-                w.close()
-                c.close()
+            impl.Catalog(wh).get_table(name).write_arrow(data)
         else:
             path = tmp_path / f"in-{r}.parquet"
             pq.write_table(data, path)

@@ -124,19 +124,24 @@ PU_ROWS = [
 ]
 
 
+def _write_batches(java, wh, tmp_path, writer, batches, schema) -> None:
+    """Each batch of rows as one commit, by Java or by impl."""
+    if writer == "java":
+        write = _Writer(java, wh, tmp_path)
+        for rows in batches:
+            write(rows, schema)
+    else:
+        t = impl.Catalog(wh).get_table(TABLE)
+        for rows in batches:
+            t.write_arrow(pa.Table.from_pylist(rows, schema=schema))
+
+
 @pytest.mark.parametrize("writer", ["java", "impl"])
 def test_partial_update_sequence_group_lone_record_reads_as_java(java, tmp_path, writer):
     wh = str(tmp_path / "wh")
     java.call("create_table", warehouse=wh, table=TABLE, fields=PU_FIELDS, primary_keys=["id"],
               table_options=PU_OPTIONS)
-    if writer == "java":
-        write = _Writer(java, wh, tmp_path)
-        for rows in PU_ROWS:
-            write(rows, PU_SCHEMA)
-    else:
-        t = impl.Catalog(wh).get_table(TABLE)
-        for rows in PU_ROWS:
-            t.write_arrow(pa.Table.from_pylist(rows, schema=PU_SCHEMA))
+    _write_batches(java, wh, tmp_path, writer, PU_ROWS, PU_SCHEMA)
     expected = _sorted(_java_rows(java, wh, tmp_path))
     assert expected == [{"id": 1, "g": None, "a": "lone", "b": "b1"}, {"id": 2, "g": None, "a": None, "b": "b2'"},
                         {"id": 3, "g": 5, "a": "new", "b": "b3"}]
@@ -162,14 +167,7 @@ def test_partial_update_sequence_group_aggregates_as_java(java, tmp_path, writer
     wh = str(tmp_path / "wh")
     java.call("create_table", warehouse=wh, table=TABLE, fields=AGG_FIELDS, primary_keys=["id"],
               table_options=AGG_OPTIONS)
-    if writer == "java":
-        write = _Writer(java, wh, tmp_path)
-        for rows in AGG_ROWS:
-            write(rows, AGG_SCHEMA)
-    else:
-        t = impl.Catalog(wh).get_table(TABLE)
-        for rows in AGG_ROWS:
-            t.write_arrow(pa.Table.from_pylist(rows, schema=AGG_SCHEMA))
+    _write_batches(java, wh, tmp_path, writer, AGG_ROWS, AGG_SCHEMA)
     expected = _sorted(_java_rows(java, wh, tmp_path))
     assert expected == [{"id": 1, "g": 3, "s": 12, "m": 9, "a": "new", "o": "o1'"},
                         {"id": 2, "g": 1, "s": 3, "m": 3, "a": "y", "o": "o2"},
