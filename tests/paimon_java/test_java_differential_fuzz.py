@@ -235,6 +235,7 @@ class Runner:
         # a schema change since the last write: a tag taken now is of a snapshot with an older
         # schema, which a tag's read uses (time travel with the snapshot's schema, fixed elsewhere)
         self.altered = False
+        self.tags_taken = 0
 
     # ------------------------------------------------------------------ setup
 
@@ -301,6 +302,7 @@ class Runner:
             self.java.call("create_tag", warehouse=str(self.wh), table=TABLE, name=op.name)
         else:
             self.table().create_tag(op.name)
+        self.tags_taken += 1
         if not self.altered:
             self.tags[op.name] = (list(self.ref.columns), self.ref.expected())
 
@@ -502,8 +504,8 @@ def ops_for(draw, runner: Runner, schema_changes: bool) -> Op:
     if what == "expire":
         return Expire(side, draw(st.integers(1, 3)))
     if what == "tag":
-        return Tag(side, f"tag{len(runner.tags)}")
-    fresh = f"c{len(ref.types) + len(runner.tags) + draw(st.integers(0, 10**6))}"
+        return Tag(side, f"tag{runner.tags_taken}")
+    fresh = f"c{len(ref.types) + draw(st.integers(0, 10**6))}"
     while fresh in ref.columns:
         fresh += "x"
     if what == "add":
