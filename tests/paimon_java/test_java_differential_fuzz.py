@@ -555,3 +555,28 @@ def test_differential_fuzz(java, data):
 def test_differential_fuzz_long(java, data):
     """Long profile (marker fuzz_long, deselected by default): many tables, longer sequences."""
     fuzz(java, data, steps=14)
+
+
+# ============================================================================ regressions: what the fuzzer found
+
+APPEND_INT_BIGINT = TableDef((Column("id", "INT"), Column("v0", "BIGINT")), (), (),
+                             (("bucket", "-1"), ("file.format", "parquet")))
+
+
+@pytest.mark.xfail(strict=True, reason="impl reads a tag (scan.tag-name) with the table's latest schema, Paimon Java with "
+                   "the tagged snapshot's schema: time travel with the snapshot's schema, being fixed in another branch "
+                   "(field-ids); drop this mark when it lands")
+@pytest.mark.parametrize("side", SIDES)
+def test_tag_taken_after_a_schema_change_reads_with_its_snapshots_schema(java, tmp_path, side):
+    """Found by the long profile (seed 1): a tag taken after ``add_column`` (which makes no
+    snapshot) is of a snapshot written under the older schema, and Paimon Java reads the tag with
+    that snapshot's schema (the new column absent), not the table's latest. Both sides must."""
+    runner = Runner(java, tmp_path, APPEND_INT_BIGINT)
+    runner.create(side)
+    runner.apply(Write(side, ((INSERT, {"id": 0, "v0": None}),)))
+    runner.apply(AddColumn(side, "c4", "BIGINT"))
+    runner.apply(Tag(side, "tag0"))
+    runner.check("the tag")
+    for reader in SIDES:
+        columns, rows = runner.read(reader, tag="tag0")
+        assert (columns, rows) == (["id", "v0"], [{"id": 0, "v0": None}]), f"{reader} read of the tag"
