@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import impl
@@ -528,13 +528,15 @@ def schema_changes_ok(tdef: TableDef) -> bool:
 def fuzz(java, data, steps: int, repeat_keys: bool = False) -> None:
     tdef = data.draw(table_defs(), label="table")
     creator = data.draw(st.sampled_from(SIDES), label="creator")
+    event(f"engine {tdef.engine or 'append'}")
     root = Path(tempfile.mkdtemp(prefix="paimon-fuzz-"))
     try:
         runner = Runner(java, root, tdef)
         runner.create(creator)
-        n = data.draw(st.integers(1, steps), label="steps")
+        n = data.draw(st.integers(max(1, steps // 2), steps), label="steps")
         for i in range(n):
             op = data.draw(ops_for(runner, schema_changes_ok(tdef), repeat_keys), label=f"op {i}")
+            event(f"op {type(op).__name__} by {op.side}")
             runner.apply(op)
             runner.check(f"step {i} {op}")
         runner.check_tags()
@@ -546,7 +548,7 @@ _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, Hea
                                                         HealthCheck.function_scoped_fixture]}
 
 
-@settings(max_examples=8, derandomize=True, **_COMMON)
+@settings(max_examples=6, derandomize=True, **_COMMON)
 @given(data=st.data())
 def test_differential_fuzz(java, data):
     """CI profile: a few derandomized tables and op sequences; Java and impl read the reference."""
