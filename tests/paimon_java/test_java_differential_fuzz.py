@@ -15,9 +15,10 @@ deselects (``pytest -m fuzz_long tests/paimon_java/test_java_differential_fuzz.p
 failure found becomes a plain regression test at the end of this file, an explicit op sequence
 run by :func:`run_ops`.
 
-Left out of the CI profile, because other work fixes them (see the brief of issue 45): DATE and
-TIMESTAMP partition keys (their directory names), bucket-function.type, deletion vectors after
-schema evolution, time travel with a tag's schema, partial-update sequence groups.
+Not drawn (tested by their own Java regression tests: tests/paimon_java/test_java_layout_interop.py,
+test_java_field_ids.py, test_java_cross_partition.py): TIMESTAMP partition keys,
+bucket-function.type, partial-update sequence groups, cross-partition upserts; random runs read
+tags taken under the current schema only (see Runner.altered).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -59,9 +59,8 @@ VALUE_TYPES: dict[str, pa.DataType] = {
     "TIMESTAMP(3)": pa.timestamp("ms"),
 }
 KEY_TYPES = ("INT", "BIGINT", "STRING")
-# DATE partitions only with PAIMON_FUZZ_DATE_PARTITIONS=1: impl's reading of Java's DATE partition
-# directory names is being fixed elsewhere, so the CI profile leaves them out.
-PARTITION_TYPES = ("INT", "STRING", *(("DATE",) if os.environ.get("PAIMON_FUZZ_DATE_PARTITIONS") == "1" else ()))
+# DATE partitions: Java names their directories by epoch day (partition.legacy-name), as impl does
+PARTITION_TYPES = ("INT", "STRING", "DATE")
 SUM_COLUMN = "n"  # the aggregation engine's summed column (BIGINT); other columns last_non_null_value
 
 
@@ -233,7 +232,9 @@ class Runner:
         self.snapshots = 0  # writes so far (a tag needs a snapshot)
         self.tags: dict[str, tuple[list[str], list[tuple]]] = {}  # name -> (columns, rows) when taken
         # a schema change since the last write: a tag taken now is of a snapshot with an older
-        # schema, which a tag's read uses (time travel with the snapshot's schema, fixed elsewhere)
+        # schema, which a tag's read uses; which snapshot that is depends on whether a compaction
+        # committed since, so the random runs check only tags taken under the current schema and
+        # test_tag_taken_after_a_schema_change_reads_with_its_snapshots_schema checks the other
         self.altered = False
         self.tags_taken = 0
 
@@ -520,9 +521,9 @@ def ops_for(draw, runner: Runner, schema_changes: bool, repeat_keys: bool) -> Op
 
 
 def schema_changes_ok(tdef: TableDef) -> bool:
-    """Schema changes are drawn unless deletion vectors are on (their read after schema
-    evolution is fixed elsewhere)."""
-    return dict(tdef.options).get("deletion-vectors.enabled") != "true"
+    """Schema changes are drawn for every table (deletion-vector tables included: their reads
+    match older files' columns by field id)."""
+    return True
 
 
 def fuzz(java, data, steps: int, repeat_keys: bool = False) -> None:
@@ -605,9 +606,6 @@ def test_reference_follows_schema_changes():
 
 # ============================================================================ regressions: what the fuzzer found
 
-@pytest.mark.xfail(strict=True, reason="impl reads a tag (scan.tag-name) with the table's latest schema, Paimon Java with "
-                   "the tagged snapshot's schema: time travel with the snapshot's schema, being fixed in another branch "
-                   "(field-ids); drop this mark when it lands")
 @pytest.mark.parametrize("side", SIDES)
 def test_tag_taken_after_a_schema_change_reads_with_its_snapshots_schema(java, tmp_path, side):
     """Found by the long profile (seed 1): a tag taken after ``add_column`` (which makes no
@@ -624,10 +622,6 @@ def test_tag_taken_after_a_schema_change_reads_with_its_snapshots_schema(java, t
         assert (columns, rows) == (["id", "v0"], [{"id": 0, "v0": None}]), f"{reader} read of the tag"
 
 
-@pytest.mark.xfail(strict=True, reason="Paimon Java names a DATE partition's directory by its epoch day (p=19723, "
-                   "partition.legacy-name defaults to true), impl by its ISO date (p=2024-01-01): impl cannot find "
-                   "Java's files and Java cannot find impl's (DATE partition directory names, being fixed in another "
-                   "branch (paths-layout); drop this mark then)")
 def test_date_partition_written_by_java_reads_in_impl(java, tmp_path):
     """Found by the long profile with PAIMON_FUZZ_DATE_PARTITIONS=1 (seed 6): one Java write to a
     DATE-partitioned primary-key table, then impl's read fails with the data file missing."""
