@@ -912,6 +912,9 @@ public final class Harness {
         if (a.has("tag")) {
             dyn.put("scan.tag-name", a.get("tag").asText());
         }
+        if (a.has("options")) { // any other read options, e.g. scan.version
+            a.get("options").fields().forEachRemaining(e -> dyn.put(e.getKey(), e.getValue().asText()));
+        }
         if (!dyn.isEmpty()) {
             table = table.copy(dyn);
         }
