@@ -33,6 +33,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     InvalidOptionError,
     InvalidTagNameError,
     InvalidWarehouseError,
+    KeyIndexConflictError,
     KeyRangeOverlapError,
     LevelsError,
     MergeEngineError,
@@ -132,7 +133,7 @@ __all__ = [
     "BranchAlreadyExistError", "BranchNotExistError", "BranchStateError", "InvalidBranchNameError", "InvalidNameError",
     # every other error of the two core homes (impl.errors, impl.table.errors): storage and
     # warehouse, formats and types, merge tree, catalog and table API
-    "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "LevelsError", "MergeEngineError", "MissingExtraError",
+    "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "KeyIndexConflictError", "LevelsError", "MergeEngineError", "MissingExtraError",
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedPartitionValueError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",

@@ -3,6 +3,7 @@ next files (:class:`DictionaryChoice`)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -74,18 +75,21 @@ class DictionaryChoice:
     REUSE_FILES = 16
 
     def __init__(self) -> None:
-        # (column names, choice, files left), replaced as one tuple: writers of several buckets
-        # may ask at once, and either answer is right
+        # (column names, choice, files left). Writers of several buckets flush side by side and
+        # ask at once: the lock makes one of them sample and the others reuse its choice (a
+        # sample is about 0.45 ms; without the lock every flush that raced sampled again)
         self._state: tuple[tuple[str, ...], list[str], int] | None = None
+        self._lock = threading.Lock()
 
     def columns(self, kv: pa.Table, unique: Sequence[str], repeated: Sequence[str],
                 sample_rows: int = 1024) -> list[str]:
         """:func:`dictionary_columns` of ``kv``, or the last choice for the same columns."""
         names = tuple(kv.column_names)
-        state = self._state
-        if state is not None and state[0] == names and state[2] > 0:
-            self._state = (names, state[1], state[2] - 1)
-            return list(state[1])
-        choice = dictionary_columns(kv, sample_rows, unique=unique, repeated=repeated)
-        self._state = (names, choice, self.REUSE_FILES - 1) if kv.num_rows >= sample_rows else None
-        return list(choice)
+        with self._lock:
+            state = self._state
+            if state is not None and state[0] == names and state[2] > 0:
+                self._state = (names, state[1], state[2] - 1)
+                return list(state[1])
+            choice = dictionary_columns(kv, sample_rows, unique=unique, repeated=repeated)
+            self._state = (names, choice, self.REUSE_FILES - 1) if kv.num_rows >= sample_rows else None
+            return list(choice)
