@@ -26,10 +26,10 @@ from typing import Callable
 from impl.errors import PaimonError
 from impl.format import avro
 from impl.format.json_records import Snapshot, TableSchema
+from impl.format.partition_names import PartitionNaming
 from impl.format.records import FileKind, ManifestEntry, ManifestFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.fs.partition_names import PartitionNaming
 from impl.fs.paths import SCHEMA_PREFIX, TablePaths
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import IndexManifestFile

@@ -144,7 +144,7 @@ class UnsupportedFileFormatError(PaimonError, NotImplementedError):
 class UnsupportedPartitionValueError(PaimonError, NotImplementedError):
     """A partition value whose directory name Paimon Java spells in a way no reader can
     reproduce (a binary value under ``partition.legacy-name`` = true, a TIMESTAMP WITH LOCAL
-    TIME ZONE under false): refused, never guessed (``impl.fs.partition_names``)."""
+    TIME ZONE under false): refused, never guessed (``impl.format.partition_names``)."""
 
 
 # --------------------------------------------------------------------------- merge tree

@@ -37,8 +37,8 @@ from impl.commit.messages import ManifestCommittable
 from impl.commit.options import CommitOptions
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, PaimonError
 from impl.format.binary_row import decode_row
+from impl.format.partition_names import PartitionNaming
 from impl.fs.file_io import FileIO
-from impl.fs.partition_names import PartitionNaming
 from impl.fs.paths import TablePaths
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager

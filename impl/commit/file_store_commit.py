@@ -69,6 +69,7 @@ from impl.errors import (
 )
 from impl.format.binary_row import decode_row, sort_key
 from impl.format.json_records import CommitKind, Snapshot, TableSchema
+from impl.format.partition_names import PartitionNaming
 from impl.format.records import (
     DataFileMeta,
     FileKind,
@@ -78,7 +79,6 @@ from impl.format.records import (
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
-from impl.fs.partition_names import PartitionNaming
 from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import (

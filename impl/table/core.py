@@ -28,11 +28,11 @@ from impl.errors import CorruptMetadataError, InvalidTagNameError, SnapshotNotEx
 from impl.format.binary_row import decode_row
 from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.json_records import Snapshot, TableSchema
+from impl.format.partition_names import PartitionNaming
 from impl.format.records import IndexFileMeta
 from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
-from impl.fs.partition_names import PartitionNaming
 from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import (
     IndexManifestFile,

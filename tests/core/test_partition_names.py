@@ -14,9 +14,9 @@ import pytest
 import impl
 from impl.commit.options import data_layout
 from impl.errors import InvalidOptionError
+from impl.format.partition_names import PartitionNaming
 from impl.format.types import parse_type
 from impl.fs.names import check_branch
-from impl.fs.partition_names import PartitionNaming
 from impl.fs.paths import TablePaths
 
 FIELDS = [("d", "DATE"), ("ts", "TIMESTAMP(3)"), ("s", "STRING"), ("t", "TIME(3)"), ("x", "DOUBLE"),

@@ -38,10 +38,10 @@ from fault_injection.table_audit import TableAudit, audit_table
 from impl.commit import CommitMessage, FileStoreCommit, ManifestCommittable
 from impl.format.binary_row import decode_row, encode_row
 from impl.format.json_records import TableSchema
+from impl.format.partition_names import PartitionNaming
 from impl.format.records import DataFileMeta, FileSource, IndexFileMeta, IndexType, ManifestEntry
 from impl.format.types import BIGINT, STRING, DataField
 from impl.fs.file_io import FileIO
-from impl.fs.partition_names import PartitionNaming
 from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
 from impl.mergetree.deletion_vectors import as_positions, encode_index_file, read_deletion_vectors
