@@ -93,9 +93,9 @@ core_options.DYNAMIC_BUCKET_INITIAL_BUCKETS
 # answers pypaimon's names impl does not offer with the reason
 __getattr__
 
-# pyarrow.dataset.Dataset's property, overridden by impl.table.duckdb_dataset.TableDataset to refuse by name
+# pyarrow.dataset.Dataset's property, overridden by impl.duckdb.dataset.TableDataset to refuse by name
 # instead of reaching the native dataset the object does not have
-from impl.table.duckdb_dataset import TableDataset
+from impl.duckdb.dataset import TableDataset
 
 TableDataset.partition_expression
 
@@ -104,3 +104,6 @@ TableDataset.partition_expression
 from simulation import embedded_s3
 
 embedded_s3._threaded_server("127.0.0.1", 0)._server_entry
+
+# a type-level check: mypy verifies both kinds of table satisfy the Table protocol (impl/system/table.py)
+TABLE_KINDS

@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from fastavro.write import Writer
 
+from impl.data.types import DataField, from_arrow
 from impl.format import avro_data
 from impl.format.file_format import WriteOptions
-from impl.format.types import DataField, from_arrow
 
 
 def fastavro_records(table: pa.Table, fields: list[DataField], options: WriteOptions) -> bytes:

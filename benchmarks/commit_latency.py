@@ -33,12 +33,12 @@ import pyarrow as pa
 
 import impl
 from impl.commit import CommitMessage, FileStoreCommit
-from impl.format.binary_row import EMPTY_ROW, encode_row
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta
-from impl.format.types import BIGINT, STRING, DataField
+from impl.data.binary_row import EMPTY_ROW, encode_row
+from impl.data.types import BIGINT, STRING, DataField
+from impl.datafile.meta import DataFileMeta
 from impl.fs import FileIO
 from impl.manifest import ManifestList
+from impl.schema.records import TableSchema
 from impl.snapshot import SnapshotManager
 
 

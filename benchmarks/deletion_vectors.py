@@ -44,8 +44,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import impl
-from impl.table.core import bucket_index_files
-from impl.table.scan import SnapshotReader
+from impl.read.scan import SnapshotReader
+from impl.store.core import bucket_index_files
 
 GOAL = 1.2
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("s", pa.string()), ("x", pa.float64())])

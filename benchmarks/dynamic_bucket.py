@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 import impl
-from impl.table.dynamic_bucket import PartitionIndex
+from impl.write.dynamic_bucket import PartitionIndex
 
 
 def per_row_assign(owner: dict[int, int], counts: dict[int, int], hashes: list[int], target: int) -> list[int]:

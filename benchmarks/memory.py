@@ -74,7 +74,7 @@ def _batch(rows_total: int, i: int, n: int):
 def _table(warehouse: str, options: dict[str, str], create: bool):
     import pyarrow as pa
 
-    from impl.table.catalog import Catalog
+    from impl.catalog.filesystem import Catalog
     cat = Catalog(warehouse)
     if create:
         cat.create_database("db", ignore_if_exists=True)
@@ -87,8 +87,8 @@ def _table(warehouse: str, options: dict[str, str], create: bool):
 def child_baseline() -> dict:
     import pyarrow  # noqa: F401
 
+    import impl.catalog.filesystem  # noqa: F401
     import impl.mergetree.writer  # noqa: F401
-    import impl.table.catalog  # noqa: F401
     imported = _peak_mb()
     for i in range(10):  # what making the input costs (a batch at a time, as the write does)
         _batch(BATCH * 10, i, BATCH)

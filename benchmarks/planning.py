@@ -38,8 +38,8 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "_support"))
 
 import impl  # noqa: E402
-from impl.format.binary_row import decode_row  # noqa: E402
-from impl.table.bucket import row_hashes  # noqa: E402
+from impl.bucket.routing import row_hashes  # noqa: E402
+from impl.data.binary_row import decode_row  # noqa: E402
 
 GOALS = {"full": 12.0, "one": 15.0}  # issue 31: times faster than pypaimon, cold
 TABLE = "db.planning"

@@ -68,7 +68,7 @@ def time_sketching(table, rows: int) -> float:
     import pyarrow as pa
 
     from impl.spark.keycheck import KeySketchBuilder
-    from impl.table.write import conform_input
+    from impl.write.table_write import conform_input
 
     ids = np.random.default_rng(1).permutation(rows).astype(np.int64)
     data = pa.table({"id": ids, "k": (ids % 97).astype(np.int32), "v": ids * 0.5,

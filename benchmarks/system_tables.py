@@ -26,11 +26,12 @@ import uuid
 import pyarrow as pa
 
 import impl
-import impl.table.system
-from impl.format.binary_row import encode_row
-from impl.format.json_records import CommitKind, Snapshot
-from impl.format.records import DataFileMeta, FileKind, FileSource, ManifestEntry, SimpleStats
-from impl.format.types import parse_type
+import impl.system
+from impl.data.binary_row import encode_row
+from impl.data.types import parse_type
+from impl.datafile.meta import DataFileMeta, FileSource, SimpleStats
+from impl.manifest.records import FileKind, ManifestEntry
+from impl.snapshot.records import CommitKind, Snapshot
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64()), ("s", pa.string())])
 BUCKETS = 4
@@ -99,7 +100,7 @@ def main() -> None:
             def run():
                 t = impl.Catalog(warehouse).get_table(f"db.big${name}")
                 if warm:
-                    t = impl.table.system.SystemTable(warm_table, t.spec)
+                    t = impl.system.SystemTable(warm_table, t.spec)
                 pb = t.new_read_builder().new_predicate_builder()
                 return t.to_arrow(predicate=None if bucket is None else pb.equal("bucket", bucket),
                                   projection=projection).num_rows

@@ -460,8 +460,8 @@ def compactions(warehouse: str, identifier: str) -> dict:
     """What the compactions of a table's history did: COMPACT snapshots, and in them the data
     files (rows) the compactions rewrote (deleted, not upgraded) and wrote."""
     import impl
-    from impl.format.json_records import CommitKind
-    from impl.format.records import FileKind
+    from impl.manifest.records import FileKind
+    from impl.snapshot.records import CommitKind
     t = impl.Catalog(warehouse).get_table(identifier)
     out = {"snapshots": 0, "files_in": 0, "rows_in": 0, "files_out": 0, "rows_out": 0}
     for snap in t.snapshots():

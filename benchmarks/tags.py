@@ -27,7 +27,7 @@ import time
 import pyarrow as pa
 
 import impl
-from impl.table.maintenance import all_tags, tag_names_used
+from impl.maintenance.cleanup import all_tags, tag_names_used
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64())])
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 import posixpath
 
 from fault_injection.table_audit import TableAudit, audit_table
-from impl.format.json_records import TableSchema
 from impl.fs.file_io import FileIO, FileStatus
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SCHEMA_PREFIX, SNAPSHOT_PREFIX, TablePaths
+from impl.schema.records import TableSchema
 
 __all__ = ["OrphanScanRefused", "find_orphans", "remove_orphans", "is_table_metadata"]
 

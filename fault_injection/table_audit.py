@@ -23,17 +23,18 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
+from impl.data.partition_names import PartitionNaming
+from impl.data.types import DataType
 from impl.errors import PaimonError
 from impl.format import avro
-from impl.format.json_records import Snapshot, TableSchema
-from impl.format.partition_names import PartitionNaming
-from impl.format.records import FileKind, ManifestEntry, ManifestFileMeta
-from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import SCHEMA_PREFIX, TablePaths
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import IndexManifestFile
+from impl.manifest.records import FileKind, ManifestEntry, ManifestFileMeta
+from impl.schema.records import TableSchema
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import Snapshot
 
 __all__ = ["SnapshotView", "TableAudit", "audit_table", "read_table_schema"]
 

@@ -5,6 +5,8 @@
 """
 
 from impl._version import package_version
+from impl.catalog import Catalog, CatalogFactory
+from impl.catalog.jdbc import JdbcCatalog  # registers metastore "jdbc" with impl.Catalog
 from impl.environment import Environment
 from impl.errors import (  # old names of the errors above, kept for earlier callers
     BranchAlreadyExistError,
@@ -13,7 +15,14 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     BranchNotFoundError,
     BranchStateError,
     BucketCountChangedError,
+    CatalogAuthError,
+    CatalogConnectionError,
+    CatalogRequestError,
+    CatalogServerError,
+    CatalogStoreError,
+    CatalogUnavailableError,
     ColumnAlreadyExistError,
+    ColumnCastError,
     ColumnNotExistError,
     CommitConflictError,
     CommitError,
@@ -21,16 +30,22 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitRecoveryError,
     CommitRefusedError,
     CommitRetriesExhaustedError,
+    CommitUsageError,
     CorruptFileIndexError,
     CorruptMetadataError,
     DuplicateFileError,
+    DynamicBucketError,
     FileAlreadyLiveError,
+    FileIndexLiteralError,
     FileIOError,
     FileNotLiveError,
+    FilterSyntaxError,
     IndexFileConflictError,
     InvalidBranchNameError,
+    InvalidIdentifierError,
     InvalidNameError,
     InvalidOptionError,
+    InvalidPredicateError,
     InvalidTagNameError,
     InvalidWarehouseError,
     KeyIndexConflictError,
@@ -41,12 +56,18 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     NoSnapshotError,
     OverwritePartitionError,
     PaimonError,
+    RayConnectorError,
+    RequestedSchemaError,
     RowIdConflictError,
+    RowIdNotExistError,
     SchemaChangedError,
     SchemaChangeError,
     SchemaMismatchError,
     SnapshotNotExistError,
     SnapshotNotFoundError,
+    SqlError,
+    StaleTableDirectoryError,
+    StaleTableHandleError,
     TableError,
     TagAlreadyExistError,
     TagAlreadyExistsError,
@@ -54,6 +75,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     TagNotFoundError,
     TagsUnsettledError,
     TypeParseError,
+    UnsupportedCatalogOptionError,
     UnsupportedFileFormatError,
     UnsupportedFileIndexError,
     UnsupportedFileSystemError,
@@ -63,11 +85,9 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     UnsupportedVersionError,
     WriterClosedError,
 )
-from impl.jdbc import JdbcCatalog  # registers metastore "jdbc" with impl.Catalog
 from impl.schema import Move, SchemaChange
+from impl.system import SystemTable
 from impl.table import (
-    Catalog,
-    CatalogFactory,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
@@ -79,35 +99,12 @@ from impl.table import (
     Predicate,
     PredicateBuilder,
     Schema,
-    SystemTable,
     SystemTableReadOnlyError,
     Table,
     TableAlreadyExistError,
     TableNotExistError,
     UnknownSystemTableError,
     UnsupportedTableFeatureError,
-)
-from impl.table.errors import (
-    CatalogAuthError,
-    CatalogConnectionError,
-    CatalogRequestError,
-    CatalogServerError,
-    CatalogStoreError,
-    CatalogUnavailableError,
-    ColumnCastError,
-    CommitUsageError,
-    DynamicBucketError,
-    FileIndexLiteralError,
-    FilterSyntaxError,
-    InvalidIdentifierError,
-    InvalidPredicateError,
-    RayConnectorError,
-    RequestedSchemaError,
-    RowIdNotExistError,
-    SqlError,
-    StaleTableDirectoryError,
-    StaleTableHandleError,
-    UnsupportedCatalogOptionError,
 )
 
 __version__: str = package_version()
@@ -131,7 +128,7 @@ __all__ = [
     "ColumnNotExistError", "ColumnAlreadyExistError",
     "TagAlreadyExistError", "TagNotExistError", "TagsUnsettledError", "InvalidTagNameError", "NoSnapshotError",
     "BranchAlreadyExistError", "BranchNotExistError", "BranchStateError", "InvalidBranchNameError", "InvalidNameError",
-    # every other error of the two core homes (impl.errors, impl.table.errors): storage and
+    # every other error of the two core homes (impl.errors, impl.errors): storage and
     # warehouse, formats and types, merge tree, catalog and table API
     "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "KeyIndexConflictError", "LevelsError", "MergeEngineError", "MissingExtraError",
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedPartitionValueError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",

@@ -19,7 +19,7 @@ import uuid
 import pyarrow as pa
 
 from impl._cli import HelpFormatter
-from impl.table.catalog import Catalog
+from impl.catalog.filesystem import Catalog
 from impl.table.table import FileStoreTable
 
 ROWS_PER_COMMIT = 10

@@ -153,7 +153,7 @@ def files_kept(retained: Iterable[Mapping[Identity, FileFacts]],
 
     Expiration removes snapshots, never tags: a tagged snapshot's files stay until its last
     tag goes, even after the snapshot itself expired (impl: the ``protected`` names of
-    impl.snapshot.expire and the tag deletion of impl.table.maintenance).
+    impl.snapshot.expire and the tag deletion of impl.maintenance.cleanup).
     """
     return frozenset(key for live in (*retained, *tagged) for key in live)
 
@@ -296,7 +296,7 @@ def check_index_invariant(live: Mapping[IndexIdentity, IndexFacts]) -> None:
 
 
 def assign_buckets(owner: dict[int, int], key_hashes: Iterable[int], target_row_num: int) -> list[int]:
-    """impl.table.dynamic_bucket.PartitionIndex.assign, row by row (unlimited max-buckets).
+    """impl.write.dynamic_bucket.PartitionIndex.assign, row by row (unlimited max-buckets).
 
     ``owner`` maps the partition's known key hashes to their buckets and is updated: a known
     key keeps its bucket; a new key goes to the lowest bucket holding fewer than
@@ -322,7 +322,7 @@ POSTPONE_BUCKET = -2  # the bucket (and total bucket count) of rows waiting for 
 
 
 def postpone_bucket_count(live: Iterable[FileFacts], partition: Hashable, default_bucket_num: int) -> int:
-    """impl.table.postpone.bucket_count_for: the bucket count of the partition's real-bucket
+    """impl.write.postpone.bucket_count_for: the bucket count of the partition's real-bucket
     files if it has any (they agree: rule a. of check_conflicts), else ``postpone.default-bucket-num``."""
     for f in live:
         if f.partition == partition and f.bucket >= 0 and f.total_buckets > 0:
@@ -332,7 +332,7 @@ def postpone_bucket_count(live: Iterable[FileFacts], partition: Hashable, defaul
 
 def check_postpone_compaction(before: Mapping[Identity, FileFacts], changes: Iterable[Entry],
                               default_bucket_num: int) -> None:
-    """What one postpone compaction publishes (impl.table.postpone.compact_postponed_partition),
+    """What one postpone compaction publishes (impl.write.postpone.compact_postponed_partition),
     in one COMPACT snapshot: for each partition it touches, every postponed file of the
     partition leaves; the files that appear are real-bucket files (0 <= bucket < n, total
     buckets n, n = ``postpone_bucket_count`` before the compaction) of those partitions; files

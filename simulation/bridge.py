@@ -15,15 +15,17 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from impl.commit.messages import CommitMessage, ManifestCommittable
-from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
-from impl.format.json_records import Snapshot, TableSchema
-from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexType, ManifestEntry, ManifestFileMeta
-from impl.format.types import BIGINT, INT, DataField
+from impl.data.binary_row import EMPTY_ROW, decode_row, encode_row
+from impl.data.types import BIGINT, INT, DataField
+from impl.datafile.meta import DataFileMeta
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
+from impl.manifest.records import FileKind, IndexFileMeta, IndexType, ManifestEntry, ManifestFileMeta
+from impl.read.scan import SnapshotReader
+from impl.schema.records import TableSchema
 from impl.snapshot.manager import SnapshotManager
-from impl.table.scan import SnapshotReader
+from impl.snapshot.records import Snapshot
 from impl.table.table import FileStoreTable
 from model.errors import ModelError
 from model.rules import ADD, DELETE, Entry, FileFacts, Identity, merge_entries

@@ -50,9 +50,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from impl.commit import FileStoreCommit
 from impl.errors import PaimonError
-from impl.format.json_records import CommitKind, Snapshot
 from impl.fs.file_io import FileIO
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import CommitKind, Snapshot
 from model import (
     ADD,
     APPEND,

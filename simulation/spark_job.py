@@ -55,11 +55,11 @@ from fault_injection.orphans import find_orphans
 from fault_injection.table_audit import audit_table
 from impl._cli import HelpFormatter
 from impl._optional import require
+from impl.catalog.jdbc.uri import redact
 from impl.commit.messages import CommitMessage
 from impl.errors import CommitConflictError, MissingExtraError
 from impl.fs.file_io import FileIO
 from impl.fs.object_store import SECRET_KEY_KEYS, SESSION_TOKEN_KEYS, STORAGE_OPTION_PREFIXES, is_object_store_url
-from impl.jdbc.uri import redact
 from impl.rest import RESTCatalogServer
 from impl.table.table import FileStoreTable
 from simulation.report import write_report

@@ -20,11 +20,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from impl.format.binary_row import decode_row
-from impl.format.json_records import CommitKind, Snapshot
-from impl.format.records import FileKind, ManifestEntry
-from impl.format.types import DataType
-from impl.table.scan import SnapshotReader
+from impl.data.binary_row import decode_row
+from impl.data.types import DataType
+from impl.manifest.records import FileKind, ManifestEntry
+from impl.read.scan import SnapshotReader
+from impl.snapshot.records import CommitKind, Snapshot
 from impl.table.table import FileStoreTable
 from model import FileFacts, Identity, Model, identity
 

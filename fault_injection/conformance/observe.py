@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from fault_injection.conformance.adapter import TableRef
 from fault_injection.table_audit import TableAudit, audit_table
-from impl.format.binary_row import decode_row
-from impl.format.json_records import TableSchema
-from impl.format.records import ManifestEntry
+from impl.data.binary_row import decode_row
 from impl.fs.file_io import FileIO
+from impl.manifest.records import ManifestEntry
+from impl.schema.records import TableSchema
 from model import FileFacts
 
 

@@ -7,7 +7,7 @@ objects) was half the time of a schedule. Decoding is a pure function of the byt
 :func:`memoized_decoding` keeps the result for each distinct content while the explorer
 runs. Every storage operation (the GET of the file included) still runs and is scheduled as
 before; only the decoding of bytes already decoded once is skipped. impl is not changed: the
-memo wraps impl's two Avro decoders (``impl.format.avro_columns.manifest_entries``, the
+memo wraps impl's two Avro decoders (``impl.manifest.columnar_entries.manifest_entries``, the
 column-wise manifest decoder, and ``impl.format.avro.read_avro``, the record decoder of
 manifest lists) while a search runs and puts them back after. A file that does not decode
 (None, or an error) is not kept: it is decoded, and reported, every time.
@@ -23,7 +23,8 @@ import contextlib
 import threading
 from typing import Any, Callable, Iterator
 
-from impl.format import avro, avro_columns
+from impl.format import avro
+from impl.manifest import columnar_entries
 
 _SYNC_BYTES = 16
 _MAX_FILES = 20_000  # distinct contents kept per decoder; the memo starts over beyond
@@ -77,7 +78,7 @@ def _bounded(kept: dict) -> dict:
     return kept
 
 
-_WRAPPED = ((avro_columns, "manifest_entries", _manifest_entries), (avro, "read_avro", _read_avro))
+_WRAPPED = ((columnar_entries, "manifest_entries", _manifest_entries), (avro, "read_avro", _read_avro))
 
 
 @contextlib.contextmanager

@@ -36,9 +36,9 @@ from fault_injection.explore.scenario import (
     World,
     seed_files,
 )
-from impl.format.json_records import CommitKind, Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.snapshot.records import CommitKind, Snapshot
 from model import Model, ModelError, check_conflicts
 from model.rules import ADD, DELETE, Entry
 from simulation.bridge import ModelFactsReader

@@ -11,12 +11,12 @@ from fault_injection.explore.scenario import TABLE, Factories
 from impl.commit.conflicts import Fold
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.live_files import LiveFiles
-from impl.format.json_records import Snapshot
-from impl.format.records import ManifestEntry
 from impl.fs.file_io import FileIO
 from impl.fs.paths import LATEST_HINT
+from impl.manifest.records import ManifestEntry
 from impl.snapshot.expire import ExpireConfig, ExpireResult, Protected, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import Snapshot
 from impl.snapshot.references import Missing
 
 

@@ -35,14 +35,14 @@ from fault_injection.explore.store import UNGATED, SimStore, SnapshotWrite
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.messages import ManifestCommittable
 from impl.commit.options import CommitOptions
+from impl.data.binary_row import decode_row
+from impl.data.partition_names import PartitionNaming
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, PaimonError
-from impl.format.binary_row import decode_row
-from impl.format.partition_names import PartitionNaming
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.maintenance.cleanup import remove_orphan_files
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
 from impl.snapshot.manager import SnapshotManager
-from impl.table.maintenance import remove_orphan_files
 from impl.table.table import FileStoreTable
 from model.rules import FileFacts
 from simulation.bridge import PARTITION_TYPE, ModelFactsReader, sim_schema, to_committable

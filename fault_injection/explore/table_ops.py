@@ -53,19 +53,19 @@ from fault_injection.explore.scenario import Scenario
 from fault_injection.explore.scheduler import ActorBody, ActorContext, ActorCrashed
 from fault_injection.explore.search import exhaustive, format_schedule, random_mode
 from fault_injection.explore.store import UNGATED, SimStore
+from impl.bucket.routing import row_hashes
+from impl.catalog.filesystem import Catalog
 from impl.environment import Environment
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, PaimonError
-from impl.format.json_records import CommitKind, Snapshot
+from impl.maintenance.cleanup import snapshot_file_reader
 from impl.mergetree.writer import InlineExecutor
+from impl.read.scan import SnapshotReader
 from impl.schema.changes import SchemaChange
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
+from impl.snapshot.records import CommitKind, Snapshot
 from impl.snapshot.references import Missing
-from impl.table.bucket import row_hashes
-from impl.table.catalog import Catalog
-from impl.table.dynamic_bucket import HashIndexFile, hash_index_entries
-from impl.table.maintenance import snapshot_file_reader
-from impl.table.scan import SnapshotReader
 from impl.table.table import FileStoreTable
+from impl.write.dynamic_bucket import HashIndexFile, hash_index_entries
 
 WAREHOUSE = "simstore://warehouse"
 IDENT = "db.t"

@@ -1,7 +1,7 @@
 """``paimon-py``, the command line over impl's public API (``python -m impl.cli``).
 
 ``main`` parses the arguments and runs a command (:mod:`impl.cli.main`); the commands are in
-:mod:`impl.cli.commands`, ``--where`` filters in :mod:`impl.cli.where`, text and JSON output in
+:mod:`impl.cli.commands`, ``--where`` filters in :mod:`impl.predicate.where`, text and JSON output in
 :mod:`impl.cli.output`.
 """
 

@@ -16,15 +16,16 @@ from typing import Callable, Iterable
 import pyarrow as pa
 
 from impl._optional import require
+from impl.catalog import Catalog
 from impl.cli.errors import SqlError
 from impl.cli.output import Document, Result, Rows, progress
-from impl.cli.where import parse_where
-from impl.errors import InvalidOptionError
+from impl.duckdb.dataset import TableDataset
+from impl.errors import InvalidIdentifierError, InvalidOptionError, InvalidPredicateError
 from impl.fs.names import check_tag
 from impl.options.values import parse_duration_millis
-from impl.table import Catalog, FileStoreTable, SystemTable
-from impl.table.duckdb_dataset import TableDataset
-from impl.table.errors import InvalidIdentifierError, InvalidPredicateError
+from impl.predicate.where import parse_where
+from impl.system import SystemTable
+from impl.table import FileStoreTable
 
 # the system tables a `show` command prints, by command name (Paimon Java's table names)
 SYSTEM_TABLE_COMMANDS: dict[str, str] = {

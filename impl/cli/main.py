@@ -15,10 +15,10 @@ import traceback
 from typing import Sequence
 
 from impl._cli import HelpFormatter
+from impl.catalog import Catalog
 from impl.cli import commands as c
 from impl.cli.output import choose_style, emit
 from impl.errors import InvalidWarehouseError, PaimonError
-from impl.table import Catalog
 
 PROG = "paimon-py"
 WAREHOUSE_ENV = "PAIMON_WAREHOUSE"

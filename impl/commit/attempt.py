@@ -13,9 +13,9 @@ from typing import Callable
 from impl.commit.conflicts import Fold
 from impl.commit.messages import CollectedChanges, ManifestCommittable
 from impl.commit.metadata_writer import WrittenFiles
-from impl.format.json_records import CommitKind, Snapshot
-from impl.format.records import FileKind, IndexManifestEntry, ManifestEntry
 from impl.manifest.merger import ManifestMergeKind
+from impl.manifest.records import FileKind, IndexManifestEntry, ManifestEntry
+from impl.snapshot.records import CommitKind, Snapshot
 
 
 @dataclass

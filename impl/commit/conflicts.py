@@ -40,9 +40,9 @@ from impl.errors import (
     IndexFileConflictError,
     KeyRangeOverlapError,
 )
-from impl.format.json_records import CommitKind, Snapshot
-from impl.format.records import FileIdentity, FileKind, IndexManifestEntry, IndexType, ManifestEntry
+from impl.manifest.records import FileIdentity, FileKind, IndexManifestEntry, IndexType, ManifestEntry
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import CommitKind, Snapshot
 
 KeySortKey = Callable[[bytes], Any]  # serialized key BinaryRow -> comparable value
 DescribePartition = Callable[[bytes], str]  # serialized partition -> text for error messages

@@ -52,6 +52,10 @@ from impl.commit.options import CommitOptions
 from impl.commit.outcome import Outcome, OutcomeResolver
 from impl.commit.retry import publish_with_retries
 from impl.commit.row_ids import assign_row_tracking, check_column_updates, with_assigned
+from impl.data.binary_row import decode_row, sort_key
+from impl.data.partition_names import PartitionNaming
+from impl.data.types import DataType
+from impl.datafile.meta import DataFileMeta
 from impl.environment import PRODUCTION, Environment
 from impl.errors import (
     CommitConflictError,
@@ -67,16 +71,6 @@ from impl.errors import (
     SnapshotNotExistError,
     UnsupportedFileSystemError,
 )
-from impl.format.binary_row import decode_row, sort_key
-from impl.format.json_records import CommitKind, Snapshot, TableSchema
-from impl.format.partition_names import PartitionNaming
-from impl.format.records import (
-    DataFileMeta,
-    FileKind,
-    ManifestEntry,
-    ManifestFileMeta,
-)
-from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
 from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, IdFactory, TablePaths
@@ -92,9 +86,12 @@ from impl.manifest.manifest_file import (
     may_hold_partitions,
 )
 from impl.manifest.merger import ManifestFileMerger
+from impl.manifest.records import FileKind, ManifestEntry, ManifestFileMeta
 from impl.schema.evolution import commit_schema_problem
 from impl.schema.manager import SchemaManager
+from impl.schema.records import TableSchema
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
+from impl.snapshot.records import CommitKind, Snapshot
 from impl.snapshot.references import data_file_paths
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from impl.format.records import FileIdentity, FileKind, ManifestEntry
+from impl.manifest.records import FileIdentity, FileKind, ManifestEntry
 
 
 class LiveFiles:

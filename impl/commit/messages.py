@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Mapping, Sequence
 
-from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry
+from impl.datafile.meta import DataFileMeta
+from impl.manifest.records import FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry
 
 # Batch jobs commit once per commit user; Paimon uses Long.MAX_VALUE as their identifier.
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1

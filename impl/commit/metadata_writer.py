@@ -19,13 +19,13 @@ from typing import Callable, Sequence
 from impl.commit.conflicts import DescribePartition, Fold, check_deletion_vector_conflicts, check_index_conflicts
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import ManifestCommittable
-from impl.format.json_records import CommitKind, Snapshot
-from impl.format.records import FileKind, IndexManifestEntry, ManifestEntry
-from impl.format.types import DataType
+from impl.data.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind
+from impl.manifest.records import FileKind, IndexManifestEntry, ManifestEntry
+from impl.snapshot.records import CommitKind, Snapshot
 
 
 class WrittenFiles:

@@ -24,13 +24,13 @@ from typing import Callable
 
 from impl.commit.attempt import Attempt, UnknownOutcome
 from impl.errors import CommitOutcomeUnknownError
-from impl.format.json_records import CommitKind, Snapshot
-from impl.format.records import ManifestEntry
 from impl.fs.file_io import FileIO
 from impl.fs.paths import LATEST_HINT
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import ManifestFile, ManifestList
+from impl.manifest.records import ManifestEntry
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import CommitKind, Snapshot
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,9 @@ from dataclasses import replace
 from typing import Sequence
 
 from impl.commit.conflicts import Fold
+from impl.datafile.meta import FileSource
 from impl.errors import RowIdConflictError
-from impl.format.records import FileKind, FileSource, ManifestEntry
+from impl.manifest.records import FileKind, ManifestEntry
 
 ROW_ID = "_ROW_ID"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"

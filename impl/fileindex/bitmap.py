@@ -28,10 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
 
+from impl.bucket.routing import hash_bytes
 from impl.fileindex.errors import CorruptFileIndexError, UnsupportedFileIndexError
 from impl.fileindex.format import java_hash_order
 from impl.fileindex.keys import ColumnKeys, KeyKind
-from impl.table.bucket import hash_bytes
 
 INDEX_TYPE = "bitmap"
 VERSION_1 = 1

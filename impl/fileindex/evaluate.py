@@ -24,12 +24,12 @@ from typing import Mapping, Sequence, Union
 import numpy as np
 from pyroaring import BitMap
 
+from impl.data.types import DataType
 from impl.fileindex import bitmap, bloom
 from impl.fileindex.errors import CorruptFileIndexError
 from impl.fileindex.format import decode_header
 from impl.fileindex.keys import KeyKind, key_kind, literal_keys
-from impl.format.types import DataType
-from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate
+from impl.predicate.predicate import CompoundPredicate, LeafPredicate, Predicate
 
 
 class _Remain:

@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.data.types import DataType, to_arrow
 from impl.fileindex.errors import FileIndexLiteralError
-from impl.format.types import DataType, to_arrow
 
 
 class KeyKind(enum.Enum):

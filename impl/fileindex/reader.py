@@ -11,14 +11,14 @@ import logging
 import posixpath
 from typing import Callable, Mapping
 
+from impl.data.types import DataType
+from impl.datafile.meta import DataFileMeta
 from impl.errors import FileIOError
 from impl.fileindex.errors import CorruptFileIndexError
 from impl.fileindex.evaluate import FileIndex, evaluate, parse_file_index, remains
 from impl.fileindex.writer import INDEX_FILE_SUFFIX
-from impl.format.records import DataFileMeta
-from impl.format.types import DataType
 from impl.fs.file_io import FileIO
-from impl.table.predicate import Predicate
+from impl.predicate.predicate import Predicate
 
 log = logging.getLogger(__name__)
 

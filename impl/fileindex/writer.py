@@ -17,14 +17,14 @@ from typing import Sequence
 
 import pyarrow as pa
 
+from impl.data.types import DataField
+from impl.datafile.meta import DataFileMeta
 from impl.errors import InvalidOptionError
 from impl.fileindex import bitmap, bloom
 from impl.fileindex.errors import UnsupportedFileIndexError
 from impl.fileindex.format import encode_file_index, java_hash_order, java_string_hash
 from impl.fileindex.keys import column_keys, key_kind
 from impl.fileindex.options import FileIndexSpec
-from impl.format.records import DataFileMeta
-from impl.format.types import DataField
 from impl.fs.file_io import FileIO
 from impl.options.values import parse_memory_size
 

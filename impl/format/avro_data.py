@@ -27,6 +27,7 @@ import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.data.types import DataField, DataType
 from impl.errors import InvalidOptionError, SchemaMismatchError, UnsupportedFileFormatError
 from impl.format import avro_columns, avro_encode
 from impl.format.file_format import (
@@ -36,7 +37,6 @@ from impl.format.file_format import (
     WriteOptions,
     check_writable,
 )
-from impl.format.types import DataField, DataType
 
 RECORD_NAME = "org.apache.paimon.avro.generated.record"
 # Paimon's file.compression / avro.codec -> fastavro codec
@@ -220,7 +220,7 @@ class AvroReader(FormatReader):
 
     def _polars_snappy(self, present: Sequence[str]) -> pa.Table:
         """Snappy blocks, which polars decompresses itself (no snappy module is needed here)."""
-        pl = avro_columns._pl()
+        pl = avro_columns.polars_module()
         table = pl.read_avro(io.BytesIO(self._data), columns=list(present)).to_arrow(
             compat_level=pl.CompatLevel.oldest())
         if table.num_rows != self._blocks.total:

@@ -11,7 +11,7 @@ so a table whose option changed still reads every file it holds.
 
 The files are decoded with pyarrow (``pyarrow.orc`` / ``pyarrow.parquet``) into one Arrow table;
 manifest entries are then built column-wise by the same code as the polars Avro path
-(:func:`impl.format.avro_columns.entries_of`); a shape it refuses is decoded row by row with
+(:func:`impl.manifest.columnar_entries.entries_of`); a shape it refuses is decoded row by row with
 the Avro records' converters, which name the file in any error.
 """
 

@@ -5,7 +5,7 @@ Everything that knows how a data file is laid out lives behind this module: call
 Paimon's ``DataFilePathFactory.formatIdentifier`` takes it, never from the table's current
 ``file.format``: a table whose format was changed reads every file it holds) and a
 :class:`FormatWriter` for a new one (the format chosen by :class:`WriteFormats` from the
-table's options and the file's LSM level, ``impl.format.write_formats``). This module is the
+table's options and the file's LSM level, ``impl.options.write_formats``). This module is the
 interface; ``impl.format.formats`` is the registry of the implementations (Parquet, ORC, Avro).
 
 Reading: :meth:`FormatReader.read` / :meth:`FormatReader.iter_batches` decode the physical
@@ -16,7 +16,7 @@ caller casts to the table's types. Columns of a file written under an older sche
 by field id by the caller (``impl.schema.evolution``) through the file's ``schema_id``.
 
 Writing: :meth:`FileFormat.create_writer` streams batches to an open output; statistics are
-collected from the rows by the caller (:mod:`impl.format.stats`), which is what Paimon Java
+collected from the rows by the caller (:mod:`impl.datafile.stats`), which is what Paimon Java
 computes for every format (its Parquet and ORC extractors read the same min / max / null
 counts back from the file footers; its Avro extractor collects them from the rows).
 
@@ -33,8 +33,8 @@ from typing import Any, BinaryIO, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
+from impl.data.types import BIGINT, DataField, DataType
 from impl.errors import DataFileError, PaimonError, UnsupportedFileFormatError, UnsupportedTypeError
-from impl.format.types import BIGINT, DataField, DataType
 
 # Paimon's system fields of primary-key files and their field ids (SpecialFields): a key
 # field's id is its value field's id plus KEY_FIELD_ID_START.

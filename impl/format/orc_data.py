@@ -16,9 +16,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as po
 
+from impl.data.types import DataField, DataType
 from impl.errors import InvalidOptionError
 from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable, seekable
-from impl.format.types import DataField, DataType
 
 _ERRORS = (pa.ArrowException, OSError, ValueError)
 # Paimon file.compression (as parse_compression returns it) -> ORC compression kind

@@ -9,9 +9,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pyarrow import _parquet
 
+from impl.data.types import DataField
 from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable, seekable
 from impl.format.memory_pool import read_pool
-from impl.format.types import DataField
 
 # rows per Parquet row group at most
 ROW_GROUP_ROWS = 1 << 20

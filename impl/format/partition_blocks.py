@@ -11,7 +11,7 @@ other writer's) are read the long way.
 
 The index is checked against the container before use: its counts must add up, block by block,
 to the records each block header declares, and a read through it must find exactly the entries
-it promises; anything else falls back to the long way (see ``avro_columns.partition_entries``).
+it promises; anything else falls back to the long way (see ``columnar_entries.partition_entries``).
 It is left out when it would weigh on the file (:func:`encode`).
 """
 

@@ -24,14 +24,14 @@ The rule, for every kind (what Paimon Java allows, narrowed to what is a safe pa
 
 ``%`` is allowed: Paimon Java allows it in every kind of name (its REST client percent-encodes
 names, ``%`` as ``%25``). Names are URL-decoded exactly once, where a request enters the REST
-server (:func:`impl.rest.protocol.split_path`), and nothing below decodes again (fsspec and the
+server (:func:`impl.catalog.rest.protocol.split_path`), and nothing below decodes again (fsspec and the
 object-store clients take keys as given), so ``a%2Fb`` after that decode is the literal
 directory ``branch-a%2Fb`` inside the table, never ``a/b``.
 
 Per kind, Paimon's own rules on top: a new branch (``create_branch``) is not ``main``, not only
 decimal digits (Paimon's ``BranchManager.validateBranch``) and has no ``$`` (it could not be
 named in ``db.t$branch_<name>$<system table>``). Database and table names keep the catalog's
-rules (a table name has no ``.``: :func:`impl.table.catalog.parse_identifier`).
+rules (a table name has no ``.``: :func:`impl.catalog.filesystem.parse_identifier`).
 
 A bad name raises the typed error of its kind (:class:`impl.errors.InvalidNameError` and its
 subclasses :class:`~impl.errors.InvalidIdentifierError` for databases and tables,

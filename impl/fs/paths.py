@@ -23,7 +23,7 @@ Data files follow the table's :class:`DataLayout`: ``data-file.path-directory`` 
 ``data-file.prefix`` / ``changelog-file.prefix`` (``data-`` / ``changelog-``), and with
 ``file.suffix.include.compression`` the codec's extension before the format's
 (``data-<uuid>-0.zst.parquet``, Paimon's DataFilePathFactory). Partition directory names are
-:mod:`impl.format.partition_names`'s.
+:mod:`impl.data.partition_names`'s.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ BRANCH_PREFIX = "branch-"
 IdFactory = Callable[[], str]
 
 
-# bucket id of postponed rows (impl.table.bucket.POSTPONE_BUCKET; the file system layer sits below it)
+# bucket id of postponed rows (impl.bucket.routing.POSTPONE_BUCKET; the file system layer sits below it)
 POSTPONE_BUCKET_ID = -2
 
 

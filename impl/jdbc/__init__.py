@@ -1,6 +1,6 @@
-"""Paimon's JDBC catalog (Paimon Java's org.apache.paimon.jdbc): databases and tables as rows of
-a SQLite or PostgreSQL database in Java's layout, table files in the warehouse."""
+"""The JDBC catalog's old import path, kept for earlier callers: it lives in
+:mod:`impl.catalog.jdbc`."""
 
-from impl.jdbc.catalog import JdbcCatalog
+from impl.catalog.jdbc import JdbcCatalog
 
 __all__ = ["JdbcCatalog"]

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any, Callable, Iterable
 
 from impl.errors import DuplicateFileError
-from impl.format.records import FileIdentity, FileKind, ManifestEntry
+from impl.manifest.records import FileIdentity, FileKind, ManifestEntry
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> dict[FileIdentity, ManifestEntry]:

@@ -11,26 +11,38 @@ import heapq
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import pyarrow as pa
 
+from impl.data.binary_row import EMPTY_ROW, decode_row, encode_row
+from impl.data.types import DataType
+from impl.datafile.meta import SimpleStats
 from impl.errors import CorruptMetadataError, InvalidOptionError
 from impl.format import avro, avro_columns, avro_encode, columnar_manifest, partition_blocks
-from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
-from impl.format.json_records import Snapshot
-from impl.format.records import (
-    FileKind,
-    IndexManifestEntry,
-    IndexType,
-    ManifestEntry,
-    ManifestFileMeta,
-    SimpleStats,
-)
-from impl.format.types import DataType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.manifest import columnar_entries
+from impl.manifest.records import FileKind, IndexManifestEntry, IndexType, ManifestEntry, ManifestFileMeta
 from impl.options import core_options as co
+
+
+class ManifestLists(Protocol):
+    """The manifest lists of a snapshot (:class:`impl.snapshot.records.Snapshot` has them): a
+    protocol, so that the manifest layer under the snapshot layer does not import it."""
+
+    @property
+    def base_manifest_list(self) -> str: ...
+    @property
+    def base_manifest_list_size(self) -> int | None: ...
+    @property
+    def delta_manifest_list(self) -> str: ...
+    @property
+    def delta_manifest_list_size(self) -> int | None: ...
+    @property
+    def changelog_manifest_list(self) -> str | None: ...
+    @property
+    def changelog_manifest_list_size(self) -> int | None: ...
 
 DEFAULT_MANIFEST_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
 
@@ -282,7 +294,7 @@ class ManifestFile:
         elif _few(expected_count):
             entries = None
         else:
-            entries = avro_columns.manifest_entries(data)  # None: it cannot, fastavro decodes
+            entries = columnar_entries.manifest_entries(data)  # None: it cannot, fastavro decodes
         if entries is None:
             records = avro.read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
             entries = [ManifestEntry.from_avro(r, path) for r in records]
@@ -324,7 +336,7 @@ class ManifestFile:
             kept = [(i, e) for i, e in enumerate(every) if partition_filter(e.partition)]
             total = len(every)
         elif not _few(expected_count) and (
-                columnar := avro_columns.partition_entries(data, partition_filter)) is not None:
+                columnar := columnar_entries.partition_entries(data, partition_filter)) is not None:
             kept, partitions, total = columnar
         else:
             records, partitions, total = avro.read_manifest_entry_records(data, path, partition_filter)
@@ -410,17 +422,17 @@ class ManifestList:
             while len(self._cache) > self._cache_max_lists:
                 self._cache.popitem(last=False)
 
-    def read_data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+    def read_data_manifests(self, snapshot: ManifestLists) -> list[ManifestFileMeta]:
         """Base + delta manifests of a snapshot, sizes checked when the snapshot records them."""
         return [*self.read_base_manifests(snapshot), *self.read_delta_manifests(snapshot)]
 
-    def read_base_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+    def read_base_manifests(self, snapshot: ManifestLists) -> list[ManifestFileMeta]:
         return self.read(snapshot.base_manifest_list, snapshot.base_manifest_list_size)
 
-    def read_delta_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+    def read_delta_manifests(self, snapshot: ManifestLists) -> list[ManifestFileMeta]:
         return self.read(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size)
 
-    def read_changelog_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+    def read_changelog_manifests(self, snapshot: ManifestLists) -> list[ManifestFileMeta]:
         if not snapshot.changelog_manifest_list:
             return []
         return self.read(snapshot.changelog_manifest_list, snapshot.changelog_manifest_list_size)
@@ -491,7 +503,7 @@ def _columnar_entries(data: bytes, path: str) -> list[ManifestEntry]:
     if "_FILE" not in table.column_names or "_KIND" not in table.column_names:
         raise CorruptMetadataError(path, "expected ManifestEntry rows, missing fields ['_KIND', '_FILE']")
     try:
-        return avro_columns.entries_of(table)
+        return columnar_entries.entries_of(table)
     except (KeyError, ValueError, TypeError, pa.ArrowException):
         return [ManifestEntry.from_avro(r, path) for r in columnar_manifest.records(table)]
 

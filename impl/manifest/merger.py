@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Iterable, Iterator, Sequence
 
-from impl.format.binary_row import decode_row, sort_key
-from impl.format.records import FileIdentity, FileKind, ManifestEntry, ManifestFileMeta
+from impl.data.binary_row import decode_row, sort_key
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import ManifestFile, may_hold_partitions
+from impl.manifest.records import FileIdentity, FileKind, ManifestEntry, ManifestFileMeta
 
 DEFAULT_TARGET_FILE_SIZE_BYTES = 8 * 1024 * 1024
 DEFAULT_FULL_COMPACTION_THRESHOLD_BYTES = 16 * 1024 * 1024

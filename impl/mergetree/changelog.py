@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from impl.format.records import DataFileMeta
+from impl.datafile.meta import DataFileMeta
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, RowKind
 from impl.mergetree.lookup import key_bounds, overlapping
 from impl.mergetree.merge_engine import MergeSpec, merge_kv

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from impl.format.records import DataFileMeta, FileSource
+from impl.datafile.meta import DataFileMeta, FileSource
 from impl.fs.paths import DataFileNamer
 from impl.mergetree.changelog import compaction_changelog
 from impl.mergetree.file_writer import KVFileContext, RollingKVWriter

@@ -39,9 +39,9 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from impl.errors import CorruptMetadataError
-from impl.format.records import DeletionVectorMeta, IndexFileMeta, IndexType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import FileNamer, IdFactory, TablePaths
+from impl.manifest.records import DeletionVectorMeta, IndexFileMeta, IndexType
 
 INDEX_FILE_VERSION = 1
 BITMAP_MAGIC = 1581511376

@@ -1,5 +1,5 @@
 """Writing KV tables to data files (in the format of their level, see
-``impl.format.write_formats.WriteFormats``) that roll at the target file size.
+``impl.options.write_formats.WriteFormats``) that roll at the target file size.
 
 Each file is streamed to storage (a format writer over ``FileIO.open_output``) as its row
 groups / stripes / blocks are encoded, and its statistics are folded chunk by chunk (:class:`KVFileStats`), so a
@@ -20,17 +20,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.datafile.meta import DataFileMeta, FileSource
+from impl.datafile.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsCollector, StatsModeLike
 from impl.environment import wall_clock_millis
 from impl.fileindex.options import FileIndexSpec
 from impl.fileindex.writer import collector_for
 from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.file_format import FileFormat, kv_file_fields
 from impl.format.formats import named_for
-from impl.format.records import DataFileMeta, FileSource
-from impl.format.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsCollector, StatsModeLike
-from impl.format.write_formats import WriteFormats
 from impl.fs.file_io import FileIO, OutputFile
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
+from impl.options.write_formats import WriteFormats
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class KVFileStats:
     Gives exactly what one pass over the whole file would: first and last key (the file is
     sorted by key, except a postpone-bucket file: its rows in arrival order), sequence range,
     delete count, key stats in ``key_stats_mode`` for ``_KEY_`` columns, value stats in the table's ``metadata.stats-mode``
-    (see :mod:`impl.format.stats`).
+    (see :mod:`impl.datafile.stats`).
     """
 
     def __init__(self, ctx: KVFileContext):

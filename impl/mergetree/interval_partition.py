@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from typing import Sequence
 
-from impl.format.records import DataFileMeta
+from impl.datafile.meta import DataFileMeta
 from impl.mergetree.kv import KeyCodec
 from impl.mergetree.levels import SortedRun
 

@@ -21,13 +21,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.data.binary_row import decode_row, encode_row, sort_key
+from impl.data.types import DataType, to_arrow
+from impl.datafile.meta import DataFileMeta
 from impl.errors import SchemaMismatchError
-from impl.format.binary_row import decode_row, encode_row, sort_key
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta
-from impl.format.types import DataType, to_arrow
 from impl.schema.evolution import column_sources
 from impl.schema.manager import SchemaManager
+from impl.schema.records import TableSchema
 
 KEY_PREFIX = "_KEY_"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"

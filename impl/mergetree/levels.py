@@ -14,8 +14,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from impl.datafile.meta import DataFileMeta
 from impl.errors import LevelsError
-from impl.format.records import DataFileMeta
 from impl.mergetree.kv import KeyCodec
 
 

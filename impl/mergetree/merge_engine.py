@@ -72,14 +72,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.data.types import DataField
 from impl.errors import InvalidOptionError, MergeEngineError
-from impl.format.json_records import TableSchema
 from impl.format.memory_pool import read_pool
-from impl.format.types import DataField
 from impl.mergetree.key_codes import KeyCodes, string_key_codes
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
 from impl.options.values import MergeEngine
+from impl.schema.records import TableSchema
 
 _NUMERIC = {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"}
 _COMPARABLE = _NUMERIC | {"VARCHAR", "CHAR", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"}

@@ -33,10 +33,10 @@ from typing import Mapping
 
 from impl.errors import InvalidOptionError
 from impl.fileindex.options import FileIndexSpec
-from impl.format.write_formats import WriteFormats
 from impl.options import core_options as co
 from impl.options.config_option import ConfigOption
 from impl.options.values import ChangelogProducer, MergeEngine, SortOrder, split_names
+from impl.options.write_formats import WriteFormats
 
 __all__ = ["MergeTreeOptions", "MergeEngine", "ChangelogProducer", "SUPPORTED_CHANGELOG_PRODUCERS",
            "PRIMARY_KEY_TARGET_FILE_SIZE"]

@@ -36,10 +36,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.datafile.meta import DataFileMeta
 from impl.errors import DataFileError, SchemaMismatchError
 from impl.format.formats import open_reader
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.mergetree.deletion_vectors import keep_mask
@@ -49,6 +48,7 @@ from impl.mergetree.memory import MERGE_BUFFER_BYTES, MergeMemory
 from impl.mergetree.merge_engine import MergeSpec, integer_keys, integer_like, key_groups, merge_kv, merge_order
 from impl.mergetree.options import MergeTreeOptions, reads_top_level_row
 from impl.schema.evolution import file_column, plan_columns
+from impl.schema.records import TableSchema
 
 # Kept as a name of this package; it is impl.errors.DataFileError.
 CorruptDataFileError = DataFileError

@@ -37,14 +37,13 @@ import numpy as np
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
+from impl.datafile.meta import DataFileMeta, FileSource
+from impl.datafile.stats import DEFAULT_STATS_MODE, StatsModeLike
 from impl.environment import PRODUCTION, Environment
 from impl.errors import InvalidOptionError, WriterClosedError
 from impl.fileindex.writer import collector_for, copy_index_file
 from impl.format.dictionary_choice import DictionaryChoice
 from impl.format.formats import named_for
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta, FileSource
-from impl.format.stats import DEFAULT_STATS_MODE, StatsModeLike
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.mergetree.compact_strategy import UniversalCompaction, is_useful, pick_full_compaction
@@ -65,6 +64,7 @@ from impl.mergetree.options import (
 )
 from impl.mergetree.read import iter_merged_runs, streamable_keys
 from impl.mergetree.spill import SpillConfig, SpillDirectory
+from impl.schema.records import TableSchema
 
 # Bytes per row of the writer's own columns (_SEQUENCE_NUMBER int64 + _VALUE_KIND int8).
 _SYSTEM_BYTES_PER_ROW = 9

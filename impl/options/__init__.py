@@ -12,7 +12,7 @@
   create/alter and view options.
 
 Per-concept views built from these declarations: :class:`impl.commit.options.CommitOptions`,
-:class:`impl.mergetree.options.MergeTreeOptions`, :class:`impl.table.options.TableOptions`.
+:class:`impl.mergetree.options.MergeTreeOptions`, :class:`impl.store.options.TableOptions`.
 Wrong values raise :class:`impl.errors.InvalidOptionError` naming the option and the value.
 """
 

@@ -6,7 +6,7 @@ this library supports or where it fixes a value Paimon leaves open:
 - ``bucket`` accepts Paimon's -2 (postpone bucket mode, primary-key tables only: the table
   layer refuses it on append tables, as Paimon's schema validation does).
 - ``file.format`` accepts parquet, orc and avro (the per-level, compression and ``orc.*`` /
-  ``avro.*`` options are checked by ``impl.format.write_formats.WriteFormats``);
+  ``avro.*`` options are checked by ``impl.options.write_formats.WriteFormats``);
   ``file.compression.zstd-level`` is at least 1.
 - ``write-buffer-spillable`` has no default (as in Paimon: on for batch writes and object stores);
   ``spill-compression`` accepts zstd, lz4 and none (no lzo in Arrow IPC).
@@ -14,7 +14,7 @@ this library supports or where it fixes a value Paimon leaves open:
 - Lower bounds (``minimum``) on counts that Paimon would only trip over later.
 
 The per-concept views (:class:`impl.commit.options.CommitOptions`,
-:class:`impl.mergetree.options.MergeTreeOptions`, :class:`impl.table.options.TableOptions`) read
+:class:`impl.mergetree.options.MergeTreeOptions`, :class:`impl.store.options.TableOptions`) read
 these declarations and add the rules that relate several options.
 """
 

@@ -1,5 +1,5 @@
 """Errors of the Ray Data connector (they live in the library's error homes)."""
 
-from impl.table.errors import RayConnectorError
+from impl.errors import RayConnectorError
 
 __all__ = ["RayConnectorError"]

@@ -30,6 +30,7 @@ import ray.data
 from ray.data.block import BlockAccessor
 from ray.data.datasource import Datasink, WriteResult
 
+from impl.errors import UnsupportedTableFeatureError
 from impl.ray.errors import RayConnectorError
 from impl.ray.source import table_ref
 from impl.spark.writer import (
@@ -41,8 +42,7 @@ from impl.spark.writer import (
     unsupported_write_reason,
     write_task,
 )
-from impl.table.errors import UnsupportedTableFeatureError
-from impl.table.write import conform_input
+from impl.write.table_write import conform_input
 
 log = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ import ray.data
 from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 
+from impl.predicate.predicate import Predicate
 from impl.ray.errors import RayConnectorError
 from impl.spark.reader import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
 from impl.spark.tables import TableRef
-from impl.table.predicate import Predicate
 
 
 def table_ref(table_or_path: Any, storage_options: Mapping[str, str] | None = None) -> TableRef:
@@ -65,7 +65,7 @@ def _read_splits(ref: TableRef, predicate: Predicate | None, columns: list[str] 
 class PaimonDatasource(Datasource):
     """A Ray Data datasource over one table; planned at construction (on the driver).
 
-    ``filter``: an impl :class:`~impl.table.predicate.Predicate` (prunes partitions, buckets and
+    ``filter``: an impl :class:`~impl.predicate.predicate.Predicate` (prunes partitions, buckets and
     files, and filters rows); ``columns``: the projection; ``limit``: at most this many rows per
     read task (``read_table`` also limits the dataset). ``storage_options``: how workers reach
     an object store (``fs.s3.endpoint``, ...), never stored in the table.
@@ -142,7 +142,7 @@ def read_table(table_or_path: Any, *, filter: Predicate | None = None,  # noqa: 
 def splits_to_ray(read: Any, splits: Sequence, *, ray_remote_args: dict | None = None,
                   concurrency: int | None = None, override_num_blocks: int | None = None) -> ray.data.Dataset:
     """pypaimon's ``TableRead.to_ray(splits)``: the rows of ``splits`` planned elsewhere, as
-    read by ``read`` (an impl :class:`~impl.table.read.TableRead`: its filter, projection, limit)."""
+    read by ``read`` (an impl :class:`~impl.read.table_read.TableRead`: its filter, projection, limit)."""
     source = PaimonDatasource(read.table, filter=read.predicate, columns=read.projection,
                               limit=read.limit, splits=splits, parallelism=override_num_blocks or -1)
     ds = ray.data.read_datasource(source, override_num_blocks=override_num_blocks,

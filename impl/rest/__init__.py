@@ -3,7 +3,7 @@ and a server, :class:`RESTCatalogServer` (``python -m impl.rest --warehouse PATH
 both speaking the protocol of Paimon's ``rest-catalog-open-api.yaml``. The server's limits are a
 :class:`ServerLimits`; its per-table S3 credentials, a :class:`CredentialVending`."""
 
-from impl.rest.client import RESTCatalog
+from impl.catalog.rest.client import RESTCatalog
 from impl.rest.credentials import CredentialVending
 from impl.rest.http_server import ServerLimits
 from impl.rest.server import RESTCatalogServer

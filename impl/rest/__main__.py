@@ -17,9 +17,9 @@ import logging
 import os
 import sys
 
+from impl.catalog.rest.protocol import DEFAULT_PREFIX
 from impl.rest.credentials import CredentialVending
 from impl.rest.http_server import ServerLimits
-from impl.rest.protocol import DEFAULT_PREFIX
 from impl.rest.server import RESTCatalogServer
 
 TOKEN_ENV = "PAIMON_REST_TOKEN"

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Mapping, Protocol
 
-from impl.rest.protocol import ErrorBody
+from impl.catalog.rest.protocol import ErrorBody
 
 log = logging.getLogger("impl.rest")
 ACCESS_LOG = logging.getLogger("impl.rest.access")

@@ -35,27 +35,8 @@ from typing import Any, Callable, Mapping
 
 import pyarrow as pa
 
-from impl.environment import wall_clock_millis
-from impl.errors import (
-    ColumnAlreadyExistError,
-    ColumnNotExistError,
-    CorruptMetadataError,
-    PaimonError,
-    SchemaChangeError,
-    TableError,
-    TypeParseError,
-)
-from impl.format.json_records import Snapshot, TableSchema
-from impl.format.records import ManifestFileMeta
-from impl.format.types import DataType, to_arrow
-from impl.fs.file_io import FileIO
-from impl.fs.names import check_branch
-from impl.fs.object_store import storage_options
-from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, TablePaths
-from impl.manifest.manifest_file import ManifestList
-from impl.rest.credentials import CredentialVending, CredentialVendor
-from impl.rest.http_server import HTTPShell, Reply, ServerLimits, error_reply, tls_context
-from impl.rest.protocol import (
+from impl.catalog.filesystem import Catalog, schema_to_create
+from impl.catalog.rest.protocol import (
     AUTHORIZATION,
     BEARER,
     BRANCH_SEPARATOR,
@@ -80,22 +61,40 @@ from impl.rest.protocol import (
     split_path,
     string_map,
 )
-from impl.schema.manager import SchemaManager, schema_ids_in
-from impl.snapshot.manager import SnapshotManager
-from impl.table.catalog import Catalog, schema_to_create
-from impl.table.errors import (
+from impl.data.types import DataType, to_arrow
+from impl.environment import wall_clock_millis
+from impl.errors import (
+    ColumnAlreadyExistError,
+    ColumnNotExistError,
+    CorruptMetadataError,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
     InvalidIdentifierError,
     InvalidSchemaError,
+    PaimonError,
+    SchemaChangeError,
     SystemTableReadOnlyError,
     TableAlreadyExistError,
+    TableError,
     TableNotExistError,
+    TypeParseError,
     UnsupportedCatalogOptionError,
     UnsupportedTableFeatureError,
 )
-from impl.table.schema import arrow_schema
+from impl.fs.file_io import FileIO
+from impl.fs.names import check_branch
+from impl.fs.object_store import storage_options
+from impl.fs.paths import LATEST_HINT, MAIN_BRANCH, TablePaths
+from impl.manifest.manifest_file import ManifestList
+from impl.manifest.records import ManifestFileMeta
+from impl.rest.credentials import CredentialVending, CredentialVendor
+from impl.rest.http_server import HTTPShell, Reply, ServerLimits, error_reply, tls_context
+from impl.schema.manager import SchemaManager, schema_ids_in
+from impl.schema.records import TableSchema
+from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import Snapshot
+from impl.store.schema import arrow_schema
 from impl.table.table import FileStoreTable
 
 log = logging.getLogger(__name__)

@@ -32,11 +32,11 @@ from typing import Callable, Sequence, Union
 
 import pyarrow as pa
 
+from impl.data.types import DataField, DataType, from_arrow, parse_type, reassign_nested_ids
 from impl.environment import wall_clock_millis
 from impl.errors import ColumnAlreadyExistError, ColumnNotExistError, SchemaChangeError, TypeParseError
-from impl.format.json_records import TableSchema
-from impl.format.types import DataField, DataType, from_arrow, parse_type, reassign_nested_ids
 from impl.schema.evolution import is_safe_cast
+from impl.schema.records import TableSchema
 
 TypeLike = Union[DataType, pa.DataType, str]
 

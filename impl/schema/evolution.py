@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from impl.format.json_records import TableSchema
-from impl.format.types import DataType
+from impl.data.types import DataType
+from impl.schema.records import TableSchema
 
 KEY_PREFIX = "_KEY_"
 

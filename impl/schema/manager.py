@@ -13,9 +13,9 @@ import threading
 from typing import Callable, Sequence
 
 from impl.errors import CorruptMetadataError, SchemaChangeError, TableError
-from impl.format.json_records import TableSchema
 from impl.fs.file_io import FileIO
 from impl.fs.paths import SCHEMA_PREFIX, TablePaths
+from impl.schema.records import TableSchema
 
 # An alter that keeps losing the race for the next schema id gives up after this many tries.
 MAX_ALTER_RETRIES = 100

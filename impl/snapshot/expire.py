@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from typing import Callable, Sequence, Union
 
 from impl.errors import PaimonError
-from impl.format.records import FileKind, ManifestEntry
 from impl.fs.file_io import FileIO
 from impl.fs.paths import EARLIEST_HINT, TablePaths
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.manifest.records import FileKind, ManifestEntry
 from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.references import Missing, SnapshotFileReader, entry_paths
 

@@ -17,10 +17,10 @@ import logging
 from typing import Callable, Iterable, Iterator, Protocol
 
 from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError
-from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
+from impl.snapshot.records import Snapshot
 
 log = logging.getLogger(__name__)
 

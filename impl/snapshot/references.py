@@ -19,12 +19,13 @@ import posixpath
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from impl.datafile.meta import DataFileMeta
 from impl.errors import CorruptMetadataError
-from impl.format.json_records import Snapshot
-from impl.format.records import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
 from impl.fs.paths import TablePaths
 from impl.manifest.entries import live_entries
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.manifest.records import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
+from impl.snapshot.records import Snapshot
 
 PartitionPathOf = Callable[[bytes], str]
 

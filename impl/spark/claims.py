@@ -29,7 +29,7 @@ Two consequences, and what this module does about each:
    once.
 
 Storage: nothing here is ever unpickled, and nothing lives where another user can write. The
-pushed filters are JSON (``impl.table.predicate.predicate_to_json``) in a directory private to
+pushed filters are JSON (``impl.predicate.predicate.predicate_to_json``) in a directory private to
 the user (:func:`private_root`: created with mode 0700, used only if it is a real directory
 owned by this user with no group or other permissions; a name someone else took first is
 stepped around). The claim ledger lives there too when
@@ -53,10 +53,10 @@ import tempfile
 import time
 
 from impl.fs.file_io import FileIO
+from impl.predicate.predicate import Predicate, predicate_from_json, predicate_to_json
 from impl.spark.errors import SparkConnectorError
 from impl.spark.tables import TableRef
 from impl.spark.tracking import INTENT_ROOT
-from impl.table.predicate import Predicate, predicate_from_json, predicate_to_json
 
 # How many names in the shared temp directory are tried before giving up: each one another
 # local user created first (a file, a link, a directory of theirs or one others may write) is

@@ -2,7 +2,7 @@
 
 The driver lists the (partition, bucket) groups of the latest snapshot and spreads them over
 tasks (largest first, so tasks get similar work); on a postpone-mode table (``bucket`` = -2) a
-task moves whole partitions' postponed rows into real buckets instead (impl.table.postpone). Each task compacts its buckets with impl's
+task moves whole partitions' postponed rows into real buckets instead (impl.write.postpone). Each task compacts its buckets with impl's
 writers (a merge-tree writer per bucket for primary-key tables: universal compaction, or
 everything into one sorted run with ``full``; small-file rewriting for append tables) and
 returns the CommitMessages (compact-before / compact-after). The driver publishes them as one
@@ -19,6 +19,9 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
+from impl.bucket.routing import BucketMode
+from impl.maintenance.compact import compact_bucket
+from impl.read.scan import SnapshotReader
 from impl.spark.errors import NativeWriteUnsupportedError
 from impl.spark.native_compact import BucketRewrite, rewrite_natively, split_buckets
 from impl.spark.native_write import use_native
@@ -26,10 +29,7 @@ from impl.spark.options import check_table_options
 from impl.spark.source import activate
 from impl.spark.tables import TableRef, split_storage_options
 from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
-from impl.table.bucket import BucketMode
-from impl.table.compact import compact_bucket
-from impl.table.postpone import compact_postponed_partition, plan_postpone
-from impl.table.scan import SnapshotReader
+from impl.write.postpone import compact_postponed_partition, plan_postpone
 
 log = logging.getLogger(__name__)
 

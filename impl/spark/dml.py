@@ -47,10 +47,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
-from impl.format.records import IndexFileMeta
+from impl.errors import UnsupportedTableFeatureError
+from impl.manifest.records import IndexFileMeta
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, keep_mask, read_deletion_vectors
 from impl.options import core_options as co
 from impl.options.values import MergeEngine
+from impl.read.scan import SnapshotReader
+from impl.read.table_read import read_data_file
 from impl.schema.evolution import column_sources
 from impl.spark.errors import MergeCardinalityError, RowLevelChangeError
 from impl.spark.routing import write_dataframe
@@ -58,10 +61,7 @@ from impl.spark.source import FORMAT_NAME, activate
 from impl.spark.tables import TableRef, split_storage_options
 from impl.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
 from impl.spark.writer import commit_write, unsupported_write_reason
-from impl.table.core import bucket_index_files
-from impl.table.errors import UnsupportedTableFeatureError
-from impl.table.read import read_data_file
-from impl.table.scan import SnapshotReader
+from impl.store.core import bucket_index_files
 
 log = logging.getLogger(__name__)
 

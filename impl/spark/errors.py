@@ -4,7 +4,7 @@
 Where errors live (three homes, checked by tests/core/test_error_names.py): ``impl.errors``
 holds the bases and every error raised below the table API (storage, formats and types,
 manifests, snapshots, commit, merge tree, schema, options, tags and branches);
-``impl.table.errors`` the errors of the catalog and the table API; this module those of the
+``impl.errors`` the errors of the catalog and the table API; this module those of the
 Spark connector. An error goes to the home of the lowest package that raises it. This module
 imports nothing from impl but :mod:`impl.errors`, so every connector module can import it.
 """

@@ -43,14 +43,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-from impl.cli.where import parse_where
+from impl.data.types import DataType
+from impl.datafile.meta import DataFileMeta
 from impl.errors import PaimonError
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta
-from impl.format.types import DataType
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.options.values import MergeEngine
+from impl.predicate.where import parse_where
+from impl.read.scan import DataSplit
 from impl.schema.evolution import is_safe_cast
+from impl.schema.records import TableSchema
 from impl.spark.errors import SparkConnectorError
 from impl.spark.filters import NOT_PUSHED_ROOTS
 from impl.spark.only_files import encode_only_files
@@ -59,7 +60,6 @@ from impl.spark.s3a import LOCAL_STORE, SparkStore, s3a_reason, spark_store
 from impl.spark.source import register
 from impl.spark.tables import TableRef
 from impl.spark.types import spark_schema, spark_type
-from impl.table.scan import DataSplit
 
 log = logging.getLogger(__name__)
 

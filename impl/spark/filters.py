@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from impl.errors import PaimonError
-from impl.table.predicate import Predicate, PredicateBuilder, and_all
+from impl.predicate.predicate import Predicate, PredicateBuilder, and_all
 
 # Spark orders NaN above every number and NaN = NaN is true; Arrow comparisons with NaN are
 # false. Filters on floating point columns are left to Spark, and so are nested columns.

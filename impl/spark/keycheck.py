@@ -43,13 +43,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from impl.bucket.routing import bucket_of_hashes, compute_buckets, encode_partition, group_rows, row_hashes
 from impl.commit.messages import CommitMessage
-from impl.format.records import DataFileMeta
+from impl.datafile.meta import DataFileMeta
 from impl.mergetree.kv import KeyCodec, KVLayout
 from impl.mergetree.read import read_kv_tables
 from impl.options.values import BucketFunctionType
 from impl.spark.errors import WriteRoutingError
-from impl.table.bucket import bucket_of_hashes, compute_buckets, encode_partition, group_rows, row_hashes
 
 # A sketch lists the distinct key hashes a task wrote into a (partition, bucket) while there are
 # at most HASH_LIST_MAX of them (4 bytes each): two such lists share a hash only where they share
@@ -131,7 +131,7 @@ def _sketch_size(rows: int, max_bits: int, bits_per_key: int) -> int:
 class KeySketchBuilder:
     """Task side: the key sketch of every (partition, bucket) a task writes.
 
-    :meth:`add` takes the rows as :func:`impl.table.write.conform_input` returns them (the values
+    :meth:`add` takes the rows as :func:`impl.write.table_write.conform_input` returns them (the values
     the writer stores) and routes them as the table write does (partition, then bucket). Per
     (partition, bucket) it holds a bitmap of ``max_bits`` bits and, while there are at most
     ``hash_list_max`` distinct hashes, the hashes. :meth:`finish` gives the hash list if it is

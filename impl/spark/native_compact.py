@@ -3,7 +3,7 @@
 (``writer="auto"`` keeps impl's writers in Python tasks: on the shared 2-core machine Spark's
 read, shuffle and write of 0.5M-3M rows took 2.5-9x impl's pyarrow rewrite; benchmarks/README.md.)
 
-Which files of a bucket are rewritten is impl's rule (:func:`impl.table.compact.pick_files`:
+Which files of a bucket are rewritten is impl's rule (:func:`impl.maintenance.compact.pick_files`:
 the files below ``target-file-size`` once ``compaction.min.file-num`` of them exist, or every
 file with ``full``). Then, in one Spark job for the whole table:
 
@@ -34,16 +34,17 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
-from impl.format.records import DataFileMeta, FileSource, IndexFileMeta
+from impl.datafile.meta import DataFileMeta, FileSource
+from impl.maintenance.compact import drop_rewritten_vectors, pick_files
+from impl.manifest.records import IndexFileMeta
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, read_deletion_vectors
+from impl.read.scan import DataSplit
 from impl.spark.errors import SparkConnectorError
 from impl.spark.fast_read import FILE_NAME_COLUMN, ROW_INDEX_COLUMN, arrow_frame, group_frame, plan_native
 from impl.spark.native_write import place_files, rows_per_file, spark_write, staging
 from impl.spark.s3a import spark_store
 from impl.spark.writer import WriteJob
-from impl.table.compact import drop_rewritten_vectors, pick_files
-from impl.table.core import bucket_index_files
-from impl.table.scan import DataSplit
+from impl.store.core import bucket_index_files
 
 _BUCKET = "__paimon_compact_bucket"
 _ORDINAL = "__paimon_file_ordinal"

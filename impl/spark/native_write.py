@@ -17,7 +17,7 @@ takes it for append tables that allow it, see :func:`native_write_reason` and :f
    key order after the table's highest sequence number (by position in the task: one task
    writes a whole bucket): each file one level-0 sorted run;
 3. the driver reads the footers of the files the job committed (in threads: row count,
-   column statistics folded as :class:`impl.format.stats.StatsCollector` folds them, the
+   column statistics folded as :class:`impl.datafile.stats.StatsCollector` folds them, the
    partition values from the first row; primary-key files: first and last key, sequence
    range, -U / -D count), logs each file's final path in the write intent
    (:mod:`impl.spark.tracking`), renames it into its bucket directory as
@@ -50,20 +50,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from impl.bucket.routing import BucketMode, encode_partition
 from impl.commit.messages import CommitMessage
+from impl.data.types import to_arrow
+from impl.datafile.meta import EMPTY_STATS, DataFileMeta, FileSource
+from impl.datafile.stats import KEY_STATS_MODE, StatsCollector
 from impl.fileindex.options import FileIndexSpec
 from impl.format.formats import named_for
-from impl.format.records import EMPTY_STATS, DataFileMeta, FileKind, FileSource
-from impl.format.stats import KEY_STATS_MODE, StatsCollector
-from impl.format.types import to_arrow
+from impl.manifest.records import FileKind
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 from impl.options.values import BucketFunctionType, ChangelogProducer, MergeEngine
+from impl.read.scan import SnapshotReader
 from impl.spark.errors import NativeWriteUnsupportedError, SparkConnectorError
 from impl.spark.s3a import s3a_reason, spark_store
 from impl.spark.tracking import INTENT_ROOT
 from impl.spark.writer import WriteJob
-from impl.table.bucket import BucketMode, encode_partition
-from impl.table.scan import SnapshotReader
 
 log = logging.getLogger(__name__)
 
@@ -589,7 +590,7 @@ def with_bucket_expression(df, table, column_map: Sequence[tuple[str, str]], nam
 
     keys = list(table.bucket_keys)
     if len(keys) != 1 or table.options.bucket < 1 or table.options.bucket_function is not BucketFunctionType.DEFAULT:
-        return None  # other bucket functions: the UDF (impl.table.bucket.compute_buckets)
+        return None  # other bucket functions: the UDF (impl.bucket.routing.compute_buckets)
     t = table.schema.field(keys[0]).type
     if t.root not in ("INT", "BIGINT"):
         return None

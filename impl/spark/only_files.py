@@ -7,9 +7,9 @@ import json
 from dataclasses import replace
 from typing import Mapping, Sequence
 
+from impl.read.scan import DataSplit
 from impl.spark.errors import SparkConnectorError
 from impl.spark.options import FORMAT_NAME, ONLY_FILES_KEY
-from impl.table.scan import DataSplit
 
 
 def encode_only_files(splits: Sequence[DataSplit]) -> str:

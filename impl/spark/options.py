@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from impl.catalog.filesystem import split_system_table
+from impl.errors import SystemTableReadOnlyError
 from impl.options.registry import classify, nearest_key
 from impl.spark.errors import SparkConnectorError
 from impl.spark.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
 from impl.spark.types import arrow_schema_for_create, check_write_schema
 from impl.spark.writer import WriteJob, unsupported_write_reason
-from impl.table.catalog import split_system_table
-from impl.table.errors import SystemTableReadOnlyError
-from impl.table.options import KNOWN_KEYS
+from impl.store.options import KNOWN_KEYS
 
 FORMAT_NAME = "paimon_py"
 # internal: restricts a read to the files :func:`impl.spark.fast_read.read_table` leaves to this source

@@ -36,13 +36,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from impl.predicate.predicate import CompoundPredicate
 from impl.spark.claims import ClaimLedger, pushed_predicates, record_pushed
 from impl.spark.errors import SharedPlanError
 from impl.spark.filters import translate_filters
 from impl.spark.only_files import restrict_splits
 from impl.spark.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
-from impl.table.predicate import CompoundPredicate
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """``write_dataframe``: route rows to (partition, bucket), one task per bucket, then write and commit.
 
 1. a vectorized scalar Arrow UDF over the bucket-key columns adds each row's Paimon bucket
-   (impl's :func:`impl.table.bucket.compute_buckets`: the BinaryRow hash of the bucket key, as
+   (impl's :func:`impl.bucket.routing.compute_buckets`: the BinaryRow hash of the bucket key, as
    Paimon computes it, so pypaimon and Paimon find the rows where they expect them);
 2. ``repartition(n, <partition columns>, bucket)``: every (partition, bucket) lands in exactly
    one task (hash partitioning never splits a key; adaptive execution only coalesces);
@@ -49,9 +49,9 @@ def bucket_function(types: Sequence, num_buckets: int, function: str = "default"
 
     def buckets(*columns):
         # imported where the UDF runs, on Spark's Python workers
-        from impl.format.types import to_arrow
+        from impl.bucket.routing import compute_buckets
+        from impl.data.types import to_arrow
         from impl.options.values import BucketFunctionType
-        from impl.table.bucket import compute_buckets
 
         cols = []
         for c, t in zip(columns, types, strict=True):

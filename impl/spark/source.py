@@ -95,7 +95,7 @@ from impl.spark.system import SystemTableReader
 from impl.spark.tables import TableRef
 from impl.spark.types import check_read_schema, spark_schema
 from impl.spark.writer import PaimonWriter
-from impl.table.system import SystemTable
+from impl.system import SystemTable
 
 
 def _read_ref(options) -> tuple[TableRef, dict[str, str]]:

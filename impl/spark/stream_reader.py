@@ -50,9 +50,12 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
+from impl.bucket.routing import BucketMode
 from impl.errors import SnapshotNotExistError
 from impl.options import core_options as co
 from impl.options.values import StartupMode
+from impl.read.scan import DataSplit
+from impl.read.table_read import VALUE_KIND
 from impl.spark.errors import StreamSnapshotExpiredError, StreamStartError
 from impl.spark.reader import (
     BATCH_ROWS,
@@ -66,9 +69,6 @@ from impl.spark.reader import (
 )
 from impl.spark.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
-from impl.table.bucket import BucketMode
-from impl.table.read import VALUE_KIND
-from impl.table.scan import DataSplit
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import impl
-from impl.errors import InvalidWarehouseError
+from impl.catalog.filesystem import split_table_path as catalog_split_table_path
+from impl.errors import DatabaseNotExistError, InvalidWarehouseError, TableNotExistError
 from impl.fs.object_store import (
     ACCESS_KEY_KEYS,
     CONNECT_TIMEOUT_KEY,
@@ -34,8 +35,6 @@ from impl.fs.object_store import (
     is_object_store_url,
 )
 from impl.spark.errors import SparkConnectorError
-from impl.table.catalog import split_table_path as catalog_split_table_path
-from impl.table.errors import DatabaseNotExistError, TableNotExistError
 
 
 def _normalize(path: str) -> str:

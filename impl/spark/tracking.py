@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from impl.fs.file_io import FileIO
 from impl.spark.errors import WriteClosedError
-from impl.table.core import bucket_index_files
+from impl.store.core import bucket_index_files
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ ARRAY / MAP / ROW        ArrayType / MapType / StructType
 =======================  ==========================
 
 Spark -> Paimon (a table created by ``df.write.format("paimon_py")``) goes through Spark's own
-Arrow schema of the DataFrame and :func:`impl.format.types.from_arrow`.
+Arrow schema of the DataFrame and :func:`impl.data.types.from_arrow`.
 
 Arrow batches handed to Spark must match ``to_arrow_schema(spark_schema)`` exactly (types and
 nullability): :func:`conform_to_spark` casts them.
@@ -36,7 +36,7 @@ from impl.errors import SchemaMismatchError
 
 
 def spark_type(t):
-    """The Spark DataType of a Paimon :class:`impl.format.types.DataType`."""
+    """The Spark DataType of a Paimon :class:`impl.data.types.DataType`."""
     from pyspark.sql import types as st
 
     r = t.root
@@ -63,7 +63,7 @@ def spark_type(t):
 
 
 def spark_schema(table_schema):
-    """Spark StructType of a table's columns (``impl.format.json_records.TableSchema``)."""
+    """Spark StructType of a table's columns (``impl.schema.records.TableSchema``)."""
     from pyspark.sql import types as st
 
     return st.StructType([st.StructField(f.name, spark_type(f.type), nullable=f.type.nullable)

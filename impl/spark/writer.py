@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
+from impl.bucket.routing import BucketMode
 from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
 from impl.fs.file_io import FileIO
@@ -44,8 +45,7 @@ from impl.spark.keycheck import (
 )
 from impl.spark.tables import TableRef
 from impl.spark.tracking import WriteIntent, clean_after_failure
-from impl.table.bucket import BucketMode
-from impl.table.write import conform_input
+from impl.write.table_write import conform_input
 
 log = logging.getLogger(__name__)
 

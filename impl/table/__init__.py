@@ -1,20 +1,14 @@
-"""Tables: the filesystem catalog, the table core, and every operation on a table.
+"""The table API (Paimon's ``table`` package): :class:`FileStoreTable`, the facade over one table
+view, its write and read builders, and the :class:`Table` protocol it shares with system tables.
 
-``core`` holds :class:`TableCore`, one table view's plumbing (paths, file IO, schema and its
-manager, options, snapshot / manifest / index / tag / branch managers, partition cache, and
-the :class:`impl.environment.Environment`); ``scan``, ``read``, ``write``, ``commit``,
-``compact``, ``maintenance``, ``tags``, ``dynamic_bucket``, ``pk`` and ``system`` take a core.
-``table`` is :class:`FileStoreTable`, the public API over a core; ``api`` the :class:`Table`
-protocol it shares with :class:`SystemTable`. ``schema`` and ``options`` validate table
-definitions, ``bucket`` and ``predicate`` are the routing and filter rules.
+The layers under it (see specs/architecture.md): ``impl.store`` (the table core every operation
+takes), ``impl.read`` (scan planning and reads), ``impl.write`` (writers and the table commit),
+``impl.maintenance`` (compaction, orphan removal, rollback, tags) and ``impl.system`` (system
+tables, above this package); catalogs (``impl.catalog``) open tables.
 """
 
-from impl.table.api import Table
-from impl.table.bucket import BucketMode
-from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
-from impl.table.catalog import Catalog, CatalogFactory, Database
-from impl.table.commit import TableCommit
-from impl.table.errors import (
+from impl.bucket.routing import BucketMode
+from impl.errors import (
     CommitUsageError,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -31,25 +25,24 @@ from impl.table.errors import (
     UnsupportedTableFeatureError,
     WriterClosedError,
 )
-from impl.table.options import TableOptions
-from impl.table.predicate import CompoundPredicate, LeafPredicate, Predicate, PredicateBuilder
-from impl.table.read import TableRead
-from impl.table.scan import DataSplit, Plan, SplitKind, TableScan
-from impl.table.schema import Schema
-from impl.table.system import SystemTable
+from impl.predicate.predicate import CompoundPredicate, LeafPredicate, Predicate, PredicateBuilder
+from impl.read.scan import DataSplit, Plan, SplitKind, TableScan
+from impl.read.table_read import TableRead
+from impl.store.options import TableOptions
+from impl.store.schema import Schema
+from impl.table.api import Table
+from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from impl.table.table import FileStoreTable
-from impl.table.write import TableWrite
-
-# mypy checks that both kinds of table satisfy the Table protocol
-TABLE_KINDS: tuple[type[Table], ...] = (FileStoreTable, SystemTable)
+from impl.write.table_commit import TableCommit
+from impl.write.table_write import TableWrite
 
 __all__ = [
-    "BatchWriteBuilder", "ReadBuilder", "StreamWriteBuilder", "Catalog", "CatalogFactory", "Database", "TableCommit",
+    "BatchWriteBuilder", "ReadBuilder", "StreamWriteBuilder", "TableCommit",
     "DatabaseAlreadyExistError", "DatabaseNotEmptyError", "DatabaseNotExistError", "DataFileError",
     "InvalidIdentifierError", "InvalidPredicateError", "InvalidSchemaError", "NullKeyError",
     "TableAlreadyExistError", "TableNotExistError", "UnsupportedTableFeatureError", "WriterClosedError",
-    "CommitUsageError", "SystemTable", "SystemTableReadOnlyError", "UnknownSystemTableError",
+    "CommitUsageError", "SystemTableReadOnlyError", "UnknownSystemTableError",
     "TableOptions", "CompoundPredicate", "LeafPredicate", "Predicate", "PredicateBuilder", "TableRead",
     "DataSplit", "Plan", "SplitKind", "TableScan", "Schema", "FileStoreTable", "TableWrite", "BucketMode",
-    "Table", "TABLE_KINDS",
+    "Table",
 ]

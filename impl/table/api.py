@@ -4,7 +4,7 @@ table (:class:`impl.table.SystemTable`) share, so code reading "a table" takes e
 Both read the same way (``new_read_builder``, ``to_arrow``, ``to_arrow_batch_reader``, the Arrow
 stream protocol ``__arrow_c_stream__``, ``copy`` for time travel). Both
 name every write, maintenance, tag and branch entry point; a system table refuses each with
-:class:`impl.table.errors.SystemTableReadOnlyError`, raised before anything is written.
+:class:`impl.errors.SystemTableReadOnlyError`, raised before anything is written.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import pyarrow as pa
 
-from impl.format.json_records import TableSchema
-from impl.table.predicate import Predicate
+from impl.predicate.predicate import Predicate
+from impl.schema.records import TableSchema
 
 
 @runtime_checkable

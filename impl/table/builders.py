@@ -6,18 +6,17 @@ from concurrent.futures import Executor
 from typing import Mapping, Sequence
 
 from impl._optional import require
-from impl.errors import OverwritePartitionError
+from impl.errors import InvalidPredicateError, OverwritePartitionError
 from impl.options.registry import check_read
-from impl.table.arrow_stream import BuilderReads
-from impl.table.commit import NO_OVERWRITE, TableCommit
-from impl.table.core import TableCore
-from impl.table.errors import InvalidPredicateError
-from impl.table.predicate import Predicate, PredicateBuilder
-from impl.table.read import TableRead
-from impl.table.scan import TableScan
-from impl.table.schema import is_row_tracking_column
-from impl.table.update import TableUpdate
-from impl.table.write import TableWrite
+from impl.predicate.predicate import Predicate, PredicateBuilder
+from impl.read.arrow_stream import BuilderReads
+from impl.read.scan import TableScan
+from impl.read.table_read import TableRead
+from impl.store.core import TableCore
+from impl.store.schema import is_row_tracking_column
+from impl.write.table_commit import NO_OVERWRITE, TableCommit
+from impl.write.table_write import TableWrite
+from impl.write.update import TableUpdate
 
 
 class BatchWriteBuilder:
@@ -58,7 +57,7 @@ class BatchWriteBuilder:
         return TableCommit(self.core, self.commit_user, streaming=False, overwrite_partition=self._overwrite)
 
     def new_update(self) -> TableUpdate:
-        """Column updates by ``_ROW_ID`` of a data-evolution table (see :mod:`impl.table.update`);
+        """Column updates by ``_ROW_ID`` of a data-evolution table (see :mod:`impl.write.update`);
         commit their messages with :meth:`new_commit`."""
         return TableUpdate(self.core, self.commit_user)
 

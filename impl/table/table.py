@@ -1,7 +1,7 @@
 """FileStoreTable: the public API of one table view, a thin layer over its :class:`TableCore`.
 
 Every operation (scans, reads, writes, commits, compaction, maintenance, tags, branches) lives
-in its own module and takes the view's :class:`impl.table.core.TableCore`; this class names
+in its own module and takes the view's :class:`impl.store.core.TableCore`; this class names
 them and converts arguments.
 """
 
@@ -14,30 +14,31 @@ import pyarrow as pa
 
 from impl._optional import require
 from impl.branch.manager import BranchInfo, BranchManager
+from impl.bucket.routing import BucketMode
 from impl.environment import Environment
 from impl.errors import BranchNotExistError, InvalidOptionError
-from impl.format.json_records import Snapshot, TableSchema
 from impl.fs.file_io import FileIO
 from impl.fs.names import check_branch
 from impl.fs.paths import MAIN_BRANCH, TablePaths
+from impl.maintenance.cleanup import delete_tag, protected_names, remove_orphan_files, rollback_to
+from impl.maintenance.compact import compact_table
+from impl.maintenance.tags import create_tag, tags_with_branches
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.options import core_options as co
 from impl.options.registry import check_dynamic_keys
+from impl.predicate.predicate import Predicate
+from impl.read.arrow_stream import TableReads
 from impl.schema.manager import SchemaManager, schema_ids_in
+from impl.schema.records import TableSchema
 from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
-from impl.table.arrow_stream import TableReads
-from impl.table.bucket import BucketMode
+from impl.snapshot.records import Snapshot
+from impl.store.core import PartitionCache, TableCore, load_latest_schema
+from impl.store.options import TableOptions, warn_unknown_keys
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
-from impl.table.commit import CommitStats
-from impl.table.compact import compact_table
-from impl.table.core import PartitionCache, TableCore, load_latest_schema
-from impl.table.maintenance import delete_tag, protected_names, remove_orphan_files, rollback_to
-from impl.table.options import TableOptions, warn_unknown_keys
-from impl.table.predicate import Predicate
-from impl.table.tags import create_tag, tags_with_branches
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag
+from impl.write.table_commit import CommitStats
 
 ONE_DAY_MS = 86_400_000
 
@@ -161,7 +162,7 @@ class FileStoreTable(TableReads):
         """How rows go to buckets: HASH_FIXED (bucket >= 1), BUCKET_UNAWARE (append, bucket -1),
         HASH_DYNAMIC (primary key, bucket -1, keys in the bucket the HASH index gives them),
         CROSS_PARTITION (primary key without every partition key, bucket -1: a key moves between
-        partitions, :mod:`impl.table.cross_partition`)."""
+        partitions, :mod:`impl.write.cross_partition`)."""
         return self.core.bucket_mode
 
     def __repr__(self) -> str:
@@ -222,19 +223,18 @@ class FileStoreTable(TableReads):
     def to_polars(self):
         """A lazy ``polars.LazyFrame`` of the rows, with filters, projections and row limits
         pushed into the read (:mod:`impl.polars`; needs the polars extra)."""
-        from impl.table.polars_source import PolarsSource  # imported on use: polars is optional
+        source = require("impl.polars.source", "to_polars()", extra="polars")  # the polars adapter, on use
 
-        return PolarsSource(self).lazy()
+        return source.PolarsSource(self).lazy()
 
     def to_duckdb(self, connection=None, name: str | None = None):
         """The table registered on DuckDB ``connection`` (default: a new in-memory database) as
         ``name`` (default: the table's name without its database), filters and projections
         pushed into the read (:mod:`impl.duckdb`; needs the duckdb extra); returns the connection."""
-        from impl.table.duckdb_dataset import TableDataset  # imported on use: pyarrow.dataset loads on first need
-
+        dataset = require("impl.duckdb.dataset", "to_duckdb()", extra="duckdb")  # the DuckDB adapter, on use
         duckdb = require("duckdb", "to_duckdb()")
         con = connection if connection is not None else duckdb.connect(database=":memory:")
-        con.register(name or self.identifier.rsplit(".", 1)[-1], TableDataset(self))
+        con.register(name or self.identifier.rsplit(".", 1)[-1], dataset.TableDataset(self))
         return con
 
     def latest_snapshot(self) -> Snapshot | None:
@@ -256,7 +256,7 @@ class FileStoreTable(TableReads):
         of them (``full``: all files of a bucket that has more than one). Primary-key tables:
         a dedicated compaction job, each bucket's merge tree compacts (``full``: into one sorted run).
         Postpone-bucket tables (``bucket`` = -2): every partition's postponed rows move into real
-        buckets (its bucket count, else ``postpone.default-bucket-num``), see :mod:`impl.table.postpone`.
+        buckets (its bucket count, else ``postpone.default-bucket-num``), see :mod:`impl.write.postpone`.
         """
         return compact_table(self.core, full)
 

@@ -3,7 +3,7 @@
 Creating a tag is one atomic create-if-absent of its file (the same primitive that publishes
 snapshots), so two callers racing for a name never both win and a reader never sees half a
 tag. Deleting a tag removes its file; the table layer then frees the files only that tag kept
-(:func:`impl.table.maintenance.delete_tag`).
+(:func:`impl.maintenance.cleanup.delete_tag`).
 
 A tag whose snapshot an expiration may be deleting is created through a *pending tag*
 (``pending-tag-<id>``, the same JSON): written first, then the snapshot is confirmed to be
@@ -21,10 +21,10 @@ import posixpath
 from typing import Callable, Iterator
 
 from impl.errors import TagAlreadyExistError, TagNotExistError, TagsUnsettledError
-from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.names import TagName, check_tag
 from impl.fs.paths import PENDING_TAG_PREFIX, TAG_PREFIX, TablePaths, random_id
+from impl.snapshot.records import Snapshot
 from impl.tag.tag import Tag
 
 

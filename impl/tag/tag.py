@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 
 from impl.errors import CorruptMetadataError
-from impl.format.json_records import Snapshot
 from impl.fs.names import check_tag
+from impl.snapshot.records import Snapshot
 
 TAG_CREATE_TIME = "tagCreateTime"
 TAG_TIME_RETAINED = "tagTimeRetained"

@@ -22,7 +22,7 @@ import pytest
 import impl
 from impl.cli import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_USER_ERROR, main
 from impl.cli import commands as cli_commands
-from impl.cli.where import parse_where
+from impl.predicate.where import parse_where
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("name", pa.string()), ("day", pa.date32())])

@@ -15,8 +15,8 @@ import pytest
 
 import impl
 from impl.cli import EXIT_OK, EXIT_USER_ERROR, main
-from impl.cli.where import MAX_NUMBER_CHARS
-from impl.table.predicate import MAX_PREDICATE_DEPTH
+from impl.predicate.predicate import MAX_PREDICATE_DEPTH
+from impl.predicate.where import MAX_NUMBER_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
 

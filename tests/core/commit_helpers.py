@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.messages import CommitMessage
-from impl.format.binary_row import decode_row, encode_row
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta, FileKind, IndexFileMeta
-from impl.format.types import BIGINT, STRING, DataField
+from impl.data.binary_row import decode_row, encode_row
+from impl.data.types import BIGINT, STRING, DataField
+from impl.datafile.meta import DataFileMeta
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.manifest.records import FileKind, IndexFileMeta
+from impl.schema.records import TableSchema
 from impl.snapshot.manager import SnapshotManager
 
 PK_SCHEMA = TableSchema(

@@ -14,24 +14,23 @@ from core_helpers import memory_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from impl.data.binary_row import encode_row
+from impl.data.types import BIGINT, STRING
+from impl.datafile.meta import DataFileMeta, FileSource, SimpleStats
 from impl.errors import CorruptMetadataError
 from impl.format import avro, avro_columns, avro_encode, partition_blocks
-from impl.format.binary_row import encode_row
-from impl.format.records import (
-    DataFileMeta,
+from impl.fs.paths import TablePaths
+from impl.manifest import columnar_entries
+from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.manifest.records import (
     DeletionVectorMeta,
     FileKind,
-    FileSource,
     GlobalIndexMeta,
     IndexFileMeta,
     IndexManifestEntry,
     ManifestEntry,
     ManifestFileMeta,
-    SimpleStats,
 )
-from impl.format.types import BIGINT, STRING
-from impl.fs.paths import TablePaths
-from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
 
 OUR_SCHEMAS = {
     "ManifestEntry": avro.MANIFEST_ENTRY_SCHEMA,
@@ -140,7 +139,7 @@ def test_manifest_file_meta_of_pypaimons_entries_matches_pypaimons(reference_dum
     """Writing the entries of each manifest pypaimon wrote gives the very ManifestFileMeta its
     manifest list holds (counts, partition stats, bucket / level range, total buckets, size
     apart from the partition index impl keeps in the header)."""
-    from impl.format.types import parse_type
+    from impl.data.types import parse_type
 
     manifests = {s.file_name: s for s in reference_dump.avro_with_record("ManifestEntry")}
     checked = 0
@@ -430,7 +429,7 @@ def test_columnar_decoder_is_available():
 @given(st.lists(_entries, min_size=1, max_size=8), st.sampled_from([1, 200, 16000]))
 def test_columnar_entries_equal_fastavro(entries, sync_interval):
     data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries], sync_interval)
-    got = avro_columns.manifest_entries(data)
+    got = columnar_entries.manifest_entries(data)
     assert got is not None  # the columnar path ran
     assert got == _fastavro_entries(data) == entries
 
@@ -446,7 +445,7 @@ def test_partition_filtered_records_equal_filtering_every_record(entries, sync_i
     assert partitions == {e.partition for e in entries}
     assert [(i, ManifestEntry.from_avro(r, "m")) for i, r in kept] == [
         (i, ManifestEntry.from_avro(r, "m")) for i, r in enumerate(every) if r["_PARTITION"] in keep_set]
-    columnar = avro_columns.partition_entries(raw, keep_set.__contains__)
+    columnar = columnar_entries.partition_entries(raw, keep_set.__contains__)
     assert columnar is not None  # the columnar path ran
     got, parts, n = columnar
     assert got == [(i, ManifestEntry.from_avro(r, "m")) for i, r in kept]
@@ -457,7 +456,7 @@ def test_columnar_reads_pypaimons_manifests(reference_dump):
     n = 0
     for sec in reference_dump.avro_with_record("ManifestEntry"):
         data = _manifest_bytes(sec.schema, sec.records)
-        got = avro_columns.manifest_entries(data)
+        got = columnar_entries.manifest_entries(data)
         assert got is not None and got == _fastavro_entries(data)
         assert [e.to_avro() for e in got] == [_normalize(r) for r in sec.records]
         n += len(got)
@@ -479,7 +478,7 @@ def test_columnar_reads_a_writer_schema_without_the_newer_fields():
         r["_FILE"] = {k: v for k, v in r["_FILE"].items() if k not in old_fields}
         records.append(r)
     data = _manifest_bytes(schema, records)
-    got = avro_columns.manifest_entries(data)
+    got = columnar_entries.manifest_entries(data)
     assert got is not None and got == _fastavro_entries(data)
     assert got[2].file.extra_files == ("x", "x") and got[0].file.delete_row_count is None
     assert got[0].file.file_source is None and got[0].file.creation_time_millis is None
@@ -490,10 +489,10 @@ def test_columnar_declines_what_it_cannot_read():
     a file of another record kind."""
     data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [_entry(f"d-{i}").to_avro() for i in range(50)], 200)
     for bad in (b"not avro", data[: len(data) // 2], data[:-3]):
-        assert avro_columns.manifest_entries(bad) is None
-        assert avro_columns.partition_entries(bad, lambda p: True) is None
+        assert columnar_entries.manifest_entries(bad) is None
+        assert columnar_entries.partition_entries(bad, lambda p: True) is None
     other = _manifest_bytes(avro.MANIFEST_FILE_META_SCHEMA, [ManifestFileMeta("m", 1, 1, 0).to_avro()])
-    assert avro_columns.manifest_entries(other) is None
+    assert columnar_entries.manifest_entries(other) is None
 
 
 def test_columnar_decoding_in_chunks_equals_one_piece(monkeypatch):
@@ -503,7 +502,7 @@ def test_columnar_decoding_in_chunks_equals_one_piece(monkeypatch):
     data = _manifest_bytes(avro.MANIFEST_ENTRY_SCHEMA, [e.to_avro() for e in entries], sync_interval=200)
     decoded = avro_columns.decode_blocks(data)
     assert decoded.codec == "zstandard" and len(decoded.bodies) > 5
-    chunks = avro_columns._chunks(decoded, 7)
+    chunks = columnar_entries._chunks(decoded, 7)
     assert len(chunks) > 3 and sum(c.total for c in chunks) == 40 and all(c.total >= 7 for c in chunks[:-1])
-    monkeypatch.setattr(avro_columns, "_CHUNK_RECORDS", 7)
-    assert avro_columns.manifest_entries(data) == entries
+    monkeypatch.setattr(columnar_entries, "_CHUNK_RECORDS", 7)
+    assert columnar_entries.manifest_entries(data) == entries

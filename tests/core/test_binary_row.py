@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from impl.errors import CorruptMetadataError
-from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
-from impl.format.types import (
+from impl.data.binary_row import EMPTY_ROW, decode_row, encode_row
+from impl.data.types import (
     BIGINT,
     BOOLEAN,
     BYTES,
@@ -28,6 +27,7 @@ from impl.format.types import (
     TINYINT,
     parse_type,
 )
+from impl.errors import CorruptMetadataError
 
 
 def h(text: str) -> bytes:

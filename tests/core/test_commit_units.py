@@ -30,6 +30,8 @@ from impl.commit.conflicts import check_conflicts
 from impl.commit.live_files import LiveFiles
 from impl.commit.messages import BATCH_COMMIT_IDENTIFIER, CommitMessage, ManifestCommittable, collect_changes
 from impl.commit.options import CommitOptions
+from impl.data.binary_row import encode_row
+from impl.data.types import BIGINT, INT, STRING, DataField
 from impl.errors import (
     BucketCountChangedError,
     CommitOutcomeUnknownError,
@@ -43,14 +45,13 @@ from impl.errors import (
     OverwritePartitionError,
 )
 from impl.format import avro
-from impl.format.binary_row import encode_row
-from impl.format.json_records import CommitKind, TableSchema
-from impl.format.records import FileKind, IndexManifestEntry, ManifestEntry
-from impl.format.types import BIGINT, INT, STRING, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList, fold_index_entries
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind, MergeOptions
+from impl.manifest.records import FileKind, IndexManifestEntry, ManifestEntry
+from impl.schema.records import TableSchema
+from impl.snapshot.records import CommitKind
 
 
 @pytest.fixture

@@ -13,15 +13,17 @@ from core_helpers import memory_root
 
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.messages import CommitMessage
+from impl.data.binary_row import encode_row
+from impl.data.types import BIGINT, DataField
+from impl.datafile.meta import DataFileMeta
 from impl.errors import CorruptMetadataError, UnsupportedVersionError
 from impl.format import avro
-from impl.format.binary_row import encode_row
-from impl.format.json_records import CommitKind, Snapshot, TableSchema
-from impl.format.records import DataFileMeta, FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry
-from impl.format.types import BIGINT, DataField
 from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.manifest.records import FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry
+from impl.schema.records import TableSchema
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import CommitKind, Snapshot
 
 SNAP = {"version": 3, "id": 1, "schemaId": 0, "baseManifestList": "manifest-list-a-0",
         "deltaManifestList": "manifest-list-a-1", "commitUser": "u", "commitIdentifier": 5,
@@ -125,7 +127,7 @@ def test_schema_bad_content(o):
 def test_schema_with_a_type_impl_cannot_represent_is_refused_not_corrupt(type_json):
     """A type name this library does not know may be a newer Paimon type: refused by name
     (UnsupportedTypeError naming the column), never reported as corruption."""
-    from impl.format.types import UnsupportedTypeError
+    from impl.data.types import UnsupportedTypeError
     o = dict(SCHEMA, fields=[{"id": 0, "name": "id", "type": type_json}])
     with pytest.raises(UnsupportedTypeError, match="column 'id' has type"):
         TableSchema.from_json_bytes(json.dumps(o).encode(), PATH)

@@ -7,11 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from impl.data.binary_row import encode_row
+from impl.data.types import STRING
+from impl.datafile.meta import DataFileMeta
 from impl.errors import DuplicateFileError
-from impl.format.binary_row import encode_row
-from impl.format.records import DataFileMeta, FileKind, ManifestEntry
-from impl.format.types import STRING
 from impl.manifest.entries import live_entries, merge_entries
+from impl.manifest.records import FileKind, ManifestEntry
 
 P0 = encode_row(["a"], [STRING()])
 P1 = encode_row(["b"], [STRING()])

@@ -33,11 +33,11 @@ from impl.errors import (
     KeyRangeOverlapError,
     OverwritePartitionError,
 )
-from impl.format.json_records import CommitKind
-from impl.format.records import FileKind
 from impl.fs.file_io import FileIO
 from impl.manifest.manifest_file import IndexManifestFile, ManifestList
 from impl.manifest.merger import ManifestMergeKind, MergeOptions
+from impl.manifest.records import FileKind
+from impl.snapshot.records import CommitKind
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl.format.json_records import CommitKind, Snapshot, TableSchema
-from impl.format.types import BIGINT, DECIMAL, DOUBLE, STRING, TIMESTAMP, DataField, DataType
+from impl.data.types import BIGINT, DECIMAL, DOUBLE, STRING, TIMESTAMP, DataField, DataType
+from impl.schema.records import TableSchema
+from impl.snapshot.records import CommitKind, Snapshot
 
 REQUIRED_SNAPSHOT_KEYS = {"version", "id", "schemaId", "baseManifestList", "deltaManifestList", "commitUser",
                           "commitIdentifier", "commitKind", "timeMillis"}

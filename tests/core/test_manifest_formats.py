@@ -16,14 +16,16 @@ from hypothesis import strategies as st
 from test_avro import _entries, _entry, _index_entry
 
 import impl
+from impl.data.binary_row import encode_row
+from impl.data.types import BIGINT
+from impl.datafile.meta import SimpleStats
 from impl.errors import CorruptMetadataError, InvalidOptionError
 from impl.format import avro, avro_columns, columnar_manifest
-from impl.format.binary_row import encode_row
-from impl.format.records import DeletionVectorMeta, ManifestEntry, ManifestFileMeta, SimpleStats
-from impl.format.types import BIGINT
 from impl.fs.paths import TablePaths
+from impl.manifest import columnar_entries
 from impl.manifest import manifest_file as mf
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.manifest.records import DeletionVectorMeta, ManifestEntry, ManifestFileMeta
 
 FORMATS = ["orc", "parquet"]
 
@@ -142,7 +144,7 @@ def test_every_avro_codec_paimon_writes_is_written_and_read(name):
     metas = ManifestFile(fio, paths, partition_type=[BIGINT()], codec=codec).write(entries)
     data = fio.read_bytes(paths.manifest_path(metas[0].file_name))
     assert _avro_codec(data) == ("zstandard" if name == "zstd" else name)
-    assert avro_columns.manifest_entries(data) == entries  # None if the columnar path could not
+    assert columnar_entries.manifest_entries(data) == entries  # None if the columnar path could not
     assert ManifestFile(fio, paths).read_all(metas) == entries
     assert [ManifestEntry.from_avro(r, "m") for r in avro.read_avro(data, "m", "ManifestEntry")] == entries
     keep = parts[1]

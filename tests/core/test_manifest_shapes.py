@@ -22,13 +22,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_avro import _entries, _entry
 
+from impl.data.binary_row import encode_row
+from impl.data.types import BIGINT, STRING
+from impl.datafile.meta import SimpleStats
 from impl.errors import CorruptMetadataError
 from impl.format import avro, avro_columns
-from impl.format.binary_row import encode_row
-from impl.format.records import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
-from impl.format.types import BIGINT, STRING
 from impl.fs.paths import TablePaths
+from impl.manifest import columnar_entries
 from impl.manifest.manifest_file import COLUMNAR_MIN_ENTRIES, ManifestFile, ManifestList
+from impl.manifest.records import FileKind, ManifestEntry, ManifestFileMeta
 
 
 def _renamed(schema: dict, namespace: str) -> dict:
@@ -114,7 +116,7 @@ def _fastavro_path(data: bytes) -> list[ManifestEntry]:
 def test_every_reader_reads_every_shape(shape, entries, sync_interval, data):
     raw = _container(SHAPES[shape](avro.MANIFEST_ENTRY_SCHEMA), [e.to_avro() for e in entries], sync_interval)
     assert _fastavro_path(raw) == entries
-    columnar = avro_columns.manifest_entries(raw)
+    columnar = columnar_entries.manifest_entries(raw)
     assert columnar is not None, "the column path fell back"
     assert columnar == entries
     keep = data.draw(st.sets(st.sampled_from([e.partition for e in entries])))
@@ -122,7 +124,7 @@ def test_every_reader_reads_every_shape(shape, entries, sync_interval, data):
     kept, parts, total = avro.read_manifest_entry_records(raw, "m", keep.__contains__)
     assert [(i, ManifestEntry.from_avro(r, "m")) for i, r in kept] == expected
     assert parts == {e.partition for e in entries} and total == len(entries)
-    filtered = avro_columns.partition_entries(raw, keep.__contains__)
+    filtered = columnar_entries.partition_entries(raw, keep.__contains__)
     assert filtered is not None, "the partition-filtered column path fell back"
     assert filtered[0] == expected and filtered[1] == parts and filtered[2] == total
 
@@ -168,8 +170,8 @@ def test_manifest_file_decodes_small_manifests_with_fastavro_and_others_column_w
     entries, whole and partition-filtered, and the column path runs exactly from the threshold."""
     ran: list[str] = []
     for name in ("manifest_entries", "partition_entries"):
-        original = getattr(avro_columns, name)
-        monkeypatch.setattr(avro_columns, name,
+        original = getattr(columnar_entries, name)
+        monkeypatch.setattr(columnar_entries, name,
                             lambda *a, _o=original, _n=name: ran.append(_n) or _o(*a))
     fio, root = memory_root()
     paths = TablePaths(root)
@@ -212,8 +214,8 @@ def test_a_null_row_is_a_corrupt_file_named_on_every_path(shape):
     entries = [_entry("a"), _entry("b")]
     schema = SHAPES[shape](avro.MANIFEST_ENTRY_SCHEMA)
     raw = _container(schema, [entries[0].to_avro(), None, entries[1].to_avro()])
-    assert avro_columns.manifest_entries(raw) is None
-    assert avro_columns.partition_entries(raw, lambda p: True) is None
+    assert columnar_entries.manifest_entries(raw) is None
+    assert columnar_entries.partition_entries(raw, lambda p: True) is None
     fio, root = memory_root()
     paths = TablePaths(root)
     fio.write_bytes(paths.manifest_path("manifest-n"), raw)
@@ -230,7 +232,7 @@ def test_a_union_of_other_branches_is_still_refused():
     """Only a union of null and a record is a manifest: other unions are corrupt, as before."""
     schema = ["null", "string"]
     raw = _container(schema, ["x"])
-    assert avro_columns.manifest_entries(raw) is None
+    assert columnar_entries.manifest_entries(raw) is None
     with pytest.raises(CorruptMetadataError, match="expected ManifestEntry records"):
         _fastavro_path(raw)
 
@@ -242,7 +244,7 @@ def test_stats_records_declared_nullable_but_null_are_corrupt():
     r = _entry("a").to_avro()
     r["_FILE"]["_VALUE_STATS"] = None
     raw = _container(schema, [r])
-    assert avro_columns.manifest_entries(raw) is None
+    assert columnar_entries.manifest_entries(raw) is None
     with pytest.raises(CorruptMetadataError, match="bad manifest entry"):
         _fastavro_path(raw)
 
@@ -256,4 +258,4 @@ def test_kinds_and_strings_survive_the_branch_column():
     decoded = avro_columns.decode_blocks(raw)
     table = avro_columns.read_columns(decoded)
     assert "_VERSION" in table.column_names and not any(c.startswith("__") for c in table.column_names)
-    assert avro_columns.manifest_entries(raw) == [e]
+    assert columnar_entries.manifest_entries(raw) == [e]

@@ -10,15 +10,16 @@ from hypothesis import strategies as st
 
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.options import CommitOptions
+from impl.data.binary_row import encode_row
+from impl.data.types import BIGINT, STRING, DataField
+from impl.datafile.meta import DataFileMeta
 from impl.errors import InvalidOptionError
-from impl.format.binary_row import encode_row
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta, FileKind, ManifestEntry
-from impl.format.types import BIGINT, STRING, DataField
 from impl.fs.paths import TablePaths
 from impl.manifest.entries import live_entries, merge_entries
 from impl.manifest.manifest_file import ManifestFile
 from impl.manifest.merger import ManifestFileMerger, ManifestMergeKind, MergeOptions
+from impl.manifest.records import FileKind, ManifestEntry
+from impl.schema.records import TableSchema
 
 PT = [STRING()]
 PARTS = [encode_row(["a"], PT), encode_row(["b"], PT), encode_row(["c"], PT), encode_row([None], PT)]

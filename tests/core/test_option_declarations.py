@@ -22,7 +22,7 @@ from impl.options.values import (
     parse_duration_millis,
     parse_memory_size,
 )
-from impl.table.options import TableOptions
+from impl.store.options import TableOptions
 
 MiB = 1024 * 1024
 

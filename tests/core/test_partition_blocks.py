@@ -20,10 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_avro import _entry
 
+from impl.data.binary_row import encode_row
+from impl.data.types import BIGINT
 from impl.format import avro_columns, avro_encode, partition_blocks
-from impl.format.binary_row import encode_row
-from impl.format.types import BIGINT
 from impl.fs.paths import TablePaths
+from impl.manifest import columnar_entries
 from impl.manifest.manifest_file import ManifestFile
 
 
@@ -119,9 +120,9 @@ def test_a_partition_filtered_read_through_the_index_equals_the_long_way(monkeyp
     for wanted in ({2}, {0, 4}, {7}, set(range(5))):
         keep = {_partition(p) for p in wanted}.__contains__
         decoded.clear()
-        indexed = avro_columns.partition_entries(data, keep)
+        indexed = columnar_entries.partition_entries(data, keep)
         used = list(decoded)
-        long_way = avro_columns.partition_entries(_without_index(data), keep)
+        long_way = columnar_entries.partition_entries(_without_index(data), keep)
         assert indexed == long_way
         kept, partitions, total = indexed
         assert [e for _, e in kept] == [e for e in entries if keep(e.partition)]
@@ -155,6 +156,6 @@ def test_an_index_that_lies_about_the_blocks_falls_back_to_the_long_way():
     assert partition_blocks.decode(json.dumps(doc).encode(), counts) is not None  # it counts the blocks
     for p in (0, 1):
         keep = _partition(p).__eq__
-        assert avro_columns._through_index(avro_columns.decode_blocks(lying), keep) is None
-        kept, _, _ = avro_columns.partition_entries(lying, keep)
+        assert columnar_entries._through_index(avro_columns.decode_blocks(lying), keep) is None
+        kept, _, _ = columnar_entries.partition_entries(lying, keep)
         assert [e for _, e in kept] == [e for e in entries if keep(e.partition)]

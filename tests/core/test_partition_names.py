@@ -13,9 +13,9 @@ import pytest
 
 import impl
 from impl.commit.options import data_layout
+from impl.data.partition_names import PartitionNaming
+from impl.data.types import parse_type
 from impl.errors import InvalidOptionError
-from impl.format.partition_names import PartitionNaming
-from impl.format.types import parse_type
 from impl.fs.names import check_branch
 from impl.fs.paths import TablePaths
 

@@ -5,21 +5,14 @@ from __future__ import annotations
 import pytest
 from core_helpers import memory_root
 
+from impl.datafile.meta import DataFileMeta, SimpleStats
 from impl.errors import CorruptMetadataError
-from impl.format.json_records import CommitKind, Snapshot
-from impl.format.records import (
-    DataFileMeta,
-    FileKind,
-    IndexFileMeta,
-    IndexManifestEntry,
-    ManifestEntry,
-    ManifestFileMeta,
-    SimpleStats,
-)
 from impl.fs.paths import TablePaths
+from impl.maintenance.cleanup import plan_rollback
 from impl.manifest.manifest_file import IndexManifestFile, ManifestFile, ManifestList
+from impl.manifest.records import FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry, ManifestFileMeta
+from impl.snapshot.records import CommitKind, Snapshot
 from impl.snapshot.references import Missing, SnapshotFileReader, snapshot_files
-from impl.table.maintenance import plan_rollback
 
 P = TablePaths("/t")
 NO_PARTITION = b"\x00\x00\x00\x00"

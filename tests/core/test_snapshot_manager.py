@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from impl.errors import SnapshotNotExistError
-from impl.format.json_records import CommitKind, Snapshot
 from impl.fs.file_io import FileIO
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import CommitKind, Snapshot
 
 
 def snap(i: int, user: str = "u", ident: int = 1, t: int | None = None) -> Snapshot:

@@ -1,4 +1,4 @@
-"""The one statistics rule (impl.format.stats): truncation bounds, modes, columns without stats."""
+"""The one statistics rule (impl.datafile.stats): truncation bounds, modes, columns without stats."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl.format.binary_row import EMPTY_ROW, decode_row
-from impl.format.records import SimpleStats
-from impl.format.stats import (
+from impl.data.binary_row import EMPTY_ROW, decode_row
+from impl.data.types import BIGINT, STRING, TIMESTAMP, parse_type
+from impl.datafile.meta import SimpleStats
+from impl.datafile.stats import (
     DEFAULT_STATS_MODE,
     KEY_STATS_MODE,
     StatsCollector,
@@ -19,7 +20,6 @@ from impl.format.stats import (
     truncate_max,
     truncate_min,
 )
-from impl.format.types import BIGINT, STRING, TIMESTAMP, parse_type
 from impl.table import TableOptions
 
 

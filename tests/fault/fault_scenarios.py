@@ -36,15 +36,16 @@ from fault_injection import fresh_memory_storage, remove_storage
 from fault_injection.orphans import find_orphans, is_table_metadata
 from fault_injection.table_audit import TableAudit, audit_table
 from impl.commit import CommitMessage, FileStoreCommit, ManifestCommittable
-from impl.format.binary_row import decode_row, encode_row
-from impl.format.json_records import TableSchema
-from impl.format.partition_names import PartitionNaming
-from impl.format.records import DataFileMeta, FileSource, IndexFileMeta, IndexType, ManifestEntry
-from impl.format.types import BIGINT, STRING, DataField
+from impl.data.binary_row import decode_row, encode_row
+from impl.data.partition_names import PartitionNaming
+from impl.data.types import BIGINT, STRING, DataField
+from impl.datafile.meta import DataFileMeta, FileSource
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.manifest.manifest_file import IndexManifestFile
+from impl.manifest.records import IndexFileMeta, IndexType, ManifestEntry
 from impl.mergetree.deletion_vectors import as_positions, encode_index_file, read_deletion_vectors
+from impl.schema.records import TableSchema
 from model import Model
 from model.rules import FileFacts
 

@@ -24,9 +24,9 @@ import pytest
 
 import impl
 from fault_injection import crash_after, crash_at, enumerate_crash_points, record_operations
-from impl.format.types import DataType
-from impl.table.bucket import row_hashes
-from impl.table.dynamic_bucket import HashIndexFile, hash_index_entries
+from impl.bucket.routing import row_hashes
+from impl.data.types import DataType
+from impl.write.dynamic_bucket import HashIndexFile, hash_index_entries
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                     pa.field("v", pa.string())])

@@ -30,7 +30,7 @@ from fault_injection import (
     remove_storage,
 )
 from impl.fs.file_io import FileIO
-from impl.table.scan import SnapshotReader
+from impl.read.scan import SnapshotReader
 from impl.table.table import FileStoreTable
 from model import Model
 

@@ -14,17 +14,17 @@ import pyarrow as pa
 import pytest
 
 import impl
+from impl.data.types import INT, STRING
 from impl.fileindex import CorruptFileIndexError, FileIndexLiteralError, UnsupportedFileIndexError
 from impl.fileindex.bloom import BloomFilterBuilder, BloomFilterIndex, sizing
 from impl.fileindex.evaluate import parse_file_index
 from impl.fileindex.format import MAGIC, decode_header, encode_file_index
 from impl.fileindex.keys import column_keys
 from impl.fileindex.reader import FileIndexFilter
-from impl.format.types import INT, STRING
-from impl.table.compact import compact_bucket
-from impl.table.predicate import LeafPredicate
-from impl.table.read import TableRead
-from impl.table.scan import SnapshotReader
+from impl.maintenance.compact import compact_bucket
+from impl.predicate.predicate import LeafPredicate
+from impl.read.scan import SnapshotReader
+from impl.read.table_read import TableRead
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("k", pa.int32())])
 BLOOM_AND_BITMAP = {"file-index.bloom-filter.columns": "s", "file-index.bloom-filter.s.items": "200",
@@ -122,7 +122,7 @@ def test_a_corrupt_embedded_index_is_not_trusted(tmp_path):
     (f,) = split.files
     assert f.embedded_file_index is not None and f.extra_files == ()
     pred = LeafPredicate("equal", "k", (7,))
-    types = {"id": impl.format.types.BIGINT(), "s": STRING(), "k": INT()}
+    types = {"id": impl.data.types.BIGINT(), "s": STRING(), "k": INT()}
     good = FileIndexFilter(t.file_io, pred, lambda _: types)
     assert not good.may_match(f, "unused")
     for what, bad in _corruptions(bytes(f.embedded_file_index)).items():

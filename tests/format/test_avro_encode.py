@@ -21,10 +21,10 @@ from fastavro.write import Writer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from impl.data.types import DataField, parse_type, to_arrow
 from impl.errors import SchemaMismatchError
 from impl.format import avro_data, avro_encode
 from impl.format.file_format import WriteOptions
-from impl.format.types import DataField, parse_type, to_arrow
 
 # every flat type with its Avro form (TIMESTAMP: each precision written; TIME as time-millis)
 FLAT_TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING", "BYTES",

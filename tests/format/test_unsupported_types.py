@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import impl
-from impl.format.types import VARIANT_ARROW, UnsupportedTypeError, parse_type
+from impl.data.types import VARIANT_ARROW, UnsupportedTypeError, parse_type
 
 PARTS = pa.struct([pa.field("value", pa.binary(), nullable=False), pa.field("metadata", pa.binary(), nullable=False)])
 

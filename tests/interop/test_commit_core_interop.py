@@ -14,12 +14,12 @@ import pyarrow.parquet as pq
 from pypaimon_env import READ_TABLE, run_pypaimon
 
 from impl.commit import CommitMessage, FileStoreCommit
-from impl.format.binary_row import EMPTY_ROW, decode_row, encode_row
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta
-from impl.format.types import BIGINT, DOUBLE, STRING, DataField
+from impl.data.binary_row import EMPTY_ROW, decode_row, encode_row
+from impl.data.types import BIGINT, DOUBLE, STRING, DataField
+from impl.datafile.meta import DataFileMeta
 from impl.fs import FileIO
 from impl.manifest import ManifestFile, ManifestList, live_entries
+from impl.schema.records import TableSchema
 from impl.snapshot import SnapshotManager
 
 

@@ -9,9 +9,9 @@ import pytest
 from pypaimon_env import run_pypaimon
 
 import impl
-from impl.format.json_records import CommitKind
 from impl.mergetree.writer import InlineExecutor
-from impl.table.core import bucket_index_files
+from impl.snapshot.records import CommitKind
+from impl.store.core import bucket_index_files
 
 READ_SNAPSHOTS = """
 from pypaimon import CatalogFactory

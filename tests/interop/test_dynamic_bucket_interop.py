@@ -20,9 +20,9 @@ import pyarrow as pa
 from pypaimon_env import run_pypaimon
 
 import impl
-from impl.format.types import DataType
-from impl.table.bucket import row_hashes
-from impl.table.dynamic_bucket import HashIndexFile, hash_index_entries
+from impl.bucket.routing import row_hashes
+from impl.data.types import DataType
+from impl.write.dynamic_bucket import HashIndexFile, hash_index_entries
 
 COLS = [["dt", "string"], ["id", "int64"], ["v", "string"]]
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),

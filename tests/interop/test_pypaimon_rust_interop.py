@@ -33,8 +33,9 @@ import pytest
 from pypaimon_rust_env import Unavailable, pypaimon_rust_python, run_pypaimon_rust
 
 import impl
-from impl.format import avro, avro_columns
-from impl.format.records import ManifestEntry
+from impl.format import avro
+from impl.manifest import columnar_entries
+from impl.manifest.records import ManifestEntry
 from impl.table import PredicateBuilder
 
 APPEND = "db.ap"
@@ -213,7 +214,7 @@ def assert_manifests_decoded_by_every_path(wh: Path, expect_union: bool) -> int:
                 continue
             by_fastavro = [ManifestEntry.from_avro(r, str(f))
                            for r in avro.read_avro(data, str(f), "ManifestEntry", ("_KIND", "_FILE"))]
-            by_columns = avro_columns.manifest_entries(data)
+            by_columns = columnar_entries.manifest_entries(data)
             assert by_columns is not None, f"the column path fell back on {f}"
             assert by_columns == by_fastavro
     if expect_union:

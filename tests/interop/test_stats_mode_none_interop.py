@@ -14,7 +14,7 @@ from pypaimon_env import run_pypaimon
 from pypaimon_rust_env import Unavailable, pypaimon_rust_python, run_pypaimon_rust
 
 import impl
-from impl.table.scan import SnapshotReader
+from impl.read.scan import SnapshotReader
 
 READ_FILTERED = """
 from pypaimon import CatalogFactory

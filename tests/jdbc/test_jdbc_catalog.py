@@ -15,11 +15,11 @@ import pytest
 
 import impl
 from impl import CatalogFactory, Environment
-from impl.errors import CommitRefusedError
-from impl.jdbc import JdbcCatalog
-from impl.table.errors import (
+from impl.catalog.jdbc import JdbcCatalog
+from impl.errors import (
     CatalogConnectionError,
     CatalogStoreError,
+    CommitRefusedError,
     DatabaseNotEmptyError,
     TableAlreadyExistError,
     TableNotExistError,

@@ -14,7 +14,7 @@ from paimon_java import JavaServer, harness_classpath, tools_missing
 from postgres_server import PASSWORD, USER, PostgresUnavailable, RunningPostgres
 
 import impl
-from impl.table.errors import CatalogConnectionError
+from impl.errors import CatalogConnectionError
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,14 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
-from impl.format.binary_row import EMPTY_ROW
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta
-from impl.format.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, DataField
+from impl.data.binary_row import EMPTY_ROW
+from impl.data.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, DataField
+from impl.datafile.meta import DataFileMeta
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.mergetree import MergeTreeOptions, MergeTreeWriter, merge_read
 from impl.mergetree.writer import InlineExecutor
+from impl.schema.records import TableSchema
 
 
 def make_schema(options: Mapping[str, str] | None = None, *, partitioned: bool = False) -> TableSchema:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.format.records import DataFileMeta
+from impl.datafile.meta import DataFileMeta
 from impl.mergetree import LevelSortedRun, SortedRun, UniversalCompaction, pick_full_compaction
 from impl.mergetree.compact_strategy import is_useful
 
@@ -135,7 +135,7 @@ def _in_memory_lsm_case(batches, trigger, num_levels, min_file_size, split):
     import pyarrow as pa
     from mergetree_helpers import make_schema
 
-    from impl.format.types import BIGINT
+    from impl.data.types import BIGINT
     from impl.mergetree import KeyCodec, KVLayout, Levels, MergeSpec, MergeTreeOptions, merge_kv, plan_compaction
     from impl.mergetree.compact_task import Upgrade
 

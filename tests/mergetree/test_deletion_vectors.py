@@ -15,9 +15,9 @@ from mergetree_helpers import Table, make_schema
 import model.deletion_vectors as mdv
 from impl.commit.conflicts import check_deletion_vector_conflicts
 from impl.errors import CorruptMetadataError, IndexFileConflictError
-from impl.format.records import DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.manifest.records import DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 from impl.mergetree.changelog import changelog_rows
 from impl.mergetree.deletion_vectors import (
     BITMAP64_MAGIC,

@@ -14,14 +14,14 @@ import pytest
 from mergetree_helpers import make_schema
 
 from fault_injection import FaultyFileSystem, IOErrorAt
+from impl.data.types import BIGINT, DOUBLE, STRING, DataField
+from impl.datafile.meta import FileSource
 from impl.errors import FileIOError
-from impl.format.json_records import TableSchema
-from impl.format.records import FileSource
-from impl.format.types import BIGINT, DOUBLE, STRING, DataField
 from impl.fs.file_io import FileIO
 from impl.mergetree.file_writer import KVFileContext, RollingKVWriter, build_file_meta
 from impl.mergetree.kv import KeyCodec, KVLayout
 from impl.mergetree.read import read_kv_tables
+from impl.schema.records import TableSchema
 
 
 def _ctx(file_io: FileIO, root: str, schema: TableSchema, target: int) -> KVFileContext:

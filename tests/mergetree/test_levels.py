@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.format.records import DataFileMeta
-from impl.format.types import BIGINT
+from impl.data.types import BIGINT
+from impl.datafile.meta import DataFileMeta
 from impl.mergetree import KeyCodec, Levels, LevelsError, interval_partition, plan_compaction
 from impl.mergetree.compact_task import Rewrite, Upgrade
 

@@ -197,8 +197,8 @@ def test_aggregation_rejects_retract_for_functions_without_retract():
 
 
 def test_aggregation_custom_listagg_delimiter_and_small_int_sum_wraps_like_java():
-    from impl.format.json_records import TableSchema
-    from impl.format.types import BIGINT, STRING, TINYINT, DataField
+    from impl.data.types import BIGINT, STRING, TINYINT, DataField
+    from impl.schema.records import TableSchema
     schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "t", TINYINT()), DataField(2, "la", STRING())),
                          primary_keys=("id",))
     opts = {"merge-engine": "aggregation", "fields.t.aggregate-function": "sum", "fields.la.aggregate-function": "listagg",
@@ -417,8 +417,8 @@ def test_partial_update_lone_record_passes_through_as_written():
 
 
 def test_partial_update_aggregate_functions_within_a_sequence_group():
-    from impl.format.json_records import TableSchema
-    from impl.format.types import BIGINT, DOUBLE, STRING, DataField
+    from impl.data.types import BIGINT, DOUBLE, STRING, DataField
+    from impl.schema.records import TableSchema
     schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "g", BIGINT()), DataField(2, "s", BIGINT()),
                              DataField(3, "m", DOUBLE()), DataField(4, "a", STRING()), DataField(5, "o", STRING())),
                          primary_keys=("id",))
@@ -444,8 +444,8 @@ def test_partial_update_aggregate_functions_within_a_sequence_group():
     ({"fields.g.sequence-group": "s", "fields.default-aggregate-function": "sum"}, "fields.m.aggregate-function.*needs field 'm'"),
 ])
 def test_partial_update_aggregate_functions_refused_by_name(options, match):
-    from impl.format.json_records import TableSchema
-    from impl.format.types import BIGINT, DOUBLE, DataField
+    from impl.data.types import BIGINT, DOUBLE, DataField
+    from impl.schema.records import TableSchema
     schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "g", BIGINT()), DataField(2, "s", BIGINT()),
                              DataField(3, "m", DOUBLE())), primary_keys=("id",))
     with pytest.raises(InvalidOptionError, match=match):
@@ -453,8 +453,8 @@ def test_partial_update_aggregate_functions_refused_by_name(options, match):
 
 
 def test_partial_update_group_aggregate_without_retract_refuses_retractions():
-    from impl.format.json_records import TableSchema
-    from impl.format.types import BIGINT, DataField
+    from impl.data.types import BIGINT, DataField
+    from impl.schema.records import TableSchema
     schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "g", BIGINT()), DataField(2, "s", BIGINT())),
                          primary_keys=("id",))
     opts = {"merge-engine": "partial-update", "fields.g.sequence-group": "s", "fields.s.aggregate-function": "min"}

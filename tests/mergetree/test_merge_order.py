@@ -20,14 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mergetree_helpers import AGG_OPTIONS, Table, agg_schema, make_schema
 
-from impl.format.json_records import TableSchema
-from impl.format.records import DataFileMeta
-from impl.format.types import BIGINT, DOUBLE, INT, STRING, TIMESTAMP, DataField
+from impl.data.types import BIGINT, DOUBLE, INT, STRING, TIMESTAMP, DataField
+from impl.datafile.meta import DataFileMeta
 from impl.mergetree import KeyCodec, KVLayout, MergeSpec, iter_merge_read, merge_kv, merge_sorted, read_kv_files
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, retract_mask
 from impl.mergetree.merge_engine import _merge_order, merge_order
 from impl.mergetree.read import ascending_within_files, in_sequence_order, ranks_order_like_sequence
 from impl.options import MergeEngine
+from impl.schema.records import TableSchema
 
 SETTINGS = settings(max_examples=int(os.environ.get("MERGETREE_EXAMPLES", "60")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -9,11 +9,11 @@ import pyarrow.compute as pc
 import pytest
 from mergetree_helpers import Table, make_schema
 
+from impl.data.types import BIGINT, STRING, DataField
 from impl.errors import DataFileError, SchemaMismatchError
-from impl.format.json_records import TableSchema
-from impl.format.types import BIGINT, STRING, DataField
 from impl.mergetree import CorruptDataFileError, iter_merge_read, merge_read, read_kv_files
 from impl.schema.manager import SchemaManager
+from impl.schema.records import TableSchema
 
 INS, D = 0, 3
 

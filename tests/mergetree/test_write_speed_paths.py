@@ -20,15 +20,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import impl
+from impl.bucket.routing import split_by_group
+from impl.data.types import BIGINT, DataField
 from impl.format.dictionary_choice import dictionary_columns
-from impl.format.json_records import CommitKind, TableSchema
-from impl.format.types import BIGINT, DataField
 from impl.mergetree import MergeSpec, MergeTreeOptions, merge_engine
 from impl.mergetree.file_writer import known_unique_columns
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KVLayout
 from impl.mergetree.merge_engine import merge_order
 from impl.mergetree.writer import InlineExecutor
-from impl.table.bucket import split_by_group
+from impl.schema.records import TableSchema
+from impl.snapshot.records import CommitKind
 from tests.mergetree.mergetree_helpers import make_schema
 
 

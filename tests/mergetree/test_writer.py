@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mergetree_helpers import DirectExecutor, Table, make_schema
 
+from impl.data.binary_row import decode_row, encode_row
+from impl.data.types import BIGINT, DOUBLE, STRING
+from impl.datafile.meta import DataFileMeta, FileSource
 from impl.errors import SchemaMismatchError
-from impl.format.binary_row import decode_row, encode_row
-from impl.format.records import DataFileMeta, FileSource
-from impl.format.types import BIGINT, DOUBLE, STRING
 from impl.fs.file_io import FileIO
 from impl.mergetree import KVLayout, MergeEngineError, WriterClosedError, read_kv_files
 from impl.mergetree.compact_task import CompactResult
@@ -96,8 +96,8 @@ def test_value_stats_truncate_long_strings_key_stats_keep_128_chars(tmp_path):
     # Paimon's StatsCollectorFactories: value columns (the primary key's value copy included)
     # follow metadata.stats-mode, default truncate(16); _KEY_ columns are system fields and
     # keep truncate(128). Min / max keys are the exact first / last key either way.
-    from impl.format.json_records import TableSchema
-    from impl.format.types import DataField
+    from impl.data.types import DataField
+    from impl.schema.records import TableSchema
     schema = TableSchema(0, (DataField(0, "id", STRING(False)), DataField(1, "s", STRING())), primary_keys=("id",))
     t = Table(tmp_path, schema, {})
     w = t.writer()
@@ -597,8 +597,8 @@ def test_partial_update_without_delete_policy_rejects_deletes_on_write(tmp_path)
 
 
 def test_rowkind_field_gives_the_row_kinds(tmp_path):
-    from impl.format.json_records import TableSchema
-    from impl.format.types import DataField
+    from impl.data.types import DataField
+    from impl.schema.records import TableSchema
     schema = TableSchema(0, (DataField(0, "id", BIGINT(False)), DataField(1, "v", DOUBLE()), DataField(2, "op", STRING())),
                          primary_keys=("id",))
     t = Table(tmp_path, schema, {"rowkind.field": "op"})
@@ -661,8 +661,8 @@ def test_composite_key_and_many_types_round_trip_through_compaction(tmp_path):
     import datetime as dt
     import decimal
 
-    from impl.format.json_records import TableSchema
-    from impl.format.types import DATE, DECIMAL, INT, TIMESTAMP, DataField, DataType
+    from impl.data.types import DATE, DECIMAL, INT, TIMESTAMP, DataField, DataType
+    from impl.schema.records import TableSchema
     fields = (DataField(0, "name", STRING(False)), DataField(1, "n", INT(False)),
               DataField(2, "d", DECIMAL(20, 3)), DataField(3, "t", TIMESTAMP(6)), DataField(4, "day", DATE()),
               DataField(5, "tags", DataType("ARRAY", children=(STRING(),))))

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 import impl.errors as impl_errors
 from impl.commit.conflicts import check_index_conflicts as impl_check_index
-from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry
 from impl.manifest.manifest_file import fold_index_entries
-from impl.table.dynamic_bucket import PartitionIndex
+from impl.manifest.records import FileKind, IndexFileMeta, IndexManifestEntry
+from impl.write.dynamic_bucket import PartitionIndex
 from model import (
     ADD,
     DELETE,

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import impl.schema.evolution as impl_rule
-from impl.format.json_records import TableSchema
-from impl.format.types import DataField, parse_type
+from impl.data.types import DataField, parse_type
+from impl.schema.records import TableSchema
 from model import FieldFacts, FileFacts, Model, SchemaChangedError, SchemaFacts, commit_schema_problem
 
 TYPES = ["TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING"]

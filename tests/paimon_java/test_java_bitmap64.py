@@ -18,7 +18,7 @@ import pytest
 
 import impl
 from impl.mergetree.deletion_vectors import BITMAP64_MAGIC, BITMAP_MAGIC
-from impl.table.core import bucket_index_files
+from impl.store.core import bucket_index_files
 
 pytestmark = pytest.mark.paimon_java
 

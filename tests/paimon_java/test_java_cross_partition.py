@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import impl
-from impl.table.dynamic_bucket import hash_index_entries
+from impl.write.dynamic_bucket import hash_index_entries
 
 pytestmark = pytest.mark.paimon_java
 

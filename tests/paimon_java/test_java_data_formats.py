@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import impl
-from impl.format.stats import FileStats
+from impl.datafile.stats import FileStats
 
 pytestmark = pytest.mark.paimon_java
 

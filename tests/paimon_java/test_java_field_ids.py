@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import impl
-from impl.table.scan import SnapshotReader
+from impl.read.scan import SnapshotReader
 
 pytestmark = pytest.mark.paimon_java
 

@@ -19,8 +19,8 @@ import pytest
 from test_java_interop_matrix import TABLE, assert_same_metadata
 
 import impl
-from impl.table.bucket import row_hashes
-from impl.table.dynamic_bucket import HashIndexFile, hash_index_entries
+from impl.bucket.routing import row_hashes
+from impl.write.dynamic_bucket import HashIndexFile, hash_index_entries
 
 pytestmark = pytest.mark.paimon_java
 

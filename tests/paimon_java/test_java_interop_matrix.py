@@ -36,9 +36,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import impl
-from impl.format.records import IndexType
-from impl.table.core import bucket_index_files
-from impl.table.scan import SnapshotReader
+from impl.manifest.records import IndexType
+from impl.read.scan import SnapshotReader
+from impl.store.core import bucket_index_files
 
 pytestmark = pytest.mark.paimon_java
 

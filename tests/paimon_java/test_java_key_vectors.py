@@ -9,8 +9,8 @@ out: the input travels as Parquet, and Paimon's Parquet reader takes an INT64 na
 Parquet file; Paimon Java reads it with its own Parquet reader and reports, per row, the
 ``BinaryRow`` bytes (``InternalRowSerializer.toBinaryRow``), ``BinaryRow.hashCode()`` and the
 bucket its default bucket function assigns for several bucket counts. impl computes the same
-with its vectorized path (``impl.table.bucket.binary_rows`` / ``row_hashes`` /
-``compute_buckets``) and its scalar encoder (``impl.format.binary_row.encode_row_unserialized``);
+with its vectorized path (``impl.bucket.routing.binary_rows`` / ``row_hashes`` /
+``compute_buckets``) and its scalar encoder (``impl.data.binary_row.encode_row_unserialized``);
 all must be equal, byte for byte.
 """
 
@@ -25,9 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl.format.binary_row import encode_row_unserialized
-from impl.format.types import parse_type
-from impl.table.bucket import binary_rows, compute_buckets, row_hashes
+from impl.bucket.routing import binary_rows, compute_buckets, row_hashes
+from impl.data.binary_row import encode_row_unserialized
+from impl.data.types import parse_type
 
 pytestmark = pytest.mark.paimon_java
 

@@ -22,10 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import impl
+from impl.bucket.routing import compute_buckets
+from impl.data.types import parse_type
 from impl.errors import InvalidOptionError
-from impl.format.types import parse_type
 from impl.options.values import BucketFunctionType
-from impl.table.bucket import compute_buckets
 
 pytestmark = pytest.mark.paimon_java
 

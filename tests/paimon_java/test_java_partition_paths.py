@@ -3,7 +3,7 @@
 The harness's ``partition_paths`` op gives the path Paimon Java 1.4.2 builds for typed partition
 values (FileStorePathFactory's partition computer and PartitionPathUtils' escaping), under
 ``partition.legacy-name`` true (the default) and false; Hypothesis draws the values of every
-partition type and :class:`impl.format.partition_names.PartitionNaming` must spell each path exactly.
+partition type and :class:`impl.data.partition_names.PartitionNaming` must spell each path exactly.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from impl.data.binary_row import days_to_date, encode_row
+from impl.data.partition_names import PartitionNaming
+from impl.data.types import parse_type
 from impl.errors import UnsupportedPartitionValueError
-from impl.format.binary_row import days_to_date, encode_row
-from impl.format.partition_names import PartitionNaming
-from impl.format.types import parse_type
 
 pytestmark = pytest.mark.paimon_java
 

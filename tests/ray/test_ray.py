@@ -20,10 +20,14 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 
 import impl  # noqa: E402
 import impl.ray  # noqa: E402
-from impl.errors import SchemaMismatchError  # noqa: E402
+from impl.errors import (  # noqa: E402
+    InvalidPredicateError,
+    SchemaMismatchError,  # noqa: E402
+    TableNotExistError,
+    UnsupportedTableFeatureError,
+)
+from impl.predicate.predicate import PredicateBuilder  # noqa: E402
 from impl.spark.tracking import INTENT_ROOT  # noqa: E402
-from impl.table.errors import InvalidPredicateError, TableNotExistError, UnsupportedTableFeatureError  # noqa: E402
-from impl.table.predicate import PredicateBuilder  # noqa: E402
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 

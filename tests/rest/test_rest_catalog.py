@@ -19,8 +19,7 @@ from pypaimon_rust_env import Unavailable, run_pypaimon_rust
 
 import impl
 from impl import CatalogFactory, SchemaChange
-from impl.rest import RESTCatalog, RESTCatalogServer
-from impl.table.errors import (
+from impl.errors import (
     CatalogAuthError,
     CatalogUnavailableError,
     DatabaseAlreadyExistError,
@@ -30,6 +29,7 @@ from impl.table.errors import (
     TableNotExistError,
     UnsupportedCatalogOptionError,
 )
+from impl.rest import RESTCatalog, RESTCatalogServer
 
 TOKEN = "rest-test-token"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

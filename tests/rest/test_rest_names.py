@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import impl
+from impl.catalog.rest.protocol import ResourcePaths
 from impl.fs.names import path_problem
 from impl.rest import RESTCatalogServer
-from impl.rest.protocol import ResourcePaths
 
 sys.path.insert(0, __file__.rsplit("/tests/", 1)[0] + "/tests/core")
 from test_name_exploits import _request, make_table, tree  # noqa: E402

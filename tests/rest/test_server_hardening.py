@@ -27,11 +27,11 @@ import pyarrow as pa
 import pytest
 
 from impl import CatalogFactory
+from impl.catalog.rest.protocol import json_depth
+from impl.errors import UnsupportedCatalogOptionError
 from impl.rest import RESTCatalogServer
 from impl.rest.credentials import CredentialVending, session_policy, split_s3_path
 from impl.rest.http_server import ServerLimits
-from impl.rest.protocol import json_depth
-from impl.table.errors import UnsupportedCatalogOptionError
 
 TOKEN = "hardening-token"
 AUTH = f"Authorization: Bearer {TOKEN}\r\n"

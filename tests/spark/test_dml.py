@@ -13,11 +13,14 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e 
 
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
-from impl.errors import IndexFileConflictError  # noqa: E402
-from impl.format.records import IndexType  # noqa: E402
+from impl.errors import (  # noqa: E402
+    IndexFileConflictError,  # noqa: E402
+    TableNotExistError,
+    UnsupportedTableFeatureError,
+)
+from impl.manifest.records import IndexType  # noqa: E402
 from impl.spark import dml  # noqa: E402
-from impl.table.core import bucket_index_files  # noqa: E402
-from impl.table.errors import TableNotExistError, UnsupportedTableFeatureError  # noqa: E402
+from impl.store.core import bucket_index_files  # noqa: E402
 
 SCHEMA = "id long, name string, score double, dt string"
 TABLES = {"pk": {"primary_keys": ["dt", "id"], "options": {"bucket": "2"}},

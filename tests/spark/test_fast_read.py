@@ -12,11 +12,11 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e 
 import pyarrow as pa  # noqa: E402
 
 import impl  # noqa: E402
-from impl.format.records import DataFileMeta  # noqa: E402
+from impl.datafile.meta import DataFileMeta  # noqa: E402
 from impl.options.values import MergeEngine  # noqa: E402
+from impl.read.scan import DataSplit  # noqa: E402
 from impl.spark.fast_read import _no_merge_bucket, plan_native  # noqa: E402
 from impl.spark.only_files import decode_only_files, encode_only_files, restrict_splits  # noqa: E402
-from impl.table.scan import DataSplit  # noqa: E402
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int32())])
 

@@ -18,9 +18,9 @@ from spark_helpers import data_files, intents_left, orphans  # noqa: E402
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
 import impl.spark.compaction as compaction  # noqa: E402
-from impl.format.records import FileSource  # noqa: E402
+from impl.datafile.meta import FileSource  # noqa: E402
 from impl.spark.errors import NativeWriteUnsupportedError  # noqa: E402
-from impl.table.core import bucket_index_files  # noqa: E402
+from impl.store.core import bucket_index_files  # noqa: E402
 
 SCHEMA = "id long, name string, score double, dt string"
 

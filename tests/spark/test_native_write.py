@@ -25,8 +25,8 @@ from spark_helpers import data_files, intents_left, orphans  # noqa: E402
 
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
+from impl.datafile.stats import FileStats  # noqa: E402
 from impl.errors import SchemaMismatchError  # noqa: E402
-from impl.format.stats import FileStats  # noqa: E402
 from impl.mergetree.kv import KeyCodec  # noqa: E402
 from impl.spark.errors import NativeWriteUnsupportedError  # noqa: E402
 
@@ -261,8 +261,8 @@ def test_bucket_expression_is_paimons_bucket_function(spark, warehouse, key_type
     """The JVM-side bucket of a one-field INT / BIGINT key equals impl's (Paimon's) bucket."""
     import numpy as np
 
+    from impl.bucket.routing import compute_buckets
     from impl.spark.native_write import with_bucket_expression
-    from impl.table.bucket import compute_buckets
 
     rng = np.random.default_rng(7)
     edges = [0, 1, -1, 255, 256, 2**31 - 1, -2**31] + ([2**63 - 1, -2**63, 2**32] if key_type == "bigint" else [])

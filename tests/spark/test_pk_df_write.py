@@ -33,7 +33,7 @@ from impl.spark.keycheck import (  # noqa: E402
 )
 from impl.spark.source import prepare_write  # noqa: E402
 from impl.spark.writer import WriteRoutingError, commit_write, write_task  # noqa: E402
-from impl.table.write import conform_input  # noqa: E402
+from impl.write.table_write import conform_input  # noqa: E402
 
 ID_V = T.StructType([T.StructField("id", T.LongType(), False), T.StructField("v", T.StringType())])
 

@@ -12,6 +12,7 @@ import tempfile
 
 import pytest
 
+from impl.predicate.predicate import LeafPredicate
 from impl.spark.claims import (
     PRIVATE_DIR_CANDIDATES,
     ClaimLedger,
@@ -23,7 +24,6 @@ from impl.spark.claims import (
 )
 from impl.spark.errors import SparkConnectorError
 from impl.spark.tables import TableRef
-from impl.table.predicate import LeafPredicate
 
 
 def mode(path) -> int:

@@ -217,7 +217,7 @@ def test_write_dataframe_routes_one_task_per_bucket(spark, table_path):
     keys = [(m.partition, m.bucket) for m in res.messages]
     assert len(keys) == len(set(keys)) == 16  # 4 partitions x 4 buckets, each from exactly one task
     # the bucket each row landed in is Paimon's: impl's own writer puts the rows in the same buckets
-    from impl.table.bucket import compute_buckets
+    from impl.bucket.routing import compute_buckets
     t = impl.Catalog(os.path.dirname(os.path.dirname(table_path))).get_table("db.t")
     arrow = t.to_arrow()
     assert arrow.num_rows == 3000
@@ -273,7 +273,7 @@ def test_index_files_the_spark_jobs_write_survive_their_cleanup(spark, table_pat
     (the writer's and the compaction job's) and data files' separate ``.index`` files. It once kept
     data file names only, so the snapshot named deleted vectors (CorruptMetadataError on the next
     read or compaction)."""
-    from impl.table.core import bucket_index_files
+    from impl.store.core import bucket_index_files
 
     opts = {"bucket": "2", "deletion-vectors.enabled": "true", "file-index.bloom-filter.columns": "v",
             "file-index.in-manifest-threshold": "1 b"}

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import impl
-from impl.table.errors import TableNotExistError
+from impl.errors import TableNotExistError
 
 
 def test_data_source_through_a_jdbc_catalog(spark, tmp_path):

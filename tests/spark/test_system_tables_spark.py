@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 import impl
-from impl.table.errors import SystemTableReadOnlyError
+from impl.errors import SystemTableReadOnlyError
 
 
 def test_spark_reads_system_tables(spark, warehouse, table_path):

@@ -43,16 +43,16 @@ from hypothesis.stateful import (
 import impl.errors as impl_errors
 from impl.commit import FileStoreCommit
 from impl.commit.options import CommitOptions
+from impl.data.types import INT, DataField
 from impl.format import avro
-from impl.format.json_records import Snapshot as ImplSnapshot
-from impl.format.json_records import TableSchema
-from impl.format.types import INT, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
+from impl.maintenance.cleanup import delete_tag as impl_delete_tag
+from impl.maintenance.cleanup import protected_names
 from impl.manifest.merger import MergeOptions
+from impl.schema.records import TableSchema
 from impl.snapshot.expire import ExpireConfig, SnapshotExpiration
-from impl.table.maintenance import delete_tag as impl_delete_tag
-from impl.table.maintenance import protected_names
+from impl.snapshot.records import Snapshot as ImplSnapshot
 from impl.table.table import FileStoreTable
 from impl.tag.manager import TagManager
 from model import (

@@ -30,12 +30,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 import impl
-from impl.format.json_records import CommitKind
 from impl.mergetree import read_kv_files
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.writer import InlineExecutor
-from impl.table.core import bucket_index_files
-from impl.table.scan import SnapshotReader
+from impl.read.scan import SnapshotReader
+from impl.snapshot.records import CommitKind
+from impl.store.core import bucket_index_files
 from model import DELETE_ROW, INSERT, UPDATE_AFTER
 from model.deletion_vectors import (
     ENGINES,

@@ -34,11 +34,11 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 import impl
 import impl.errors as impl_errors
-from impl.format.records import IndexFileMeta
-from impl.format.types import DataType
-from impl.table.bucket import row_hashes
-from impl.table.dynamic_bucket import HashIndexFile, hash_index_entries
-from impl.table.write import TableWrite
+from impl.bucket.routing import row_hashes
+from impl.data.types import DataType
+from impl.manifest.records import IndexFileMeta
+from impl.write.dynamic_bucket import HashIndexFile, hash_index_entries
+from impl.write.table_write import TableWrite
 from model import (
     HASH,
     IndexFacts,
@@ -262,7 +262,7 @@ class DynamicBucketMachine(RuleBasedStateMachine):
 
 
 def _encode_partition(table, p: str) -> bytes:
-    from impl.table.bucket import encode_partition
+    from impl.bucket.routing import encode_partition
     return encode_partition((p,), [table.schema.field("dt").type])
 
 

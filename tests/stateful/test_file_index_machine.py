@@ -36,9 +36,9 @@ from hypothesis.stateful import (
 )
 
 import impl
-from impl.format.json_records import CommitKind
-from impl.table.scan import SnapshotReader
-from impl.table.schema import mergetree
+from impl.read.scan import SnapshotReader
+from impl.snapshot.records import CommitKind
+from impl.store.schema import mergetree
 from model import ADD, DELETE, FileFacts, Model, check_extra_file_owners
 
 PROFILE = settings.get_profile("stateful-" + os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -29,10 +29,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 import impl
-from impl.format.json_records import CommitKind
-from impl.table.bucket import compute_buckets, encode_partition
-from impl.table.scan import SnapshotReader
-from impl.table.schema import mergetree
+from impl.bucket.routing import compute_buckets, encode_partition
+from impl.read.scan import SnapshotReader
+from impl.snapshot.records import CommitKind
+from impl.store.schema import mergetree
 from model import ADD as ADD_ENTRY
 from model import (
     DELETE,

@@ -35,7 +35,7 @@ from hypothesis.stateful import (
 
 import impl
 from impl.errors import SnapshotNotExistError
-from impl.format.json_records import CommitKind
+from impl.snapshot.records import CommitKind
 from model import DELETE_ROW, INSERT, UPDATE_AFTER, UPDATE_BEFORE, merge_rows
 
 PROFILE = settings.get_profile("stateful-" + os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -29,16 +29,18 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from impl.commit.file_store_commit import FileStoreCommit
 from impl.commit.messages import CommitMessage
+from impl.data.binary_row import encode_row
+from impl.data.types import BIGINT, STRING, DataField
+from impl.datafile.meta import DataFileMeta, FileSource
 from impl.errors import RowIdConflictError
-from impl.format.binary_row import encode_row
-from impl.format.json_records import CommitKind, TableSchema
-from impl.format.records import DataFileMeta, FileKind, FileSource
-from impl.format.types import BIGINT, STRING, DataField
 from impl.fs.file_io import FileIO
 from impl.fs.paths import TablePaths
 from impl.manifest.entries import merge_entries
 from impl.manifest.manifest_file import ManifestFile, ManifestList
+from impl.manifest.records import FileKind
+from impl.schema.records import TableSchema
 from impl.snapshot.manager import SnapshotManager
+from impl.snapshot.records import CommitKind
 from model.row_ids import PublishedRows, RowFile, assign, column_update_conflict, row_id_problems
 
 SCHEMA = TableSchema(0, (DataField(0, "id", BIGINT()), DataField(1, "v", STRING())),

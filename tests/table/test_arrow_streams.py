@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 from table_helpers import write
 
-from impl.table.errors import RequestedSchemaError
+from impl.errors import RequestedSchemaError
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pytest
 
 import impl
-from impl.table.errors import InvalidPredicateError
-from impl.table.predicate import (
+from impl.errors import InvalidPredicateError
+from impl.predicate.predicate import (
     MAX_PREDICATE_DEPTH,
     CompoundPredicate,
     LeafPredicate,
@@ -179,7 +179,7 @@ def test_duckdb_pushes_a_long_or_chain_as_one_node(small_table):
     pytest.importorskip("duckdb")
     import duckdb
 
-    from impl.table.duckdb_dataset import TableDataset
+    from impl.duckdb.dataset import TableDataset
 
     con = duckdb.connect()
     dataset = TableDataset(small_table)
@@ -193,7 +193,7 @@ def test_duckdb_pushes_a_long_or_chain_as_one_node(small_table):
 
 def test_polars_pushes_a_long_or_chain_as_one_node(small_table):
     pl = pytest.importorskip("polars")
-    from impl.table.polars_source import PolarsSource
+    from impl.polars.source import PolarsSource
 
     source = PolarsSource(small_table)
     expr = pl.col("id") == 0

@@ -9,11 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import impl
+from impl.bucket.routing import compute_buckets
+from impl.data.types import parse_type
 from impl.errors import InvalidOptionError
-from impl.format.types import parse_type
 from impl.options.values import BucketFunctionType
 from impl.spark.routing import bucket_function
-from impl.table.bucket import compute_buckets
 
 
 @given(st.sampled_from(["INT", "BIGINT"]), st.integers(1, 1000), st.data())

@@ -13,9 +13,8 @@ import pytest
 from table_helpers import read, sort_rows, write
 
 from impl import SchemaChange
-from impl.errors import KeyIndexConflictError, UnsupportedOptionError
-from impl.table.errors import UnsupportedTableFeatureError
-from impl.table.scan import SnapshotReader
+from impl.errors import KeyIndexConflictError, UnsupportedOptionError, UnsupportedTableFeatureError
+from impl.read.scan import SnapshotReader
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
                     pa.field("v", pa.string())])

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import impl
-from impl.table.errors import StaleTableDirectoryError, StaleTableHandleError
+from impl.errors import StaleTableDirectoryError, StaleTableHandleError
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 

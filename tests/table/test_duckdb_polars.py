@@ -13,10 +13,10 @@ from table_helpers import data_files, write
 
 import impl
 from impl.duckdb import TableDataset, expression_tree, to_predicate
+from impl.errors import UnsupportedTableFeatureError
 from impl.polars import PolarsSource
+from impl.predicate.predicate import LeafPredicate
 from impl.schema import SchemaChange as SC
-from impl.table.errors import UnsupportedTableFeatureError
-from impl.table.predicate import LeafPredicate
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string()), ("f", pa.float64())])
 

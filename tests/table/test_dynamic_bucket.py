@@ -12,17 +12,17 @@ import pyarrow as pa
 import pytest
 from table_helpers import read, sort_rows, write
 
+from impl.bucket.routing import row_hashes
 from impl.errors import CorruptMetadataError, IndexFileConflictError
-from impl.format.records import IndexType
-from impl.table.bucket import row_hashes
-from impl.table.dynamic_bucket import (
+from impl.manifest.records import IndexType
+from impl.read.scan import SnapshotReader
+from impl.write.dynamic_bucket import (
     DynamicBucketError,
     PartitionIndex,
     decode_hash_index,
     encode_hash_index,
     hash_index_entries,
 )
-from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                     pa.field("v", pa.string())])
@@ -42,7 +42,7 @@ def make(catalog, target: int = 4, **options):
 
 def id_hash(ids) -> np.ndarray:
     """The key hash of ids: BinaryRow hash of the trimmed primary key (id)."""
-    from impl.format.types import DataType
+    from impl.data.types import DataType
     return row_hashes([pa.array(list(ids), pa.int64())], [DataType("BIGINT", False)])
 
 
@@ -59,7 +59,7 @@ def bucket_of_keys(t) -> dict[tuple[str, int], set[int]]:
 
 def index_by_bucket(t, snapshot=None) -> dict[tuple[str, int], set[int]]:
     """(dt, bucket) -> key hashes of its live HASH index file."""
-    from impl.table.dynamic_bucket import HashIndexFile
+    from impl.write.dynamic_bucket import HashIndexFile
     snap = snapshot or t.latest_snapshot()
     files = HashIndexFile(t.file_io, t.paths)
     return {(t.partition_cache.path(e.partition).split("=")[1], e.bucket): set(files.read(e.index_file).tolist())
@@ -245,7 +245,7 @@ def test_rows_routed_by_an_index_an_overwrite_replaced_conflict(catalog):
 def test_index_rules_without_views_as_pypaimon_commits_them():
     # rules 5 and 6 alone (messages without hash_index_view, as another writer may send)
     from impl.commit.conflicts import check_index_conflicts
-    from impl.format.records import FileKind, IndexFileMeta, IndexManifestEntry, IndexType
+    from impl.manifest.records import FileKind, IndexFileMeta, IndexManifestEntry, IndexType
 
     def e(kind, name, bucket=0):
         return IndexManifestEntry(kind, b"p", bucket, IndexFileMeta(IndexType.HASH, name, 4, 1))

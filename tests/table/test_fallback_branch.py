@@ -9,9 +9,8 @@ import pyarrow as pa
 import pytest
 from table_helpers import sort_rows, write
 
-from impl.errors import BranchNotExistError, InvalidBranchNameError
+from impl.errors import BranchNotExistError, InvalidBranchNameError, InvalidSchemaError
 from impl.schema.changes import SchemaChange
-from impl.table.errors import InvalidSchemaError
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 

@@ -10,8 +10,8 @@ from table_helpers import write
 
 from impl.errors import SchemaMismatchError
 from impl.mergetree.kv import KVLayout
+from impl.read.scan import SnapshotReader
 from impl.schema import SchemaChange as SC
-from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("w", pa.int32())])
 

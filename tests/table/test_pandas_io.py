@@ -1,4 +1,4 @@
-"""pandas in and out of a table (impl.table.pandas_io): ``write_pandas`` casts safely as pypaimon
+"""pandas in and out of a table (impl.read.pandas_io): ``write_pandas`` casts safely as pypaimon
 does and refuses a lossy cast naming the column and both types; ``to_pandas()`` output written
 back with ``write_pandas`` gives the same rows, for every column type."""
 
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import impl
-from impl.table.errors import ColumnCastError
+from impl.errors import ColumnCastError
 
 pd = pytest.importorskip("pandas")
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 from table_helpers import read, sort_rows
 
-import impl.table.write as table_write
+import impl.write.table_write as table_write
 from impl.mergetree.writer import InlineExecutor, MergeTreeWriter
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])

@@ -9,14 +9,14 @@ import pyarrow as pa
 import pytest
 from table_helpers import read, sort_rows, write
 
+from impl.bucket.routing import POSTPONE_BUCKET, BucketMode, compute_buckets
 from impl.commit.messages import CommitMessage
+from impl.datafile.meta import DataFileMeta
 from impl.errors import InvalidOptionError
-from impl.format.json_records import CommitKind
-from impl.format.records import DataFileMeta
-from impl.table.bucket import POSTPONE_BUCKET, BucketMode, compute_buckets
-from impl.table.postpone import fold_into_compaction, replay_order, write_id_of
-from impl.table.scan import SnapshotReader
-from impl.table.schema import mergetree
+from impl.read.scan import SnapshotReader
+from impl.snapshot.records import CommitKind
+from impl.store.schema import mergetree
+from impl.write.postpone import fold_into_compaction, replay_order, write_id_of
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int32(), nullable=False),
                     pa.field("v", pa.int64())])
@@ -141,8 +141,8 @@ def test_spark_streaming_reads_without_changelog_producer_are_refused(catalog):
 
 def test_known_bucket_counts_refuse_a_partition_of_two_counts():
     from impl.errors import BucketCountChangedError
-    from impl.format.records import FileKind, ManifestEntry
-    from impl.table.postpone import known_bucket_counts
+    from impl.manifest.records import FileKind, ManifestEntry
+    from impl.write.postpone import known_bucket_counts
 
     def entry(bucket: int, total: int, name: str) -> ManifestEntry:
         return ManifestEntry(FileKind.ADD, b"p", bucket, total, _meta(name))

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl.table.errors import InvalidPredicateError
-from impl.table.predicate import CompoundPredicate, LeafPredicate, predicate_from_json, predicate_to_json
+from impl.errors import InvalidPredicateError
+from impl.predicate.predicate import CompoundPredicate, LeafPredicate, predicate_from_json, predicate_to_json
 
 _literals = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=8),

@@ -6,10 +6,16 @@ import pyarrow as pa
 import pytest
 from table_helpers import data_files, read, write
 
-from impl.errors import InvalidOptionError, RowIdConflictError, SchemaMismatchError
+from impl.errors import (
+    InvalidOptionError,
+    InvalidPredicateError,
+    RowIdConflictError,
+    RowIdNotExistError,
+    SchemaMismatchError,
+    UnsupportedTableFeatureError,
+)
+from impl.read.scan import SnapshotReader
 from impl.schema.changes import SchemaChange
-from impl.table.errors import InvalidPredicateError, RowIdNotExistError, UnsupportedTableFeatureError
-from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([("id", pa.int32()), ("v", pa.string())])
 RT = {"row-tracking.enabled": "true"}

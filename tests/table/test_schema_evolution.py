@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import impl
+from impl.data.types import DataType, parse_type
 from impl.errors import (
     ColumnAlreadyExistError,
     ColumnNotExistError,
@@ -20,9 +21,8 @@ from impl.errors import (
     SchemaChangedError,
     SchemaChangeError,
 )
-from impl.format.types import DataType, parse_type
+from impl.read.scan import SnapshotReader
 from impl.schema import Move, SchemaChange, SchemaManager, is_safe_cast
-from impl.table.scan import SnapshotReader
 
 SC = SchemaChange
 

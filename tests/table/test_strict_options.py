@@ -7,9 +7,8 @@ import pyarrow as pa
 import pytest
 
 import impl
-from impl.errors import InvalidOptionError, InvalidWarehouseError
+from impl.errors import InvalidOptionError, InvalidWarehouseError, UnsupportedCatalogOptionError
 from impl.options.values import parse_bool
-from impl.table.errors import UnsupportedCatalogOptionError
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 

@@ -18,18 +18,18 @@ from hypothesis import strategies as hs
 from table_helpers import read, write
 
 import impl
-from impl.errors import PaimonError
-from impl.format.types import DataType, parse_type
-from impl.table.errors import (
+from impl.data.types import DataType, parse_type
+from impl.errors import (
     InvalidIdentifierError,
     InvalidPredicateError,
+    PaimonError,
     SystemTableReadOnlyError,
     TableNotExistError,
     UnknownSystemTableError,
 )
-from impl.table.system import SYSTEM_TABLES, SystemTable
-from impl.table.system.refs import duration_string, list_branches, list_tags
-from impl.table.system.render import (
+from impl.system import SYSTEM_TABLES, SystemTable
+from impl.system.refs import duration_string, list_branches, list_tags
+from impl.system.render import (
     cast_to_string,
     java_double,
     key_string,
@@ -38,7 +38,7 @@ from impl.table.system.render import (
     row_cast_to_string,
     stats_map_string,
 )
-from impl.table.system.tables import local_millis
+from impl.system.tables import local_millis
 
 TS = pa.timestamp("ms")
 
@@ -551,7 +551,7 @@ def test_system_tables_of_a_pypaimon_table(pypaimon_table):
 
 def test_column_spellings_equal_the_value_spellings():
     """The whole-column renderers $files uses agree with the one-value rules, row for row."""
-    from impl.table.system.render import key_column, stats_map_column, text_column
+    from impl.system.render import key_column, stats_map_column, text_column
     types = [parse_type(x) for x in ("DOUBLE", "DATE", "STRING", "TIMESTAMP(3)", "DECIMAL(5, 2)", "BOOLEAN",
                                      "INT", "FLOAT")]
     names = ["d", "day", "s", "ts", "dec", "b", "i", "f"]
@@ -628,7 +628,7 @@ def test_files_statistics_follow_field_ids_across_schemas(catalog):
     a dropped one is gone. Schema 1 is written here as an ALTER TABLE would write it."""
     import dataclasses
 
-    from impl.format.types import DataField
+    from impl.data.types import DataField
     t = catalog.create_table("db.app", schema=SCHEMA)
     write(t, rows(["a", "b"], [1, 2], [0.5, 1.5], ["x", None]))
     s0 = t.schema
@@ -653,8 +653,8 @@ def test_partitions_count_rows_deleted_by_deletion_vectors(catalog):
     The option and the index manifest are written here as a writer with deletion vectors would."""
     import dataclasses
 
-    from impl.format.records import DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry
     from impl.manifest.manifest_file import IndexManifestFile
+    from impl.manifest.records import DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry
     t = catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                              options={"bucket": "1"})
     write(t, rows(["a", "b", "c"], [1, 2, 3], [1.0] * 3, ["x"] * 3))

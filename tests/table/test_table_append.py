@@ -10,10 +10,10 @@ import pyarrow.compute as pc
 import pytest
 from table_helpers import data_files, read, sort_rows, write
 
-from impl.format.binary_row import decode_row
-from impl.format.json_records import CommitKind
-from impl.format.types import BIGINT, DOUBLE, STRING
-from impl.table.scan import SnapshotReader
+from impl.data.binary_row import decode_row
+from impl.data.types import BIGINT, DOUBLE, STRING
+from impl.read.scan import SnapshotReader
+from impl.snapshot.records import CommitKind
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("k", pa.string()), ("v", pa.float64())])
 
@@ -69,7 +69,7 @@ def test_fixed_bucket_round_trip(catalog):
     assert {e.total_buckets for e in entries} == {4}
     assert {e.bucket for e in entries} == {0, 1, 2, 3}
     # every row sits in the bucket its id hashes to
-    from impl.table.bucket import compute_buckets
+    from impl.bucket.routing import compute_buckets
     for e in entries:
         path = t.paths.data_file_path(t.partition_cache.path(e.partition), e.bucket, e.file.file_name)
         import pyarrow.parquet as pq

@@ -17,8 +17,8 @@ from impl.errors import (
     OverwritePartitionError,
     SchemaMismatchError,
 )
+from impl.read.scan import SnapshotReader
 from impl.table import DataFileError, InvalidPredicateError, NullKeyError, WriterClosedError
-from impl.table.scan import SnapshotReader
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
 

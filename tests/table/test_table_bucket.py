@@ -13,8 +13,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.format.binary_row import encode_row, encode_row_unserialized
-from impl.format.types import (
+from impl.bucket.routing import (
+    BucketMode,
+    binary_rows,
+    bucket_mode,
+    compute_buckets,
+    group_rows,
+    row_hashes,
+    split_by_group,
+)
+from impl.data.binary_row import encode_row, encode_row_unserialized
+from impl.data.types import (
     BIGINT,
     BOOLEAN,
     BYTES,
@@ -27,15 +36,6 @@ from impl.format.types import (
     STRING,
     TIMESTAMP,
     TINYINT,
-)
-from impl.table.bucket import (
-    BucketMode,
-    binary_rows,
-    bucket_mode,
-    compute_buckets,
-    group_rows,
-    row_hashes,
-    split_by_group,
 )
 
 
@@ -229,7 +229,7 @@ def test_table_bucket_mode(catalog):
 def test_split_by_group_parts_own_their_memory():
     """Each group is its own copy, not a slice of one shared table: a writer buffering one
     bucket's rows must not keep the other buckets' rows of the same batch alive."""
-    from impl.table.bucket import split_by_group
+    from impl.bucket.routing import split_by_group
     t = pa.table({"x": np.arange(1000, dtype=np.int64)})
     parts = split_by_group(t, np.arange(1000) % 4)
     assert [g for g, _ in parts] == [0, 1, 2, 3]

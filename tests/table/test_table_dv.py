@@ -9,16 +9,15 @@ import pyarrow.compute as pc
 import pytest
 from table_helpers import write
 
-from impl.errors import CommitConflictError
-from impl.format.json_records import CommitKind
+from impl.errors import CommitConflictError, UnsupportedTableFeatureError
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.writer import InlineExecutor
-from impl.table.core import bucket_index_files
-from impl.table.errors import UnsupportedTableFeatureError
-from impl.table.options import TableOptions
-from impl.table.predicate import PredicateBuilder
-from impl.table.scan import SnapshotReader
-from impl.table.write import prepare_commit_waits_for_compaction
+from impl.predicate.predicate import PredicateBuilder
+from impl.read.scan import SnapshotReader
+from impl.snapshot.records import CommitKind
+from impl.store.core import bucket_index_files
+from impl.store.options import TableOptions
+from impl.write.table_write import prepare_commit_waits_for_compaction
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 DV = {"bucket": "2", "deletion-vectors.enabled": "true"}
@@ -149,7 +148,7 @@ def test_writer_drops_restored_vectors_of_files_not_live(local_catalog):
     """A bucket's index file may hold the vector of a data file that is no longer live (Paimon
     Java 1.4.2 leaves one after some full compactions). The writer restoring the bucket drops it,
     so its next index file names live files only (the committer refuses anything else)."""
-    from impl.table.pk import PrimaryKeyBucketWriter
+    from impl.read.primary_key import PrimaryKeyBucketWriter
     t = _table(local_catalog, {"bucket": "1"})
     _big_base(t)
     write(t, pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "v": ["new"]}))

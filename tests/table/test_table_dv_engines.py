@@ -14,8 +14,8 @@ from table_helpers import write
 
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.mergetree.read import read_kv_files
-from impl.table.core import bucket_index_files
-from impl.table.scan import SnapshotReader
+from impl.read.scan import SnapshotReader
+from impl.store.core import bucket_index_files
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string()), ("n", pa.int64()),
                     ("ts", pa.int64())])

@@ -10,10 +10,10 @@ import pytest
 from table_helpers import write
 
 from impl.errors import InvalidOptionError
-from impl.format.json_records import CommitKind
 from impl.mergetree.merge_engine import MergeSpec, merge_kv
 from impl.mergetree.read import read_kv_files
-from impl.table.scan import SnapshotReader
+from impl.read.scan import SnapshotReader
+from impl.snapshot.records import CommitKind
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 FIRST_ROW = {"bucket": "2", "merge-engine": "first-row", "num-sorted-run.compaction-trigger": "3"}

@@ -12,8 +12,8 @@ from table_helpers import data_files, sort_rows, write
 
 from impl.errors import SnapshotNotExistError
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT
-from impl.table.maintenance import used_file_names
-from impl.table.scan import SnapshotReader
+from impl.maintenance.cleanup import used_file_names
+from impl.read.scan import SnapshotReader
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 

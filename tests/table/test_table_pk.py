@@ -7,12 +7,12 @@ import pyarrow as pa
 import pytest
 from table_helpers import data_files, read, sort_rows, write
 
+from impl.bucket.routing import compute_buckets
+from impl.data.binary_row import decode_row
+from impl.data.types import BIGINT, DOUBLE, STRING
 from impl.errors import PaimonError
-from impl.format.binary_row import decode_row
-from impl.format.json_records import CommitKind
-from impl.format.types import BIGINT, DOUBLE, STRING
-from impl.table.bucket import compute_buckets
-from impl.table.scan import DataSplit, SnapshotReader, SplitKind
+from impl.read.scan import DataSplit, SnapshotReader, SplitKind
+from impl.snapshot.records import CommitKind
 
 pytest.importorskip("impl.mergetree")
 

@@ -17,11 +17,12 @@ import pyarrow as pa
 import pytest
 from table_helpers import write
 
+from impl.data.binary_row import encode_row
+from impl.data.types import parse_type
+from impl.datafile.meta import DataFileMeta
 from impl.errors import CorruptMetadataError
 from impl.format import avro
-from impl.format.binary_row import encode_row
-from impl.format.records import DataFileMeta, FileKind, ManifestEntry
-from impl.format.types import parse_type
+from impl.manifest.records import FileKind, ManifestEntry
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64())])
 DAYS = ["d1", "d2", "d3", "d4"]

@@ -24,10 +24,10 @@ from impl.errors import (
     SnapshotNotExistError,
     TagAlreadyExistError,
     TagNotExistError,
+    UnsupportedTableFeatureError,
 )
+from impl.maintenance.cleanup import table_used_names, tag_names_used
 from impl.snapshot.expire import tags_to_skip
-from impl.table.errors import UnsupportedTableFeatureError
-from impl.table.maintenance import table_used_names, tag_names_used
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 FUTURE = int(time.time() * 1000) + 3_600_000
@@ -486,7 +486,7 @@ def test_tag_create_time_encoding_matches_jackson():
 
 
 def test_cleanup_neighbours_rule():
-    from impl.table.maintenance import cleanup_neighbours
+    from impl.maintenance.cleanup import cleanup_neighbours
     assert cleanup_neighbours(5, [2, 4, 9], earliest_id=7) == (4, 7)  # earliest before the next tag
     assert cleanup_neighbours(5, [2, 6, 9], earliest_id=7) == (2, 6)
     assert cleanup_neighbours(5, [], earliest_id=7) == (None, 7)
@@ -571,7 +571,7 @@ class _Died(BaseException):
 def _die_before_publishing(monkeypatch):
     """create_tag dies once its pending tag is written, before confirming and publishing: the
     pending file stays (a dead process cleans nothing up)."""
-    import impl.table.tags as tags_module
+    import impl.maintenance.tags as tags_module
     from impl.fs.file_io import FileIO
 
     def die(*_):
@@ -587,7 +587,7 @@ def _die_before_publishing(monkeypatch):
 
 
 def _snapshot_data_names(t, snapshot_id: int) -> set[str]:
-    from impl.table.scan import SnapshotReader
+    from impl.read.scan import SnapshotReader
     snap = t.core.snapshot_manager.snapshot(snapshot_id)
     return {e.file.file_name for e in SnapshotReader(t.core).live_entries(snap)}
 
@@ -624,7 +624,7 @@ def test_a_tag_creator_dying_after_an_expiration_took_its_snapshot_leaves_no_tag
     Before pending tags the tag itself was written first, and stayed pointing at deleted files;
     now nothing is tagged, later expirations read the pending tag without its files, and orphan
     removal deletes it."""
-    import impl.table.tags as tags_module
+    import impl.maintenance.tags as tags_module
     t, rows = history
     original = tags_module.snapshot_to_tag
 

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from table_helpers import read, sort_rows, write
 
-from impl.table.scan import SnapshotReader
+from impl.read.scan import SnapshotReader
 
 pytest.importorskip("impl.mergetree")
 
