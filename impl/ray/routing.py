@@ -138,12 +138,18 @@ def _write_pieces(job: WriteJob, pieces: list[Piece]) -> TaskOutput:
 
 
 def _ordered_pieces(ds: ray.data.Dataset) -> tuple[list[Piece], list[int]]:
-    """The dataset's blocks in its order (run with ``preserve_order`` on a copy, leaving ``ds``
-    as it was), as pieces (a bundle may hold a slice of a block), and their sizes in bytes."""
-    ordered = ray.data.Dataset.copy(ds, _deep_copy=True)
-    ordered.context.execution_options.preserve_order = True
+    """The dataset's blocks in its order, as pieces (a bundle may hold a slice of a block), and
+    their sizes in bytes. Runs ``ds`` with ``preserve_order`` (its own context's setting, put
+    back after)."""
+    options = ds.context.execution_options
+    was = options.preserve_order
+    options.preserve_order = True
+    try:
+        bundles = list(ds.iter_internal_ref_bundles())
+    finally:
+        options.preserve_order = was
     pieces, sizes = [], []
-    for bundle in ordered.iter_internal_ref_bundles():
+    for bundle in bundles:
         slices = getattr(bundle, "slices", None) or [None] * len(bundle.block_refs)
         for ref, meta, cut in zip(bundle.block_refs, bundle.metadata, slices, strict=True):
             rows = meta.num_rows
