@@ -179,7 +179,8 @@ def plan_writers(ds: ray.data.Dataset, job: WriteJob, writers: int,
     if writers == 1:
         return [pieces] if pieces else []
     split = ray.remote(_split_block).options(num_returns=writers + 1, **remote_args)
-    outs = [split.remote(p, job, writers) for p in pieces]
+    # num_returns=writers + 1: each call gives a list of refs (Ray's stubs type it as one ref)
+    outs: list[list[Any]] = [split.remote(p, job, writers) for p in pieces]  # type: ignore[misc]
     counts = ray.get([o[-1] for o in outs])  # small: the tables stay in the object store
     return [ps for ps in ([Piece(o[w]) for o, c in zip(outs, counts, strict=True) if c[w]]
                           for w in range(writers)) if ps]
