@@ -12,7 +12,10 @@ statistics and index pruning by impl's scan), then packed into read tasks that e
 splits with impl's split reader (merged rows for primary-key tables). A task carries the table's
 path, options and the split descriptions, never an open file.
 
-Writes reuse the Spark connector's write protocol (:mod:`impl.spark.writer`,
+Writes: ``write_dataset`` routes rows to one writer task per (partition, bucket), each writing
+files of the table's target size, so a primary-key table's keys each have one writer
+(:mod:`impl.ray.routing`); Ray's own ``write_datasink`` bundles blocks into tasks unrouted.
+Both reuse the Spark connector's write protocol (:mod:`impl.spark.writer`,
 :mod:`impl.spark.tracking`): every data file a task attempt creates is logged first, the driver
 commits the CommitMessages the finished tasks returned in one snapshot, and removes the files of
 failed or retried attempts; a failed write leaves no snapshot and none of its files.
