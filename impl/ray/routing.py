@@ -39,11 +39,11 @@ import ray
 import ray.data
 from ray.data.block import BlockAccessor
 
-from impl.format.types import to_arrow
+from impl.bucket.routing import row_hashes
+from impl.data.types import to_arrow
 from impl.spark.routing import bucket_function
 from impl.spark.writer import TaskOutput, WriteJob, abort_write, write_task
-from impl.table.bucket import row_hashes
-from impl.table.write import conform_input
+from impl.write.table_write import conform_input
 
 
 @dataclass(frozen=True)

@@ -413,8 +413,8 @@ def test_routing_rules_are_pure_and_vectorized():
 
 
 def test_writer_of_rows_is_a_function_of_partition_and_bucket(catalog):
+    from impl.bucket.routing import compute_buckets
     from impl.ray.routing import writer_of_rows
-    from impl.table.bucket import compute_buckets
 
     t = catalog.create_table("db.route", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                              options={"bucket": "5"})
