@@ -108,6 +108,17 @@ class SnapshotNotExistError(PaimonError):
         super().__init__(f"snapshot {snapshot_id} of table {table_path} does not exist")
 
 
+class TableNotRepairableError(PaimonError):
+    """``repair`` (or a rollback past damaged snapshots) cannot move the table back safely:
+    no snapshot is readable, or one is written in a format version this library does not read
+    (not damaged, so never set aside). Nothing was changed. ``table_path`` names the table."""
+
+    def __init__(self, table_path: str, reason: str):
+        self.table_path = table_path
+        self.reason = reason
+        super().__init__(f"table {table_path} cannot be repaired: {reason}")
+
+
 class NoSnapshotError(SnapshotNotExistError):
     """An operation needs a snapshot (e.g. tagging the latest) and the table has none yet."""
 

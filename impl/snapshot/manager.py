@@ -16,13 +16,18 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Iterator, Protocol
 
-from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError
+from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError, UnsupportedVersionError
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
 
 log = logging.getLogger(__name__)
+
+# appended to the error of a latest snapshot that cannot be read: the way out (README, Troubleshooting)
+REPAIR_HINT = ("; the latest snapshot cannot be read: `paimon-py doctor DB.TABLE` (table.doctor()) names what is "
+               "damaged, `paimon-py repair DB.TABLE` (table.repair()) moves the table back to its newest readable "
+               "snapshot, setting the damaged ones aside")
 
 
 class SnapshotCommit(Protocol):
@@ -142,8 +147,14 @@ class SnapshotManager:
         return None
 
     def latest_snapshot(self) -> Snapshot | None:
-        """The newest snapshot, or None for an empty table."""
-        return self._read_with_retry(self.latest_snapshot_id)
+        """The newest snapshot, or None for an empty table. CorruptMetadataError if its file is
+        damaged; its message points at ``paimon-py repair``."""
+        try:
+            return self._read_with_retry(self.latest_snapshot_id)
+        except UnsupportedVersionError:
+            raise
+        except CorruptMetadataError as e:
+            raise CorruptMetadataError(e.path, e.reason + REPAIR_HINT) from e
 
     def earliest_snapshot(self) -> Snapshot | None:
         """The oldest snapshot not yet expired, or None for an empty table."""

@@ -26,6 +26,7 @@ from impl.options.registry import check_dynamic_keys
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
+from impl.snapshot.repair import RepairPlan, TableHealth
 from impl.table.arrow_stream import TableReads
 from impl.table.bucket import BucketMode
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
@@ -33,6 +34,7 @@ from impl.table.commit import CommitStats
 from impl.table.compact import compact_table
 from impl.table.core import PartitionCache, TableCore, load_latest_schema
 from impl.table.maintenance import delete_tag, protected_names, remove_orphan_files, rollback_to
+from impl.table.repair import doctor, repair
 from impl.table.options import TableOptions, warn_unknown_keys
 from impl.table.predicate import Predicate
 from impl.table.tags import create_tag, tags_with_branches
@@ -304,6 +306,21 @@ class FileStoreTable(TableReads):
         if isinstance(target, bool) or not isinstance(target, (int, str)):
             raise InvalidOptionError(f"rollback_to target {target!r} is neither a snapshot id (int) nor a tag name (str)")
         return rollback_to(self.core, target)
+
+    def doctor(self) -> TableHealth:
+        """Check every metadata file this branch's snapshots, tags and hints refer to; the
+        :class:`impl.snapshot.repair.TableHealth` names each damaged file and what it breaks
+        (``healthy`` when none is). Reads only."""
+        return doctor(self.core)
+
+    def repair(self, dry_run: bool = False) -> RepairPlan:
+        """Move the table back to its newest readable snapshot when the latest cannot be read:
+        the damaged newer snapshot files are set aside as ``snapshot/damaged-snapshot-<id>-<hash>``
+        and the hints rewritten; no manifest or data file is deleted (``remove_orphan_files``
+        can do that later). Crash-safe and idempotent; ``dry_run`` changes nothing.
+        TableNotRepairableError when no snapshot is readable. Returns the
+        :class:`impl.snapshot.repair.RepairPlan` (target id, files set aside)."""
+        return repair(self.core, dry_run)
 
     # ------------------------------------------------------------------ tags
 
