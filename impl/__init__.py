@@ -48,6 +48,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     SnapshotNotExistError,
     SnapshotNotFoundError,
     TableError,
+    TableNotRepairableError,
     TagAlreadyExistError,
     TagAlreadyExistsError,
     TagNotExistError,
@@ -139,7 +140,7 @@ __all__ = [
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
-    "CatalogConnectionError", "CatalogStoreError",
+    "CatalogConnectionError", "CatalogStoreError", "TableNotRepairableError",
     # a catalog server's (impl.rest) refusals and failures
     "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError", "CommitRefusedError",
 ]
