@@ -28,6 +28,7 @@ written last; readers never trust a hint over the files, so a stale one only cos
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import posixpath
 from dataclasses import dataclass
@@ -125,7 +126,7 @@ class MetadataChecker:
                 continue
             for meta in got:
                 d = self._once(f"manifest:{meta.file_name}", paths.manifest_path(meta.file_name), Role.MANIFEST,
-                               breaks, lambda m=meta: self.reader.manifest_file.read_manifest(m))
+                               breaks, functools.partial(self.reader.manifest_file.read_manifest, meta))
                 out += [d] if d else []
         if snap.index_manifest:
             name = snap.index_manifest
@@ -271,12 +272,6 @@ def apply_repair(sm: SnapshotManager, plan: RepairPlan) -> None:
             sm.commit_hint(EARLIEST_HINT, earliest)
 
 
-def quarantined_files(file_io: FileIO, sm: SnapshotManager) -> list[str]:
-    """The set-aside snapshot files of the branch (kept until someone deletes them by hand)."""
-    return sorted(posixpath.join(sm.paths.snapshot_dir, n) for n in file_io.list_names(sm.paths.snapshot_dir)
-                  if n.startswith(QUARANTINE_PREFIX))
-
-
 def damaged_newer(sm: SnapshotManager, ids: Iterable[int]) -> dict[int, str]:
     """Of snapshot files ``ids``, those whose file cannot be read (not an unsupported version),
     by id, with where :func:`set_aside` puts each (for a rollback past them)."""
@@ -293,5 +288,5 @@ def damaged_newer(sm: SnapshotManager, ids: Iterable[int]) -> dict[int, str]:
 
 
 __all__ = ["Damage", "MetadataChecker", "QUARANTINE_PREFIX", "RepairPlan", "Role", "TableHealth", "apply_repair",
-           "damaged_newer", "diagnose", "hint_damages", "plan_repair", "quarantine_path", "quarantined_files",
+           "damaged_newer", "diagnose", "hint_damages", "plan_repair", "quarantine_path",
            "read_snapshot", "set_aside", "snapshot_damages"]

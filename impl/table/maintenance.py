@@ -21,8 +21,8 @@ from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, PENDING_TAG_PREFIX, TAG_DIR_NAME, TablePaths
 from impl.snapshot.expire import tags_to_skip
 from impl.snapshot.manager import SnapshotManager
-from impl.snapshot.repair import MetadataChecker, damaged_newer, set_aside
 from impl.snapshot.references import Missing, PartitionPathOf, SnapshotFileReader, SnapshotFiles
+from impl.snapshot.repair import MetadataChecker, damaged_newer, set_aside
 from impl.table.core import TableCore
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag

@@ -34,9 +34,9 @@ from impl.table.commit import CommitStats
 from impl.table.compact import compact_table
 from impl.table.core import PartitionCache, TableCore, load_latest_schema
 from impl.table.maintenance import delete_tag, protected_names, remove_orphan_files, rollback_to
-from impl.table.repair import doctor, repair
 from impl.table.options import TableOptions, warn_unknown_keys
 from impl.table.predicate import Predicate
+from impl.table.repair import doctor, repair
 from impl.table.tags import create_tag, tags_with_branches
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag
