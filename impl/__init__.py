@@ -23,6 +23,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitRetriesExhaustedError,
     CorruptFileIndexError,
     CorruptMetadataError,
+    DamagedSnapshotError,
     DuplicateFileError,
     FileAlreadyLiveError,
     FileIOError,
@@ -140,7 +141,7 @@ __all__ = [
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
-    "CatalogConnectionError", "CatalogStoreError", "TableNotRepairableError",
+    "CatalogConnectionError", "CatalogStoreError", "TableNotRepairableError", "DamagedSnapshotError",
     # a catalog server's (impl.rest) refusals and failures
     "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError", "CommitRefusedError",
 ]

@@ -69,6 +69,18 @@ class CorruptMetadataError(PaimonError):
         super().__init__(f"corrupt metadata file {path}: {reason}")
 
 
+class DamagedSnapshotError(CorruptMetadataError):
+    """A snapshot file that is there but cannot be read (truncated, garbage, another id). The
+    message says the way out: ``doctor`` names what is damaged, ``repair`` moves a table whose
+    latest snapshot is damaged back to its newest readable one; ``reason`` stays the bare cause."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(path, reason)
+        self.args = (f"corrupt metadata file {path}: {reason}; `paimon-py doctor DB.TABLE` (table.doctor()) names "
+                     "what is damaged, `paimon-py repair DB.TABLE` (table.repair()) moves a table whose latest "
+                     "snapshot is damaged back to its newest readable snapshot (README: Troubleshooting)",)
+
+
 class UnsupportedVersionError(CorruptMetadataError):
     """A metadata file declares a format version this library does not read."""
 

@@ -16,18 +16,19 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Iterator, Protocol
 
-from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError, UnsupportedVersionError
+from impl.errors import (
+    CorruptMetadataError,
+    DamagedSnapshotError,
+    FileIOError,
+    SnapshotNotExistError,
+    UnsupportedVersionError,
+)
 from impl.format.json_records import Snapshot
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
 
 log = logging.getLogger(__name__)
-
-# appended to the error of a latest snapshot that cannot be read: the way out (README, Troubleshooting)
-REPAIR_HINT = ("; the latest snapshot cannot be read: `paimon-py doctor DB.TABLE` (table.doctor()) names what is "
-               "damaged, `paimon-py repair DB.TABLE` (table.repair()) moves the table back to its newest readable "
-               "snapshot, setting the damaged ones aside")
 
 
 class SnapshotCommit(Protocol):
@@ -71,9 +72,14 @@ class SnapshotManager:
             data = self.file_io.read_bytes(path)
         except FileNotFoundError:
             return None
-        snap = Snapshot.from_json_bytes(data, path)
+        try:
+            snap = Snapshot.from_json_bytes(data, path)
+        except UnsupportedVersionError:
+            raise  # a newer format, not damage
+        except CorruptMetadataError as e:
+            raise DamagedSnapshotError(e.path, e.reason) from None
         if snap.id != snapshot_id:
-            raise CorruptMetadataError(path, f"file holds snapshot id {snap.id}")
+            raise DamagedSnapshotError(path, f"file holds snapshot id {snap.id}")
         return snap
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
@@ -147,14 +153,9 @@ class SnapshotManager:
         return None
 
     def latest_snapshot(self) -> Snapshot | None:
-        """The newest snapshot, or None for an empty table. CorruptMetadataError if its file is
-        damaged; its message points at ``paimon-py repair``."""
-        try:
-            return self._read_with_retry(self.latest_snapshot_id)
-        except UnsupportedVersionError:
-            raise
-        except CorruptMetadataError as e:
-            raise CorruptMetadataError(e.path, e.reason + REPAIR_HINT) from e
+        """The newest snapshot, or None for an empty table (DamagedSnapshotError if its file
+        cannot be read)."""
+        return self._read_with_retry(self.latest_snapshot_id)
 
     def earliest_snapshot(self) -> Snapshot | None:
         """The oldest snapshot not yet expired, or None for an empty table."""

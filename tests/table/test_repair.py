@@ -16,7 +16,7 @@ import pytest
 
 import impl
 from impl.cli import EXIT_OK, EXIT_USER_ERROR, main
-from impl.errors import CorruptMetadataError, TableNotRepairableError, UnsupportedVersionError
+from impl.errors import CorruptMetadataError, DamagedSnapshotError, TableNotRepairableError, UnsupportedVersionError
 from impl.snapshot.repair import QUARANTINE_PREFIX, Role
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -60,9 +60,13 @@ def tear(path: str) -> bytes:
 def test_torn_latest_snapshot_is_named_and_repaired(tmp_path):
     t = make_table(tmp_path)
     torn = tear(t.paths.snapshot_path(3))
-    with pytest.raises(CorruptMetadataError, match="paimon-py repair") as e:
-        reopen(tmp_path).to_arrow()
-    assert e.value.path == t.paths.snapshot_path(3)
+    # every path that meets the damaged file says the way out (typed: DamagedSnapshotError)
+    for work in (lambda x: x.to_arrow(), lambda x: x.write_arrow(pa.table({"id": [9], "v": ["9"]}, schema=SCHEMA)),
+                 lambda x: x.compact(full=True), lambda x: x.expire_snapshots(retain_min=1, retain_max=1),
+                 lambda x: x.remove_orphan_files(older_than_millis=FAR_FUTURE_MILLIS)):
+        with pytest.raises(DamagedSnapshotError, match="paimon-py repair") as e:
+            work(reopen(tmp_path))
+        assert e.value.path == t.paths.snapshot_path(3) and e.value.reason.startswith("not valid JSON")
 
     health = reopen(tmp_path).doctor()
     assert not health.healthy
