@@ -222,8 +222,11 @@ def plan_rollback(target_id: int, newer: Sequence[SnapshotFiles], table_paths: T
 def rollback_to(core: TableCore, target: int | str) -> list[str]:
     """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest.
 
-    Paimon's RollbackHelper: the LATEST hint is set first, newer snapshot files are deleted
-    newest first (a crash leaves a contiguous range whose newest is read), then the tags of
+    Paimon's RollbackHelper, after everything is read and checked (a target whose metadata
+    cannot be read is refused with CorruptMetadataError before anything is written): the
+    LATEST hint is set, newer snapshot files are deleted newest first (a crash leaves a
+    contiguous range whose newest is read; a newer snapshot whose file cannot be read is set
+    aside as impl.snapshot.repair does, and what only it used is left to orphan removal), then the tags of
     newer snapshots, then the files that only the removed snapshots referenced (nothing any
     remaining snapshot or tag of any branch uses). A tag whose snapshot expired is first
     written back as ``snapshot-<id>`` (EARLIEST hint set to it), so the table always has a
