@@ -33,6 +33,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitUsageError,
     CorruptFileIndexError,
     CorruptMetadataError,
+    DamagedSnapshotError,
     DuplicateFileError,
     DynamicBucketError,
     FileAlreadyLiveError,
@@ -69,6 +70,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     StaleTableDirectoryError,
     StaleTableHandleError,
     TableError,
+    TableNotRepairableError,
     TagAlreadyExistError,
     TagAlreadyExistsError,
     TagNotExistError,
@@ -136,7 +138,7 @@ __all__ = [
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
-    "CatalogConnectionError", "CatalogStoreError",
+    "CatalogConnectionError", "CatalogStoreError", "TableNotRepairableError", "DamagedSnapshotError",
     # a catalog server's (impl.rest) refusals and failures
     "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError", "CommitRefusedError",
 ]

@@ -69,6 +69,18 @@ class CorruptMetadataError(PaimonError):
         super().__init__(f"corrupt metadata file {path}: {reason}")
 
 
+class DamagedSnapshotError(CorruptMetadataError):
+    """A snapshot file that is there but cannot be read (truncated, garbage, another id). The
+    message says the way out: ``doctor`` names what is damaged, ``repair`` moves a table whose
+    latest snapshot is damaged back to its newest readable one; ``reason`` stays the bare cause."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(path, reason)
+        self.args = (f"corrupt metadata file {path}: {reason}; `paimon-py doctor DB.TABLE` (table.doctor()) names "
+                     "what is damaged, `paimon-py repair DB.TABLE` (table.repair()) moves a table whose latest "
+                     "snapshot is damaged back to its newest readable snapshot (README: Troubleshooting)",)
+
+
 class UnsupportedVersionError(CorruptMetadataError):
     """A metadata file declares a format version this library does not read."""
 
@@ -106,6 +118,17 @@ class SnapshotNotExistError(PaimonError):
         self.table_path = table_path
         self.snapshot_id = snapshot_id
         super().__init__(f"snapshot {snapshot_id} of table {table_path} does not exist")
+
+
+class TableNotRepairableError(PaimonError):
+    """``repair`` (or a rollback past damaged snapshots) cannot move the table back safely:
+    no snapshot is readable, or one is written in a format version this library does not read
+    (not damaged, so never set aside). Nothing was changed. ``table_path`` names the table."""
+
+    def __init__(self, table_path: str, reason: str):
+        self.table_path = table_path
+        self.reason = reason
+        super().__init__(f"table {table_path} cannot be repaired: {reason}")
 
 
 class NoSnapshotError(SnapshotNotExistError):

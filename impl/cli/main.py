@@ -144,6 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--snapshot", type=_non_negative, metavar="ID")
     target.add_argument("--tag", metavar="NAME")
 
+    p = add("doctor", "check every metadata file the table's snapshots, tags and hints refer to; name each "
+            "damaged one and what it breaks", c.cmd_doctor)
+    p.add_argument("table", metavar="DB.TABLE")
+
+    p = add("repair", "move a table whose latest snapshot cannot be read back to its newest readable snapshot "
+            "(damaged snapshot files are set aside, no data file is deleted)", c.cmd_repair)
+    p.add_argument("table", metavar="DB.TABLE")
+    p.add_argument("--dry-run", "--dry_run", action="store_true", help="say what would be set aside, change nothing")
+
     p = add("create-tag", "tag a snapshot (default: the latest)", c.cmd_create_tag, ["create_tag"])
     p.add_argument("table", metavar="DB.TABLE")
     p.add_argument("tag_name", metavar="TAG")

@@ -16,7 +16,13 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Iterator, Protocol
 
-from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError
+from impl.errors import (
+    CorruptMetadataError,
+    DamagedSnapshotError,
+    FileIOError,
+    SnapshotNotExistError,
+    UnsupportedVersionError,
+)
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
@@ -66,9 +72,14 @@ class SnapshotManager:
             data = self.file_io.read_bytes(path)
         except FileNotFoundError:
             return None
-        snap = Snapshot.from_json_bytes(data, path)
+        try:
+            snap = Snapshot.from_json_bytes(data, path)
+        except UnsupportedVersionError:
+            raise  # a newer format, not damage
+        except CorruptMetadataError as e:
+            raise DamagedSnapshotError(e.path, e.reason) from None
         if snap.id != snapshot_id:
-            raise CorruptMetadataError(path, f"file holds snapshot id {snap.id}")
+            raise DamagedSnapshotError(path, f"file holds snapshot id {snap.id}")
         return snap
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
@@ -142,7 +153,8 @@ class SnapshotManager:
         return None
 
     def latest_snapshot(self) -> Snapshot | None:
-        """The newest snapshot, or None for an empty table."""
+        """The newest snapshot, or None for an empty table (DamagedSnapshotError if its file
+        cannot be read)."""
         return self._read_with_retry(self.latest_snapshot_id)
 
     def earliest_snapshot(self) -> Snapshot | None:

@@ -22,6 +22,8 @@ from impl.fs.names import check_branch
 from impl.fs.paths import MAIN_BRANCH, TablePaths
 from impl.maintenance.cleanup import delete_tag, protected_names, remove_orphan_files, rollback_to
 from impl.maintenance.compact import compact_table
+from impl.maintenance.doctor import doctor, repair
+from impl.maintenance.repair import RepairPlan, TableHealth
 from impl.maintenance.tags import create_tag, tags_with_branches
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.options import core_options as co
@@ -304,6 +306,21 @@ class FileStoreTable(TableReads):
         if isinstance(target, bool) or not isinstance(target, (int, str)):
             raise InvalidOptionError(f"rollback_to target {target!r} is neither a snapshot id (int) nor a tag name (str)")
         return rollback_to(self.core, target)
+
+    def doctor(self) -> TableHealth:
+        """Check every metadata file this branch's snapshots, tags and hints refer to; the
+        :class:`impl.maintenance.repair.TableHealth` names each damaged file and what it breaks
+        (``healthy`` when none is). Reads only."""
+        return doctor(self.core)
+
+    def repair(self, dry_run: bool = False) -> RepairPlan:
+        """Move the table back to its newest readable snapshot when the latest cannot be read:
+        the damaged newer snapshot files are set aside as ``snapshot/damaged-snapshot-<id>-<hash>``
+        and the hints rewritten; no manifest or data file is deleted (``remove_orphan_files``
+        can do that later). Crash-safe and idempotent; ``dry_run`` changes nothing.
+        TableNotRepairableError when no snapshot is readable. Returns the
+        :class:`impl.maintenance.repair.RepairPlan` (target id, files set aside)."""
+        return repair(self.core, dry_run)
 
     # ------------------------------------------------------------------ tags
 
