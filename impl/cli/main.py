@@ -15,10 +15,10 @@ import traceback
 from typing import Sequence
 
 from impl._cli import HelpFormatter
-from impl.catalog import Catalog
+from impl.catalog import open_catalog
 from impl.cli import commands as c
 from impl.cli.output import choose_style, emit
-from impl.errors import InvalidWarehouseError, PaimonError
+from impl.errors import PaimonError
 
 PROG = "paimon-py"
 WAREHOUSE_ENV = "PAIMON_WAREHOUSE"
@@ -180,13 +180,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug
     try:
         style = choose_style(args.style or "auto", sys.stdout)
-        catalog = Catalog(warehouse, options=options)
-        if not catalog.file_io.exists(catalog.warehouse):
-            # the commands create nothing: a mistyped path would otherwise list no databases
-            raise InvalidWarehouseError(f"warehouse {warehouse!r} does not exist")
-        ctx = c.Context(catalog, options, show_progress=not args.json and sys.stderr.isatty())
-        result = args.run(ctx, args)
-        emit(result, as_json=args.json, style=style)
+        with open_catalog(warehouse, options=options) as catalog:
+            # the commands create nothing: a mistyped warehouse would otherwise list no databases
+            catalog.check_warehouse()
+            ctx = c.Context(catalog, options, show_progress=not args.json and sys.stderr.isatty())
+            result = args.run(ctx, args)
+            emit(result, as_json=args.json, style=style)
     except PaimonError as e:  # MissingExtraError included: it names the extra to install
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR

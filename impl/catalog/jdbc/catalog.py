@@ -20,12 +20,8 @@ from typing import Mapping
 
 import fsspec
 
-from impl.catalog.filesystem import (
-    METASTORE_CATALOGS,
-    Catalog,
-    Database,
-    parse_identifier,
-)
+from impl.catalog.base import JDBC_METASTORE, Database
+from impl.catalog.filesystem import FileSystemCatalog, parse_identifier
 from impl.catalog.jdbc.lock import LockedSnapshotCommit, LockRules, table_lock
 from impl.catalog.jdbc.store import DATABASE_EXISTS_PROPERTY, JdbcStore
 from impl.catalog.jdbc.uri import PROPERTY_PREFIX, connection_properties, parse_jdbc_uri, redact
@@ -43,7 +39,6 @@ from impl.options.values import parse_bool, parse_duration_millis, parse_int
 from impl.snapshot.manager import SnapshotCommit
 from impl.table.table import FileStoreTable
 
-JDBC_METASTORE = "jdbc"
 DEFAULT_CATALOG_KEY = "jdbc"
 DB_LOCATION_PROP = "location"
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
@@ -91,7 +86,7 @@ def _split_options(uri_or_warehouse: str, warehouse: str | None,
     return uri, warehouse, {**opts, "metastore": JDBC_METASTORE, "uri": uri, "warehouse": warehouse}
 
 
-class JdbcCatalog(Catalog):
+class JdbcCatalog(FileSystemCatalog):
     """A catalog whose databases and tables are rows of a JDBC database (Paimon's
     ``metastore`` = ``jdbc``).
 
@@ -131,15 +126,20 @@ class JdbcCatalog(Catalog):
         if self.lock_rules.enabled:
             self.store.create_lock_table(self.lock_rules.key_max_length)
 
+    @classmethod
+    def from_location(cls, location: str | None, filesystem: fsspec.AbstractFileSystem | None,
+                      options: Mapping[str, str] | None, *, env: Environment = PRODUCTION,
+                      warehouse: str | None = None) -> JdbcCatalog:
+        """``("jdbc:...", warehouse=...)`` or ``(warehouse, options={"uri": "jdbc:...", ...})``."""
+        return cls(location, filesystem, options, env=env, warehouse=warehouse)  # type: ignore[arg-type]
+
+    def check_warehouse(self) -> None:
+        """Nothing to check: the databases are rows of the catalog's database (reached when the
+        catalog was opened) and the warehouse directory appears with the first table."""
+
     def close(self) -> None:
         """Close the connection to the database."""
         self.store.close()
-
-    def __enter__(self) -> "JdbcCatalog":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # ------------------------------------------------------------------ databases
 
@@ -266,5 +266,3 @@ class JdbcCatalog(Catalog):
             props["bucket-key"] = bucket_keys
         return props
 
-
-METASTORE_CATALOGS[JDBC_METASTORE] = JdbcCatalog

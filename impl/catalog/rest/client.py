@@ -22,7 +22,10 @@ from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
-from impl.catalog.filesystem import Database, parse_identifier, resolve_table, schema_to_create, split_system_table
+import fsspec
+
+from impl.catalog.base import Catalog, Database
+from impl.catalog.filesystem import parse_identifier, resolve_table, schema_to_create, split_system_table
 from impl.catalog.rest.protocol import (
     AUTHORIZATION,
     BEAR_TOKEN_PROVIDER,
@@ -176,8 +179,8 @@ class RESTSnapshotCommit:
         return success
 
 
-class RESTCatalog:
-    """A Paimon REST catalog: the methods of :class:`impl.Catalog` (databases, tables, schema
+class RESTCatalog(Catalog):
+    """A Paimon REST catalog: the :class:`impl.Catalog` API (databases, tables, schema
     changes, system tables ``db.t$snapshots`` and branches ``db.t$branch_b``), through a
     catalog server at ``options["uri"]``.
 
@@ -220,6 +223,24 @@ class RESTCatalog:
         self.options = {**defaults, **options, **overrides}
         self.paths = ResourcePaths(self.options.get(PREFIX, DEFAULT_PREFIX))
         self.data_token_enabled = self.options.get(DATA_TOKEN_ENABLED, "false").lower() == "true"
+
+    @classmethod
+    def from_location(cls, location: str | None, filesystem: fsspec.AbstractFileSystem | None,
+                      options: Mapping[str, str] | None, *, env: Environment = PRODUCTION,
+                      warehouse: str | None = None) -> RESTCatalog:
+        """``Catalog(name, options={"metastore": "rest", "uri": ...})``: ``name`` (or ``warehouse``)
+        is the catalog's warehouse at the server; the server names the file system, so a
+        ``filesystem`` is refused."""
+        if filesystem is not None:
+            raise UnsupportedCatalogOptionError("filesystem", type(filesystem).__name__,
+                                                "a REST catalog's tables live where its server says")
+        named = dict(options or {})
+        for given in (warehouse, location):
+            if given:
+                if named.get(WAREHOUSE, given) != given:
+                    raise UnsupportedCatalogOptionError(WAREHOUSE, named[WAREHOUSE], f"differs from {given!r}")
+                named[WAREHOUSE] = given
+        return cls(named, env=env)
 
     @property
     def uri(self) -> str:
@@ -409,16 +430,6 @@ class RESTCatalog:
         except TableNotExistError:
             if not ignore_if_not_exists:
                 raise
-
-    def drop_partitions(self, identifier, partitions: Sequence[Mapping[str, object]]) -> None:
-        """Delete every row of the given partitions in one OVERWRITE snapshot (published by the server)."""
-        table = self.get_table(identifier)
-        assert isinstance(table, FileStoreTable)
-        commit = table.new_batch_write_builder().new_commit()
-        try:
-            commit.truncate_partitions(partitions)
-        finally:
-            commit.close()
 
 
 __all__ = ["RESTCatalog", "RESTClient", "RESTSnapshotCommit"]
