@@ -20,9 +20,8 @@ import urllib.parse
 import urllib.request
 from typing import Any, Mapping, Sequence
 
-import pyarrow as pa
-
 import fsspec
+import pyarrow as pa
 
 from impl.catalog.base import Catalog, Database
 from impl.catalog.filesystem import parse_identifier, resolve_table, schema_to_create, split_system_table
