@@ -15,6 +15,7 @@ import fsspec
 import pyarrow as pa
 
 from impl.catalog.base import FILESYSTEM_METASTORE, Catalog, Database, metastore_of
+from impl.catalog.options import FILESYSTEM_OPTIONS, METASTORE, WAREHOUSE, check_catalog_keys
 from impl.environment import PRODUCTION, Environment
 from impl.errors import (
     DatabaseAlreadyExistError,
@@ -34,7 +35,7 @@ from impl.errors import (
 )
 from impl.fs.file_io import FileIO
 from impl.fs.names import check_database, check_table, path_problem
-from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable, storage_options
+from impl.fs.object_store import check_bucket_reachable, storage_options
 from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
 from impl.schema.manager import SchemaManager, schema_ids_in
@@ -107,27 +108,17 @@ def parse_identifier(identifier) -> tuple[str, str]:
     return db, table
 
 
-# Catalog options of Paimon's filesystem catalog that this catalog implements, besides the storage
-# options (fs.*, s3.*). Anything else (a metastore's uri, lock settings, table-default.*) belongs
-# to a catalog this is not, and is refused rather than ignored.
-CATALOG_OPTIONS = frozenset({"metastore", "warehouse"})
-
-
 def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> None:
-    """Refuse the catalog options this filesystem catalog does not implement, naming the key."""
-    for key, value in (options or {}).items():
-        if not isinstance(key, str):
-            raise UnsupportedCatalogOptionError(repr(key), value, "option keys are strings")
-        if key.startswith(STORAGE_OPTION_PREFIXES):
-            continue
-        if key not in CATALOG_OPTIONS:
-            raise UnsupportedCatalogOptionError(
-                key, value, f"not an option of this filesystem catalog (it takes {sorted(CATALOG_OPTIONS)} "
-                            f"and storage options starting with {', '.join(STORAGE_OPTION_PREFIXES)})")
-        if key == "metastore" and metastore_of(options) != FILESYSTEM_METASTORE:
-            raise UnsupportedCatalogOptionError(key, value, "a filesystem catalog's metastore is 'filesystem'")
-        if key == "warehouse" and str(value).rstrip("/") != warehouse.rstrip("/"):
-            raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
+    """Refuse the catalog options this filesystem catalog does not implement, naming the key
+    (its options: :data:`impl.catalog.options.FILESYSTEM_OPTIONS`)."""
+    check_catalog_keys(options, FILESYSTEM_OPTIONS)
+    options = options or {}
+    if METASTORE.key_in(options) and metastore_of(options) != FILESYSTEM_METASTORE:
+        raise UnsupportedCatalogOptionError(METASTORE.key, options[METASTORE.key],
+                                            "a filesystem catalog's metastore is 'filesystem'")
+    given = WAREHOUSE.get(options)
+    if given is not None and given.rstrip("/") != warehouse.rstrip("/"):
+        raise UnsupportedCatalogOptionError(WAREHOUSE.key, given, f"differs from the catalog's warehouse {warehouse!r}")
 
 
 def schema_to_create(identifier, schema: pa.Schema | Schema | TableSchema, ignore_if_exists: bool, *,
