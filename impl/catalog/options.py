@@ -10,7 +10,7 @@ to the REST one, belong to a catalog this is not and must not be dropped silentl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from impl.catalog.rest import protocol as rest
 from impl.errors import UnsupportedCatalogOptionError
@@ -87,7 +87,7 @@ REST_OPTIONS = CatalogOptionSet(
     (REST_HEADER_PREFIX, *STORAGE_OPTION_PREFIXES))
 
 
-def check_catalog_keys(options: Mapping[object, object] | None, declared: CatalogOptionSet) -> None:
+def check_catalog_keys(options: Mapping[Any, object] | None, declared: CatalogOptionSet) -> None:
     """Refuse, naming the key, each option ``declared`` neither declares nor covers by a prefix."""
     for key, value in (options or {}).items():
         if not isinstance(key, str):
