@@ -29,11 +29,14 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 DESCRIPTION = f"""\
-Look at and maintain Apache Paimon tables of a filesystem warehouse (local or object store).
+Look at and maintain Apache Paimon tables of any catalog: a filesystem warehouse (local or object
+store), a JDBC catalog or a REST catalog server.
 
 Tables are named db.table; a branch db.table$branch_dev. The warehouse comes from --warehouse or
-the {WAREHOUSE_ENV} environment variable; storage options (fs.s3.endpoint, fs.s3.accessKeyId, ...)
-from --option KEY=VALUE, repeated.
+the {WAREHOUSE_ENV} environment variable; catalog and storage options (metastore=jdbc, uri=...,
+token=..., fs.s3.endpoint=...) from --option KEY=VALUE, repeated. A JDBC catalog:
+--warehouse jdbc:sqlite:FILE -o warehouse=PATH; a REST one: --warehouse NAME -o metastore=rest
+-o uri=http://HOST:PORT -o token=TOKEN.
 
 exit codes: 0 ok, 1 user error (no such table, unknown column, bad filter ...), 2 usage error,
 3 internal error (--debug prints its traceback)"""
