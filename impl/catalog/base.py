@@ -8,8 +8,8 @@ catalog registers itself by being imported, and each is imported only when asked
 missing optional dependency of one does not stop the others.
 
 >>> cat = load_catalog({"warehouse": "/tmp/wh"})                            # doctest: +SKIP
->>> cat = Catalog("/tmp/wh")              # the same: Catalog(...) opens the catalog its arguments name
->>> isinstance(cat, Catalog)
+>>> cat = Catalog("/tmp/wh")       # the same: Catalog(...) opens the catalog its arguments name  # doctest: +SKIP
+>>> isinstance(cat, Catalog)                                                 # doctest: +SKIP
 True
 """
 
