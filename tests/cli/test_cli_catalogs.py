@@ -12,6 +12,7 @@ shared one API, every command failed on a REST catalog (``'RESTCatalog' object h
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import posixpath
 from dataclasses import dataclass
@@ -24,10 +25,30 @@ import impl
 from impl.cli import EXIT_OK, main
 from impl.cli.main import build_parser
 from impl.rest import RESTCatalogServer
-from tests.cli.test_cli import SCHEMA, expected_json, rows
 
 TOKEN = "cli-catalogs-token"
 KINDS = ("filesystem", "jdbc", "rest")
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("name", pa.string()), ("day", pa.date32())])
+
+
+def rows(dts, ids, names) -> pa.Table:
+    return pa.table({"dt": dts, "id": pa.array(ids, pa.int64()), "name": names,
+                     "day": pa.array([dt.date(2024, 1, i % 28 + 1) for i in ids], pa.date32())}, schema=SCHEMA)
+
+
+def expected_json(table: pa.Table) -> list[dict]:
+    """``table``'s rows as the JSON output documents them: dates and timestamps in ISO 8601, maps
+    as objects."""
+    out = []
+    for row in table.to_pylist():
+        for f in table.schema:
+            v = row[f.name]
+            if isinstance(v, (dt.date, dt.datetime)):
+                row[f.name] = v.isoformat()
+            elif pa.types.is_map(f.type) and v is not None:
+                row[f.name] = dict(v)
+        out.append(row)
+    return out
 
 
 @dataclass
