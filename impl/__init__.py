@@ -5,8 +5,8 @@
 """
 
 from impl._version import package_version
-from impl.catalog import Catalog, CatalogFactory
-from impl.catalog.jdbc import JdbcCatalog  # registers metastore "jdbc" with impl.Catalog
+from impl.catalog import Catalog, CatalogFactory, FileSystemCatalog, load_catalog
+from impl.catalog.jdbc import JdbcCatalog
 from impl.environment import Environment
 from impl.errors import (  # old names of the errors above, kept for earlier callers
     BranchAlreadyExistError,
@@ -113,7 +113,7 @@ __version__: str = package_version()
 
 __all__ = [
     "__version__",
-    "Catalog", "CatalogFactory", "JdbcCatalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
+    "Catalog", "CatalogFactory", "FileSystemCatalog", "JdbcCatalog", "load_catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused

@@ -19,7 +19,7 @@ import uuid
 import pyarrow as pa
 
 from impl._cli import HelpFormatter
-from impl.catalog.filesystem import Catalog
+from impl.catalog.filesystem import FileSystemCatalog
 from impl.table.table import FileStoreTable
 
 ROWS_PER_COMMIT = 10
@@ -49,7 +49,7 @@ def _batch(commit: int) -> pa.Table:
 
 def run(warehouse: str, commits: int) -> FileStoreTable:
     """Create and fill the demo table."""
-    catalog = Catalog(os.path.abspath(warehouse))
+    catalog = FileSystemCatalog(os.path.abspath(warehouse))
     catalog.create_database("demo", ignore_if_exists=True)
     name = f"demo.events-{uuid.uuid4().hex[:6]}"
     table = catalog.create_table(

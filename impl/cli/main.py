@@ -15,10 +15,10 @@ import traceback
 from typing import Sequence
 
 from impl._cli import HelpFormatter
-from impl.catalog import Catalog
+from impl.catalog import open_catalog
 from impl.cli import commands as c
 from impl.cli.output import choose_style, emit
-from impl.errors import InvalidWarehouseError, PaimonError
+from impl.errors import PaimonError
 
 PROG = "paimon-py"
 WAREHOUSE_ENV = "PAIMON_WAREHOUSE"
@@ -29,11 +29,14 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 DESCRIPTION = f"""\
-Look at and maintain Apache Paimon tables of a filesystem warehouse (local or object store).
+Look at and maintain Apache Paimon tables of any catalog: a filesystem warehouse (local or object
+store), a JDBC catalog or a REST catalog server.
 
 Tables are named db.table; a branch db.table$branch_dev. The warehouse comes from --warehouse or
-the {WAREHOUSE_ENV} environment variable; storage options (fs.s3.endpoint, fs.s3.accessKeyId, ...)
-from --option KEY=VALUE, repeated.
+the {WAREHOUSE_ENV} environment variable; catalog and storage options (metastore=jdbc, uri=...,
+token=..., fs.s3.endpoint=...) from --option KEY=VALUE, repeated. A JDBC catalog:
+--warehouse jdbc:sqlite:FILE -o warehouse=PATH; a REST one: --warehouse NAME -o metastore=rest
+-o uri=http://HOST:PORT -o token=TOKEN.
 
 exit codes: 0 ok, 1 user error (no such table, unknown column, bad filter ...), 2 usage error,
 3 internal error (--debug prints its traceback)"""
@@ -189,13 +192,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug
     try:
         style = choose_style(args.style or "auto", sys.stdout)
-        catalog = Catalog(warehouse, options=options)
-        if not catalog.file_io.exists(catalog.warehouse):
-            # the commands create nothing: a mistyped path would otherwise list no databases
-            raise InvalidWarehouseError(f"warehouse {warehouse!r} does not exist")
-        ctx = c.Context(catalog, options, show_progress=not args.json and sys.stderr.isatty())
-        result = args.run(ctx, args)
-        emit(result, as_json=args.json, style=style)
+        with open_catalog(warehouse, options=options) as catalog:
+            # the commands create nothing: a mistyped warehouse would otherwise list no databases
+            catalog.check_warehouse()
+            ctx = c.Context(catalog, options, show_progress=not args.json and sys.stderr.isatty())
+            result = args.run(ctx, args)
+            emit(result, as_json=args.json, style=style)
     except PaimonError as e:  # MissingExtraError included: it names the extra to install
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR

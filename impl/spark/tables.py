@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 
 import impl
 from impl.catalog.filesystem import split_table_path as catalog_split_table_path
+from impl.catalog.options import JDBC_OPTIONS, JDBC_PROPERTY_PREFIX, REST_HEADER_PREFIX, REST_OPTIONS
 from impl.errors import DatabaseNotExistError, InvalidWarehouseError, TableNotExistError
 from impl.fs.object_store import (
     ACCESS_KEY_KEYS,
@@ -51,18 +52,16 @@ def split_table_path(table_path: str) -> tuple[str, str, str]:
     return catalog_split_table_path(_normalize(table_path))
 
 
-# Options of the catalog that lists the table (Paimon's names: ``metastore`` = ``jdbc``, ``uri``,
-# ``catalog-key``, ``lock.enabled``, ``jdbc.user``, ``jdbc.password``, ...): they travel with the
-# storage options, and each process opens the catalog from them.
-# A REST catalog's (``metastore`` = ``rest``): ``uri``, ``warehouse`` (the catalog's name at the
-# server), ``token.provider``, ``token``.
-CATALOG_OPTION_KEYS = frozenset({"metastore", "uri", "catalog-key", "lock.enabled", "warehouse", "token.provider",
-                                 "token"})
+# Options of the catalog that lists the table (declared in impl.catalog.options: ``metastore`` =
+# ``jdbc``, ``uri``, ``catalog-key``, ``lock.enabled``, ``jdbc.user``, ...; a REST catalog's ``uri``,
+# ``warehouse`` (the catalog's name at the server), ``token.provider``, ``token``): they travel
+# with the storage options, and each process opens the catalog from them.
+CATALOG_OPTION_KEYS = JDBC_OPTIONS.keys | REST_OPTIONS.keys
 REST_METASTORE = "rest"
 
 
 def is_catalog_key(key: str) -> bool:
-    return key in CATALOG_OPTION_KEYS or key.startswith("jdbc.")
+    return key in CATALOG_OPTION_KEYS or key.startswith((JDBC_PROPERTY_PREFIX, REST_HEADER_PREFIX))
 
 
 def is_storage_key(key: str) -> bool:

@@ -10,11 +10,9 @@ from dataclasses import dataclass, field
 from typing import Mapping
 from urllib.parse import parse_qsl, urlsplit
 
+from impl.catalog.options import JDBC_PROPERTY_PREFIX as PROPERTY_PREFIX
 from impl.errors import UnsupportedCatalogOptionError
 
-# Catalog options whose key starts with this are the driver's connection properties (Java's
-# JdbcCatalog.PROPERTY_PREFIX: jdbc.user, jdbc.password, ...).
-PROPERTY_PREFIX = "jdbc."
 _SECRET = re.compile(r"(password=)[^&;]*", re.IGNORECASE)
 
 
