@@ -149,6 +149,25 @@ class SnapshotManager:
         """The oldest snapshot not yet expired, or None for an empty table."""
         return self._read_with_retry(self.earliest_snapshot_id)
 
+    # pypaimon 2.1.0's names for the reads above, so a pypaimon script's
+    # ``table.snapshot_manager().get_latest_snapshot()`` runs unchanged (the snapshots are impl's).
+
+    def get_latest_snapshot(self) -> Snapshot | None:
+        """pypaimon's name for :meth:`latest_snapshot`."""
+        return self.latest_snapshot()
+
+    def get_snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
+        """pypaimon's name for :meth:`try_snapshot` (None when the snapshot's file does not exist)."""
+        return self.try_snapshot(snapshot_id)
+
+    def list_snapshots(self) -> list[Snapshot]:
+        """pypaimon's name for :meth:`snapshots`, as a list in ascending id order."""
+        return list(self.snapshots())
+
+    def try_get_earliest_snapshot(self) -> Snapshot | None:
+        """pypaimon's name for :meth:`earliest_snapshot`."""
+        return self.earliest_snapshot()
+
     def _read_with_retry(self, find_id: Callable[[], int | None]) -> Snapshot | None:
         # A concurrent expiration can delete what we just found; look again then.
         missing_id = 0
