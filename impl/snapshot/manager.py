@@ -41,11 +41,13 @@ class SnapshotManager:
     publishes new ones."""
 
     def __init__(self, file_io: FileIO, table_path: str | TablePaths, *,
-                 snapshot_commit: SnapshotCommit | None = None):
-        """``snapshot_commit``: publishes new snapshots (default: an atomic create on ``file_io``)."""
+                 snapshot_commit: SnapshotCommit | None = None, table_name: str | None = None):
+        """``snapshot_commit``: publishes new snapshots (default: an atomic create on ``file_io``);
+        ``table_name``: how errors name the table (the ``db.t`` the user gave; default: its path)."""
         self.file_io = file_io
         self.paths = table_path if isinstance(table_path, TablePaths) else TablePaths(table_path)
         self.snapshot_commit = snapshot_commit
+        self.table_name = table_name or self.paths.table_path
 
     @property
     def table_path(self) -> str:
@@ -74,7 +76,7 @@ class SnapshotManager:
     def snapshot(self, snapshot_id: int) -> Snapshot:
         snap = self.try_snapshot(snapshot_id)
         if snap is None:
-            raise SnapshotNotExistError(self.table_path, snapshot_id)
+            raise SnapshotNotExistError(self.table_name, snapshot_id)
         return snap
 
     # ------------------------------------------------------------------ listing
@@ -179,7 +181,7 @@ class SnapshotManager:
             if snap is not None:
                 return snap
             missing_id = sid
-        raise SnapshotNotExistError(self.table_path, missing_id)
+        raise SnapshotNotExistError(self.table_name, missing_id)
 
     # ------------------------------------------------------------------ searching
 

@@ -238,7 +238,7 @@ def rollback_to(core: TableCore, target: int | str) -> list[str]:
         if present is None:
             held = [t for t in tags.tags() if t.snapshot.id == target]
             if not held:
-                raise SnapshotNotExistError(core.path, target)
+                raise SnapshotNotExistError(core.identifier, target)
             present = held[0].snapshot
         snap = present
     if not sm.snapshot_exists(snap.id):
