@@ -5,9 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from demo_rows import expected_rows, table_name
 
 import impl
+from impl.cli import EXIT_OK
+from impl.cli import main as cli_main
+from impl.demo import main as demo_main
 from impl.demo import run
 
 
@@ -36,12 +40,6 @@ def test_demo_refuses_zero_commits(tmp_path):
 def test_demo_table_name_needs_no_sql_quoting_and_the_compaction_identifier_is_explained(tmp_path, capsys):
     """The demo's table is queried as printed (a dash in its name was a DuckDB syntax error), and
     its COMPACT row shows ``batch`` with a legend, not a bare 9223372036854775807."""
-    import pytest
-
-    from impl.cli import EXIT_OK
-    from impl.cli import main as cli_main
-    from impl.demo import main as demo_main
-
     assert demo_main(["--warehouse", str(tmp_path), "--commits", "2"]) == 0
     out = capsys.readouterr().out
     name = out.splitlines()[0].split()[1]
