@@ -440,6 +440,19 @@ def test_a_missing_sqlite_catalog_is_refused_not_created(capsys, shared, tmp_pat
     assert code == EXIT_OK and json.loads(out)["rows"] == [{"database": "kept"}]
 
 
+def test_a_dashed_table_name_unquoted_in_sql_says_how_to_quote_it(capsys, tmp_path):
+    pytest.importorskip("duckdb")
+    cat = impl.Catalog(str(tmp_path))
+    cat.create_database("demo")
+    cat.create_table("demo.events-04992e", pa.schema([("id", pa.int64())])).write_arrow(pa.table({"id": [1, 2]}))
+    code, _, err = run(capsys, tmp_path, "sql", "select count(*) from demo.events-04992e")
+    assert code == EXIT_USER_ERROR
+    assert 'a table name with a dash is quoted in SQL: write demo."events-04992e"; DuckDB says: Parser Error' in err
+    assert run_json(capsys, tmp_path, "sql", 'select count(*) as n from demo."events-04992e"')["rows"] == [{"n": 2}]
+    code, _, err = run(capsys, tmp_path, "sql", "select count(*) from demo.nope-1")  # not a table: DuckDB alone
+    assert code == EXIT_USER_ERROR and "quoted" not in err
+
+
 def test_errors_name_the_table_as_given_not_its_path(capsys, shared):
     for argv in (["read", "db.t", "--snapshot", "99"], ["rollback-to", "db.t", "--snapshot", "99"],
                  ["create-tag", "db.t", "x", "--snapshot", "99"], ["read", "db.t", "--tag", "nope"]):

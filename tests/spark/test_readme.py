@@ -188,6 +188,9 @@ def test_every_block_runs_top_to_bottom(spark, s3_server, tmp_path, monkeypatch)
     assert sorted(r["id"] for r in t.to_arrow().to_pylist()) == [1, 3]  # rolled back to v1, then dev's row
     assert local.get_table("db.evolving").schema.field_names == ["id", "value", "c"]  # the schema evolution block
     assert local.get_table("db.events").to_arrow().num_rows == 2
+    # the Spark block's full compaction committed one COMPACT snapshot (the default one: nothing to do)
+    assert [s.commit_kind.value for s in local.get_table("db.events").snapshots()][:3] == \
+        ["APPEND", "APPEND", "COMPACT"]
     assert [s.commit_kind.value for s in local.get_table("db.core").snapshots()] == ["APPEND"]
     # the S3 blocks wrote to the test's store
     s3_cat = impl.Catalog(f"s3://{bucket}/warehouse", options=namespace["opts"])
