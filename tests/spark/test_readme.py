@@ -257,6 +257,9 @@ def test_each_block_runs_alone_twice_in_a_fresh_directory(block, tmp_path, monke
     run_alone_twice(block, tmp_path, monkeypatch, request)
 
 
+# Spark and Ray blocks, alone and twice, are minutes of jobs (the same blocks run once, top to
+# bottom, in CI above): python -m pytest -m large tests/spark/test_readme.py
+@pytest.mark.large
 @pytest.mark.parametrize("block", engine_blocks(), ids=lambda b: f"line{b.line}")
 def test_each_spark_or_ray_block_runs_alone_twice_in_a_fresh_directory(block, tmp_path, monkeypatch, request):
     run_alone_twice(block, tmp_path, monkeypatch, request)
