@@ -114,10 +114,11 @@ class DataFileError(PaimonError):
 class SnapshotNotExistError(PaimonError):
     """The requested snapshot id does not exist (never written, or expired)."""
 
-    def __init__(self, table_path: str, snapshot_id: int):
-        self.table_path = table_path
+    def __init__(self, table: str, snapshot_id: int):
+        """``table``: the table as the user named it (``db.t``), its path when it was opened by one."""
+        self.table = table
         self.snapshot_id = snapshot_id
-        super().__init__(f"snapshot {snapshot_id} of table {table_path} does not exist")
+        super().__init__(f"snapshot {snapshot_id} of table {table} does not exist")
 
 
 class TableNotRepairableError(PaimonError):
@@ -134,9 +135,9 @@ class TableNotRepairableError(PaimonError):
 class NoSnapshotError(SnapshotNotExistError):
     """An operation needs a snapshot (e.g. tagging the latest) and the table has none yet."""
 
-    def __init__(self, table_path: str, what: str):
-        PaimonError.__init__(self, f"table {table_path} has no snapshot yet: {what}")
-        self.table_path = table_path
+    def __init__(self, table: str, what: str):
+        PaimonError.__init__(self, f"table {table} has no snapshot yet: {what}")
+        self.table = table
         self.snapshot_id = 0
 
 

@@ -472,7 +472,7 @@ class SparkJob:
                      f"{live.checked} snapshots replayed as they appeared ({live.gaps} re-seeds after expiration)")
 
     def _check_final_replay(self, final: ModelReplayer) -> Check:
-        ids = self.table.snapshot_manager.snapshot_ids()
+        ids = self.table.snapshot_manager().snapshot_ids()
         if final.problems:
             return Check("model replay of retained snapshots", False, "; ".join(final.problems[:5]))
         return Check("model replay of retained snapshots", True,
@@ -552,7 +552,7 @@ class SparkJob:
 
     def _summary(self) -> dict[str, object]:
         s = self.stats
-        latest = self.table.snapshot_manager.latest_snapshot()
+        latest = self.table.snapshot_manager().latest_snapshot()
         steps = self.final_replay.steps if self.final_replay else []
         levels = steps[-1].files_per_level if steps else {}
         level_text = ", ".join(f"L{lvl}: {n}" for lvl, n in sorted(levels.items())) or "-"
@@ -562,7 +562,7 @@ class SparkJob:
             "elapsed": f"{self.elapsed_s:.1f} s",
             "writer commits": s.writer_commits,
             "snapshots published (latest id)": latest.id if latest else 0,
-            "snapshots retained": len(self.table.snapshot_manager.snapshot_ids()),
+            "snapshots retained": len(self.table.snapshot_manager().snapshot_ids()),
             "snapshots expired": s.expired_snapshots,
             "compaction commits": s.compactions + final_compactions,
             "conflicts (aborted cleanly)": s.conflicts,

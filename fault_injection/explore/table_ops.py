@@ -489,7 +489,7 @@ def _check_tag(world: TableWorld, table: FileStoreTable) -> list[Violation]:
     tag = next(r for r in world.reports if r.name == "tag")
     if tag.outcome is not Outcome.OK:
         return []
-    stored = table.tag_manager.try_get(TAG)
+    stored = table.tag_manager().try_get(TAG)
     if stored is None:
         return [Violation("tag", f"create_tag was acknowledged (snapshot {tag.tag_snapshot}) but no tag {TAG} exists")]
     if stored.snapshot.id != tag.tag_snapshot:

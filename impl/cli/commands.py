@@ -333,6 +333,21 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+# `db.name-with-dash`: a Paimon table name SQL reads as a subtraction unless it is quoted
+_DASHED = re.compile(r'(?<![\w"$.])([A-Za-z_]\w*)\.([A-Za-z_][\w$]*(?:-[\w$]+)+)')
+
+
+def quoting_hint(catalog: Catalog, sql: str) -> str:
+    """For a query that names a table whose name needs quoting in SQL (a dash) without quotes:
+    how to write it, to put before DuckDB's error (empty when there is none)."""
+    needed = []
+    for m in _DASHED.finditer(sql):
+        db, name = m.groups()
+        if db in catalog.list_databases() and name.split("$", 1)[0] in catalog.list_tables(db):
+            needed.append(f"{db}.{_quote(name)}")
+    return f"a table name with a dash is quoted in SQL: write {', '.join(needed)}; DuckDB says: " if needed else ""
+
+
 def cmd_sql(ctx: Context, args: argparse.Namespace) -> Result:
     duckdb = require("duckdb", "paimon-py sql")
     con = duckdb.connect(database=":memory:")
@@ -349,7 +364,7 @@ def cmd_sql(ctx: Context, args: argparse.Namespace) -> Result:
         except duckdb.Error as e:
             if isinstance(e, duckdb.InternalException):
                 raise
-            raise SqlError(args.query, str(e)) from e
+            raise SqlError(args.query, quoting_hint(ctx.catalog, args.query) + str(e)) from e
     finally:
         con.close()
     return Rows(result)

@@ -242,7 +242,7 @@ def rollback_to(core: TableCore, target: int | str) -> list[str]:
         if present is None:
             held = [t for t in tags.tags() if t.snapshot.id == target]
             if not held:
-                raise SnapshotNotExistError(core.path, target)
+                raise SnapshotNotExistError(core.identifier, target)
             present = held[0].snapshot
         snap = present
     # everything is read and checked before anything is written: a refused rollback changes nothing

@@ -82,7 +82,7 @@ class PaimonDatasink(Datasink[TaskOutput]):
         if refused:
             raise UnsupportedTableFeatureError(refused)
         column_map = tuple((f.name, f.name) for f in table.schema.fields)
-        latest = table.snapshot_manager.latest_snapshot_id() or 0
+        latest = table.snapshot_manager().latest_snapshot_id() or 0
         write_id = uuid.uuid4().hex
         self.job = WriteJob(ref, write_id, f"ray-{write_id}", latest, column_map)
         self.mode = mode

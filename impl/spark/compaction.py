@@ -87,7 +87,7 @@ def native_compaction(job: WriteJob, table, writer: str) -> bool:
         needs_impl = f"{table.identifier} is a primary-key table (its buckets are merged by impl's merge tree)"
     elif table.options.data_evolution:
         needs_impl = f"{table.identifier} is a data-evolution table (its row-id groups are merged by impl)"
-    elif table.bucket_mode is BucketMode.POSTPONE:
+    elif table.bucket_mode() is BucketMode.POSTPONE:
         needs_impl = f"{table.identifier} is a postpone bucket table"
     if needs_impl is None:
         # only when asked: at 0.5M-3M rows of 64 small files (benchmarks/spark_io.py) Spark's read,
@@ -117,7 +117,7 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
     check_table_options(dynamic)
     ref = TableRef.from_path(table_path, fs_factory=fs_factory, dynamic_options=dynamic, storage_options=storage)
     table = ref.table()
-    latest = table.snapshot_manager.latest_snapshot()
+    latest = table.snapshot_manager().latest_snapshot()
     result = CompactResult()
     if latest is None:
         return result
@@ -137,7 +137,7 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
         rewrites, rest = split_buckets(table, groups, totals, latest, full,
                                        object_store=job.ref.on_object_store)
         groups = {k: groups[k] for k in rest}
-    postpone = table.bucket_mode is BucketMode.POSTPONE
+    postpone = table.bucket_mode() is BucketMode.POSTPONE
     if postpone:  # Paimon's postpone compaction: per partition holding postponed rows
         items: list = [(t, t.postponed) for t in plan_postpone(entries, table.options.postpone_default_bucket_num)]
     else:

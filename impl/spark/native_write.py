@@ -90,8 +90,8 @@ def native_write_reason(table, *, reachable: bool, store_reason: str | None = No
         return f"{table.identifier} is on an object store: {store_reason}"
     if not reachable:
         return f"{table.identifier} is not on a local file system or S3 store Spark and impl share"
-    if table.bucket_mode not in (BucketMode.BUCKET_UNAWARE, BucketMode.HASH_FIXED):
-        return f"{table.identifier} has bucket mode {table.bucket_mode.name}"
+    if table.bucket_mode() not in (BucketMode.BUCKET_UNAWARE, BucketMode.HASH_FIXED):
+        return f"{table.identifier} has bucket mode {table.bucket_mode().name}"
     opts = table.options
     fmt, wopts = opts.write_formats.for_level(0)
     if fmt.name != "parquet":

@@ -142,7 +142,7 @@ def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: d
         raise SparkConnectorError(f"{FORMAT_NAME}: {refused}")
     mapping = check_write_schema(data_schema, table.schema, table.identifier)
     column_map = [(f.name, src) for f, src in zip(table.schema.fields, mapping, strict=True)]
-    latest = table.snapshot_manager.latest_snapshot_id() or 0
+    latest = table.snapshot_manager().latest_snapshot_id() or 0
     return WriteJob.new(ref, column_map, since_snapshot_id=latest, row_kind_column=row_kind,
                         drop_columns=tuple(drop_columns))
 

@@ -199,7 +199,7 @@ class PaimonReader(DataSourceReader):
         if pinned:
             snapshot_id = partition.snapshot_id
         else:
-            latest = table.snapshot_manager.latest_snapshot_id()
+            latest = table.snapshot_manager().latest_snapshot_id()
             snapshot_id = int(ledger.claim(f"snapshot/{partition.plan_id}/{key}", str(latest or 0))) or None
         if snapshot_id is None:
             return [], None

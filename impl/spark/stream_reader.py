@@ -118,7 +118,7 @@ def stream_start(options: Mapping[str, str]) -> StreamStart:
 def check_streamable(table) -> None:
     """Refuse what the stream cannot read faithfully (the changes of OVERWRITE snapshots)."""
     raw = table.options.raw
-    if table.bucket_mode is BucketMode.POSTPONE and table.options.changelog_producer == "none":
+    if table.bucket_mode() is BucketMode.POSTPONE and table.options.changelog_producer == "none":
         # Paimon's stream scan of such a table reads bucket-postpone too (unmerged rows, before
         # any compaction); this reader plans through the batch scan, which skips it
         raise StreamStartError(f"streaming reads of postpone bucket table {table.identifier} without a changelog "
@@ -293,7 +293,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return INITIAL.to_dict()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self.available_now = self.ref.table().snapshot_manager.latest_snapshot_id()
+        self.available_now = self.ref.table().snapshot_manager().latest_snapshot_id()
         self.available_now_set = True
 
     def _readable_latest(self, latest: int | None) -> int | None:
@@ -305,7 +305,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict, limit=None) -> dict:
         table = self.ref.table()
-        sm = table.snapshot_manager
+        sm = table.snapshot_manager()
         latest = sm.latest_snapshot_id()
         begin = StreamOffset.of(start)
         if begin.snapshot < 0:
@@ -347,7 +347,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 for i, b in enumerate(bins) if b]
 
     def _units(self, table, plan: BatchPlan) -> list[ReadUnit]:
-        sm = table.snapshot_manager
+        sm = table.snapshot_manager()
         first_needed = plan.full if plan.full is not None else plan.changes_after + 1
         earliest = sm.earliest_snapshot_id()
         what = ("which this micro-batch reads whole" if plan.full is not None

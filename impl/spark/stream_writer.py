@@ -265,7 +265,7 @@ def prune_closed_markers(table, key: str, batch_id: int) -> None:
 def published_snapshot(table, commit_user: str, batch_id: int):
     """The snapshot by which an earlier run of the query (``commit_user``) published micro-batch
     ``batch_id`` (or a later one), or None when the batch is still to commit."""
-    newest = table.snapshot_manager.latest_snapshot_of_user(commit_user)
+    newest = table.snapshot_manager().latest_snapshot_of_user(commit_user)
     return newest if already_committed(newest.commit_identifier if newest else None, batch_id) else None
 
 

@@ -334,7 +334,7 @@ def files_added_by(table, commit_user: str, since_snapshot_id: int) -> set[str] 
     expired (it may have been ours), or storage failed while looking.
     """
     try:
-        sm = table.snapshot_manager
+        sm = table.snapshot_manager()
         ids = sm.snapshot_ids()
         newer = [i for i in ids if i > since_snapshot_id]
         if not newer:

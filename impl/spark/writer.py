@@ -86,7 +86,7 @@ def unsupported_write_reason(table, engine: str) -> str | None:
     UnsupportedOptionError (on the driver, before any task) for a Paimon option impl does not
     implement that changes what a write puts (``impl.options.registry``)."""
     check_write(table.options.raw, table.identifier)
-    if table.bucket_mode is BucketMode.POSTPONE:
+    if table.bucket_mode() is BucketMode.POSTPONE:
         return (f"{table.identifier} is a postpone bucket table (bucket -2); {engine} writes into it are not "
                 f"supported. Write it with impl's TableWrite, then compact it (impl.spark.compact or Table.compact)")
     if table.is_primary_key_table and table.options.bucket < 1:

@@ -102,6 +102,14 @@ class FileStoreTable(TableReads):
     def branch(self) -> str:
         return self.core.branch
 
+    def current_branch(self) -> str:
+        """The branch this view reads and writes (pypaimon's ``table.current_branch()``; ``branch`` here)."""
+        return self.core.branch
+
+    def comment(self) -> str | None:
+        """The table's comment, None without one (pypaimon's ``table.comment()``)."""
+        return self.schema.comment
+
     @property
     def paths(self) -> TablePaths:
         return self.core.paths
@@ -114,8 +122,8 @@ class FileStoreTable(TableReads):
     def schema_manager(self) -> SchemaManager:
         return self.core.schema_manager
 
-    @property
     def snapshot_manager(self) -> SnapshotManager:
+        """The snapshots of this view's branch (a method, as pypaimon's ``table.snapshot_manager()``)."""
         return self.core.snapshot_manager
 
     @property
@@ -159,7 +167,6 @@ class FileStoreTable(TableReads):
     def bucket_keys(self) -> tuple[str, ...]:
         return self.core.bucket_keys
 
-    @property
     def bucket_mode(self) -> BucketMode:
         """How rows go to buckets: HASH_FIXED (bucket >= 1), BUCKET_UNAWARE (append, bucket -1),
         HASH_DYNAMIC (primary key, bucket -1, keys in the bucket the HASH index gives them),
@@ -240,13 +247,13 @@ class FileStoreTable(TableReads):
         return con
 
     def latest_snapshot(self) -> Snapshot | None:
-        return self.snapshot_manager.latest_snapshot()
+        return self.core.snapshot_manager.latest_snapshot()
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
-        return self.snapshot_manager.snapshot(snapshot_id)
+        return self.core.snapshot_manager.snapshot(snapshot_id)
 
     def snapshots(self) -> list[Snapshot]:
-        return list(self.snapshot_manager.snapshots())
+        return list(self.core.snapshot_manager.snapshots())
 
     # ------------------------------------------------------------------ maintenance
 
@@ -324,9 +331,8 @@ class FileStoreTable(TableReads):
 
     # ------------------------------------------------------------------ tags
 
-    @property
     def tag_manager(self) -> TagManager:
-        """The tags of this view's branch."""
+        """The tags of this view's branch (a method, as pypaimon's ``table.tag_manager()``)."""
         return self.core.tag_manager
 
     def create_tag(self, tag_name: str, snapshot_id: int | None = None,
@@ -357,25 +363,25 @@ class FileStoreTable(TableReads):
 
     # ------------------------------------------------------------------ branches
 
-    @property
     def branch_manager(self) -> BranchManager:
+        """The table's branches (a method, as pypaimon's ``table.branch_manager()``)."""
         return self.core.branch_manager
 
     def create_branch(self, branch_name: str, tag: str | None = None, ignore_if_exists: bool = False) -> None:
         """Create a branch: from tag ``tag`` (it starts at the tag's snapshot) or, without one,
         empty with the current schema (Paimon's semantics). InvalidBranchNameError,
         BranchAlreadyExistError, TagNotExistError on bad input; nothing is written then."""
-        self.branch_manager.create_branch(branch_name, tag, ignore_if_exists)
+        self.core.branch_manager.create_branch(branch_name, tag, ignore_if_exists)
 
     def delete_branch(self, branch_name: str) -> None:
         """Delete a branch's snapshots, schemas and tags (BranchNotExistError if there is none).
         Files only it used are left for :meth:`remove_orphan_files`."""
-        self.branch_manager.delete_branch(branch_name)
+        self.core.branch_manager.delete_branch(branch_name)
 
     def branches(self) -> list[BranchInfo]:
         """The branches of the table (``main`` not included), by name: the rows of Paimon's
         ``$branches`` table (``branch_name``, ``create_time``)."""
-        return self.branch_manager.branch_infos()
+        return self.core.branch_manager.branch_infos()
 
     def list_branches(self) -> list[BranchInfo]:
         """Alias of :meth:`branches` (pypaimon's name)."""
@@ -384,7 +390,7 @@ class FileStoreTable(TableReads):
     def fast_forward(self, branch_name: str) -> None:
         """Replace this view's branch (main) from the branch's earliest snapshot on with the
         branch's snapshots, schemas and tags (Paimon's fastForward)."""
-        self.branch_manager.fast_forward(branch_name)
+        self.core.branch_manager.fast_forward(branch_name)
 
 
 def open_branch(file_io: FileIO, path: str, identifier: str, branch: str,

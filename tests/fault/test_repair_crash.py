@@ -101,7 +101,7 @@ def clean(inner, root) -> None:
     t.remove_orphan_files(older_than_millis=FAR_FUTURE_MILLIS)
     for snap in t.snapshots():
         check_reads(t, snap, snap.id, "after orphan removal")
-    check_reads(t, t.tag_manager.get("t3").snapshot, 3, "tag t3 after orphan removal")
+    check_reads(t, t.tag_manager().get("t3").snapshot, 3, "tag t3 after orphan removal")
 
 
 def check_reads(t: FileStoreTable, snap, sid: int, where: str) -> None:
@@ -131,7 +131,7 @@ def _check(outcome, work, before: dict[str, bytes], healthy: dict[str, bytes], w
         latest = t.latest_snapshot()
         assert latest is not None and latest.id == newest, f"{where}: no snapshot to read"
         check_reads(t, latest, latest.id, where)
-    check_reads(t, t.tag_manager.get("t3").snapshot, 3, f"{where}, tag t3")
+    check_reads(t, t.tag_manager().get("t3").snapshot, 3, f"{where}, tag t3")
     # re-running completes it, as a run without a crash
     work(FaultyFileSystem(outcome.inner_fs), outcome.root)
     clean(outcome.inner_fs, outcome.root)

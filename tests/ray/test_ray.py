@@ -213,7 +213,7 @@ def test_a_retried_write_task_commits_each_row_exactly_once(catalog, tmp_path):
     assert (tmp_path / "failed-once").exists()  # the failure did happen
     ids = t.to_arrow().column("id").to_pylist()
     assert sorted(ids) == list(range(300))  # every row once
-    assert [s.id for s in t.snapshot_manager.snapshots()] == [1]
+    assert [s.id for s in t.snapshot_manager().snapshots()] == [1]
     assert sink.outcome is not None and sink.outcome.leftovers_removed >= 1  # the failed attempt's file
     assert data_files(t) == live_files(t)
     assert not intent_dir(t, sink).exists()
@@ -226,7 +226,7 @@ def test_a_failed_write_leaves_no_snapshot_and_no_files(catalog, tmp_path):
         ray.data.from_arrow(batch(range(300))).repartition(3).write_datasink(sink)
     written = (tmp_path / "written").read_text().split()
     assert written and all(n.startswith("data-") for n in written)  # the failed task did write files
-    assert t.snapshot_manager.latest_snapshot_id() is None
+    assert t.snapshot_manager().latest_snapshot_id() is None
     assert data_files(t) == set()  # ... and they, and the other tasks' files, are gone
     assert not intent_dir(t, sink).exists()
 
@@ -259,7 +259,7 @@ def test_bad_input_gets_impl_typed_errors_on_the_driver(catalog, tmp_path):
     in_memory.create_database("db")
     with pytest.raises(impl.ray.RayConnectorError, match="'memory' file system"):
         in_memory.create_table("db.m", schema=SCHEMA).to_ray()
-    assert t.snapshot_manager.latest_snapshot_id() is None and data_files(t) == set()
+    assert t.snapshot_manager().latest_snapshot_id() is None and data_files(t) == set()
 
 
 def _ray_written_tables(catalog) -> tuple:
@@ -441,5 +441,5 @@ def test_a_failed_routed_write_leaves_no_snapshot_and_no_files(catalog):
     ds = ray.data.from_arrow([good, good, good, bad])
     with pytest.raises(Exception, match="id"):
         impl.ray.write_dataset(ds, t, concurrency=4)
-    assert t.snapshot_manager.latest_snapshot_id() is None
+    assert t.snapshot_manager().latest_snapshot_id() is None
     assert data_files(t) == set()

@@ -54,7 +54,7 @@ def write(path: str, rows: list[tuple[str, int, str]]) -> int:
     finally:
         w.close()
         c.close()
-    return table.snapshot_manager.latest_snapshot_id()
+    return table.snapshot_manager().latest_snapshot_id()
 
 
 def table_of(path: str):
@@ -289,7 +289,7 @@ def test_a_resumed_stream_whose_next_snapshot_expired_fails_naming_it(spark, war
     for i in range(2, 6):
         write(path, [("+I", i, "x")])
     table_of(path).expire_snapshots(retain_min=2, retain_max=2, time_retained_ms=0)
-    assert table_of(path).snapshot_manager.earliest_snapshot_id() == 4
+    assert table_of(path).snapshot_manager().earliest_snapshot_id() == 4
     with pytest.raises(Exception, match=r"snapshot 2, the next one this stream must read, has expired .*"
                                         r"scan\.snapshot-id=4"):
         run().awaitTermination()

@@ -120,7 +120,7 @@ def test_missing_manifest_list_of_latest_is_named_and_repaired(tmp_path):
 
 def test_doctor_names_a_damaged_tag_and_garbage_hint(tmp_path):
     t = make_table(tmp_path)
-    tear(t.tag_manager.tag_path("t1"))
+    tear(t.tag_manager().tag_path("t1"))
     Path(t.paths.hint_path("LATEST")).write_text("garbage")
     health = reopen(tmp_path).doctor()
     assert {(d.role, d.breaks) for d in health.damages} == {
