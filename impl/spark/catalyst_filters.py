@@ -140,7 +140,8 @@ def spark_filter_predicate(spark, table_schema, filter_) -> Predicate | None:
     empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), spark_schema(table_schema))
     plan = empty.filter(column)._jdf.queryExecution().optimizedPlan()
     if plan.nodeName() != "Filter":
-        return None  # folded away (a filter that is always true): nothing to prune with
+        # folded away (always true, or always false: Spark then reads nothing): nothing to prune with
+        return None
     jvm = spark._jvm
     strategy = getattr(jvm.org.apache.spark.sql.execution.datasources, "DataSourceStrategy$").__getattr__("MODULE$")
     ctx = (PredicateBuilder(table_schema), {f.name.lower(): f.name for f in table_schema.fields},

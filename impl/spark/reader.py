@@ -17,7 +17,12 @@ of one loaded DataFrame / view the same planned read, so :class:`PaimonReader` (
 snapshot, whatever other scans of the relation asked for. :class:`PaimonPushdownReader`
 (``pushdown`` = ``true``) prunes partitions, buckets and files with the pushed filters, for a
 DataFrame each query scans once. A plan is read as planned only by the first SQL execution that
-runs it; any other execution re-plans the whole table in its tasks, at one snapshot they agree on.
+runs it; any other execution re-plans the whole table in its tasks, at one snapshot they agree on
+(the snapshot time travel pins, for every query of a DataFrame loaded with it: PlanPinError when
+its options name another snapshot by now). Jobs of RDD actions (``df.rdd``: no SQL execution id)
+read the plan's own snapshot, so every job of one action reads the same splits. Rows are read
+under the DataFrame's columns: a plan made before a rename reads its snapshot's schema, and a
+snapshot written under other columns fails with PlanPinError.
 Every filter is always handed back to Spark, which evaluates it on the rows. Nothing is kept on
 the reader object between queries: what a plan needs travels in its input partitions.
 """
