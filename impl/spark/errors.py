@@ -72,3 +72,10 @@ class MergeCardinalityError(RowLevelChangeError):
     def __init__(self, message: str, *, target_row: Mapping[str, object] | None = None):
         super().__init__(message)
         self.target_row = dict(target_row or {})
+
+
+class PlanPinError(SparkConnectorError):
+    """A read cannot stay on what its DataFrame was planned at: the snapshot its time travel
+    option named resolves to another one now (a tag moved, snapshots expired), or the table's
+    columns changed since the DataFrame was loaded. Nothing is read from another snapshot or
+    under another schema; load the DataFrame again."""

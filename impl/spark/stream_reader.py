@@ -94,6 +94,11 @@ class StreamStart:
 def stream_start(options: Mapping[str, str]) -> StreamStart:
     """The start of a stream from the table's options (schema options merged with dynamic ones),
     resolved and checked as Paimon does (``default`` picks the mode from the options given)."""
+    for key in ("scan.tag-name", "scan.version"):
+        # (Paimon can start a stream at a tag; this reader does not, and must not start elsewhere)
+        if options.get(key):
+            raise StreamStartError(f"option {key!r} is not supported by streaming reads; start the stream with "
+                                   f"scan.snapshot-id or scan.timestamp-millis")
     mode = co.SCAN_MODE.get(options)
     snapshot_id = co.SCAN_SNAPSHOT_ID.get(options)
     timestamp = co.SCAN_TIMESTAMP_MILLIS.get(options)

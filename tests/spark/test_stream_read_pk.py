@@ -110,6 +110,9 @@ def test_start_modes_follow_paimons_defaults_and_checks():
         stream_start({"scan.mode": "compacted-full"})
     with pytest.raises(InvalidOptionError, match="scan.mode"):
         stream_start({"scan.mode": "newest"})
+    # a tag is refused by name, not ignored (the stream's views drop every time travel key)
+    with pytest.raises(StreamStartError, match="'scan.tag-name' is not supported by streaming"):
+        stream_start({"scan.tag-name": "t1"})
 
 
 def test_offsets_pin_the_first_batch():
