@@ -31,9 +31,7 @@ from ray.data.block import BlockAccessor
 from ray.data.datasource import Datasink, WriteResult
 
 from impl.errors import UnsupportedTableFeatureError
-from impl.ray.errors import RayConnectorError
-from impl.ray.source import table_ref
-from impl.spark.writer import (
+from impl.jobs.writer import (
     CommitOutcome,
     TaskOutput,
     WriteJob,
@@ -42,6 +40,8 @@ from impl.spark.writer import (
     unsupported_write_reason,
     write_task,
 )
+from impl.ray.errors import RayConnectorError
+from impl.ray.source import table_ref
 from impl.write.table_write import conform_input
 
 log = logging.getLogger(__name__)

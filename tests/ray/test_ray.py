@@ -26,8 +26,8 @@ from impl.errors import (  # noqa: E402
     TableNotExistError,
     UnsupportedTableFeatureError,
 )
+from impl.jobs.tracking import INTENT_ROOT  # noqa: E402
 from impl.predicate.predicate import PredicateBuilder  # noqa: E402
-from impl.spark.tracking import INTENT_ROOT  # noqa: E402
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 

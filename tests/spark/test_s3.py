@@ -24,9 +24,9 @@ import impl  # noqa: E402
 import impl.spark  # noqa: E402
 from fault_injection.orphans import find_orphans  # noqa: E402
 from impl.errors import InvalidWarehouseError  # noqa: E402
+from impl.jobs.tables import TableRef  # noqa: E402
+from impl.jobs.tracking import tracking_filesystem  # noqa: E402
 from impl.spark.claims import ClaimLedger  # noqa: E402
-from impl.spark.tables import TableRef  # noqa: E402
-from impl.spark.tracking import tracking_filesystem  # noqa: E402
 
 
 @dataclass(frozen=True)
