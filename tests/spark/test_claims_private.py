@@ -18,9 +18,9 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
 from impl.errors import InvalidPredicateError  # noqa: E402
-from impl.spark.errors import SparkConnectorError  # noqa: E402
 from impl.predicate.predicate import CompoundPredicate, LeafPredicate  # noqa: E402
 from impl.spark import claims  # noqa: E402
+from impl.spark.errors import SparkConnectorError  # noqa: E402
 
 
 @pytest.fixture
