@@ -21,7 +21,7 @@ takes it for append tables that allow it, see :func:`native_write_reason` and :f
    partition values from the first row; primary-key files: first and last key, sequence
    range, -U / -D count), logs each file's final path in the write intent
    (:mod:`impl.jobs.tracking`), renames it into its bucket directory as
-   ``data-<uuid>-<n>.parquet`` and commits once with :func:`impl.spark.writer.commit_write`
+   ``data-<uuid>-<n>.parquet`` and commits once with :func:`impl.jobs.writer.commit_write`
    (the old path's commit user, identifier and leftover removal). The staging directory is
    removed whatever happens; one left by a crashed driver is removed by the next native write
    to the table once that write's closed marker exists.

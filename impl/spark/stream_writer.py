@@ -35,7 +35,7 @@ How each micro-batch lands exactly once:
   Committing or aborting batch ``N`` settles every run of ``N`` it finds: the committed files
   stay, and of an earlier run's files only those a snapshot of its user added since it started.
 - **Primary-key tables** get the same one-writer check as :func:`impl.spark.write_dataframe` (the
-  shared commit path, :func:`impl.spark.writer.commit_write`). The sink cannot shuffle: Spark
+  shared commit path, :func:`impl.jobs.writer.commit_write`). The sink cannot shuffle: Spark
   decides the micro-batch's partitions, so partition the stream by the primary key,
   ``df.repartition(*keys).writeStream...``; a batch that breaks the rule fails the query and
   commits nothing.

@@ -56,7 +56,7 @@ class S3Table:
 
     def intents_after_failed_job(self) -> set[str]:
         """:meth:`intents`, less the start records a killed attempt's last PUT may leave: Spark
-        kills the running attempts of a failed job without waiting (impl/spark/tracking.py), so
+        kills the running attempts of a failed job without waiting (impl/jobs/tracking.py), so
         an attempt killed just after it recorded its start can land that record after the
         driver's last sweep. Such an attempt wrote nothing (``begin`` records the start before
         any intent or file), which the caller checks: no intent, no file, no end record."""
