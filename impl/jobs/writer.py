@@ -131,7 +131,9 @@ def write_task(batches: Iterable[pa.RecordBatch], job: WriteJob, key: str, *,
                sketch: bool = True) -> TaskOutput:
     """Write the rows of one task (files logged in the intent first); its messages, and with
     ``sketch`` the key sketches the commit's shared-key check uses (primary-key tables only;
-    a write routed one task per bucket, as :func:`impl.spark.write_dataframe`'s, needs none)."""
+    a write routed one task per bucket, as :func:`impl.spark.write_dataframe`'s, needs none).
+    ``key`` names this task attempt, unique per attempt (the engine's: ``impl.spark.writer.task_key``,
+    a fresh one per Ray attempt), so a retried attempt's files are logged apart and swept."""
     base_fs = job.ref.filesystem()
     with job.intent(fs=base_fs).task_attempt(key, base_fs) as tracked:
         return _write_task(batches, job, job.ref.table(filesystem=tracked), sketch)
