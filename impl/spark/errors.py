@@ -17,7 +17,9 @@ from typing import Mapping
 
 # the job layer's errors (impl.jobs, shared with impl.ray) live in impl.errors; offered here
 # under their old names too
-from impl.errors import ConnectorError, WriteClosedError, WriteRoutingError
+from impl.errors import ConnectorError
+from impl.errors import WriteClosedError as WriteClosedError
+from impl.errors import WriteRoutingError as WriteRoutingError
 
 
 class SparkConnectorError(ConnectorError):
@@ -61,7 +63,3 @@ class MergeCardinalityError(RowLevelChangeError):
         super().__init__(message)
         self.target_row = dict(target_row or {})
 
-
-__all__ = ["SparkConnectorError", "WriteRoutingError", "NativeWriteUnsupportedError", "SharedPlanError",
-           "WriteClosedError", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
-           "RowLevelChangeError", "MergeCardinalityError", "ConnectorError"]
