@@ -62,4 +62,3 @@ class MergeCardinalityError(RowLevelChangeError):
     def __init__(self, message: str, *, target_row: Mapping[str, object] | None = None):
         super().__init__(message)
         self.target_row = dict(target_row or {})
-
