@@ -31,6 +31,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitRefusedError,
     CommitRetriesExhaustedError,
     CommitUsageError,
+    ConnectorError,
     CorruptFileIndexError,
     CorruptMetadataError,
     DamagedSnapshotError,
@@ -85,7 +86,9 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     UnsupportedPartitionValueError,
     UnsupportedTypeError,
     UnsupportedVersionError,
+    WriteClosedError,
     WriterClosedError,
+    WriteRoutingError,
 )
 from impl.schema import Move, SchemaChange
 from impl.system import SystemTable
@@ -139,6 +142,8 @@ __all__ = [
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
     "CatalogConnectionError", "CatalogStoreError", "TableNotRepairableError", "DamagedSnapshotError",
+    # the engine connectors' base error and the parallel write protocol's (impl.jobs)
+    "ConnectorError", "WriteRoutingError", "WriteClosedError",
     # a catalog server's (impl.rest) refusals and failures
     "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError", "CommitRefusedError",
 ]

@@ -9,7 +9,9 @@ Where errors live (two homes, checked by tests/core/test_error_names.py):
 - here, ``impl.errors``: the bases (:class:`PaimonError`, :class:`TableError`) and every error
   of the library: storage (``impl.fs``), formats and types, manifests, snapshots, commit, merge
   tree, schema, options, tags and branches, and the catalogs and the table API (their errors
-  live here, at the bottom of the layers, so that every package may raise them);
+  live here, at the bottom of the layers, so that every package may raise them), and the
+  engine-neutral job layer's (``impl.jobs``: :class:`ConnectorError`, the base of every
+  connector's errors, :class:`WriteRoutingError`, :class:`WriteClosedError`);
 - ``impl.spark.errors``: errors of the Spark connector (``impl.spark``).
 
 An error goes to the home of the lowest package that raises it, so no package imports an
@@ -17,6 +19,8 @@ error from a package above it. This module imports nothing from impl.
 """
 
 from __future__ import annotations
+
+from typing import Mapping
 
 
 class PaimonError(Exception):
@@ -603,6 +607,7 @@ __all__ = [
     "UnknownSystemTableError", "SystemTableReadOnlyError", "StaleTableHandleError", "StaleTableDirectoryError",
     "UnsupportedCatalogOptionError", "DynamicBucketError", "RequestedSchemaError", "ColumnCastError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
+    "ConnectorError", "WriteRoutingError", "WriteClosedError",
 ]
 
 
@@ -633,7 +638,35 @@ class SqlError(TableError):
         super().__init__(f"sql: {message}")
 
 
-class RayConnectorError(TableError, ValueError):
+class ConnectorError(PaimonError, ValueError):
+    """Misuse of an engine connector (``impl.spark``, ``impl.ray``) or of the job layer they share
+    (``impl.jobs``): a table path or storage option that cannot be used, a row kind that is not
+    one. Every connector's errors subclass it (``SparkConnectorError``, :class:`RayConnectorError`),
+    so ``except ConnectorError`` catches what any engine's parallel job refuses."""
+
+
+class WriteRoutingError(ConnectorError):
+    """Two tasks of one parallel write (Spark, Ray) wrote the same primary key (the order of its
+    versions is undefined), so the write was refused and its files removed (``impl.jobs.keycheck``).
+
+    ``key`` (column -> value), ``partition`` (column -> value) and ``bucket`` name one such key.
+    """
+
+    def __init__(self, message: str, *, key: Mapping[str, object] | None = None,
+                 partition: Mapping[str, object] | None = None, bucket: int | None = None):
+        super().__init__(message)
+        self.key = dict(key or {})
+        self.partition = dict(partition or {})
+        self.bucket = bucket
+
+
+class WriteClosedError(ConnectorError):
+    """A task attempt of a parallel write started after the driver had already committed or
+    aborted that write (``impl.jobs.tracking``): it writes nothing. (Not :class:`WriterClosedError`,
+    a table writer used after ``close()``.)"""
+
+
+class RayConnectorError(ConnectorError, TableError):
     """An argument of ``impl.ray`` that cannot be used (unknown write mode, a datasink used for a
     second write, a table object that Ray workers cannot open)."""
 

@@ -41,8 +41,8 @@ from ray.data.block import BlockAccessor
 
 from impl.bucket.routing import row_hashes
 from impl.data.types import to_arrow
-from impl.spark.routing import bucket_function
-from impl.spark.writer import TaskOutput, WriteJob, abort_write, write_task
+from impl.jobs.routing import bucket_function
+from impl.jobs.writer import TaskOutput, WriteJob, abort_write, write_task
 from impl.write.table_write import conform_input
 
 

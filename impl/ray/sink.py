@@ -1,8 +1,8 @@
 """Writes: a Ray Data datasink over one table (see :mod:`impl.ray`).
 
-The write protocol is the Spark connector's (:mod:`impl.spark.writer`): each write task writes
+The write protocol is the engine-neutral job layer's (:mod:`impl.jobs.writer`), as the Spark connector's: each write task writes
 its blocks with impl's table writer through a tracking file system that logs every file before
-it is created (:mod:`impl.spark.tracking`), and returns its CommitMessages; the driver commits
+it is created (:mod:`impl.jobs.tracking`), and returns its CommitMessages; the driver commits
 the messages of the tasks that finished, once, in ``on_write_complete`` and then deletes every
 logged file no committed message names (the files of attempts that failed and were retried);
 ``on_write_failed`` removes every file of the write that no snapshot uses.
@@ -15,7 +15,7 @@ are never committed: only returned messages are, and Ray returns one result per 
 one writer in the dataset's order. Through Ray's own ``ds.write_datasink(PaimonDatasink(...))``
 the rows are not routed: Ray bundles blocks into write tasks of at least ``batch_rows`` rows
 (:attr:`PaimonDatasink.min_rows_per_write`), and on primary-key tables two tasks may write one
-bucket; the commit checks that no key was written by two tasks (:mod:`impl.spark.keycheck`) and
+bucket; the commit checks that no key was written by two tasks (:mod:`impl.jobs.keycheck`) and
 refuses the write otherwise (``WriteRoutingError``), removing its files. Dynamic bucket
 (-1) and postpone bucket (-2) primary-key tables are refused up front, as the Spark writer refuses
 them (``UnsupportedTableFeatureError``).
@@ -34,10 +34,7 @@ from ray.data.block import BlockAccessor
 from ray.data.datasource import Datasink, WriteResult
 
 from impl.errors import UnsupportedTableFeatureError
-from impl.ray.errors import RayConnectorError
-from impl.ray.routing import write_routed
-from impl.ray.source import table_ref
-from impl.spark.writer import (
+from impl.jobs.writer import (
     CommitOutcome,
     TaskOutput,
     WriteJob,
@@ -46,6 +43,9 @@ from impl.spark.writer import (
     unsupported_write_reason,
     write_task,
 )
+from impl.ray.errors import RayConnectorError
+from impl.ray.routing import write_routed
+from impl.ray.source import table_ref
 from impl.write.table_write import conform_input
 
 log = logging.getLogger(__name__)

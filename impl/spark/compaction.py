@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from impl.bucket.routing import BucketMode
+from impl.jobs.tables import TableRef, split_storage_options
+from impl.jobs.writer import CommitOutcome, WriteJob, abort_write, commit_write
 from impl.maintenance.compact import compact_bucket
 from impl.read.scan import SnapshotReader
 from impl.spark.errors import NativeWriteUnsupportedError
@@ -27,8 +29,7 @@ from impl.spark.native_compact import BucketRewrite, rewrite_natively, split_buc
 from impl.spark.native_write import use_native
 from impl.spark.options import check_table_options
 from impl.spark.source import activate
-from impl.spark.tables import TableRef, split_storage_options
-from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
+from impl.spark.writer import task_key
 from impl.write.postpone import compact_postponed_partition, plan_postpone
 
 log = logging.getLogger(__name__)

@@ -45,6 +45,7 @@ import pyarrow as pa
 
 from impl.data.types import DataType
 from impl.datafile.meta import DataFileMeta
+from impl.jobs.tables import TableRef
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.options.values import MergeEngine
 from impl.read.scan import DataSplit
@@ -56,7 +57,6 @@ from impl.spark.only_files import encode_only_files
 from impl.spark.options import FORMAT_NAME, ONLY_FILES_KEY, parse_options
 from impl.spark.s3a import LOCAL_STORE, SparkStore, s3a_reason, spark_store
 from impl.spark.source import register
-from impl.spark.tables import TableRef
 from impl.spark.types import spark_schema, spark_type
 
 log = logging.getLogger(__name__)

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from impl.catalog.filesystem import split_system_table
 from impl.errors import SystemTableReadOnlyError
+from impl.jobs.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
+from impl.jobs.writer import WriteJob, unsupported_write_reason
 from impl.options.registry import classify, nearest_key
 from impl.spark.errors import SparkConnectorError
-from impl.spark.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
 from impl.spark.types import arrow_schema_for_create, check_write_schema
-from impl.spark.writer import WriteJob, unsupported_write_reason
 from impl.store.options import KNOWN_KEYS
 
 FORMAT_NAME = "paimon_py"

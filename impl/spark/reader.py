@@ -29,29 +29,26 @@ the reader object between queries: what a plan needs travels in its input partit
 
 from __future__ import annotations
 
-import heapq
 import logging
-import math
 import os
 import uuid
-from dataclasses import replace
 from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from impl.jobs.tables import TableRef
+from impl.jobs.units import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
 from impl.predicate.predicate import CompoundPredicate
 from impl.spark.claims import ClaimLedger, pushed_predicates, record_pushed
 from impl.spark.errors import PlanPinError, SharedPlanError
 from impl.spark.filters import translate_filters
 from impl.spark.only_files import restrict_splits
-from impl.spark.tables import TableRef
 from impl.spark.types import _strip_nullability, conform_to_spark, spark_arrow_schema, spark_schema
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TARGET_BYTES = 64 * 1024 * 1024
 BATCH_ROWS = 65536
 TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name", "scan.version")
 # what _execution answers for a task of a job outside any SQL execution (an RDD action's)
@@ -88,39 +85,6 @@ class PaimonInputPartition(InputPartition):
     def __repr__(self) -> str:
         return (f"PaimonInputPartition({self.index}/{self.count}, plan={self.plan_id[:8]}, "
                 f"snapshot={self.snapshot_id}, splits={len(self.splits)})")
-
-
-def read_units(table, splits) -> list:
-    """Independently readable pieces: a primary-key bucket whole, an append file alone (a
-    data-evolution split whole: its files are merged by row id)."""
-    if table.is_primary_key_table or table.options.data_evolution:
-        return list(splits)
-    out = []
-    for s in splits:
-        if len(s.files) == 1:
-            out.append(s)
-        else:
-            out.extend(replace(s, files=(f,)) for f in s.files)
-    return out
-
-
-def partition_count(units, slots: int, target_bytes: int) -> int:
-    if not units:
-        return 1
-    total = sum(u.file_size for u in units)
-    return max(1, min(len(units), max(slots, math.ceil(total / max(target_bytes, 1)))))
-
-
-def pack_units(units, count: int) -> list[list]:
-    """Largest-first into the lightest of ``count`` bins; each bin keeps plan order. Deterministic."""
-    bins: list[list[tuple[int, object]]] = [[] for _ in range(count)]
-    heap = [(0, i) for i in range(count)]
-    order = sorted(range(len(units)), key=lambda i: (-units[i].file_size, i))
-    for i in order:
-        weight, b = heapq.heappop(heap)
-        bins[b].append((i, units[i]))
-        heapq.heappush(heap, (weight + max(units[i].file_size, 1), b))
-    return [[u for _, u in sorted(b, key=lambda x: x[0])] for b in bins]
 
 
 class PaimonReader(DataSourceReader):
@@ -329,5 +293,4 @@ class PaimonPushdownReader(PaimonReader):
         return CompoundPredicate("or", tuple(pushed)), len(pushed)
 
 
-__all__ = ["PaimonReader", "PaimonPushdownReader", "PaimonInputPartition", "read_units", "pack_units", "partition_count", "with_row_kind",
-           "ROW_KIND_COLUMN"]
+__all__ = ["PaimonReader", "PaimonPushdownReader", "PaimonInputPartition", "with_row_kind", "ROW_KIND_COLUMN"]

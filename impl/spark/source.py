@@ -77,6 +77,8 @@ import uuid
 from pyspark.sql.datasource import DataSource
 
 from impl.errors import SchemaMismatchError
+from impl.jobs.tables import TableRef
+from impl.jobs.units import DEFAULT_TARGET_BYTES
 from impl.options.values import parse_bool
 from impl.spark.claims import prune_local_ledgers
 from impl.spark.errors import SparkConnectorError
@@ -88,11 +90,10 @@ from impl.spark.options import (
     prepare_write,
     refuse_system_table_write,
 )
-from impl.spark.reader import DEFAULT_TARGET_BYTES, ROW_KIND_COLUMN, PaimonPushdownReader, PaimonReader
+from impl.spark.reader import ROW_KIND_COLUMN, PaimonPushdownReader, PaimonReader
 from impl.spark.stream_reader import PaimonStreamReader, check_streamable, stream_start
 from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
 from impl.spark.system import SystemTableReader
-from impl.spark.tables import TableRef
 from impl.spark.types import check_read_schema, spark_schema
 from impl.spark.writer import PaimonWriter
 from impl.system import SystemTable

@@ -27,6 +27,7 @@ import dataclasses
 import logging
 from typing import Mapping, Sequence
 
+from impl.jobs.writer import CommitOutcome
 from impl.spark.errors import SparkConnectorError, StreamSinkError
 from impl.spark.native_write import use_native
 from impl.spark.options import FORMAT_NAME
@@ -44,7 +45,6 @@ from impl.spark.stream_writer import (
     settle_runs,
     stream_key,
 )
-from impl.spark.writer import CommitOutcome
 
 log = logging.getLogger(__name__)
 

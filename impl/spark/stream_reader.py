@@ -52,22 +52,14 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from impl.bucket.routing import BucketMode
 from impl.errors import SnapshotNotExistError
+from impl.jobs.tables import TableRef
+from impl.jobs.units import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
 from impl.options import core_options as co
 from impl.options.values import StartupMode
 from impl.read.scan import DataSplit
 from impl.read.table_read import VALUE_KIND
 from impl.spark.errors import StreamSnapshotExpiredError, StreamStartError
-from impl.spark.reader import (
-    BATCH_ROWS,
-    DEFAULT_TARGET_BYTES,
-    TIME_TRAVEL_KEYS,
-    PaimonInputPartition,
-    pack_units,
-    partition_count,
-    read_units,
-    with_row_kind,
-)
-from impl.spark.tables import TableRef
+from impl.spark.reader import BATCH_ROWS, TIME_TRAVEL_KEYS, PaimonInputPartition, with_row_kind
 from impl.spark.types import conform_to_spark, spark_arrow_schema
 
 log = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from impl.errors import (  # noqa: E402
     TableNotExistError,
     UnsupportedTableFeatureError,
 )
+from impl.jobs.tracking import INTENT_ROOT  # noqa: E402
 from impl.predicate.predicate import PredicateBuilder  # noqa: E402
-from impl.spark.tracking import INTENT_ROOT  # noqa: E402
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
@@ -296,7 +296,8 @@ def test_paimon_java_reads_what_ray_wrote(catalog, tmp_path):
     assert ("d0", 10, "u10") in rows(pk.to_arrow())
 
 
-def test_without_ray_or_pyspark_the_error_names_the_extra(tmp_path):
+def test_without_ray_the_error_names_the_ray_extra(tmp_path):
+    """(Without pyspark impl.ray works: tests/ray/test_ray_without_pyspark.py.)"""
     code = textwrap.dedent(f"""
         import sys
         sys.modules[sys.argv[1]] = None  # as if not installed
@@ -316,7 +317,7 @@ def test_without_ray_or_pyspark_the_error_names_the_extra(tmp_path):
             print("to_ray:", e.extra)
         """)
     root = str(Path(impl.__file__).resolve().parents[1])
-    for blocked, extra in (("ray", "ray"), ("pyspark", "spark")):
+    for blocked, extra in (("ray", "ray"),):
         proc = subprocess.run([sys.executable, "-c", code, blocked], capture_output=True, text=True, timeout=120,
                               env={**os.environ, "PYTHONPATH": root})
         assert proc.stdout.split() == ["import:", extra, "to_ray:", extra], proc.stderr[-2000:]
