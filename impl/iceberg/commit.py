@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import fastavro
 
 from impl.data.binary_row import decode_row
+from impl.datafile.meta import DataFileMeta
 from impl.errors import InvalidOptionError, PaimonError, UnsupportedOptionError
 from impl.fs.names import MAIN_BRANCH
 from impl.iceberg.build import (
@@ -123,7 +124,7 @@ def _kept_snapshots(core: TableCore, previous: dict | None, current: Snapshot) -
 
 
 def _data_files(core: TableCore, entries: Sequence[ManifestEntry],
-                file_path: Callable[[bytes, int, object], str]) -> list[DataFile]:
+                file_path: Callable[[bytes, int, DataFileMeta], str]) -> list[DataFile]:
     keys = list(core.schema.partition_keys)
     types = [core.schema.field(k).type for k in keys]
     cache: dict[bytes, dict] = {}
@@ -138,7 +139,7 @@ def _data_files(core: TableCore, entries: Sequence[ManifestEntry],
 
 
 def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestEntry]],
-                 file_path: Callable[[bytes, int, object], str]) -> str | None:
+                 file_path: Callable[[bytes, int, DataFileMeta], str]) -> str | None:
     """Write the Iceberg metadata of the newest Paimon snapshot, unless it is already there;
     return the path of its ``vN.metadata.json`` (None: Iceberg metadata is off, or no
     snapshot). ``read_live`` gives a snapshot's live file entries, ``file_path`` a data file's
@@ -207,7 +208,7 @@ def _delete_old_metadata(core: TableCore, directory: str, below: int) -> None:
 
 
 def sync_after_commit(core: TableCore, read_live: Callable[[Snapshot], list[ManifestEntry]],
-                      file_path: Callable[[bytes, int, object], str]) -> None:
+                      file_path: Callable[[bytes, int, DataFileMeta], str]) -> None:
     """The commit callback: :func:`sync_iceberg`, where a failure is logged, not raised. The
     Paimon snapshot is published already, so the commit succeeded; the Iceberg view stays at an
     older snapshot until the next commit (or ``sync_iceberg``) writes it."""

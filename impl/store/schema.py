@@ -23,8 +23,8 @@ from impl.errors import (
     UnsupportedTableFeatureError,
 )
 from impl.options import core_options as co
-from impl.options.registry import check_create
 from impl.options.iceberg import check_iceberg_table
+from impl.options.registry import check_create
 from impl.options.values import MergeEngine
 from impl.schema.records import TableSchema
 from impl.store.options import TableOptions
