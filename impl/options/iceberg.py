@@ -51,6 +51,10 @@ class StorageLocation(enum.Enum):
     CATALOG_STORAGE = "catalog-location"
 
 
+# Java's inferDefaultMetadataLocation
+_DEFAULT_LOCATION = {IcebergStorage.TABLE_LOCATION: StorageLocation.TABLE_LOCATION,
+                     IcebergStorage.HADOOP_CATALOG: StorageLocation.CATALOG_STORAGE}
+
 # Iceberg's manifest codec names (Java passes them to Iceberg's Avro writer) -> Avro codec names
 _CODECS = {"snappy": "snappy", "gzip": "deflate", "deflate": "deflate", "zstd": "zstandard",
            "uncompressed": "null", "none": "null", "null": "null"}
@@ -96,8 +100,7 @@ def iceberg_settings(options: Mapping[str, str]) -> IcebergSettings | None:
         raise UnsupportedOptionError(MANIFEST_LEGACY_VERSION, "true", _REFUSED, "Iceberg 1.4 (legacy) manifests")
     loc_raw = options.get(STORAGE_LOCATION)
     if loc_raw is None:
-        location = (StorageLocation.TABLE_LOCATION if storage is IcebergStorage.TABLE_LOCATION
-                    else StorageLocation.CATALOG_STORAGE)
+        location = _DEFAULT_LOCATION[storage]
     else:
         try:
             location = StorageLocation(str(loc_raw).strip().lower())
