@@ -213,3 +213,19 @@ def test_crash_between_publication_and_iceberg_metadata(catalog, caplog):
     ice = _iceberg(directory)
     assert [s.snapshot_id for s in ice.snapshots()] == [1, 2, 3]
     assert _rows(ice.scan().to_arrow()) == _rows(_data([1, 2, 3, 4]))
+
+
+def test_iceberg_snapshots_expire_with_paimon_snapshots(catalog):
+    """Paimon expires snapshots 1-2; the next commit's Iceberg metadata no longer lists them
+    (their files are gone, an Iceberg time travel there could not be read)."""
+    t = catalog.create_table("db.t", schema=SCHEMA, options=TABLE_LOCATION)
+    for i in range(4):
+        _write(t, _data([i]))
+    t.expire_snapshots(retain_min=1, retain_max=2)
+    assert [s.id for s in t.core.snapshot_manager.snapshots()] == [3, 4]
+    _write(t, _data([9]))
+    ice = _iceberg(_metadata_dir(t))
+    assert [s.snapshot_id for s in ice.snapshots()] == [3, 4, 5]
+    assert ice.snapshot_by_id(3).parent_snapshot_id is None or ice.snapshot_by_id(3).parent_snapshot_id == 2
+    assert _rows(ice.scan(snapshot_id=3).to_arrow()) == _rows(_data([0, 1, 2]))
+    assert _rows(ice.scan().to_arrow()) == _rows(_data([0, 1, 2, 3, 9]))
