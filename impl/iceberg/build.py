@@ -8,7 +8,9 @@ No I/O here: :mod:`impl.iceberg.commit` reads the Paimon snapshot and writes the
 
 from __future__ import annotations
 
+import datetime
 import json
+import struct
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -19,6 +21,8 @@ FORMAT_VERSION = 2
 PARTITION_SPEC_ID = 0
 PARTITION_FIELD_ID_START = 1000  # Iceberg's first partition field id (PartitionSpec)
 UNPARTITIONED_LAST_ID = 999
+
+_EPOCH_DAY = datetime.date(1970, 1, 1)
 
 # Iceberg's manifest_entry status values
 STATUS_ADDED = 1
@@ -99,7 +103,7 @@ MANIFEST_LIST_AVRO_SCHEMA: dict = {"type": "record", "name": "manifest_file", "f
     {"name": "added_rows_count", "type": "long", "field-id": 512},
     {"name": "existing_rows_count", "type": "long", "field-id": 513},
     {"name": "deleted_rows_count", "type": "long", "field-id": 514},
-    # no partition summaries: a reader then keeps the manifest and prunes by its entries
+    # one summary per partition field (Java's reader needs them; readers prune manifests by them)
     {"name": "partitions", "type": ["null", {"type": "array", "element-id": 508, "items": {
         "type": "record", "name": "r508", "fields": [
             {"name": "contains_null", "type": "boolean", "field-id": 509},
@@ -129,12 +133,40 @@ def manifest_entry(f: DataFile, snapshot_id: int) -> dict:
                           "file_size_in_bytes": f.size}}
 
 
-def manifest_file_record(path: str, length: int, snapshot_id: int, files: Sequence[DataFile]) -> dict:
+def _single_value(root: str, v: Any) -> bytes:
+    """Iceberg's single-value binary serialization (spec appendix D) of a partition value."""
+    if root == "BOOLEAN":
+        return b"\x01" if v else b"\x00"
+    if root == "INT":
+        return struct.pack("<i", v)
+    if root == "DATE":
+        return struct.pack("<i", (v - _EPOCH_DAY).days)
+    if root == "BIGINT":
+        return struct.pack("<q", v)
+    return str(v).encode("utf-8")  # VARCHAR / CHAR
+
+
+def partition_summaries(schema: TableSchema, files: Sequence[DataFile]) -> list[dict]:
+    """The manifest list's field summaries: per partition field, whether a file holds null and
+    the lower / upper bound of the non-null values (str order = UTF-8 byte order, as Iceberg's)."""
+    out = []
+    for k in schema.partition_keys:
+        root = schema.field(k).type.root
+        values = [f.partition[k] for f in files if f.partition[k] is not None]
+        has_null = len(values) < len(files)
+        lower = _single_value(root, min(values)) if values else None
+        upper = _single_value(root, max(values)) if values else None
+        out.append({"contains_null": has_null, "contains_nan": False, "lower_bound": lower, "upper_bound": upper})
+    return out
+
+
+def manifest_file_record(path: str, length: int, snapshot_id: int, schema: TableSchema,
+                         files: Sequence[DataFile]) -> dict:
     return {"manifest_path": path, "manifest_length": length, "partition_spec_id": PARTITION_SPEC_ID,
             "content": CONTENT_DATA, "sequence_number": snapshot_id, "min_sequence_number": snapshot_id,
             "added_snapshot_id": snapshot_id, "added_files_count": len(files), "existing_files_count": 0,
             "deleted_files_count": 0, "added_rows_count": sum(f.record_count for f in files),
-            "existing_rows_count": 0, "deleted_rows_count": 0, "partitions": None}
+            "existing_rows_count": 0, "deleted_rows_count": 0, "partitions": partition_summaries(schema, files)}
 
 
 def snapshot_json(snapshot_id: int, parent_id: int | None, time_millis: int, commit_kind: str, schema_id: int,

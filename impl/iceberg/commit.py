@@ -118,9 +118,17 @@ def _kept_snapshots(core: TableCore, previous: dict | None, current: Snapshot) -
         if not isinstance(s, dict) or not isinstance(s.get("snapshot-id"), int) or s["snapshot-id"] >= current.id:
             continue
         paimon = core.snapshot_manager.try_snapshot(s["snapshot-id"])
-        if paimon is not None and paimon.time_millis == s.get("timestamp-ms"):
+        if paimon is not None and _mirrors(s, paimon):
             kept.append(s)
     return kept
+
+
+def _mirrors(iceberg_snapshot: dict, paimon: Snapshot) -> bool:
+    """Whether an Iceberg snapshot of the same id mirrors this Paimon snapshot: it was written
+    after it (impl stamps it with the Paimon snapshot's time, Java with its clock after the
+    commit). One written before mirrors a rolled-back snapshot whose id was used again."""
+    ts = iceberg_snapshot.get("timestamp-ms")
+    return isinstance(ts, int) and ts >= paimon.time_millis
 
 
 def _data_files(core: TableCore, entries: Sequence[ManifestEntry],
@@ -155,7 +163,7 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
     previous = _read_previous(core, directory)
     meta_path = posixpath.join(directory, f"v{snapshot.id}.metadata.json")
     if previous is not None and previous.get("current-snapshot-id") == snapshot.id and any(
-            isinstance(s, dict) and s.get("snapshot-id") == snapshot.id and s.get("timestamp-ms") == snapshot.time_millis
+            isinstance(s, dict) and s.get("snapshot-id") == snapshot.id and _mirrors(s, snapshot)
             for s in previous["snapshots"]):
         return meta_path  # already mirrored
     schema = core.schema_manager.schema(snapshot.schema_id)
@@ -175,7 +183,7 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
         data = _avro(manifest_entry_avro_schema(schema), [manifest_entry(f, snapshot.id) for f in files],
                      settings.avro_codec, file_meta)
         fio.write_bytes(manifest_path, data)
-        manifests.append(manifest_file_record(manifest_path, len(data), snapshot.id, files))
+        manifests.append(manifest_file_record(manifest_path, len(data), snapshot.id, schema, files))
     list_path = posixpath.join(directory, f"snap-1-{run}.avro")
     fio.write_bytes(list_path, _avro(MANIFEST_LIST_AVRO_SCHEMA, manifests, settings.avro_codec, {
         "snapshot-id": str(snapshot.id), "sequence-number": str(snapshot.id), "format-version": "2"}))
