@@ -14,8 +14,8 @@ Iceberg view at an older Paimon snapshot (behind, never wrong); the next commit,
 :func:`sync_iceberg`, writes the newest one again from the Paimon snapshot.
 
 Not yet as Java (issue 48 later steps): every commit writes one manifest listing all live
-files (Java reuses unchanged manifests); no column statistics (readers then prune by partition
-only); Iceberg snapshots of intermediate Paimon snapshots (APPEND then COMPACT in one commit)
+files (Java reuses unchanged manifests); no column statistics in manifests (readers prune by
+partition: the manifest list's partition summaries and the entries' partition values); Iceberg snapshots of intermediate Paimon snapshots (APPEND then COMPACT in one commit)
 are skipped, only the newest is mirrored.
 """
 

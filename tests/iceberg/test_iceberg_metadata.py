@@ -14,6 +14,7 @@ import logging
 import os
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import impl
@@ -229,3 +230,17 @@ def test_iceberg_snapshots_expire_with_paimon_snapshots(catalog):
     assert ice.snapshot_by_id(3).parent_snapshot_id is None or ice.snapshot_by_id(3).parent_snapshot_id == 2
     assert _rows(ice.scan(snapshot_id=3).to_arrow()) == _rows(_data([0, 1, 2]))
     assert _rows(ice.scan().to_arrow()) == _rows(_data([0, 1, 2, 3, 9]))
+
+
+def test_parquet_files_carry_paimon_field_ids(catalog):
+    """impl's Parquet data files name each column's Paimon field id (PARQUET:field_id), as Java
+    writes them: an Iceberg reader needs no name mapping (Java's metadata carries none)."""
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    catalog.alter_table("db.t", [SchemaChange.rename_column("v", "value")])
+    t = catalog.get_table("db.t")
+    _write(t, pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "name": ["x"], "value": [0.5]}))
+    paths = [os.path.join(dp, n) for dp, _d, ns in os.walk(t.path) for n in ns if n.endswith(".parquet")]
+    assert len(paths) == 1
+    schema = pq.read_schema(paths[0])
+    ids = {f.name: int(f.metadata[b"PARQUET:field_id"]) for f in schema}
+    assert ids == {f.name: f.id for f in t.core.schema.fields} == {"dt": 0, "id": 1, "name": 2, "value": 3}
