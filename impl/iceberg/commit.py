@@ -193,11 +193,30 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
                             list_path, files)
     doc = table_metadata(table_uuid=table_uuid, location=core.path, schema=schema, older_schemas=older,
                          name_map=name_mapping(older), snapshots=kept, current=current)
-    fio.write_bytes(meta_path, json.dumps(doc, indent=2).encode())
-    fio.write_bytes(posixpath.join(directory, VERSION_HINT), str(snapshot.id).encode())
+    _publish_metadata(core, meta_path, json.dumps(doc, indent=2).encode(), snapshot)
+    fio.overwrite_hint(posixpath.join(directory, VERSION_HINT), str(snapshot.id))
     if settings.delete_after_commit:
         _delete_old_metadata(core, directory, snapshot.id - settings.previous_versions_max)
     return meta_path
+
+
+def _publish_metadata(core: TableCore, path: str, data: bytes, snapshot: Snapshot) -> None:
+    """Create ``vN.metadata.json`` whole or not at all (a reader, or the hint, never finds it
+    torn). One already there that mirrors this snapshot (a racing writer's, Java's) is kept;
+    one left by a rolled-back timeline whose id was used again is replaced."""
+    fio = core.file_io
+    if fio.try_write_atomic(path, data):
+        return
+    try:
+        doc = json.loads(fio.read_bytes(path))
+        ok = isinstance(doc, dict) and doc.get("current-snapshot-id") == snapshot.id and any(
+            isinstance(s, dict) and s.get("snapshot-id") == snapshot.id and _mirrors(s, snapshot)
+            for s in doc.get("snapshots") or ())
+    except (FileNotFoundError, ValueError, UnicodeDecodeError, PaimonError):
+        ok = False
+    if not ok:
+        fio.delete(path)
+        fio.try_write_atomic(path, data)  # False: a racing writer created it just now
 
 
 def _delete_old_metadata(core: TableCore, directory: str, below: int) -> None:
