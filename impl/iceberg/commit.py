@@ -113,12 +113,23 @@ def _kept_snapshots(core: TableCore, previous: dict | None, current: Snapshot) -
     snapshot still there with the same time (expired or rolled-back ones are dropped)."""
     if previous is None:
         return []
+    earlier = [s for s in previous["snapshots"]
+               if isinstance(s, dict) and isinstance(s.get("snapshot-id"), int) and s["snapshot-id"] < current.id]
+    if not earlier:
+        return []
+    sm = core.snapshot_manager
+    newest = max(earlier, key=lambda s: s["snapshot-id"])
+    paimon = sm.try_snapshot(newest["snapshot-id"])
+    earliest = sm.earliest_snapshot_id()
+    if paimon is not None and _mirrors(newest, paimon) and earliest is not None:
+        # Paimon's ids are one contiguous range and a rollback replaces the newest ones first:
+        # when the newest earlier snapshot still mirrors its Paimon snapshot, so do all older
+        # ones Paimon has not expired (one snapshot read per commit, not one per snapshot)
+        return [s for s in earlier if s["snapshot-id"] >= earliest]
     kept = []
-    for s in previous["snapshots"]:
-        if not isinstance(s, dict) or not isinstance(s.get("snapshot-id"), int) or s["snapshot-id"] >= current.id:
-            continue
-        paimon = core.snapshot_manager.try_snapshot(s["snapshot-id"])
-        if paimon is not None and _mirrors(s, paimon):
+    for s in earlier:
+        p = sm.try_snapshot(s["snapshot-id"])
+        if p is not None and _mirrors(s, p):
             kept.append(s)
     return kept
 
@@ -195,8 +206,10 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
                          name_map=name_mapping(older), snapshots=kept, current=current)
     _publish_metadata(core, meta_path, json.dumps(doc, indent=2).encode(), snapshot)
     fio.overwrite_hint(posixpath.join(directory, VERSION_HINT), str(snapshot.id))
+    names = fio.list_names(directory)
+    _delete_rolled_back(core, directory, names, snapshot.id)
     if settings.delete_after_commit:
-        _delete_old_metadata(core, directory, snapshot.id - settings.previous_versions_max)
+        _delete_old_metadata(core, directory, names, snapshot.id - settings.previous_versions_max)
     return meta_path
 
 
@@ -219,19 +232,42 @@ def _publish_metadata(core: TableCore, path: str, data: bytes, snapshot: Snapsho
         fio.try_write_atomic(path, data)  # False: a racing writer created it just now
 
 
-def _delete_old_metadata(core: TableCore, directory: str, below: int) -> None:
-    """Java's delete-after-commit: metadata JSON files of versions below ``below``."""
-    fio = core.file_io
-    old = []
-    for name in fio.list_names(directory):
+def _versions(names: Sequence[str]) -> dict[int, str]:
+    out = {}
+    for name in names:
         if name.startswith("v") and name.endswith(".metadata.json"):
             try:
-                version = int(name[1:-len(".metadata.json")])
+                out[int(name[1:-len(".metadata.json")])] = name
             except ValueError:
                 continue
-            if version < below:
-                old.append(posixpath.join(directory, name))
-    fio.delete_quietly(old)
+    return out
+
+
+def _delete_old_metadata(core: TableCore, directory: str, names: Sequence[str], below: int) -> None:
+    """Java's delete-after-commit: metadata JSON files of versions below ``below``."""
+    core.file_io.delete_quietly([posixpath.join(directory, n) for v, n in _versions(names).items() if v < below])
+
+
+def _delete_rolled_back(core: TableCore, directory: str, names: Sequence[str], current: int) -> None:
+    """Metadata files of versions above the snapshot just mirrored that mirror no Paimon
+    snapshot (left by a rollback): a reader listing versions must not take them for the
+    newest. One a racing writer wrote for a newer snapshot mirrors it and stays."""
+    fio = core.file_io
+    stale = []
+    for version, name in _versions(names).items():
+        if version <= current:
+            continue
+        path = posixpath.join(directory, name)
+        paimon = core.snapshot_manager.try_snapshot(version)
+        try:
+            doc = json.loads(fio.read_bytes(path))
+            ok = paimon is not None and any(isinstance(s, dict) and s.get("snapshot-id") == version and
+                                            _mirrors(s, paimon) for s in doc.get("snapshots") or ())
+        except (FileNotFoundError, ValueError, UnicodeDecodeError, AttributeError, PaimonError):
+            ok = paimon is not None  # unreadable: only a file of a dead timeline is removed
+        if not ok:
+            stale.append(path)
+    fio.delete_quietly(stale)
 
 
 def sync_after_commit(core: TableCore, read_live: Callable[[Snapshot], list[ManifestEntry]],

@@ -244,3 +244,19 @@ def test_parquet_files_carry_paimon_field_ids(catalog):
     schema = pq.read_schema(paths[0])
     ids = {f.name: int(f.metadata[b"PARQUET:field_id"]) for f in schema}
     assert ids == {f.name: f.id for f in t.core.schema.fields} == {"dt": 0, "id": 1, "name": 2, "value": 3}
+
+
+def test_rollback_then_commit_drops_the_rolled_back_iceberg_snapshots(catalog):
+    """After a rollback to snapshot 1 the next commit reuses id 2: the Iceberg snapshots 2 and
+    3 of the old timeline are gone from the history, the new 2 has the new rows."""
+    t = catalog.create_table("db.t", schema=SCHEMA, options=TABLE_LOCATION)
+    for i in range(3):
+        _write(t, _data([i]))
+    t.rollback_to(1)
+    _write(t, _data([7]))
+    ice = _iceberg(_metadata_dir(t))
+    assert [s.snapshot_id for s in ice.snapshots()] == [1, 2]
+    assert _rows(ice.scan().to_arrow()) == _rows(_data([0, 7]))
+    assert _rows(ice.scan(snapshot_id=1).to_arrow()) == _rows(_data([0]))
+    # the old timeline's v3 is gone: a reader listing versions finds v2 the newest
+    assert sorted(n for n in os.listdir(_metadata_dir(t)) if n.endswith(".metadata.json")) == ["v2.metadata.json"]
