@@ -208,7 +208,7 @@ def spark_frame(df, table, job: WriteJob, bucket_column: str | None, *, row_kind
 def thin_files(table) -> bool:
     """Whether the table's primary-key files are written without the ``_KEY_`` copies
     (``data-file.thin-mode``, as impl's own writers do; see impl.mergetree.file_writer)."""
-    return table.is_primary_key_table and table.merge_tree_options.data_file_thin_mode
+    return table.is_primary_key_table and table.core.merge_tree_options.data_file_thin_mode
 
 
 def _kind_expr(row_kind_column: str | None):
