@@ -40,7 +40,6 @@ from impl.datafile.meta import DataFileMeta, FileSource
 from impl.errors import InvalidPredicateError, UnsupportedTableFeatureError
 from impl.fileindex.options import FileIndexSpec
 from impl.manifest.records import IndexFileMeta
-from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, keep_mask, read_deletion_vectors
 from impl.predicate.predicate import Predicate
 from impl.read.scan import TableScan
 from impl.read.table_read import read_data_file
@@ -115,9 +114,11 @@ def find_deletions(core: TableCore, predicate: Predicate | None) -> Deletions:
     expr = None if predicate is None else predicate.to_arrow()
     found: list[FileDeletions] = []
     for split in plan.splits():
-        vectors = read_deletion_vectors(core.file_io, core.paths, split.index_files) if split.index_files else {}
+        vectors: Mapping[str, np.ndarray] = {}
+        if split.index_files:
+            vectors = _deletion_vectors().read_deletion_vectors(core.file_io, core.paths, split.index_files)
         for f in split.files:
-            keep = keep_mask(vectors.get(f.file_name), 0, f.row_count)
+            keep = _keep(vectors, f)
             if expr is None:
                 positions = np.arange(f.row_count, dtype=np.int64)
                 if keep is not None:
@@ -169,7 +170,7 @@ def deletion_messages(core: TableCore, deletions: Deletions) -> list[CommitMessa
 
 def _vector_message(core: TableCore, partition: bytes, bucket: int, total: int, files: Sequence[FileDeletions],
                     index_files: Sequence[IndexFileMeta]) -> CommitMessage:
-    m = DeletionVectorsMaintainer(core.file_io, core.paths, index_files, id_factory=core.env.new_id,
+    m = _deletion_vectors().DeletionVectorsMaintainer(core.file_io, core.paths, index_files, id_factory=core.env.new_id,
                                   bitmap64=core.options.deletion_vectors_bitmap64)
     m.apply((), {d.file.file_name: d.positions.astype(np.uint32) for d in files})
     change = m.write()
@@ -181,8 +182,8 @@ def _rewrite_message(core: TableCore, partition: bytes, bucket: int, total: int,
     """Copy-on-write: each file without its deleted rows (and without the rows vectors left by an
     earlier ``deletion-vectors.enabled`` = true delete), in files of ``target-file-size``."""
     path = core.partition_cache.path(partition)
-    vectors: Mapping[str, np.ndarray] = read_deletion_vectors(core.file_io, core.paths, index_files) \
-        if index_files else {}
+    vectors: Mapping[str, np.ndarray] = \
+        _deletion_vectors().read_deletion_vectors(core.file_io, core.paths, index_files) if index_files else {}
     o = core.options
     writer = RollingFileWriter(
         core.file_io, core.paths.bucket_dir(path, bucket), core.arrow_schema, core.schema.fields,
@@ -195,7 +196,7 @@ def _rewrite_message(core: TableCore, partition: bytes, bucket: int, total: int,
             f = d.file
             keep = np.ones(f.row_count, dtype=bool)
             keep[d.positions] = False
-            old = keep_mask(vectors.get(f.file_name), 0, f.row_count)
+            old = _keep(vectors, f)
             if old is not None:
                 keep &= old
             if not keep.any():
@@ -210,6 +211,17 @@ def _rewrite_message(core: TableCore, partition: bytes, bucket: int, total: int,
         raise
     return CommitMessage(partition, bucket, total, new_files=tuple(new_files),
                          deleted_files=tuple(d.file for d in files))
+
+
+def _keep(vectors: Mapping[str, np.ndarray], f: DataFileMeta) -> np.ndarray | None:
+    """The rows of ``f`` its deletion vector keeps (None: all)."""
+    return _deletion_vectors().keep_mask(vectors[f.file_name], 0, f.row_count) if f.file_name in vectors else None
+
+
+def _deletion_vectors():
+    from impl.mergetree import deletion_vectors  # the merge tree loads lazily (see impl.read.primary_key)
+
+    return deletion_vectors
 
 
 def _discard(core: TableCore, messages: Sequence[CommitMessage]) -> None:

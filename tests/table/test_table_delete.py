@@ -167,3 +167,23 @@ def test_unsupported_tables_are_refused_by_name(local_catalog):
     rt = local_catalog.create_table("db.rt", schema=SCHEMA, options={"row-tracking.enabled": "true"})
     with pytest.raises(UnsupportedTableFeatureError, match="row-tracking"):
         rt.new_batch_write_builder().new_update().delete_by_predicate(None)
+
+
+def test_a_copy_on_write_delete_never_loads_the_merge_tree(tmp_path):
+    """Append-only use does not import impl.mergetree (impl.read.primary_key's rule)."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys, pyarrow as pa, impl
+cat = impl.Catalog({str(tmp_path / "wh")!r}); cat.create_database("db")
+t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]))
+t.write_arrow(pa.table({{"id": [1, 2, 3]}}))
+wb = t.new_batch_write_builder()
+wb.new_commit().commit(wb.new_update().delete_by_predicate(t.new_read_builder().new_predicate_builder().equal("id", 2)))
+assert t.to_arrow().column("id").to_pylist() == [1, 3]
+print(sorted(m for m in sys.modules if m.startswith("impl.mergetree")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
