@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.datafile.meta import DataFileMeta, FileSource
-from impl.errors import InvalidPredicateError, UnsupportedTableFeatureError
+from impl.errors import CommitUsageError, InvalidPredicateError, UnsupportedTableFeatureError
 from impl.fileindex.options import FileIndexSpec
 from impl.manifest.records import IndexFileMeta
 from impl.predicate.predicate import Predicate
@@ -150,8 +150,8 @@ def deletion_messages(core: TableCore, deletions: Deletions) -> list[CommitMessa
     by_bucket: dict[tuple[bytes, int, int], list[FileDeletions]] = {}
     for d in deletions.files:
         if len(d.positions) and (int(d.positions.min()) < 0 or int(d.positions.max()) >= d.file.row_count):
-            raise InvalidPredicateError(f"DELETE of {core.identifier}: a position to delete is outside file "
-                                        f"{d.file.file_name} (0 .. {d.file.row_count - 1})")
+            raise CommitUsageError(f"DELETE of {core.identifier}: a position to delete is outside file "
+                                   f"{d.file.file_name} (0 .. {d.file.row_count - 1})")
         by_bucket.setdefault((d.partition, d.bucket, d.total_buckets), []).append(d)
     index = bucket_index_files(core, core.snapshot_manager.snapshot(deletions.snapshot_id))
     messages: list[CommitMessage] = []

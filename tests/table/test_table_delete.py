@@ -187,3 +187,21 @@ print(sorted(m for m in sys.modules if m.startswith("impl.mergetree")))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_positions_outside_a_file_are_refused_before_anything_is_written(local_catalog):
+    import numpy as np
+
+    from impl.errors import CommitUsageError
+    from impl.write.delete import Deletions, FileDeletions, deletion_messages, find_deletions
+
+    t, data = make(local_catalog, "t", DV)
+    found = find_deletions(t.core, t.new_read_builder().new_predicate_builder().equal("id", 3))
+    (d,) = found.files
+    files = sorted(f.path for f in t.file_io.walk_files(t.path))
+    forged = Deletions(found.snapshot_id, (FileDeletions(d.partition, d.bucket, d.total_buckets, d.file,
+                                                         np.array([d.file.row_count], dtype=np.int64)),))
+    with pytest.raises(CommitUsageError, match="outside file"):
+        deletion_messages(t.core, forged)
+    assert sorted(f.path for f in t.file_io.walk_files(t.path)) == files
+    assert found.count == 1 and live(t) == oracle(data)
