@@ -102,8 +102,8 @@ def run_growth(files: int, directory: str) -> dict:
         if (c + 1) % max(1, commits // 10) == 0:
             print(f"  {(c + 1) * FILES_PER_COMMIT} files in {time.perf_counter() - t0:.0f} s", flush=True)
     snap = t.latest_snapshot()
-    base = t.manifest_list.read_base_manifests(snap)
-    delta = t.manifest_list.read_delta_manifests(snap)
+    base = t.core.manifest_list.read_base_manifests(snap)
+    delta = t.core.manifest_list.read_delta_manifests(snap)
     first = 1000 // FILES_PER_COMMIT  # the call after which the table holds 1,000 files
     early, late = latencies_ms[first:first + WINDOW], latencies_ms[-WINDOW:]
     return {"early": early, "late": late, "commits": commits, "base_manifests": len(base),

@@ -131,7 +131,7 @@ def main() -> None:
         print(f"  partial-update, plain         {t_pu_plain:8.2f} s   (baseline of the line above)")
 
         entries = SnapshotReader(dv.core).live_entries(dv.latest_snapshot())
-        paths = [dv.paths.data_file_path(dv.partition_cache.path(e.partition), e.bucket, e.file.file_name)
+        paths = [dv.core.paths.data_file_path(dv.core.partition_cache.path(e.partition), e.bucket, e.file.file_name)
                  for e in entries if e.file.level >= 1]
         ranges = [r for fs in bucket_index_files(dv.core, dv.latest_snapshot()).values()
                   for f in fs for r in f.deletion_vector_ranges or ()]

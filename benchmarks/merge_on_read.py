@@ -74,8 +74,8 @@ def build(warehouse: str, name: str, key: str, options: dict, rows: int, commits
 def general_read(t, split) -> pa.Table:
     """The baseline: every KV column decoded, Arrow's full sort, merge, project."""
     layout = KVLayout(t.schema, t.schema_manager)
-    spec = MergeSpec.from_schema(t.schema, t.merge_tree_options)
-    kv = read_kv_tables(t.file_io, t.paths.bucket_dir(split.partition_path, split.bucket), layout, list(split.files))
+    spec = MergeSpec.from_schema(t.schema, t.core.merge_tree_options)
+    kv = read_kv_tables(t.file_io, t.core.paths.bucket_dir(split.partition_path, split.bucket), layout, list(split.files))
     merged = merge_sorted(kv.take(pc.sort_indices(kv, sort_keys=spec.sort_keys())), spec, True, final=True)
     if merged.num_rows:
         merged = merged.filter(pa.array(~retract_mask(merged.column(VALUE_KIND))))
@@ -83,7 +83,7 @@ def general_read(t, split) -> pa.Table:
 
 
 def impl_read(t, split) -> pa.Table:
-    return merge_read(t.file_io, t.paths, t.schema, t.merge_tree_options, split.partition_path, split.bucket,
+    return merge_read(t.file_io, t.core.paths, t.schema, t.core.merge_tree_options, split.partition_path, split.bucket,
                       list(split.files), schemas=t.schema_manager)
 
 

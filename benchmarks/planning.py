@@ -92,10 +92,10 @@ def layout(warehouse: str) -> dict:
     """Manifests of the latest snapshot: count, entries, partitions each covers."""
     t = impl.Catalog(warehouse).get_table(TABLE)
     snap = t.latest_snapshot()
-    types = t.partition_cache.types
+    types = t.core.partition_cache.types
     out = {}
-    for kind, metas in (("base", t.manifest_list.read_base_manifests(snap)),
-                        ("delta", t.manifest_list.read_delta_manifests(snap))):
+    for kind, metas in (("base", t.core.manifest_list.read_base_manifests(snap)),
+                        ("delta", t.core.manifest_list.read_delta_manifests(snap))):
         spans = []
         for m in metas:
             lo = decode_row(m.partition_stats.min_values, types)[0]

@@ -59,9 +59,9 @@ def build(warehouse: str, files: int, partitions: int) -> None:
             value_stats=value_stats, min_sequence_number=i, max_sequence_number=i + 9, schema_id=0,
             level=i % 3, creation_time_millis=now + i, file_source=FileSource.APPEND)
         entries.append(ManifestEntry(FileKind.ADD, parts[p], (i // partitions) % BUCKETS, BUCKETS, meta))
-    metas = t.manifest_file.write(entries)
-    base, base_size = t.manifest_list.write(metas)
-    delta, delta_size = t.manifest_list.write([])
+    metas = t.core.manifest_file.write(entries)
+    base, base_size = t.core.manifest_list.write(metas)
+    delta, delta_size = t.core.manifest_list.write([])
     snap = Snapshot(id=1, schema_id=0, base_manifest_list=base, delta_manifest_list=delta, commit_user="bench",
                     commit_identifier=1, commit_kind=CommitKind.APPEND, time_millis=now,
                     total_record_count=10 * files, delta_record_count=10 * files,

@@ -468,7 +468,7 @@ def compactions(warehouse: str, identifier: str) -> dict:
         if snap.commit_kind is not CommitKind.COMPACT:
             continue
         out["snapshots"] += 1
-        entries = [e for m in t.manifest_list.read_delta_manifests(snap) for e in t.manifest_file.read_manifest(m)]
+        entries = [e for m in t.core.manifest_list.read_delta_manifests(snap) for e in t.core.manifest_file.read_manifest(m)]
         added = {e.file.file_name for e in entries if e.kind is FileKind.ADD}
         deleted = {e.file.file_name for e in entries if e.kind is FileKind.DELETE}
         for e in entries:
@@ -489,7 +489,7 @@ def table_checksum(warehouse: str, identifier: str) -> dict:
 def data_files(warehouse: str, identifier: str) -> list[str]:
     import impl
     t = impl.Catalog(warehouse).get_table(identifier)
-    return [t.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
+    return [t.core.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
             for s in t.new_read_builder().new_scan().plan().splits() for f in s.files]
 
 

@@ -178,7 +178,7 @@ class ModelFactsReader:
 
     @property
     def paths(self) -> TablePaths:
-        return self.table.paths
+        return self.table.core.paths
 
     @property
     def snapshots(self) -> SnapshotManager:
@@ -187,7 +187,7 @@ class ModelFactsReader:
     def _list(self, name: str, size_bytes: int | None) -> list[ManifestFileMeta]:
         metas = self._lists.get(name)
         if metas is None:
-            metas = self._lists[name] = self.table.manifest_list.read(name, size_bytes)
+            metas = self._lists[name] = self.table.core.manifest_list.read(name, size_bytes)
         return metas
 
     def snapshot_ids(self) -> list[int]:

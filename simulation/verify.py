@@ -85,7 +85,7 @@ class ModelReplayer:
             self._model.commit("seed", 0, new_files=list(live.values()))
 
     def _apply(self, snap: Snapshot) -> None:
-        delta = self.table.manifest_file.read_all(self.table.manifest_list.read(snap.delta_manifest_list))
+        delta = self.table.core.manifest_file.read_all(self.table.core.manifest_list.read(snap.delta_manifest_list))
         adds = [self._facts(e) for e in delta if e.kind is FileKind.ADD]
         dels = [self._facts(e) for e in delta if e.kind is FileKind.DELETE]
         m = self._model

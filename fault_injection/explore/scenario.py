@@ -403,7 +403,7 @@ class World:
     def _expire_body(self, report: ActorReport) -> ActorBody:
         def work(ctx: ActorContext) -> None:
             io = self._file_io()
-            expiration = self.factories.expiration(io, TablePaths(TABLE), _reader(io).table.manifest_file,
+            expiration = self.factories.expiration(io, TablePaths(TABLE), _reader(io).table.core.manifest_file,
                                                    lambda p: PartitionNaming(("p",), tuple(PARTITION_TYPE)).path([_partition(p)]))
             expiration.expire(ExpireConfig(retain_min=1, older_than_millis=2**62))
 

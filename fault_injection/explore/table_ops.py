@@ -211,7 +211,7 @@ class TableWorld:
             cat = self.catalog(actor)
             table = cat.get_table(IDENT)
             assert isinstance(table, FileStoreTable)
-            table.file_io.ensure_atomic_create(table.paths.snapshot_dir)
+            table.file_io.ensure_atomic_create(table.core.paths.snapshot_dir)
         finally:
             self.store.gate = saved
         return cat, table
@@ -272,7 +272,7 @@ class TableWorld:
 
         def work(ctx: ActorContext) -> None:
             if self.scenario.plant is TablePlant.EXPIRE_IGNORES_TAGS:
-                SnapshotExpiration(table.file_io, table.paths, table.manifest_file, table.partition_cache.path
+                SnapshotExpiration(table.file_io, table.core.paths, table.core.manifest_file, table.core.partition_cache.path
                                    ).expire(ExpireConfig(retain_min=1, retain_max=1, older_than_millis=2**62))
             else:
                 table.expire_snapshots(retain_min=1, retain_max=1, time_retained_ms=0)

@@ -166,7 +166,7 @@ def resolve_table(db: str, name: str,
         branch, _, rest = system[len(BRANCH_SUFFIX_PREFIX):].partition(SYSTEM_TABLE_SPLITTER)
         table = open_branch(table.file_io, table.path,
                             f"{db}.{base}{SYSTEM_TABLE_SPLITTER}{BRANCH_SUFFIX_PREFIX}{branch}", branch,
-                            env=table.env, snapshot_commit=table.core.snapshot_commit)
+                            env=table.core.env, snapshot_commit=table.core.snapshot_commit)
         if not rest:
             return table
         system = rest

@@ -218,7 +218,7 @@ def storage_options(ctx: Context) -> dict[str, str]:
 
 def cmd_expire_snapshots(ctx: Context, args: argparse.Namespace) -> Result:
     table = data_table(ctx, args.table)
-    now = table.env.clock_millis()
+    now = table.core.env.clock_millis()
     time_retained_ms = None if args.older_than is None else now - time_millis(args.older_than, now, "--older-than")
     with progress(f"expiring snapshots of {table.identifier}", ctx.show_progress):
         result = table.expire_snapshots(retain_min=args.retain_min, retain_max=args.retain_max,
@@ -237,7 +237,7 @@ def cmd_remove_orphan_files(ctx: Context, args: argparse.Namespace) -> Result:
     table = data_table(ctx, args.table)
     older_than = None
     if args.older_than is not None:
-        older_than = time_millis(args.older_than, table.env.clock_millis(), "--older-than")
+        older_than = time_millis(args.older_than, table.core.env.clock_millis(), "--older-than")
     with progress(f"looking for orphan files of {table.identifier}", ctx.show_progress):
         paths = table.remove_orphan_files(older_than_millis=older_than, dry_run=args.dry_run)
     return Document({"table": table.identifier, "dry_run": args.dry_run, "count": len(paths),

@@ -150,3 +150,49 @@ class DataFileMeta:
             write_cols=tuple_or_none(d.get("_WRITE_COLS")),
             write_cols_sequences=tuple_or_none(d.get("_WRITE_COLS_SEQUENCES")),
         )
+
+
+@dataclass(frozen=True)
+class KeyFacts:
+    """What a primary-key (key-value) file adds to the facts of a written file: its first and last
+    key (serialized BinaryRows; the file is sorted by key), the ``_KEY_`` columns' statistics, its
+    sequence-number range and its retract rows (-U / -D)."""
+
+    min_key: bytes
+    max_key: bytes
+    key_stats: SimpleStats
+    min_sequence_number: int
+    max_sequence_number: int
+    delete_row_count: int
+
+
+def written_file_meta(file_name: str, file_size: int, row_count: int, *, schema_id: int,
+                      creation_time_millis: int, value_stats: SimpleStats, value_stats_cols: tuple[str, ...] | None,
+                      keys: KeyFacts | None = None, level: int = 0, file_source: FileSource = FileSource.APPEND,
+                      embedded_file_index: bytes | None = None, extra_files: tuple[str, ...] = ()) -> DataFileMeta:
+    """The DataFileMeta of a data file a writer has just written, from its facts and statistics:
+    the one place every writer (append files, merge-tree files, Spark's native files) builds it.
+
+    An append file (``keys`` None) has no key range or key statistics, sequence range 0..0 and
+    no retract rows; a key-value file takes those from ``keys``. Fields a later step sets (the
+    first row id and write columns of row tracking, an external path) start unset."""
+    k = keys
+    return DataFileMeta(
+        file_name=file_name,
+        file_size=file_size,
+        row_count=row_count,
+        min_key=EMPTY_ROW if k is None else k.min_key,
+        max_key=EMPTY_ROW if k is None else k.max_key,
+        key_stats=EMPTY_STATS if k is None else k.key_stats,
+        value_stats=value_stats,
+        min_sequence_number=0 if k is None else k.min_sequence_number,
+        max_sequence_number=0 if k is None else k.max_sequence_number,
+        schema_id=schema_id,
+        level=level,
+        extra_files=tuple(extra_files),
+        creation_time_millis=creation_time_millis,
+        delete_row_count=0 if k is None else k.delete_row_count,
+        embedded_file_index=embedded_file_index,
+        file_source=file_source,
+        value_stats_cols=value_stats_cols,
+    )

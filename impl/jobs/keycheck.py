@@ -376,7 +376,7 @@ def _shared_key(table, layout, partition: bytes, bucket: int, cluster: list[tupl
     """Exact: one key (column -> value, the smallest found) written by two of ``tasks``, or
     None. Of each task's keys read, with a filter, only its candidate rows are kept."""
 
-    bucket_dir = table.paths.bucket_dir(table.partition_cache.path(partition), bucket)
+    bucket_dir = table.core.paths.bucket_dir(table.core.partition_cache.path(partition), bucket)
     key_cols = list(layout.key_columns)
     per_task = []
     for t, cand in zip(tasks, filters, strict=True):
@@ -419,7 +419,7 @@ def _keys_in_two(per_task: list[pa.Table], key_cols: list[str]) -> pa.Table | No
 
 def _refusal(table, layout, partition: bytes, bucket: int, key: dict,
              fix_columns: Sequence[str] | None) -> WriteRoutingError:
-    part = table.partition_cache.as_dict(partition) if table.partition_keys else {}
+    part = table.core.partition_cache.as_dict(partition) if table.partition_keys else {}
     cols = list(fix_columns or table.primary_keys)
     where = f"partition {part}, bucket {bucket}" if part else f"bucket {bucket}"
     repartition = ", ".join(repr(c) for c in cols)

@@ -348,11 +348,11 @@ def files_added_by(table, commit_user: str, since_snapshot_id: int) -> set[str] 
                 return None
             if snap.commit_user != commit_user:
                 continue
-            metas = table.manifest_list.read(snap.delta_manifest_list)
-            for e in table.manifest_file.read_all(metas):
+            metas = table.core.manifest_list.read(snap.delta_manifest_list)
+            for e in table.core.manifest_file.read_all(metas):
                 names.update((e.file.file_name, *e.file.extra_files))
             if snap.changelog_manifest_list:
-                for e in table.manifest_file.read_all(table.manifest_list.read(snap.changelog_manifest_list)):
+                for e in table.core.manifest_file.read_all(table.core.manifest_list.read(snap.changelog_manifest_list)):
                     names.update((e.file.file_name, *e.file.extra_files))
             # the index files the snapshot holds (its index manifest lists them all, ours among
             # them: keeping another writer's too deletes nothing it needs)

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from impl.datafile.meta import DataFileMeta, FileSource
+from impl.datafile.meta import DataFileMeta, FileSource, KeyFacts, written_file_meta
 from impl.datafile.stats import DEFAULT_STATS_MODE, KEY_STATS_MODE, StatsCollector, StatsModeLike
 from impl.environment import wall_clock_millis
 from impl.fileindex.options import FileIndexSpec
@@ -128,25 +128,12 @@ class KVFileStats:
         codec = self._ctx.key_codec
         embedded, extra = (None, ()) if self._index is None else self._index.finish(
             self._ctx.file_io, self._ctx.path(file_name))
-        return DataFileMeta(
-            file_name=file_name,
-            file_size=file_size,
-            row_count=self.rows,
-            min_key=codec.encode(self._first),
-            max_key=codec.encode(self._last),
-            key_stats=key_stats,
-            value_stats=value_stats,
-            min_sequence_number=self._seq_min,
-            max_sequence_number=self._seq_max,
-            schema_id=self._ctx.schema_id,
-            level=level,
-            extra_files=extra,
-            embedded_file_index=embedded,
-            creation_time_millis=self._ctx.clock_millis(),
-            delete_row_count=self._deletes,
-            file_source=source,
-            value_stats_cols=value_stats_cols,
-        )
+        keys = KeyFacts(codec.encode(self._first), codec.encode(self._last), key_stats, self._seq_min, self._seq_max,
+                        self._deletes)
+        return written_file_meta(file_name, file_size, self.rows, schema_id=self._ctx.schema_id,
+                                 creation_time_millis=self._ctx.clock_millis(), value_stats=value_stats,
+                                 value_stats_cols=value_stats_cols, keys=keys, level=level, file_source=source,
+                                 embedded_file_index=embedded, extra_files=extra)
 
 
 def build_file_meta(ctx: KVFileContext, file_name: str, file_size: int, kv: pa.Table, level: int,

@@ -24,15 +24,17 @@ How the change is written (as Paimon's Spark commands write it):
   for an updated one, ``+I`` for an inserted one. Key and partition columns cannot be assigned.
   As in Paimon, an update written over a key another commit changed meanwhile wins (upserts
   are not conflict-checked); a delete is never lost (its ``-D`` row is newer).
-- append tables with ``deletion-vectors.enabled``: the rows to delete are found in Spark tasks
-  that read the snapshot's data files with impl's reader, each row tagged with its file and
-  position (rows the table's vectors already delete are left out); the driver folds the
-  positions into each bucket's deletion vectors and writes them as a new index file replacing
-  the bucket's old ones. An UPDATE deletes the old rows that way and appends the new ones, in
-  the same commit. Another commit that replaced those vectors or compacted, overwrote or
-  deleted those files meanwhile makes the commit fail (:class:`impl.errors.IndexFileConflictError`)
+- append tables: the rows to delete are found in Spark tasks that read the snapshot's data
+  files with impl's reader, each row tagged with its file and position (rows the table's
+  vectors already delete are left out); the driver hands the positions to the table's DELETE
+  operation (:func:`impl.write.delete.deletion_messages`, the one Python's
+  ``new_update().delete_by_predicate`` uses): with ``deletion-vectors.enabled`` they are folded
+  into each bucket's deletion vectors, written as a new index file replacing the bucket's old
+  ones; without, each touched file is rewritten without them (copy-on-write). An UPDATE deletes
+  the old rows that way and appends the new ones, in the same commit. Another commit that
+  replaced those vectors or compacted, overwrote or deleted those files meanwhile makes the
+  commit fail (:class:`impl.errors.IndexFileConflictError` / :class:`impl.errors.FileNotLiveError`)
   with nothing written: run the change again.
-- append tables without deletion vectors are refused by name: impl has no copy-on-write rewrite.
 """
 
 from __future__ import annotations
@@ -47,11 +49,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
-from impl.errors import UnsupportedTableFeatureError
+from impl.datafile.meta import DataFileMeta
+from impl.errors import CommitOutcomeUnknownError, UnsupportedTableFeatureError
 from impl.jobs.tables import TableRef, split_storage_options
 from impl.jobs.writer import commit_write, unsupported_write_reason
-from impl.manifest.records import IndexFileMeta
-from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, keep_mask, read_deletion_vectors
+from impl.mergetree.deletion_vectors import keep_mask, read_deletion_vectors
 from impl.options import core_options as co
 from impl.options.values import MergeEngine
 from impl.read.scan import SnapshotReader
@@ -62,6 +64,7 @@ from impl.spark.routing import write_dataframe
 from impl.spark.source import FORMAT_NAME, activate
 from impl.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
 from impl.store.core import bucket_index_files
+from impl.write.delete import Deletions, FileDeletions, check_deletable, deletion_messages
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +102,7 @@ class _Target:
     snapshot_id: int | None
     frame: Any
     storage: dict[str, str]
-    files: dict[str, tuple[bytes, int, int]]  # append tables: data file -> (partition, bucket, total buckets)
+    files: dict[str, tuple[bytes, int, int, DataFileMeta]]  # append tables: name -> (partition, bucket, total, file)
 
     @property
     def identifier(self) -> str:
@@ -232,18 +235,13 @@ def _open(spark, op: str, table_path: str, options, fs_factory) -> _Target:
         if co.IGNORE_DELETE.get(o.raw):
             # the -D rows of a DELETE would be dropped: the change would silently do nothing
             raise UnsupportedTableFeatureError(f"{op} of {ref.identifier}: the table has 'ignore-delete' = true")
-    elif o.data_evolution or o.row_tracking:
-        raise UnsupportedTableFeatureError(f"{op} of {ref.identifier}: row-level changes of row-tracking / "
-                                           f"data-evolution tables are not implemented")
-    elif not o.deletion_vectors:
-        raise UnsupportedTableFeatureError(
-            f"{op} of append table {ref.identifier} needs 'deletion-vectors.enabled' = true (Paimon writes "
-            f"row-level changes of append tables as deletion vectors; impl has no copy-on-write rewrite)")
+    else:
+        check_deletable(core, op)
     reason = unsupported_write_reason(table, "Spark")
     if reason:
         raise UnsupportedTableFeatureError(f"{op}: {reason}")
     snapshot = core.snapshot_manager.latest_snapshot()
-    files: dict[str, tuple[bytes, int, int]] = {}
+    files: dict[str, tuple[bytes, int, int, DataFileMeta]] = {}
     if table.is_primary_key_table:
         if snapshot is None:
             frame = spark.createDataFrame([], spark_schema(table.schema))
@@ -285,11 +283,11 @@ def _append_frame(spark, ref: TableRef, table, snapshot):
                             st.StructField(POS_COLUMN, st.LongType(), False)])
     arrow = spark_arrow_schema(schema)
     units = []
-    files: dict[str, tuple[bytes, int, int]] = {}
+    files: dict[str, tuple[bytes, int, int, DataFileMeta]] = {}
     if snapshot is not None:
         index = bucket_index_files(core, snapshot)
         for e in SnapshotReader(core).live_entries(snapshot):
-            files[e.file.file_name] = (e.partition, e.bucket, e.total_buckets)
+            files[e.file.file_name] = (e.partition, e.bucket, e.total_buckets, e.file)
             units.append((core.partition_cache.path(e.partition), e.bucket, e.file,
                           tuple(index.get((e.partition, e.bucket), ()))))
     if not units:
@@ -438,26 +436,27 @@ def _apply(target: _Target, changes, *, kind: str | None = None,
                   _INSERT: (counts or {}).get(_INSERT, 0)}
         if not any(counts.values()):
             return _result(target, (), counts)
-        core = target.table.core
-        dv_messages = _deletion_vector_messages(target, gone)
-        written = [f for m in dv_messages for f in m.new_index_files]
+        delete_messages = _delete_messages(target, gone)
         try:
             if counts[_UPDATE] + counts[_INSERT]:
                 rows = changes.filter(F.col(KIND_COLUMN).isin(_UPDATE, _INSERT)).select(*target.columns)
                 res = write_dataframe(rows, target.ref.table_path, options=target.storage or None, commit=False,
                                       fs_factory=target.ref.fs_factory)
-                outcome = commit_write(res.job, [*res.per_task, dv_messages])
+                outcome = commit_write(res.job, [*res.per_task, delete_messages])
                 snapshots = tuple(outcome.snapshot_ids)
             else:
                 wb = target.table.new_batch_write_builder()
                 wb.commit_user = f"spark-dml-{uuid.uuid4().hex}"
                 c = wb.new_commit()
                 try:
-                    snapshots = tuple(c.commit(dv_messages).snapshot_ids)
+                    snapshots = tuple(c.commit(delete_messages).snapshot_ids)
                 finally:
                     c.close()
-        except BaseException:
-            _delete_index_files(core, written)
+        except BaseException as e:
+            # the rows' messages are cleaned up by their commit; these are the delete's own (kept
+            # when the snapshot may have landed: it would name them)
+            if not isinstance(e, CommitOutcomeUnknownError):
+                target.table.new_batch_write_builder().new_commit().abort(delete_messages)
             raise
         return _result(target, snapshots, counts)
     finally:
@@ -470,43 +469,23 @@ def _result(target: _Target, snapshots: tuple[int, ...], counts: Mapping[str, in
                           counts.get(_INSERT, 0))
 
 
-def _deletion_vector_messages(target: _Target, gone: pa.Table) -> list[CommitMessage]:
-    """One message per bucket with deleted rows: its vectors (those of the read snapshot plus
-    the new positions) as one new index file, replacing the bucket's old index files."""
-    core = target.table.core
+def _delete_messages(target: _Target, gone: pa.Table) -> list[CommitMessage]:
+    """The table's DELETE of the rows ``gone`` names by file and position (read at the target's
+    snapshot): deletion vectors, or the touched files rewritten (:mod:`impl.write.delete`)."""
     if not gone.num_rows:
         return []
-    snapshot = core.snapshot_manager.snapshot(target.snapshot_id)
-    index = bucket_index_files(core, snapshot)
     per_file = gone.group_by(FILE_COLUMN).aggregate([(POS_COLUMN, "list")])
     names = per_file.column(FILE_COLUMN).to_pylist()
     lists = per_file.column(f"{POS_COLUMN}_list").combine_chunks()
     offsets = lists.offsets.to_numpy()
     values = lists.values.to_numpy()
-    by_bucket: dict[tuple[bytes, int, int], dict[str, np.ndarray]] = {}
+    files = []
     for i, name in enumerate(names):
-        partition, bucket, total = target.files[name]
-        by_bucket.setdefault((partition, bucket, total), {})[name] = \
-            np.unique(values[offsets[i]:offsets[i + 1]]).astype(np.uint32)
-    messages: list[CommitMessage] = []
-    try:
-        for (partition, bucket, total), deletions in sorted(by_bucket.items()):
-            m = DeletionVectorsMaintainer(core.file_io, core.paths, index.get((partition, bucket), ()),
-                                          id_factory=core.env.new_id, bitmap64=core.options.deletion_vectors_bitmap64)
-            m.apply((), deletions)
-            change = m.write()
-            messages.append(CommitMessage(partition, bucket, total, new_index_files=change.added,
-                                          deleted_index_files=change.removed))
-    except BaseException:
-        _delete_index_files(core, [f for m in messages for f in m.new_index_files])
-        raise
-    log.info("%s of %s: %d row(s) deleted in %d file(s) of %d bucket(s)", target.op, target.identifier,
-             gone.num_rows, len(names), len(by_bucket))
+        partition, bucket, total, meta = target.files[name]
+        files.append(FileDeletions(partition, bucket, total, meta, np.unique(values[offsets[i]:offsets[i + 1]])))
+    messages = deletion_messages(target.table.core, Deletions(target.snapshot_id, tuple(files)))
+    log.info("%s of %s: %d row(s) deleted in %d file(s)", target.op, target.identifier, gone.num_rows, len(names))
     return messages
-
-
-def _delete_index_files(core, files: Sequence[IndexFileMeta]) -> None:
-    core.file_io.delete_quietly(core.paths.index_file_path(f.file_name) for f in files)
 
 
 __all__ = ["delete", "update", "merge_into", "RowLevelResult", "RowLevelChangeError", "MergeCardinalityError"]

@@ -154,7 +154,7 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
     Spark reads through s3a); otherwise only absolute local paths are native."""
     if deletion_vectors is None:
         def deletion_vectors(s: DataSplit):
-            return read_deletion_vectors(table.file_io, table.paths, s.index_files) if s.index_files else {}
+            return read_deletion_vectors(table.file_io, table.core.paths, s.index_files) if s.index_files else {}
 
     if table.options.data_evolution:
         return SplitPlan(snapshot_id, (), tuple(splits))
@@ -168,7 +168,7 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
         return mappings[schema_id]
 
     def native_file(s: DataSplit, f: DataFileMeta) -> bool:
-        path = table.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
+        path = table.core.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
         # an external path on another file system (a URI) goes to the slow path
         rooted = "://" not in path if object_store else path.startswith("/")
         return (f.file_name.endswith(".parquet") and not (_GLOB_CHARS & set(path)) and rooted
@@ -194,7 +194,7 @@ def plan_native(table, splits: Sequence[DataSplit], snapshot_id: int | None,
             slow.append(replace(s, files=tuple(slow_files)))
         vectors = deletion_vectors(s) if s.index_files else {}
         for f in native_files:
-            path = table.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
+            path = table.core.paths.data_file_path(s.partition_path, s.bucket, f.file_name, f.external_path)
             retracts = pk and (f.delete_row_count is None or f.delete_row_count > 0)
             deleted = vectors.get(f.file_name)
             has_vector = deleted is not None and len(deleted) > 0

@@ -101,7 +101,7 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
     splits = [DataSplit(0, r.partition, r.bucket, r.total_buckets, table.core.partition_cache.path(r.partition),
                         r.picked, index_files=r.index_files) for r in rewrites]
     # read once: for Spark's read here, and for the index rewritten without the compacted files below
-    vectors = {(r.partition, r.bucket): read_deletion_vectors(table.file_io, table.paths, r.index_files)
+    vectors = {(r.partition, r.bucket): read_deletion_vectors(table.file_io, table.core.paths, r.index_files)
                for r in rewrites if r.index_files}
     plan = plan_native(table, splits, None, deletion_vectors=lambda s: vectors.get((s.partition, s.bucket), {}),
                        object_store=job.ref.on_object_store)
@@ -138,7 +138,7 @@ def rewrite_natively(spark, job: WriteJob, rewrites: Sequence[BucketRewrite], *,
             added: tuple[IndexFileMeta, ...] = ()
             removed: tuple[IndexFileMeta, ...] = ()
             if key in vectors:
-                dvs = DeletionVectorsMaintainer(tracked_table.file_io, tracked_table.paths, r.index_files,
+                dvs = DeletionVectorsMaintainer(tracked_table.file_io, tracked_table.core.paths, r.index_files,
                                                 id_factory=table.core.env.new_id, restored_vectors=vectors[key],
                                                 bitmap64=table.core.options.deletion_vectors_bitmap64)
                 added, removed = drop_rewritten_vectors(dvs, r.picked)

@@ -53,7 +53,7 @@ import pyarrow.parquet as pq
 from impl.bucket.routing import BucketMode, encode_partition
 from impl.commit.messages import CommitMessage
 from impl.data.types import to_arrow
-from impl.datafile.meta import EMPTY_STATS, DataFileMeta, FileSource
+from impl.datafile.meta import DataFileMeta, KeyFacts, written_file_meta
 from impl.datafile.stats import KEY_STATS_MODE, StatsCollector
 from impl.fileindex.options import FileIndexSpec
 from impl.format.formats import named_for
@@ -208,7 +208,7 @@ def spark_frame(df, table, job: WriteJob, bucket_column: str | None, *, row_kind
 def thin_files(table) -> bool:
     """Whether the table's primary-key files are written without the ``_KEY_`` copies
     (``data-file.thin-mode``, as impl's own writers do; see impl.mergetree.file_writer)."""
-    return table.is_primary_key_table and table.merge_tree_options.data_file_thin_mode
+    return table.is_primary_key_table and table.core.merge_tree_options.data_file_thin_mode
 
 
 def _kind_expr(row_kind_column: str | None):
@@ -421,11 +421,8 @@ def _meta(facts: _FileFacts, name: str, table, clock_millis: int) -> DataFileMet
         stats = StatsCollector.of_fields(table.schema.fields, table.options.stats_mode)
         stats.update_bounds(facts.bounds)
         value_stats, cols = stats.result()
-        return DataFileMeta(file_name=name, file_size=facts.size_bytes, row_count=facts.rows,
-                            key_stats=EMPTY_STATS, value_stats=value_stats, min_sequence_number=0,
-                            max_sequence_number=0, schema_id=table.schema.id, level=0,
-                            creation_time_millis=clock_millis, delete_row_count=0, file_source=FileSource.APPEND,
-                            value_stats_cols=cols)
+        return written_file_meta(name, facts.size_bytes, facts.rows, schema_id=table.schema.id,
+                                 creation_time_millis=clock_millis, value_stats=value_stats, value_stats_cols=cols)
     layout = KVLayout(table.schema)
     keys = StatsCollector(layout.key_columns, layout.key_types, KEY_STATS_MODE, dense=False)
     keys.update_bounds(facts.bounds)
@@ -435,12 +432,11 @@ def _meta(facts: _FileFacts, name: str, table, clock_millis: int) -> DataFileMet
     value_stats, cols = values.result()
     seq_lo, seq_hi, _ = facts.bounds[SEQUENCE_NUMBER]
     codec = KeyCodec(layout.key_types)
-    return DataFileMeta(file_name=name, file_size=facts.size_bytes, row_count=facts.rows,
-                        min_key=codec.encode(facts.first_key), max_key=codec.encode(facts.last_key),
-                        key_stats=key_stats, value_stats=value_stats, min_sequence_number=int(seq_lo),
-                        max_sequence_number=int(seq_hi), schema_id=table.schema.id, level=0,
-                        creation_time_millis=clock_millis, delete_row_count=facts.retracts,
-                        file_source=FileSource.APPEND, value_stats_cols=cols)
+    key_facts = KeyFacts(codec.encode(facts.first_key), codec.encode(facts.last_key), key_stats, int(seq_lo),
+                         int(seq_hi), facts.retracts)
+    return written_file_meta(name, facts.size_bytes, facts.rows, schema_id=table.schema.id,
+                             creation_time_millis=clock_millis, value_stats=value_stats, value_stats_cols=cols,
+                             keys=key_facts)
 
 
 def place_files(table, job: WriteJob, directory: str) -> list[CommitMessage]:

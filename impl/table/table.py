@@ -2,7 +2,10 @@
 
 Every operation (scans, reads, writes, commits, compaction, maintenance, tags, branches) lives
 in its own module and takes the view's :class:`impl.store.core.TableCore`; this class names
-them and converts arguments.
+them and converts arguments. It keeps the user's API (pypaimon's names where they exist:
+``file_io``, ``identifier``, ``options``, ``schema``, ``primary_keys``, the managers ...);
+internals (paths, manifest files, the partition cache, the environment, parsed merge-tree
+options, the dynamic options) are reached through ``table.core``, not through the table.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from impl.maintenance.compact import compact_table
 from impl.maintenance.doctor import doctor, repair
 from impl.maintenance.repair import RepairPlan, TableHealth
 from impl.maintenance.tags import create_tag, tags_with_branches
-from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.options import core_options as co
 from impl.options.registry import check_dynamic_keys
 from impl.predicate.predicate import Predicate
@@ -35,7 +37,7 @@ from impl.schema.records import TableSchema
 from impl.snapshot.expire import ExpireConfig, ExpireResult, SnapshotExpiration
 from impl.snapshot.manager import SnapshotCommit, SnapshotManager
 from impl.snapshot.records import Snapshot
-from impl.store.core import PartitionCache, TableCore, load_latest_schema
+from impl.store.core import TableCore, load_latest_schema
 from impl.store.options import TableOptions, warn_unknown_keys
 from impl.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from impl.tag.manager import TagManager
@@ -91,10 +93,6 @@ class FileStoreTable(TableReads):
         return self.core.identifier
 
     @property
-    def dynamic_options(self) -> Mapping[str, str]:
-        return self.core.dynamic_options
-
-    @property
     def options(self) -> TableOptions:
         return self.core.options
 
@@ -111,37 +109,12 @@ class FileStoreTable(TableReads):
         return self.schema.comment
 
     @property
-    def paths(self) -> TablePaths:
-        return self.core.paths
-
-    @property
-    def env(self) -> Environment:
-        return self.core.env
-
-    @property
     def schema_manager(self) -> SchemaManager:
         return self.core.schema_manager
 
     def snapshot_manager(self) -> SnapshotManager:
         """The snapshots of this view's branch (a method, as pypaimon's ``table.snapshot_manager()``)."""
         return self.core.snapshot_manager
-
-    @property
-    def manifest_list(self) -> ManifestList:
-        return self.core.manifest_list
-
-    @property
-    def manifest_file(self) -> ManifestFile:
-        return self.core.manifest_file
-
-    @property
-    def partition_cache(self) -> PartitionCache:
-        return self.core.partition_cache
-
-    @property
-    def merge_tree_options(self):
-        """Parsed ``impl.mergetree.MergeTreeOptions`` (primary-key tables)."""
-        return self.core.merge_tree_options
 
     @property
     def arrow_schema(self) -> pa.Schema:
@@ -185,12 +158,12 @@ class FileStoreTable(TableReads):
         extra = {str(k): str(v) for k, v in dynamic_options.items()}
         check_dynamic_keys(extra)  # a misspelt Paimon key is refused (not warned about, then refused)
         warn_unknown_keys(extra)
-        merged = {**self.dynamic_options, **extra}
+        merged = {**self.core.dynamic_options, **extra}
         branch = co.BRANCH.get(merged)  # InvalidBranchNameError for a name that breaks the rule
         if branch == self.branch:
             return FileStoreTable.of(self.core.with_options(merged))
         # another branch: its own latest schema
-        return open_branch(self.file_io, self.path, self.identifier, branch, merged, env=self.env,
+        return open_branch(self.file_io, self.path, self.identifier, branch, merged, env=self.core.env,
                            snapshot_commit=self.core.snapshot_commit)
 
     # ------------------------------------------------------------------ builders
@@ -285,8 +258,9 @@ class FileStoreTable(TableReads):
             max_deletes=o.snapshot_expire_limit if max_deletes is None else max_deletes,
             clean_empty_directories=o.snapshot_clean_empty_directories,
         )
-        return SnapshotExpiration(self.file_io, self.paths, self.manifest_file,
-                                  self.partition_cache.path).expire(config, protected_names(self.core))
+        core = self.core
+        return SnapshotExpiration(core.file_io, core.paths, core.manifest_file,
+                                  core.partition_cache.path).expire(config, protected_names(core))
 
     def remove_orphan_files(self, older_than: int | _dt.datetime | None = None, *,
                             older_than_millis: int | None = None, dry_run: bool = False) -> list[str]:

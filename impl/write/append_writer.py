@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import pyarrow as pa
 
 from impl.data.types import DataField
-from impl.datafile.meta import EMPTY_STATS, DataFileMeta, FileSource
+from impl.datafile.meta import DataFileMeta, FileSource, written_file_meta
 from impl.datafile.stats import DEFAULT_STATS_MODE, StatsCollector, StatsModeLike
 from impl.environment import wall_clock_millis
 from impl.fileindex.options import FileIndexSpec
@@ -139,23 +139,10 @@ class RollingFileWriter:
             path = f"{self.bucket_dir}/{cur.name}"
             self._written_paths.append(index_file_name(path))
             embedded, extra = cur.index.finish(self.file_io, path)
-        self._finished.append(DataFileMeta(
-            file_name=cur.name,
-            file_size=size,
-            row_count=cur.rows,
-            key_stats=EMPTY_STATS,
-            value_stats=stats,
-            min_sequence_number=0,
-            max_sequence_number=0,
-            schema_id=self.schema_id,
-            level=0,
-            creation_time_millis=self._clock_millis(),
-            delete_row_count=0,
-            file_source=self.file_source,
-            value_stats_cols=cols,
-            extra_files=extra,
-            embedded_file_index=embedded,
-        ))
+        self._finished.append(written_file_meta(
+            cur.name, size, cur.rows, schema_id=self.schema_id, creation_time_millis=self._clock_millis(),
+            value_stats=stats, value_stats_cols=cols, file_source=self.file_source,
+            embedded_file_index=embedded, extra_files=extra))
 
     def prepare_commit(self) -> list[DataFileMeta]:
         """Write out everything buffered, close the open file, and hand over the finished files."""

@@ -1,4 +1,5 @@
-"""Column updates of data-evolution tables by row id (pypaimon's ``update_by_arrow_with_row_id``),
+"""Row-level changes through ``new_update()``: deletes by predicate of append tables
+(pypaimon's ``delete_by_predicate``, :mod:`impl.write.delete`); column updates of data-evolution tables by row id (pypaimon's ``update_by_arrow_with_row_id``),
 and upserts by key columns built on them (pypaimon's ``upsert_by_arrow_with_key``).
 
 ``table.new_batch_write_builder().new_update().with_update_type(["v"]).update_by_arrow_with_row_id(data)``
@@ -26,12 +27,14 @@ import pyarrow.compute as pc
 from impl.commit.messages import CommitMessage
 from impl.datafile.meta import DataFileMeta, FileSource
 from impl.errors import RowIdNotExistError, SchemaMismatchError, UnsupportedTableFeatureError
+from impl.predicate.predicate import Predicate
 from impl.read.row_tracking import row_id_groups, row_id_range
 from impl.read.scan import DataSplit, SnapshotReader, TableScan
 from impl.read.table_read import TableRead
 from impl.store.core import TableCore
 from impl.store.schema import ROW_ID
 from impl.write.append_writer import NO_ROLLING, RollingFileWriter
+from impl.write.delete import deletion_messages, find_deletions
 from impl.write.table_write import TableWrite, as_arrow_table, conform_input
 
 
@@ -39,15 +42,26 @@ class TableUpdate:
     """Column updates of one data-evolution table by ``_ROW_ID`` (Paimon's BatchTableUpdate)."""
 
     def __init__(self, core: TableCore, commit_user: str):
-        if not core.options.data_evolution:
-            raise UnsupportedTableFeatureError(
-                f"update of {core.identifier}: column updates by row id need option 'data-evolution.enabled' = true")
         self.core = core
         self.commit_user = commit_user
         self.update_cols: list[str] | None = None
 
+    def _check_data_evolution(self) -> None:
+        if not self.core.options.data_evolution:
+            raise UnsupportedTableFeatureError(
+                f"update of {self.core.identifier}: column updates by row id need option "
+                f"'data-evolution.enabled' = true")
+
+    def delete_by_predicate(self, predicate: Predicate | None) -> list[CommitMessage]:
+        """CommitMessages deleting the rows of the latest snapshot ``predicate`` matches (None:
+        every row) from an append table (pypaimon's name; see :mod:`impl.write.delete`):
+        deletion vectors on ``deletion-vectors.enabled`` tables, else the touched files
+        rewritten. Commit them with the builder's ``new_commit()``; none when no row matches."""
+        return deletion_messages(self.core, find_deletions(self.core, predicate))
+
     def with_update_type(self, update_cols: Sequence[str]) -> "TableUpdate":
         """The columns the next updates rewrite (default: every column)."""
+        self._check_data_evolution()
         cols = list(dict.fromkeys(update_cols))
         names = self.core.schema.field_names
         for c in cols:
@@ -67,6 +81,7 @@ class TableUpdate:
 
     def update_by_arrow_with_row_id(self, data) -> list[CommitMessage]:
         """CommitMessages rewriting the update columns of the rows ``data`` names by ``_ROW_ID``."""
+        self._check_data_evolution()
         core, name = self.core, self.core.identifier
         t = as_arrow_table(data)
         cols = self._columns()
@@ -125,6 +140,7 @@ class TableUpdate:
         row id); an input row matching none is appended. Keys must be unique in the input.
         The match is made on the latest snapshot; an append of the same key committed meanwhile
         is not seen (as in pypaimon)."""
+        self._check_data_evolution()
         core, name = self.core, self.core.identifier
         keys = list(dict.fromkeys(upsert_keys))
         if not keys:

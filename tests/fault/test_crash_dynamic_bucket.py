@@ -70,7 +70,7 @@ SETUP_SNAPSHOTS = len(HISTORY)
 
 def check_index(t) -> None:
     """Listed index files readable; each live key in one bucket, whose index holds its hash."""
-    files = HashIndexFile(t.file_io, t.paths)
+    files = HashIndexFile(t.file_io, t.core.paths)
     for snap in t.snapshots():
         for e in hash_index_entries(t.core, snap):
             files.read(e.index_file)
@@ -98,7 +98,7 @@ def check_outcome(outcome) -> bool:
     t.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 86_400_000)
     assert _state(t.to_arrow()) == state
     listed = {e.index_file.file_name for s in t.snapshots() for e in hash_index_entries(t.core, s)}
-    assert set(t.file_io.list_names(t.paths.index_dir)) <= listed
+    assert set(t.file_io.list_names(t.core.paths.index_dir)) <= listed
     check_index(t)
     if not published:
         t.write_arrow(UPDATE)  # the restarted writer repeats the write

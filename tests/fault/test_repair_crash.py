@@ -51,8 +51,8 @@ def damage(fs, root) -> None:
     """Tear snapshot-9 and delete snapshot 8's delta manifest list."""
     t = open_table(fs, root)
     eight = t.snapshot(8)
-    fs.rm(t.paths.manifest_path(eight.delta_manifest_list))
-    nine = t.paths.snapshot_path(9)
+    fs.rm(t.core.paths.manifest_path(eight.delta_manifest_list))
+    nine = t.core.paths.snapshot_path(9)
     data = fs.cat_file(nine)
     fs.pipe_file(nine, data[: len(data) // 2])
 
@@ -109,7 +109,7 @@ def check_reads(t: FileStoreTable, snap, sid: int, where: str) -> None:
     live = SnapshotReader(t.core).live_entries(snap)
     assert model_facts(live) == dict(want.live), f"{where}: snapshot {sid} reads differently"
     for e in live:
-        path = t.paths.data_file_path(t.partition_cache.path(e.partition), e.bucket, e.file.file_name)
+        path = t.core.paths.data_file_path(t.core.partition_cache.path(e.partition), e.bucket, e.file.file_name)
         assert t.file_io.exists(path), f"{where}: snapshot {sid} needs {e.file.file_name}, which is gone"
 
 

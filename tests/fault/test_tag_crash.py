@@ -85,7 +85,7 @@ def check_reads(t: FileStoreTable, snap, want: Model, sid: int, where: str) -> N
     live = SnapshotReader(t.core).live_entries(snap)
     assert model_facts(live) == dict(want.snapshots_by_id[sid].live), f"{where}: snapshot {sid} reads differently"
     for e in live:
-        path = t.paths.data_file_path(t.partition_cache.path(e.partition), e.bucket, e.file.file_name)
+        path = t.core.paths.data_file_path(t.core.partition_cache.path(e.partition), e.bucket, e.file.file_name)
         assert t.file_io.exists(path), f"{where}: snapshot {sid} needs {e.file.file_name}, which is gone"
 
 

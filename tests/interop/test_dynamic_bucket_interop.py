@@ -91,15 +91,15 @@ def check_buckets(table) -> int:
     keys_of: dict[tuple, list[int]] = defaultdict(list)
     rb = table.new_read_builder()
     for split in rb.new_scan().plan().splits():
-        part = table.partition_cache.path(split.partition)
+        part = table.core.partition_cache.path(split.partition)
         ids = rb.new_read().to_arrow([split]).column("id").to_pylist()
         keys_of[(part, split.bucket)].extend(ids)
         for i in ids:
             where[(part, i)].add(split.bucket)
     twice = {k: b for k, b in where.items() if len(b) > 1}
     assert not twice, f"keys live in two buckets: {twice}"
-    files = HashIndexFile(table.file_io, table.paths)
-    index = {(table.partition_cache.path(e.partition), e.bucket): sorted(files.read(e.index_file).tolist())
+    files = HashIndexFile(table.file_io, table.core.paths)
+    index = {(table.core.partition_cache.path(e.partition), e.bucket): sorted(files.read(e.index_file).tolist())
              for e in hash_index_entries(table.core, table.latest_snapshot())}
     data = {k: sorted(row_hashes([pa.array(ids, pa.int64())], [DataType("BIGINT", False)]).tolist())
             for k, ids in keys_of.items()}

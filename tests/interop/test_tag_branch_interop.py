@@ -162,6 +162,6 @@ def test_impl_reads_pypaimon_tags_and_branch_then_rolls_back(tmp_path, pypaimon)
     # impl rolls main back to v2 (its snapshot expired: written back from the tag); pypaimon reads it
     t.rollback_to("v2")
     assert impl_rows(t) == sort_rows(flat(commits[:2]))
-    got = pp_run(PP_READ_MAIN, warehouse=wh, snapshot_dir=t.paths.snapshot_dir)
+    got = pp_run(PP_READ_MAIN, warehouse=wh, snapshot_dir=t.core.paths.snapshot_dir)
     assert sort_rows(got["main"]) == sort_rows(flat(commits[:2]))
     assert got["tags"] == ["v1", "v2"] and got["snapshot_dir"] == ["snapshot-2"]

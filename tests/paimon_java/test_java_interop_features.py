@@ -169,7 +169,7 @@ def _assert_index_is_live_keys(tables: Tables, buckets: dict[tuple[str, int], in
     """Each (partition, bucket)'s HASH index holds exactly the hashes of its live keys (the
     trimmed primary key ``id``: the partition column is not part of the hash)."""
     t = tables.catalog().get_table(TABLE)
-    index_file = HashIndexFile(t.file_io, t.paths)
+    index_file = HashIndexFile(t.file_io, t.core.paths)
     part_of = {p.partition: p.partition_path for p in t.new_read_builder().new_scan().plan().splits()}
     got: dict[tuple[str, int], set[int]] = {}
     for e in hash_index_entries(t.core, t.latest_snapshot()):

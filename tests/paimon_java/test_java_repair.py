@@ -31,7 +31,7 @@ def test_java_reads_and_writes_a_repaired_table(java, tmp_path):
     t = cat.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
     for i in range(3):
         t.write_arrow(pa.table({"id": [i], "v": [str(i)]}, schema=SCHEMA))
-    path = Path(t.paths.snapshot_path(3))
+    path = Path(t.core.paths.snapshot_path(3))
     path.write_bytes(path.read_bytes()[:50])
     plan = cat.get_table("db.t").repair()
     assert plan.target_id == 2 and len(plan.quarantine) == 1

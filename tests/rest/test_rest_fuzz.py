@@ -125,7 +125,7 @@ def test_warehouse_readable_after_fuzzing(fuzz_server):
             assert ids == list(range(1, len(ids) + 1)), (db, name, ids)
             for s in table.snapshots():
                 for manifest_list in (s.base_manifest_list, s.delta_manifest_list):
-                    assert table.file_io.exists(table.paths.manifest_path(manifest_list))
+                    assert table.file_io.exists(table.core.paths.manifest_path(manifest_list))
             table.to_arrow()  # every table still reads
     rows = local.get_table("fz.t").to_arrow()
     assert set(rows.column("id").to_pylist()) <= {1, 2, 3}

@@ -32,7 +32,7 @@ def served(tmp_path_factory):
     t.create_branch("b")
     make_table(cat, "db.victim", [7])
     make_table(impl.Catalog(str(root / "outside")), "odb.v", [100])
-    snapshot = json.loads(t.file_io.read_bytes(t.paths.snapshot_path(1)))
+    snapshot = json.loads(t.file_io.read_bytes(t.core.paths.snapshot_path(1)))
     with RESTCatalogServer(str(root / "wh"), no_auth=True) as server:
         yield root, server, snapshot
 

@@ -1,5 +1,5 @@
-"""Row-level DELETE / UPDATE / MERGE INTO from Spark (impl.spark.dml) on a primary-key table and a
-deletion-vector append table: impl's read is the oracle; pypaimon and Paimon Java read the same rows."""
+"""Row-level DELETE / UPDATE / MERGE INTO from Spark (impl.spark.dml) on a primary-key table, a
+deletion-vector append table and an append table without vectors (copy-on-write): impl's read is the oracle; pypaimon and Paimon Java read the same rows."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from impl.store.core import bucket_index_files  # noqa: E402
 
 SCHEMA = "id long, name string, score double, dt string"
 TABLES = {"pk": {"primary_keys": ["dt", "id"], "options": {"bucket": "2"}},
-          "dv": {"options": {"deletion-vectors.enabled": "true"}}}
+          "dv": {"options": {"deletion-vectors.enabled": "true"}},
+          "cow": {"options": {}}}  # an append table without vectors: touched files are rewritten
 
 
 def _rows(n=120):
@@ -33,7 +34,7 @@ def _rows(n=120):
 
 def _create(spark, warehouse, name, rows=None):
     path = os.path.join(warehouse, "db.db", name)
-    kind = TABLES["pk" if name.startswith("pk") else "dv"]
+    kind = TABLES[next(k for k in TABLES if name.startswith(k))]
     impl.spark.write_dataframe(spark.createDataFrame(rows or _rows(), SCHEMA), path, partition_keys=["dt"], **kind)
     return path
 
@@ -71,7 +72,7 @@ def changed(spark, tmp_path_factory):
     """Both tables after one DELETE, one UPDATE and one MERGE INTO; their results by table name."""
     warehouse = str(tmp_path_factory.mktemp("dml") / "wh")
     results = {}
-    for name in ("pk", "dv"):
+    for name in TABLES:
         path = _create(spark, warehouse, name)
         src = spark.createDataFrame(_source(), SCHEMA)
         results[name] = (
@@ -86,7 +87,7 @@ def changed(spark, tmp_path_factory):
 def test_delete_update_and_merge_give_the_same_rows_on_both_table_kinds(changed):
     warehouse, results = changed
     expected = _expected()
-    for name in ("pk", "dv"):
+    for name in TABLES:
         t = _table(warehouse, name)
         assert _read(t) == expected, name
         deleted, updated, merged = results[name]
@@ -100,13 +101,17 @@ def test_delete_update_and_merge_give_the_same_rows_on_both_table_kinds(changed)
     vectors = [f for fs in bucket_index_files(dv.core, dv.latest_snapshot()).values() for f in fs]
     assert vectors and all(f.index_type == IndexType.DELETION_VECTORS for f in vectors)
     assert sum(r.cardinality for f in vectors for r in f.deletion_vector_ranges) == 10 + 10 + 3
+    # without vectors the DELETE rewrote the touched files (the table's DELETE operation)
+    cow = _table(warehouse, "cow")
+    assert not any(bucket_index_files(cow.core, cow.latest_snapshot()).values())
+    assert cow.snapshot_manager.snapshot(2).delta_record_count == -10
 
 
 def test_fast_read_path_reads_the_changed_tables(spark, changed):
     """impl.spark.read_table (Spark's own Parquet reader, vectors applied in the JVM) gives the rows
     impl reads: on the append table every file is read natively, minus what its vectors delete."""
     warehouse, _ = changed
-    for name in ("pk", "dv"):
+    for name in TABLES:
         path = os.path.join(warehouse, "db.db", name)
         rows = impl.spark.read_table(spark, path).collect()
         assert sorted((r["id"], r["name"], r["score"], r["dt"]) for r in rows) == _read(_table(warehouse, name)), name
@@ -116,7 +121,7 @@ def test_pypaimon_reads_the_changed_tables(changed):
     from pypaimon_env import read_with_pypaimon
 
     warehouse, _ = changed
-    for name in ("pk", "dv"):
+    for name in TABLES:
         theirs = read_with_pypaimon(warehouse, f"db.{name}", sort_by=["dt", "id"])
         assert sorted((r["id"], r["name"], r["score"], r["dt"]) for r in theirs) == _read(_table(warehouse, name))
 
@@ -130,7 +135,7 @@ def test_paimon_java_reads_the_changed_tables(changed, tmp_path):
         pytest.skip(f"Paimon Java harness needs a JDK and Maven: {reason}")
     warehouse, _ = changed
     with JavaServer(harness_classpath()) as java:
-        for name in ("pk", "dv"):
+        for name in TABLES:
             out = tmp_path / f"{name}.parquet"
             java.call("read", warehouse=warehouse, table=f"db.{name}", out=str(out))
             theirs = pq.read_table(out).select(["id", "name", "score", "dt"]).to_pylist()
@@ -154,14 +159,14 @@ def test_a_delete_racing_a_compaction_fails_and_writes_nothing(spark, warehouse,
     path = _create(spark, warehouse, "dv_race", _rows(60))
     impl.spark.write_dataframe(spark.createDataFrame(_rows(60), SCHEMA), path)  # two files per partition
     t = _table(warehouse, "dv_race")
-    real = dml._deletion_vector_messages
+    real = dml._delete_messages
 
     def compact_meanwhile(target, gone):
         messages = real(target, gone)
         _table(warehouse, "dv_race").compact(full=True)  # another job rewrites the files the delete read
         return messages
 
-    monkeypatch.setattr(dml, "_deletion_vector_messages", compact_meanwhile)
+    monkeypatch.setattr(dml, "_delete_messages", compact_meanwhile)
     with pytest.raises(IndexFileConflictError):
         impl.spark.delete(spark, path, "id < 20")
     monkeypatch.undo()
@@ -189,7 +194,7 @@ def test_bad_input_is_refused_by_name_before_anything_is_written(spark, warehous
         (lambda: impl.spark.update(spark, pk, "id = 1", set={"id": "2"}), dml.RowLevelChangeError, "primary-key"),
         (lambda: impl.spark.delete(spark, os.path.join(warehouse, "db.db", "missing"), "id = 1"),
          TableNotExistError, "db.missing"),
-        (lambda: impl.spark.delete(spark, plain, "id = 1"), UnsupportedTableFeatureError, "deletion-vectors.enabled"),
+        (lambda: impl.spark.delete(spark, plain, "id >>> 1"), dml.RowLevelChangeError, "condition"),
         (lambda: impl.spark.delete(spark, os.path.join(warehouse, "db.db", "pk_ignore"), "id = 1"),
          UnsupportedTableFeatureError, "ignore-delete"),
         (lambda: impl.spark.merge_into(spark, dv, twice, on="t.id = s.id", when_matched_update="*"),

@@ -112,7 +112,7 @@ def test_a_tasks_sketch_holds_every_key_its_files_hold(warehouse, bucket_key):
     assert sum(s.rows for s in out.sketches.values()) == 1200
     (bitmaps,) = _sketches(table, [batches], **BITMAPS)
     for m in out.messages:
-        keys = read_kv_tables(table.file_io, table.paths.bucket_dir(table.partition_cache.path(m.partition), m.bucket),
+        keys = read_kv_tables(table.file_io, table.core.paths.bucket_dir(table.core.partition_cache.path(m.partition), m.bucket),
                               layout, m.new_files, list(layout.key_columns))
         hashes = key_hashes([keys.column(c) for c in layout.key_columns], layout.key_types)
         listed = out.sketches[(m.partition, m.bucket)]

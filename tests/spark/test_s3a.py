@@ -58,7 +58,7 @@ def _assert_written_by_spark(s3t: S3Table) -> None:
     """Spark's Parquet writer (parquet-mr, not pyarrow) wrote every file the latest snapshot reads."""
     fio = store_io(s3t.options)
     table = s3t.table()
-    live = [table.paths.data_file_path(s.partition_path, s.bucket, f.file_name)
+    live = [table.core.paths.data_file_path(s.partition_path, s.bucket, f.file_name)
             for s in table.new_read_builder().new_scan().plan().splits() for f in s.files]
     assert live
     writers = {p: pq.ParquetFile(fio.fs.open(p, "rb")).metadata.created_by for p in live}

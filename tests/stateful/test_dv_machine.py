@@ -168,7 +168,7 @@ class DeletionVectorMachine(RuleBasedStateMachine):
                                     max_deletes=10_000)
         referenced = {f.file_name for s in self.table.snapshots()
                       for files in bucket_index_files(self.table.core, s).values() for f in files}
-        index_dir = self.table.paths.index_dir
+        index_dir = self.table.core.paths.index_dir
         on_disk = {p.rsplit("/", 1)[-1] for p in self.fs.find(index_dir)} if self.fs.exists(index_dir) else set()
         assert on_disk == referenced, f"index files on storage {sorted(on_disk)} vs referenced {sorted(referenced)}"
 
@@ -204,15 +204,15 @@ class DeletionVectorMachine(RuleBasedStateMachine):
             buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         state_rows = {}
         for (partition, bucket), metas in buckets.items():
-            ppath = self.table.partition_cache.path(partition)
+            ppath = self.table.core.partition_cache.path(partition)
             files = {}
             for f in metas:
-                kv = read_kv_files(self.table.file_io, self.table.paths, self.table.schema, ppath, bucket, [f])
+                kv = read_kv_files(self.table.file_io, self.table.core.paths, self.table.schema, ppath, bucket, [f])
                 rows = [((r["dt"], r["id"]), r["_SEQUENCE_NUMBER"], r["_VALUE_KIND"], (r["v"], r["n"], r["ts"]))
                         for r in kv.to_pylist()]
                 files[f.file_name] = (f.level, rows)
             vectors = {k: set(v.tolist()) for k, v in
-                       read_deletion_vectors(self.table.file_io, self.table.paths,
+                       read_deletion_vectors(self.table.file_io, self.table.core.paths,
                                              index.get((partition, bucket), ())).items()}
             assert not dangling(files, vectors), f"dangling deletion vectors in bucket {bucket}"
             assert not duplicate_valid_keys(files, vectors), f"a key has two valid rows in bucket {bucket}"

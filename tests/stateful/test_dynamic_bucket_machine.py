@@ -88,7 +88,7 @@ class DynamicBucketMachine(RuleBasedStateMachine):
         self.model = Model(primary_key=True)
         self.rows: dict[tuple[str, int], int] = {}
         self.writers: dict[int, Writer] = {}
-        self.files = HashIndexFile(self.table.file_io, self.table.paths)
+        self.files = HashIndexFile(self.table.file_io, self.table.core.paths)
         self.counter = 0
 
     def teardown(self) -> None:

@@ -50,7 +50,7 @@ def bucket_of_keys(t) -> dict[tuple[str, int], set[int]]:
     """(dt, id) -> buckets whose live data files hold that key."""
     out: dict[tuple[str, int], set[int]] = {}
     for s in t.new_read_builder().new_scan().plan().splits():
-        dt = t.partition_cache.path(s.partition).split("=")[1]
+        dt = t.core.partition_cache.path(s.partition).split("=")[1]
         part = t.new_read_builder().new_read().to_arrow([s])
         for i in part.column("id").to_pylist():
             out.setdefault((dt, i), set()).add(s.bucket)
@@ -61,8 +61,8 @@ def index_by_bucket(t, snapshot=None) -> dict[tuple[str, int], set[int]]:
     """(dt, bucket) -> key hashes of its live HASH index file."""
     from impl.write.dynamic_bucket import HashIndexFile
     snap = snapshot or t.latest_snapshot()
-    files = HashIndexFile(t.file_io, t.paths)
-    return {(t.partition_cache.path(e.partition).split("=")[1], e.bucket): set(files.read(e.index_file).tolist())
+    files = HashIndexFile(t.file_io, t.core.paths)
+    return {(t.core.partition_cache.path(e.partition).split("=")[1], e.bucket): set(files.read(e.index_file).tolist())
             for e in hash_index_entries(t.core, snap)}
 
 
@@ -199,16 +199,16 @@ def test_two_writers_opening_the_same_bucket_conflict_and_the_loser_writes_nothi
     m1, m2 = w1.prepare_commit(), w2.prepare_commit()
     w1b.new_commit().commit(m1)
     latest = t.latest_snapshot().id
-    manifests = set(t.file_io.list_names(t.paths.manifest_dir))
+    manifests = set(t.file_io.list_names(t.core.paths.manifest_dir))
     with pytest.raises(IndexFileConflictError, match=r"index of partition \{dt='a'\} changed since this writer"):
         w2b.new_commit().commit(m2)
     assert t.latest_snapshot().id == latest
-    assert set(t.file_io.list_names(t.paths.manifest_dir)) == manifests
+    assert set(t.file_io.list_names(t.core.paths.manifest_dir)) == manifests
     # the loser aborts: its data and index files go, the winner's stay
-    index_names = set(t.file_io.list_names(t.paths.index_dir))
+    index_names = set(t.file_io.list_names(t.core.paths.index_dir))
     w2b.new_commit().abort(m2)
     lost = {f.file_name for m in m2 for f in m.new_index_files}
-    assert lost and set(t.file_io.list_names(t.paths.index_dir)) == index_names - lost
+    assert lost and set(t.file_io.list_names(t.core.paths.index_dir)) == index_names - lost
     check_index_matches_data(t)
     assert sorted(read(t).column("id").to_pylist()) == [0, 1, 10, 11]
 
@@ -347,7 +347,7 @@ def test_rollback_restores_the_index_of_the_snapshot(catalog):
     check_index_matches_data(t)
     # the files only later snapshots used are gone; later writes start from the restored index
     listed = {e.index_file.file_name for e in hash_index_entries(t.core, t.latest_snapshot())}
-    assert set(t.file_io.list_names(t.paths.index_dir)) == listed
+    assert set(t.file_io.list_names(t.core.paths.index_dir)) == listed
     write(t, rows("a", [1, 5]))
     check_index_matches_data(t)
     assert sorted(read(t).column("id").to_pylist()) == [0, 1, 2, 5]

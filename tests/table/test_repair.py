@@ -59,25 +59,25 @@ def tear(path: str) -> bytes:
 
 def test_torn_latest_snapshot_is_named_and_repaired(tmp_path):
     t = make_table(tmp_path)
-    torn = tear(t.paths.snapshot_path(3))
+    torn = tear(t.core.paths.snapshot_path(3))
     # every path that meets the damaged file says the way out (typed: DamagedSnapshotError)
     for work in (lambda x: x.to_arrow(), lambda x: x.write_arrow(pa.table({"id": [9], "v": ["9"]}, schema=SCHEMA)),
                  lambda x: x.compact(full=True), lambda x: x.expire_snapshots(retain_min=1, retain_max=1),
                  lambda x: x.remove_orphan_files(older_than_millis=FAR_FUTURE_MILLIS)):
         with pytest.raises(DamagedSnapshotError, match="paimon-py repair") as e:
             work(reopen(tmp_path))
-        assert e.value.path == t.paths.snapshot_path(3) and e.value.reason.startswith("not valid JSON")
+        assert e.value.path == t.core.paths.snapshot_path(3) and e.value.reason.startswith("not valid JSON")
 
     health = reopen(tmp_path).doctor()
     assert not health.healthy
     assert (health.latest_id, health.readable_id) == (3, 2)
     [d] = health.damages
-    assert (d.path, d.role, d.breaks) == (t.paths.snapshot_path(3), Role.SNAPSHOT, "snapshot 3 (the latest)")
+    assert (d.path, d.role, d.breaks) == (t.core.paths.snapshot_path(3), Role.SNAPSHOT, "snapshot 3 (the latest)")
 
     before = tree(tmp_path)
     plan = reopen(tmp_path).repair(dry_run=True)
     assert tree(tmp_path) == before  # a dry run changes nothing
-    assert plan.target_id == 2 and [p for p, _ in plan.quarantine] == [t.paths.snapshot_path(3)]
+    assert plan.target_id == 2 and [p for p, _ in plan.quarantine] == [t.core.paths.snapshot_path(3)]
 
     done = reopen(tmp_path).repair()
     assert done == plan
@@ -108,7 +108,7 @@ def test_torn_latest_snapshot_is_named_and_repaired(tmp_path):
 
 def test_missing_manifest_list_of_latest_is_named_and_repaired(tmp_path):
     t = make_table(tmp_path)
-    lst = t.paths.manifest_path(t.snapshot(3).delta_manifest_list)
+    lst = t.core.paths.manifest_path(t.snapshot(3).delta_manifest_list)
     os.remove(lst)
     health = reopen(tmp_path).doctor()
     assert [(d.path, d.role, d.reason, d.breaks) for d in health.damages] == [
@@ -121,29 +121,29 @@ def test_missing_manifest_list_of_latest_is_named_and_repaired(tmp_path):
 def test_doctor_names_a_damaged_tag_and_garbage_hint(tmp_path):
     t = make_table(tmp_path)
     tear(t.tag_manager().tag_path("t1"))
-    Path(t.paths.hint_path("LATEST")).write_text("garbage")
+    Path(t.core.paths.hint_path("LATEST")).write_text("garbage")
     health = reopen(tmp_path).doctor()
     assert {(d.role, d.breaks) for d in health.damages} == {
         (Role.TAG, "tag t1"), (Role.HINT, "nothing (readers list the snapshot directory instead)")}
     assert health.readable_id == 3
     reopen(tmp_path).repair()  # nothing to set aside: the hints are rewritten
-    assert Path(t.paths.hint_path("LATEST")).read_text() == "3"
+    assert Path(t.core.paths.hint_path("LATEST")).read_text() == "3"
 
 
 def test_rollback_past_a_damaged_latest_snapshot(tmp_path):
     t = make_table(tmp_path)
-    tear(t.paths.snapshot_path(3))
+    tear(t.core.paths.snapshot_path(3))
     deleted = reopen(tmp_path).rollback_to(2)
     t = reopen(tmp_path)
     assert t.latest_snapshot().id == 2 and ids(t) == [0, 1]
     assert deleted == []  # snapshot 3's files are unknown: left for orphan removal
-    assert any(n.startswith(QUARANTINE_PREFIX + "3-") for n in os.listdir(t.paths.snapshot_dir))
-    assert Path(t.paths.hint_path("LATEST")).read_text() == "2"
+    assert any(n.startswith(QUARANTINE_PREFIX + "3-") for n in os.listdir(t.core.paths.snapshot_dir))
+    assert Path(t.core.paths.hint_path("LATEST")).read_text() == "2"
 
 
 def test_refused_rollback_changes_nothing(tmp_path):
     t = make_table(tmp_path)
-    os.remove(t.paths.manifest_path(t.snapshot(2).delta_manifest_list))  # the target cannot be read
+    os.remove(t.core.paths.manifest_path(t.snapshot(2).delta_manifest_list))  # the target cannot be read
     before = tree(tmp_path)
     with pytest.raises(CorruptMetadataError, match="rollback's target, snapshot 2"):
         reopen(tmp_path).rollback_to(2)
@@ -152,7 +152,7 @@ def test_refused_rollback_changes_nothing(tmp_path):
 
 def test_repair_refuses_when_no_snapshot_is_readable(tmp_path):
     t = make_table(tmp_path, commits=1)
-    tear(t.paths.snapshot_path(1))
+    tear(t.core.paths.snapshot_path(1))
     before = tree(tmp_path)
     with pytest.raises(TableNotRepairableError, match="roll back to a tag"):
         reopen(tmp_path).repair()
@@ -161,7 +161,7 @@ def test_repair_refuses_when_no_snapshot_is_readable(tmp_path):
 
 def test_repair_never_sets_aside_a_snapshot_of_a_newer_format(tmp_path):
     t = make_table(tmp_path)
-    path = t.paths.snapshot_path(3)
+    path = t.core.paths.snapshot_path(3)
     obj = json.loads(Path(path).read_text())
     Path(path).write_text(json.dumps({**obj, "version": 99}))
     with pytest.raises(UnsupportedVersionError):
@@ -174,7 +174,7 @@ def test_repair_never_sets_aside_a_snapshot_of_a_newer_format(tmp_path):
 
 def test_cli_doctor_and_repair(tmp_path, capsys, monkeypatch):
     t = make_table(tmp_path)
-    tear(t.paths.snapshot_path(3))
+    tear(t.core.paths.snapshot_path(3))
     monkeypatch.setenv("PAIMON_WAREHOUSE", str(tmp_path))
     capsys.readouterr()
     assert main(["read", "db.t"]) == EXIT_USER_ERROR
@@ -182,11 +182,11 @@ def test_cli_doctor_and_repair(tmp_path, capsys, monkeypatch):
     assert main(["--json", "doctor", "db.t"]) == EXIT_OK
     doc = json.loads(capsys.readouterr().out)
     assert (doc["healthy"], doc["latest_snapshot_id"], doc["readable_snapshot_id"]) == (False, 3, 2)
-    assert [(r["path"], r["kind"]) for r in doc["damaged"]] == [(t.paths.snapshot_path(3), "snapshot")]
+    assert [(r["path"], r["kind"]) for r in doc["damaged"]] == [(t.core.paths.snapshot_path(3), "snapshot")]
     assert main(["--json", "repair", "db.t"]) == EXIT_OK
     doc = json.loads(capsys.readouterr().out)
     assert doc["latest_snapshot_id"] == 2
-    assert [r["snapshot"] for r in doc["set_aside"]] == [t.paths.snapshot_path(3)]
+    assert [r["snapshot"] for r in doc["set_aside"]] == [t.core.paths.snapshot_path(3)]
     assert main(["--json", "doctor", "db.t"]) == EXIT_OK
     assert json.loads(capsys.readouterr().out)["healthy"] is True
     assert main(["--json", "read", "db.t"]) == EXIT_OK

@@ -152,7 +152,7 @@ def test_column_update_bad_input(local_catalog):
         t.new_batch_write_builder().new_update().with_update_type(["nope"])
     plain = local_catalog.create_table("db.rt", schema=SCHEMA, options=RT)
     with pytest.raises(UnsupportedTableFeatureError, match="'data-evolution.enabled'"):
-        plain.new_batch_write_builder().new_update()
+        plain.new_batch_write_builder().new_update().with_update_type(["s"])
     with pytest.raises(UnsupportedTableFeatureError, match="'data-evolution.enabled'"):
         t.copy({"incremental-between": "0,1"}).to_arrow()
 

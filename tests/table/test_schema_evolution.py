@@ -28,7 +28,7 @@ SC = SchemaChange
 
 
 def _schema_files(table) -> list[int]:
-    return SchemaManager(table.file_io, table.paths).list_ids()
+    return SchemaManager(table.file_io, table.core.paths).list_ids()
 
 
 def _live_schema_ids(table) -> list[int]:
@@ -58,7 +58,7 @@ def test_alter_writes_next_schema_file_with_new_field_ids(catalog):
     catalog.alter_table("db.t", [SC.add_column("n", pa.int32(), comment="new"),
                                  SC.add_column("r", pa.struct([("x", pa.int32()), ("y", pa.string())]),
                                                move=Move.first("r"))])
-    raw = json.loads(t.file_io.read_bytes(t.paths.schema_path(1)))
+    raw = json.loads(t.file_io.read_bytes(t.core.paths.schema_path(1)))
     assert raw["id"] == 1
     assert [(f["id"], f["name"]) for f in raw["fields"]] == [(3, "r"), (0, "id"), (1, "v"), (2, "n")]
     assert [(f["id"], f["name"]) for f in raw["fields"][0]["type"]["fields"]] == [(4, "x"), (5, "y")]
@@ -137,7 +137,7 @@ def test_refused_change_names_column_and_rule_and_writes_nothing(catalog, name, 
     t = catalog.create_table("db.t", pa.schema([("dt", pa.string()), ("id", pa.int32()), ("v", pa.int32()),
                                                 ("d", pa.decimal128(10, 2))]),
                              primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "1"})
-    before = t.file_io.read_bytes(t.paths.schema_path(0))
+    before = t.file_io.read_bytes(t.core.paths.schema_path(0))
     with pytest.raises(error) as info:
         catalog.alter_table("db.t", changes)
     assert info.value.column == column
@@ -145,7 +145,7 @@ def test_refused_change_names_column_and_rule_and_writes_nothing(catalog, name, 
     if column is not None:
         assert repr(column) in str(info.value)
     assert _schema_files(t) == [0]
-    assert t.file_io.read_bytes(t.paths.schema_path(0)) == before
+    assert t.file_io.read_bytes(t.core.paths.schema_path(0)) == before
 
 
 def test_drop_last_column_and_dangling_option_refused(catalog):
@@ -305,7 +305,7 @@ def test_racing_alters_one_wins_loser_rebuilds_on_new_schema(catalog):
         from impl.schema import apply_changes
         return apply_changes(latest, [SC.add_column("b", pa.int32())], has_snapshots=lambda: False)
 
-    SchemaManager(t.file_io, t.paths).commit_changes(racing_build, "db.t")
+    SchemaManager(t.file_io, t.core.paths).commit_changes(racing_build, "db.t")
     assert calls == [0, 1]
     s = catalog.get_table("db.t").schema
     assert s.id == 2 and s.field_names == ["id", "a", "b"] and [f.id for f in s.fields] == [0, 1, 2]
@@ -345,7 +345,7 @@ def test_racing_alters_loser_refused_when_its_change_no_longer_applies(catalog):
 
     t = catalog.get_table("db.t")
     with pytest.raises(ColumnNotExistError, match="'v'"):
-        SchemaManager(t.file_io, t.paths).commit_changes(build, "db.t")
+        SchemaManager(t.file_io, t.core.paths).commit_changes(build, "db.t")
     assert _schema_files(t) == [0, 1]
 
 
@@ -377,7 +377,7 @@ def test_commit_prepared_under_old_schema_refused_when_layout_changed(catalog):
                              options={"bucket": "2"})
     wb, msgs, w = _prepare(t, pa.table({"id": [1, 2, 3], "v": pa.array([1, 2, 3], pa.int32())}))
     catalog.alter_table("db.t", [SC.set_option("bucket", "4")])  # allowed: no snapshot yet
-    manifests_before = t.file_io.list_names(t.paths.manifest_dir)
+    manifests_before = t.file_io.list_names(t.core.paths.manifest_dir)
     c = wb.new_commit()
     with pytest.raises(SchemaChangedError) as info:
         c.commit(msgs)
@@ -387,7 +387,7 @@ def test_commit_prepared_under_old_schema_refused_when_layout_changed(catalog):
     assert "'bucket' changed from '2' to '4'" in str(info.value)
     assert isinstance(info.value, impl.CommitConflictError)
     assert t.latest_snapshot() is None  # nothing published
-    assert t.file_io.list_names(t.paths.manifest_dir) == manifests_before  # no manifest left behind
+    assert t.file_io.list_names(t.core.paths.manifest_dir) == manifests_before  # no manifest left behind
 
 
 def test_reads_of_an_older_table_view_still_work_after_alter(catalog, append_table):

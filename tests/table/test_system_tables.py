@@ -198,7 +198,7 @@ def test_files_rows_are_the_live_files(catalog, pk_table):
     fs = pk_table.file_io
     for part_path, bucket, f in live:
         r = by_name[f.file_name]
-        assert r["file_path"] == pk_table.paths.data_file_path(part_path, bucket, f.file_name)
+        assert r["file_path"] == pk_table.core.paths.data_file_path(part_path, bucket, f.file_name)
         assert fs.exists(r["file_path"])
         assert (r["bucket"], r["level"], r["record_count"], r["file_size_in_bytes"], r["schema_id"]) == \
             (bucket, f.level, f.row_count, f.file_size, f.schema_id)
@@ -291,7 +291,7 @@ def test_partitions_of_unpartitioned_pk_table_count_files_not_merged_rows(catalo
 
 def test_manifests_are_the_snapshot_data_manifests(catalog, pk_table):
     snap = pk_table.latest_snapshot()
-    metas = pk_table.manifest_list.read_data_manifests(snap)
+    metas = pk_table.core.manifest_list.read_data_manifests(snap)
     got = sys_read(catalog, "db.pk$manifests").to_pylist()
     assert [r["file_name"] for r in got] == [m.file_name for m in metas]
     for r, m in zip(got, metas, strict=True):
@@ -325,7 +325,7 @@ def test_schemas_and_options(catalog, pk_table):
 
 
 def _write_tag(table, name: str, snapshot_id: int, extra: dict) -> None:
-    obj = json.loads(table.file_io.read_bytes(table.paths.snapshot_path(snapshot_id)))
+    obj = json.loads(table.file_io.read_bytes(table.core.paths.snapshot_path(snapshot_id)))
     obj.update(extra)
     table.file_io.write_bytes(posixpath.join(table.path, "tag", f"tag-{name}"), json.dumps(obj).encode())
 
@@ -335,7 +335,7 @@ def test_tags_and_branches_from_the_layout(catalog, pk_table):
     _write_tag(pk_table, "a-first", 3, {})
     fs = pk_table.file_io
     fs.write_bytes(posixpath.join(pk_table.path, "branch", "branch-dev", "schema", "schema-0"),
-                   fs.read_bytes(pk_table.paths.schema_path(0)))
+                   fs.read_bytes(pk_table.core.paths.schema_path(0)))
     tags = sys_read(catalog, "db.pk$tags").to_pylist()
     assert [t["tag_name"] for t in tags] == ["a-first", "v1"]  # sorted by name
     s1, s3 = pk_table.snapshot(1), pk_table.snapshot(3)
@@ -348,8 +348,8 @@ def test_tags_and_branches_from_the_layout(catalog, pk_table):
     assert [b["branch_name"] for b in branches] == ["dev"]
     assert branches[0]["create_time"] > _dt.datetime(2000, 1, 1)
     # the seam functions on their own
-    assert [t.name for t in list_tags(fs, pk_table.paths)] == ["a-first", "v1"]
-    assert [b.branch_name for b in list_branches(fs, pk_table.paths)] == ["dev"]
+    assert [t.name for t in list_tags(fs, pk_table.core.paths)] == ["a-first", "v1"]
+    assert [b.branch_name for b in list_branches(fs, pk_table.core.paths)] == ["dev"]
 
 
 def test_corrupt_tag_file_is_reported(catalog, pk_table):
@@ -589,7 +589,7 @@ def test_system_tables_on_s3(s3_server, s3_bucket):
     assert all(t.file_io.exists(f["file_path"]) for f in files)
     _write_tag(t, "v1", 1, {})
     t.file_io.write_bytes(posixpath.join(t.path, "branch", "branch-dev", "schema", "schema-0"),
-                          t.file_io.read_bytes(t.paths.schema_path(0)))
+                          t.file_io.read_bytes(t.core.paths.schema_path(0)))
     assert sys_read(cat, "db.t$tags", projection=["tag_name", "snapshot_id"]).to_pylist() == \
         [{"tag_name": "v1", "snapshot_id": 1}]
     branches = sys_read(cat, "db.t$branches").to_pylist()
@@ -636,7 +636,7 @@ def test_files_statistics_follow_field_ids_across_schemas(catalog):
     fields = [dataclasses.replace(f, name="value") if f.name == "v" else f for f in fields]  # rename v
     fields.append(DataField(s0.highest_field_id + 1, "extra", parse_type("INT")))  # add extra
     s1 = dataclasses.replace(s0, id=1, fields=tuple(fields), highest_field_id=s0.highest_field_id + 1)
-    t.file_io.write_bytes(t.paths.schema_path(1), s1.to_json_bytes())
+    t.file_io.write_bytes(t.core.paths.schema_path(1), s1.to_json_bytes())
     r = sys_read(catalog, "db.app$files", projection=["schema_id", "null_value_counts", "min_value_stats",
                                                        "max_value_stats"]).to_pylist()
     assert r == [{"schema_id": 0, "null_value_counts": "{extra=null, id=0, s=1, value=0}",
@@ -660,15 +660,15 @@ def test_partitions_count_rows_deleted_by_deletion_vectors(catalog):
     write(t, rows(["a", "b", "c"], [1, 2, 3], [1.0] * 3, ["x"] * 3))
     assert [p["deleted_record_count"] for p in sys_read(catalog, "db.pk$partitions").to_pylist()] == [0, 0, 0]
     s1 = dataclasses.replace(t.schema, id=1, options={**t.schema.options, "deletion-vectors.enabled": "true"})
-    t.file_io.write_bytes(t.paths.schema_path(1), s1.to_json_bytes())
+    t.file_io.write_bytes(t.core.paths.schema_path(1), s1.to_json_bytes())
     live = t.new_read_builder().new_scan().reader.live_entries(t.latest_snapshot())
-    part = {t.partition_cache.values(e.partition)[0]: e.partition for e in live}  # "a" -> its BinaryRow
+    part = {t.core.partition_cache.values(e.partition)[0]: e.partition for e in live}  # "a" -> its BinaryRow
 
     def dv(partition, *cards):
         ranges = tuple(DeletionVectorMeta(f"data-{i}", i, 1, c) for i, c in enumerate(cards))
         return IndexManifestEntry(FileKind.ADD, part[partition], 0,
                                   IndexFileMeta("DELETION_VECTORS", f"index-{partition}", 10, len(cards), ranges))
-    name = IndexManifestFile(t.file_io, t.paths).write([dv("a", 3, 4), dv("b", 2, None)])
+    name = IndexManifestFile(t.file_io, t.core.paths).write([dv("a", 3, 4), dv("b", 2, None)])
     snap = dataclasses.replace(t.latest_snapshot(), id=2, schema_id=1, index_manifest=name)
     assert t.snapshot_manager().try_publish(snap)
     got = sys_read(catalog, "db.pk$partitions", projection=["partition", "deleted_record_count"]).to_pylist()

@@ -71,7 +71,7 @@ def test_fixed_bucket_round_trip(catalog):
     # every row sits in the bucket its id hashes to
     from impl.bucket.routing import compute_buckets
     for e in entries:
-        path = t.paths.data_file_path(t.partition_cache.path(e.partition), e.bucket, e.file.file_name)
+        path = t.core.paths.data_file_path(t.core.partition_cache.path(e.partition), e.bucket, e.file.file_name)
         import pyarrow.parquet as pq
         rows = pq.read_table(pa.BufferReader(t.file_io.read_bytes(path)))
         assert set(compute_buckets([rows.column("id")], [BIGINT(False)], 4).tolist()) == {e.bucket}

@@ -167,7 +167,7 @@ def test_corrupt_metadata(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA)
     write(t, good())
     snap = t.latest_snapshot()
-    manifest_list = t.paths.manifest_path(snap.delta_manifest_list)
+    manifest_list = t.core.paths.manifest_path(snap.delta_manifest_list)
     t.file_io.write_bytes(manifest_list, b"garbage")
     with pytest.raises(CorruptMetadataError, match=snap.delta_manifest_list):
         t.to_arrow()
@@ -177,7 +177,7 @@ def test_corrupt_metadata(catalog):
         write(t, good(3))
     assert data_files(t) == files_before
     assert t.latest_snapshot().id == 1
-    t.file_io.write_bytes(t.paths.snapshot_path(1), b"{not json")
+    t.file_io.write_bytes(t.core.paths.snapshot_path(1), b"{not json")
     with pytest.raises(CorruptMetadataError, match="snapshot-1"):
         t.to_arrow()
 
@@ -199,11 +199,11 @@ def test_metadata_cut_at_a_block_boundary_fails_reads_as_it_fails_commits(catalo
     write(t, good(3, dt="b"))
     snap = t.latest_snapshot()
     if what == "manifest":
-        (meta,) = t.manifest_list.read(snap.delta_manifest_list)
+        (meta,) = t.core.manifest_list.read(snap.delta_manifest_list)
         name = meta.file_name
     else:
         name = snap.delta_manifest_list
-    _cut_to_avro_header(t.file_io, t.paths.manifest_path(name))
+    _cut_to_avro_header(t.file_io, t.core.paths.manifest_path(name))
     fresh = catalog.get_table("db.t")  # nothing cached from the writes
     files_before = sorted(f.path for f in t.file_io.walk_files(t.path))
     for read in (fresh.to_arrow, fresh.copy({"incremental-between": "1,2"}).to_arrow,
@@ -216,7 +216,7 @@ def test_metadata_cut_at_a_block_boundary_fails_reads_as_it_fails_commits(catalo
 
 def test_corrupt_schema_file(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA)
-    t.file_io.write_bytes(t.paths.schema_path(0), b"[]")
+    t.file_io.write_bytes(t.core.paths.schema_path(0), b"[]")
     with pytest.raises(CorruptMetadataError, match="schema-0"):
         catalog.get_table("db.t")
 

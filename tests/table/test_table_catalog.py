@@ -167,7 +167,7 @@ def test_nested_field_ids_are_unique(catalog):
     schema = pa.schema([("id", pa.int64()), ("s", pa.struct([("a", pa.int32()), ("b", pa.list_(pa.struct([("c", pa.string())])))])),
                         ("ts", pa.timestamp("us"))])
     t = catalog.create_table("db.n", schema=schema)
-    doc = json.loads(t.file_io.read_bytes(t.paths.schema_path(0)))
+    doc = json.loads(t.file_io.read_bytes(t.core.paths.schema_path(0)))
     s = doc["fields"][1]
     assert [f["id"] for f in doc["fields"]] == [0, 1, 5]
     assert [f["id"] for f in s["type"]["fields"]] == [2, 3]

@@ -107,7 +107,7 @@ def test_level0_is_invisible_until_compacted(local_catalog):
     index = bucket_index_files(t.core, t.latest_snapshot())
     vectors = {}
     for files in index.values():
-        vectors.update(read_deletion_vectors(t.file_io, t.paths, files))
+        vectors.update(read_deletion_vectors(t.file_io, t.core.paths, files))
     assert [v.tolist() for v in vectors.values()] == [[0]]  # the old row of key 1, at position 0
 
 
@@ -155,7 +155,7 @@ def test_writer_drops_restored_vectors_of_files_not_live(local_catalog):
     snap = t.latest_snapshot()
     [(key, index_files)] = bucket_index_files(t.core, snap).items()
     live = [e.file for e in SnapshotReader(t.core).live_entries(snap)]
-    marked = set(read_deletion_vectors(t.file_io, t.paths, index_files))
+    marked = set(read_deletion_vectors(t.file_io, t.core.paths, index_files))
     assert marked and marked <= {f.file_name for f in live}
     # restore the bucket as if the marked file had been compacted away
     w = PrimaryKeyBucketWriter(t.core, key[0], "dt=a", 0, [f for f in live if f.file_name not in marked],
@@ -178,7 +178,7 @@ def test_overwrite_drops_the_deletion_vectors_of_replaced_partitions(local_catal
     write(t, pa.table({"dt": ["a"], "id": pa.array([5], pa.int64()), "v": ["over"]}), overwrite={"dt": "a"})
     assert _as_dict(t.to_arrow()) == {("a", 5): "over", **b_rows}
     assert b_rows[("b", 1)] == "two"
-    a_part = [k for k in bucket_index_files(t.core, t.latest_snapshot()) if t.partition_cache.path(k[0]) == "dt=a"]
+    a_part = [k for k in bucket_index_files(t.core, t.latest_snapshot()) if t.core.partition_cache.path(k[0]) == "dt=a"]
     assert a_part == []
 
 
@@ -245,7 +245,7 @@ def test_append_table_reads_apply_deletion_vectors_other_engines_write(catalog):
 
     def commit_vector(positions):
         restored = bucket_index_files(t.core, t.snapshot_manager().latest_snapshot()).get((entry.partition, entry.bucket), [])
-        dvs = DeletionVectorsMaintainer(t.file_io, t.paths, restored)
+        dvs = DeletionVectorsMaintainer(t.file_io, t.core.paths, restored)
         dvs.apply((), {entry.file.file_name: as_positions(positions)})
         change = dvs.write()
         c = t.new_stream_write_builder().new_commit()

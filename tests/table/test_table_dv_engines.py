@@ -70,13 +70,13 @@ def _one_valid_row_per_key(t):
         by_bucket.setdefault((e.partition, e.bucket), []).append(e.file)
     deleted = 0
     for (part, bucket), files in by_bucket.items():
-        vectors = read_deletion_vectors(t.file_io, t.paths, index.get((part, bucket), ()))
+        vectors = read_deletion_vectors(t.file_io, t.core.paths, index.get((part, bucket), ()))
         deleted += sum(len(v) for v in vectors.values())
         keys = []
         for f in files:
             if f.level == 0:
                 continue
-            kv = read_kv_files(t.file_io, t.paths, t.schema, t.partition_cache.path(part), bucket, [f],
+            kv = read_kv_files(t.file_io, t.core.paths, t.schema, t.core.partition_cache.path(part), bucket, [f],
                                columns=["dt", "id"])
             if f.file_name in vectors:
                 keep = np.ones(kv.num_rows, dtype=bool)

@@ -48,7 +48,7 @@ def _levels_hold_one_row_per_key(t) -> int:
         by_bucket.setdefault((e.partition, e.bucket), []).append(e.file)
     total = 0
     for (part, bucket), files in by_bucket.items():
-        kv = read_kv_files(t.file_io, t.paths, t.schema, t.partition_cache.path(part), bucket, files,
+        kv = read_kv_files(t.file_io, t.core.paths, t.schema, t.core.partition_cache.path(part), bucket, files,
                            columns=["dt", "id"])
         distinct = kv.group_by(["dt", "id"]).aggregate([]).num_rows
         assert distinct == kv.num_rows, "a key in two level >= 1 rows"
@@ -118,9 +118,9 @@ def test_a_key_in_a_higher_level_is_dropped_from_level0_output(local_catalog):
     assert got[("a", 5)] == "base" and got[("a", n + 1)] == "new" and len(got) == n + 1
     # the merged view of all files agrees (the dropped row is nowhere)
     files = [e.file for e in live]
-    kv = read_kv_files(t.file_io, t.paths, t.schema, "dt=a", 0, files)
+    kv = read_kv_files(t.file_io, t.core.paths, t.schema, "dt=a", 0, files)
     assert "dup" not in kv.column("v").to_pylist()
-    spec = MergeSpec.from_schema(t.schema, t.merge_tree_options)
+    spec = MergeSpec.from_schema(t.schema, t.core.merge_tree_options)
     assert merge_kv(kv, spec, True).num_rows == n + 1
 
 

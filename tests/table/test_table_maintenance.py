@@ -45,7 +45,7 @@ def live_data_names(t, snapshot) -> set[str]:
 
 
 def manifest_dir_names(t) -> set[str]:
-    return {posixpath.basename(f.path) for f in t.file_io.walk_files(t.paths.manifest_dir)}
+    return {posixpath.basename(f.path) for f in t.file_io.walk_files(t.core.paths.manifest_dir)}
 
 
 def test_expire_keeps_what_retained_snapshots_need(catalog):
@@ -67,7 +67,7 @@ def test_expire_keeps_what_retained_snapshots_need(catalog):
     assert res.deleted_data_files and all(posixpath.basename(p) not in needed for p in res.deleted_data_files)
     used = used_file_names(t.core)
     assert manifest_dir_names(t) == {n for n in used if n.startswith(("manifest-", "index-manifest-"))}
-    assert t.file_io.read_bytes(t.paths.hint_path(EARLIEST_HINT)) == str(latest - 3).encode()
+    assert t.file_io.read_bytes(t.core.paths.hint_path(EARLIEST_HINT)) == str(latest - 3).encode()
     assert t.snapshot_manager().earliest_snapshot_id() == latest - 3
     # writing and expiring again still works
     write(t, batch(100, 101, "z"))
@@ -115,12 +115,12 @@ def test_remove_orphan_files(local_catalog):
     write(t, batch(0, 10, "a"))
     write(t, batch(10, 20, "b"))
     rows = sort_rows(t.to_arrow())
-    bucket_dir = t.paths.bucket_dir("dt=a", 0)
+    bucket_dir = t.core.paths.bucket_dir("dt=a", 0)
     strays = [posixpath.join(bucket_dir, "data-11111111-2222-3333-4444-555555555555-0.parquet"),
-              t.paths.manifest_path("manifest-deadbeef-0"),
-              posixpath.join(t.paths.snapshot_dir, ".snapshot-3.abc.tmp")]
+              t.core.paths.manifest_path("manifest-deadbeef-0"),
+              posixpath.join(t.core.paths.snapshot_dir, ".snapshot-3.abc.tmp")]
     young = posixpath.join(bucket_dir, "data-young-0.parquet")
-    keep = [posixpath.join(t.path, "README"), posixpath.join(t.paths.schema_dir, "schema-7")]
+    keep = [posixpath.join(t.path, "README"), posixpath.join(t.core.paths.schema_dir, "schema-7")]
     old = time.time() - 3 * 86400
     for p in strays + keep + [young]:
         t.file_io.write_bytes(p, b"junk")
@@ -158,7 +158,7 @@ def test_rollback(catalog):
     meta_at_3 = {n for n in used_file_names(t.core, [t.snapshot(s) for s in (1, 2, 3)])}
     deleted = t.rollback_to(3)
     assert [s.id for s in t.snapshots()] == [1, 2, 3]
-    assert t.file_io.read_bytes(t.paths.hint_path(LATEST_HINT)) == b"3"
+    assert t.file_io.read_bytes(t.core.paths.hint_path(LATEST_HINT)) == b"3"
     assert sort_rows(t.to_arrow()) == rows[3]
     assert deleted
     on_disk = {posixpath.basename(p) for p in data_files(t)}

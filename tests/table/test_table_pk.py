@@ -58,7 +58,7 @@ def rows_by_file(table):
     """(live entry, the rows of that one file) for every live file of the latest snapshot."""
     reader = table.new_read_builder().new_read()
     for e in SnapshotReader(table.core).live_entries(table.latest_snapshot()):
-        split = DataSplit(0, e.partition, e.bucket, e.total_buckets, table.partition_cache.path(e.partition), (e.file,))
+        split = DataSplit(0, e.partition, e.bucket, e.total_buckets, table.core.partition_cache.path(e.partition), (e.file,))
         yield e, reader.to_arrow([split])
 
 
@@ -319,7 +319,7 @@ def test_overwrite_pk_partition(pk):
     assert got == {("a", 3): "o3", ("a", 4): "o4", ("b", 3): "v3"}
     # every file of partition a is new: the old ones were replaced, not merged
     live = SnapshotReader(pk.core).live_entries(pk.latest_snapshot())
-    assert sum(e.file.row_count for e in live if pk.partition_cache.path(e.partition) == "dt=a") == 2
+    assert sum(e.file.row_count for e in live if pk.core.partition_cache.path(e.partition) == "dt=a") == 2
 
 
 def test_stream_writer_restores_from_latest_when_new_bucket_appears(catalog):

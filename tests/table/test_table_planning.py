@@ -86,7 +86,7 @@ def test_filter_inside_a_manifest_keeps_only_matching_entries(local_catalog):
     the partition filter inside each keeps only the matching partitions' files."""
     _table(local_catalog, **{"manifest.merge-min-count": "2"})
     fresh = local_catalog.get_table("db.t")
-    metas = fresh.manifest_list.read_data_manifests(fresh.latest_snapshot())
+    metas = fresh.core.manifest_list.read_data_manifests(fresh.latest_snapshot())
     assert any(m.partition_stats.min_values != m.partition_stats.max_values for m in metas)
     rb = fresh.new_read_builder()
     full = rb.new_scan().plan().splits()
@@ -127,22 +127,22 @@ def test_filtered_read_of_a_bad_manifest_raises_corrupt_metadata(local_catalog):
     types = [parse_type("STRING")]
     good = ManifestEntry(FileKind.ADD, encode_row(["d1"], types), 0, 1, DataFileMeta("f", 1, 1))
     t, data = _manifest_with(local_catalog, [good.to_avro(), good.to_avro() | {"_PARTITION": None}])
-    t.file_io.write_bytes(t.manifest_file.paths.manifest_path("bad"), data)
-    (meta,) = t.manifest_file.write([good])
+    t.file_io.write_bytes(t.core.manifest_file.paths.manifest_path("bad"), data)
+    (meta,) = t.core.manifest_file.write([good])
     bad_meta = meta.__class__(**{**meta.__dict__, "file_name": "bad", "file_size": len(data),
                                  "num_added_files": 2})
     with pytest.raises(CorruptMetadataError, match="_PARTITION"):
-        t.manifest_file.read_manifest(bad_meta, lambda p: True)
+        t.core.manifest_file.read_manifest(bad_meta, lambda p: True)
     # an entry count that disagrees with the manifest list (a file cut at a block boundary)
     short = meta.__class__(**{**meta.__dict__, "num_added_files": 3})
     for keep in (lambda p: True, lambda p: False):
         with pytest.raises(CorruptMetadataError, match="manifest list says 3"):
             # a fresh table: the writer's own cache holds the manifest it wrote
-            local_catalog.get_table("db.m").manifest_file.read_manifest(short, keep)
+            local_catalog.get_table("db.m").core.manifest_file.read_manifest(short, keep)
     # garbage in place of the manifest
-    t.file_io.write_bytes(t.manifest_file.paths.manifest_path("bad"), b"x" * len(data))
+    t.file_io.write_bytes(t.core.manifest_file.paths.manifest_path("bad"), b"x" * len(data))
     with pytest.raises(CorruptMetadataError, match="not a readable Avro file"):
-        t.manifest_file.read_manifest(bad_meta, lambda p: True)
+        t.core.manifest_file.read_manifest(bad_meta, lambda p: True)
 
 
 def test_planning_leaves_the_garbage_collector_as_it_found_it(local_catalog):

@@ -69,9 +69,9 @@ def test_create_tag_latest_and_by_id_and_read_by_tag(history):
     latest = t.create_tag("latest")
     third = t.create_tag("third", 3)
     assert (latest.snapshot.id, third.snapshot.id) == (12, 3)
-    assert listing(t, t.paths.tag_dir) == ["tag-latest", "tag-third"]
+    assert listing(t, t.core.paths.tag_dir) == ["tag-latest", "tag-third"]
     # the tag file is the snapshot's JSON, byte for byte, when the tag has no retention
-    assert t.file_io.read_bytes(t.tag_manager().tag_path("third")) == t.file_io.read_bytes(t.paths.snapshot_path(3))
+    assert t.file_io.read_bytes(t.tag_manager().tag_path("third")) == t.file_io.read_bytes(t.core.paths.snapshot_path(3))
     assert by_tag(t, "third") == rows[3]
     assert by_tag(t, "latest") == rows[12]
     infos = {i.tag_name: i for i in t.list_tags()}
@@ -120,7 +120,7 @@ def test_create_tag_bad_input_writes_nothing(history):
         t.create_tag("c", time_retained="soon")
     with pytest.raises(InvalidOptionError, match="snapshot_id"):
         t.create_tag("c", "3")
-    assert listing(t, t.paths.tag_dir) == ["tag-a"]
+    assert listing(t, t.core.paths.tag_dir) == ["tag-a"]
 
 
 def test_create_tag_on_empty_table_and_of_expired_snapshot(catalog):
@@ -235,7 +235,7 @@ def test_delete_tag_of_present_snapshot_removes_only_the_tag(history):
     before = names_on_disk(t)
     assert t.delete_tag("t5") == []
     assert names_on_disk(t) == before and at(t, 5) == rows[5]
-    assert listing(t, t.paths.tag_dir) == []
+    assert listing(t, t.core.paths.tag_dir) == []
 
 
 def test_orphan_removal_keeps_tag_and_branch_files(history):
@@ -247,7 +247,7 @@ def test_orphan_removal_keeps_tag_and_branch_files(history):
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
     needed = tag_names_used(t.core, t.tags())
     assert t.remove_orphan_files(older_than_millis=FUTURE) == []
-    assert needed <= names_on_disk(t) | {posixpath.basename(p) for p in t.file_io.walk_files(t.paths.manifest_dir)
+    assert needed <= names_on_disk(t) | {posixpath.basename(p) for p in t.file_io.walk_files(t.core.paths.manifest_dir)
                                          for p in [p.path]}
     assert by_tag(t, "t2") == rows[2]
     assert rows_of(b) == sorted(rows[2] + sort_rows(batch(500, 505, "z")),
@@ -468,7 +468,7 @@ def test_deleting_main_tag_of_expired_snapshot_keeps_the_branch_made_from_it(loc
     assert [s.id for s in dev.snapshots()] == [2]
     dev.rollback_to("d1")
     assert rows_of(dev) == dev_rows and [s.id for s in dev.snapshots()] == [1]
-    assert "snapshot-1" in listing(t, dev.paths.snapshot_dir)
+    assert "snapshot-1" in listing(t, dev.core.paths.snapshot_dir)
     assert rows_of(t) == sort_rows(pa.concat_tables([batch(0, 5), batch(10, 15), batch(20, 25)]))
 
 
@@ -498,7 +498,7 @@ def test_delete_tag_whose_id_holds_another_snapshot_checks_everything(history):
     are checked against every snapshot and tag, so nothing still read is deleted."""
     t, rows = history
     snap = t.snapshot(3)
-    forged = json.loads(t.file_io.read_bytes(t.paths.snapshot_path(3)))
+    forged = json.loads(t.file_io.read_bytes(t.core.paths.snapshot_path(3)))
     forged["commitIdentifier"] = 424242
     t.file_io.write_bytes(t.tag_manager().tag_path("odd"), json.dumps(forged).encode())
     assert t.tag_manager().get("odd").snapshot != snap
@@ -593,7 +593,7 @@ def _snapshot_data_names(t, snapshot_id: int) -> set[str]:
 
 
 def _pending(t) -> list[str]:
-    return [n for n in listing(t, t.paths.tag_dir) if n.startswith("pending-tag-")]
+    return [n for n in listing(t, t.core.paths.tag_dir) if n.startswith("pending-tag-")]
 
 
 def test_a_tag_creator_dying_before_publishing_leaves_no_tag_and_its_files_kept(history, monkeypatch):
@@ -672,8 +672,8 @@ def test_an_expiration_lists_the_tags_again_when_a_pending_tag_vanishes(history,
     t, _ = history
     tags = t.core.tag_manager
     snap = t.core.snapshot_manager.snapshot(3)
-    pending = t.paths.pending_tag_path("p1")
-    t.file_io.write_bytes(pending, t.file_io.read_bytes(t.paths.snapshot_path(3)))
+    pending = t.core.paths.pending_tag_path("p1")
+    t.file_io.write_bytes(pending, t.file_io.read_bytes(t.core.paths.snapshot_path(3)))
     published = _publish_on_first_read(monkeypatch, t, pending, "three")
     own, pend, listed = tags.protecting_tags()
     assert published and [x.name for x in own] == ["three"] and own[0].snapshot == snap and pend == []
@@ -686,7 +686,7 @@ def test_an_expiration_gives_up_naming_the_cause_when_pending_tags_keep_vanishin
     from impl.errors import TagsUnsettledError
     from impl.fs.file_io import FileIO
     t, rows = history
-    t.file_io.write_bytes(t.paths.pending_tag_path("p1"), t.file_io.read_bytes(t.paths.snapshot_path(3)))
+    t.file_io.write_bytes(t.core.paths.pending_tag_path("p1"), t.file_io.read_bytes(t.core.paths.snapshot_path(3)))
     original = FileIO.read_bytes
 
     def gone(self, path):
@@ -709,8 +709,8 @@ def test_orphan_removal_keeps_the_files_of_a_pending_tag_published_while_it_read
     lists again when a pending file vanishes, so the published tag's files stay."""
     t, rows = history
     third = _snapshot_data_names(t, 3)
-    pending = t.paths.pending_tag_path("p1")
-    t.file_io.write_bytes(pending, t.file_io.read_bytes(t.paths.snapshot_path(3)))
+    pending = t.core.paths.pending_tag_path("p1")
+    t.file_io.write_bytes(pending, t.file_io.read_bytes(t.core.paths.snapshot_path(3)))
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
     assert third <= names_on_disk(t)  # the pending tag kept them through the expiration
     published = _publish_on_first_read(monkeypatch, t, pending, "three")

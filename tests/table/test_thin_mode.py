@@ -108,7 +108,7 @@ def _changelog(table) -> list[dict]:
 def test_thin_mode_is_an_option_of_primary_key_tables(local_catalog):
     t = local_catalog.create_table("db.t", schema=SCHEMA, primary_keys=KEY, partition_keys=["dt"],
                                    options={"bucket": "1", "data-file.thin-mode": "true"})
-    assert t.merge_tree_options.data_file_thin_mode is True
+    assert t.core.merge_tree_options.data_file_thin_mode is True
     with pytest.raises(Exception, match="data-file.thin-mode"):
         local_catalog.create_table("db.bad", schema=SCHEMA, primary_keys=KEY,
                                    options={"bucket": "1", "data-file.thin-mode": "maybe"})
