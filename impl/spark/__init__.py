@@ -38,6 +38,7 @@ from impl.spark.dml import RowLevelResult, delete, merge_into, update  # noqa: E
 from impl.spark.errors import (  # noqa: E402
     MergeCardinalityError,
     NativeWriteUnsupportedError,
+    PlanPinError,
     RowLevelChangeError,
     SharedPlanError,
     SparkConnectorError,
@@ -57,7 +58,7 @@ from impl.spark.stream_batches import write_stream  # noqa: E402
 __all__ = [
     "FORMAT_NAME", "PaimonDataSource", "register", "session", "get_or_create_session", "write_dataframe",
     "WriteResult", "compact", "CompactResult", "TableRef", "SparkConnectorError", "WriteRoutingError",
-    "SharedPlanError", "WriteClosedError", "read_table", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
+    "PlanPinError", "SharedPlanError", "WriteClosedError", "read_table", "StreamStartError", "StreamSnapshotExpiredError", "StreamSinkError",
     "delete", "update", "merge_into", "RowLevelResult", "RowLevelChangeError", "MergeCardinalityError",
     "NativeWriteUnsupportedError", "write_stream", "s3a_conf",
 ]

@@ -120,7 +120,7 @@ def test_a_parallel_write_job_runs_without_pyspark(tmp_path):
         try:
             commit_write(j, [a.messages, b.messages], sketches=[a.sketches, b.sketches])
         except WriteRoutingError as e:
-            print("refused", e.key, isinstance(e, ConnectorError), pk.snapshot_manager.latest_snapshot_id())
+            print("refused", e.key, isinstance(e, ConnectorError), pk.snapshot_manager().latest_snapshot_id())
         try:
             TableRef.from_path("  ")
         except ConnectorError as e:

@@ -104,7 +104,7 @@ def test_delete_update_and_merge_give_the_same_rows_on_both_table_kinds(changed)
     # without vectors the DELETE rewrote the touched files (the table's DELETE operation)
     cow = _table(warehouse, "cow")
     assert not any(bucket_index_files(cow.core, cow.latest_snapshot()).values())
-    assert cow.snapshot_manager.snapshot(2).delta_record_count == -10
+    assert cow.snapshot_manager().snapshot(2).delta_record_count == -10
 
 
 def test_fast_read_path_reads_the_changed_tables(spark, changed):
