@@ -109,7 +109,17 @@ from impl.table import (
     UnsupportedTableFeatureError,
 )
 
-__version__: str = package_version()
+
+def __getattr__(name: str) -> str:
+    """``impl.__version__``, looked up on first access rather than at import: the lookup reads
+    the installed distribution's metadata (a walk of sys.path), which ``import impl`` and every
+    ``paimon-py`` call would otherwise pay although few read the version."""
+    if name == "__version__":
+        version = package_version()
+        globals()["__version__"] = version  # later reads find it without calling here again
+        return version
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "__version__",

@@ -19,7 +19,6 @@ from impl._optional import require
 from impl.catalog import Catalog
 from impl.cli.errors import SqlError
 from impl.cli.output import Document, Result, Rows, progress
-from impl.duckdb.dataset import TableDataset
 from impl.errors import InvalidIdentifierError, InvalidOptionError, InvalidPredicateError
 from impl.fs.names import check_tag
 from impl.options.values import parse_duration_millis
@@ -335,6 +334,9 @@ def _quote(name: str) -> str:
 
 def cmd_sql(ctx: Context, args: argparse.Namespace) -> Result:
     duckdb = require("duckdb", "paimon-py sql")
+    # imported here, not at the top: impl.duckdb's dataset subclasses pyarrow.dataset.Dataset,
+    # whose import pulls in pandas (0.15-0.3 s) that every other command would pay
+    from impl.duckdb.dataset import TableDataset
     con = duckdb.connect(database=":memory:")
     try:
         for i, (db, t, identifier) in enumerate(_resolve(ctx.catalog, referenced_names(args.query))):
