@@ -7,5 +7,6 @@
 """
 
 from impl.catalog.filesystem import Catalog, CatalogFactory, Database
+from impl.catalog.jdbc import JdbcCatalog  # noqa: F401  # registers metastore "jdbc" with Catalog, whoever imports it
 
 __all__ = ["Catalog", "CatalogFactory", "Database"]

@@ -15,7 +15,6 @@ import traceback
 from typing import Sequence
 
 from impl._cli import HelpFormatter
-from impl.catalog import Catalog
 from impl.cli import commands as c
 from impl.cli.output import choose_style, emit
 from impl.errors import InvalidWarehouseError, PaimonError
@@ -189,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug
     try:
         style = choose_style(args.style or "auto", sys.stdout)
+        # imported here, not at the top: it brings in most of impl, which --help does not need
+        from impl.catalog import Catalog
+
         catalog = Catalog(warehouse, options=options)
         if not catalog.file_io.exists(catalog.warehouse):
             # the commands create nothing: a mistyped path would otherwise list no databases
