@@ -70,3 +70,38 @@ def test_version_is_read_on_first_access():
         assert __version__ == v
         """)
     assert loaded_after(code) == []
+
+
+def test_facade_classes_are_imported_on_first_access():
+    # import impl binds the errors only; the first facade name imports the facade as a whole
+    # (the jdbc metastore registered), and subpackages are attributes as before
+    code = textwrap.dedent("""
+        import sys
+        import impl
+        assert "impl.table" not in sys.modules and "impl.catalog" not in sys.modules
+        assert issubclass(impl.CommitConflictError, impl.PaimonError)
+        from impl import Catalog, FileStoreTable
+        assert impl.Catalog is Catalog and impl.table.FileStoreTable is FileStoreTable
+        from impl.catalog.filesystem import METASTORE_CATALOGS
+        assert METASTORE_CATALOGS["jdbc"] is impl.JdbcCatalog
+        try:
+            impl.no_such_name
+        except AttributeError as e:
+            assert "no_such_name" in str(e)
+        else:
+            raise AssertionError("impl.no_such_name did not raise")
+        missing = [n for n in impl.__all__ if not hasattr(impl, n)]
+        assert not missing, missing
+        """)
+    assert loaded_after(code) == []
+
+
+def test_catalog_module_registers_the_jdbc_metastore(tmp_path):
+    # without the facade: Catalog(metastore="jdbc") works from impl.catalog alone, and a SQLite
+    # catalog imports sqlite3 when it connects
+    code = textwrap.dedent(f"""
+        from impl.catalog import Catalog
+        cat = Catalog("jdbc:sqlite:{tmp_path / 'c.db'}", options={{"warehouse": {str(tmp_path / 'wh')!r}}})
+        assert type(cat).__name__ == "JdbcCatalog", type(cat)
+        """)
+    assert {m.split(".")[0] for m in loaded_after(code)} == {"sqlite3"}
