@@ -330,7 +330,7 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
         seen: set[bytes] = set()
         total = 0
         for block in blocks:
-            stream = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
+            stream = block.bytes_  # the decompressed block
             for i in range(total, total + block.num_records):
                 if branch is not None and read_long(stream) != branch:  # the other branch: a null row
                     raise CorruptMetadataError(path, "holds a null ManifestEntry record")
