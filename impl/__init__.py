@@ -100,6 +100,7 @@ from impl.errors import (  # every error of the library, old names too (kept for
 )
 
 if TYPE_CHECKING:
+    # for type checkers: at run time __getattr__ below imports these on first access
     from impl.catalog import Catalog, CatalogFactory
     from impl.catalog.jdbc import JdbcCatalog
     from impl.environment import Environment

@@ -21,7 +21,8 @@ from impl.cli.output import Document, Result, Rows, progress
 from impl.errors import InvalidIdentifierError, InvalidOptionError, InvalidPredicateError
 from impl.fs.names import check_tag
 
-if TYPE_CHECKING:  # for annotations only: the tables' modules are imported when a command runs
+if TYPE_CHECKING:
+    # for annotations only: the tables' modules are imported when a command runs
     from impl.catalog import Catalog
     from impl.system import SystemTable
     from impl.table import FileStoreTable
