@@ -114,7 +114,7 @@ def parse_identifier(identifier) -> tuple[str, str]:
 CATALOG_OPTIONS = frozenset({"metastore", "warehouse"})
 FILESYSTEM_METASTORE = "filesystem"
 # The catalog class of each other metastore (``jdbc``: impl.catalog.jdbc registers itself on import,
-# which importing impl does): Catalog(...) with that ``metastore`` makes one.
+# which importing impl.catalog does): Catalog(...) with that ``metastore`` makes one.
 METASTORE_CATALOGS: dict[str, type] = {}
 # a REST catalog server's client (impl.rest.RESTCatalog), resolved when asked for
 REST_METASTORE = "rest"
