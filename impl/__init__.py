@@ -4,11 +4,11 @@
 >>> cat = impl.Catalog("/tmp/warehouse")            # doctest: +SKIP
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from impl._version import package_version
-from impl.catalog import Catalog, CatalogFactory, FileSystemCatalog, load_catalog
-from impl.catalog.jdbc import JdbcCatalog
-from impl.environment import Environment
-from impl.errors import (  # old names of the errors above, kept for earlier callers
+from impl.errors import (  # every error of the library, old names too (kept for earlier callers)
     BranchAlreadyExistError,
     BranchAlreadyExistsError,
     BranchNotExistError,
@@ -35,6 +35,10 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CorruptFileIndexError,
     CorruptMetadataError,
     DamagedSnapshotError,
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
+    DataFileError,
     DuplicateFileError,
     DynamicBucketError,
     FileAlreadyLiveError,
@@ -48,6 +52,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     InvalidNameError,
     InvalidOptionError,
     InvalidPredicateError,
+    InvalidSchemaError,
     InvalidTagNameError,
     InvalidWarehouseError,
     KeyIndexConflictError,
@@ -56,6 +61,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     MergeEngineError,
     MissingExtraError,
     NoSnapshotError,
+    NullKeyError,
     OverwritePartitionError,
     PaimonError,
     RayConnectorError,
@@ -70,7 +76,10 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     SqlError,
     StaleTableDirectoryError,
     StaleTableHandleError,
+    SystemTableReadOnlyError,
+    TableAlreadyExistError,
     TableError,
+    TableNotExistError,
     TableNotRepairableError,
     TagAlreadyExistError,
     TagAlreadyExistsError,
@@ -78,41 +87,69 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     TagNotFoundError,
     TagsUnsettledError,
     TypeParseError,
+    UnknownSystemTableError,
     UnsupportedCatalogOptionError,
     UnsupportedFileFormatError,
     UnsupportedFileIndexError,
     UnsupportedFileSystemError,
     UnsupportedOptionError,
     UnsupportedPartitionValueError,
+    UnsupportedTableFeatureError,
     UnsupportedTypeError,
     UnsupportedVersionError,
     WriteClosedError,
     WriterClosedError,
     WriteRoutingError,
 )
-from impl.schema import Move, SchemaChange
-from impl.system import SystemTable
-from impl.table import (
-    DatabaseAlreadyExistError,
-    DatabaseNotEmptyError,
-    DatabaseNotExistError,
-    DataFileError,
-    DataSplit,
-    FileStoreTable,
-    InvalidSchemaError,
-    NullKeyError,
-    Predicate,
-    PredicateBuilder,
-    Schema,
-    SystemTableReadOnlyError,
-    Table,
-    TableAlreadyExistError,
-    TableNotExistError,
-    UnknownSystemTableError,
-    UnsupportedTableFeatureError,
-)
 
-__version__: str = package_version()
+if TYPE_CHECKING:
+    # for type checkers: at run time __getattr__ below imports these on first access
+    from impl.catalog import Catalog, CatalogFactory, FileSystemCatalog, load_catalog
+    from impl.catalog.jdbc import JdbcCatalog
+    from impl.environment import Environment
+    from impl.schema import Move, SchemaChange
+    from impl.system import SystemTable
+    from impl.table import DataSplit, FileStoreTable, Predicate, PredicateBuilder, Schema, Table
+
+# The facade's classes by the module that defines them. They are imported on first access
+# (module __getattr__, PEP 562), all together, rather than by ``import impl``: they bring in
+# most of the library (about 140 modules, 0.3-2 s with the machine's load) which ``import impl``
+# and ``paimon-py --help`` would otherwise pay. The errors above are imported eagerly: they are
+# light, and ``except impl.CommitError`` must not depend on a first access.
+_LAZY: dict[str, tuple[str, ...]] = {
+    'impl.catalog': ('Catalog', 'CatalogFactory', 'FileSystemCatalog', 'load_catalog'),
+    'impl.catalog.jdbc': ('JdbcCatalog',),
+    'impl.environment': ('Environment',),
+    'impl.schema': ('Move', 'SchemaChange'),
+    'impl.system': ('SystemTable',),
+    'impl.table': ('DataSplit', 'FileStoreTable', 'Predicate', 'PredicateBuilder', 'Schema', 'Table'),
+}
+
+
+def _load_facade() -> None:
+    """Import every module of _LAZY and bind its names here, as the eager imports of earlier
+    versions did."""
+    for module, names in _LAZY.items():
+        loaded = importlib.import_module(module)
+        for name in names:
+            globals()[name] = getattr(loaded, name)
+
+
+def __getattr__(name: str) -> Any:
+    """The facade's classes (_LAZY) and ``impl.__version__`` on first access; a subpackage
+    (``impl.catalog``) by its name as before, when importing the facade binds it."""
+    if name == "__version__":
+        version = package_version()  # reads installed metadata: a walk of sys.path
+        globals()["__version__"] = version  # later reads find it without calling here again
+        return version
+    if not name.startswith("__"):
+        # a facade class, or a subpackage (impl.catalog, impl.table, ...) bound here by the
+        # facade's imports: what an eager ``import impl`` had, nothing more
+        _load_facade()
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "__version__",

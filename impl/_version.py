@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import pathlib
-import tomllib
 
 DISTRIBUTION = "paimon-py-core"
 _PYPROJECT = pathlib.Path(__file__).resolve().parent.parent / "pyproject.toml"
@@ -18,6 +17,8 @@ def package_version(distribution: str = DISTRIBUTION, pyproject: pathlib.Path = 
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
         pass
+    import tomllib  # only a checkout that was never installed reads pyproject.toml
+
     try:
         return str(tomllib.loads(pyproject.read_text())["project"]["version"])
     except (OSError, KeyError, tomllib.TOMLDecodeError):

@@ -11,21 +11,21 @@ import argparse
 import datetime as _dt
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import pyarrow as pa
 
 from impl._optional import require
-from impl.catalog import Catalog
 from impl.cli.errors import SqlError
 from impl.cli.output import Document, Result, Rows, progress
-from impl.duckdb.dataset import TableDataset
 from impl.errors import InvalidIdentifierError, InvalidOptionError, InvalidPredicateError
 from impl.fs.names import check_tag
-from impl.options.values import parse_duration_millis
-from impl.predicate.where import parse_where
-from impl.system import SystemTable
-from impl.table import FileStoreTable
+
+if TYPE_CHECKING:
+    # for annotations only: the tables' modules are imported when a command runs
+    from impl.catalog import Catalog
+    from impl.system import SystemTable
+    from impl.table import FileStoreTable
 
 # the system tables a `show` command prints, by command name (Paimon Java's table names)
 SYSTEM_TABLE_COMMANDS: dict[str, str] = {
@@ -61,6 +61,9 @@ Command = Callable[[Context, argparse.Namespace], Result]
 
 def data_table(ctx: Context, identifier: str) -> FileStoreTable:
     """The data table (or branch view ``db.t$branch_b``) ``identifier``; a system table is refused."""
+    # imported here, as every module a command (not --help) needs: paimon-py --help stays light
+    from impl.system import SystemTable
+
     table = ctx.catalog.get_table(identifier)
     if isinstance(table, SystemTable):
         raise InvalidIdentifierError(f"{identifier!r} is a system table; this command takes a data table (db.t)")
@@ -81,6 +84,9 @@ def read_rows(table: FileStoreTable | SystemTable, where: str | None, columns: s
               limit: int | None) -> pa.Table:
     """The first ``limit`` rows (None: all) of ``table`` passing ``where``, projected to
     ``columns``; stops reading once it has them."""
+    # imported here, as every module a command (not --help) needs: paimon-py --help stays light
+    from impl.predicate.where import parse_where
+
     rb = table.new_read_builder()
     if where is not None:
         rb = rb.with_filter(parse_where(where, rb.new_predicate_builder(), table.arrow_schema))
@@ -105,6 +111,9 @@ _DURATION = re.compile(r"^\s*\d+\s*[A-Za-z]+\s*$")
 def time_millis(text: str, now_millis: int, flag: str) -> int:
     """Epoch millis of ``text``: a local timestamp (``2024-01-01 12:00:00``, as Paimon's
     procedures take it) or a duration before now (``1 d``, ``12 h``)."""
+    # imported here, as every module a command (not --help) needs: paimon-py --help stays light
+    from impl.options.values import parse_duration_millis
+
     if _DURATION.match(text):
         return now_millis - parse_duration_millis(flag, text.strip())
     try:
@@ -350,6 +359,9 @@ def quoting_hint(catalog: Catalog, sql: str) -> str:
 
 def cmd_sql(ctx: Context, args: argparse.Namespace) -> Result:
     duckdb = require("duckdb", "paimon-py sql")
+    # imported here, not at the top: impl.duckdb's dataset subclasses pyarrow.dataset.Dataset,
+    # whose import pulls in pandas (0.15-0.3 s) that every other command would pay
+    from impl.duckdb.dataset import TableDataset
     con = duckdb.connect(database=":memory:")
     try:
         for i, (db, t, identifier) in enumerate(_resolve(ctx.catalog, referenced_names(args.query))):

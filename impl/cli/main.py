@@ -18,8 +18,6 @@ import traceback
 from typing import Mapping, Sequence
 
 from impl._cli import HelpFormatter
-from impl.catalog import open_catalog
-from impl.catalog.jdbc.uri import parse_jdbc_uri, sqlite_file
 from impl.cli import commands as c
 from impl.cli.output import choose_style, emit
 from impl.errors import CatalogConnectionError, PaimonError
@@ -218,6 +216,9 @@ def _refuse_missing_sqlite(warehouse: str, options: Mapping[str, str]) -> None:
     uri = options.get("uri") if metastore == "jdbc" else warehouse if warehouse.startswith("jdbc:") else None
     if uri is None:
         return
+    # imported here, not at the top: the catalog package brings in most of impl, which --help does not need
+    from impl.catalog.jdbc.uri import parse_jdbc_uri, sqlite_file
+
     parsed = parse_jdbc_uri(uri)
     path = sqlite_file(parsed)
     if path is not None and not os.path.exists(path):
@@ -240,6 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug
     try:
         style = choose_style(args.style or "auto", sys.stdout)
+        # imported here, not at the top: it brings in most of impl, which --help does not need
+        from impl.catalog import open_catalog
+
         _refuse_missing_sqlite(warehouse, options)
         with open_catalog(warehouse, options=options) as catalog:
             # the commands create nothing: a mistyped warehouse would otherwise list no databases

@@ -17,22 +17,33 @@ refuses a null row ("Cannot read a null row"); here a null row is a corrupt file
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-import fastavro
-from fastavro.write import Writer
-
-try:  # fastavro's compiled per-value readers (public in every fastavro >= 1.9, not documented)
-    from fastavro._read import read_bytes as _read_bytes  # type: ignore[attr-defined]
-    from fastavro._read import read_long as _read_long  # type: ignore[attr-defined]
-    from fastavro._read import read_record as _read_record  # type: ignore[attr-defined]
-    from fastavro._read import skip_record as _skip_record  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - a fastavro without them: filter after decoding
-    _read_bytes = _read_long = _read_record = _skip_record = None
-
 from impl.errors import CorruptMetadataError, InvalidOptionError
+
+
+def fastavro_module() -> Any:
+    """fastavro, imported on first use rather than with impl: ``import impl`` (and every
+    ``paimon-py`` call) does not pay for it (and cramjam, which it imports) until an Avro file is
+    read or written. The import system caches the module, so a later call is a dict lookup."""
+    import fastavro
+
+    return fastavro
+
+
+@functools.cache
+def _value_readers() -> tuple[Callable[..., Any], ...] | None:
+    """fastavro's compiled per-value readers (read_long, read_bytes, read_record, skip_record;
+    public in every fastavro >= 1.9, not documented), or None when a fastavro lacks them (then a
+    manifest is filtered after decoding). Imported on first use, as :func:`fastavro_module`."""
+    try:
+        from fastavro._read import read_bytes, read_long, read_record, skip_record  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - a fastavro without them
+        return None
+    return read_long, read_bytes, read_record, skip_record
 
 # The codecs Paimon Java can write metadata in: the names Avro's CodecFactory.fromString knows
 # (exactly so: it is case-sensitive), plus Paimon's own "zstd" (any case) for zstandard.
@@ -197,7 +208,7 @@ def parsed_schema(schema: dict) -> Any:
     # record name, so two schemas that share a name never get each other's parse
     cached = _PARSED.get(id(schema))
     if cached is None or cached[0] is not schema:
-        cached = (schema, fastavro.parse_schema(schema))
+        cached = (schema, fastavro_module().parse_schema(schema))
         if len(_PARSED) >= 64:  # only ad-hoc schemas get here this often
             _PARSED.clear()
         _PARSED[id(schema)] = cached
@@ -214,7 +225,7 @@ class AvroBufferWriter:
     def __init__(self, schema: dict, codec: AvroCodec = DEFAULT_CODEC):
         name = codec.checked()
         self._buf = io.BytesIO()
-        self._writer = Writer(self._buf, parsed_schema(schema), codec=name,
+        self._writer = fastavro_module().write.Writer(self._buf, parsed_schema(schema), codec=name,
                               sync_interval=self.SYNC_INTERVAL_BYTES,
                               compression_level=codec.level if name == "zstandard" else None)
 
@@ -259,7 +270,7 @@ def read_avro(data: bytes, path: str, expected_record: str, required_fields: Ite
     if not data:
         raise CorruptMetadataError(path, "file is empty")
     try:
-        reader = fastavro.reader(io.BytesIO(data))
+        reader = fastavro_module().reader(io.BytesIO(data))
         schema = reader.writer_schema
         values = list(reader)
     except Exception as e:  # noqa: BLE001 - fastavro raises many kinds for garbage input
@@ -301,37 +312,39 @@ def read_manifest_entry_records(data: bytes, path: str, keep_partition: Callable
     if not data:
         raise CorruptMetadataError(path, "file is empty")
     try:
-        blocks = fastavro.block_reader(io.BytesIO(data))
+        readers = _value_readers()
+        blocks = fastavro_module().block_reader(io.BytesIO(data))
         schema, branch = record_schema(blocks.writer_schema)
         fields = schema.get("fields", []) if schema is not None else []
         prefix = tuple((f.get("name"), f.get("type")) for f in fields[:5])
         file_type = fields[5].get("type") if len(fields) == 6 else None
-        if (_read_record is None or prefix != _ENTRY_PREFIX or not isinstance(file_type, dict)
+        if (readers is None or prefix != _ENTRY_PREFIX or not isinstance(file_type, dict)
                 or file_type.get("type") != "record" or fields[5].get("name") != "_FILE"):
             records = read_avro(data, path, "ManifestEntry", ("_KIND", "_FILE"))
             parts = [_partition_of(r, path) for r in records]
             kept = [(i, r) for i, (r, p) in enumerate(zip(records, parts, strict=True)) if keep_partition(p)]
             return kept, set(parts), len(records)
+        read_long, read_bytes, read_record, skip_record = readers
         named = getattr(blocks, "_named_schemas", {})
         out: list[tuple[int, dict]] = []
         seen: set[bytes] = set()
         total = 0
         for block in blocks:
-            stream = block.bytes_  # type: ignore[attr-defined]  # the decompressed block
+            stream = block.bytes_  # the decompressed block
             for i in range(total, total + block.num_records):
-                if branch is not None and _read_long(stream) != branch:  # the other branch: a null row
+                if branch is not None and read_long(stream) != branch:  # the other branch: a null row
                     raise CorruptMetadataError(path, "holds a null ManifestEntry record")
-                version = _read_long(stream)
-                kind = _read_long(stream)
-                partition = _read_bytes(stream)
-                bucket = _read_long(stream)
-                total_buckets = _read_long(stream)
+                version = read_long(stream)
+                kind = read_long(stream)
+                partition = read_bytes(stream)
+                bucket = read_long(stream)
+                total_buckets = read_long(stream)
                 seen.add(partition)
                 if not keep_partition(partition):
-                    _skip_record(stream, file_type, named)
+                    skip_record(stream, file_type, named)
                     continue
                 out.append((i, {"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
-                                "_TOTAL_BUCKETS": total_buckets, "_FILE": _read_record(stream, file_type, named)}))
+                                "_TOTAL_BUCKETS": total_buckets, "_FILE": read_record(stream, file_type, named)}))
             total += block.num_records
     except CorruptMetadataError:
         raise

@@ -23,13 +23,13 @@ import json
 import os
 from typing import Any, BinaryIO, Sequence
 
-import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from impl.data.types import DataField, DataType
 from impl.errors import InvalidOptionError, SchemaMismatchError, UnsupportedFileFormatError
 from impl.format import avro_columns, avro_encode
+from impl.format.avro import fastavro_module
 from impl.format.file_format import (
     FileFormat,
     FormatReader,
@@ -237,7 +237,7 @@ class AvroReader(FormatReader):
     def _read_records(self, present: Sequence[str]) -> pa.Table:
         try:
             empty = self._empty(present)
-            records: list[Any] = list(fastavro.reader(io.BytesIO(self._data)))
+            records: list[Any] = list(fastavro_module().reader(io.BytesIO(self._data)))
             arrays = [pa.array([r.get(c) for r in records], type=f.type) for c, f in zip(present, empty.schema, strict=True)]
             return pa.Table.from_arrays(arrays, schema=empty.schema)
         except Exception as e:  # noqa: BLE001 - fastavro raises many kinds on a corrupt file
@@ -392,7 +392,7 @@ class AvroWriter(FormatWriter):
 
 def _schema_json(schema: dict) -> str:
     """The schema text fastavro's Writer puts in the header: its parsed form, bookkeeping dropped."""
-    parsed = fastavro.parse_schema(schema)
+    parsed = fastavro_module().parse_schema(schema)
     assert isinstance(parsed, dict)  # a record schema parses to a dict
     return json.dumps({k: v for k, v in parsed.items() if k not in ("__fastavro_parsed", "__named_schemas")})
 

@@ -19,10 +19,11 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-import fastavro
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from impl.format.avro import fastavro_module
 
 if sys.version_info >= (3, 14):
     from compression import zstd as _zstd
@@ -158,6 +159,7 @@ def column_parts(arr: pa.Array, nullable: bool) -> list[Part]:
 
 def encode_values(values: Sequence[Any], schema: Any) -> Part:
     """Values of a column fastavro encodes one by one (nested types), as a part."""
+    fastavro = fastavro_module()
     parsed = fastavro.parse_schema(schema)
     out = io.BytesIO()
     ends = np.empty(len(values), dtype=np.int64)

@@ -14,7 +14,6 @@ from typing import Any, BinaryIO, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.orc as po
 
 from impl.data.types import DataField, DataType
 from impl.errors import InvalidOptionError
@@ -29,11 +28,21 @@ DEFAULT_STRIPE_BYTES = 64 * 1024 * 1024  # ORC's orc.stripe.size default
 DEFAULT_DICTIONARY_THRESHOLD = 0.8  # ORC Java's orc.dictionary.key.threshold default
 
 
+def _orc() -> Any:
+    """pyarrow.orc, imported on first use: ``import impl`` does not pay for ORC's C++ module
+    when no table is ORC (a cached module after the first call)."""
+    import pyarrow.orc
+
+    return pyarrow.orc
+
+
 class OrcReader(FormatReader):
     format_name = "ORC"
 
     def __init__(self, source: Any, path: str):
         super().__init__(path)
+        # pyarrow.orc is imported on first use, not with impl: only ORC tables need it
+        po = _orc()
         try:
             self._file = po.ORCFile(seekable(source))
             self._names = list(self._file.schema.names)
@@ -117,7 +126,7 @@ class OrcWriter(FormatWriter):
             stripe = max(min(stripe, options.target_file_size), 64 * 1024)
         bloom = [c.strip() for c in opts.get("orc.bloom.filter.columns", "").split(",") if c.strip()]
         names = self._schema.names
-        self._writer = po.ORCWriter(
+        self._writer = _orc().ORCWriter(
             stream, compression=orc_compression(options), stripe_size=stripe,
             compression_block_size=int(opts.get("orc.compress.size", 256 * 1024)),
             row_index_stride=int(opts.get("orc.row.index.stride", 10000)),

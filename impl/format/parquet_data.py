@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, Sequence
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pyarrow import _parquet
 
 from impl.data.types import DataField
 from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable, seekable
 from impl.format.memory_pool import read_pool
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
 
 # rows per Parquet row group at most
 ROW_GROUP_ROWS = 1 << 20
@@ -56,6 +58,10 @@ class ParquetReader(FormatReader):
     def _fragment(self) -> ds.ParquetFileFragment:
         """The file as a dataset fragment, for scans with a filter (made on first use)."""
         if self._scan_fragment is None:
+            # imported here, not at the top: pyarrow.dataset imports pandas (0.15-0.3 s), which
+            # every `import impl` would pay although only filtered scans use it
+            import pyarrow.dataset as ds
+
             self._scan_fragment = ds.ParquetFileFormat().make_fragment(self._source)
         return self._scan_fragment
 

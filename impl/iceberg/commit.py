@@ -28,11 +28,10 @@ import posixpath
 import uuid
 from typing import Callable, Sequence
 
-import fastavro
-
 from impl.data.binary_row import decode_row
 from impl.datafile.meta import DataFileMeta
 from impl.errors import InvalidOptionError, PaimonError, UnsupportedOptionError
+from impl.format.avro import fastavro_module
 from impl.fs.names import MAIN_BRANCH
 from impl.iceberg.build import (
     MANIFEST_LIST_AVRO_SCHEMA,
@@ -89,6 +88,7 @@ def check_table(core: TableCore) -> IcebergSettings | None:
 
 def _avro(schema: dict, records: Sequence[dict], codec: str, metadata: dict[str, str]) -> bytes:
     buf = io.BytesIO()
+    fastavro = fastavro_module()  # imported on first use: import impl does not load fastavro
     fastavro.writer(buf, fastavro.parse_schema(schema), records, codec=codec, metadata=metadata)
     return buf.getvalue()
 

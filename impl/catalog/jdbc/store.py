@@ -10,7 +10,6 @@ catalog.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
@@ -69,6 +68,8 @@ class JdbcStore:
 
     def _connect(self, props: dict[str, str], timeout_seconds: float) -> Any:
         if self.uri.protocol is JdbcProtocol.SQLITE:
+            import sqlite3  # here, not with impl: only a SQLite catalog needs it (import impl stays light)
+
             target = self.uri.target
             try:
                 # autocommit (isolation_level None) as JDBC's default; transaction() opens one
@@ -105,6 +106,8 @@ class JdbcStore:
     def _driver_errors(self) -> tuple[type[BaseException], type[BaseException]]:
         """(the driver's base error, its integrity error)."""
         if self.uri.protocol is JdbcProtocol.SQLITE:
+            import sqlite3  # cached by now: _connect imported it
+
             return sqlite3.Error, sqlite3.IntegrityError
         psycopg = require("psycopg", "the JDBC catalog on PostgreSQL")
         return psycopg.Error, psycopg.IntegrityError
