@@ -50,6 +50,7 @@ from impl.options.values import (
     parse_duration_millis,
     parse_file_format,
     parse_file_prefix,
+    parse_float,
     parse_format_per_level,
     parse_incremental_between,
     parse_int,
@@ -57,6 +58,7 @@ from impl.options.values import (
     parse_max_buckets,
     parse_memory_size,
     parse_name_list,
+    parse_names,
     parse_optional_text,
     parse_relative_directory,
     parse_spill_compression,
@@ -264,6 +266,28 @@ MANIFEST_COMPRESSION: ConfigOption[str] = _option(
     "Avro codec of metadata files when avro.codec is unset, as written (checked when a file is written).")
 
 # ---------------------------------------------------------------------------- format options (orc.*, avro.*)
+
+# ORC's own options (ORC Java's OrcConf names and defaults), parsed when a table writes ORC files.
+ORC_STRIPE_SIZE: ConfigOption[int] = _option(
+    "orc.stripe.size", parse_int, 64 * MiB,
+    "Bytes of an ORC stripe (at most the target file size, at least 64 kb).")
+ORC_COMPRESS_SIZE: ConfigOption[int] = _option(
+    "orc.compress.size", parse_int, 256 * 1024, "Bytes of an ORC compression block.")
+ORC_ROW_INDEX_STRIDE: ConfigOption[int] = _option(
+    "orc.row.index.stride", parse_int, 10_000, "Rows between ORC row index entries.")
+ORC_DICTIONARY_KEY_THRESHOLD: ConfigOption[float] = _option(
+    "orc.dictionary.key.threshold", parse_float, 0.8,
+    "ORC dictionary-encodes a string column while its distinct values are at most this fraction of its rows.")
+ORC_BLOOM_FILTER_COLUMNS: ConfigOption[tuple[str, ...]] = _option(
+    "orc.bloom.filter.columns", parse_names, (), "Comma-separated columns with ORC bloom filters.")
+ORC_BLOOM_FILTER_FPP: ConfigOption[float] = _option(
+    "orc.bloom.filter.fpp", parse_float, 0.05, "False-positive rate of ORC bloom filters.")
+ORC_COMPRESS: ConfigOption[str | None] = _option(
+    "orc.compress", parse_text, None,
+    "ORC compression kind (NONE, ZLIB, SNAPPY, LZ4, ZSTD; checked when ORC is written); unset: file.compression.")
+# ORC keys Paimon declares that this library accepts without reading (their value does not change
+# the files it writes or the rows it reads)
+ORC_ACCEPTED_KEYS = frozenset({"orc.write.batch-size", "orc.timestamp-ltz.legacy.type", "orc.column.encoding.direct"})
 
 AVRO_CODEC: ConfigOption[str | None] = _option(
     "avro.codec", parse_text, None,

@@ -147,6 +147,13 @@ def parse_int(key: str, value: object, *, minimum: int | None = None) -> int:
     return n
 
 
+def parse_float(key: str, value: object) -> float:
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not a number") from None
+
+
 def parse_bool(key: str, value: object) -> bool:
     if isinstance(value, bool):
         return value
@@ -209,6 +216,11 @@ def parse_name_list(key: str, value: object) -> tuple[str, ...]:
     if not names:
         raise InvalidOptionError(f"option {key!r}: {value!r} names no field")
     return names
+
+
+def parse_names(key: str, value: object) -> tuple[str, ...]:
+    """A comma-separated list of names, possibly empty (spaces around names and empty names are dropped)."""
+    return split_names(value)
 
 
 def split_names(value: object) -> tuple[str, ...]:

@@ -7,18 +7,24 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from impl.errors import InvalidOptionError
-from impl.format.file_format import FileFormat, WriteOptions
+from impl.format.file_format import FileFormat, OrcSettings, WriteOptions
 from impl.format.formats import file_format
 from impl.options import core_options as co
 from impl.options.parsed import ParsedOptions
 
 # Format options implemented (every other ``orc.*`` / ``avro.*`` key is refused by name).
-ORC_OPTIONS = frozenset({
-    "orc.stripe.size", "orc.row.index.stride", "orc.compress.size", "orc.dictionary.key.threshold",
-    "orc.bloom.filter.columns", "orc.bloom.filter.fpp", "orc.write.batch-size", "orc.compress",
-    "orc.timestamp-ltz.legacy.type", "orc.column.encoding.direct",
-})
-AVRO_OPTIONS = frozenset({"avro.codec", "avro.row-name-mapping"})
+ORC_OPTIONS = frozenset({o.key for o in co.CORE_OPTIONS if o.key.startswith("orc.")}) | co.ORC_ACCEPTED_KEYS
+AVRO_OPTIONS = frozenset({co.AVRO_CODEC.key, "avro.row-name-mapping"})
+
+
+def orc_settings(options: ParsedOptions) -> OrcSettings:
+    """The ``orc.*`` options an ORC writer uses (InvalidOptionError naming a malformed one)."""
+    return OrcSettings(
+        stripe_size=options[co.ORC_STRIPE_SIZE], compress_size=options[co.ORC_COMPRESS_SIZE],
+        row_index_stride=options[co.ORC_ROW_INDEX_STRIDE],
+        dictionary_key_threshold=options[co.ORC_DICTIONARY_KEY_THRESHOLD],
+        bloom_filter_columns=options[co.ORC_BLOOM_FILTER_COLUMNS], bloom_filter_fpp=options[co.ORC_BLOOM_FILTER_FPP],
+        compress=options[co.ORC_COMPRESS])
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,8 @@ class WriteFormats:
     format_per_level: Mapping[int, str] = field(default_factory=dict)
     compression_per_level: Mapping[int, str] = field(default_factory=dict)
     format_options: Mapping[str, str] = field(default_factory=dict)
+    # the orc.* options, parsed when some level writes ORC (a table writing none keeps its own)
+    orc: OrcSettings | None = None
 
     @staticmethod
     def from_options(options: Mapping[str, object]) -> "WriteFormats":
@@ -55,7 +63,8 @@ class WriteFormats:
             if k.startswith("avro.") and k not in AVRO_OPTIONS:
                 raise InvalidOptionError(f"option {k!r} is not supported (Avro options implemented: "
                                          f"{', '.join(sorted(AVRO_OPTIONS))})")
-        out = WriteFormats(default, compression, zstd_level, per_format, per_compression, fmt_opts)
+        orc = orc_settings(options) if "orc" in {default, *per_format.values()} else None
+        out = WriteFormats(default, compression, zstd_level, per_format, per_compression, fmt_opts, orc)
         for lv in {0, *per_format, *per_compression}:
             fmt, opts = out.for_level(lv)
             fmt.check_options(opts)
@@ -65,6 +74,6 @@ class WriteFormats:
         """The format and encoding of a file written at ``level`` (append files: level 0)."""
         fmt = file_format(self.format_per_level.get(level, self.default_format))
         return fmt, WriteOptions(self.compression_per_level.get(level, self.compression), self.zstd_level,
-                                 self.format_options, target_file_size)
+                                 self.format_options, target_file_size, self.orc)
 
 
