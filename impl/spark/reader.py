@@ -41,12 +41,13 @@ from impl.spark.claims import ClaimLedger, pushed_predicates, record_pushed
 from impl.spark.errors import SharedPlanError
 from impl.spark.filters import translate_filters
 from impl.spark.only_files import restrict_splits
+from impl.spark.options import READ_SPLIT_SIZE
 from impl.spark.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TARGET_BYTES = 64 * 1024 * 1024
+DEFAULT_TARGET_BYTES = READ_SPLIT_SIZE.default  # the data source's read.split-size
 BATCH_ROWS = 65536
 TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.timestamp-millis", "scan.version")
 # Paimon's audit-log column (``read.changelog=true``): the row kind as a string, first column

@@ -158,3 +158,27 @@ def test_orc_options_are_declared_and_parsed_when_a_table_writes_orc():
             WriteFormats.from_options({"file.format": "orc", key: value})
     with pytest.raises(InvalidOptionError, match="'orc.compress'"):
         WriteFormats.from_options({"file.format": "orc", "orc.compress": "lzo"})
+
+
+def test_spark_connector_options_are_declared():
+    spark_options = pytest.importorskip("impl.spark.options", reason="pyspark is not installed (the spark extra)")
+    declared = {k for option in spark_options.CONNECTOR_OPTIONS for k in option.keys}
+    assert declared | {spark_options.ONLY_FILES_KEY} == spark_options._CONNECTOR_KEYS
+    assert all(option.description for option in spark_options.CONNECTOR_OPTIONS)
+    parsed = spark_options.parse_options({"path": "/w/db.db/t", "Read.Parallelism": "2", "snapshot-id": "3",
+                                          "primary-keys": "a, b", "bucket": "2"})
+    assert parsed.connector == {"path": "/w/db.db/t", "read.parallelism": "2", "snapshot-id": "3",
+                                "primary-keys": "a, b"}
+    assert parsed.table == {"bucket": "2", "scan.snapshot-id": "3"}
+    assert spark_options.READ_PARALLELISM.get(parsed.connector) == 2
+    assert spark_options.READ_SPLIT_SIZE.get(parsed.connector) == 64 * MiB
+    assert (spark_options.PUSHDOWN.get({}), spark_options.READ_CHANGELOG.get({"read.changelog": "TRUE"})) == (
+        False, True)
+    # the first of primary-key / primary-keys with a value names the keys (an empty one is skipped)
+    assert spark_options.connector_names({"primary-key": "", "primary-keys": "a, b"}, spark_options.PRIMARY_KEY) == [
+        "a", "b"]
+    assert spark_options.connector_names({"partition-keys": "dt"}, spark_options.PARTITION) == ["dt"]
+    assert spark_options.connector_names({}, spark_options.PARTITION) == []
+    # a malformed number is a typed error naming the option (it was a ValueError of int())
+    with pytest.raises(InvalidOptionError, match="'read.split-size': '64 mb' is not an integer"):
+        spark_options.READ_SPLIT_SIZE.get({"read.split-size": "64 mb"})
