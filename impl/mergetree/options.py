@@ -216,6 +216,7 @@ class MergeTreeOptions:
         options when it has them (else derived here)."""
         trigger = o[co.NUM_SORTED_RUN_COMPACTION_TRIGGER]
         target_file_size = o[co.TARGET_FILE_SIZE]
+        sequence_fields: tuple[str, ...] | None = o[co.SEQUENCE_FIELD]
         return check_changelog_producer(MergeTreeOptions(
             bucket=o[co.BUCKET],
             target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
@@ -227,7 +228,7 @@ class MergeTreeOptions:
             size_ratio=o[co.COMPACTION_SIZE_RATIO],
             merge_engine=o[co.MERGE_ENGINE],
             ignore_delete=o[co.IGNORE_DELETE],
-            sequence_fields=o[co.SEQUENCE_FIELD] or (),
+            sequence_fields=sequence_fields or (),
             sequence_field_descending=o[co.SEQUENCE_FIELD_SORT_ORDER] is SortOrder.DESCENDING,
             rowkind_field=o[co.ROWKIND_FIELD],
             changelog_producer=supported_changelog_producer(o[co.CHANGELOG_PRODUCER]),

@@ -37,7 +37,7 @@ class ParsedOptions:
     _values: dict[int, tuple[Any, Any]] = field(default_factory=dict, repr=False)
 
     @staticmethod
-    def of(options: Mapping[str, object]) -> "ParsedOptions":
+    def of(options: "ParsedOptions | Mapping[str, object]") -> "ParsedOptions":
         """The options of ``options`` as text; a None value counts as unset."""
         if isinstance(options, ParsedOptions):
             return options
@@ -48,7 +48,7 @@ class ParsedOptions:
         key that was set when its value is wrong (not cached: asked again, it raises again)."""
         known = self._values.get(id(option))
         if known is not None and known[0] is option:
-            return known[1]  # type: ignore[no-any-return]
+            return known[1]
         value = option.get(self.raw)
         self._values[id(option)] = (option, value)
         return value

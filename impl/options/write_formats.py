@@ -53,8 +53,9 @@ class WriteFormats:
         UnsupportedFileFormatError naming the option)."""
         default, compression = options[co.FILE_FORMAT], options[co.FILE_COMPRESSION]
         zstd_level = options[co.FILE_COMPRESSION_ZSTD_LEVEL]
-        per_format = dict(options[co.FILE_FORMAT_PER_LEVEL])
-        per_compression = dict(options[co.FILE_COMPRESSION_PER_LEVEL])
+        format_levels: Mapping[int, str] = options[co.FILE_FORMAT_PER_LEVEL]
+        compression_levels: Mapping[int, str] = options[co.FILE_COMPRESSION_PER_LEVEL]
+        per_format, per_compression = dict(format_levels), dict(compression_levels)
         fmt_opts = options.with_prefix("orc.", "avro.", "parquet.")
         for k in fmt_opts:
             if k.startswith("orc.") and k not in ORC_OPTIONS:
