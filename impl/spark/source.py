@@ -194,7 +194,7 @@ class PaimonDataSource(DataSource):
         row_kind = _row_kind(connector)
         _check_schema(schema, table, row_kind)
         check_streamable(table)
-        start = stream_start(table.options.raw)  # scan.snapshot-id / timestamp-millis: where the stream starts
+        start = stream_start(table.options.parsed)  # scan.snapshot-id / timestamp-millis: where the stream starts
         return PaimonStreamReader(ref, schema, start, row_kind=row_kind, slots=READ_PARALLELISM.get(connector),
                                   target_bytes=READ_SPLIT_SIZE.get(connector))
 
