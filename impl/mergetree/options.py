@@ -42,10 +42,8 @@ from impl.options.write_formats import WriteFormats
 __all__ = ["MergeTreeOptions", "MergeEngine", "ChangelogProducer", "SUPPORTED_CHANGELOG_PRODUCERS",
            "PRIMARY_KEY_TARGET_FILE_SIZE"]
 
-MB = 1024 * 1024
 
-# Paimon's target-file-size when unset, for primary-key tables
-PRIMARY_KEY_TARGET_FILE_SIZE = 128 * MB
+PRIMARY_KEY_TARGET_FILE_SIZE = co.PRIMARY_KEY_TARGET_FILE_SIZE
 
 SUPPORTED_CHANGELOG_PRODUCERS = frozenset(ChangelogProducer)
 # producers that compare a key's previous and new version: deduplicate without sequence.field only

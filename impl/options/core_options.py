@@ -114,6 +114,9 @@ FILE_FORMAT_PER_LEVEL: ConfigOption[Mapping[int, str]] = _option(
 FILE_COMPRESSION_PER_LEVEL: ConfigOption[Mapping[int, str]] = _option(
     "file.compression.per.level", parse_compression_per_level, EMPTY_LEVEL_MAP,
     "Compression of the data files of some LSM levels, '<level>:<compression>,...' (others: file.compression).")
+# Paimon's target-file-size when unset, by table kind
+PRIMARY_KEY_TARGET_FILE_SIZE = 128 * MiB
+APPEND_TARGET_FILE_SIZE = 256 * MiB
 TARGET_FILE_SIZE: ConfigOption[int | None] = _option(
     "target-file-size", at_least(1, parse_memory_size), None,
     "Target size of a data file in bytes; unset: 128 mb for primary-key tables, 256 mb for append tables.")

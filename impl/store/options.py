@@ -30,7 +30,6 @@ __all__ = [
     "is_known_key", "warn_unknown_keys",
 ]
 
-MiB = 1024 * 1024
 
 # ---------------------------------------------------------------------------- rules
 
@@ -54,7 +53,7 @@ def target_file_size_for(configured: int | None, primary_key_table: bool) -> int
     """``target-file-size``, else Paimon's default for the table kind."""
     if configured is not None:
         return configured
-    return (128 if primary_key_table else 256) * MiB
+    return co.PRIMARY_KEY_TARGET_FILE_SIZE if primary_key_table else co.APPEND_TARGET_FILE_SIZE
 
 
 # ---------------------------------------------------------------------------- view
