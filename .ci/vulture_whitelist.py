@@ -43,6 +43,7 @@ _.estimate_inmemory_data_size
 _.on_write_start
 _.on_write_complete
 _.on_write_failed
+_.min_rows_per_write  # how many rows Ray bundles into one write task
 
 # pypaimon-compatible API names
 _.read_type  # ReadBuilder.read_type

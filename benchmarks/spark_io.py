@@ -170,8 +170,8 @@ def main(argv=None) -> int:
         return with_bucket_column(df, routing_job.ref.table(), routing_job.column_map).repartition(
             4, "dt", BUCKET_COLUMN)
 
+    from impl.jobs.tables import TableRef
     from impl.spark.fast_read import plan_native
-    from impl.spark.tables import TableRef
 
     # read_table's tables, written and compacted before the rounds (not measured)
     pk_compacted = fresh("pkc")

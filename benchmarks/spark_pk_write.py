@@ -48,8 +48,9 @@ def task_outputs(df, path: str, buckets: int):
 
     import pyarrow as pa
 
+    from impl.jobs.writer import write_task
     from impl.spark.source import prepare_write
-    from impl.spark.writer import task_key, write_task
+    from impl.spark.writer import task_key
 
     job = prepare_write(path, df.schema, {"primary-key": "id"}, {"bucket": str(buckets)})
 
@@ -67,7 +68,7 @@ def time_sketching(table, rows: int) -> float:
     import numpy as np
     import pyarrow as pa
 
-    from impl.spark.keycheck import KeySketchBuilder
+    from impl.jobs.keycheck import KeySketchBuilder
     from impl.write.table_write import conform_input
 
     ids = np.random.default_rng(1).permutation(rows).astype(np.int64)
@@ -98,8 +99,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     import impl.spark
-    from impl.spark.keycheck import check_shared_keys
-    from impl.spark.writer import abort_write
+    from impl.jobs.keycheck import check_shared_keys
+    from impl.jobs.writer import abort_write
 
     spark = impl.spark.session(app_name="paimon-py-pk-bench", master="local[2]",
                                conf={"spark.sql.shuffle.partitions": "2"})

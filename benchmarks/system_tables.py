@@ -66,7 +66,7 @@ def build(warehouse: str, files: int, partitions: int) -> None:
                     commit_identifier=1, commit_kind=CommitKind.APPEND, time_millis=now,
                     total_record_count=10 * files, delta_record_count=10 * files,
                     base_manifest_list_size=base_size, delta_manifest_list_size=delta_size)
-    assert t.snapshot_manager.try_publish(snap)
+    assert t.snapshot_manager().try_publish(snap)
 
 
 def best_of(repeat: int, fn) -> tuple[float, object]:

@@ -5,8 +5,8 @@
 """
 
 from impl._version import package_version
-from impl.catalog import Catalog, CatalogFactory
-from impl.catalog.jdbc import JdbcCatalog  # registers metastore "jdbc" with impl.Catalog
+from impl.catalog import Catalog, CatalogFactory, FileSystemCatalog, load_catalog
+from impl.catalog.jdbc import JdbcCatalog
 from impl.environment import Environment
 from impl.errors import (  # old names of the errors above, kept for earlier callers
     BranchAlreadyExistError,
@@ -31,8 +31,10 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     CommitRefusedError,
     CommitRetriesExhaustedError,
     CommitUsageError,
+    ConnectorError,
     CorruptFileIndexError,
     CorruptMetadataError,
+    DamagedSnapshotError,
     DuplicateFileError,
     DynamicBucketError,
     FileAlreadyLiveError,
@@ -69,6 +71,7 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     StaleTableDirectoryError,
     StaleTableHandleError,
     TableError,
+    TableNotRepairableError,
     TagAlreadyExistError,
     TagAlreadyExistsError,
     TagNotExistError,
@@ -83,7 +86,9 @@ from impl.errors import (  # old names of the errors above, kept for earlier cal
     UnsupportedPartitionValueError,
     UnsupportedTypeError,
     UnsupportedVersionError,
+    WriteClosedError,
     WriterClosedError,
+    WriteRoutingError,
 )
 from impl.schema import Move, SchemaChange
 from impl.system import SystemTable
@@ -111,7 +116,7 @@ __version__: str = package_version()
 
 __all__ = [
     "__version__",
-    "Catalog", "CatalogFactory", "JdbcCatalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
+    "Catalog", "CatalogFactory", "FileSystemCatalog", "JdbcCatalog", "load_catalog", "Schema", "FileStoreTable", "DataSplit", "Predicate", "PredicateBuilder",
     "PaimonError", "TableError", "CommitError", "CommitConflictError", "BucketCountChangedError",
     # what a committer catches: conflicts (rebuild and write again), an unknown outcome (recover
     # through filter_committed), retries exhausted, a failed recovery, an overwrite refused
@@ -136,7 +141,9 @@ __all__ = [
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",
     "RowIdNotExistError", "ColumnCastError", "CorruptFileIndexError", "UnsupportedFileIndexError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
-    "CatalogConnectionError", "CatalogStoreError",
+    "CatalogConnectionError", "CatalogStoreError", "TableNotRepairableError", "DamagedSnapshotError",
+    # the engine connectors' base error and the parallel write protocol's (impl.jobs)
+    "ConnectorError", "WriteRoutingError", "WriteClosedError",
     # a catalog server's (impl.rest) refusals and failures
     "CatalogServerError", "CatalogUnavailableError", "CatalogAuthError", "CatalogRequestError", "CommitRefusedError",
 ]

@@ -9,7 +9,9 @@ Where errors live (two homes, checked by tests/core/test_error_names.py):
 - here, ``impl.errors``: the bases (:class:`PaimonError`, :class:`TableError`) and every error
   of the library: storage (``impl.fs``), formats and types, manifests, snapshots, commit, merge
   tree, schema, options, tags and branches, and the catalogs and the table API (their errors
-  live here, at the bottom of the layers, so that every package may raise them);
+  live here, at the bottom of the layers, so that every package may raise them), and the
+  engine-neutral job layer's (``impl.jobs``: :class:`ConnectorError`, the base of every
+  connector's errors, :class:`WriteRoutingError`, :class:`WriteClosedError`);
 - ``impl.spark.errors``: errors of the Spark connector (``impl.spark``).
 
 An error goes to the home of the lowest package that raises it, so no package imports an
@@ -17,6 +19,8 @@ error from a package above it. This module imports nothing from impl.
 """
 
 from __future__ import annotations
+
+from typing import Mapping
 
 
 class PaimonError(Exception):
@@ -69,6 +73,18 @@ class CorruptMetadataError(PaimonError):
         super().__init__(f"corrupt metadata file {path}: {reason}")
 
 
+class DamagedSnapshotError(CorruptMetadataError):
+    """A snapshot file that is there but cannot be read (truncated, garbage, another id). The
+    message says the way out: ``doctor`` names what is damaged, ``repair`` moves a table whose
+    latest snapshot is damaged back to its newest readable one; ``reason`` stays the bare cause."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(path, reason)
+        self.args = (f"corrupt metadata file {path}: {reason}; `paimon-py doctor DB.TABLE` (table.doctor()) names "
+                     "what is damaged, `paimon-py repair DB.TABLE` (table.repair()) moves a table whose latest "
+                     "snapshot is damaged back to its newest readable snapshot (README: Troubleshooting)",)
+
+
 class UnsupportedVersionError(CorruptMetadataError):
     """A metadata file declares a format version this library does not read."""
 
@@ -102,18 +118,30 @@ class DataFileError(PaimonError):
 class SnapshotNotExistError(PaimonError):
     """The requested snapshot id does not exist (never written, or expired)."""
 
-    def __init__(self, table_path: str, snapshot_id: int):
-        self.table_path = table_path
+    def __init__(self, table: str, snapshot_id: int):
+        """``table``: the table as the user named it (``db.t``), its path when it was opened by one."""
+        self.table = table
         self.snapshot_id = snapshot_id
-        super().__init__(f"snapshot {snapshot_id} of table {table_path} does not exist")
+        super().__init__(f"snapshot {snapshot_id} of table {table} does not exist")
+
+
+class TableNotRepairableError(PaimonError):
+    """``repair`` (or a rollback past damaged snapshots) cannot move the table back safely:
+    no snapshot is readable, or one is written in a format version this library does not read
+    (not damaged, so never set aside). Nothing was changed. ``table_path`` names the table."""
+
+    def __init__(self, table_path: str, reason: str):
+        self.table_path = table_path
+        self.reason = reason
+        super().__init__(f"table {table_path} cannot be repaired: {reason}")
 
 
 class NoSnapshotError(SnapshotNotExistError):
     """An operation needs a snapshot (e.g. tagging the latest) and the table has none yet."""
 
-    def __init__(self, table_path: str, what: str):
-        PaimonError.__init__(self, f"table {table_path} has no snapshot yet: {what}")
-        self.table_path = table_path
+    def __init__(self, table: str, what: str):
+        PaimonError.__init__(self, f"table {table} has no snapshot yet: {what}")
+        self.table = table
         self.snapshot_id = 0
 
 
@@ -579,6 +607,7 @@ __all__ = [
     "UnknownSystemTableError", "SystemTableReadOnlyError", "StaleTableHandleError", "StaleTableDirectoryError",
     "UnsupportedCatalogOptionError", "DynamicBucketError", "RequestedSchemaError", "ColumnCastError",
     "FileIndexLiteralError", "FilterSyntaxError", "SqlError", "RayConnectorError",
+    "ConnectorError", "WriteRoutingError", "WriteClosedError",
 ]
 
 
@@ -609,7 +638,35 @@ class SqlError(TableError):
         super().__init__(f"sql: {message}")
 
 
-class RayConnectorError(TableError, ValueError):
+class ConnectorError(PaimonError, ValueError):
+    """Misuse of an engine connector (``impl.spark``, ``impl.ray``) or of the job layer they share
+    (``impl.jobs``): a table path or storage option that cannot be used, a row kind that is not
+    one. Every connector's errors subclass it (``SparkConnectorError``, :class:`RayConnectorError`),
+    so ``except ConnectorError`` catches what any engine's parallel job refuses."""
+
+
+class WriteRoutingError(ConnectorError):
+    """Two tasks of one parallel write (Spark, Ray) wrote the same primary key (the order of its
+    versions is undefined), so the write was refused and its files removed (``impl.jobs.keycheck``).
+
+    ``key`` (column -> value), ``partition`` (column -> value) and ``bucket`` name one such key.
+    """
+
+    def __init__(self, message: str, *, key: Mapping[str, object] | None = None,
+                 partition: Mapping[str, object] | None = None, bucket: int | None = None):
+        super().__init__(message)
+        self.key = dict(key or {})
+        self.partition = dict(partition or {})
+        self.bucket = bucket
+
+
+class WriteClosedError(ConnectorError):
+    """A task attempt of a parallel write started after the driver had already committed or
+    aborted that write (``impl.jobs.tracking``): it writes nothing. (Not :class:`WriterClosedError`,
+    a table writer used after ``close()``.)"""
+
+
+class RayConnectorError(ConnectorError, TableError):
     """An argument of ``impl.ray`` that cannot be used (unknown write mode, a datasink used for a
     second write, a table object that Ray workers cannot open)."""
 

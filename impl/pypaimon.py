@@ -4,7 +4,7 @@
 >>> catalog = CatalogFactory.create({"warehouse": "/tmp/wh"})       # doctest: +SKIP
 
 Everything here is impl's own class (this module only names them as pypaimon 2.1.0 does):
-:class:`impl.catalog.filesystem.CatalogFactory` makes a :class:`impl.Catalog`, whose tables,
+:class:`impl.catalog.CatalogFactory` makes a :class:`impl.Catalog`, whose tables,
 builders, writes, commits, scans, reads and predicate builders answer pypaimon's method names
 (``create_table(identifier, schema, ignore_if_exists)``, ``write_row``, ``with_write_type``,
 ``and_predicates``, ``to_iterator``, ``to_duckdb`` ...). Errors are impl's typed errors, not
@@ -17,7 +17,7 @@ raises an AttributeError (an ImportError for ``from impl.pypaimon import ...``) 
 
 from __future__ import annotations
 
-from impl.catalog.filesystem import Catalog, CatalogFactory, Database
+from impl.catalog import Catalog, CatalogFactory, Database
 from impl.store.schema import Schema
 from impl.tag.manager import TagManager
 from impl.tag.tag import Tag

@@ -182,7 +182,7 @@ class ModelFactsReader:
 
     @property
     def snapshots(self) -> SnapshotManager:
-        return self.table.snapshot_manager
+        return self.table.snapshot_manager()
 
     def _list(self, name: str, size_bytes: int | None) -> list[ManifestFileMeta]:
         metas = self._lists.get(name)

@@ -55,6 +55,7 @@ from fault_injection.orphans import find_orphans
 from fault_injection.table_audit import audit_table
 from impl._cli import HelpFormatter
 from impl._optional import require
+from impl.catalog import FileSystemCatalog, open_catalog
 from impl.catalog.jdbc.uri import redact
 from impl.commit.messages import CommitMessage
 from impl.errors import CommitConflictError, MissingExtraError
@@ -218,7 +219,9 @@ class SparkJob:
         if self.spark is None:
             self.spark = impl.spark.session(app_name="paimon-py-simulate")
         impl.spark.register(self.spark)
-        cat = impl.Catalog(self.warehouse, options=self.options)
+        cat = open_catalog(self.warehouse, options=self.options)
+        # the filesystem or JDBC catalog (--catalog): the warehouse's files are at hand
+        assert isinstance(cat, FileSystemCatalog)
         if cat.table_exists(TABLE) and not self.cfg.keep_table:
             cat.drop_table(TABLE)
         try:  # intents of an earlier run's writes (their files went with the table)
@@ -288,7 +291,7 @@ class SparkJob:
             faulty = FaultyFileSystem(inner, [self._fault(rng)])
             self.stats.add(faults_injected=1)
         try:
-            table = self.table if faulty is None else impl.Catalog(self.warehouse, filesystem=faulty).get_table(TABLE)
+            table = self.table if faulty is None else FileSystemCatalog(self.warehouse, filesystem=faulty).get_table(TABLE)
             c = table.new_stream_write_builder().with_commit_user(user).new_commit()
             st = c.commit(messages, commit_identifier=identifier)
             self.stats.add(lost_races=st.lost_races)
@@ -469,7 +472,7 @@ class SparkJob:
                      f"{live.checked} snapshots replayed as they appeared ({live.gaps} re-seeds after expiration)")
 
     def _check_final_replay(self, final: ModelReplayer) -> Check:
-        ids = self.table.snapshot_manager.snapshot_ids()
+        ids = self.table.snapshot_manager().snapshot_ids()
         if final.problems:
             return Check("model replay of retained snapshots", False, "; ".join(final.problems[:5]))
         return Check("model replay of retained snapshots", True,
@@ -549,7 +552,7 @@ class SparkJob:
 
     def _summary(self) -> dict[str, object]:
         s = self.stats
-        latest = self.table.snapshot_manager.latest_snapshot()
+        latest = self.table.snapshot_manager().latest_snapshot()
         steps = self.final_replay.steps if self.final_replay else []
         levels = steps[-1].files_per_level if steps else {}
         level_text = ", ".join(f"L{lvl}: {n}" for lvl, n in sorted(levels.items())) or "-"
@@ -559,7 +562,7 @@ class SparkJob:
             "elapsed": f"{self.elapsed_s:.1f} s",
             "writer commits": s.writer_commits,
             "snapshots published (latest id)": latest.id if latest else 0,
-            "snapshots retained": len(self.table.snapshot_manager.snapshot_ids()),
+            "snapshots retained": len(self.table.snapshot_manager().snapshot_ids()),
             "snapshots expired": s.expired_snapshots,
             "compaction commits": s.compactions + final_compactions,
             "conflicts (aborted cleanly)": s.conflicts,

@@ -99,13 +99,13 @@ class ModelReplayer:
 
     def observe(self, snapshot_id: int) -> bool:
         """Replay snapshot ``snapshot_id`` (expected to follow the last one); False if it is gone."""
-        snap = self.table.snapshot_manager.try_snapshot(snapshot_id)
+        snap = self.table.snapshot_manager().try_snapshot(snapshot_id)
         if snap is None:
             return False
         try:
             live = self._impl_live(snap)
         except Exception as e:  # noqa: BLE001 - e.g. expired while we read it
-            if self.table.snapshot_manager.try_snapshot(snapshot_id) is None:
+            if self.table.snapshot_manager().try_snapshot(snapshot_id) is None:
                 return False
             self.problems.append(f"snapshot {snapshot_id}: cannot read its live files: {e}")
             return True
@@ -145,7 +145,7 @@ class ModelReplayer:
 
     def catch_up(self) -> int:
         """Replay every snapshot newer than the last one replayed; returns how many."""
-        ids = self.table.snapshot_manager.snapshot_ids()
+        ids = self.table.snapshot_manager().snapshot_ids()
         n = 0
         for sid in ids:
             if self._last_id is not None and sid <= self._last_id:

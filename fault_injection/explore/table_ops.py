@@ -54,7 +54,7 @@ from fault_injection.explore.scheduler import ActorBody, ActorContext, ActorCras
 from fault_injection.explore.search import exhaustive, format_schedule, random_mode
 from fault_injection.explore.store import UNGATED, SimStore
 from impl.bucket.routing import row_hashes
-from impl.catalog.filesystem import Catalog
+from impl.catalog.filesystem import FileSystemCatalog
 from impl.environment import Environment
 from impl.errors import CommitConflictError, CommitOutcomeUnknownError, PaimonError
 from impl.maintenance.cleanup import snapshot_file_reader
@@ -185,8 +185,8 @@ class TableWorld:
     seed_users: dict[str, list[Row]] = field(default_factory=dict)  # set-up's commit users and their rows
 
     # --------------------------------------------------------------- set-up (outside the schedule)
-    def catalog(self, actor: str) -> Catalog:
-        return Catalog(WAREHOUSE, filesystem=self.store, env=Environment.seeded(f"{self.seed}-{actor}"))
+    def catalog(self, actor: str) -> FileSystemCatalog:
+        return FileSystemCatalog(WAREHOUSE, filesystem=self.store, env=Environment.seeded(f"{self.seed}-{actor}"))
 
     def setup(self) -> None:
         cat = self.catalog("setup")
@@ -203,7 +203,7 @@ class TableWorld:
             wb.new_commit().commit(w.prepare_commit())
             self.seed_users[wb.commit_user] = part
 
-    def _open(self, actor: str) -> tuple[Catalog, FileStoreTable]:
+    def _open(self, actor: str) -> tuple[FileSystemCatalog, FileStoreTable]:
         """An actor's catalog and table, opened outside the schedule (with the conditional-write
         probe, which touches only its own keys)."""
         saved, self.store.gate = self.store.gate, UNGATED
@@ -489,7 +489,7 @@ def _check_tag(world: TableWorld, table: FileStoreTable) -> list[Violation]:
     tag = next(r for r in world.reports if r.name == "tag")
     if tag.outcome is not Outcome.OK:
         return []
-    stored = table.tag_manager.try_get(TAG)
+    stored = table.tag_manager().try_get(TAG)
     if stored is None:
         return [Violation("tag", f"create_tag was acknowledged (snapshot {tag.tag_snapshot}) but no tag {TAG} exists")]
     if stored.snapshot.id != tag.tag_snapshot:

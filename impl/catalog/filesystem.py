@@ -1,21 +1,21 @@
 """Filesystem catalog: ``<warehouse>/<db>.db/<table>``, a table existing when it has a schema file.
 
->>> cat = Catalog("/tmp/warehouse")                                  # doctest: +SKIP
+>>> cat = FileSystemCatalog("/tmp/warehouse")                        # doctest: +SKIP
 >>> cat.create_database("db", ignore_if_exists=True)                  # doctest: +SKIP
 >>> t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64())]))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import posixpath
-from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import fsspec
 import pyarrow as pa
 
+from impl.catalog.base import FILESYSTEM_METASTORE, Catalog, Database, metastore_of
+from impl.catalog.options import FILESYSTEM_OPTIONS, METASTORE, WAREHOUSE, check_catalog_keys
 from impl.environment import PRODUCTION, Environment
 from impl.errors import (
     DatabaseAlreadyExistError,
@@ -35,7 +35,7 @@ from impl.errors import (
 )
 from impl.fs.file_io import FileIO
 from impl.fs.names import check_database, check_table, path_problem
-from impl.fs.object_store import STORAGE_OPTION_PREFIXES, check_bucket_reachable, storage_options
+from impl.fs.object_store import check_bucket_reachable, storage_options
 from impl.fs.paths import SNAPSHOT_PREFIX, TablePaths
 from impl.schema.changes import SchemaChange, apply_changes
 from impl.schema.manager import SchemaManager, schema_ids_in
@@ -75,7 +75,7 @@ def open_table_path(table_path: str, filesystem=None) -> "FileStoreTable | Syste
     there is none there)."""
     warehouse, db, name = split_table_path(table_path)
     try:
-        return Catalog(warehouse, filesystem=filesystem).get_table(f"{db}.{name}")
+        return FileSystemCatalog(warehouse, filesystem=filesystem).get_table(f"{db}.{name}")
     except (TableNotExistError, DatabaseNotExistError):
         err = TableNotExistError(f"{db}.{name}")
         err.args = (f"table {err.identifier!r} does not exist (no Paimon table at {table_path})",)
@@ -108,35 +108,17 @@ def parse_identifier(identifier) -> tuple[str, str]:
     return db, table
 
 
-# Catalog options of Paimon's filesystem catalog that this catalog implements, besides the storage
-# options (fs.*, s3.*). Anything else (a metastore's uri, lock settings, table-default.*) belongs
-# to a catalog this is not, and is refused rather than ignored.
-CATALOG_OPTIONS = frozenset({"metastore", "warehouse"})
-FILESYSTEM_METASTORE = "filesystem"
-# The catalog class of each other metastore (``jdbc``: impl.catalog.jdbc registers itself on import,
-# which importing impl does): Catalog(...) with that ``metastore`` makes one.
-METASTORE_CATALOGS: dict[str, type] = {}
-# a REST catalog server's client (impl.rest.RESTCatalog), resolved when asked for
-REST_METASTORE = "rest"
-
-
 def check_catalog_options(warehouse: str, options: Mapping[str, str] | None) -> None:
-    """Refuse the catalog options this filesystem catalog does not implement, naming the key."""
-    for key, value in (options or {}).items():
-        if not isinstance(key, str):
-            raise UnsupportedCatalogOptionError(repr(key), value, "option keys are strings")
-        if key.startswith(STORAGE_OPTION_PREFIXES):
-            continue
-        if key not in CATALOG_OPTIONS:
-            raise UnsupportedCatalogOptionError(
-                key, value, f"not an option of this filesystem catalog (it takes {sorted(CATALOG_OPTIONS)} "
-                            f"and storage options starting with {', '.join(STORAGE_OPTION_PREFIXES)})")
-        if key == "metastore" and str(value).strip().lower() != FILESYSTEM_METASTORE:
-            raise UnsupportedCatalogOptionError(
-                key, value, f"metastores implemented: "
-                            f"{', '.join([FILESYSTEM_METASTORE, *METASTORE_CATALOGS, REST_METASTORE])}")
-        if key == "warehouse" and str(value).rstrip("/") != warehouse.rstrip("/"):
-            raise UnsupportedCatalogOptionError(key, value, f"differs from the catalog's warehouse {warehouse!r}")
+    """Refuse the catalog options this filesystem catalog does not implement, naming the key
+    (its options: :data:`impl.catalog.options.FILESYSTEM_OPTIONS`)."""
+    check_catalog_keys(options, FILESYSTEM_OPTIONS)
+    options = options or {}
+    if METASTORE.key_in(options) and metastore_of(options) != FILESYSTEM_METASTORE:
+        raise UnsupportedCatalogOptionError(METASTORE.key, options[METASTORE.key],
+                                            "a filesystem catalog's metastore is 'filesystem'")
+    given = WAREHOUSE.get(options)
+    if given is not None and given.rstrip("/") != warehouse.rstrip("/"):
+        raise UnsupportedCatalogOptionError(WAREHOUSE.key, given, f"differs from the catalog's warehouse {warehouse!r}")
 
 
 def schema_to_create(identifier, schema: pa.Schema | Schema | TableSchema, ignore_if_exists: bool, *,
@@ -194,40 +176,12 @@ def resolve_table(db: str, name: str,
     return SystemTable(table, spec)
 
 
-@dataclass(frozen=True)
-class Database:
-    """A database of the catalog (pypaimon's ``Database``): its name, options and comment."""
-
-    name: str
-    options: Mapping[str, str] = field(default_factory=dict)
-    comment: str | None = None
-
-
-class CatalogFactory:
-    """pypaimon's entry point: ``CatalogFactory.create({"warehouse": ...})`` is a :class:`Catalog`.
-
-    The options are this filesystem catalog's (``warehouse``, ``metastore`` = ``filesystem``, and
-    storage options), ``metastore`` = ``jdbc`` with ``uri`` and the JDBC catalog's options
-    (:class:`impl.catalog.jdbc.JdbcCatalog`), or ``metastore`` = ``rest`` with a REST catalog server's
-    ``uri``, ``warehouse``, ``token.provider`` = ``bear`` and ``token`` (:class:`impl.rest.RESTCatalog`);
-    another metastore (``hive``, ...) is refused by name with :class:`UnsupportedCatalogOptionError`.
-    """
-
-    @staticmethod
-    def create(catalog_options: Mapping[str, str], *, env: Environment = PRODUCTION) -> "Catalog":
-        options = dict(catalog_options)
-        warehouse = options.get("warehouse")
-        if not isinstance(warehouse, str) or not warehouse:
-            raise UnsupportedCatalogOptionError("warehouse", warehouse, "is required (the warehouse path or URL)")
-        return Catalog(warehouse, options=options, env=env)
-
-
-class Catalog:
+class FileSystemCatalog(Catalog):
     """A filesystem catalog over a local path or any fsspec URL / file system instance.
 
     Object stores take Paimon's storage options (pypaimon's names, or Java's):
 
-    >>> cat = Catalog("s3://bucket/warehouse", options={                 # doctest: +SKIP
+    >>> cat = FileSystemCatalog("s3://bucket/warehouse", options={                 # doctest: +SKIP
     ...     "fs.s3.endpoint": "http://127.0.0.1:9000", "fs.s3.region": "us-east-1",
     ...     "fs.s3.accessKeyId": "...", "fs.s3.accessKeySecret": "..."})
 
@@ -235,24 +189,6 @@ class Catalog:
     instance roles). An object-store warehouse is checked on construction: a missing bucket,
     refused credentials or an unreachable endpoint raise :class:`InvalidWarehouseError`.
     """
-
-    def __new__(cls, location: str | None = None, /, *args, **kwargs):
-        """``Catalog("jdbc:sqlite:/path/cat.db", warehouse=...)`` and ``metastore`` = ``jdbc`` in
-        ``options`` make a :class:`impl.catalog.jdbc.JdbcCatalog`; ``metastore`` = ``rest`` (with ``uri``,
-        the first argument being the catalog's warehouse name) an :class:`impl.rest.RESTCatalog`."""
-        if cls is Catalog:
-            options = kwargs.get("options", args[1] if len(args) > 1 else None) or {}
-            metastore = str(options.get("metastore", FILESYSTEM_METASTORE)).strip().lower()
-            if metastore == REST_METASTORE:
-                # impl.rest sits above the catalog (its client builds on it): resolved when asked for
-                rest_client = importlib.import_module("impl.catalog.rest.client")
-                named = {**options, "warehouse": location} if location else dict(options)
-                return rest_client.RESTCatalog(named, env=kwargs.get("env", PRODUCTION))
-            if metastore == FILESYSTEM_METASTORE and isinstance(location, str) and location.startswith("jdbc:"):
-                metastore = "jdbc"
-            if metastore in METASTORE_CATALOGS:
-                return super().__new__(METASTORE_CATALOGS[metastore])
-        return super().__new__(cls)
 
     def __init__(self, warehouse: str, filesystem: fsspec.AbstractFileSystem | None = None,
                  options: Mapping[str, str] | None = None, *, env: Environment = PRODUCTION):
@@ -268,8 +204,23 @@ class Catalog:
             # (on object stores a key and a prefix of the same name can coexist: no check there)
             raise InvalidWarehouseError(f"warehouse {warehouse!r} is a regular file, not a directory")
         self.warehouse = root.rstrip("/") or "/"
+        self.location = warehouse  # as given: errors name it so
         self.options = dict(options or {})
         self.env = env
+
+    @classmethod
+    def from_location(cls, location: str | None, filesystem: fsspec.AbstractFileSystem | None,
+                      options: Mapping[str, str] | None, *, env: Environment = PRODUCTION,
+                      warehouse: str | None = None) -> FileSystemCatalog:
+        """The catalog over the warehouse ``location`` (``warehouse``, if given, must name the same)."""
+        if warehouse is not None and warehouse != location:
+            raise UnsupportedCatalogOptionError("warehouse", warehouse, f"differs from the location {location!r}")
+        return cls(location, filesystem, options, env=env)  # type: ignore[arg-type]  # None: refused by __init__
+
+    def check_warehouse(self) -> None:
+        """InvalidWarehouseError when the warehouse directory does not exist."""
+        if not self.file_io.exists(self.warehouse):
+            raise InvalidWarehouseError(f"warehouse {self.location!r} does not exist")
 
     # ------------------------------------------------------------------ paths
 
@@ -476,17 +427,6 @@ class Catalog:
             self.file_io.fs.mv(source, target, recursive=True)
         except OSError as e:
             raise FileIOError(f"cannot rename {source} to {target}: {e}") from e
-
-    def drop_partitions(self, identifier, partitions: Sequence[Mapping[str, object]]) -> None:
-        """Delete every row of the given partitions (specs such as ``{"dt": "2024-01-01"}``, each a
-        prefix of the partition keys) in one OVERWRITE snapshot, as pypaimon's and Paimon's
-        ``drop_partitions`` do."""
-        table = self.get_table(identifier)
-        commit = table.new_batch_write_builder().new_commit()
-        try:
-            commit.truncate_partitions(partitions)
-        finally:
-            commit.close()
 
     def _remove_tree(self, path: str) -> None:
         try:

@@ -253,6 +253,29 @@ def cmd_rollback_to(ctx: Context, args: argparse.Namespace) -> Result:
                      "latest_snapshot_id": None if latest is None else latest.id, "deleted_files": len(deleted)})
 
 
+def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Result:
+    table = data_table(ctx, args.table)
+    health = table.doctor()
+    damaged = pa.table({
+        "path": pa.array([d.path for d in health.damages], pa.string()),
+        "kind": pa.array([d.role.value for d in health.damages], pa.string()),
+        "reason": pa.array([d.reason for d in health.damages], pa.string()),
+        "breaks": pa.array([d.breaks for d in health.damages], pa.string()),
+    })
+    return Document({"table": table.identifier, "healthy": health.healthy,
+                     "latest_snapshot_id": health.latest_id, "readable_snapshot_id": health.readable_id,
+                     "checked_snapshots": health.checked_snapshots, "checked_tags": health.checked_tags,
+                     "damaged": Rows(damaged)})
+
+
+def cmd_repair(ctx: Context, args: argparse.Namespace) -> Result:
+    table = data_table(ctx, args.table)
+    plan = table.repair(dry_run=args.dry_run)
+    return Document({"table": table.identifier, "dry_run": args.dry_run, "latest_snapshot_id": plan.target_id,
+                     "set_aside": Rows(pa.table({"snapshot": pa.array([p for p, _ in plan.quarantine], pa.string()),
+                                                 "moved_to": pa.array([q for _, q in plan.quarantine], pa.string())}))})
+
+
 def cmd_create_tag(ctx: Context, args: argparse.Namespace) -> Result:
     table = data_table(ctx, args.table)
     tag = table.create_tag(args.tag_name, args.snapshot, time_retained=args.time_retained)
@@ -310,6 +333,21 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+# `db.name-with-dash`: a Paimon table name SQL reads as a subtraction unless it is quoted
+_DASHED = re.compile(r'(?<![\w"$.])([A-Za-z_]\w*)\.([A-Za-z_][\w$]*(?:-[\w$]+)+)')
+
+
+def quoting_hint(catalog: Catalog, sql: str) -> str:
+    """For a query that names a table whose name needs quoting in SQL (a dash) without quotes:
+    how to write it, to put before DuckDB's error (empty when there is none)."""
+    needed = []
+    for m in _DASHED.finditer(sql):
+        db, name = m.groups()
+        if db in catalog.list_databases() and name.split("$", 1)[0] in catalog.list_tables(db):
+            needed.append(f"{db}.{_quote(name)}")
+    return f"a table name with a dash is quoted in SQL: write {', '.join(needed)}; DuckDB says: " if needed else ""
+
+
 def cmd_sql(ctx: Context, args: argparse.Namespace) -> Result:
     duckdb = require("duckdb", "paimon-py sql")
     con = duckdb.connect(database=":memory:")
@@ -326,7 +364,7 @@ def cmd_sql(ctx: Context, args: argparse.Namespace) -> Result:
         except duckdb.Error as e:
             if isinstance(e, duckdb.InternalException):
                 raise
-            raise SqlError(args.query, str(e)) from e
+            raise SqlError(args.query, quoting_hint(ctx.catalog, args.query) + str(e)) from e
     finally:
         con.close()
     return Rows(result)
@@ -334,5 +372,5 @@ def cmd_sql(ctx: Context, args: argparse.Namespace) -> Result:
 
 __all__ = ["Context", "Command", "SYSTEM_TABLE_COMMANDS", "DEFAULT_READ_LIMIT", "cmd_databases", "cmd_tables",
            "cmd_describe", "show_system_table", "cmd_read", "cmd_compact", "cmd_expire_snapshots",
-           "cmd_remove_orphan_files", "cmd_rollback_to", "cmd_create_tag", "cmd_delete_tag", "cmd_sql",
+           "cmd_remove_orphan_files", "cmd_rollback_to", "cmd_doctor", "cmd_repair", "cmd_create_tag", "cmd_delete_tag", "cmd_sql",
            "referenced_names", "read_rows", "time_millis"]

@@ -9,16 +9,20 @@ with ``--debug``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
 import os
 import sys
 import traceback
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from impl._cli import HelpFormatter
-from impl.catalog import Catalog
+from impl.catalog import open_catalog
+from impl.catalog.jdbc.uri import parse_jdbc_uri, sqlite_file
 from impl.cli import commands as c
 from impl.cli.output import choose_style, emit
-from impl.errors import InvalidWarehouseError, PaimonError
+from impl.errors import CatalogConnectionError, PaimonError
 
 PROG = "paimon-py"
 WAREHOUSE_ENV = "PAIMON_WAREHOUSE"
@@ -29,11 +33,14 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 DESCRIPTION = f"""\
-Look at and maintain Apache Paimon tables of a filesystem warehouse (local or object store).
+Look at and maintain Apache Paimon tables of any catalog: a filesystem warehouse (local or object
+store), a JDBC catalog or a REST catalog server.
 
 Tables are named db.table; a branch db.table$branch_dev. The warehouse comes from --warehouse or
-the {WAREHOUSE_ENV} environment variable; storage options (fs.s3.endpoint, fs.s3.accessKeyId, ...)
-from --option KEY=VALUE, repeated.
+the {WAREHOUSE_ENV} environment variable; catalog and storage options (metastore=jdbc, uri=...,
+token=..., fs.s3.endpoint=...) from --option KEY=VALUE, repeated. A JDBC catalog:
+--warehouse jdbc:sqlite:FILE -o warehouse=PATH; a REST one: --warehouse NAME -o metastore=rest
+-o uri=http://HOST:PORT -o token=TOKEN.
 
 exit codes: 0 ok, 1 user error (no such table, unknown column, bad filter ...), 2 usage error,
 3 internal error (--debug prints its traceback)"""
@@ -144,6 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--snapshot", type=_non_negative, metavar="ID")
     target.add_argument("--tag", metavar="NAME")
 
+    p = add("doctor", "check every metadata file the table's snapshots, tags and hints refer to; name each "
+            "damaged one and what it breaks", c.cmd_doctor)
+    p.add_argument("table", metavar="DB.TABLE")
+
+    p = add("repair", "move a table whose latest snapshot cannot be read back to its newest readable snapshot "
+            "(damaged snapshot files are set aside, no data file is deleted)", c.cmd_repair)
+    p.add_argument("table", metavar="DB.TABLE")
+    p.add_argument("--dry-run", "--dry_run", action="store_true", help="say what would be set aside, change nothing")
+
     p = add("create-tag", "tag a snapshot (default: the latest)", c.cmd_create_tag, ["create_tag"])
     p.add_argument("table", metavar="DB.TABLE")
     p.add_argument("tag_name", metavar="TAG")
@@ -160,36 +176,79 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _usage_error(ap: argparse.ArgumentParser, message: str) -> int:
-    ap.print_usage(sys.stderr)
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+def _report(code: int, kind: str, message: str, as_json: bool, *, usage: str | None = None) -> int:
+    """Print an error to stderr: ``error: <message>`` (after the usage, for a usage error), or
+    with ``--json`` one JSON document ``{"error": {"type", "message", "exit_code"}}`` so that a
+    script reading JSON gets JSON in failure too; ``code``."""
+    if as_json:
+        print(json.dumps({"error": {"type": kind, "message": message, "exit_code": code}}, indent=2),
+              file=sys.stderr)
+    elif usage is not None:
+        print(f"{usage.rstrip()}\n{PROG}: error: {message}", file=sys.stderr)
+    else:
+        print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def _usage_error(ap: argparse.ArgumentParser, message: str, as_json: bool) -> int:
+    return _report(EXIT_USAGE, "UsageError", message, as_json, usage=ap.format_usage())
+
+
+def _parse(ap: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
+    """The parsed arguments, or argparse's exit code (0 for --help; 2 for a usage error, reported
+    as JSON when ``--json`` is among ``argv``: argparse stops before it has parsed it)."""
+    as_json = "--json" in argv
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured) if as_json else contextlib.nullcontext():
+            return ap.parse_args(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        code = e.code if isinstance(e.code, int) else EXIT_USAGE
+        if as_json and code != EXIT_OK:
+            lines = captured.getvalue().strip().splitlines()
+            message = lines[-1].split(": error: ", 1)[-1] if lines else "usage error"
+            return _report(code, "UsageError", message, True)
+        return code
+
+
+def _refuse_missing_sqlite(warehouse: str, options: Mapping[str, str]) -> None:
+    """The commands create nothing: a mistyped ``uri=jdbc:sqlite:FILE`` would otherwise create an
+    empty catalog database and list no tables. CatalogConnectionError when the file is missing."""
+    metastore = str(options.get("metastore", "")).strip().lower()
+    uri = options.get("uri") if metastore == "jdbc" else warehouse if warehouse.startswith("jdbc:") else None
+    if uri is None:
+        return
+    parsed = parse_jdbc_uri(uri)
+    path = sqlite_file(parsed)
+    if path is not None and not os.path.exists(path):
+        raise CatalogConnectionError(parsed.shown, f"the SQLite database {path!r} does not exist ({PROG} creates "
+                                                   f"no catalog; impl.Catalog({parsed.shown!r}, warehouse=...) does)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``paimon-py`` with ``argv`` (default: the process's arguments); the exit code."""
     ap = build_parser()
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
-        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parse(ap, argv)
+    if isinstance(args, int):
+        return args
+    as_json = bool(args.json)
     warehouse = getattr(args, "warehouse", None) or os.environ.get(WAREHOUSE_ENV)
     if not warehouse:
-        return _usage_error(ap, f"no warehouse: give --warehouse PATH_OR_URL or set {WAREHOUSE_ENV}")
+        return _usage_error(ap, f"no warehouse: give --warehouse PATH_OR_URL or set {WAREHOUSE_ENV}", as_json)
     options = dict((args.options or []) + getattr(args, "sub_options", []))
     debug = args.debug
     try:
         style = choose_style(args.style or "auto", sys.stdout)
-        catalog = Catalog(warehouse, options=options)
-        if not catalog.file_io.exists(catalog.warehouse):
-            # the commands create nothing: a mistyped path would otherwise list no databases
-            raise InvalidWarehouseError(f"warehouse {warehouse!r} does not exist")
-        ctx = c.Context(catalog, options, show_progress=not args.json and sys.stderr.isatty())
-        result = args.run(ctx, args)
-        emit(result, as_json=args.json, style=style)
+        _refuse_missing_sqlite(warehouse, options)
+        with open_catalog(warehouse, options=options) as catalog:
+            # the commands create nothing: a mistyped warehouse would otherwise list no databases
+            catalog.check_warehouse()
+            ctx = c.Context(catalog, options, show_progress=not as_json and sys.stderr.isatty())
+            result = args.run(ctx, args)
+            emit(result, as_json=as_json, style=style)
     except PaimonError as e:  # MissingExtraError included: it names the extra to install
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return _report(EXIT_USER_ERROR, type(e).__name__, str(e), as_json)
     except BrokenPipeError:  # `paimon-py ... | head`
         sys.stderr.close()
         return EXIT_OK
@@ -198,9 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:
         if debug:
             traceback.print_exc()
-        print(f"error: internal error: {type(e).__name__}: {e}"
-              + ("" if debug else " (run with --debug for the traceback)"), file=sys.stderr)
-        return EXIT_INTERNAL
+        return _report(EXIT_INTERNAL, "InternalError", f"internal error: {type(e).__name__}: {e}"
+                       + ("" if debug else " (run with --debug for the traceback)"), as_json)
     return EXIT_OK
 
 

@@ -102,15 +102,33 @@ class ParquetReader(FormatReader):
             raise self.corrupt(e) from e
 
 
+FIELD_ID_KEY = b"PARQUET:field_id"
+
+
+def with_field_ids(schema: pa.Schema, fields: Sequence[DataField]) -> pa.Schema:
+    """``schema`` with each top-level column's Paimon field id as its Parquet field id, as Paimon
+    Java writes them: readers that resolve columns by id (Iceberg's, over Paimon's Iceberg
+    metadata) find impl's columns without a name mapping. Columns without a field are kept as
+    they are; rows are unchanged (the writer compares schemas without metadata)."""
+    ids = {f.name: f.id for f in fields}
+    if not ids:
+        return schema
+    out = []
+    for field in schema:
+        fid = ids.get(field.name)
+        out.append(field if fid is None else field.with_metadata({**(field.metadata or {}), FIELD_ID_KEY: str(fid)}))
+    return pa.schema(out, metadata=schema.metadata)
+
+
 class ParquetWriter(FormatWriter):
     def __init__(self, stream: BinaryIO, schema: pa.Schema, options: WriteOptions,
-                 dictionary_columns: Sequence[str] | None):
+                 dictionary_columns: Sequence[str] | None, fields: Sequence[DataField] = ()):
         kwargs: dict[str, Any] = {"compression": options.compression}
         if options.compression == "zstd" and options.zstd_level is not None:
             kwargs["compression_level"] = options.zstd_level
         if dictionary_columns is not None:
             kwargs["use_dictionary"] = list(dictionary_columns)
-        self._writer = pq.ParquetWriter(stream, schema, **kwargs)
+        self._writer = pq.ParquetWriter(stream, with_field_ids(schema, fields), **kwargs)
 
     def write(self, table: pa.Table) -> None:
         self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
@@ -128,7 +146,7 @@ class ParquetFileFormat(FileFormat):
     def create_writer(self, stream: BinaryIO, schema: pa.Schema, fields: Sequence[DataField],
                       options: WriteOptions, *, dictionary_columns: Sequence[str] | None = None) -> FormatWriter:
         check_writable(fields)
-        return ParquetWriter(stream, schema, options, dictionary_columns)
+        return ParquetWriter(stream, schema, options, dictionary_columns, fields)
 
     def check_options(self, options: WriteOptions) -> None:
         pass  # every file.compression name maps to a Parquet codec

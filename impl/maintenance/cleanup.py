@@ -18,6 +18,7 @@ from impl.errors import CorruptMetadataError, SnapshotNotExistError
 from impl.fs.file_io import FileStatus
 from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, MAIN_BRANCH, PENDING_TAG_PREFIX, TAG_DIR_NAME, TablePaths
+from impl.maintenance.repair import MetadataChecker, damaged_newer, set_aside
 from impl.snapshot.expire import tags_to_skip
 from impl.snapshot.manager import SnapshotManager
 from impl.snapshot.records import Snapshot
@@ -221,8 +222,11 @@ def plan_rollback(target_id: int, newer: Sequence[SnapshotFiles], table_paths: T
 def rollback_to(core: TableCore, target: int | str) -> list[str]:
     """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest.
 
-    Paimon's RollbackHelper: the LATEST hint is set first, newer snapshot files are deleted
-    newest first (a crash leaves a contiguous range whose newest is read), then the tags of
+    Paimon's RollbackHelper, after everything is read and checked (a target whose metadata
+    cannot be read is refused with CorruptMetadataError before anything is written): the
+    LATEST hint is set, newer snapshot files are deleted newest first (a crash leaves a
+    contiguous range whose newest is read; a newer snapshot whose file cannot be read is set
+    aside as impl.maintenance.repair does, and what only it used is left to orphan removal), then the tags of
     newer snapshots, then the files that only the removed snapshots referenced (nothing any
     remaining snapshot or tag of any branch uses). A tag whose snapshot expired is first
     written back as ``snapshot-<id>`` (EARLIEST hint set to it), so the table always has a
@@ -234,33 +238,59 @@ def rollback_to(core: TableCore, target: int | str) -> list[str]:
     if isinstance(target, str):
         snap = tags.get(target).snapshot  # TagNotExistError
     else:
-        present = sm.try_snapshot(target)
+        present = sm.try_snapshot(target)  # CorruptMetadataError for a damaged target: nothing changed
         if present is None:
             held = [t for t in tags.tags() if t.snapshot.id == target]
             if not held:
-                raise SnapshotNotExistError(core.path, target)
+                raise SnapshotNotExistError(core.identifier, target)
             present = held[0].snapshot
         snap = present
+    # everything is read and checked before anything is written: a refused rollback changes nothing
+    target_damage = metadata_checker(core).damages(snap, f"snapshot {snap.id} (the rollback's target)")
+    if target_damage:
+        raise CorruptMetadataError(target_damage[0].path, f"{target_damage[0].reason}; the rollback's target, "
+                                   f"snapshot {snap.id}, cannot be read, so the table is not rolled back to it")
+    reader = snapshot_file_reader(core)
+    newer_ids = [i for i in sm.snapshot_ids() if i > snap.id]
+    # a newer snapshot whose file is damaged is set aside, not read (see impl.maintenance.repair);
+    # what only it used stays for remove_orphan_files
+    damaged = damaged_newer(sm, newer_ids)
+    # a file of a newer snapshot already gone (an interrupted rollback) only cannot be deleted again
+    newer = [_files_or_none(reader, s) for s in (sm.try_snapshot(i) for i in newer_ids if i not in damaged)
+             if s is not None]
+    newer_tags = [t for t in tags.tags() if t.snapshot.id > snap.id]
+    newer += [_files_or_none(reader, t.snapshot) for t in newer_tags]
+    plan = plan_rollback(snap.id, [f for f in newer if f is not None], core.paths, core.partition_cache.path)
     if not sm.snapshot_exists(snap.id):
         # expired: write the tag's copy back first, so a crash below still leaves it readable
         core.file_io.try_write_atomic(core.paths.snapshot_path(snap.id), snap.to_json_bytes())
         sm.commit_hint(EARLIEST_HINT, snap.id)
     sm.commit_hint(LATEST_HINT, snap.id)
-    reader = snapshot_file_reader(core)
-    # a file of a newer snapshot already gone (an interrupted rollback) only cannot be deleted again
-    newer_ids = [i for i in sm.snapshot_ids() if i > snap.id]
-    newer = [reader.files(s, Missing.SKIP) for s in (sm.try_snapshot(i) for i in newer_ids) if s is not None]
-    newer_tags = [t for t in tags.tags() if t.snapshot.id > snap.id]
-    newer += [reader.files(t.snapshot, Missing.SKIP) for t in newer_tags]
-    plan = plan_rollback(snap.id, newer, core.paths, core.partition_cache.path)
     for sid in sorted(newer_ids, reverse=True):
-        core.file_io.delete(core.paths.snapshot_path(sid))
+        if sid in damaged:
+            set_aside(core.file_io, core.paths.snapshot_path(sid), damaged[sid])
+        else:
+            core.file_io.delete(core.paths.snapshot_path(sid))
     for t in newer_tags:
         tags.delete_file(t.name)
     sm.commit_hint(LATEST_HINT, snap.id)
     doomed = plan.files_to_delete(table_used_names(core))
     core.file_io.delete_quietly(doomed)
     return doomed
+
+
+def _files_or_none(reader: SnapshotFileReader, snap: Snapshot) -> SnapshotFiles | None:
+    """What a snapshot that is being dropped references, or None if a metadata file of it is
+    corrupt (its files are then unknown: they stay, for remove_orphan_files)."""
+    try:
+        return reader.files(snap, Missing.SKIP)
+    except CorruptMetadataError:
+        return None
+
+
+def metadata_checker(core: TableCore) -> MetadataChecker:
+    """A checker of the table's snapshot metadata (impl.maintenance.repair)."""
+    return MetadataChecker(snapshot_file_reader(core), core.schema_manager.schema)
 
 
 def cleanup_neighbours(tag_id: int, other_tag_ids: Sequence[int], earliest_id: int | None) -> tuple[int | None, int | None]:

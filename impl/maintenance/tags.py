@@ -42,7 +42,7 @@ def snapshot_to_tag(core: TableCore, snapshot_id: int | None) -> Snapshot:
     for tag in core.tag_manager.tags():
         if tag.snapshot.id == snapshot_id:
             return tag.snapshot
-    raise SnapshotNotExistError(core.path, snapshot_id)
+    raise SnapshotNotExistError(core.identifier, snapshot_id)
 
 
 def create_tag(core: TableCore, name: str, snapshot_id: int | None,
@@ -73,8 +73,8 @@ def create_tag(core: TableCore, name: str, snapshot_id: int | None,
         if tag is not None:
             return tag
         if snapshot_id is not None:
-            raise SnapshotNotExistError(core.path, snap.id)
-    raise SnapshotNotExistError(core.path, snap.id)
+            raise SnapshotNotExistError(core.identifier, snap.id)
+    raise SnapshotNotExistError(core.identifier, snap.id)
 
 
 _TAG_ATTEMPTS = 3  # tagging "the latest", each attempt lost to an expiration of what it read

@@ -53,7 +53,9 @@ _ENGINE = "an engine's runtime setting"
 _MAINTENANCE = "maintenance Paimon's engines run (impl does not run it; reads are not changed)"
 _COMPACTION = "which files a compaction picks (the rows a read returns do not change)"
 _FLINK_LOOKUP = "Flink's lookup join / lookup compaction cache"
-_ICEBERG_OFF = "only with metadata.iceberg.storage, refused unless disabled"
+_ICEBERG_OFF = "only with metadata.iceberg.storage = hive-catalog / rest-catalog, which is refused"
+_ICEBERG = "impl.options.iceberg (refuses by name what impl's Iceberg metadata cannot describe)"
+_ICEBERG_MANIFESTS = "when Java merges Iceberg manifests (impl writes one manifest per snapshot)"
 
 # key -> (kind, why). One line per key, sorted, so parallel edits merge cleanly.
 CLASSIFIED: dict[str, tuple[OptionKind, str]] = {
@@ -214,21 +216,21 @@ CLASSIFIED: dict[str, tuple[OptionKind, str]] = {
     "materialized-table.refresh-mode": (N, "Flink materialized-table metadata"),
     "materialized-table.refresh-status": (N, "Flink materialized-table metadata"),
     "merge-engine": (H, ""),
-    "metadata.iceberg.compaction.max.file-num": (N, _ICEBERG_OFF),
-    "metadata.iceberg.compaction.min.file-num": (N, _ICEBERG_OFF),
+    "metadata.iceberg.compaction.max.file-num": (N, _ICEBERG_MANIFESTS),
+    "metadata.iceberg.compaction.min.file-num": (N, _ICEBERG_MANIFESTS),
     "metadata.iceberg.database": (N, _ICEBERG_OFF),
-    "metadata.iceberg.delete-after-commit.enabled": (N, _ICEBERG_OFF),
-    "metadata.iceberg.format-version": (N, _ICEBERG_OFF),
+    "metadata.iceberg.delete-after-commit.enabled": (H, _ICEBERG),
+    "metadata.iceberg.format-version": (H, _ICEBERG),
     "metadata.iceberg.glue.skip-archive": (N, _ICEBERG_OFF),
     "metadata.iceberg.hadoop-conf-dir": (N, _ICEBERG_OFF),
     "metadata.iceberg.hive-client-class": (N, _ICEBERG_OFF),
     "metadata.iceberg.hive-conf-dir": (N, _ICEBERG_OFF),
     "metadata.iceberg.hive-skip-update-stats": (N, _ICEBERG_OFF),
-    "metadata.iceberg.manifest-compression": (N, _ICEBERG_OFF),
-    "metadata.iceberg.manifest-legacy-version": (N, _ICEBERG_OFF),
-    "metadata.iceberg.previous-versions-max": (N, _ICEBERG_OFF),
-    "metadata.iceberg.storage": (W, "a commit also writes Iceberg metadata"),
-    "metadata.iceberg.storage-location": (N, _ICEBERG_OFF),
+    "metadata.iceberg.manifest-compression": (H, _ICEBERG),
+    "metadata.iceberg.manifest-legacy-version": (H, _ICEBERG),
+    "metadata.iceberg.previous-versions-max": (H, _ICEBERG),
+    "metadata.iceberg.storage": (H, _ICEBERG),
+    "metadata.iceberg.storage-location": (H, _ICEBERG),
     "metadata.iceberg.table": (N, _ICEBERG_OFF),
     "metadata.iceberg.uri": (N, _ICEBERG_OFF),
     "metadata.stats-dense-store": (N, "readers take either form of manifest statistics"),

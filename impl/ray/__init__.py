@@ -12,20 +12,22 @@ statistics and index pruning by impl's scan), then packed into read tasks that e
 splits with impl's split reader (merged rows for primary-key tables). A task carries the table's
 path, options and the split descriptions, never an open file.
 
-Writes reuse the Spark connector's write protocol (:mod:`impl.spark.writer`,
-:mod:`impl.spark.tracking`): every data file a task attempt creates is logged first, the driver
+Writes: ``write_dataset`` routes rows to one writer task per (partition, bucket), each writing
+files of the table's target size, so a primary-key table's keys each have one writer
+(:mod:`impl.ray.routing`); Ray's own ``write_datasink`` bundles blocks into tasks unrouted.
+Both use the engine-neutral write-job protocol the Spark connector uses too
+(:mod:`impl.jobs.writer`, :mod:`impl.jobs.tracking`): every data file a task attempt creates is logged first, the driver
 commits the CommitMessages the finished tasks returned in one snapshot, and removes the files of
 failed or retried attempts; a failed write leaves no snapshot and none of its files.
 
 ``table_path`` is a table directory ``<warehouse>/<database>.db/<table>`` that every Ray worker
-can reach. Requires ``pip install -e ".[ray,spark]"`` (the protocol above lives in impl.spark).
+can reach. Requires ``pip install -e ".[ray]"`` only: impl.ray imports the job layer
+(:mod:`impl.jobs`) and impl's core, never pyspark.
 """
 
 from impl._optional import require
 
 require("ray.data", "impl.ray (Ray Data reads and writes)")  # before anything below imports it
-# the write protocol and split packing are the Spark connector's (impl.spark.writer / reader)
-require("pyspark", "impl.ray (it reuses impl.spark's write protocol)")
 
 from impl.ray.errors import RayConnectorError  # noqa: E402
 from impl.ray.sink import PaimonDatasink, RayWriteOutcome, write_dataset  # noqa: E402

@@ -2,9 +2,9 @@
 
 Planning (on the driver, once): the read builder's scan with the filter, cut into independently
 readable units (a primary-key bucket whole, an append file alone) and packed into read tasks of
-similar size, as the Spark reader does (:func:`impl.spark.reader.read_units`,
-:func:`impl.spark.reader.pack_units`). Reading (in Ray tasks): each task opens the table from its
-:class:`impl.spark.tables.TableRef` and reads its splits with impl's split reader. Errors in the
+similar size, as the Spark reader does (:func:`impl.jobs.units.read_units`,
+:func:`impl.jobs.units.pack_units`). Reading (in Ray tasks): each task opens the table from its
+:class:`impl.jobs.tables.TableRef` and reads its splits with impl's split reader. Errors in the
 arguments (a missing table, an unknown column, a malformed filter) are raised by the planning,
 before any task starts.
 """
@@ -20,10 +20,10 @@ import ray.data
 from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 
+from impl.jobs.tables import TableRef
+from impl.jobs.units import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
 from impl.predicate.predicate import Predicate
 from impl.ray.errors import RayConnectorError
-from impl.spark.reader import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
-from impl.spark.tables import TableRef
 
 
 def table_ref(table_or_path: Any, storage_options: Mapping[str, str] | None = None) -> TableRef:

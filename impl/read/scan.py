@@ -354,7 +354,7 @@ class TableScan:
         sm = self.core.snapshot_manager
         latest = sm.latest_snapshot_id()
         if latest is None or end > latest:
-            raise SnapshotNotExistError(self.core.path, end)
+            raise SnapshotNotExistError(self.core.identifier, end)
         partition_pred = only_fields(self.predicate, self.partition_names)
         bucket_filter = self._bucket_filter()
         pk = self.core.is_primary_key_table

@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 
 import pyarrow as pa
 
-from impl.catalog.filesystem import Catalog, schema_to_create
+from impl.catalog.filesystem import FileSystemCatalog, schema_to_create
 from impl.catalog.rest.protocol import (
     AUTHORIZATION,
     BEARER,
@@ -116,7 +116,7 @@ class CatalogService:
         if "://" not in self.warehouse_url:
             self.warehouse_url = posixpath.abspath(self.warehouse_url)
         self.storage_options = storage_options(options)
-        self.catalog = Catalog(self.warehouse_url, options=self.storage_options)
+        self.catalog = FileSystemCatalog(self.warehouse_url, options=self.storage_options)
         # the warehouse's root as the file system names it (a local path, or bucket/key on S3):
         # cut from error messages, which must not tell a client where the server keeps its files
         self._roots = sorted({self.warehouse_url, self.catalog.warehouse}, key=len, reverse=True)

@@ -16,7 +16,13 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Iterator, Protocol
 
-from impl.errors import CorruptMetadataError, FileIOError, SnapshotNotExistError
+from impl.errors import (
+    CorruptMetadataError,
+    DamagedSnapshotError,
+    FileIOError,
+    SnapshotNotExistError,
+    UnsupportedVersionError,
+)
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
 from impl.fs.paths import EARLIEST_HINT, LATEST_HINT, SNAPSHOT_PREFIX, TablePaths
@@ -41,11 +47,13 @@ class SnapshotManager:
     publishes new ones."""
 
     def __init__(self, file_io: FileIO, table_path: str | TablePaths, *,
-                 snapshot_commit: SnapshotCommit | None = None):
-        """``snapshot_commit``: publishes new snapshots (default: an atomic create on ``file_io``)."""
+                 snapshot_commit: SnapshotCommit | None = None, table_name: str | None = None):
+        """``snapshot_commit``: publishes new snapshots (default: an atomic create on ``file_io``);
+        ``table_name``: how errors name the table (the ``db.t`` the user gave; default: its path)."""
         self.file_io = file_io
         self.paths = table_path if isinstance(table_path, TablePaths) else TablePaths(table_path)
         self.snapshot_commit = snapshot_commit
+        self.table_name = table_name or self.paths.table_path
 
     @property
     def table_path(self) -> str:
@@ -66,15 +74,20 @@ class SnapshotManager:
             data = self.file_io.read_bytes(path)
         except FileNotFoundError:
             return None
-        snap = Snapshot.from_json_bytes(data, path)
+        try:
+            snap = Snapshot.from_json_bytes(data, path)
+        except UnsupportedVersionError:
+            raise  # a newer format, not damage
+        except CorruptMetadataError as e:
+            raise DamagedSnapshotError(e.path, e.reason) from None
         if snap.id != snapshot_id:
-            raise CorruptMetadataError(path, f"file holds snapshot id {snap.id}")
+            raise DamagedSnapshotError(path, f"file holds snapshot id {snap.id}")
         return snap
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         snap = self.try_snapshot(snapshot_id)
         if snap is None:
-            raise SnapshotNotExistError(self.table_path, snapshot_id)
+            raise SnapshotNotExistError(self.table_name, snapshot_id)
         return snap
 
     # ------------------------------------------------------------------ listing
@@ -142,12 +155,32 @@ class SnapshotManager:
         return None
 
     def latest_snapshot(self) -> Snapshot | None:
-        """The newest snapshot, or None for an empty table."""
+        """The newest snapshot, or None for an empty table (DamagedSnapshotError if its file
+        cannot be read)."""
         return self._read_with_retry(self.latest_snapshot_id)
 
     def earliest_snapshot(self) -> Snapshot | None:
         """The oldest snapshot not yet expired, or None for an empty table."""
         return self._read_with_retry(self.earliest_snapshot_id)
+
+    # pypaimon 2.1.0's names for the reads above, so a pypaimon script's
+    # ``table.snapshot_manager().get_latest_snapshot()`` runs unchanged (the snapshots are impl's).
+
+    def get_latest_snapshot(self) -> Snapshot | None:
+        """pypaimon's name for :meth:`latest_snapshot`."""
+        return self.latest_snapshot()
+
+    def get_snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
+        """pypaimon's name for :meth:`try_snapshot` (None when the snapshot's file does not exist)."""
+        return self.try_snapshot(snapshot_id)
+
+    def list_snapshots(self) -> list[Snapshot]:
+        """pypaimon's name for :meth:`snapshots`, as a list in ascending id order."""
+        return list(self.snapshots())
+
+    def try_get_earliest_snapshot(self) -> Snapshot | None:
+        """pypaimon's name for :meth:`earliest_snapshot`."""
+        return self.earliest_snapshot()
 
     def _read_with_retry(self, find_id: Callable[[], int | None]) -> Snapshot | None:
         # A concurrent expiration can delete what we just found; look again then.
@@ -160,7 +193,7 @@ class SnapshotManager:
             if snap is not None:
                 return snap
             missing_id = sid
-        raise SnapshotNotExistError(self.table_path, missing_id)
+        raise SnapshotNotExistError(self.table_name, missing_id)
 
     # ------------------------------------------------------------------ searching
 

@@ -32,6 +32,7 @@ from impl._optional import require
 
 require("pyspark", "impl.spark (the Spark connector)")  # before anything below imports it
 
+from impl.jobs.tables import TableRef  # noqa: E402
 from impl.spark.compaction import CompactResult, compact  # noqa: E402
 from impl.spark.dml import RowLevelResult, delete, merge_into, update  # noqa: E402
 from impl.spark.errors import (  # noqa: E402
@@ -52,7 +53,6 @@ from impl.spark.s3a import s3a_conf  # noqa: E402
 from impl.spark.session import get_or_create_session, session  # noqa: E402
 from impl.spark.source import FORMAT_NAME, PaimonDataSource, register  # noqa: E402
 from impl.spark.stream_batches import write_stream  # noqa: E402
-from impl.spark.tables import TableRef  # noqa: E402
 
 __all__ = [
     "FORMAT_NAME", "PaimonDataSource", "register", "session", "get_or_create_session", "write_dataframe",

@@ -53,10 +53,10 @@ import tempfile
 import time
 
 from impl.fs.file_io import FileIO
+from impl.jobs.tables import TableRef
+from impl.jobs.tracking import INTENT_ROOT
 from impl.predicate.predicate import Predicate, predicate_from_json, predicate_to_json
 from impl.spark.errors import SparkConnectorError
-from impl.spark.tables import TableRef
-from impl.spark.tracking import INTENT_ROOT
 
 # How many names in the shared temp directory are tried before giving up: each one another
 # local user created first (a file, a link, a directory of theirs or one others may write) is

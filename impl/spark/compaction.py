@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from impl.bucket.routing import BucketMode
+from impl.jobs.tables import TableRef, split_storage_options
+from impl.jobs.writer import CommitOutcome, WriteJob, abort_write, commit_write
 from impl.maintenance.compact import compact_bucket
 from impl.read.scan import SnapshotReader
 from impl.spark.errors import NativeWriteUnsupportedError
@@ -27,8 +29,7 @@ from impl.spark.native_compact import BucketRewrite, rewrite_natively, split_buc
 from impl.spark.native_write import use_native
 from impl.spark.options import check_table_options
 from impl.spark.source import activate
-from impl.spark.tables import TableRef, split_storage_options
-from impl.spark.writer import CommitOutcome, WriteJob, abort_write, commit_write, task_key
+from impl.spark.writer import task_key
 from impl.write.postpone import compact_postponed_partition, plan_postpone
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ def native_compaction(job: WriteJob, table, writer: str) -> bool:
         needs_impl = f"{table.identifier} is a primary-key table (its buckets are merged by impl's merge tree)"
     elif table.options.data_evolution:
         needs_impl = f"{table.identifier} is a data-evolution table (its row-id groups are merged by impl)"
-    elif table.bucket_mode is BucketMode.POSTPONE:
+    elif table.bucket_mode() is BucketMode.POSTPONE:
         needs_impl = f"{table.identifier} is a postpone bucket table"
     if needs_impl is None:
         # only when asked: at 0.5M-3M rows of 64 small files (benchmarks/spark_io.py) Spark's read,
@@ -117,7 +118,7 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
     check_table_options(dynamic)
     ref = TableRef.from_path(table_path, fs_factory=fs_factory, dynamic_options=dynamic, storage_options=storage)
     table = ref.table()
-    latest = table.snapshot_manager.latest_snapshot()
+    latest = table.snapshot_manager().latest_snapshot()
     result = CompactResult()
     if latest is None:
         return result
@@ -137,7 +138,7 @@ def compact(spark, table_path: str, full: bool = False, *, num_tasks: int | None
         rewrites, rest = split_buckets(table, groups, totals, latest, full,
                                        object_store=job.ref.on_object_store)
         groups = {k: groups[k] for k in rest}
-    postpone = table.bucket_mode is BucketMode.POSTPONE
+    postpone = table.bucket_mode() is BucketMode.POSTPONE
     if postpone:  # Paimon's postpone compaction: per partition holding postponed rows
         items: list = [(t, t.postponed) for t in plan_postpone(entries, table.options.postpone_default_bucket_num)]
     else:

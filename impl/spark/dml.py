@@ -48,6 +48,8 @@ import pyarrow.compute as pc
 
 from impl.commit.messages import CommitMessage
 from impl.errors import UnsupportedTableFeatureError
+from impl.jobs.tables import TableRef, split_storage_options
+from impl.jobs.writer import commit_write, unsupported_write_reason
 from impl.manifest.records import IndexFileMeta
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, keep_mask, read_deletion_vectors
 from impl.options import core_options as co
@@ -58,9 +60,7 @@ from impl.schema.evolution import column_sources
 from impl.spark.errors import MergeCardinalityError, RowLevelChangeError
 from impl.spark.routing import write_dataframe
 from impl.spark.source import FORMAT_NAME, activate
-from impl.spark.tables import TableRef, split_storage_options
 from impl.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
-from impl.spark.writer import commit_write, unsupported_write_reason
 from impl.store.core import bucket_index_files
 
 log = logging.getLogger(__name__)

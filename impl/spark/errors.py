@@ -5,33 +5,27 @@ Where errors live (three homes, checked by tests/core/test_error_names.py): ``im
 holds the bases and every error raised below the table API (storage, formats and types,
 manifests, snapshots, commit, merge tree, schema, options, tags and branches);
 ``impl.errors`` the errors of the catalog and the table API; this module those of the
-Spark connector. An error goes to the home of the lowest package that raises it. This module
-imports nothing from impl but :mod:`impl.errors`, so every connector module can import it.
+Spark connector. An error goes to the home of the lowest package that raises it: the errors of
+the write-job protocol Spark shares with Ray (``WriteRoutingError``, ``WriteClosedError``) live
+in :mod:`impl.errors` and are re-exported here. This module imports nothing from impl but
+:mod:`impl.errors`, so every connector module can import it.
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
-from impl.errors import PaimonError
+# the job layer's errors (impl.jobs, shared with impl.ray) live in impl.errors; offered here
+# under their old names too
+from impl.errors import ConnectorError
+from impl.errors import WriteClosedError as WriteClosedError
+from impl.errors import WriteRoutingError as WriteRoutingError
 
 
-class SparkConnectorError(PaimonError, ValueError):
-    """Misuse of the Spark connector (bad path, bad option, unsupported save mode, ...)."""
-
-
-class WriteRoutingError(SparkConnectorError):
-    """Two Spark tasks of one write wrote the same primary key (the order of its versions is undefined).
-
-    ``key`` (column -> value), ``partition`` (column -> value) and ``bucket`` name one such key.
-    """
-
-    def __init__(self, message: str, *, key: Mapping[str, object] | None = None,
-                 partition: Mapping[str, object] | None = None, bucket: int | None = None):
-        super().__init__(message)
-        self.key = dict(key or {})
-        self.partition = dict(partition or {})
-        self.bucket = bucket
+class SparkConnectorError(ConnectorError):
+    """Misuse of the Spark connector (bad option, unsupported save mode, ...). A table path or
+    storage option the job layer refuses (``impl.jobs``, shared with Ray) raises its base,
+    :class:`impl.errors.ConnectorError`."""
 
 
 class NativeWriteUnsupportedError(SparkConnectorError):
@@ -41,10 +35,6 @@ class NativeWriteUnsupportedError(SparkConnectorError):
 class SharedPlanError(SparkConnectorError):
     """One query scans the same loaded DataFrame / view twice while Spark 4.3 hands all those
     scans the same pruned plan: reading it could return wrong rows, so the query fails."""
-
-
-class WriteClosedError(SparkConnectorError):
-    """A task attempt started after the driver had already committed or aborted its write."""
 
 
 class StreamStartError(SparkConnectorError):
@@ -72,3 +62,10 @@ class MergeCardinalityError(RowLevelChangeError):
     def __init__(self, message: str, *, target_row: Mapping[str, object] | None = None):
         super().__init__(message)
         self.target_row = dict(target_row or {})
+
+
+class PlanPinError(SparkConnectorError):
+    """A read cannot stay on what its DataFrame was planned at: the snapshot its time travel
+    option named resolves to another one now (a tag moved, snapshots expired), or the table's
+    columns changed since the DataFrame was loaded. Nothing is read from another snapshot or
+    under another schema; load the DataFrame again."""

@@ -45,20 +45,18 @@ import pyarrow as pa
 
 from impl.data.types import DataType
 from impl.datafile.meta import DataFileMeta
-from impl.errors import PaimonError
+from impl.jobs.tables import TableRef
 from impl.mergetree.deletion_vectors import read_deletion_vectors
 from impl.options.values import MergeEngine
-from impl.predicate.where import parse_where
 from impl.read.scan import DataSplit
 from impl.schema.evolution import is_safe_cast
 from impl.schema.records import TableSchema
+from impl.spark.catalyst_filters import spark_filter_predicate
 from impl.spark.errors import SparkConnectorError
-from impl.spark.filters import NOT_PUSHED_ROOTS
 from impl.spark.only_files import encode_only_files
 from impl.spark.options import FORMAT_NAME, ONLY_FILES_KEY, parse_options
 from impl.spark.s3a import LOCAL_STORE, SparkStore, s3a_reason, spark_store
 from impl.spark.source import register
-from impl.spark.tables import TableRef
 from impl.spark.types import spark_schema, spark_type
 
 log = logging.getLogger(__name__)
@@ -302,29 +300,6 @@ def arrow_frame(spark, table: pa.Table):
         spark.conf.set(key, before)
 
 
-def _pruning_predicate(table, filter_):
-    """impl's predicate of ``filter_`` for pruning, or None when it is not exactly translatable
-    (pruning is an optimization: Spark evaluates the filter on every row anyway)."""
-    if filter_ is None:
-        return None
-    if isinstance(filter_, str):
-        text = filter_
-    else:
-        try:
-            text = filter_._jc.expr().sql()
-        except Exception:  # noqa: BLE001 - Spark Connect columns have no JVM expression here
-            return None
-    try:
-        predicate = parse_where(text, table.new_read_builder().new_predicate_builder(), table.arrow_schema)
-    except (PaimonError, ValueError):
-        return None
-    roots = {f.name: f.type.root for f in table.schema.fields}
-    # NaN orders differently in Spark and Arrow: no pruning by floating point columns
-    if any(roots.get(name) in NOT_PUSHED_ROOTS for name in predicate.fields()):
-        return None
-    return predicate
-
-
 def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = None,
                columns: Sequence[str] | None = None, filter=None):
     """A DataFrame of the table at ``table_path``, read by Spark's Parquet reader wherever no merge
@@ -333,7 +308,8 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
     ``options``: the ``paimon_py`` read options (``snapshot-id``, ``timestamp-millis``,
     ``scan.tag-name``, storage options, ...); ``columns``: the columns to return (default all);
     ``filter``: a SQL string or a Column over the table's columns, evaluated by Spark and used by
-    impl to prune partitions, buckets and files.
+    impl to prune partitions, buckets and files (translated from Spark's own parse of it: see
+    :mod:`impl.spark.catalyst_filters`).
     """
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
     parsed = parse_options({**opts, "path": table_path})
@@ -349,7 +325,8 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
         if unknown:
             raise SparkConnectorError(f"read_table: table {table.identifier} has no column(s) {unknown}; "
                                       f"its columns are {schema.fieldNames()}")
-    plan = table.new_read_builder().with_filter(_pruning_predicate(table, filter)).new_scan().plan()
+    predicate = None if filter is None else spark_filter_predicate(spark, table.schema, filter)
+    plan = table.new_read_builder().with_filter(predicate).new_scan().plan()
     splits = plan.splits()
     if ref.on_object_store and (why := s3a_reason(spark)) is not None:
         log.info("read_table of %s reads through paimon_py: %s", table.identifier, why)

@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
 from impl.datafile.meta import DataFileMeta, FileSource
+from impl.jobs.writer import WriteJob
 from impl.maintenance.compact import drop_rewritten_vectors, pick_files
 from impl.manifest.records import IndexFileMeta
 from impl.mergetree.deletion_vectors import DeletionVectorsMaintainer, read_deletion_vectors
@@ -43,7 +44,6 @@ from impl.spark.errors import SparkConnectorError
 from impl.spark.fast_read import FILE_NAME_COLUMN, ROW_INDEX_COLUMN, arrow_frame, group_frame, plan_native
 from impl.spark.native_write import place_files, rows_per_file, spark_write, staging
 from impl.spark.s3a import spark_store
-from impl.spark.writer import WriteJob
 from impl.store.core import bucket_index_files
 
 _BUCKET = "__paimon_compact_bucket"

@@ -20,8 +20,8 @@ takes it for append tables that allow it, see :func:`native_write_reason` and :f
    column statistics folded as :class:`impl.datafile.stats.StatsCollector` folds them, the
    partition values from the first row; primary-key files: first and last key, sequence
    range, -U / -D count), logs each file's final path in the write intent
-   (:mod:`impl.spark.tracking`), renames it into its bucket directory as
-   ``data-<uuid>-<n>.parquet`` and commits once with :func:`impl.spark.writer.commit_write`
+   (:mod:`impl.jobs.tracking`), renames it into its bucket directory as
+   ``data-<uuid>-<n>.parquet`` and commits once with :func:`impl.jobs.writer.commit_write`
    (the old path's commit user, identifier and leftover removal). The staging directory is
    removed whatever happens; one left by a crashed driver is removed by the next native write
    to the table once that write's closed marker exists.
@@ -56,14 +56,14 @@ from impl.data.types import to_arrow
 from impl.datafile.meta import EMPTY_STATS, DataFileMeta, FileSource
 from impl.datafile.stats import KEY_STATS_MODE, StatsCollector
 from impl.format.formats import named_for
+from impl.jobs.tracking import INTENT_ROOT
+from impl.jobs.writer import WriteJob
 from impl.manifest.records import FileKind
 from impl.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout
 from impl.options.values import BucketFunctionType, ChangelogProducer, MergeEngine
 from impl.read.scan import SnapshotReader
 from impl.spark.errors import NativeWriteUnsupportedError, SparkConnectorError
 from impl.spark.s3a import s3a_reason, spark_store
-from impl.spark.tracking import INTENT_ROOT
-from impl.spark.writer import WriteJob
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +89,8 @@ def native_write_reason(table, *, reachable: bool, store_reason: str | None = No
         return f"{table.identifier} is on an object store: {store_reason}"
     if not reachable:
         return f"{table.identifier} is not on a local file system or S3 store Spark and impl share"
-    if table.bucket_mode not in (BucketMode.BUCKET_UNAWARE, BucketMode.HASH_FIXED):
-        return f"{table.identifier} has bucket mode {table.bucket_mode.name}"
+    if table.bucket_mode() not in (BucketMode.BUCKET_UNAWARE, BucketMode.HASH_FIXED):
+        return f"{table.identifier} has bucket mode {table.bucket_mode().name}"
     opts = table.options
     fmt, wopts = opts.write_formats.for_level(0)
     if fmt.name != "parquet":

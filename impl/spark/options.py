@@ -15,13 +15,14 @@ from typing import Any, Mapping
 
 from impl.catalog.filesystem import split_system_table
 from impl.errors import SystemTableReadOnlyError
+from impl.jobs.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
+from impl.jobs.units import DEFAULT_TARGET_BYTES
+from impl.jobs.writer import WriteJob, unsupported_write_reason
 from impl.options.config_option import ConfigOption
 from impl.options.registry import classify, nearest_key
 from impl.options.values import parse_bool, parse_int, parse_names, parse_text
 from impl.spark.errors import SparkConnectorError
-from impl.spark.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
 from impl.spark.types import arrow_schema_for_create, check_write_schema
-from impl.spark.writer import WriteJob, unsupported_write_reason
 from impl.store.options import KNOWN_KEYS
 
 FORMAT_NAME = "paimon_py"
@@ -49,7 +50,7 @@ WRITE_ROW_KIND_COLUMN: ConfigOption[str | None] = ConfigOption(
 READ_PARALLELISM: ConfigOption[int | None] = ConfigOption(
     "read.parallelism", parse_int, None, "Partitions of a read; unset: planned from read.split-size.")
 READ_SPLIT_SIZE: ConfigOption[int] = ConfigOption(
-    "read.split-size", parse_int, 64 * 1024 * 1024, "Target bytes of one read partition.")
+    "read.split-size", parse_int, DEFAULT_TARGET_BYTES, "Target bytes of one read partition.")
 PUSHDOWN: ConfigOption[bool] = ConfigOption(
     "pushdown", parse_bool, False,
     "Prune the planned read with Spark's pushed filters (off by default: Spark 4.3 shares one planned read "
@@ -182,7 +183,7 @@ def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: d
         raise SparkConnectorError(f"{FORMAT_NAME}: {refused}")
     mapping = check_write_schema(data_schema, table.schema, table.identifier)
     column_map = [(f.name, src) for f, src in zip(table.schema.fields, mapping, strict=True)]
-    latest = table.snapshot_manager.latest_snapshot_id() or 0
+    latest = table.snapshot_manager().latest_snapshot_id() or 0
     return WriteJob.new(ref, column_map, since_snapshot_id=latest, row_kind_column=row_kind,
                         drop_columns=tuple(drop_columns))
 

@@ -17,39 +17,42 @@ of one loaded DataFrame / view the same planned read, so :class:`PaimonReader` (
 snapshot, whatever other scans of the relation asked for. :class:`PaimonPushdownReader`
 (``pushdown`` = ``true``) prunes partitions, buckets and files with the pushed filters, for a
 DataFrame each query scans once. A plan is read as planned only by the first SQL execution that
-runs it; any other execution re-plans the whole table in its tasks, at one snapshot they agree on.
+runs it; any other execution re-plans the whole table in its tasks, at one snapshot they agree on
+(the snapshot time travel pins, for every query of a DataFrame loaded with it: PlanPinError when
+its options name another snapshot by now). Jobs of RDD actions (``df.rdd``: no SQL execution id)
+read the plan's own snapshot, so every job of one action reads the same splits. Rows are read
+under the DataFrame's columns: a plan made before a rename reads its snapshot's schema, and a
+snapshot written under other columns fails with PlanPinError.
 Every filter is always handed back to Spark, which evaluates it on the rows. Nothing is kept on
 the reader object between queries: what a plan needs travels in its input partitions.
 """
 
 from __future__ import annotations
 
-import heapq
 import logging
-import math
 import os
 import uuid
-from dataclasses import replace
 from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from impl.jobs.tables import TableRef
+from impl.jobs.units import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
 from impl.predicate.predicate import CompoundPredicate
 from impl.spark.claims import ClaimLedger, pushed_predicates, record_pushed
-from impl.spark.errors import SharedPlanError
+from impl.spark.errors import PlanPinError, SharedPlanError
 from impl.spark.filters import translate_filters
 from impl.spark.only_files import restrict_splits
-from impl.spark.options import READ_SPLIT_SIZE
-from impl.spark.tables import TableRef
-from impl.spark.types import conform_to_spark, spark_arrow_schema
+from impl.spark.types import _strip_nullability, conform_to_spark, spark_arrow_schema, spark_schema
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TARGET_BYTES = READ_SPLIT_SIZE.default  # the data source's read.split-size
 BATCH_ROWS = 65536
-TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.timestamp-millis", "scan.version")
+TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name", "scan.version")
+# what _execution answers for a task of a job outside any SQL execution (an RDD action's)
+_RDD_JOB = "rdd"
 # Paimon's audit-log column (``read.changelog=true``): the row kind as a string, first column
 ROW_KIND_COLUMN = "rowkind"
 _ROW_KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"])
@@ -82,39 +85,6 @@ class PaimonInputPartition(InputPartition):
     def __repr__(self) -> str:
         return (f"PaimonInputPartition({self.index}/{self.count}, plan={self.plan_id[:8]}, "
                 f"snapshot={self.snapshot_id}, splits={len(self.splits)})")
-
-
-def read_units(table, splits) -> list:
-    """Independently readable pieces: a primary-key bucket whole, an append file alone (a
-    data-evolution split whole: its files are merged by row id)."""
-    if table.is_primary_key_table or table.options.data_evolution:
-        return list(splits)
-    out = []
-    for s in splits:
-        if len(s.files) == 1:
-            out.append(s)
-        else:
-            out.extend(replace(s, files=(f,)) for f in s.files)
-    return out
-
-
-def partition_count(units, slots: int, target_bytes: int) -> int:
-    if not units:
-        return 1
-    total = sum(u.file_size for u in units)
-    return max(1, min(len(units), max(slots, math.ceil(total / max(target_bytes, 1)))))
-
-
-def pack_units(units, count: int) -> list[list]:
-    """Largest-first into the lightest of ``count`` bins; each bin keeps plan order. Deterministic."""
-    bins: list[list[tuple[int, object]]] = [[] for _ in range(count)]
-    heap = [(0, i) for i in range(count)]
-    order = sorted(range(len(units)), key=lambda i: (-units[i].file_size, i))
-    for i in order:
-        weight, b = heapq.heappop(heap)
-        bins[b].append((i, units[i]))
-        heapq.heappush(heap, (weight + max(units[i].file_size, 1), b))
-    return [[u for _, u in sorted(b, key=lambda x: x[0])] for b in bins]
 
 
 class PaimonReader(DataSourceReader):
@@ -166,17 +136,32 @@ class PaimonReader(DataSourceReader):
             return None, None, None
         app = tc.getLocalProperty("spark.app.id") or "app"
         execution = tc.getLocalProperty("spark.sql.execution.id")
-        key = f"{app}/sql-{execution}" if execution is not None else f"{app}/stage-{tc.stageId()}"
+        if execution is None:
+            # A job of an RDD action (df.rdd...): no SQL execution id, and nothing else that tells
+            # one action's jobs (zipWithIndex, take) from another's. See _splits_for.
+            return _RDD_JOB, None, None
+        key = f"{app}/sql-{execution}"
         master = tc.getLocalProperty("spark.master") or ""
 
         ledger = ClaimLedger.for_task(app, master.startswith("local"), self.ref)
         return key, (f"stage-{tc.stageId()}", str(tc.partitionId())), ledger
 
     def _splits_for(self, partition: PaimonInputPartition, table):
-        """(splits, predicate) this task reads: the plan's own, or a fresh full plan's share."""
+        """(splits, predicate, snapshot id) this task reads: the plan's own, or a fresh full
+        plan's share."""
         key, scan, ledger = self._execution()
         if key is None:
-            return partition.splits, partition.predicate
+            return partition.splits, partition.predicate, partition.snapshot_id
+        if key == _RDD_JOB:
+            # Every job of an RDD action must read the same splits (zipWithIndex numbers rows by
+            # the counts of a first job; take() scans more partitions job after job), and no
+            # property of a task says which action it serves. So an RDD job always reads the
+            # plan's snapshot: the plan as planned when it prunes nothing, else (a pruned plan
+            # may be another query's) the whole table at that snapshot, packed the same way.
+            if partition.predicate is None:
+                return partition.splits, None, partition.snapshot_id
+            return self._replan(table, partition, partition.snapshot_id), None, partition.snapshot_id
+        assert scan is not None and ledger is not None
         if ledger.claim(f"plan/{partition.plan_id}", key) == key:
             if partition.predicate is not None and partition.pushes == 1:
                 # Two scans of this plan in one stage, and only one filter set was pushed: the
@@ -194,28 +179,71 @@ class PaimonReader(DataSourceReader):
                         f"pushdown option (the default reads the whole snapshot and is right in every query "
                         f"shape), or load the table once per use (spark.read.format('paimon_py').load(path) "
                         f"for each side).")
-            return partition.splits, partition.predicate
-        # Someone else's plan (Spark reused a cached read): re-plan the whole table.
-        pinned = any(k in dict(self.ref.dynamic_options) for k in TIME_TRAVEL_KEYS)
-        if pinned:
+            return partition.splits, partition.predicate, partition.snapshot_id
+        # Someone else's plan (Spark reused a cached read): re-plan the whole table, at the
+        # snapshot time travel pins (every query of the DataFrame reads it), else at one snapshot
+        # this execution's tasks agree on.
+        if self._pinned():
             snapshot_id = partition.snapshot_id
         else:
-            latest = table.snapshot_manager.latest_snapshot_id()
+            latest = table.snapshot_manager().latest_snapshot_id()
             snapshot_id = int(ledger.claim(f"snapshot/{partition.plan_id}/{key}", str(latest or 0))) or None
+        return self._replan(table, partition, snapshot_id), None, snapshot_id
+
+    def _pinned(self) -> bool:
+        """Time travel options pin this DataFrame to one snapshot for every query."""
+        return any(k in dict(self.ref.dynamic_options) for k in TIME_TRAVEL_KEYS)
+
+    def _replan(self, table, partition: PaimonInputPartition, snapshot_id: int | None) -> list:
+        """This task's share of the whole table at ``snapshot_id``, packed into the plan's
+        partition count (deterministic: every task and job of one snapshot agree)."""
         if snapshot_id is None:
-            return [], None
-        base = {k: v for k, v in self.ref.dynamic_options if k not in TIME_TRAVEL_KEYS}
-        base["scan.snapshot-id"] = str(snapshot_id)
-        view = self.ref.catalog().get_table(self.ref.identifier).copy(base)
-        units = read_units(view, restrict_splits(view.new_read_builder().new_scan().plan().splits(), self.only_files))
+            return []
+        if self._pinned():
+            # the view's own options (a tag keeps its snapshot readable after it expired); they
+            # must still name the snapshot planned, never another one
+            view = table
+        else:
+            base = {k: v for k, v in self.ref.dynamic_options if k not in TIME_TRAVEL_KEYS}
+            base["scan.snapshot-id"] = str(snapshot_id)
+            view = self.ref.catalog().get_table(self.ref.identifier).copy(base)
+        plan = view.new_read_builder().new_scan().plan()
+        if plan.snapshot_id != snapshot_id:
+            raise PlanPinError(
+                f"{self.ref.identifier}: this DataFrame was planned at snapshot {snapshot_id} and its time travel "
+                f"options {dict(self.ref.dynamic_options)} now name snapshot {plan.snapshot_id} (a tag replaced, "
+                f"snapshots expired); nothing was read from another snapshot: load the DataFrame again")
+        units = read_units(view, restrict_splits(plan.splits(), self.only_files))
         bins = pack_units(units, partition.count)
-        return bins[partition.index] if partition.index < len(bins) else [], None
+        return bins[partition.index] if partition.index < len(bins) else []
+
+    def _schema_view(self, table, snapshot_id: int | None):
+        """A view of the table whose columns are this DataFrame's: ``table`` (the latest schema, or
+        the travelled snapshot's) when they match, else the one of ``snapshot_id`` (a plan made
+        before a column rename reads its snapshot's names). PlanPinError when neither has them."""
+        fields = self.schema.fields[1:] if self.row_kind else self.schema.fields
+        wanted = [(f.name, _strip_nullability(f.dataType)) for f in fields]
+
+        def columns(view) -> list:
+            return [(f.name, _strip_nullability(f.dataType)) for f in spark_schema(view.schema).fields]
+
+        if columns(table) == wanted:
+            return table
+        if snapshot_id is not None and not self._pinned():
+            view = self.ref.table(extra_options={"scan.snapshot-id": str(snapshot_id)})
+            if columns(view) == wanted:
+                return view
+        raise PlanPinError(
+            f"{self.ref.identifier}: the table's columns changed since this DataFrame was loaded (loaded with "
+            f"{[n for n, _ in wanted]}, snapshot {snapshot_id} has {[n for n, _ in columns(table)]}); nothing was "
+            f"read under another schema: load the DataFrame again")
 
     def read(self, partition) -> Iterator[pa.RecordBatch]:
         table = self.ref.table()
-        splits, predicate = self._splits_for(partition, table)
+        splits, predicate, snapshot_id = self._splits_for(partition, table)
         if not splits:
             return
+        table = self._schema_view(table, snapshot_id)
         target = spark_arrow_schema(self.schema)
         read = table.new_read_builder().with_filter(predicate).new_read()
         reader = read.to_arrow_batch_reader(splits)
@@ -265,5 +293,4 @@ class PaimonPushdownReader(PaimonReader):
         return CompoundPredicate("or", tuple(pushed)), len(pushed)
 
 
-__all__ = ["PaimonReader", "PaimonPushdownReader", "PaimonInputPartition", "read_units", "pack_units", "partition_count", "with_row_kind",
-           "ROW_KIND_COLUMN"]
+__all__ = ["PaimonReader", "PaimonPushdownReader", "PaimonInputPartition", "with_row_kind", "ROW_KIND_COLUMN"]

@@ -22,46 +22,18 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from impl.commit.messages import CommitMessage
+from impl.jobs.routing import bucket_function
+from impl.jobs.tables import split_storage_options
+from impl.jobs.tracking import clean_after_failure
+from impl.jobs.writer import CommitOutcome, WriteJob, abort_write, commit_write, write_batches, written_summary
 from impl.spark.errors import SparkConnectorError
 from impl.spark.native_write import use_native, with_bucket_expression, write_native
 from impl.spark.source import FORMAT_NAME, activate, prepare_write
-from impl.spark.tables import split_storage_options
-from impl.spark.tracking import clean_after_failure
-from impl.spark.writer import (
-    CommitOutcome,
-    WriteJob,
-    abort_write,
-    commit_write,
-    task_key,
-    write_batches,
-    written_summary,
-)
+from impl.spark.writer import task_key
 
 log = logging.getLogger(__name__)
 
 BUCKET_COLUMN = "__paimon_bucket"
-
-
-def bucket_function(types: Sequence, num_buckets: int, function: str = "default"):
-    """A vectorized function of the bucket-key columns (pyarrow arrays) giving each row's int32
-    bucket by the table's ``bucket-function.type`` ``function``."""
-    types = list(types)
-
-    def buckets(*columns):
-        # imported where the UDF runs, on Spark's Python workers
-        from impl.bucket.routing import compute_buckets
-        from impl.data.types import to_arrow
-        from impl.options.values import BucketFunctionType
-
-        cols = []
-        for c, t in zip(columns, types, strict=True):
-            at = to_arrow(t)
-            cols.append(c if c.type.equals(at) else c.cast(at))
-        n = len(cols[0]) if cols else 0
-        return pa.array(compute_buckets(cols, types, num_buckets, BucketFunctionType(function)) if n else [],
-                        type=pa.int32())
-
-    return buckets
 
 
 def with_bucket_column(df, table, column_map: Sequence[tuple[str, str]]):
@@ -222,4 +194,4 @@ def _finish(result: WriteResult, commit: bool, mode: str) -> WriteResult:
     return result
 
 
-__all__ = ["write_dataframe", "write_rows", "prepare_dataframe_write", "WriteResult", "with_bucket_column", "bucket_function", "BUCKET_COLUMN"]
+__all__ = ["write_dataframe", "write_rows", "prepare_dataframe_write", "WriteResult", "with_bucket_column", "BUCKET_COLUMN"]

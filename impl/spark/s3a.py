@@ -108,7 +108,7 @@ LOCAL_STORE = SparkStore()
 
 
 def spark_store(ref) -> SparkStore:
-    """The :class:`SparkStore` of a :class:`impl.spark.tables.TableRef` on local disk or S3."""
+    """The :class:`SparkStore` of a :class:`impl.jobs.tables.TableRef` on local disk or S3."""
     if not ref.on_object_store:
         return LOCAL_STORE
     return SparkStore(True, hadoop_options(dict(ref.storage)))

@@ -77,6 +77,7 @@ import uuid
 from pyspark.sql.datasource import DataSource
 
 from impl.errors import SchemaMismatchError
+from impl.jobs.tables import TableRef
 from impl.spark.claims import prune_local_ledgers
 from impl.spark.errors import SparkConnectorError
 from impl.spark.only_files import decode_only_files
@@ -95,7 +96,6 @@ from impl.spark.reader import ROW_KIND_COLUMN, PaimonPushdownReader, PaimonReade
 from impl.spark.stream_reader import PaimonStreamReader, check_streamable, stream_start
 from impl.spark.stream_writer import PaimonStreamWriter, make_stream_sink
 from impl.spark.system import SystemTableReader
-from impl.spark.tables import TableRef
 from impl.spark.types import check_read_schema, spark_schema
 from impl.spark.writer import PaimonWriter
 from impl.system import SystemTable

@@ -27,6 +27,7 @@ import dataclasses
 import logging
 from typing import Mapping, Sequence
 
+from impl.jobs.writer import CommitOutcome
 from impl.spark.errors import SparkConnectorError, StreamSinkError
 from impl.spark.native_write import use_native
 from impl.spark.options import FORMAT_NAME
@@ -44,7 +45,6 @@ from impl.spark.stream_writer import (
     settle_runs,
     stream_key,
 )
-from impl.spark.writer import CommitOutcome
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def write_micro_batch(batch_df, batch_id: int, sink: StreamSink, *, writer: str 
                               f"write_micro_batch runs only inside a foreachBatch function")
     table = sink.job.ref.table()
     # a fresh run for each micro-batch, as Spark plans a new writer for each run of the sink's
-    since = table.snapshot_manager.latest_snapshot_id() or 0
+    since = table.snapshot_manager().latest_snapshot_id() or 0
     this = dataclasses.replace(sink, job=dataclasses.replace(sink.job, since_snapshot_id=since), run=new_run_id())
     run = this.run_of(batch_id, query)
     job = this.job_of(run)

@@ -52,23 +52,15 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from impl.bucket.routing import BucketMode
 from impl.errors import SnapshotNotExistError
+from impl.jobs.tables import TableRef
+from impl.jobs.units import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
 from impl.options import core_options as co
 from impl.options.parsed import ParsedOptions
 from impl.options.values import StartupMode
 from impl.read.scan import DataSplit
 from impl.read.table_read import VALUE_KIND
 from impl.spark.errors import StreamSnapshotExpiredError, StreamStartError
-from impl.spark.reader import (
-    BATCH_ROWS,
-    DEFAULT_TARGET_BYTES,
-    TIME_TRAVEL_KEYS,
-    PaimonInputPartition,
-    pack_units,
-    partition_count,
-    read_units,
-    with_row_kind,
-)
-from impl.spark.tables import TableRef
+from impl.spark.reader import BATCH_ROWS, TIME_TRAVEL_KEYS, PaimonInputPartition, with_row_kind
 from impl.spark.types import conform_to_spark, spark_arrow_schema
 
 log = logging.getLogger(__name__)
@@ -96,6 +88,11 @@ def stream_start(options: ParsedOptions | Mapping[str, str]) -> StreamStart:
     """The start of a stream from the table's options (schema options merged with dynamic ones),
     resolved and checked as Paimon does (``default`` picks the mode from the options given)."""
     parsed = ParsedOptions.of(options)
+    for key in ("scan.tag-name", "scan.version"):
+        # (Paimon can start a stream at a tag; this reader does not, and must not start elsewhere)
+        if parsed.raw.get(key):
+            raise StreamStartError(f"option {key!r} is not supported by streaming reads; start the stream with "
+                                   f"scan.snapshot-id or scan.timestamp-millis")
     mode = parsed[co.SCAN_MODE]
     snapshot_id = parsed[co.SCAN_SNAPSHOT_ID]
     timestamp = parsed[co.SCAN_TIMESTAMP_MILLIS]
@@ -120,7 +117,7 @@ def stream_start(options: ParsedOptions | Mapping[str, str]) -> StreamStart:
 def check_streamable(table) -> None:
     """Refuse what the stream cannot read faithfully (the changes of OVERWRITE snapshots)."""
     parsed = table.options.parsed
-    if table.bucket_mode is BucketMode.POSTPONE and table.options.changelog_producer == "none":
+    if table.bucket_mode() is BucketMode.POSTPONE and table.options.changelog_producer == "none":
         # Paimon's stream scan of such a table reads bucket-postpone too (unmerged rows, before
         # any compaction); this reader plans through the batch scan, which skips it
         raise StreamStartError(f"streaming reads of postpone bucket table {table.identifier} without a changelog "
@@ -295,7 +292,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return INITIAL.to_dict()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self.available_now = self.ref.table().snapshot_manager.latest_snapshot_id()
+        self.available_now = self.ref.table().snapshot_manager().latest_snapshot_id()
         self.available_now_set = True
 
     def _readable_latest(self, latest: int | None) -> int | None:
@@ -307,7 +304,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict, limit=None) -> dict:
         table = self.ref.table()
-        sm = table.snapshot_manager
+        sm = table.snapshot_manager()
         latest = sm.latest_snapshot_id()
         begin = StreamOffset.of(start)
         if begin.snapshot < 0:
@@ -349,7 +346,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 for i, b in enumerate(bins) if b]
 
     def _units(self, table, plan: BatchPlan) -> list[ReadUnit]:
-        sm = table.snapshot_manager
+        sm = table.snapshot_manager()
         first_needed = plan.full if plan.full is not None else plan.changes_after + 1
         earliest = sm.earliest_snapshot_id()
         what = ("which this micro-batch reads whole" if plan.full is not None

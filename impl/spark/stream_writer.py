@@ -30,12 +30,12 @@ How each micro-batch lands exactly once:
   snapshot of the query's user: if its identifier is ``N`` or more, an earlier run published the
   batch, and this run commits nothing and removes its own files.
 - **Files.** Spark plans a new writer for each run of a micro-batch; its tasks log every file in a
-  write intent (:mod:`impl.spark.tracking`) named after the checkpoint, the query, the batch id,
+  write intent (:mod:`impl.jobs.tracking`) named after the checkpoint, the query, the batch id,
   the snapshot the run started from, and the run (``stream-<key>-q<query>-b<N>-s<snapshot>-<run>``).
   Committing or aborting batch ``N`` settles every run of ``N`` it finds: the committed files
   stay, and of an earlier run's files only those a snapshot of its user added since it started.
 - **Primary-key tables** get the same one-writer check as :func:`impl.spark.write_dataframe` (the
-  shared commit path, :func:`impl.spark.writer.commit_write`). The sink cannot shuffle: Spark
+  shared commit path, :func:`impl.jobs.writer.commit_write`). The sink cannot shuffle: Spark
   decides the micro-batch's partitions, so partition the stream by the primary key,
   ``df.repartition(*keys).writeStream...``; a batch that breaks the rule fails the query and
   commits nothing.
@@ -63,11 +63,12 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 
 from impl.commit.messages import CommitMessage
 from impl.errors import PaimonError
+from impl.jobs.keycheck import Sketches
+from impl.jobs.tracking import WriteIntent, clean_after_failure
+from impl.jobs.writer import CommitOutcome, WriteJob, commit_write, write_task
 from impl.spark.errors import StreamSinkError, WriteRoutingError
-from impl.spark.keycheck import Sketches
 from impl.spark.options import FORMAT_NAME, parse_options, prepare_write, refuse_system_table_write
-from impl.spark.tracking import WriteIntent, clean_after_failure
-from impl.spark.writer import CommitOutcome, WriteJob, commit_write, task_key, write_task
+from impl.spark.writer import task_key
 
 log = logging.getLogger(__name__)
 
@@ -265,7 +266,7 @@ def prune_closed_markers(table, key: str, batch_id: int) -> None:
 def published_snapshot(table, commit_user: str, batch_id: int):
     """The snapshot by which an earlier run of the query (``commit_user``) published micro-batch
     ``batch_id`` (or a later one), or None when the batch is still to commit."""
-    newest = table.snapshot_manager.latest_snapshot_of_user(commit_user)
+    newest = table.snapshot_manager().latest_snapshot_of_user(commit_user)
     return newest if already_committed(newest.commit_identifier if newest else None, batch_id) else None
 
 

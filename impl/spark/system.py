@@ -13,7 +13,7 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from impl.spark.tables import TableRef
+from impl.jobs.tables import TableRef
 from impl.spark.types import conform_to_spark, spark_arrow_schema
 
 

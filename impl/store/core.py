@@ -158,7 +158,8 @@ class TableCore:
         core = cls(
             file_io=file_io, path=path, schema=schema, identifier=identifier or path, dynamic_options=dynamic,
             options=options, paths=paths, schema_manager=schema_manager,
-            snapshot_manager=SnapshotManager(file_io, paths, snapshot_commit=snapshot_commit),
+            snapshot_manager=SnapshotManager(file_io, paths, snapshot_commit=snapshot_commit,
+                                             table_name=identifier or path),
             manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(parsed),
                                        codec=manifest_avro_codec(parsed)),
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],

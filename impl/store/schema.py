@@ -23,6 +23,7 @@ from impl.errors import (
     UnsupportedTableFeatureError,
 )
 from impl.options import core_options as co
+from impl.options.iceberg import check_iceberg_table
 from impl.options.registry import check_create
 from impl.options.values import MergeEngine
 from impl.schema.records import TableSchema
@@ -207,6 +208,9 @@ def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True,
     carries is not refused again here (reads and writes refuse it)."""
     options = TableOptions.from_options(schema.options, warn_unknown=warn_unknown)
     validate_options(schema, options)
+    # Iceberg metadata (metadata.iceberg.storage) of a table kind or type impl cannot mirror
+    check_iceberg_table(schema.options, schema.primary_keys, schema.fields, schema.partition_keys,
+                        "the new table" if previous_options is None else "the altered table")
     # a Paimon option impl does not implement, set (or changed) to a non-default value
     check_create(schema.options, "the new table" if previous_options is None else "the altered table",
                  previous_options)

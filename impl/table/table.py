@@ -22,6 +22,8 @@ from impl.fs.names import check_branch
 from impl.fs.paths import MAIN_BRANCH, TablePaths
 from impl.maintenance.cleanup import delete_tag, protected_names, remove_orphan_files, rollback_to
 from impl.maintenance.compact import compact_table
+from impl.maintenance.doctor import doctor, repair
+from impl.maintenance.repair import RepairPlan, TableHealth
 from impl.maintenance.tags import create_tag, tags_with_branches
 from impl.manifest.manifest_file import ManifestFile, ManifestList
 from impl.options import core_options as co
@@ -100,6 +102,14 @@ class FileStoreTable(TableReads):
     def branch(self) -> str:
         return self.core.branch
 
+    def current_branch(self) -> str:
+        """The branch this view reads and writes (pypaimon's ``table.current_branch()``; ``branch`` here)."""
+        return self.core.branch
+
+    def comment(self) -> str | None:
+        """The table's comment, None without one (pypaimon's ``table.comment()``)."""
+        return self.schema.comment
+
     @property
     def paths(self) -> TablePaths:
         return self.core.paths
@@ -112,8 +122,8 @@ class FileStoreTable(TableReads):
     def schema_manager(self) -> SchemaManager:
         return self.core.schema_manager
 
-    @property
     def snapshot_manager(self) -> SnapshotManager:
+        """The snapshots of this view's branch (a method, as pypaimon's ``table.snapshot_manager()``)."""
         return self.core.snapshot_manager
 
     @property
@@ -157,7 +167,6 @@ class FileStoreTable(TableReads):
     def bucket_keys(self) -> tuple[str, ...]:
         return self.core.bucket_keys
 
-    @property
     def bucket_mode(self) -> BucketMode:
         """How rows go to buckets: HASH_FIXED (bucket >= 1), BUCKET_UNAWARE (append, bucket -1),
         HASH_DYNAMIC (primary key, bucket -1, keys in the bucket the HASH index gives them),
@@ -238,13 +247,13 @@ class FileStoreTable(TableReads):
         return con
 
     def latest_snapshot(self) -> Snapshot | None:
-        return self.snapshot_manager.latest_snapshot()
+        return self.core.snapshot_manager.latest_snapshot()
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
-        return self.snapshot_manager.snapshot(snapshot_id)
+        return self.core.snapshot_manager.snapshot(snapshot_id)
 
     def snapshots(self) -> list[Snapshot]:
-        return list(self.snapshot_manager.snapshots())
+        return list(self.core.snapshot_manager.snapshots())
 
     # ------------------------------------------------------------------ maintenance
 
@@ -305,11 +314,25 @@ class FileStoreTable(TableReads):
             raise InvalidOptionError(f"rollback_to target {target!r} is neither a snapshot id (int) nor a tag name (str)")
         return rollback_to(self.core, target)
 
+    def doctor(self) -> TableHealth:
+        """Check every metadata file this branch's snapshots, tags and hints refer to; the
+        :class:`impl.maintenance.repair.TableHealth` names each damaged file and what it breaks
+        (``healthy`` when none is). Reads only."""
+        return doctor(self.core)
+
+    def repair(self, dry_run: bool = False) -> RepairPlan:
+        """Move the table back to its newest readable snapshot when the latest cannot be read:
+        the damaged newer snapshot files are set aside as ``snapshot/damaged-snapshot-<id>-<hash>``
+        and the hints rewritten; no manifest or data file is deleted (``remove_orphan_files``
+        can do that later). Crash-safe and idempotent; ``dry_run`` changes nothing.
+        TableNotRepairableError when no snapshot is readable. Returns the
+        :class:`impl.maintenance.repair.RepairPlan` (target id, files set aside)."""
+        return repair(self.core, dry_run)
+
     # ------------------------------------------------------------------ tags
 
-    @property
     def tag_manager(self) -> TagManager:
-        """The tags of this view's branch."""
+        """The tags of this view's branch (a method, as pypaimon's ``table.tag_manager()``)."""
         return self.core.tag_manager
 
     def create_tag(self, tag_name: str, snapshot_id: int | None = None,
@@ -340,25 +363,25 @@ class FileStoreTable(TableReads):
 
     # ------------------------------------------------------------------ branches
 
-    @property
     def branch_manager(self) -> BranchManager:
+        """The table's branches (a method, as pypaimon's ``table.branch_manager()``)."""
         return self.core.branch_manager
 
     def create_branch(self, branch_name: str, tag: str | None = None, ignore_if_exists: bool = False) -> None:
         """Create a branch: from tag ``tag`` (it starts at the tag's snapshot) or, without one,
         empty with the current schema (Paimon's semantics). InvalidBranchNameError,
         BranchAlreadyExistError, TagNotExistError on bad input; nothing is written then."""
-        self.branch_manager.create_branch(branch_name, tag, ignore_if_exists)
+        self.core.branch_manager.create_branch(branch_name, tag, ignore_if_exists)
 
     def delete_branch(self, branch_name: str) -> None:
         """Delete a branch's snapshots, schemas and tags (BranchNotExistError if there is none).
         Files only it used are left for :meth:`remove_orphan_files`."""
-        self.branch_manager.delete_branch(branch_name)
+        self.core.branch_manager.delete_branch(branch_name)
 
     def branches(self) -> list[BranchInfo]:
         """The branches of the table (``main`` not included), by name: the rows of Paimon's
         ``$branches`` table (``branch_name``, ``create_time``)."""
-        return self.branch_manager.branch_infos()
+        return self.core.branch_manager.branch_infos()
 
     def list_branches(self) -> list[BranchInfo]:
         """Alias of :meth:`branches` (pypaimon's name)."""
@@ -367,7 +390,7 @@ class FileStoreTable(TableReads):
     def fast_forward(self, branch_name: str) -> None:
         """Replace this view's branch (main) from the branch's earliest snapshot on with the
         branch's snapshots, schemas and tags (Paimon's fastForward)."""
-        self.branch_manager.fast_forward(branch_name)
+        self.core.branch_manager.fast_forward(branch_name)
 
 
 def open_branch(file_io: FileIO, path: str, identifier: str, branch: str,

@@ -26,6 +26,8 @@ from impl.errors import (
     StaleTableHandleError,
     WriterClosedError,
 )
+from impl.iceberg.commit import check_table as check_iceberg_table
+from impl.iceberg.commit import sync_after_commit
 from impl.schema.records import TableSchema
 from impl.store.core import TableCore
 
@@ -45,6 +47,8 @@ class TableCommit:
             core.file_io, core.path, core.schema, commit_user=commit_user, options=core.options.commit,
             table_name=core.identifier, manifest_file=core.manifest_file, branch=core.branch, env=core.env,
             snapshot_commit=core.snapshot_commit)
+        # refused before anything is published: a table whose Iceberg view impl cannot write
+        self._iceberg = check_iceberg_table(core) is not None
         self._committed = False
         self._closed = False
 
@@ -75,8 +79,8 @@ class TableCommit:
                 spec = self.overwrite_partition
                 dynamic = (not spec and bool(self.core.schema.partition_keys)
                            and self.core.options.dynamic_partition_overwrite)
-                return self.file_store_commit.overwrite(spec or None, committable, dynamic=dynamic)
-            return self.file_store_commit.commit(committable)
+                return self._after(self.file_store_commit.overwrite(spec or None, committable, dynamic=dynamic))
+            return self._after(self.file_store_commit.commit(committable))
         except Exception as e:
             retryable = not isinstance(e, (CommitConflictError, OverwritePartitionError))
             if (isinstance(e, CommitOutcomeUnknownError) or (self.streaming and retryable)
@@ -99,7 +103,7 @@ class TableCommit:
         if not self.streaming and self._committed:
             raise WriterClosedError(f"batch commit of {self.core.identifier} was already used")
         self._committed = True
-        return self.file_store_commit.drop_partitions(partitions)
+        return self._after(self.file_store_commit.drop_partitions(partitions))
 
     def filter_and_commit(self, committables: Mapping[int, Sequence[CommitMessage]]) -> list[CommitStats]:
         """Commit those of ``{identifier: messages}`` this commit user has not published yet."""
@@ -107,7 +111,20 @@ class TableCommit:
         self._check_schema_still_exists([m for ms in committables.values() for m in ms])
         pending = [ManifestCommittable(i, tuple(ms)) for i, ms in sorted(committables.items())]
         todo = self.file_store_commit.filter_committed(pending)
-        return [self.file_store_commit.commit(c) for c in todo]
+        stats = [self.file_store_commit.commit(c) for c in todo]
+        if self._iceberg:
+            self._sync_iceberg()  # also after a recovery that published nothing: catches up a crashed sync
+        return stats
+
+    def _after(self, stats: CommitStats) -> CommitStats:
+        """After a commit returned (its snapshots are published): the Iceberg metadata, if on."""
+        if self._iceberg:
+            self._sync_iceberg()
+        return stats
+
+    def _sync_iceberg(self) -> None:
+        fsc = self.file_store_commit
+        sync_after_commit(self.core, fsc.read_live_entries, fsc.data_file_path)
 
     def _check_schema_still_exists(self, messages: Sequence[CommitMessage]) -> None:
         """Refuse the commit if the schema this handle was prepared under is gone or was replaced.

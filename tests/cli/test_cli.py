@@ -400,6 +400,67 @@ def test_usage_errors_exit_2(capsys, shared, argv):
     assert code == EXIT_USAGE and "usage: paimon-py" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv, code, kind, fragment", [
+    (["read", "db.nope"], EXIT_USER_ERROR, "TableNotExistError", "table 'db.nope' does not exist"),
+    (["read", "db.t", "--where", "name like 'x%'"], EXIT_USER_ERROR, "FilterSyntaxError", "LIKE is not supported"),
+    (["read"], EXIT_USAGE, "UsageError", "the following arguments are required: DB.TABLE"),
+    (["nosuchcommand"], EXIT_USAGE, "UsageError", "invalid choice: 'nosuchcommand'"),
+])
+def test_json_errors_are_json(capsys, shared, argv, code, kind, fragment):
+    """With --json (before or after the command) an error is one JSON document on stderr, as the
+    output would have been on stdout: a script reading JSON gets JSON in failure too."""
+    for args in (["--json", *argv], [*argv, "--json"]):
+        got, out, err = run(capsys, shared, *args)
+        assert got == code and out == ""
+        error = json.loads(err)["error"]
+        assert error["type"] == kind and fragment in error["message"] and error["exit_code"] == code
+
+
+def test_json_internal_and_no_warehouse_errors_are_json(capsys, shared, monkeypatch):
+    monkeypatch.setattr(cli_commands, "cmd_databases", lambda ctx, args: {}["boom"])
+    code, _, err = run(capsys, shared, "--json", "databases")
+    assert code == EXIT_INTERNAL and json.loads(err)["error"]["type"] == "InternalError"
+    monkeypatch.delenv("PAIMON_WAREHOUSE", raising=False)
+    assert main(["--json", "databases"]) == EXIT_USAGE
+    assert "PAIMON_WAREHOUSE" in json.loads(capsys.readouterr().err)["error"]["message"]
+
+
+def test_a_missing_sqlite_catalog_is_refused_not_created(capsys, shared, tmp_path, monkeypatch):
+    """A mistyped uri=jdbc:sqlite:FILE made an empty catalog database and printed (0 rows)."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["-o", "metastore=jdbc", "-o", "uri=jdbc:sqlite:./nope.db", "databases"],
+                 ["-o", "metastore=jdbc", "-o", f"uri=jdbc:sqlite:file:{tmp_path}/nope.db?cache=shared", "databases"]):
+        code, out, err = run(capsys, shared, *argv)
+        assert code == EXIT_USER_ERROR and out == ""
+        assert "nope.db' does not exist" in err and "creates no catalog" in err
+    assert list(tmp_path.iterdir()) == []  # nothing created
+    jdbc = impl.Catalog("jdbc:sqlite:./cat.db", warehouse=str(shared))  # the Python API creates one
+    jdbc.create_database("kept")
+    code, out, _ = run(capsys, shared, "--json", "-o", "metastore=jdbc", "-o", "uri=jdbc:sqlite:./cat.db", "databases")
+    assert code == EXIT_OK and json.loads(out)["rows"] == [{"database": "kept"}]
+
+
+def test_a_dashed_table_name_unquoted_in_sql_says_how_to_quote_it(capsys, tmp_path):
+    pytest.importorskip("duckdb")
+    cat = impl.Catalog(str(tmp_path))
+    cat.create_database("demo")
+    cat.create_table("demo.events-04992e", pa.schema([("id", pa.int64())])).write_arrow(pa.table({"id": [1, 2]}))
+    code, _, err = run(capsys, tmp_path, "sql", "select count(*) from demo.events-04992e")
+    assert code == EXIT_USER_ERROR
+    assert 'a table name with a dash is quoted in SQL: write demo."events-04992e"; DuckDB says: Parser Error' in err
+    assert run_json(capsys, tmp_path, "sql", 'select count(*) as n from demo."events-04992e"')["rows"] == [{"n": 2}]
+    code, _, err = run(capsys, tmp_path, "sql", "select count(*) from demo.nope-1")  # not a table: DuckDB alone
+    assert code == EXIT_USER_ERROR and "quoted" not in err
+
+
+def test_errors_name_the_table_as_given_not_its_path(capsys, shared):
+    for argv in (["read", "db.t", "--snapshot", "99"], ["rollback-to", "db.t", "--snapshot", "99"],
+                 ["create-tag", "db.t", "x", "--snapshot", "99"], ["read", "db.t", "--tag", "nope"]):
+        code, _, err = run(capsys, shared, *argv)
+        assert code == EXIT_USER_ERROR and "of table db.t does not exist" in err, err
+        assert str(shared) not in err
+
+
 def test_no_warehouse_is_a_usage_error(capsys, monkeypatch):
     monkeypatch.delenv("PAIMON_WAREHOUSE", raising=False)
     assert main(["databases"]) == EXIT_USAGE

@@ -30,14 +30,14 @@ MOVED = {
     # the catalog and table API's errors, moved down into impl.errors (the layout issue)
     "impl.table.errors": ["InvalidIdentifierError", "TableNotExistError", "DatabaseNotExistError",
                           "FilterSyntaxError", "CatalogServerError", "UnsupportedTableFeatureError"],
+    # the write-job protocol's errors, moved with it out of impl.spark into the job layer (impl.jobs)
+    "impl.jobs.keycheck": ["WriteRoutingError"],
+    "impl.jobs.tracking": ["WriteClosedError"],
 }
 MOVED_SPARK = {
-    "impl.spark.tables": ["SparkConnectorError"],
-    "impl.spark.keycheck": ["WriteRoutingError"],
-    "impl.spark.writer": ["WriteRoutingError"],
+    "impl.spark.errors": ["WriteRoutingError", "WriteClosedError"],  # their old home, now in impl.errors
     "impl.spark.reader": ["SharedPlanError"],
     "impl.spark.stream_reader": ["StreamStartError", "StreamSnapshotExpiredError"],
-    "impl.spark.tracking": ["WriteClosedError"],
     "impl.spark.stream_writer": ["StreamSinkError"],
 }
 

@@ -192,7 +192,7 @@ def _cli(env: Env, *argv: str) -> None:
 
 
 def _spark_table(env: Env, options: dict[str, str]):
-    tables = pytest.importorskip("impl.spark.tables")
+    tables = pytest.importorskip("impl.jobs.tables")
     return tables.TableRef.from_path(env.table().path, dynamic_options=options).table()
 
 

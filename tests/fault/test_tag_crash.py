@@ -106,7 +106,7 @@ def _check(outcome, work, complete: Model, healthy: set[str], history: History) 
     for tag in t.tags():
         check_reads(t, tag.snapshot, history, tag.snapshot.id, f"{where}, tag {tag.name}")
     # re-running completes it
-    if work is rollback or t.tag_manager.try_get("t3") is not None:
+    if work is rollback or t.tag_manager().try_get("t3") is not None:
         work(FaultyFileSystem(outcome.inner_fs), outcome.root)
     t = open_table(outcome.inner_fs, outcome.root)
     assert [s.id for s in t.snapshots()] == [s.id for s in complete.snapshots], where

@@ -116,7 +116,7 @@ def test_pypaimon_dynamic_table_updated_by_impl_then_pypaimon(tmp_path):
     assert ordered(got) == expected(state)
 
     t = impl.Catalog(wh).get_table("db.t")
-    assert t.options.bucket == -1 and t.bucket_mode.value == "HASH_DYNAMIC"
+    assert t.options.bucket == -1 and t.bucket_mode().value == "HASH_DYNAMIC"
     assert check_buckets(t) >= 4  # several buckets per partition: the assigner had to follow them
     second = stream(2, commits=2, n=40, key_space=60)  # updates of pypaimon's keys and new ones
     impl_write(t, second)

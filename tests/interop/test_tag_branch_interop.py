@@ -88,7 +88,7 @@ def test_pypaimon_reads_impl_tags_and_branch(tmp_path, pypaimon):
     t.create_tag("third", 3, time_retained="1 d")
     t.compact(full=True)
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
-    assert len(t.snapshots()) == 1 and not t.snapshot_manager.snapshot_exists(3)
+    assert len(t.snapshots()) == 1 and not t.snapshot_manager().snapshot_exists(3)
     t.create_branch("dev", tag="third")
     dev = cat.get_table("db.pk$branch_dev")
     branch_commit = keyed(upserts(12, 1))[0]

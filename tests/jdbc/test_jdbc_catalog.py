@@ -180,16 +180,16 @@ def test_commits_hold_the_table_lock_when_locks_are_enabled(paths):
     assert cat.store.try_acquire_lock("jdbc.db.t", 10)  # another writer is publishing
     with pytest.raises(CommitRefusedError, match="lock 'jdbc.db.t'.*lock-acquire-timeout"):
         write(t)
-    assert t.snapshot_manager.latest_snapshot_id() == 1
+    assert t.snapshot_manager().latest_snapshot_id() == 1
     cat.store.release_lock("jdbc.db.t")
     write(cat.get_table("db.t"))
-    assert cat.get_table("db.t").snapshot_manager.latest_snapshot_id() == 2
+    assert cat.get_table("db.t").snapshot_manager().latest_snapshot_id() == 2
     assert cat.get_table("db.t").to_arrow().num_rows == 2 * ROWS.num_rows
     # without locks (the default on a local warehouse) a held lock row does not matter
     plain = impl.Catalog(uri, warehouse=wh, env=env)
     assert plain.store.try_acquire_lock("jdbc.db.t", 10)
     write(plain.get_table("db.t"))
-    assert plain.get_table("db.t").snapshot_manager.latest_snapshot_id() == 3
+    assert plain.get_table("db.t").snapshot_manager().latest_snapshot_id() == 3
 
 
 def test_main_job_catalog_flag():

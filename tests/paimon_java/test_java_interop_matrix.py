@@ -444,7 +444,7 @@ def test_first_row_commit_is_visible_to_java_at_once(java, tmp_path):
     assert side.read() == want
     assert java_side.read() == want
     t = side.impl_table()
-    assert all(e.file.level >= 1 for e in SnapshotReader(t.core).live_entries(t.snapshot_manager.latest_snapshot()))
+    assert all(e.file.level >= 1 for e in SnapshotReader(t.core).live_entries(t.snapshot_manager().latest_snapshot()))
 
 
 def test_lookup_compaction_levels_follow_file_sizes_which_differ_from_java(java, tmp_path):

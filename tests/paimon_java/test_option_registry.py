@@ -52,4 +52,4 @@ def test_java_table_with_a_write_refused_key_reads_and_refuses_writes(java, tmp_
     assert sorted(t.to_arrow()["id"].to_pylist()) == [1, 2, 3]
     with pytest.raises(UnsupportedOptionError, match="'ignore-update-before' = 'true'"):
         t.new_batch_write_builder().new_write()
-    assert t.snapshot_manager.latest_snapshot_id() == 1  # nothing written by impl
+    assert t.snapshot_manager().latest_snapshot_id() == 1  # nothing written by impl

@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -26,8 +27,8 @@ from impl.errors import (  # noqa: E402
     TableNotExistError,
     UnsupportedTableFeatureError,
 )
+from impl.jobs.tracking import INTENT_ROOT  # noqa: E402
 from impl.predicate.predicate import PredicateBuilder  # noqa: E402
-from impl.spark.tracking import INTENT_ROOT  # noqa: E402
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
@@ -155,7 +156,8 @@ def test_write_then_read_back_one_snapshot_append_and_overwrite(catalog):
     part = catalog.create_table("db.w", schema=SCHEMA, partition_keys=["dt"])
     ds = ray.data.from_arrow(batch(range(400), dt=lambda i: f"d{i % 2}")).repartition(4)
     out = impl.ray.write_dataset(ds, part.path)
-    assert out.snapshot_ids == [1] and out.rows_written == 400 and out.files_written >= 4
+    # routed: one file per partition (4 blocks used to make 4 files per partition they held)
+    assert out.snapshot_ids == [1] and out.rows_written == 400 and out.files_written == 2
     assert rows(part.to_arrow()) == rows(batch(range(400), dt=lambda i: f"d{i % 2}"))
     assert data_files(part) == live_files(part)
     # overwrite the partitions receiving rows (dynamic partition overwrite)
@@ -211,7 +213,7 @@ def test_a_retried_write_task_commits_each_row_exactly_once(catalog, tmp_path):
     assert (tmp_path / "failed-once").exists()  # the failure did happen
     ids = t.to_arrow().column("id").to_pylist()
     assert sorted(ids) == list(range(300))  # every row once
-    assert [s.id for s in t.snapshot_manager.snapshots()] == [1]
+    assert [s.id for s in t.snapshot_manager().snapshots()] == [1]
     assert sink.outcome is not None and sink.outcome.leftovers_removed >= 1  # the failed attempt's file
     assert data_files(t) == live_files(t)
     assert not intent_dir(t, sink).exists()
@@ -224,7 +226,7 @@ def test_a_failed_write_leaves_no_snapshot_and_no_files(catalog, tmp_path):
         ray.data.from_arrow(batch(range(300))).repartition(3).write_datasink(sink)
     written = (tmp_path / "written").read_text().split()
     assert written and all(n.startswith("data-") for n in written)  # the failed task did write files
-    assert t.snapshot_manager.latest_snapshot_id() is None
+    assert t.snapshot_manager().latest_snapshot_id() is None
     assert data_files(t) == set()  # ... and they, and the other tasks' files, are gone
     assert not intent_dir(t, sink).exists()
 
@@ -257,7 +259,7 @@ def test_bad_input_gets_impl_typed_errors_on_the_driver(catalog, tmp_path):
     in_memory.create_database("db")
     with pytest.raises(impl.ray.RayConnectorError, match="'memory' file system"):
         in_memory.create_table("db.m", schema=SCHEMA).to_ray()
-    assert t.snapshot_manager.latest_snapshot_id() is None and data_files(t) == set()
+    assert t.snapshot_manager().latest_snapshot_id() is None and data_files(t) == set()
 
 
 def _ray_written_tables(catalog) -> tuple:
@@ -294,7 +296,8 @@ def test_paimon_java_reads_what_ray_wrote(catalog, tmp_path):
     assert ("d0", 10, "u10") in rows(pk.to_arrow())
 
 
-def test_without_ray_or_pyspark_the_error_names_the_extra(tmp_path):
+def test_without_ray_the_error_names_the_ray_extra(tmp_path):
+    """(Without pyspark impl.ray works: tests/ray/test_ray_without_pyspark.py.)"""
     code = textwrap.dedent(f"""
         import sys
         sys.modules[sys.argv[1]] = None  # as if not installed
@@ -314,7 +317,130 @@ def test_without_ray_or_pyspark_the_error_names_the_extra(tmp_path):
             print("to_ray:", e.extra)
         """)
     root = str(Path(impl.__file__).resolve().parents[1])
-    for blocked, extra in (("ray", "ray"), ("pyspark", "spark")):
+    for blocked, extra in (("ray", "ray"),):
         proc = subprocess.run([sys.executable, "-c", code, blocked], capture_output=True, text=True, timeout=120,
                               env={**os.environ, "PYTHONPATH": root})
         assert proc.stdout.split() == ["import:", extra, "to_ray:", extra], proc.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------- routed writes (issue 50)
+
+
+def files_per_bucket(table) -> dict[tuple[str, int], int]:
+    """Data files of the latest snapshot per (partition path, bucket)."""
+    out: dict[tuple[str, int], int] = {}
+    for s in table.new_read_builder().new_scan().plan().splits():
+        key = (s.partition_path, s.bucket)
+        out[key] = out.get(key, 0) + len(s.files)
+    return out
+
+
+def test_the_readme_figure_100_rows_make_one_file_per_bucket(catalog):
+    """Issue 50: the README's Ray example (100 one-row blocks) committed 100 files."""
+    users = catalog.create_table("db.users", schema=pa.schema([("id", pa.int64()), ("name", pa.string())]),
+                                 primary_keys=["id"], options={"bucket": "2"})
+    ds = ray.data.from_items([{"id": i, "name": f"u{i}"} for i in range(100)])
+    out = impl.ray.write_dataset(ds, users)
+    assert (out.snapshot_ids, out.files_written, out.rows_written) == ([1], 2, 100)
+    assert sorted(files_per_bucket(users).values()) == [1, 1]
+    assert users.to_arrow().num_rows == 100
+    # an append table, bucket-unaware and partitioned: one writer (the data fills no target-size
+    # file), so one file per partition
+    app = catalog.create_table("db.events", schema=SCHEMA, partition_keys=["dt"])
+    out = impl.ray.write_dataset(ray.data.from_items(batch(range(100), dt=lambda i: f"d{i % 3}").to_pylist()), app)
+    assert out.files_written == 3 and sorted(files_per_bucket(app).values()) == [1, 1, 1]
+    assert rows(app.to_arrow()) == rows(batch(range(100), dt=lambda i: f"d{i % 3}"))
+
+
+def test_ray_datasink_bundles_tiny_blocks_into_one_write_task(catalog):
+    """Through Ray's own write_datasink (no routing) Ray still hands the sink bundles of at least
+    batch_rows rows, not one task per one-row block."""
+    app = catalog.create_table("db.sinkapp", schema=SCHEMA)
+    sink = impl.ray.PaimonDatasink(app.path)
+    ray.data.from_items(batch(range(100)).to_pylist()).write_datasink(sink)
+    assert sink.outcome is not None and sink.outcome.files_written == 1
+    assert sorted(app.to_arrow().column("id").to_pylist()) == list(range(100))
+
+
+def test_primary_key_rows_routed_one_writer_per_bucket_last_duplicate_wins(catalog):
+    """Keys repeating across blocks (updates in later blocks) merge as one impl TableWrite of
+    the rows in the dataset's order would: impl's own write is the oracle."""
+    def blocks(k):
+        return [batch(range(0, 120), dt=lambda i: f"d{i % 2}", v="a"),
+                batch(range(50, 90), dt=lambda i: f"d{i % 2}", v="b"),   # updates keys of block 0
+                batch(range(80, 200), dt=lambda i: f"d{i % 2}", v="c"),  # and of both earlier blocks
+                batch(range(10, 20), dt=lambda i: f"d{i % 2}", v="d")][k]
+
+    kw = dict(schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "3"})
+    ray_t, oracle = catalog.create_table("db.rpk", **kw), catalog.create_table("db.opk", **kw)
+    ray_t.write_arrow(batch(range(300, 310), dt="d0", v="old"))
+    oracle.write_arrow(batch(range(300, 310), dt="d0", v="old"))
+    ds = ray.data.from_arrow([blocks(k) for k in range(4)])  # four blocks, in this order
+    out = impl.ray.write_dataset(ds, ray_t, concurrency=2)
+    oracle.write_arrow(pa.concat_tables([blocks(k) for k in range(4)]))
+    assert rows(ray_t.to_arrow()) == rows(oracle.to_arrow())
+    got = {(r[0], r[1]): r[2] for r in rows(ray_t.to_arrow())}
+    assert (got[("d1", 51)], got[("d1", 85)], got[("d0", 12)], got[("d0", 300)]) == ("b51", "c85", "d12", "old300")
+    # one writer per (partition, bucket): the write added exactly one file to each, holding its
+    # keys once (the writer merged the duplicates, as one TableWrite does: 200 keys of 290 rows)
+    assert (out.files_written, out.rows_written) == (6, 200)
+    per_bucket = files_per_bucket(ray_t)  # d0's buckets also hold the file of the first commit
+    assert per_bucket == {**{("dt=d0", b): 2 for b in range(3)}, **{("dt=d1", b): 1 for b in range(3)}}
+
+
+def test_fixed_bucket_append_table_gets_one_file_per_bucket(catalog):
+    t = catalog.create_table("db.bapp", schema=SCHEMA, options={"bucket": "4", "bucket-key": "id"})
+    ds = ray.data.from_arrow(batch(range(1000))).repartition(50)
+    out = impl.ray.write_dataset(ds, t, concurrency=3)
+    assert out.files_written == 4 and sorted(files_per_bucket(t).values()) == [1, 1, 1, 1]
+    assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(1000))
+    # impl's own bucket of each row: the routing put every row where impl's reader looks for it
+    pb = PredicateBuilder(t.schema)
+    assert t.to_arrow(pb.equal("id", 123)).column("id").to_pylist() == [123]
+
+
+def test_routing_rules_are_pure_and_vectorized():
+    from impl.ray.routing import cut_by_writer, deal_contiguous, writers_for_unaware
+
+    data = pa.table({"x": list(range(10))})
+    pieces, counts = cut_by_writer(data, np.array([2, 0, 2, 1, 0, 2, 2, 1, 0, 0]), 4)
+    assert [p.column("x").to_pylist() for p in pieces] == [[1, 4, 8, 9], [3, 7], [0, 2, 5, 6], []]
+    assert counts.tolist() == [4, 2, 4, 0]
+    assert deal_contiguous([10, 10, 10, 10], 2) == [0, 0, 1, 1]
+    assert deal_contiguous([30, 1, 1, 8], 2) == [0, 1, 1, 1]
+    assert deal_contiguous([0, 0, 0], 2) == [0, 0, 1]
+    assert writers_for_unaware(10, 100, 8) == 1 and writers_for_unaware(1000, 100, 8) == 8
+    assert writers_for_unaware(250, 100, 8) == 3 and writers_for_unaware(0, 100, 8) == 1
+
+
+def test_writer_of_rows_is_a_function_of_partition_and_bucket(catalog):
+    from impl.bucket.routing import compute_buckets
+    from impl.ray.routing import writer_of_rows
+
+    t = catalog.create_table("db.route", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "5"})
+    data = batch(range(500), dt=lambda i: f"d{i % 7}")
+    w = writer_of_rows(data, t, 3)
+    b = compute_buckets([data.column("id")], [t.schema.field("id").type], 5)
+    pairs = {}
+    for dt, bucket, writer in zip(data.column("dt").to_pylist(), b.tolist(), w.tolist(), strict=True):
+        assert pairs.setdefault((dt, bucket), writer) == writer
+    assert set(w.tolist()) == {0, 1, 2}
+    plain = catalog.create_table("db.route2", schema=SCHEMA, primary_keys=["id"], options={"bucket": "5"})
+    w2 = writer_of_rows(data, plain, 3)
+    assert w2.tolist() == (compute_buckets([data.column("id")], [plain.schema.field("id").type], 5) % 3).tolist()
+
+
+def test_a_failed_routed_write_leaves_no_snapshot_and_no_files(catalog):
+    """A writer task fails (a null in a NOT NULL column of its block) after the others wrote
+    their files: no snapshot, and none of the write's files stay."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+    # a target file of 1 kb: the bucket-unaware write is dealt to all four writers
+    t = catalog.create_table("db.nn", schema=schema, options={"target-file-size": "1 kb"})
+    good = pa.table({"id": list(range(100)), "v": ["x"] * 100})
+    bad = pa.table({"id": pa.array([1, None], pa.int64()), "v": ["y", "z"]})
+    ds = ray.data.from_arrow([good, good, good, bad])
+    with pytest.raises(Exception, match="id"):
+        impl.ray.write_dataset(ds, t, concurrency=4)
+    assert t.snapshot_manager().latest_snapshot_id() is None
+    assert data_files(t) == set()

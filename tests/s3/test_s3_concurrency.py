@@ -66,7 +66,7 @@ def _committer(warehouse: str, options: dict, writer: int, commits: int, start, 
 
 
 def _check_table(table, acked: dict[int, list[int]]) -> None:
-    sm = table.snapshot_manager
+    sm = table.snapshot_manager()
     ids = sm.snapshot_ids()
     assert ids == list(range(1, len(ids) + 1)), f"snapshot ids not contiguous from 1: {ids}"
     seen: dict[tuple[str, int], list[int]] = {}
@@ -115,7 +115,7 @@ def test_racing_processes_lose_no_acknowledged_commit(s3_server, s3_bucket, proc
     table = _open_table(warehouse, options)
     _check_table(table, acked)
     # one snapshot per acknowledged commit, found from the hints as a committer finds it
-    assert table.snapshot_manager.latest_snapshot_id() == processes * commits
+    assert table.snapshot_manager().latest_snapshot_id() == processes * commits
 
 
 # ------------------------------------------------------------------------------ SIGKILL
@@ -162,7 +162,7 @@ def test_sigkill_mid_commit_leaves_table_intact_and_orphans_removable(s3_server,
         new_acks = [int(line.split()[1]) for line in (first + out).splitlines() if line.startswith("ACK ")]
         acked.extend(new_acks)
         table = _open_table(warehouse, options)
-        sm = table.snapshot_manager
+        sm = table.snapshot_manager()
         ids = sm.snapshot_ids()
         assert ids == list(range(1, len(ids) + 1))
         published = {sm.snapshot(i).commit_identifier for i in ids}

@@ -68,7 +68,7 @@ def test_catalog_on_s3_writes_compacts_expires_and_reads(s3_server, s3_bucket):
     rows = _read(table)
     assert len(rows) == 60 and rows[0]["v"] == "updated" and rows[2]["v"] == "v0"
     table.expire_snapshots()
-    assert len(table.snapshot_manager.snapshot_ids()) <= 3
+    assert len(table.snapshot_manager().snapshot_ids()) <= 3
     assert _read(cat.get_table("db.t")) == rows
     assert cat.list_databases() == ["db"] and cat.list_tables("db") == ["t"]
 
@@ -79,7 +79,7 @@ def test_lost_response_on_publication_commits_exactly_once(s3_server, s3_bucket,
     proxy.add_rule(FaultRule(Fault.LOST_RESPONSE, method="PUT", path=SNAPSHOT_PUT))
     stats = _commit(table, _rows([2]))
     assert stats.snapshot_ids == [2]
-    assert table.snapshot_manager.snapshot_ids() == [1, 2]
+    assert table.snapshot_manager().snapshot_ids() == [1, 2]
     assert [r["id"] for r in _read(table)] == [1, 2]
 
 
@@ -113,13 +113,13 @@ def test_unknown_outcome_then_repeat_completes_once(s3_server, s3_bucket, proxy)
         commit.commit(messages, 1)
     proxy.clear_rules()
     commit.commit(messages, 1)  # the repeat finds its snapshot and publishes nothing new
-    ids = table.snapshot_manager.snapshot_ids()
+    ids = table.snapshot_manager().snapshot_ids()
     assert ids == [1]
     assert [r["id"] for r in _read(table)] == [1, 2]
     # and a fresh committer's recovery agrees: nothing left to commit
     fresh = table.new_stream_write_builder().with_commit_user("job").new_commit()
     assert fresh.filter_and_commit({1: messages}) == []
-    assert table.snapshot_manager.snapshot_ids() == [1]
+    assert table.snapshot_manager().snapshot_ids() == [1]
 
 
 def test_warm_append_commit_makes_constant_requests_and_no_list(s3_server, s3_bucket, proxy):
@@ -162,7 +162,7 @@ def test_store_without_conditional_writes_is_refused_before_any_file(s3_server, 
         with pytest.raises(UnsupportedFileSystemError, match="If-None-Match"):
             commit.commit(messages)
         assert {f.path for f in table.file_io.walk_files(table.path)} <= before  # no manifest, list or snapshot
-        assert table.snapshot_manager.latest_snapshot_id() is None
+        assert table.snapshot_manager().latest_snapshot_id() is None
     finally:
         lax.stop()
         forget_probes()
@@ -192,4 +192,4 @@ def test_committers_need_no_list_permission(s3_server, s3_bucket, proxy):
     assert [r["id"] for r in _read(table)] == [0, 1, 2]
     assert proxy.counts().get("LIST", 0) >= 1  # the first commit of the new table did try to list
     proxy.clear_rules()
-    assert table.snapshot_manager.snapshot_ids() == [1, 2, 3]
+    assert table.snapshot_manager().snapshot_ids() == [1, 2, 3]

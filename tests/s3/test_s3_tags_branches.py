@@ -34,7 +34,7 @@ def test_tags_and_branches_on_s3(s3_server, s3_bucket):
     t.create_tag("v2", 2, time_retained="1 h")
     with pytest.raises(TagAlreadyExistError):
         t.create_tag("v2", 3)
-    assert t.tag_manager.get("v2").snapshot.id == 2
+    assert t.tag_manager().get("v2").snapshot.id == 2
 
     # racing creators of one name: the server's conditional PUT lets exactly one win
     outcomes: list[str] = []
@@ -53,7 +53,7 @@ def test_tags_and_branches_on_s3(s3_server, s3_bucket):
         th.join()
     winners = [o for o in outcomes if o.startswith("won")]
     assert len(winners) == 1 and outcomes.count("lost") == 2
-    assert f"won {t.tag_manager.get('race').snapshot.id}" == winners[0]
+    assert f"won {t.tag_manager().get('race').snapshot.id}" == winners[0]
     t.delete_tag("race")
 
     t.create_branch("dev", tag="v2")

@@ -20,7 +20,7 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e 
 from impl.errors import InvalidPredicateError  # noqa: E402
 from impl.predicate.predicate import CompoundPredicate, LeafPredicate  # noqa: E402
 from impl.spark import claims  # noqa: E402
-from impl.spark.tables import SparkConnectorError  # noqa: E402
+from impl.spark.errors import SparkConnectorError  # noqa: E402
 
 
 @pytest.fixture

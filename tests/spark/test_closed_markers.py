@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
 
 import impl  # noqa: E402
-from impl.spark.tracking import CLOSED_MARKER_RETENTION_SECONDS, WriteClosedError, WriteIntent  # noqa: E402
+from impl.jobs.tracking import CLOSED_MARKER_RETENTION_SECONDS, WriteClosedError, WriteIntent  # noqa: E402
 
 
 @pytest.fixture

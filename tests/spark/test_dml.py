@@ -96,7 +96,7 @@ def test_delete_update_and_merge_give_the_same_rows_on_both_table_kinds(changed)
         assert [r.snapshot_ids for r in results[name]] == [(2,), (3,), (4,)], name
     dv = _table(warehouse, "dv")
     # the append table's DELETE wrote deletion vectors only: no data file
-    assert dv.snapshot_manager.snapshot(2).delta_record_count == 0
+    assert dv.snapshot_manager().snapshot(2).delta_record_count == 0
     vectors = [f for fs in bucket_index_files(dv.core, dv.latest_snapshot()).values() for f in fs]
     assert vectors and all(f.index_type == IndexType.DELETION_VECTORS for f in vectors)
     assert sum(r.cardinality for f in vectors for r in f.deletion_vector_ranges) == 10 + 10 + 3

@@ -15,7 +15,7 @@ from spark_helpers import crash_first_attempt_fs, data_files, explode_on_13, int
 
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
-from impl.spark.tracking import WriteIntent, clean_after_failure  # noqa: E402
+from impl.jobs.tracking import WriteIntent, clean_after_failure  # noqa: E402
 
 _explode_on_13 = F.udf(explode_on_13, T.LongType())
 
@@ -195,7 +195,7 @@ def test_abort_stops_waiting_when_the_running_attempts_end(tmp_path):
 
 
 def test_attempt_starting_after_the_write_closed_writes_nothing(tmp_path):
-    from impl.spark.tracking import WriteClosedError
+    from impl.jobs.tracking import WriteClosedError
 
     t, intent = _intent_on_table(tmp_path)
     assert intent.delete_unreferenced(set()) == []

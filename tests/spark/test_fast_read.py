@@ -132,7 +132,7 @@ def test_compacted_and_mixed_primary_key_table(spark, catalog):
     t.compact(full=True)
     path = _path(catalog, "pk")
     compacted = catalog.get_table("db.pk")
-    first = compacted.snapshot_manager.latest_snapshot_id()
+    first = compacted.snapshot_manager().latest_snapshot_id()
     cut = _plan(compacted)
     assert cut.native_files and not cut.slow
     compacted_rows = _truth(compacted)

@@ -253,7 +253,7 @@ def test_failed_tasks_leave_nothing(spark, warehouse, table_path):
         impl.spark.write_dataframe(nulls, table_path, writer="spark")
     assert data_files(table_path) == before and orphans(table_path) == []
     assert _staging_left(warehouse) == [] and intents_left(warehouse) == []
-    assert impl.Catalog(warehouse).get_table("db.t").snapshot_manager.latest_snapshot_id() == 1
+    assert impl.Catalog(warehouse).get_table("db.t").snapshot_manager().latest_snapshot_id() == 1
 
 
 @pytest.mark.parametrize("key_type", ["bigint", "int"])

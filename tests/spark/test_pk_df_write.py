@@ -22,17 +22,18 @@ from spark_helpers import data_files, intents_left, orphans  # noqa: E402
 
 import impl  # noqa: E402
 import impl.spark  # noqa: E402
-from impl.mergetree.kv import KVLayout  # noqa: E402
-from impl.mergetree.read import read_kv_tables  # noqa: E402
-from impl.spark.keycheck import (  # noqa: E402
+from impl.errors import WriteRoutingError  # noqa: E402
+from impl.jobs.keycheck import (  # noqa: E402
     KeySketchBuilder,
     check_shared_keys,
     keep_one_compaction_per_bucket,
     key_hashes,
     key_slots,
 )
+from impl.jobs.writer import commit_write, write_task  # noqa: E402
+from impl.mergetree.kv import KVLayout  # noqa: E402
+from impl.mergetree.read import read_kv_tables  # noqa: E402
 from impl.spark.source import prepare_write  # noqa: E402
-from impl.spark.writer import WriteRoutingError, commit_write, write_task  # noqa: E402
 from impl.write.table_write import conform_input  # noqa: E402
 
 ID_V = T.StructType([T.StructField("id", T.LongType(), False), T.StructField("v", T.StringType())])

@@ -12,6 +12,7 @@ import tempfile
 
 import pytest
 
+from impl.jobs.tables import TableRef
 from impl.predicate.predicate import LeafPredicate
 from impl.spark.claims import (
     PRIVATE_DIR_CANDIDATES,
@@ -23,7 +24,6 @@ from impl.spark.claims import (
     record_pushed,
 )
 from impl.spark.errors import SparkConnectorError
-from impl.spark.tables import TableRef
 
 
 def mode(path) -> int:

@@ -24,9 +24,9 @@ import impl  # noqa: E402
 import impl.spark  # noqa: E402
 from fault_injection.orphans import find_orphans  # noqa: E402
 from impl.errors import InvalidWarehouseError  # noqa: E402
+from impl.jobs.tables import TableRef  # noqa: E402
+from impl.jobs.tracking import tracking_filesystem  # noqa: E402
 from impl.spark.claims import ClaimLedger  # noqa: E402
-from impl.spark.tables import TableRef  # noqa: E402
-from impl.spark.tracking import tracking_filesystem  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class S3Table:
 
     def intents_after_failed_job(self) -> set[str]:
         """:meth:`intents`, less the start records a killed attempt's last PUT may leave: Spark
-        kills the running attempts of a failed job without waiting (impl/spark/tracking.py), so
+        kills the running attempts of a failed job without waiting (impl/jobs/tracking.py), so
         an attempt killed just after it recorded its start can land that record after the
         driver's last sweep. Such an attempt wrote nothing (``begin`` records the start before
         any intent or file), which the caller checks: no intent, no file, no end record."""

@@ -54,7 +54,7 @@ def write(path: str, rows: list[tuple[str, int, str]]) -> int:
     finally:
         w.close()
         c.close()
-    return table.snapshot_manager.latest_snapshot_id()
+    return table.snapshot_manager().latest_snapshot_id()
 
 
 def table_of(path: str):
@@ -110,6 +110,9 @@ def test_start_modes_follow_paimons_defaults_and_checks():
         stream_start({"scan.mode": "compacted-full"})
     with pytest.raises(InvalidOptionError, match="scan.mode"):
         stream_start({"scan.mode": "newest"})
+    # a tag is refused by name, not ignored (the stream's views drop every time travel key)
+    with pytest.raises(StreamStartError, match="'scan.tag-name' is not supported by streaming"):
+        stream_start({"scan.tag-name": "t1"})
 
 
 def test_offsets_pin_the_first_batch():
@@ -289,7 +292,7 @@ def test_a_resumed_stream_whose_next_snapshot_expired_fails_naming_it(spark, war
     for i in range(2, 6):
         write(path, [("+I", i, "x")])
     table_of(path).expire_snapshots(retain_min=2, retain_max=2, time_retained_ms=0)
-    assert table_of(path).snapshot_manager.earliest_snapshot_id() == 4
+    assert table_of(path).snapshot_manager().earliest_snapshot_id() == 4
     with pytest.raises(Exception, match=r"snapshot 2, the next one this stream must read, has expired .*"
                                         r"scan\.snapshot-id=4"):
         run().awaitTermination()

@@ -12,8 +12,8 @@ import impl
 from impl.bucket.routing import compute_buckets
 from impl.data.types import parse_type
 from impl.errors import InvalidOptionError
+from impl.jobs.routing import bucket_function
 from impl.options.values import BucketFunctionType
-from impl.spark.routing import bucket_function
 
 
 @given(st.sampled_from(["INT", "BIGINT"]), st.integers(1, 1000), st.data())

@@ -50,7 +50,7 @@ def key_locations(table) -> dict[tuple[str, int], int]:
 
 def test_create_and_write_new_keys(catalog):
     t = make(catalog)
-    assert t.bucket_mode.name == "CROSS_PARTITION"
+    assert t.bucket_mode().name == "CROSS_PARTITION"
     model: dict = {}
     rows = [(i, "a" if i % 2 else "b", f"v{i}") for i in range(10)]
     write(t, batch(rows))

@@ -128,7 +128,7 @@ def test_hash_index_bytes_are_big_endian_int32():
 
 def test_default_primary_key_table_is_dynamic_and_round_trips(catalog):
     t = catalog.create_table("db.d", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"])
-    assert t.options.bucket == -1 and t.bucket_mode.value == "HASH_DYNAMIC"
+    assert t.options.bucket == -1 and t.bucket_mode().value == "HASH_DYNAMIC"
     write(t, rows("a", range(5)))
     write(t, rows("a", [2, 3], "y"))
     assert sort_rows(read(t), ["id"]) == sort_rows(pa.concat_tables([rows("a", [0, 1, 4]), rows("a", [2, 3], "y")]),

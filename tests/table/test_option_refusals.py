@@ -122,7 +122,7 @@ def test_java_table_with_a_read_refused_key_is_refused_by_name(local_catalog):
     assert (e.value.key, e.value.value) == ("chain-table.enabled", "true")
     with pytest.raises(UnsupportedOptionError, match="'chain-table.enabled' = 'true'"):
         t.to_arrow()
-    assert t.snapshot_manager.latest_snapshot_id() is None  # nothing was written
+    assert t.snapshot_manager().latest_snapshot_id() is None  # nothing was written
     with pytest.raises(UnsupportedOptionError, match="chain-table.enabled"):
         t.compact()
 

@@ -41,7 +41,7 @@ def entries(table):
 
 def test_writes_land_in_bucket_postpone_unmerged_and_unread(catalog):
     t = make(catalog)
-    assert t.bucket_mode is BucketMode.POSTPONE
+    assert t.bucket_mode() is BucketMode.POSTPONE
     write(t, rows("a", [3, 1, 3], base=10))  # arrival order, a key twice: kept as written
     write(t, rows("b", [2]))
     es = entries(t)

@@ -670,7 +670,7 @@ def test_partitions_count_rows_deleted_by_deletion_vectors(catalog):
                                   IndexFileMeta("DELETION_VECTORS", f"index-{partition}", 10, len(cards), ranges))
     name = IndexManifestFile(t.file_io, t.paths).write([dv("a", 3, 4), dv("b", 2, None)])
     snap = dataclasses.replace(t.latest_snapshot(), id=2, schema_id=1, index_manifest=name)
-    assert t.snapshot_manager.try_publish(snap)
+    assert t.snapshot_manager().try_publish(snap)
     got = sys_read(catalog, "db.pk$partitions", projection=["partition", "deleted_record_count"]).to_pylist()
     assert got == [{"partition": "dt=a", "deleted_record_count": 7}, {"partition": "dt=b", "deleted_record_count": None},
                    {"partition": "dt=c", "deleted_record_count": 0}]

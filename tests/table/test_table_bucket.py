@@ -223,7 +223,7 @@ def test_table_bucket_mode(catalog):
     schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
     unaware = catalog.create_table("db.unaware", schema=schema)
     fixed = catalog.create_table("db.fixed", schema=schema, primary_keys=["id"], options={"bucket": "2"})
-    assert unaware.bucket_mode is BucketMode.BUCKET_UNAWARE and fixed.bucket_mode is BucketMode.HASH_FIXED
+    assert unaware.bucket_mode() is BucketMode.BUCKET_UNAWARE and fixed.bucket_mode() is BucketMode.HASH_FIXED
 
 
 def test_split_by_group_parts_own_their_memory():

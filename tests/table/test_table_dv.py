@@ -240,11 +240,11 @@ def test_append_table_reads_apply_deletion_vectors_other_engines_write(catalog):
     t = catalog.create_table("db.append_dv", schema=SCHEMA, partition_keys=["dt"])
     write(t, pa.table({"dt": ["a"] * 6, "id": pa.array(range(6), pa.int64()), "v": list("uvwxyz")}))
     write(t, pa.table({"dt": ["b"] * 3, "id": pa.array(range(3), pa.int64()), "v": list("abc")}))
-    latest = t.snapshot_manager.latest_snapshot()
+    latest = t.snapshot_manager().latest_snapshot()
     (entry,) = [e for e in SnapshotReader(t.core).live_entries(latest) if e.file.row_count == 6]
 
     def commit_vector(positions):
-        restored = bucket_index_files(t.core, t.snapshot_manager.latest_snapshot()).get((entry.partition, entry.bucket), [])
+        restored = bucket_index_files(t.core, t.snapshot_manager().latest_snapshot()).get((entry.partition, entry.bucket), [])
         dvs = DeletionVectorsMaintainer(t.file_io, t.paths, restored)
         dvs.apply((), {entry.file.file_name: as_positions(positions)})
         change = dvs.write()

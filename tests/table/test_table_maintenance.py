@@ -68,7 +68,7 @@ def test_expire_keeps_what_retained_snapshots_need(catalog):
     used = used_file_names(t.core)
     assert manifest_dir_names(t) == {n for n in used if n.startswith(("manifest-", "index-manifest-"))}
     assert t.file_io.read_bytes(t.paths.hint_path(EARLIEST_HINT)) == str(latest - 3).encode()
-    assert t.snapshot_manager.earliest_snapshot_id() == latest - 3
+    assert t.snapshot_manager().earliest_snapshot_id() == latest - 3
     # writing and expiring again still works
     write(t, batch(100, 101, "z"))
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)

@@ -394,7 +394,7 @@ def test_synchronous_compaction_mode_runs_on_the_writing_thread(local_catalog):
         write.close()
         if mode == "inline":
             # compaction ran, on this thread, before each prepare_commit returned
-            assert CommitKind.COMPACT in {s.commit_kind for s in t.snapshot_manager.snapshots()}
+            assert CommitKind.COMPACT in {s.commit_kind for s in t.snapshot_manager().snapshots()}
             assert compactor_threads == set()
         results[mode] = as_dict(t.to_arrow())
     assert results["inline"] == results["pool"] and len(results["inline"]) == 8

@@ -71,7 +71,7 @@ def test_create_tag_latest_and_by_id_and_read_by_tag(history):
     assert (latest.snapshot.id, third.snapshot.id) == (12, 3)
     assert listing(t, t.paths.tag_dir) == ["tag-latest", "tag-third"]
     # the tag file is the snapshot's JSON, byte for byte, when the tag has no retention
-    assert t.file_io.read_bytes(t.tag_manager.tag_path("third")) == t.file_io.read_bytes(t.paths.snapshot_path(3))
+    assert t.file_io.read_bytes(t.tag_manager().tag_path("third")) == t.file_io.read_bytes(t.paths.snapshot_path(3))
     assert by_tag(t, "third") == rows[3]
     assert by_tag(t, "latest") == rows[12]
     infos = {i.tag_name: i for i in t.list_tags()}
@@ -82,7 +82,7 @@ def test_create_tag_latest_and_by_id_and_read_by_tag(history):
     assert [g.name for g in t.tags()] == ["latest", "third"]
     assert t.tags() == t.list_tags()  # one API: list_tags is the alias, each row is the Tag
     assert [g.snapshot for g in t.tags()] == [latest.snapshot, third.snapshot]
-    assert t.tag_manager.tag_exists("third") and not t.tag_manager.tag_exists("nope")
+    assert t.tag_manager().tag_exists("third") and not t.tag_manager().tag_exists("nope")
 
 
 def test_tag_with_retention_writes_paimon_tag_fields(local_catalog):
@@ -90,26 +90,26 @@ def test_tag_with_retention_writes_paimon_tag_fields(local_catalog):
     write(t, batch(0, 3))
     before = dt.datetime.now().replace(microsecond=0)
     t.create_tag("kept", time_retained="2 d")
-    obj = json.loads(t.file_io.read_bytes(t.tag_manager.tag_path("kept")))
+    obj = json.loads(t.file_io.read_bytes(t.tag_manager().tag_path("kept")))
     assert obj["tagTimeRetained"] == 172800.0
     assert isinstance(obj["tagCreateTime"], list) and 5 <= len(obj["tagCreateTime"]) <= 7
     info = t.list_tags()[0]
     assert info.time_retained == dt.timedelta(days=2)
     assert before <= info.create_time <= dt.datetime.now()
-    tag = t.tag_manager.get("kept")
+    tag = t.tag_manager().get("kept")
     assert not tag.is_expired(dt.datetime.now())
     assert tag.is_expired(dt.datetime.now() + dt.timedelta(days=3))
     t.create_tag("short", time_retained=dt.timedelta(minutes=5))
-    assert t.tag_manager.get("short").time_retained == dt.timedelta(minutes=5)
+    assert t.tag_manager().get("short").time_retained == dt.timedelta(minutes=5)
 
 
 def test_create_tag_bad_input_writes_nothing(history):
     t, _ = history
     t.create_tag("a", 2)
-    original = t.file_io.read_bytes(t.tag_manager.tag_path("a"))
+    original = t.file_io.read_bytes(t.tag_manager().tag_path("a"))
     with pytest.raises(TagAlreadyExistError, match="'a'.*already exists"):
         t.create_tag("a", 5)
-    assert t.file_io.read_bytes(t.tag_manager.tag_path("a")) == original
+    assert t.file_io.read_bytes(t.tag_manager().tag_path("a")) == original
     assert t.create_tag("a", 5, ignore_if_exists=True).snapshot.id == 2  # the existing tag
     with pytest.raises(SnapshotNotExistError, match="snapshot 99"):
         t.create_tag("b", 99)
@@ -134,7 +134,7 @@ def test_create_tag_on_empty_table_and_of_expired_snapshot(catalog):
     assert [s.id for s in t.snapshots()] == [4]
     with pytest.raises(SnapshotNotExistError):
         t.create_tag("one", 1)  # expired, no tag holds it
-    assert t.create_tag("two-again", 2).snapshot == t.tag_manager.get("two").snapshot  # a tag holds it
+    assert t.create_tag("two-again", 2).snapshot == t.tag_manager().get("two").snapshot  # a tag holds it
 
 
 def test_scan_tag_name_rules(history):
@@ -181,10 +181,10 @@ def test_expire_keeps_tagged_files_and_delete_tag_frees_them(history):
     assert res.expired_snapshot_ids == tuple(range(1, 12))
     assert [s.id for s in t.snapshots()] == [12]
     # the snapshot files of tagged snapshots are gone, the tags still read what they read
-    assert not t.snapshot_manager.snapshot_exists(3)
+    assert not t.snapshot_manager().snapshot_exists(3)
     assert by_tag(t, "t3") == rows[3] and by_tag(t, "t7") == rows[7]
     assert rows_of(t) == rows[12]
-    tags = [t.tag_manager.get(n) for n in ("t3", "t7", "t7b")]
+    tags = [t.tag_manager().get(n) for n in ("t3", "t7", "t7b")]
     keep = live_data_names(t, t.latest_snapshot()).union(*(live_data_names(t, g.snapshot) for g in tags))
     assert names_on_disk(t) == keep  # expiration deleted everything else
     only_t3 = live_data_names(t, tags[0].snapshot) - live_data_names(t, tags[1].snapshot) \
@@ -224,7 +224,7 @@ def test_expire_one_snapshot_at_a_time_keeps_older_tags(history):
         t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=1)
         assert by_tag(t, "t2") == rows[2] and by_tag(t, "t5") == rows[5]
     assert [s.id for s in t.snapshots()] == [12]
-    tagged = [t.tag_manager.get(n).snapshot for n in ("t2", "t5")]
+    tagged = [t.tag_manager().get(n).snapshot for n in ("t2", "t5")]
     assert names_on_disk(t) == live_data_names(t, t.latest_snapshot()).union(
         *(live_data_names(t, s) for s in tagged))
 
@@ -253,7 +253,7 @@ def test_orphan_removal_keeps_tag_and_branch_files(history):
     assert rows_of(b) == sorted(rows[2] + sort_rows(batch(500, 505, "z")),
                                 key=lambda r: tuple((r[k] is None, r[k]) for k in r))
     # once the branch is deleted its own files become orphans
-    branch_only = live_data_names(b, b.latest_snapshot()) - live_data_names(t, t.tag_manager.get("t2").snapshot)
+    branch_only = live_data_names(b, b.latest_snapshot()) - live_data_names(t, t.tag_manager().get("t2").snapshot)
     t.delete_branch("b")
     removed = {posixpath.basename(p) for p in t.remove_orphan_files(older_than_millis=FUTURE)}
     assert branch_only and branch_only <= removed
@@ -283,7 +283,7 @@ def test_rollback_to_tag_of_expired_snapshot(history):
     assert [s.id for s in t.snapshots()] == [11, 12]
     t.rollback_to(3)  # an id only a tag still holds
     assert [s.id for s in t.snapshots()] == [3]
-    assert t.snapshot_manager.earliest_snapshot_id() == 3
+    assert t.snapshot_manager().earliest_snapshot_id() == 3
     assert rows_of(t) == rows[3] and by_tag(t, "t3") == rows[3]
     assert names_on_disk(t) == live_data_names(t, t.snapshot(3))
     write(t, batch(900, 901, "q"))
@@ -429,17 +429,17 @@ def test_corrupt_tag_file_is_reported(local_catalog):
     t = local_catalog.create_table("db.t", schema=SCHEMA)
     write(t, batch(0, 3))
     t.create_tag("ok")
-    t.file_io.write_bytes(t.tag_manager.tag_path("bad"), b"{not json")
+    t.file_io.write_bytes(t.tag_manager().tag_path("bad"), b"{not json")
     with pytest.raises(CorruptMetadataError, match="tag-bad"):
         t.copy({"scan.tag-name": "bad"}).to_arrow()
-    obj = json.loads(t.file_io.read_bytes(t.tag_manager.tag_path("ok")))
-    t.file_io.write_bytes(t.tag_manager.tag_path("neg"), json.dumps({**obj, "tagTimeRetained": -1}).encode())
+    obj = json.loads(t.file_io.read_bytes(t.tag_manager().tag_path("ok")))
+    t.file_io.write_bytes(t.tag_manager().tag_path("neg"), json.dumps({**obj, "tagTimeRetained": -1}).encode())
     with pytest.raises(CorruptMetadataError, match="tagTimeRetained"):
-        t.tag_manager.get("neg")
-    t.file_io.write_bytes(t.tag_manager.tag_path("when"), json.dumps({**obj, "tagTimeRetained": 5,
+        t.tag_manager().get("neg")
+    t.file_io.write_bytes(t.tag_manager().tag_path("when"), json.dumps({**obj, "tagTimeRetained": 5,
                                                                  "tagCreateTime": "yesterday"}).encode())
     with pytest.raises(CorruptMetadataError, match="tagCreateTime"):
-        t.tag_manager.get("when")
+        t.tag_manager().get("when")
     # expiration refuses to guess what a corrupt tag keeps: it deletes nothing
     write(t, batch(3, 6))
     with pytest.raises(CorruptMetadataError):
@@ -500,8 +500,8 @@ def test_delete_tag_whose_id_holds_another_snapshot_checks_everything(history):
     snap = t.snapshot(3)
     forged = json.loads(t.file_io.read_bytes(t.paths.snapshot_path(3)))
     forged["commitIdentifier"] = 424242
-    t.file_io.write_bytes(t.tag_manager.tag_path("odd"), json.dumps(forged).encode())
-    assert t.tag_manager.get("odd").snapshot != snap
+    t.file_io.write_bytes(t.tag_manager().tag_path("odd"), json.dumps(forged).encode())
+    assert t.tag_manager().get("odd").snapshot != snap
     deleted = t.delete_tag("odd")
     assert deleted == []  # snapshot 3 itself still uses every file the forged tag names
     for sid in range(1, 13):
@@ -515,7 +515,7 @@ def test_delete_newer_tag_keeps_files_an_older_tag_shares(history):
     t.create_tag("t3", 3)
     t.create_tag("t7", 7)
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
-    t3, t7 = (t.tag_manager.get(n).snapshot for n in ("t3", "t7"))
+    t3, t7 = (t.tag_manager().get(n).snapshot for n in ("t3", "t7"))
     shared = live_data_names(t, t3) & live_data_names(t, t7)
     assert shared  # the history keeps snapshot 1's file live up to the compaction
     deleted = {posixpath.basename(p) for p in t.delete_tag("t7")}
@@ -535,7 +535,7 @@ def test_delete_tag_keeps_files_the_table_still_reads(local_catalog):
     t.expire_snapshots(retain_min=1, time_retained_ms=0, max_deletes=100)
     assert [s.id for s in t.snapshots()] == [5]
     before = names_on_disk(t)
-    assert live_data_names(t, t.tag_manager.get("t2").snapshot) <= live_data_names(t, t.latest_snapshot())
+    assert live_data_names(t, t.tag_manager().get("t2").snapshot) <= live_data_names(t, t.latest_snapshot())
     deleted = t.delete_tag("t2")
     assert not any(p.endswith(".parquet") for p in deleted)
     assert names_on_disk(t) == before and rows_of(t) == sort_rows(pa.concat_tables([batch(i * 10, i * 10 + 2)
@@ -657,7 +657,7 @@ def _publish_on_first_read(monkeypatch, t, pending: str, name: str) -> list[str]
     def publish_first(self, path):
         if path == pending and not published:
             published.append(path)
-            self.write_bytes(t.tag_manager.tag_path(name), original(self, path))
+            self.write_bytes(t.tag_manager().tag_path(name), original(self, path))
             self.delete(path)
         return original(self, path)
 

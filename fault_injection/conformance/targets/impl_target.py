@@ -40,13 +40,13 @@ class ImplTarget:
     capabilities = frozenset(Capability)
 
     def __init__(self) -> None:
-        self._catalogs: dict[tuple, impl.Catalog] = {}
+        self._catalogs: dict[tuple, impl.FileSystemCatalog] = {}
         self._prepared: dict[str, list] = {}
 
-    def _catalog(self, table: TableRef) -> impl.Catalog:
+    def _catalog(self, table: TableRef) -> impl.FileSystemCatalog:
         key = (table.warehouse, table.storage_options)
         if key not in self._catalogs:
-            self._catalogs[key] = impl.Catalog(table.warehouse, options=dict(table.storage_options) or None)
+            self._catalogs[key] = impl.FileSystemCatalog(table.warehouse, options=dict(table.storage_options) or None)
         return self._catalogs[key]
 
     def _table(self, table: TableRef) -> impl.FileStoreTable:

@@ -20,15 +20,22 @@ from typing import Mapping
 
 import fsspec
 
-from impl.catalog.filesystem import (
-    METASTORE_CATALOGS,
-    Catalog,
-    Database,
-    parse_identifier,
-)
+from impl.catalog.base import JDBC_METASTORE, Database
+from impl.catalog.filesystem import FileSystemCatalog, parse_identifier
 from impl.catalog.jdbc.lock import LockedSnapshotCommit, LockRules, table_lock
 from impl.catalog.jdbc.store import DATABASE_EXISTS_PROPERTY, JdbcStore
-from impl.catalog.jdbc.uri import PROPERTY_PREFIX, connection_properties, parse_jdbc_uri, redact
+from impl.catalog.jdbc.uri import connection_properties, parse_jdbc_uri, redact
+from impl.catalog.options import (
+    CATALOG_KEY,
+    CLIENT_POOL_SIZE,
+    JDBC_OPTIONS,
+    LOCK_ACQUIRE_TIMEOUT,
+    LOCK_CHECK_MAX_SLEEP,
+    LOCK_ENABLED,
+    LOCK_KEY_MAX_LENGTH,
+    SYNC_ALL_PROPERTIES,
+    check_catalog_keys,
+)
 from impl.environment import PRODUCTION, Environment
 from impl.errors import (
     DatabaseAlreadyExistError,
@@ -39,20 +46,11 @@ from impl.errors import (
 )
 from impl.fs.names import check_database
 from impl.fs.object_store import STORAGE_OPTION_PREFIXES
-from impl.options.values import parse_bool, parse_duration_millis, parse_int
 from impl.snapshot.manager import SnapshotCommit
 from impl.table.table import FileStoreTable
 
-JDBC_METASTORE = "jdbc"
-DEFAULT_CATALOG_KEY = "jdbc"
 DB_LOCATION_PROP = "location"
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
-# Catalog options of Paimon's JDBC catalog this one takes, besides jdbc.* (driver properties)
-# and storage options. client-pool-size is accepted and has no effect (one connection).
-JDBC_CATALOG_OPTIONS = frozenset({
-    "metastore", "warehouse", "uri", "catalog-key", "lock.enabled", "lock-check-max-sleep", "lock-acquire-timeout",
-    "lock-key-max-length", "client-pool-size", "sync-all-properties",
-})
 
 
 def _split_options(uri_or_warehouse: str, warehouse: str | None,
@@ -79,19 +77,14 @@ def _split_options(uri_or_warehouse: str, warehouse: str | None,
                                                                     "tables' files live)")
     if opts.get("warehouse", warehouse) != warehouse:
         raise UnsupportedCatalogOptionError("warehouse", opts["warehouse"], f"differs from {warehouse!r}")
-    for key, value in opts.items():
-        if key in JDBC_CATALOG_OPTIONS or key.startswith(PROPERTY_PREFIX) or key.startswith(STORAGE_OPTION_PREFIXES):
-            continue
-        raise UnsupportedCatalogOptionError(
-            key, value, f"not an option of the JDBC catalog (it takes {sorted(JDBC_CATALOG_OPTIONS)}, driver "
-                        f"properties starting with {PROPERTY_PREFIX!r} and storage options)")
+    check_catalog_keys(opts, JDBC_OPTIONS)
     if str(opts.get("metastore", JDBC_METASTORE)).strip().lower() != JDBC_METASTORE:
         raise UnsupportedCatalogOptionError("metastore", opts["metastore"], f"a {uri.split(':')[0]}: URI makes a JDBC "
                                                                           "catalog")
     return uri, warehouse, {**opts, "metastore": JDBC_METASTORE, "uri": uri, "warehouse": warehouse}
 
 
-class JdbcCatalog(Catalog):
+class JdbcCatalog(FileSystemCatalog):
     """A catalog whose databases and tables are rows of a JDBC database (Paimon's
     ``metastore`` = ``jdbc``).
 
@@ -117,29 +110,34 @@ class JdbcCatalog(Catalog):
         storage = {k: v for k, v in opts.items() if k.startswith(STORAGE_OPTION_PREFIXES)}
         super().__init__(warehouse, filesystem, options=storage, env=env)
         self.options = opts
-        self.catalog_key = str(opts.get("catalog-key", DEFAULT_CATALOG_KEY))
+        self.catalog_key = CATALOG_KEY.get(opts)
+        lock_enabled = LOCK_ENABLED.get(opts)
         self.lock_rules = LockRules(
-            enabled=parse_bool("lock.enabled", opts.get("lock.enabled", str(self.file_io.is_object_store))),
-            check_max_sleep_millis=parse_duration_millis("lock-check-max-sleep",
-                                                         opts.get("lock-check-max-sleep", "8 s")),
-            acquire_timeout_millis=parse_duration_millis("lock-acquire-timeout",
-                                                         opts.get("lock-acquire-timeout", "8 min")),
-            key_max_length=parse_int("lock-key-max-length", opts.get("lock-key-max-length", "255"), minimum=1))
-        self.sync_all_properties = parse_bool("sync-all-properties", opts.get("sync-all-properties", "true"))
+            enabled=self.file_io.is_object_store if lock_enabled is None else lock_enabled,
+            check_max_sleep_millis=LOCK_CHECK_MAX_SLEEP.get(opts),
+            acquire_timeout_millis=LOCK_ACQUIRE_TIMEOUT.get(opts),
+            key_max_length=LOCK_KEY_MAX_LENGTH.get(opts))
+        CLIENT_POOL_SIZE.get(opts)  # checked, though one connection serves the catalog
+        self.sync_all_properties = SYNC_ALL_PROPERTIES.get(opts)
         self.store = JdbcStore(jdbc_uri, connection_properties(opts), self.catalog_key,
                                connect_timeout_seconds=DEFAULT_CONNECT_TIMEOUT_SECONDS)
         if self.lock_rules.enabled:
             self.store.create_lock_table(self.lock_rules.key_max_length)
 
+    @classmethod
+    def from_location(cls, location: str | None, filesystem: fsspec.AbstractFileSystem | None,
+                      options: Mapping[str, str] | None, *, env: Environment = PRODUCTION,
+                      warehouse: str | None = None) -> JdbcCatalog:
+        """``("jdbc:...", warehouse=...)`` or ``(warehouse, options={"uri": "jdbc:...", ...})``."""
+        return cls(location, filesystem, options, env=env, warehouse=warehouse)  # type: ignore[arg-type]
+
+    def check_warehouse(self) -> None:
+        """Nothing to check: the databases are rows of the catalog's database (reached when the
+        catalog was opened) and the warehouse directory appears with the first table."""
+
     def close(self) -> None:
         """Close the connection to the database."""
         self.store.close()
-
-    def __enter__(self) -> "JdbcCatalog":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # ------------------------------------------------------------------ databases
 
@@ -266,5 +264,3 @@ class JdbcCatalog(Catalog):
             props["bucket-key"] = bucket_keys
         return props
 
-
-METASTORE_CATALOGS[JDBC_METASTORE] = JdbcCatalog

@@ -10,11 +10,9 @@ from dataclasses import dataclass, field
 from typing import Mapping
 from urllib.parse import parse_qsl, urlsplit
 
+from impl.catalog.options import JDBC_PROPERTY_PREFIX as PROPERTY_PREFIX
 from impl.errors import UnsupportedCatalogOptionError
 
-# Catalog options whose key starts with this are the driver's connection properties (Java's
-# JdbcCatalog.PROPERTY_PREFIX: jdbc.user, jdbc.password, ...).
-PROPERTY_PREFIX = "jdbc."
 _SECRET = re.compile(r"(password=)[^&;]*", re.IGNORECASE)
 
 
@@ -80,3 +78,16 @@ def parse_jdbc_uri(uri: object) -> JdbcUri:
 def connection_properties(options: Mapping[str, str]) -> dict[str, str]:
     """The driver properties among the catalog options (``jdbc.user`` -> ``user``)."""
     return {k[len(PROPERTY_PREFIX):]: str(v) for k, v in options.items() if k.startswith(PROPERTY_PREFIX)}
+
+
+def sqlite_file(uri: JdbcUri) -> str | None:
+    """The local file a SQLite URI's database lives in; None for another database or an in-memory
+    one (``:memory:``, ``file:...?mode=memory``), which has no file to look for."""
+    if uri.protocol is not JdbcProtocol.SQLITE or uri.target == ":memory:":
+        return None
+    if not uri.target.startswith("file:"):
+        return uri.target
+    parts = urlsplit(uri.target)
+    if dict(parse_qsl(parts.query)).get("mode") == "memory" or not parts.path:
+        return None
+    return parts.path

@@ -20,19 +20,20 @@ import urllib.parse
 import urllib.request
 from typing import Any, Mapping, Sequence
 
+import fsspec
 import pyarrow as pa
 
-from impl.catalog.filesystem import Database, parse_identifier, resolve_table, schema_to_create, split_system_table
+from impl.catalog import options as catalog_options
+from impl.catalog.base import Catalog, Database
+from impl.catalog.filesystem import parse_identifier, resolve_table, schema_to_create, split_system_table
+from impl.catalog.options import REST_OPTIONS, check_catalog_keys
 from impl.catalog.rest.protocol import (
     AUTHORIZATION,
     BEAR_TOKEN_PROVIDER,
     BEARER,
-    DATA_TOKEN_ENABLED,
-    DEFAULT_PREFIX,
     MAX_RESULTS,
     METASTORE,
     PAGE_TOKEN,
-    PREFIX,
     REST_METASTORE,
     TOKEN,
     TOKEN_PROVIDER,
@@ -68,7 +69,7 @@ from impl.errors import (
 )
 from impl.fs.file_io import FileIO
 from impl.fs.names import BranchName
-from impl.fs.object_store import STORAGE_OPTION_PREFIXES, storage_options
+from impl.fs.object_store import storage_options
 from impl.fs.paths import TablePaths
 from impl.schema.changes import SchemaChange
 from impl.schema.manager import SchemaManager
@@ -78,7 +79,6 @@ from impl.system import SystemTable
 from impl.table.table import FileStoreTable
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
-CLIENT_OPTIONS = frozenset({METASTORE, URI, TOKEN, TOKEN_PROVIDER, WAREHOUSE, PREFIX, DATA_TOKEN_ENABLED})
 
 
 class RESTClient:
@@ -176,8 +176,8 @@ class RESTSnapshotCommit:
         return success
 
 
-class RESTCatalog:
-    """A Paimon REST catalog: the methods of :class:`impl.Catalog` (databases, tables, schema
+class RESTCatalog(Catalog):
+    """A Paimon REST catalog: the :class:`impl.Catalog` API (databases, tables, schema
     changes, system tables ``db.t$snapshots`` and branches ``db.t$branch_b``), through a
     catalog server at ``options["uri"]``.
 
@@ -189,11 +189,7 @@ class RESTCatalog:
     def __init__(self, options: Mapping[str, str], *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
                  env: Environment = PRODUCTION):
         options = {str(k): str(v) for k, v in options.items()}
-        for key in options:
-            if key not in CLIENT_OPTIONS and not key.startswith(STORAGE_OPTION_PREFIXES) \
-                    and not key.startswith("header."):
-                raise UnsupportedCatalogOptionError(key, options[key], f"not an option of the REST catalog (it takes "
-                                                                       f"{sorted(CLIENT_OPTIONS)} and storage options)")
+        check_catalog_keys(options, REST_OPTIONS)
         if options.get(METASTORE, REST_METASTORE).strip().lower() != REST_METASTORE:
             raise UnsupportedCatalogOptionError(METASTORE, options[METASTORE], "a RESTCatalog's metastore is 'rest'")
         uri = options.get(URI)
@@ -218,8 +214,26 @@ class RESTCatalog:
         except BadRequest as e:
             raise CatalogUnavailableError(self.client.uri, "get config", str(e)) from None
         self.options = {**defaults, **options, **overrides}
-        self.paths = ResourcePaths(self.options.get(PREFIX, DEFAULT_PREFIX))
-        self.data_token_enabled = self.options.get(DATA_TOKEN_ENABLED, "false").lower() == "true"
+        self.paths = ResourcePaths(catalog_options.PREFIX.get(self.options))
+        self.data_token_enabled = catalog_options.DATA_TOKEN_ENABLED.get(self.options)
+
+    @classmethod
+    def from_location(cls, location: str | None, filesystem: fsspec.AbstractFileSystem | None,
+                      options: Mapping[str, str] | None, *, env: Environment = PRODUCTION,
+                      warehouse: str | None = None) -> RESTCatalog:
+        """``Catalog(name, options={"metastore": "rest", "uri": ...})``: ``name`` (or ``warehouse``)
+        is the catalog's warehouse at the server; the server names the file system, so a
+        ``filesystem`` is refused."""
+        if filesystem is not None:
+            raise UnsupportedCatalogOptionError("filesystem", type(filesystem).__name__,
+                                                "a REST catalog's tables live where its server says")
+        named = dict(options or {})
+        for given in (warehouse, location):
+            if given:
+                if named.get(WAREHOUSE, given) != given:
+                    raise UnsupportedCatalogOptionError(WAREHOUSE, named[WAREHOUSE], f"differs from {given!r}")
+                named[WAREHOUSE] = given
+        return cls(named, env=env)
 
     @property
     def uri(self) -> str:
@@ -409,16 +423,6 @@ class RESTCatalog:
         except TableNotExistError:
             if not ignore_if_not_exists:
                 raise
-
-    def drop_partitions(self, identifier, partitions: Sequence[Mapping[str, object]]) -> None:
-        """Delete every row of the given partitions in one OVERWRITE snapshot (published by the server)."""
-        table = self.get_table(identifier)
-        assert isinstance(table, FileStoreTable)
-        commit = table.new_batch_write_builder().new_commit()
-        try:
-            commit.truncate_partitions(partitions)
-        finally:
-            commit.close()
 
 
 __all__ = ["RESTCatalog", "RESTClient", "RESTSnapshotCommit"]

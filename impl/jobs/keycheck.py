@@ -46,10 +46,10 @@ import pyarrow.compute as pc
 from impl.bucket.routing import bucket_of_hashes, compute_buckets, encode_partition, group_rows, row_hashes
 from impl.commit.messages import CommitMessage
 from impl.datafile.meta import DataFileMeta
+from impl.errors import WriteRoutingError
 from impl.mergetree.kv import KeyCodec, KVLayout
 from impl.mergetree.read import read_kv_tables
 from impl.options.values import BucketFunctionType
-from impl.spark.errors import WriteRoutingError
 
 # A sketch lists the distinct key hashes a task wrote into a (partition, bucket) while there are
 # at most HASH_LIST_MAX of them (4 bytes each): two such lists share a hash only where they share

@@ -1,7 +1,7 @@
 """Picklable handles on a table, from its directory ``<warehouse>/<db>.db/<table>``.
 
-Spark ships these to executors and to the Python workers that plan reads and commit writes;
-each opens the table itself through ``impl.Catalog`` (nothing unpicklable crosses a process).
+An engine (Spark, Ray) ships these to its tasks and to the processes that plan reads and commit
+writes; each opens the table itself through ``impl.Catalog`` (nothing unpicklable crosses a process).
 
 Object stores: a :class:`TableRef` carries the storage options (``fs.s3.endpoint``,
 ``fs.s3.accessKeyId``, ... : every key under ``fs.``, ``s3.``, ``s3a.``) as plain strings, and
@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping
 
 import impl
 from impl.catalog.filesystem import split_table_path as catalog_split_table_path
-from impl.errors import DatabaseNotExistError, InvalidWarehouseError, TableNotExistError
+from impl.catalog.options import JDBC_OPTIONS, JDBC_PROPERTY_PREFIX, REST_HEADER_PREFIX, REST_OPTIONS
+from impl.errors import ConnectorError, DatabaseNotExistError, InvalidWarehouseError, TableNotExistError
 from impl.fs.object_store import (
     ACCESS_KEY_KEYS,
     CONNECT_TIMEOUT_KEY,
@@ -34,12 +35,11 @@ from impl.fs.object_store import (
     filesystem_for_url,
     is_object_store_url,
 )
-from impl.spark.errors import SparkConnectorError
 
 
 def _normalize(path: str) -> str:
     if not isinstance(path, str) or not path.strip():
-        raise SparkConnectorError(f"table path {path!r} is empty")
+        raise ConnectorError(f"table path {path!r} is empty")
     path = path.strip()
     if "://" not in path:
         path = os.path.abspath(os.path.expanduser(path))
@@ -51,18 +51,16 @@ def split_table_path(table_path: str) -> tuple[str, str, str]:
     return catalog_split_table_path(_normalize(table_path))
 
 
-# Options of the catalog that lists the table (Paimon's names: ``metastore`` = ``jdbc``, ``uri``,
-# ``catalog-key``, ``lock.enabled``, ``jdbc.user``, ``jdbc.password``, ...): they travel with the
-# storage options, and each process opens the catalog from them.
-# A REST catalog's (``metastore`` = ``rest``): ``uri``, ``warehouse`` (the catalog's name at the
-# server), ``token.provider``, ``token``.
-CATALOG_OPTION_KEYS = frozenset({"metastore", "uri", "catalog-key", "lock.enabled", "warehouse", "token.provider",
-                                 "token"})
+# Options of the catalog that lists the table (declared in impl.catalog.options: ``metastore`` =
+# ``jdbc``, ``uri``, ``catalog-key``, ``lock.enabled``, ``jdbc.user``, ...; a REST catalog's ``uri``,
+# ``warehouse`` (the catalog's name at the server), ``token.provider``, ``token``): they travel
+# with the storage options, and each process opens the catalog from them.
+CATALOG_OPTION_KEYS = JDBC_OPTIONS.keys | REST_OPTIONS.keys
 REST_METASTORE = "rest"
 
 
 def is_catalog_key(key: str) -> bool:
-    return key in CATALOG_OPTION_KEYS or key.startswith("jdbc.")
+    return key in CATALOG_OPTION_KEYS or key.startswith((JDBC_PROPERTY_PREFIX, REST_HEADER_PREFIX))
 
 
 def is_storage_key(key: str) -> bool:
@@ -136,7 +134,7 @@ def open_filesystem(warehouse: str, storage: tuple[tuple[str, str], ...]):
 
 @dataclass(frozen=True)
 class TableRef:
-    """Where a table lives and how to open it, in a form every Spark process can unpickle.
+    """Where a table lives and how to open it, in a form every engine process (Spark, Ray) can unpickle.
 
     ``fs_factory`` (optional, picklable, no arguments) builds the fsspec file system to use
     instead of the one the path implies: tests use it to inject faults in executors.
@@ -160,7 +158,7 @@ class TableRef:
         opts = tuple(sorted((str(k), str(v)) for k, v in (dynamic_options or {}).items()))
         storage, other = split_storage_options(storage_options)
         if other:
-            raise SparkConnectorError(f"{sorted(other)} are not storage options (fs.*, s3.*, s3a.*)")
+            raise ConnectorError(f"{sorted(other)} are not storage options (fs.*, s3.*, s3a.*)")
         return TableRef(_normalize(table_path), warehouse, db, name, fs_factory, opts, tuple(sorted(storage.items())))
 
     @property
@@ -232,9 +230,9 @@ class TableRef:
             err.args = (f"table {self.identifier!r} does not exist (no Paimon table at {self.table_path})",)
             raise err from None
         if self.through_rest and _without_protocol(t.path) != _without_protocol(self.table_path):
-            raise SparkConnectorError(
-                f"the REST catalog serves {self.identifier} at {t.path}, not at {self.table_path}: give Spark "
-                f"the path the catalog names (the data source's writers and cleanups work on that path)")
+            raise ConnectorError(
+                f"the REST catalog serves {self.identifier} at {t.path}, not at {self.table_path}: give Spark or Ray "
+                f"the path the catalog names (the connectors' writers and cleanups work on that path)")
         opts = dict(self.dynamic_options)
         opts.update(extra_options or {})
         return t.copy(opts) if opts else t
@@ -244,5 +242,5 @@ def _without_protocol(path: str) -> str:
     return path.split("://", 1)[-1].rstrip("/")
 
 
-__all__ = ["TableRef", "split_table_path", "SparkConnectorError", "split_storage_options", "is_storage_key",
+__all__ = ["TableRef", "split_table_path", "split_storage_options", "is_storage_key",
            "open_filesystem", "canonical_storage_key"]

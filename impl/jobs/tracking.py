@@ -1,4 +1,4 @@
-"""Write intents: every data file a Spark write creates is logged before it is written.
+"""Write intents: every data file a parallel write (Spark, Ray) creates is logged before it is written.
 
 Spark task attempts can fail or be retried (or run speculatively), and a failed attempt never
 reports the files it already wrote. So each task writes through a *tracking* file system: before
@@ -46,8 +46,8 @@ import urllib.parse
 import uuid
 from typing import Any, Callable, Iterable, Iterator
 
+from impl.errors import WriteClosedError
 from impl.fs.file_io import FileIO
-from impl.spark.errors import WriteClosedError
 from impl.store.core import bucket_index_files
 
 log = logging.getLogger(__name__)
@@ -334,7 +334,7 @@ def files_added_by(table, commit_user: str, since_snapshot_id: int) -> set[str] 
     expired (it may have been ours), or storage failed while looking.
     """
     try:
-        sm = table.snapshot_manager
+        sm = table.snapshot_manager()
         ids = sm.snapshot_ids()
         newer = [i for i in ids if i > since_snapshot_id]
         if not newer:
