@@ -9,6 +9,7 @@ from impl.errors import InvalidOptionError
 from impl.fs.paths import DEFAULT_LAYOUT, DataLayout, compression_extension
 from impl.manifest.merger import MergeOptions
 from impl.options import core_options as co
+from impl.options.parsed import ParsedOptions
 
 
 @dataclass(frozen=True)
@@ -36,22 +37,28 @@ class CommitOptions:
 
     @staticmethod
     def from_options(options: Mapping[str, object]) -> "CommitOptions":
-        """Read the commit options; InvalidOptionError on a malformed value or inconsistent waits."""
+        """Read the commit options of an option map (see :meth:`from_parsed`)."""
+        return CommitOptions.from_parsed(ParsedOptions.of(options))
+
+    @staticmethod
+    def from_parsed(options: ParsedOptions) -> "CommitOptions":
+        """The commit view of a table's parsed options; InvalidOptionError on a malformed value
+        or inconsistent waits."""
         parsed = CommitOptions(
-            max_retries=co.COMMIT_MAX_RETRIES.get(options),
-            min_retry_wait_ms=co.COMMIT_MIN_RETRY_WAIT.get(options),
-            max_retry_wait_ms=co.COMMIT_MAX_RETRY_WAIT.get(options),
-            timeout_ms=co.COMMIT_TIMEOUT.get(options),
+            max_retries=options[co.COMMIT_MAX_RETRIES],
+            min_retry_wait_ms=options[co.COMMIT_MIN_RETRY_WAIT],
+            max_retry_wait_ms=options[co.COMMIT_MAX_RETRY_WAIT],
+            timeout_ms=options[co.COMMIT_TIMEOUT],
             merge=MergeOptions(
-                target_file_size_bytes=co.MANIFEST_TARGET_FILE_SIZE.get(options),
-                full_compaction_threshold_bytes=co.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE.get(options),
-                merge_min_count=co.MANIFEST_MERGE_MIN_COUNT.get(options),
+                target_file_size_bytes=options[co.MANIFEST_TARGET_FILE_SIZE],
+                full_compaction_threshold_bytes=options[co.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE],
+                merge_min_count=options[co.MANIFEST_MERGE_MIN_COUNT],
             ),
-            partition_default_name=co.PARTITION_DEFAULT_NAME.get(options),
-            partition_legacy_name=co.PARTITION_LEGACY_NAME.get(options),
+            partition_default_name=options[co.PARTITION_DEFAULT_NAME],
+            partition_legacy_name=options[co.PARTITION_LEGACY_NAME],
             layout=data_layout(options),
-            row_tracking=co.ROW_TRACKING_ENABLED.get(options),
-            data_evolution=co.DATA_EVOLUTION_ENABLED.get(options),
+            row_tracking=options[co.ROW_TRACKING_ENABLED],
+            data_evolution=options[co.DATA_EVOLUTION_ENABLED],
         )
         check_retry_waits(parsed.min_retry_wait_ms, parsed.max_retry_wait_ms)
         return parsed
@@ -65,11 +72,12 @@ def check_retry_waits(min_retry_wait_ms: int, max_retry_wait_ms: int) -> None:
             f"'commit.max-retry-wait' ({max_retry_wait_ms} ms)")
 
 
-def data_layout(options: Mapping[str, object]) -> DataLayout:
+def data_layout(options: ParsedOptions | Mapping[str, object]) -> DataLayout:
     """The :class:`DataLayout` the options set (InvalidOptionError on a malformed value)."""
+    options = ParsedOptions.of(options)
     infix = None
-    if co.FILE_SUFFIX_INCLUDE_COMPRESSION.get(options):
-        # Paimon names by the raw file.compression text (DataFilePathFactory.compressFileExtension)
-        infix = compression_extension(str(options.get(co.FILE_COMPRESSION.key, co.FILE_COMPRESSION.default)))
-    return DataLayout(co.DATA_FILE_PATH_DIRECTORY.get(options), co.DATA_FILE_PREFIX.get(options),
-                      co.CHANGELOG_FILE_PREFIX.get(options), infix)
+    if options[co.FILE_SUFFIX_INCLUDE_COMPRESSION]:
+        # Paimon names by the file.compression text as set (DataFilePathFactory.compressFileExtension)
+        infix = compression_extension(options.text(co.FILE_COMPRESSION))
+    return DataLayout(options[co.DATA_FILE_PATH_DIRECTORY], options[co.DATA_FILE_PREFIX],
+                      options[co.CHANGELOG_FILE_PREFIX], infix)

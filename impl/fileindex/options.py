@@ -5,13 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from impl.options.values import parse_bool, parse_memory_size
+from impl.options import core_options as co
+from impl.options.parsed import ParsedOptions
 
 PREFIX = "file-index."
 COLUMNS_SUFFIX = ".columns"
-IN_MANIFEST_THRESHOLD_KEY = "file-index.in-manifest-threshold"
-READ_ENABLED_KEY = "file-index.read.enabled"
-DEFAULT_IN_MANIFEST_THRESHOLD_BYTES = 500
 
 
 @dataclass(frozen=True)
@@ -25,15 +23,23 @@ class FileIndexSpec:
     """
 
     columns: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
-    in_manifest_threshold_bytes: int = DEFAULT_IN_MANIFEST_THRESHOLD_BYTES
-    read_enabled: bool = True
+    in_manifest_threshold_bytes: int = co.FILE_INDEX_IN_MANIFEST_THRESHOLD.default
+    read_enabled: bool = co.FILE_INDEX_READ_ENABLED.default
 
     @property
     def empty(self) -> bool:
         return not self.columns
 
     @staticmethod
-    def from_options(raw: Mapping[str, str]) -> "FileIndexSpec":
+    def from_options(options: Mapping[str, object]) -> "FileIndexSpec":
+        """The file indexes an option map asks for (see :meth:`from_parsed`)."""
+        return FileIndexSpec.from_parsed(ParsedOptions.of(options))
+
+    @staticmethod
+    def from_parsed(options: ParsedOptions) -> "FileIndexSpec":
+        """The file indexes of a table's parsed options (InvalidOptionError on a malformed
+        threshold or read switch)."""
+        raw = options.with_prefix(PREFIX)
         columns: dict[str, dict[str, dict[str, str]]] = {}
         for key, value in raw.items():
             if key.startswith(PREFIX) and key.endswith(COLUMNS_SUFFIX):
@@ -47,11 +53,8 @@ class FileIndexSpec:
             parts = key[len(PREFIX):].split(".")
             if len(parts) == 3 and parts[1] in columns and parts[0] in columns[parts[1]]:
                 columns[parts[1]][parts[0]][parts[2]] = str(value)
-        threshold = raw.get(IN_MANIFEST_THRESHOLD_KEY)
-        enabled = raw.get(READ_ENABLED_KEY)
         return FileIndexSpec(
             columns=columns,
-            in_manifest_threshold_bytes=(DEFAULT_IN_MANIFEST_THRESHOLD_BYTES if threshold is None
-                                         else parse_memory_size(IN_MANIFEST_THRESHOLD_KEY, threshold)),
-            read_enabled=True if enabled is None else parse_bool(READ_ENABLED_KEY, enabled),
+            in_manifest_threshold_bytes=options[co.FILE_INDEX_IN_MANIFEST_THRESHOLD],
+            read_enabled=options[co.FILE_INDEX_READ_ENABLED],
         )

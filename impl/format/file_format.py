@@ -49,6 +49,20 @@ UNSUPPORTED_FORMATS_SINCE = {"lance": "1.3", "blob": "1.3", "csv": "1.3 (format 
 
 
 @dataclass(frozen=True)
+class OrcSettings:
+    """The ``orc.*`` options an ORC writer uses, parsed (declared with ORC's defaults in
+    ``impl.options.core_options``; built by ``impl.options.write_formats``)."""
+
+    stripe_size: int
+    compress_size: int
+    row_index_stride: int
+    dictionary_key_threshold: float
+    bloom_filter_columns: tuple[str, ...]
+    bloom_filter_fpp: float
+    compress: str | None  # ORC's compression kind; None: file.compression
+
+
+@dataclass(frozen=True)
 class WriteOptions:
     """How one data file is encoded: the Paimon compression name (``file.compression``), its
     zstd level, and the format's own options (``orc.*`` / ``avro.*`` / ``parquet.*``, with the
@@ -59,6 +73,8 @@ class WriteOptions:
     format_options: Mapping[str, str] = field(default_factory=dict)
     # rows per Parquet row group, bytes per ORC stripe (at most): the rolling writer's granularity
     target_file_size: int | None = None
+    # the orc.* options, when the table writes ORC files (an ORC writer needs them)
+    orc: OrcSettings | None = None
 
 
 class FormatReader(ABC):

@@ -24,8 +24,6 @@ _ERRORS = (pa.ArrowException, OSError, ValueError)
 _CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "none": "uncompressed"}
 # orc.compress values (ORC's CompressionKind names) pyarrow writes
 _ORC_KINDS = {"NONE": "uncompressed", "ZLIB": "zlib", "SNAPPY": "snappy", "LZ4": "lz4", "ZSTD": "zstd"}
-DEFAULT_STRIPE_BYTES = 64 * 1024 * 1024  # ORC's orc.stripe.size default
-DEFAULT_DICTIONARY_THRESHOLD = 0.8  # ORC Java's orc.dictionary.key.threshold default
 
 
 def _orc() -> Any:
@@ -120,20 +118,19 @@ class OrcWriter(FormatWriter):
     def __init__(self, stream: BinaryIO, schema: pa.Schema, fields: Sequence[DataField], options: WriteOptions):
         by_name = {f.name: f for f in fields}
         self._schema = pa.schema([_with_ids(f, by_name[f.name]) for f in schema])
-        opts = options.format_options
-        stripe = int(opts.get("orc.stripe.size", DEFAULT_STRIPE_BYTES))
+        orc = options.orc
+        if orc is None:
+            raise ValueError("an ORC writer needs the table's orc.* options (impl.options.write_formats)")
+        stripe = orc.stripe_size
         if options.target_file_size:
             stripe = max(min(stripe, options.target_file_size), 64 * 1024)
-        bloom = [c.strip() for c in opts.get("orc.bloom.filter.columns", "").split(",") if c.strip()]
         names = self._schema.names
         self._writer = _orc().ORCWriter(
             stream, compression=orc_compression(options), stripe_size=stripe,
-            compression_block_size=int(opts.get("orc.compress.size", 256 * 1024)),
-            row_index_stride=int(opts.get("orc.row.index.stride", 10000)),
-            dictionary_key_size_threshold=float(opts.get("orc.dictionary.key.threshold",
-                                                         DEFAULT_DICTIONARY_THRESHOLD)),
-            bloom_filter_columns=[names.index(c) for c in bloom if c in names] or None,
-            bloom_filter_fpp=float(opts.get("orc.bloom.filter.fpp", 0.05)))
+            compression_block_size=orc.compress_size, row_index_stride=orc.row_index_stride,
+            dictionary_key_size_threshold=orc.dictionary_key_threshold,
+            bloom_filter_columns=[names.index(c) for c in orc.bloom_filter_columns if c in names] or None,
+            bloom_filter_fpp=orc.bloom_filter_fpp)
 
     def write(self, table: pa.Table) -> None:
         cols = [_orc_column(table.column(i), f.type) for i, f in enumerate(self._schema)]
@@ -145,7 +142,7 @@ class OrcWriter(FormatWriter):
 
 def orc_compression(options: WriteOptions) -> str:
     """The pyarrow ORC codec of ``options`` (``orc.compress`` wins over ``file.compression``)."""
-    kind = options.format_options.get("orc.compress")
+    kind = options.orc.compress if options.orc is not None else None
     if kind is not None:
         codec = _ORC_KINDS.get(kind.strip().upper())
         if codec is None:

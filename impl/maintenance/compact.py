@@ -31,7 +31,6 @@ from impl.bucket.routing import BucketMode
 from impl.commit.file_store_commit import CommitStats
 from impl.commit.messages import CommitMessage
 from impl.datafile.meta import DataFileMeta, FileSource
-from impl.fileindex.options import FileIndexSpec
 from impl.manifest.records import IndexFileMeta
 from impl.options.registry import check_write
 from impl.read.primary_key import PrimaryKeyBucketWriter
@@ -124,7 +123,7 @@ def compact_bucket(core: TableCore, partition: bytes, bucket: int, total_buckets
         schema_id=core.schema.id, target_file_size=target, formats=o.write_formats,
         stats_mode=o.stats_mode, file_source=FileSource.COMPACT,
         name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis,
-        file_index=FileIndexSpec.from_options(core.options.raw))
+        file_index=core.options.file_index)
     try:
         for f in picked:
             fpath = core.paths.data_file_path(path, bucket, f.file_name, f.external_path)
@@ -173,7 +172,7 @@ def compact_row_id_groups(core: TableCore, partition: bytes, path: str, bucket: 
                 schema_id=core.schema.id, target_file_size=NO_ROLLING, formats=core.options.write_formats,
                 stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
                 name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis,
-                file_index=FileIndexSpec.from_options(core.options.raw))
+                file_index=core.options.file_index)
             try:
                 writer.write(merged.cast(core.arrow_schema))
                 (meta,) = writer.prepare_commit()

@@ -25,6 +25,7 @@ from impl.fs.paths import TablePaths
 from impl.manifest import columnar_entries
 from impl.manifest.records import FileKind, IndexManifestEntry, IndexType, ManifestEntry, ManifestFileMeta
 from impl.options import core_options as co
+from impl.options.parsed import ParsedOptions
 
 
 class ManifestLists(Protocol):
@@ -461,20 +462,20 @@ class IndexManifestFile:
         return [IndexManifestEntry.from_avro(r, path) for r in records]
 
 
-def manifest_format_option(options: Mapping[str, str]) -> str:
+def manifest_format_option(options: ParsedOptions | Mapping[str, str]) -> str:
     """The ``manifest.format`` of a table's options (Paimon's default: avro), as written."""
-    return str(options.get("manifest.format", AVRO))
+    return ParsedOptions.of(options)[co.MANIFEST_FORMAT]
 
 
-def manifest_avro_codec(options: Mapping[str, str]) -> avro.AvroCodec:
+def manifest_avro_codec(options: ParsedOptions | Mapping[str, str]) -> avro.AvroCodec:
     """The Avro codec of a table's metadata files, as Paimon Java's AvroFileFormat picks it for
     them: ``avro.codec`` when set, else ``manifest.compression`` (default zstd, at
     ``file.compression.zstd-level``). Checked when a file is written (AvroCodec.checked)."""
-    explicit = options.get("avro.codec")
+    options = ParsedOptions.of(options)
+    explicit = options[co.AVRO_CODEC]
     if explicit is not None:
-        return avro.AvroCodec(str(explicit), key="avro.codec")
-    return avro.AvroCodec(str(options.get("manifest.compression", "zstd")),
-                          co.FILE_COMPRESSION_ZSTD_LEVEL.get(options))
+        return avro.AvroCodec(explicit, key=co.AVRO_CODEC.key)
+    return avro.AvroCodec(options[co.MANIFEST_COMPRESSION], options[co.FILE_COMPRESSION_ZSTD_LEVEL])
 
 
 def checked_format(manifest_format: str) -> str:

@@ -35,16 +35,15 @@ from impl.errors import InvalidOptionError
 from impl.fileindex.options import FileIndexSpec
 from impl.options import core_options as co
 from impl.options.config_option import ConfigOption
+from impl.options.parsed import ParsedOptions
 from impl.options.values import ChangelogProducer, MergeEngine, SortOrder, split_names
 from impl.options.write_formats import WriteFormats
 
 __all__ = ["MergeTreeOptions", "MergeEngine", "ChangelogProducer", "SUPPORTED_CHANGELOG_PRODUCERS",
            "PRIMARY_KEY_TARGET_FILE_SIZE"]
 
-MB = 1024 * 1024
 
-# Paimon's target-file-size when unset, for primary-key tables
-PRIMARY_KEY_TARGET_FILE_SIZE = 128 * MB
+PRIMARY_KEY_TARGET_FILE_SIZE = co.PRIMARY_KEY_TARGET_FILE_SIZE
 
 SUPPORTED_CHANGELOG_PRODUCERS = frozenset(ChangelogProducer)
 # producers that compare a key's previous and new version: deduplicate without sequence.field only
@@ -128,14 +127,14 @@ def require_positive(option: ConfigOption[int], value: int) -> int:
     return value
 
 
-def sequence_groups(options: Mapping[str, object]) -> SequenceGroups:
+def sequence_groups(options: ParsedOptions) -> SequenceGroups:
     """``fields.<sequence fields>.sequence-group = <fields>``, as (sequence fields, fields), in option order."""
     groups = []
-    for name, members in co.FIELD_SEQUENCE_GROUP.get_all(options).items():
+    for name, members in options.fields(co.FIELD_SEQUENCE_GROUP).items():
         sequence_fields = split_names(name)
         if not sequence_fields:
             key = co.FIELD_SEQUENCE_GROUP.key(name)
-            raise InvalidOptionError(f"option {key!r}: {options[key]!r} names no fields")
+            raise InvalidOptionError(f"option {key!r}: {options.raw[key]!r} names no fields")
         groups.append((sequence_fields, members))
     return tuple(groups)
 
@@ -204,44 +203,51 @@ class MergeTreeOptions:
 
     @staticmethod
     def from_options(options: Mapping[str, object]) -> "MergeTreeOptions":
-        """Read Paimon's option keys; raise InvalidOptionError on a malformed or unsupported value."""
-        o = {str(k): v for k, v in options.items() if v is not None}
-        trigger = co.NUM_SORTED_RUN_COMPACTION_TRIGGER.get(o)
-        target_file_size = co.TARGET_FILE_SIZE.get(o)
+        """Read Paimon's option keys from an option map (see :meth:`from_parsed`)."""
+        return MergeTreeOptions.from_parsed(ParsedOptions.of(options))
+
+    @staticmethod
+    def from_parsed(o: ParsedOptions, *, write_formats: WriteFormats | None = None,
+                    file_index: FileIndexSpec | None = None) -> "MergeTreeOptions":
+        """The merge-tree view of a table's parsed options; InvalidOptionError on a malformed or
+        unsupported value. ``write_formats`` / ``file_index``: the table's views of the same
+        options when it has them (else derived here)."""
+        trigger = o[co.NUM_SORTED_RUN_COMPACTION_TRIGGER]
+        target_file_size = o[co.TARGET_FILE_SIZE]
+        sequence_fields: tuple[str, ...] | None = o[co.SEQUENCE_FIELD]
         return check_changelog_producer(MergeTreeOptions(
-            bucket=co.BUCKET.get(o),
+            bucket=o[co.BUCKET],
             target_file_size=PRIMARY_KEY_TARGET_FILE_SIZE if target_file_size is None else target_file_size,
-            write_buffer_size=require_positive(co.WRITE_BUFFER_SIZE, co.WRITE_BUFFER_SIZE.get(o)),
+            write_buffer_size=require_positive(co.WRITE_BUFFER_SIZE, o[co.WRITE_BUFFER_SIZE]),
             num_sorted_run_compaction_trigger=trigger,
-            num_sorted_run_stop_trigger=resolve_stop_trigger(trigger, co.NUM_SORTED_RUN_STOP_TRIGGER.get(o)),
-            num_levels=resolve_num_levels(trigger, co.NUM_LEVELS.get(o)),
-            max_size_amplification_percent=co.COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT.get(o),
-            size_ratio=co.COMPACTION_SIZE_RATIO.get(o),
-            merge_engine=co.MERGE_ENGINE.get(o),
-            ignore_delete=co.IGNORE_DELETE.get(o),
-            sequence_fields=co.SEQUENCE_FIELD.get(o) or (),
-            sequence_field_descending=co.SEQUENCE_FIELD_SORT_ORDER.get(o) is SortOrder.DESCENDING,
-            rowkind_field=co.ROWKIND_FIELD.get(o),
-            changelog_producer=supported_changelog_producer(co.CHANGELOG_PRODUCER.get(o)),
-            write_only=co.WRITE_ONLY.get(o),
-            data_file_thin_mode=co.DATA_FILE_THIN_MODE.get(o),
-            default_aggregate_function=co.FIELDS_DEFAULT_AGGREGATE_FUNCTION.get(o),
-            field_aggregate_functions=co.FIELD_AGGREGATE_FUNCTION.get_all(o),
+            num_sorted_run_stop_trigger=resolve_stop_trigger(trigger, o[co.NUM_SORTED_RUN_STOP_TRIGGER]),
+            num_levels=resolve_num_levels(trigger, o[co.NUM_LEVELS]),
+            max_size_amplification_percent=o[co.COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT],
+            size_ratio=o[co.COMPACTION_SIZE_RATIO],
+            merge_engine=o[co.MERGE_ENGINE],
+            ignore_delete=o[co.IGNORE_DELETE],
+            sequence_fields=sequence_fields or (),
+            sequence_field_descending=o[co.SEQUENCE_FIELD_SORT_ORDER] is SortOrder.DESCENDING,
+            rowkind_field=o[co.ROWKIND_FIELD],
+            changelog_producer=supported_changelog_producer(o[co.CHANGELOG_PRODUCER]),
+            write_only=o[co.WRITE_ONLY],
+            data_file_thin_mode=o[co.DATA_FILE_THIN_MODE],
+            default_aggregate_function=o[co.FIELDS_DEFAULT_AGGREGATE_FUNCTION],
+            field_aggregate_functions=o.fields(co.FIELD_AGGREGATE_FUNCTION),
             field_ignore_retract=frozenset(
-                name for name, ignore in co.FIELD_IGNORE_RETRACT.get_all(o).items() if ignore),
-            field_list_agg_delimiters=co.FIELD_LIST_AGG_DELIMITER.get_all(o),
-            file_index=FileIndexSpec.from_options({k: str(v) for k, v in o.items()}),
+                name for name, ignore in o.fields(co.FIELD_IGNORE_RETRACT).items() if ignore),
+            field_list_agg_delimiters=o.fields(co.FIELD_LIST_AGG_DELIMITER),
+            file_index=FileIndexSpec.from_parsed(o) if file_index is None else file_index,
             field_sequence_groups=sequence_groups(o),
-            partial_update_remove_record_on_delete=co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o),
-            partial_update_remove_record_on_sequence_group=(
-                None if o.get(REMOVE_RECORD_ON_SEQUENCE_GROUP) is None else str(o[REMOVE_RECORD_ON_SEQUENCE_GROUP])),
-            file_compression=co.FILE_COMPRESSION.get(o),
-            write_formats=WriteFormats.from_options(o),
-            file_compression_zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(o),
-            write_buffer_spillable=co.WRITE_BUFFER_SPILLABLE.get(o),
-            spill_max_disk_size=co.WRITE_BUFFER_SPILL_MAX_DISK_SIZE.get(o),
-            sort_spill_threshold=co.SORT_SPILL_THRESHOLD.get(o),
-            sort_spill_buffer_size=co.SORT_SPILL_BUFFER_SIZE.get(o),
-            spill_compression=co.SPILL_COMPRESSION.get(o),
-            spill_compression_zstd_level=co.SPILL_COMPRESSION_ZSTD_LEVEL.get(o),
-        ), co.DELETION_VECTORS_ENABLED.get(o))
+            partial_update_remove_record_on_delete=o[co.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE],
+            partial_update_remove_record_on_sequence_group=o.raw.get(REMOVE_RECORD_ON_SEQUENCE_GROUP),
+            file_compression=o[co.FILE_COMPRESSION],
+            write_formats=WriteFormats.from_parsed(o) if write_formats is None else write_formats,
+            file_compression_zstd_level=o[co.FILE_COMPRESSION_ZSTD_LEVEL],
+            write_buffer_spillable=o[co.WRITE_BUFFER_SPILLABLE],
+            spill_max_disk_size=o[co.WRITE_BUFFER_SPILL_MAX_DISK_SIZE],
+            sort_spill_threshold=o[co.SORT_SPILL_THRESHOLD],
+            sort_spill_buffer_size=o[co.SORT_SPILL_BUFFER_SIZE],
+            spill_compression=o[co.SPILL_COMPRESSION],
+            spill_compression_zstd_level=o[co.SPILL_COMPRESSION_ZSTD_LEVEL],
+        ), o[co.DELETION_VECTORS_ENABLED])

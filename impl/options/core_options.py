@@ -21,7 +21,8 @@ these declarations and add the rules that relate several options.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Iterable, TypeVar
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from impl.fs.names import (
     MAIN_BRANCH,
@@ -45,15 +46,19 @@ from impl.options.values import (
     parse_bool,
     parse_bucket,
     parse_compression,
+    parse_compression_per_level,
     parse_duration_millis,
     parse_file_format,
     parse_file_prefix,
+    parse_float,
+    parse_format_per_level,
     parse_incremental_between,
     parse_int,
     parse_lowercase,
     parse_max_buckets,
     parse_memory_size,
     parse_name_list,
+    parse_names,
     parse_optional_text,
     parse_relative_directory,
     parse_spill_compression,
@@ -64,6 +69,7 @@ from impl.options.values import (
 T = TypeVar("T")
 
 MiB = 1024 * 1024
+EMPTY_LEVEL_MAP: Mapping[int, str] = MappingProxyType({})
 
 _DECLARED: list[ConfigOption[Any]] = []
 
@@ -102,6 +108,15 @@ FILE_COMPRESSION: ConfigOption[str] = _option(
     "Compression of data files (parsed to the pyarrow codec name; uncompressed is none).")
 FILE_COMPRESSION_ZSTD_LEVEL: ConfigOption[int] = _option(
     "file.compression.zstd-level", at_least(1), 1, "zstd level of data files.")
+FILE_FORMAT_PER_LEVEL: ConfigOption[Mapping[int, str]] = _option(
+    "file.format.per.level", parse_format_per_level, EMPTY_LEVEL_MAP,
+    "Format of the data files of some LSM levels, '<level>:<format>,...' (others: file.format).")
+FILE_COMPRESSION_PER_LEVEL: ConfigOption[Mapping[int, str]] = _option(
+    "file.compression.per.level", parse_compression_per_level, EMPTY_LEVEL_MAP,
+    "Compression of the data files of some LSM levels, '<level>:<compression>,...' (others: file.compression).")
+# Paimon's target-file-size when unset, by table kind
+PRIMARY_KEY_TARGET_FILE_SIZE = 128 * MiB
+APPEND_TARGET_FILE_SIZE = 256 * MiB
 TARGET_FILE_SIZE: ConfigOption[int | None] = _option(
     "target-file-size", at_least(1, parse_memory_size), None,
     "Target size of a data file in bytes; unset: 128 mb for primary-key tables, 256 mb for append tables.")
@@ -245,6 +260,51 @@ MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE: ConfigOption[int] = _option(
     "Bytes of delta manifests that trigger a full manifest merge.")
 MANIFEST_MERGE_MIN_COUNT: ConfigOption[int] = _option(
     "manifest.merge-min-count", at_least(1), 30, "Fewest small manifest files a minor merge combines.")
+MANIFEST_FORMAT: ConfigOption[str] = _option(
+    "manifest.format", parse_text, "avro",
+    "Format of manifest, manifest list and index manifest files, as written (avro or parquet; "
+    "checked when a manifest is written: impl.manifest.manifest_file.checked_format).")
+MANIFEST_COMPRESSION: ConfigOption[str] = _option(
+    "manifest.compression", parse_text, "zstd",
+    "Avro codec of metadata files when avro.codec is unset, as written (checked when a file is written).")
+
+# ---------------------------------------------------------------------------- format options (orc.*, avro.*)
+
+# ORC's own options (ORC Java's OrcConf names and defaults), parsed when a table writes ORC files.
+ORC_STRIPE_SIZE: ConfigOption[int] = _option(
+    "orc.stripe.size", parse_int, 64 * MiB,
+    "Bytes of an ORC stripe (at most the target file size, at least 64 kb).")
+ORC_COMPRESS_SIZE: ConfigOption[int] = _option(
+    "orc.compress.size", parse_int, 256 * 1024, "Bytes of an ORC compression block.")
+ORC_ROW_INDEX_STRIDE: ConfigOption[int] = _option(
+    "orc.row.index.stride", parse_int, 10_000, "Rows between ORC row index entries.")
+ORC_DICTIONARY_KEY_THRESHOLD: ConfigOption[float] = _option(
+    "orc.dictionary.key.threshold", parse_float, 0.8,
+    "ORC dictionary-encodes a string column while its distinct values are at most this fraction of its rows.")
+ORC_BLOOM_FILTER_COLUMNS: ConfigOption[tuple[str, ...]] = _option(
+    "orc.bloom.filter.columns", parse_names, (), "Comma-separated columns with ORC bloom filters.")
+ORC_BLOOM_FILTER_FPP: ConfigOption[float] = _option(
+    "orc.bloom.filter.fpp", parse_float, 0.05, "False-positive rate of ORC bloom filters.")
+ORC_COMPRESS: ConfigOption[str | None] = _option(
+    "orc.compress", parse_text, None,
+    "ORC compression kind (NONE, ZLIB, SNAPPY, LZ4, ZSTD; checked when ORC is written); unset: file.compression.")
+# ORC keys Paimon declares that this library accepts without reading (their value does not change
+# the files it writes or the rows it reads)
+ORC_ACCEPTED_KEYS = frozenset({"orc.write.batch-size", "orc.timestamp-ltz.legacy.type", "orc.column.encoding.direct"})
+
+AVRO_CODEC: ConfigOption[str | None] = _option(
+    "avro.codec", parse_text, None,
+    "Codec of Avro data and metadata files, as written (checked when a file is written); unset: "
+    "file.compression for data files, manifest.compression for metadata files.")
+
+# ---------------------------------------------------------------------------- data-file indexes (file-index.*)
+
+FILE_INDEX_IN_MANIFEST_THRESHOLD: ConfigOption[int] = _option(
+    "file-index.in-manifest-threshold", parse_memory_size, 500,
+    "Bytes up to which a data file's index blob is embedded in its manifest entry (larger: a "
+    "<data-file>.index file beside it).")
+FILE_INDEX_READ_ENABLED: ConfigOption[bool] = _option(
+    "file-index.read.enabled", parse_bool, True, "Scans use the data-file indexes to skip files.")
 
 # ---------------------------------------------------------------------------- reads
 
@@ -316,9 +376,9 @@ CORE_OPTIONS: tuple[ConfigOption[Any], ...] = tuple(_DECLARED)
 PASSED_THROUGH_KEYS = frozenset({
     "page-size", "compaction.optimization-interval",
     "full-compaction.delta-commits", "local-sort.max-num-file-handles", "sort-engine",
-    "commit.force-compact", "commit.user-prefix", "manifest.format", "manifest.compression",
+    "commit.force-compact", "commit.user-prefix",
     "incremental-between-scan-mode", "path", "type", "owner", "comment",
-    "read.batch-size", "write.batch-size", "file-index.read.enabled", "dynamic-bucket.assigner-parallelism",
+    "read.batch-size", "write.batch-size", "dynamic-bucket.assigner-parallelism",
     "aggregation.remove-record-on-delete", "lookup-wait",
     # Flink's batch sink into postpone tables; this library's writes always land in bucket-postpone
     "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",

@@ -200,7 +200,8 @@ CLASSIFIED: dict[str, tuple[OptionKind, str]] = {
     "lookup.merge-records-threshold": (N, _FLINK_LOOKUP),
     "lookup.remote-file.enabled": (N, _FLINK_LOOKUP),
     "lookup.remote-file.level-threshold": (N, _FLINK_LOOKUP),
-    "manifest.compression": (N, "readers take the codec from the Avro file header"),
+    "manifest.compression": (H, "impl.manifest.manifest_file (codec of the metadata files written; readers take "
+                                "it from the Avro file header)"),
     "manifest.delete-file-drop-stats": (N, "statistics of DELETE manifest entries only"),
     "manifest.format": (H, "impl.manifest.manifest_file"),
     "manifest.full-compaction-threshold-size": (H, ""),

@@ -147,6 +147,13 @@ def parse_int(key: str, value: object, *, minimum: int | None = None) -> int:
     return n
 
 
+def parse_float(key: str, value: object) -> float:
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        raise InvalidOptionError(f"option {key!r}: {value!r} is not a number") from None
+
+
 def parse_bool(key: str, value: object) -> bool:
     if isinstance(value, bool):
         return value
@@ -209,6 +216,11 @@ def parse_name_list(key: str, value: object) -> tuple[str, ...]:
     if not names:
         raise InvalidOptionError(f"option {key!r}: {value!r} names no field")
     return names
+
+
+def parse_names(key: str, value: object) -> tuple[str, ...]:
+    """A comma-separated list of names, possibly empty (spaces around names and empty names are dropped)."""
+    return split_names(value)
 
 
 def split_names(value: object) -> tuple[str, ...]:
@@ -292,6 +304,32 @@ def parse_file_format(key: str, value: object) -> str:
         return file_format(str(value)).name
     except UnsupportedFileFormatError as e:
         raise InvalidOptionError(f"option {key!r}: {e}") from e
+
+
+def _per_level(key: str, value: object) -> dict[int, str]:
+    """Paimon's ``<level>:<value>,...`` map options (``file.format.per.level``), values lower-cased."""
+    out: dict[int, str] = {}
+    if value is None or not str(value).strip():
+        return out
+    for part in str(value).split(","):
+        level, sep, v = part.partition(":")
+        if not sep or not level.strip().isdigit() or not v.strip():
+            raise InvalidOptionError(f"option {key!r}: {part.strip()!r} is not <level>:<value>")
+        out[int(level)] = v.strip().lower()
+    return out
+
+
+def parse_format_per_level(key: str, value: object) -> Mapping[int, str]:
+    """``file.format.per.level``: level -> format, each parquet, orc or avro (as written, lower-cased)."""
+    out = _per_level(key, value)
+    for v in out.values():
+        parse_file_format(key, v)
+    return out
+
+
+def parse_compression_per_level(key: str, value: object) -> Mapping[int, str]:
+    """``file.compression.per.level``: level -> the pyarrow codec of its compression."""
+    return {level: parse_compression(key, c) for level, c in _per_level(key, value).items()}
 
 
 # ---------------------------------------------------------------------------- parser builders

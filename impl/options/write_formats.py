@@ -7,34 +7,24 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from impl.errors import InvalidOptionError
-from impl.format.file_format import FileFormat, WriteOptions
+from impl.format.file_format import FileFormat, OrcSettings, WriteOptions
 from impl.format.formats import file_format
-from impl.options.values import parse_compression, parse_file_format
-
-
-def _per_level(key: str, value: str | None) -> dict[int, str]:
-    """Paimon's ``<level>:<value>,...`` map options (``file.format.per.level``)."""
-    out: dict[int, str] = {}
-    if value is None or not str(value).strip():
-        return out
-    for part in str(value).split(","):
-        level, sep, v = part.partition(":")
-        if not sep or not level.strip().isdigit() or not v.strip():
-            raise InvalidOptionError(f"option {key!r}: {part.strip()!r} is not <level>:<value>")
-        out[int(level)] = v.strip().lower()
-    if key == "file.format.per.level":
-        for v in out.values():
-            parse_file_format(key, v)
-    return out
-
+from impl.options import core_options as co
+from impl.options.parsed import ParsedOptions
 
 # Format options implemented (every other ``orc.*`` / ``avro.*`` key is refused by name).
-ORC_OPTIONS = frozenset({
-    "orc.stripe.size", "orc.row.index.stride", "orc.compress.size", "orc.dictionary.key.threshold",
-    "orc.bloom.filter.columns", "orc.bloom.filter.fpp", "orc.write.batch-size", "orc.compress",
-    "orc.timestamp-ltz.legacy.type", "orc.column.encoding.direct",
-})
-AVRO_OPTIONS = frozenset({"avro.codec", "avro.row-name-mapping"})
+ORC_OPTIONS = frozenset({o.key for o in co.CORE_OPTIONS if o.key.startswith("orc.")}) | co.ORC_ACCEPTED_KEYS
+AVRO_OPTIONS = frozenset({co.AVRO_CODEC.key, "avro.row-name-mapping"})
+
+
+def orc_settings(options: ParsedOptions) -> OrcSettings:
+    """The ``orc.*`` options an ORC writer uses (InvalidOptionError naming a malformed one)."""
+    return OrcSettings(
+        stripe_size=options[co.ORC_STRIPE_SIZE], compress_size=options[co.ORC_COMPRESS_SIZE],
+        row_index_stride=options[co.ORC_ROW_INDEX_STRIDE],
+        dictionary_key_threshold=options[co.ORC_DICTIONARY_KEY_THRESHOLD],
+        bloom_filter_columns=options[co.ORC_BLOOM_FILTER_COLUMNS], bloom_filter_fpp=options[co.ORC_BLOOM_FILTER_FPP],
+        compress=options[co.ORC_COMPRESS])
 
 
 @dataclass(frozen=True)
@@ -43,26 +33,30 @@ class WriteFormats:
     LSM level by ``file.format.per.level`` / ``file.compression.per.level`` (Paimon's
     ``CoreOptions.fileFormatPerLevel`` / ``fileCompressionPerLevel``), plus the format options."""
 
-    default_format: str = "parquet"
-    compression: str = "zstd"
-    zstd_level: int | None = 1
+    default_format: str = co.FILE_FORMAT.default
+    compression: str = co.FILE_COMPRESSION.default
+    zstd_level: int | None = co.FILE_COMPRESSION_ZSTD_LEVEL.default
     format_per_level: Mapping[int, str] = field(default_factory=dict)
     compression_per_level: Mapping[int, str] = field(default_factory=dict)
     format_options: Mapping[str, str] = field(default_factory=dict)
+    # the orc.* options, parsed when some level writes ORC (a table writing none keeps its own)
+    orc: OrcSettings | None = None
 
     @staticmethod
     def from_options(options: Mapping[str, object]) -> "WriteFormats":
-        """Parse and check the write-format options of a table (InvalidOptionError /
+        """Parse and check the write-format options of an option map (see :meth:`from_parsed`)."""
+        return WriteFormats.from_parsed(ParsedOptions.of(options))
+
+    @staticmethod
+    def from_parsed(options: ParsedOptions) -> "WriteFormats":
+        """The write formats of a table's parsed options, checked (InvalidOptionError /
         UnsupportedFileFormatError naming the option)."""
-        raw = {str(k): str(v) for k, v in options.items() if v is not None}
-        default = parse_file_format("file.format", raw.get("file.format", "parquet"))
-        compression = parse_compression("file.compression", raw.get("file.compression", "zstd"))
-        level = raw.get("file.compression.zstd-level")
-        per_format = _per_level("file.format.per.level", raw.get("file.format.per.level"))
-        per_compression = {lv: parse_compression("file.compression.per.level", c)
-                           for lv, c in _per_level("file.compression.per.level",
-                                                   raw.get("file.compression.per.level")).items()}
-        fmt_opts = {k: v for k, v in raw.items() if k.startswith(("orc.", "avro.", "parquet."))}
+        default, compression = options[co.FILE_FORMAT], options[co.FILE_COMPRESSION]
+        zstd_level = options[co.FILE_COMPRESSION_ZSTD_LEVEL]
+        format_levels: Mapping[int, str] = options[co.FILE_FORMAT_PER_LEVEL]
+        compression_levels: Mapping[int, str] = options[co.FILE_COMPRESSION_PER_LEVEL]
+        per_format, per_compression = dict(format_levels), dict(compression_levels)
+        fmt_opts = options.with_prefix("orc.", "avro.", "parquet.")
         for k in fmt_opts:
             if k.startswith("orc.") and k not in ORC_OPTIONS:
                 raise InvalidOptionError(f"option {k!r} is not supported (ORC options implemented: "
@@ -70,8 +64,8 @@ class WriteFormats:
             if k.startswith("avro.") and k not in AVRO_OPTIONS:
                 raise InvalidOptionError(f"option {k!r} is not supported (Avro options implemented: "
                                          f"{', '.join(sorted(AVRO_OPTIONS))})")
-        out = WriteFormats(default, compression, int(level) if level is not None else 1, per_format,
-                           per_compression, fmt_opts)
+        orc = orc_settings(options) if "orc" in {default, *per_format.values()} else None
+        out = WriteFormats(default, compression, zstd_level, per_format, per_compression, fmt_opts, orc)
         for lv in {0, *per_format, *per_compression}:
             fmt, opts = out.for_level(lv)
             fmt.check_options(opts)
@@ -81,6 +75,6 @@ class WriteFormats:
         """The format and encoding of a file written at ``level`` (append files: level 0)."""
         fmt = file_format(self.format_per_level.get(level, self.default_format))
         return fmt, WriteOptions(self.compression_per_level.get(level, self.compression), self.zstd_level,
-                                 self.format_options, target_file_size)
+                                 self.format_options, target_file_size, self.orc)
 
 

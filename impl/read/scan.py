@@ -30,7 +30,6 @@ from impl.datafile.meta import DataFileMeta
 from impl.datafile.stats import ColumnStats, FileStats
 from impl.errors import InvalidPredicateError, SnapshotNotExistError, UnsupportedTableFeatureError
 from impl.fileindex.evaluate import check_literals
-from impl.fileindex.options import FileIndexSpec
 from impl.fileindex.reader import FileIndexFilter
 from impl.gcpause import paused_gc
 from impl.manifest.entries import live_entries
@@ -436,7 +435,7 @@ class TableScan:
         values no single file holds).
         """
         pred = self.predicate
-        spec = FileIndexSpec.from_options(self.core.options.raw)
+        spec = self.core.options.file_index
         if pred is None or spec.empty:
             return entries
         schema = self.core.schema

@@ -232,7 +232,7 @@ def _open(spark, op: str, table_path: str, options, fs_factory) -> _Target:
             raise UnsupportedTableFeatureError(
                 f"{op} of {ref.identifier}: merge-engine {o.merge_engine.value!r} is not supported for row-level "
                 f"changes (deduplicate only)")
-        if co.IGNORE_DELETE.get(o.raw):
+        if o.parsed[co.IGNORE_DELETE]:
             # the -D rows of a DELETE would be dropped: the change would silently do nothing
             raise UnsupportedTableFeatureError(f"{op} of {ref.identifier}: the table has 'ignore-delete' = true")
     else:

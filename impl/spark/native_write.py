@@ -55,7 +55,6 @@ from impl.commit.messages import CommitMessage
 from impl.data.types import to_arrow
 from impl.datafile.meta import DataFileMeta, KeyFacts, written_file_meta
 from impl.datafile.stats import KEY_STATS_MODE, StatsCollector
-from impl.fileindex.options import FileIndexSpec
 from impl.format.formats import named_for
 from impl.jobs.tracking import INTENT_ROOT
 from impl.jobs.writer import WriteJob
@@ -100,7 +99,7 @@ def native_write_reason(table, *, reachable: bool, store_reason: str | None = No
         return f"{table.identifier} writes file.compression {wopts.compression!r}"
     if wopts.format_options:
         return f"{table.identifier} sets format options {sorted(wopts.format_options)}"
-    if not FileIndexSpec.from_options(opts.raw).empty:
+    if not opts.file_index.empty:
         return f"{table.identifier} has file indexes (file-index.*)"
     if opts.row_tracking:
         return f"{table.identifier} has row tracking"

@@ -1,20 +1,26 @@
 """The ``paimon_py`` data source's options and write preparation, shared by the batch source
 (:mod:`impl.spark.source`) and the streaming sink (:mod:`impl.spark.stream_writer`).
 
-Options sort into connector options (``path``, keys, time travel, read tuning), Paimon table
-options and storage options; :func:`prepare_write` creates the table if missing and checks a
-DataFrame schema against it.
+Options sort into connector options (``path``, keys, time travel, read tuning: each declared
+below as a :class:`impl.options.ConfigOption`, key, parser, default and description, as the
+table options are in :mod:`impl.options.core_options`), Paimon table options and storage
+options; :func:`prepare_write` creates the table if missing and checks a DataFrame schema
+against it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from impl.catalog.filesystem import split_system_table
 from impl.errors import SystemTableReadOnlyError
 from impl.jobs.tables import TableRef, canonical_storage_key, is_storage_key, split_table_path
+from impl.jobs.units import DEFAULT_TARGET_BYTES
 from impl.jobs.writer import WriteJob, unsupported_write_reason
+from impl.options.config_option import ConfigOption
 from impl.options.registry import classify, nearest_key
+from impl.options.values import parse_bool, parse_int, parse_names, parse_text
 from impl.spark.errors import SparkConnectorError
 from impl.spark.types import arrow_schema_for_create, check_write_schema
 from impl.store.options import KNOWN_KEYS
@@ -23,11 +29,46 @@ FORMAT_NAME = "paimon_py"
 # internal: restricts a read to the files :func:`impl.spark.fast_read.read_table` leaves to this source
 ONLY_FILES_KEY = "__only-files"
 
-# connector options (not table options)
-_CONNECTOR_KEYS = {"path", "primary-key", "primary-keys", "partition", "partition-keys", "snapshot-id",
-                   "timestamp-millis", "row-kind-column", "read.parallelism", "read.split-size", "pushdown",
-                   "read.changelog", ONLY_FILES_KEY}
-_TIME_TRAVEL = {"snapshot-id": "scan.snapshot-id", "timestamp-millis": "scan.timestamp-millis"}
+# ---------------------------------------------------------------------------- connector options (not table options)
+
+PATH: ConfigOption[str | None] = ConfigOption(
+    "path", parse_text, None, "The table's directory, <warehouse>/<db>.db/<table> (.load(path) / .save(path)).")
+PRIMARY_KEY: ConfigOption[tuple[str, ...]] = ConfigOption(
+    "primary-key", parse_names, (), "Comma-separated primary key of a table a write creates; an existing "
+    "table's must match.", fallback_keys=("primary-keys",))
+PARTITION: ConfigOption[tuple[str, ...]] = ConfigOption(
+    "partition", parse_names, (), "Comma-separated partition columns of a table a write creates; an existing "
+    "table's must match.", fallback_keys=("partition-keys",))
+SNAPSHOT_ID: ConfigOption[str | None] = ConfigOption(
+    "snapshot-id", parse_text, None, "Time travel: read this snapshot (passed on as scan.snapshot-id).")
+TIMESTAMP_MILLIS: ConfigOption[str | None] = ConfigOption(
+    "timestamp-millis", parse_text, None,
+    "Time travel: read the snapshot of this epoch millisecond (passed on as scan.timestamp-millis).")
+WRITE_ROW_KIND_COLUMN: ConfigOption[str | None] = ConfigOption(
+    "row-kind-column", parse_text, None,
+    "Writes: the DataFrame column holding each row's kind (+I, -U, +U, -D); it is not written.")
+READ_PARALLELISM: ConfigOption[int | None] = ConfigOption(
+    "read.parallelism", parse_int, None, "Partitions of a read; unset: planned from read.split-size.")
+READ_SPLIT_SIZE: ConfigOption[int] = ConfigOption(
+    "read.split-size", parse_int, DEFAULT_TARGET_BYTES, "Target bytes of one read partition.")
+PUSHDOWN: ConfigOption[bool] = ConfigOption(
+    "pushdown", parse_bool, False,
+    "Prune the planned read with Spark's pushed filters (off by default: Spark 4.3 shares one planned read "
+    "among all scans of a loaded relation).")
+READ_CHANGELOG: ConfigOption[bool] = ConfigOption(
+    "read.changelog", parse_bool, False, "Reads return Paimon's rowkind column before the table's columns.")
+CONNECTOR_OPTIONS: tuple[ConfigOption[Any], ...] = (
+    PATH, PRIMARY_KEY, PARTITION, SNAPSHOT_ID, TIMESTAMP_MILLIS, WRITE_ROW_KIND_COLUMN, READ_PARALLELISM, READ_SPLIT_SIZE,
+    PUSHDOWN, READ_CHANGELOG)
+
+_CONNECTOR_KEYS = frozenset(k for option in CONNECTOR_OPTIONS for k in option.keys) | {ONLY_FILES_KEY}
+# connector time travel -> the table option it stands for
+_TIME_TRAVEL = {SNAPSHOT_ID.key: "scan.snapshot-id", TIMESTAMP_MILLIS.key: "scan.timestamp-millis"}
+
+
+def connector_names(connector: Mapping[str, str], option: ConfigOption[tuple[str, ...]]) -> list[str]:
+    """The names of a list option, from the first of its keys with a non-empty value."""
+    return list(option.get({k: v for k, v in connector.items() if k not in option.keys or v}))
 
 
 def _names(value: str | None) -> list[str]:
@@ -71,7 +112,7 @@ def parse_options(options) -> SourceOptions:
     """The table path and the connector, Paimon table and storage options of the data source options."""
     opts = {str(k).lower() if str(k).lower() in _CONNECTOR_KEYS else str(k): str(v)
             for k, v in dict(options).items() if v is not None}
-    path = opts.get("path")
+    path = PATH.get(opts)
     if not path:
         raise SparkConnectorError(f"{FORMAT_NAME}: no table path; use .load(path) / .save(path) or "
                                   f"OPTIONS (path '<warehouse>/<db>.db/<table>')")
@@ -109,7 +150,7 @@ def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: d
     """Create the table if missing, check the DataFrame schema, and build the WriteJob.
     ``table_opts`` must hold no storage option (they would be stored in the schema)."""
 
-    row_kind = connector.get("row-kind-column")
+    row_kind = WRITE_ROW_KIND_COLUMN.get(connector)
     hidden = set(drop_columns) | ({row_kind} if row_kind else set())
     data_schema = type(df_schema)([f for f in df_schema.fields if f.name not in hidden])
     misplaced = sorted(k for k in table_opts if is_storage_key(k))
@@ -123,8 +164,8 @@ def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: d
     catalog = base.catalog()
     if not catalog.table_exists(base.identifier):
         catalog.create_database(base.database, ignore_if_exists=True)
-        pks = _names(connector.get("primary-key") or connector.get("primary-keys"))
-        parts = _names(connector.get("partition") or connector.get("partition-keys"))
+        pks = connector_names(connector, PRIMARY_KEY)
+        parts = connector_names(connector, PARTITION)
         if pks and int(table_opts.get("bucket", "-1")) < 1:
             raise SparkConnectorError(
                 f"{FORMAT_NAME}: a primary-key table needs a fixed bucket count, e.g. .option('bucket', '4') "
@@ -150,10 +191,10 @@ def prepare_write(path: str, df_schema, connector: dict[str, str], table_opts: d
 def _check_existing(table, connector: dict[str, str], table_opts: dict[str, str]) -> None:
     """Table-defining options given for an existing table must match it."""
     problems = []
-    pks = _names(connector.get("primary-key") or connector.get("primary-keys"))
+    pks = connector_names(connector, PRIMARY_KEY)
     if pks and pks != list(table.primary_keys):
         problems.append(f"primary-key {pks} (table: {list(table.primary_keys)})")
-    parts = _names(connector.get("partition") or connector.get("partition-keys"))
+    parts = connector_names(connector, PARTITION)
     if parts and parts != list(table.partition_keys):
         problems.append(f"partition {parts} (table: {list(table.partition_keys)})")
     if "bucket" in table_opts and int(table_opts["bucket"]) != table.options.bucket:

@@ -78,14 +78,16 @@ from pyspark.sql.datasource import DataSource
 
 from impl.errors import SchemaMismatchError
 from impl.jobs.tables import TableRef
-from impl.jobs.units import DEFAULT_TARGET_BYTES
-from impl.options.values import parse_bool
 from impl.spark.claims import prune_local_ledgers
 from impl.spark.errors import SparkConnectorError
 from impl.spark.only_files import decode_only_files
 from impl.spark.options import (
     FORMAT_NAME,
     ONLY_FILES_KEY,
+    PUSHDOWN,
+    READ_CHANGELOG,
+    READ_PARALLELISM,
+    READ_SPLIT_SIZE,
     parse_options,
     prepare_write,
     refuse_system_table_write,
@@ -110,14 +112,14 @@ def _read_ref(options) -> tuple[TableRef, dict[str, str]]:
 def _row_kind(connector: dict[str, str]) -> bool:
     """``read.changelog``: add Paimon's ``rowkind`` column."""
 
-    return parse_bool("read.changelog", connector.get("read.changelog", "false"))
+    return READ_CHANGELOG.get(connector)
 
 
 def _pushdown(connector: dict[str, str]) -> bool:
     """``pushdown`` (default false): prune the planned read with the pushed filters. Off by
     default because Spark 4.3 shares one planned read among all scans of a loaded relation."""
 
-    return parse_bool("pushdown", connector.get("pushdown", "false"))
+    return PUSHDOWN.get(connector)
 
 
 def read_schema(table, row_kind: bool):
@@ -176,8 +178,8 @@ class PaimonDataSource(DataSource):
             _check_schema(schema, table, False)
             return SystemTableReader(ref, schema)
         _check_schema(schema, table, row_kind)
-        slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
-        target = int(connector.get("read.split-size", DEFAULT_TARGET_BYTES))
+        slots = READ_PARALLELISM.get(connector)
+        target = READ_SPLIT_SIZE.get(connector)
         reader_class = PaimonPushdownReader if _pushdown(connector) else PaimonReader
         only = decode_only_files(connector[ONLY_FILES_KEY]) if ONLY_FILES_KEY in connector else None
         return reader_class(ref, schema, slots=slots, target_bytes=target,
@@ -192,10 +194,9 @@ class PaimonDataSource(DataSource):
         row_kind = _row_kind(connector)
         _check_schema(schema, table, row_kind)
         check_streamable(table)
-        start = stream_start(table.options.raw)  # scan.snapshot-id / timestamp-millis: where the stream starts
-        slots = int(connector["read.parallelism"]) if "read.parallelism" in connector else None
-        return PaimonStreamReader(ref, schema, start, row_kind=row_kind, slots=slots,
-                                  target_bytes=int(connector.get("read.split-size", DEFAULT_TARGET_BYTES)))
+        start = stream_start(table.options.parsed)  # scan.snapshot-id / timestamp-millis: where the stream starts
+        return PaimonStreamReader(ref, schema, start, row_kind=row_kind, slots=READ_PARALLELISM.get(connector),
+                                  target_bytes=READ_SPLIT_SIZE.get(connector))
 
     def streamWriter(self, schema, overwrite: bool):
         """The Structured Streaming sink (see :mod:`impl.spark.stream_writer`)."""

@@ -55,6 +55,7 @@ from impl.errors import SnapshotNotExistError
 from impl.jobs.tables import TableRef
 from impl.jobs.units import DEFAULT_TARGET_BYTES, pack_units, partition_count, read_units
 from impl.options import core_options as co
+from impl.options.parsed import ParsedOptions
 from impl.options.values import StartupMode
 from impl.read.scan import DataSplit
 from impl.read.table_read import VALUE_KIND
@@ -83,17 +84,18 @@ class StreamStart:
     timestamp_millis: int | None = None
 
 
-def stream_start(options: Mapping[str, str]) -> StreamStart:
+def stream_start(options: ParsedOptions | Mapping[str, str]) -> StreamStart:
     """The start of a stream from the table's options (schema options merged with dynamic ones),
     resolved and checked as Paimon does (``default`` picks the mode from the options given)."""
+    parsed = ParsedOptions.of(options)
     for key in ("scan.tag-name", "scan.version"):
         # (Paimon can start a stream at a tag; this reader does not, and must not start elsewhere)
-        if options.get(key):
+        if parsed.raw.get(key):
             raise StreamStartError(f"option {key!r} is not supported by streaming reads; start the stream with "
                                    f"scan.snapshot-id or scan.timestamp-millis")
-    mode = co.SCAN_MODE.get(options)
-    snapshot_id = co.SCAN_SNAPSHOT_ID.get(options)
-    timestamp = co.SCAN_TIMESTAMP_MILLIS.get(options)
+    mode = parsed[co.SCAN_MODE]
+    snapshot_id = parsed[co.SCAN_SNAPSHOT_ID]
+    timestamp = parsed[co.SCAN_TIMESTAMP_MILLIS]
     if mode is StartupMode.DEFAULT:
         mode = (StartupMode.FROM_TIMESTAMP if timestamp is not None else
                 StartupMode.FROM_SNAPSHOT if snapshot_id is not None else StartupMode.LATEST_FULL)
@@ -114,7 +116,7 @@ def stream_start(options: Mapping[str, str]) -> StreamStart:
 
 def check_streamable(table) -> None:
     """Refuse what the stream cannot read faithfully (the changes of OVERWRITE snapshots)."""
-    raw = table.options.raw
+    parsed = table.options.parsed
     if table.bucket_mode() is BucketMode.POSTPONE and table.options.changelog_producer == "none":
         # Paimon's stream scan of such a table reads bucket-postpone too (unmerged rows, before
         # any compaction); this reader plans through the batch scan, which skips it
@@ -124,10 +126,10 @@ def check_streamable(table) -> None:
         raise StreamStartError(f"option 'data-evolution.enabled' = true: streaming reads of data-evolution tables "
                                f"are not supported ({table.identifier}); a snapshot's files may update older rows")
     if table.is_primary_key_table:
-        if co.STREAMING_READ_OVERWRITE.get(raw):
+        if parsed[co.STREAMING_READ_OVERWRITE]:
             raise StreamStartError(f"streaming-read-overwrite=true is not supported ({table.identifier}); "
                                    f"OVERWRITE snapshots are skipped by streaming reads")
-    elif co.STREAMING_READ_APPEND_OVERWRITE.get(raw):
+    elif parsed[co.STREAMING_READ_APPEND_OVERWRITE]:
         raise StreamStartError(f"streaming-read-append-overwrite=true is not supported ({table.identifier}); "
                                f"OVERWRITE snapshots are skipped by streaming reads")
 

@@ -48,6 +48,7 @@ from impl.manifest.manifest_file import (
     manifest_format_option,
 )
 from impl.manifest.records import IndexFileMeta
+from impl.options.parsed import ParsedOptions
 from impl.options.registry import check_dynamic_keys
 from impl.schema.manager import SchemaManager, schema_ids_in
 from impl.schema.records import TableSchema
@@ -145,8 +146,9 @@ class TableCore:
         dynamic = {str(k): str(v) for k, v in (dynamic_options or {}).items()}
         # a misspelt Paimon key (scan.snapshot-idd) in a view's options is refused, not ignored
         check_dynamic_keys(dynamic)
-        merged = {**schema.options, **dynamic}
-        options = TableOptions.from_options(merged, warn_unknown=False)
+        # the one typed object of this view's options: every view below is derived from it
+        parsed = ParsedOptions({str(k): str(v) for k, v in {**schema.options, **dynamic}.items()})
+        options = TableOptions.from_parsed(parsed, warn_unknown=False)
         # a checked name: see impl.fs.names
         paths = TablePaths(path, id_factory=env.new_id, branch=options.branch, layout=options.commit.layout)
         # reads the schemas older data files were written under (the branch's schema directory;
@@ -158,8 +160,8 @@ class TableCore:
             options=options, paths=paths, schema_manager=schema_manager,
             snapshot_manager=SnapshotManager(file_io, paths, snapshot_commit=snapshot_commit,
                                              table_name=identifier or path),
-            manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(merged),
-                                       codec=manifest_avro_codec(merged)),
+            manifest_list=ManifestList(file_io, paths, manifest_format=manifest_format_option(parsed),
+                                       codec=manifest_avro_codec(parsed)),
             partition_cache=PartitionCache(schema.partition_keys, [schema.field(k).type for k in schema.partition_keys],
                                            options.partition_default_name, options.commit.partition_legacy_name),
             env=env, snapshot_commit=snapshot_commit, opened_schema=opened_schema)
@@ -222,7 +224,7 @@ class TableCore:
     @cached_property
     def merge_tree_options(self):
         """Parsed ``impl.mergetree.MergeTreeOptions`` (primary-key tables)."""
-        return merge_tree_options(self.options.raw, self.schema)
+        return merge_tree_options(self.options, self.schema)
 
     @cached_property
     def dictionary_choice(self) -> DictionaryChoice:

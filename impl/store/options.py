@@ -1,21 +1,27 @@
 """The table layer's view of a table's options (schema options merged with dynamic ones).
 
-The keys are declared once in :mod:`impl.options.core_options`; this module reads them, adds
-the rules that relate several options or that the table layer alone imposes, and warns about
-unknown keys: they are kept and passed through, but a typo such as ``buckets`` would otherwise
-silently do nothing. Wrong values raise :class:`InvalidOptionError` naming the key and the value.
+The keys are declared once in :mod:`impl.options.core_options` and parsed once per table view
+into :class:`impl.options.parsed.ParsedOptions`; :class:`TableOptions` holds that object and
+the views derived from it (commit, write formats, file indexes, and, for primary-key tables, the
+merge tree through :func:`impl.store.schema.merge_tree_options`), adds the rules that relate
+several options or that the table layer alone imposes, and warns about unknown keys: they are
+kept and passed through, but a typo such as ``buckets`` would otherwise silently do nothing.
+Wrong values raise :class:`InvalidOptionError` naming the key and the value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Mapping
 
 from impl.commit.options import CommitOptions
 from impl.errors import InvalidOptionError
+from impl.fileindex.options import FileIndexSpec
 from impl.fs.names import BranchName, TagName
 from impl.options import core_options as co
 from impl.options.core_options import KNOWN_KEYS, is_known_key, warn_unknown_keys
+from impl.options.parsed import ParsedOptions
 from impl.options.values import BucketFunctionType, ChangelogProducer, MergeEngine, StatsMode, StatsModeKind
 from impl.options.write_formats import WriteFormats
 
@@ -24,13 +30,12 @@ __all__ = [
     "is_known_key", "warn_unknown_keys",
 ]
 
-MiB = 1024 * 1024
 
 # ---------------------------------------------------------------------------- rules
 
 
 def check_one_scan_start(options: Mapping[str, object]) -> None:
-    """A read starts at one of a snapshot id, a time or a tag."""
+    """A read starts at one of a snapshot id, a time or a tag (checked before their values parse)."""
     starts = [o.key for o in (co.SCAN_SNAPSHOT_ID, co.SCAN_TIMESTAMP_MILLIS, co.SCAN_TAG_NAME, co.SCAN_VERSION)
               if o.key_in(options)]
     if len(starts) > 1:
@@ -48,7 +53,7 @@ def target_file_size_for(configured: int | None, primary_key_table: bool) -> int
     """``target-file-size``, else Paimon's default for the table kind."""
     if configured is not None:
         return configured
-    return (128 if primary_key_table else 256) * MiB
+    return co.PRIMARY_KEY_TARGET_FILE_SIZE if primary_key_table else co.APPEND_TARGET_FILE_SIZE
 
 
 # ---------------------------------------------------------------------------- view
@@ -56,7 +61,11 @@ def target_file_size_for(configured: int | None, primary_key_table: bool) -> int
 
 @dataclass(frozen=True)
 class TableOptions:
-    """Parsed view of a table's options (schema options merged with dynamic ones)."""
+    """Parsed view of a table's options (schema options merged with dynamic ones).
+
+    ``parsed`` is the one typed object the fields and the derived views (``commit``,
+    ``write_formats``, :attr:`file_index`) were read from; a table core passes it on to the
+    merge tree's view, so no key is parsed twice."""
 
     raw: Mapping[str, str] = field(default_factory=dict)
     bucket: int = co.BUCKET.default
@@ -100,6 +109,12 @@ class TableOptions:
     postpone_default_bucket_num: int = co.POSTPONE_DEFAULT_BUCKET_NUM.default
     bucket_function: BucketFunctionType = co.BUCKET_FUNCTION_TYPE.default
     commit: CommitOptions = CommitOptions()
+    parsed: ParsedOptions = field(default_factory=lambda: ParsedOptions({}), repr=False, compare=False)
+
+    @cached_property
+    def file_index(self) -> FileIndexSpec:
+        """The ``file-index.*`` options: parsed on first use (a scan or a write that needs them)."""
+        return FileIndexSpec.from_parsed(self.parsed)
 
     def target_file_size_for(self, primary_key_table: bool) -> int:
         return target_file_size_for(self.target_file_size, primary_key_table)
@@ -107,54 +122,61 @@ class TableOptions:
     @staticmethod
     def from_options(options: Mapping[str, object], *, warn_unknown: bool = True) -> "TableOptions":
         """Parse and validate; raises InvalidOptionError on a wrong value, warns on an unknown key."""
-        raw = {str(k): str(v) for k, v in options.items()}
+        return TableOptions.from_parsed(ParsedOptions({str(k): str(v) for k, v in options.items()}),
+                                        warn_unknown=warn_unknown)
+
+    @staticmethod
+    def from_parsed(parsed: ParsedOptions, *, warn_unknown: bool = True) -> "TableOptions":
+        """The table view of ``parsed`` (see :meth:`from_options`)."""
+        raw = parsed.raw
         if warn_unknown:
             warn_unknown_keys(raw)
         check_one_scan_start(raw)
-        retained_min = co.SNAPSHOT_NUM_RETAINED_MIN.get(raw)
-        retained_max = co.SNAPSHOT_NUM_RETAINED_MAX.get(raw)
+        retained_min = parsed[co.SNAPSHOT_NUM_RETAINED_MIN]
+        retained_max = parsed[co.SNAPSHOT_NUM_RETAINED_MAX]
         check_retained_counts(retained_min, retained_max)
         return TableOptions(
             raw=raw,
-            bucket=co.BUCKET.get(raw),
-            bucket_key=co.BUCKET_KEY.get(raw),
-            file_format=co.FILE_FORMAT.get(raw),
-            file_compression=co.FILE_COMPRESSION.get(raw),
-            write_formats=WriteFormats.from_options(raw),
-            zstd_level=co.FILE_COMPRESSION_ZSTD_LEVEL.get(raw),
-            target_file_size=co.TARGET_FILE_SIZE.get(raw),
-            write_buffer_size=co.WRITE_BUFFER_SIZE.get(raw),
-            write_only=co.WRITE_ONLY.get(raw),
-            merge_engine=co.MERGE_ENGINE.get(raw),
-            changelog_producer=co.CHANGELOG_PRODUCER.get(raw),
-            rowkind_field=co.ROWKIND_FIELD.get(raw),
-            sequence_field=co.SEQUENCE_FIELD.get(raw),
-            compaction_min_file_num=co.COMPACTION_MIN_FILE_NUM.get(raw),
-            compaction_max_file_num=co.COMPACTION_MAX_FILE_NUM.get(raw),
+            bucket=parsed[co.BUCKET],
+            bucket_key=parsed[co.BUCKET_KEY],
+            file_format=parsed[co.FILE_FORMAT],
+            file_compression=parsed[co.FILE_COMPRESSION],
+            write_formats=WriteFormats.from_parsed(parsed),
+            zstd_level=parsed[co.FILE_COMPRESSION_ZSTD_LEVEL],
+            target_file_size=parsed[co.TARGET_FILE_SIZE],
+            write_buffer_size=parsed[co.WRITE_BUFFER_SIZE],
+            write_only=parsed[co.WRITE_ONLY],
+            merge_engine=parsed[co.MERGE_ENGINE],
+            changelog_producer=parsed[co.CHANGELOG_PRODUCER],
+            rowkind_field=parsed[co.ROWKIND_FIELD],
+            sequence_field=parsed[co.SEQUENCE_FIELD],
+            compaction_min_file_num=parsed[co.COMPACTION_MIN_FILE_NUM],
+            compaction_max_file_num=parsed[co.COMPACTION_MAX_FILE_NUM],
             snapshot_num_retained_min=retained_min,
             snapshot_num_retained_max=retained_max,
-            snapshot_time_retained_ms=co.SNAPSHOT_TIME_RETAINED.get(raw),
-            snapshot_expire_limit=co.SNAPSHOT_EXPIRE_LIMIT.get(raw),
-            snapshot_clean_empty_directories=co.SNAPSHOT_CLEAN_EMPTY_DIRECTORIES.get(raw),
-            scan_snapshot_id=co.SCAN_SNAPSHOT_ID.get(raw),
-            scan_timestamp_millis=co.SCAN_TIMESTAMP_MILLIS.get(raw),
-            scan_tag_name=co.SCAN_TAG_NAME.get(raw),
-            scan_version=co.SCAN_VERSION.get(raw),
-            branch=co.BRANCH.get(raw),
-            scan_fallback_branch=co.SCAN_FALLBACK_BRANCH.get(raw),
-            incremental_between=co.INCREMENTAL_BETWEEN.get(raw),
-            split_target_size=co.SOURCE_SPLIT_TARGET_SIZE.get(raw),
-            split_open_file_cost=co.SOURCE_SPLIT_OPEN_FILE_COST.get(raw),
-            partition_default_name=co.PARTITION_DEFAULT_NAME.get(raw),
-            stats_mode=co.METADATA_STATS_MODE.get(raw),
-            deletion_vectors=co.DELETION_VECTORS_ENABLED.get(raw),
-            deletion_vectors_bitmap64=co.DELETION_VECTORS_BITMAP64.get(raw),
-            row_tracking=co.ROW_TRACKING_ENABLED.get(raw),
-            data_evolution=co.DATA_EVOLUTION_ENABLED.get(raw),
-            dynamic_partition_overwrite=co.DYNAMIC_PARTITION_OVERWRITE.get(raw),
-            dynamic_bucket_target_row_num=co.DYNAMIC_BUCKET_TARGET_ROW_NUM.get(raw),
-            dynamic_bucket_max_buckets=co.DYNAMIC_BUCKET_MAX_BUCKETS.get(raw),
-            postpone_default_bucket_num=co.POSTPONE_DEFAULT_BUCKET_NUM.get(raw),
-            bucket_function=co.BUCKET_FUNCTION_TYPE.get(raw),
-            commit=CommitOptions.from_options(raw),
+            snapshot_time_retained_ms=parsed[co.SNAPSHOT_TIME_RETAINED],
+            snapshot_expire_limit=parsed[co.SNAPSHOT_EXPIRE_LIMIT],
+            snapshot_clean_empty_directories=parsed[co.SNAPSHOT_CLEAN_EMPTY_DIRECTORIES],
+            scan_snapshot_id=parsed[co.SCAN_SNAPSHOT_ID],
+            scan_timestamp_millis=parsed[co.SCAN_TIMESTAMP_MILLIS],
+            scan_tag_name=parsed[co.SCAN_TAG_NAME],
+            scan_version=parsed[co.SCAN_VERSION],
+            branch=parsed[co.BRANCH],
+            scan_fallback_branch=parsed[co.SCAN_FALLBACK_BRANCH],
+            incremental_between=parsed[co.INCREMENTAL_BETWEEN],
+            split_target_size=parsed[co.SOURCE_SPLIT_TARGET_SIZE],
+            split_open_file_cost=parsed[co.SOURCE_SPLIT_OPEN_FILE_COST],
+            partition_default_name=parsed[co.PARTITION_DEFAULT_NAME],
+            stats_mode=parsed[co.METADATA_STATS_MODE],
+            deletion_vectors=parsed[co.DELETION_VECTORS_ENABLED],
+            deletion_vectors_bitmap64=parsed[co.DELETION_VECTORS_BITMAP64],
+            row_tracking=parsed[co.ROW_TRACKING_ENABLED],
+            data_evolution=parsed[co.DATA_EVOLUTION_ENABLED],
+            dynamic_partition_overwrite=parsed[co.DYNAMIC_PARTITION_OVERWRITE],
+            dynamic_bucket_target_row_num=parsed[co.DYNAMIC_BUCKET_TARGET_ROW_NUM],
+            dynamic_bucket_max_buckets=parsed[co.DYNAMIC_BUCKET_MAX_BUCKETS],
+            postpone_default_bucket_num=parsed[co.POSTPONE_DEFAULT_BUCKET_NUM],
+            bucket_function=parsed[co.BUCKET_FUNCTION_TYPE],
+            commit=CommitOptions.from_parsed(parsed),
+            parsed=parsed,
         )

@@ -185,11 +185,14 @@ def mergetree():
             f"primary-key tables need impl.mergetree, which is not available ({e})") from e
 
 
-def merge_tree_options(options: Mapping[str, str], schema: TableSchema):
-    """Parse and validate the merge-tree options of a primary-key table (InvalidOptionError if wrong)."""
+def merge_tree_options(options: TableOptions, schema: TableSchema):
+    """Parse and validate the merge-tree options of a primary-key table (InvalidOptionError if
+    wrong): the merge tree's view of the table's parsed options, sharing its write formats and
+    file indexes."""
     mt = mergetree()
     try:
-        opts = mt.MergeTreeOptions.from_options(options)
+        opts = mt.MergeTreeOptions.from_parsed(options.parsed, write_formats=options.write_formats,
+                                               file_index=options.file_index)
         mt.MergeSpec.from_schema(schema, opts)
     except InvalidOptionError:
         raise
@@ -216,7 +219,7 @@ def validate_for_create(schema: TableSchema, *, warn_unknown: bool = True,
             mergetree()
         except UnsupportedTableFeatureError:
             return options  # merge tree not installed: checked again on first write
-        merge_tree_options(options.raw, schema)
+        merge_tree_options(options, schema)
     return options
 
 
@@ -271,7 +274,7 @@ def check_index_file_layout(schema: TableSchema, options: TableOptions) -> None:
     """Refuse ``index-file-in-data-file-dir`` = true on a table that has index files (deletion
     vectors, dynamic bucket mode): their directory is not implemented, and looking for them in
     ``index/`` would miss them."""
-    if co.INDEX_FILE_IN_DATA_FILE_DIR.get(options.raw) and (
+    if options.parsed[co.INDEX_FILE_IN_DATA_FILE_DIR] and (
             options.deletion_vectors or (schema.primary_keys and options.bucket == -1)):
         raise UnsupportedTableFeatureError(
             "option 'index-file-in-data-file-dir' = true (index files in bucket directories) is not supported "

@@ -65,10 +65,10 @@ def check_supported(core: TableCore, *, overwrite: bool) -> None:
     problem = None
     if opts.deletion_vectors:
         problem = "'deletion-vectors.enabled' = true (the key index bootstrap would need level-0 files)"
-    elif opts.merge_engine is MergeEngine.DEDUPLICATE and co.IGNORE_DELETE.get(opts.raw):
+    elif opts.merge_engine is MergeEngine.DEDUPLICATE and opts.parsed[co.IGNORE_DELETE]:
         # the writer drops DELETE rows, the moved keys' retractions too: they would stay twice
         problem = "'ignore-delete' = true (it would drop the DELETE a key leaves in its old partition)"
-    elif opts.raw.get("sequence.field"):
+    elif opts.sequence_field:
         problem = "'sequence.field' (Paimon refuses it in this mode: a moved key's DELETE could lose to it)"
     elif opts.raw.get(INDEX_TTL_OPTION) is not None:
         problem = f"option {INDEX_TTL_OPTION!r} (keys of old files forgotten by the key index)"

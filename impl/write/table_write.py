@@ -43,7 +43,6 @@ from impl.bucket.routing import (
 from impl.commit.messages import CommitMessage
 from impl.datafile.meta import DataFileMeta, FileSource
 from impl.errors import NullKeyError, SchemaMismatchError, UnsupportedTableFeatureError, WriterClosedError
-from impl.fileindex.options import FileIndexSpec
 from impl.options.registry import check_write
 from impl.options.values import MAX_DYNAMIC_BUCKETS, ChangelogProducer, MergeEngine
 from impl.read.pandas_io import pandas_columns, pandas_to_arrow
@@ -242,7 +241,7 @@ class _AppendBucketWriter:
             target_file_size=core.options.target_file_size_for(False),
             formats=core.options.write_formats, stats_mode=core.options.stats_mode, file_source=FileSource.APPEND,
             name_factory=core.paths.layout.namer(core.env.new_id).data_file, clock_millis=core.env.clock_millis,
-            file_index=FileIndexSpec.from_options(core.options.raw))
+            file_index=core.options.file_index)
 
     def write(self, data: pa.Table, kinds: np.ndarray | None) -> None:
         self.writer.write(data)
