@@ -42,7 +42,7 @@ def table_ref(table_or_path: Any, storage_options: Mapping[str, str] | None = No
         raise RayConnectorError(
             f"table {table_or_path.identifier} lives on a {protocols[0]!r} file system that Ray worker processes "
             f"cannot open; give a table on local disk or an object store (s3://...)")
-    return TableRef.from_path(path, dynamic_options=dict(table_or_path.core.dynamic_options),
+    return TableRef.from_path(path, dynamic_options=dict(getattr(table_or_path, "core", table_or_path).dynamic_options),
                               storage_options=storage_options)
 
 

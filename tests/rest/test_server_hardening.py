@@ -403,6 +403,7 @@ def test_command_line_keeps_secrets_off_the_command_line(tmp_path):
         catalog = CatalogFactory.create({"metastore": "rest", "uri": uri, "warehouse": "wh", "token": TOKEN})
         catalog.create_database("cli")
         assert catalog.list_databases() == ["cli"]
+        time.sleep(0.5)  # a request's access-log line is written after its response: let the POST's land
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
