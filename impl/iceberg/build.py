@@ -68,9 +68,31 @@ _AVRO_PARTITION = {"BOOLEAN": "boolean", "INT": "int", "BIGINT": "long", "VARCHA
                    "DATE": {"type": "int", "logicalType": "date"}}
 
 
+# Iceberg's column-statistics maps of a data file (name, field id, key id, value id, value type):
+# impl writes them empty (readers then assume any value may be present), but present: Paimon
+# Java copies them when it rewrites a manifest, and fails on a null map
+_STATS_MAPS = (("null_value_counts", 110, 121, 122, "long"), ("lower_bounds", 125, 126, 127, "bytes"),
+               ("upper_bounds", 128, 129, 130, "bytes"))
+
+
+def _stats_map(name: str, field_id: int, key_id: int, value_id: int, value: str) -> dict:
+    return {"name": name, "field-id": field_id, "default": None, "type": ["null", {
+        "type": "array", "logicalType": "map", "items": {"type": "record", "name": f"k{key_id}_v{value_id}", "fields": [
+            {"name": "key", "type": "int", "field-id": key_id}, {"name": "value", "type": value, "field-id": value_id}]}}]}
+
+
+def with_stats_maps(entry: Mapping[str, Any]) -> dict:
+    """``entry`` with its data file's statistics maps present (empty where it had none)."""
+    data_file = dict(entry["data_file"])
+    for name, *_ in _STATS_MAPS:
+        if data_file.get(name) is None:
+            data_file[name] = []
+    return {**entry, "data_file": data_file}
+
+
 def manifest_entry_avro_schema(schema: TableSchema) -> dict:
-    """The Avro schema of a v2 data manifest (manifest_entry with Iceberg's field ids); the
-    optional column statistics are left out (readers then assume any value may be present)."""
+    """The Avro schema of a v2 data manifest (manifest_entry with Iceberg's field ids, the
+    data file's fields as Paimon Java writes them)."""
     partition = {"type": "record", "name": "r102", "fields": [
         {"name": k, "type": ["null", _AVRO_PARTITION[schema.field(k).type.root]], "default": None,
          "field-id": PARTITION_FIELD_ID_START + i} for i, k in enumerate(schema.partition_keys)]}
@@ -81,6 +103,10 @@ def manifest_entry_avro_schema(schema: TableSchema) -> dict:
         {"name": "partition", "type": partition, "field-id": 102},
         {"name": "record_count", "type": "long", "field-id": 103},
         {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
+        *(_stats_map(name, fid, kid, vid, value) for name, fid, kid, vid, value in _STATS_MAPS),
+        {"name": "referenced_data_file", "type": ["null", "string"], "default": None, "field-id": 143},
+        {"name": "content_offset", "type": ["null", "long"], "default": None, "field-id": 144},
+        {"name": "content_size_in_bytes", "type": ["null", "long"], "default": None, "field-id": 145},
     ]}
     return {"type": "record", "name": "manifest_entry", "fields": [
         {"name": "status", "type": "int", "field-id": 0},

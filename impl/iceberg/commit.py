@@ -63,6 +63,7 @@ from impl.iceberg.build import (
     schema_json,
     snapshot_json,
     table_metadata,
+    with_stats_maps,
 )
 from impl.manifest.records import FileKind, ManifestEntry
 from impl.options.iceberg import STORAGE, IcebergSettings, StorageLocation, check_iceberg_table
@@ -300,7 +301,7 @@ class _Writer:
     def manifest(self, entries: Sequence[dict]) -> dict:
         self.count += 1
         path = posixpath.join(self.directory, f"{self.run}-m{self.count}.avro")
-        data = _avro(self.avro_schema, entries, self.codec, self.file_meta)
+        data = _avro(self.avro_schema, [with_stats_maps(e) for e in entries], self.codec, self.file_meta)
         self.core.file_io.write_bytes(path, data)
         return manifest_file_record(path, len(data), self.snapshot_id, self.schema, entries)
 
