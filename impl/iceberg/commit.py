@@ -78,6 +78,8 @@ VERSION_HINT = "version-hint.text"
 _MAX_METADATA_BYTES = 64 * 1024 * 1024
 # the Iceberg view this many Paimon snapshots behind is written afresh, not folded forward
 _MAX_FOLDED_SNAPSHOTS = 100
+# every this many snapshots the metadata directory is listed for versions a crash left behind
+_SWEEP_EVERY = 20
 
 
 def metadata_dir(table_path: str, settings: IcebergSettings) -> str:
@@ -142,7 +144,9 @@ def _kept_snapshots(core: TableCore, previous: dict | None, current: Snapshot) -
     sm = core.snapshot_manager
     newest = max(earlier, key=lambda s: s["snapshot-id"])
     paimon = sm.try_snapshot(newest["snapshot-id"])
-    earliest = sm.earliest_snapshot_id()
+    oldest = min(s["snapshot-id"] for s in earlier)
+    # the oldest one still there: nothing expired (no listing of the snapshot directory)
+    earliest = oldest if sm.snapshot_exists(oldest) else sm.earliest_snapshot_id()
     if paimon is not None and _mirrors(newest, paimon) and earliest is not None:
         # Paimon's ids are one contiguous range and a rollback replaces the newest ones first:
         # when the newest earlier snapshot still mirrors its Paimon snapshot, so do all older
@@ -444,12 +448,24 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
                             OPERATIONS.get(snapshot.commit_kind.value, "overwrite"), schema.id, list_path, totals)
     doc = table_metadata(table_uuid=table_uuid, location=core.path, schema=schema, older_schemas=older,
                          name_map=name_mapping(older), snapshots=kept, current=current)
-    _publish_metadata(core, meta_path, json.dumps(doc, indent=2).encode(), snapshot)
+    # compact JSON: an indent makes json use its pure-Python encoder, which cost 0.3 s a commit
+    # at 150 snapshots listed (the document grows with the snapshots kept)
+    _publish_metadata(core, meta_path, json.dumps(doc).encode(), snapshot)
     fio.overwrite_hint(posixpath.join(directory, VERSION_HINT), str(snapshot.id))
-    names = fio.list_names(directory)
-    _delete_rolled_back(core, directory, names, snapshot.id)
-    if settings.delete_after_commit:
-        _delete_old_metadata(core, directory, names, snapshot.id - settings.previous_versions_max)
+    below = snapshot.id - settings.previous_versions_max
+    before = previous.get("current-snapshot-id") if previous is not None else None
+    if isinstance(before, int) and before == snapshot.id - 1 and snapshot.id % _SWEEP_EVERY:
+        # the usual step: the previous commit cleaned up below its own bound, so only the
+        # versions between that bound and this one are left; no listing of a directory that
+        # grows with the manifests (a periodic sweep below catches what a crash left)
+        if settings.delete_after_commit:
+            fio.delete_quietly([posixpath.join(directory, f"v{v}.metadata.json")
+                                for v in range(max(1, before - settings.previous_versions_max), below)])
+    else:
+        names = fio.list_names(directory)
+        _delete_rolled_back(core, directory, names, snapshot.id)
+        if settings.delete_after_commit:
+            _delete_old_metadata(core, directory, names, below)
     if previous is not None:
         _expire(core, directory, previous, kept, list_path)
     return meta_path
