@@ -218,3 +218,25 @@ def test_primary_key_table_is_its_compacted_files(catalog):
     assert ("a", 1, 100.0) in _rows(ice.scan().to_arrow())
     assert _rows(ice.scan(snapshot_id=compacted).to_arrow()) == _rows(
         table.copy({"scan.snapshot-id": str(compacted)}).to_arrow())
+
+
+def test_hostile_manifest_paths_reach_nothing_outside_the_metadata_directory(catalog, tmp_path):
+    """A metadata file naming manifest lists and manifests outside its directory: impl reads
+    and deletes Iceberg files by their name in the metadata directory (as Java reads them), so
+    the outside files stay untouched; the view is rebuilt from the Paimon snapshot, equal rows."""
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=ICEBERG)
+    directory = _dir(t)
+    _write(t, _data([1], dt="a"))
+    outside = tmp_path / "outside.avro"
+    outside.write_bytes(b"not yours")
+    path = os.path.join(directory, "v1.metadata.json")
+    doc = json.loads(open(path).read())
+    doc["snapshots"][0]["manifest-list"] = str(outside)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    t.expire_snapshots(retain_min=1, retain_max=1)
+    _write(t, _data([2], dt="b"))
+    t.expire_snapshots(retain_min=1, retain_max=1)
+    _write(t, _data([3], dt="b"))
+    assert outside.read_bytes() == b"not yours"
+    assert _rows(_iceberg(directory).scan().to_arrow()) == _rows(t.to_arrow())
