@@ -155,7 +155,9 @@ def iceberg_type(t: DataType) -> str | None:
 def check_iceberg_table(options: Mapping[str, str], primary_keys: Sequence[str], fields: Sequence[DataField],
                         partition_keys: Sequence[str], table: str) -> IcebergSettings | None:
     """The Iceberg settings of a table, after refusing by name what impl's Iceberg metadata
-    cannot describe truthfully (UnsupportedOptionError on ``metadata.iceberg.storage``)."""
+    cannot describe truthfully (UnsupportedOptionError on ``metadata.iceberg.storage``).
+    A primary-key table (``primary_keys``) is accepted: its view is its highest-level files,
+    which hold merged rows whatever the merge engine; with deletion vectors it is refused."""
     settings = iceberg_settings(options)
     if settings is None:
         return None
