@@ -131,7 +131,7 @@ class _Terminated(Exception):
     """SIGTERM arrived: serve_forever unwinds to main, which stops the server."""
 
 
-def _terminate(signum: int, frame: object) -> None:
+def _terminate(_signum: int, _frame: object) -> None:
     raise _Terminated
 
 
