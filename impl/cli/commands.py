@@ -329,7 +329,7 @@ def cmd_iceberg(ctx: Context, args: argparse.Namespace) -> Result:
         "snapshots": Rows(pa.table({
             "snapshot_id": pa.array([s.snapshot_id for s in view.snapshots], pa.int64()),
             "parent_id": pa.array([s.parent_id for s in view.snapshots], pa.int64()),
-            "timestamp_ms": pa.array([s.timestamp_ms for s in view.snapshots], pa.int64()),
+            "timestamp_utc": pa.array([s.timestamp_ms for s in view.snapshots], pa.int64()).cast(pa.timestamp("ms")),
             "operation": pa.array([s.operation for s in view.snapshots], pa.string()),
             "total_records": pa.array([s.total_records for s in view.snapshots], pa.int64())})),
     })
