@@ -503,7 +503,7 @@ class UnsupportedTableFeatureError(TableError, NotImplementedError):
     """The table asks for something this library does not implement (e.g. dynamic bucket mode)."""
 
 
-class IcebergMetadataNotFoundError(TableError):
+class IcebergMetadataNotExistError(TableError):
     """A table keeps no Iceberg metadata to show (``metadata.iceberg.storage`` is off), or none
     has been written yet; ``reason`` says which and what writes it."""
 

@@ -19,7 +19,7 @@ from impl._optional import require
 from impl.cli.errors import SqlError
 from impl.cli.output import Document, Result, Rows, progress
 from impl.errors import (
-    IcebergMetadataNotFoundError,
+    IcebergMetadataNotExistError,
     InvalidIdentifierError,
     InvalidOptionError,
     InvalidPredicateError,
@@ -301,7 +301,7 @@ def cmd_iceberg(ctx: Context, args: argparse.Namespace) -> Result:
     if args.sync:
         try:
             before = iceberg_view(table.core).current_snapshot_id
-        except IcebergMetadataNotFoundError:
+        except IcebergMetadataNotExistError:
             pass  # none written yet: the sync below writes it (or, with the option off, says so)
         commit = table.new_batch_write_builder().new_commit()
         try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from impl.errors import IcebergMetadataNotFoundError
+from impl.errors import IcebergMetadataNotExistError
 from impl.iceberg.commit import _read_previous, check_table, metadata_dir
 from impl.store.core import TableCore
 
@@ -117,7 +117,7 @@ def view_of(doc: dict, *, storage: str, location: str, latest_paimon: int | None
 def iceberg_view(core: TableCore) -> IcebergView:
     """The Iceberg view of the table ``core``, read from its version hint and metadata file.
 
-    IcebergMetadataNotFoundError when the table keeps no Iceberg metadata
+    IcebergMetadataNotExistError when the table keeps no Iceberg metadata
     (``metadata.iceberg.storage`` is off) or none has been written yet (no commit since it was
     turned on; ``sync_iceberg`` writes it). The refusals of ``check_table`` (a branch, an
     unsupported table kind) are raised as they are.
@@ -128,14 +128,14 @@ def iceberg_view(core: TableCore) -> IcebergView:
     """
     settings = check_table(core)
     if settings is None:
-        raise IcebergMetadataNotFoundError(
+        raise IcebergMetadataNotExistError(
             core.identifier, "option 'metadata.iceberg.storage' is not set (or disabled): the table keeps no "
             "Iceberg metadata; set it to table-location or hadoop-catalog")
     directory = metadata_dir(core.path, settings)
     doc = _read_previous(core, directory)
     latest = core.snapshot_manager.latest_snapshot_id()
     if doc is None or _int(doc.get("current-snapshot-id")) is None:
-        raise IcebergMetadataNotFoundError(
+        raise IcebergMetadataNotExistError(
             core.identifier, f"no readable Iceberg metadata under {directory!r} yet (the next commit writes it; "
             "paimon-py iceberg --sync writes it now)")
     location = core.file_io.uri(posixpath.join(directory, f"v{doc['current-snapshot-id']}.metadata.json"))

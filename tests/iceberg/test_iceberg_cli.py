@@ -72,7 +72,7 @@ def test_turned_on_later_sync_writes_the_first_view(capsys, wh):
     cat.alter_table("db.t", [SchemaChange.set_option("metadata.iceberg.storage", "table-location")])
     code, doc = _cli(capsys, wh, "iceberg", "db.t")
     assert code == EXIT_USER_ERROR
-    assert doc["error"]["type"] == "IcebergMetadataNotFoundError" and "--sync" in doc["error"]["message"]
+    assert doc["error"]["type"] == "IcebergMetadataNotExistError" and "--sync" in doc["error"]["message"]
     code, doc = _cli(capsys, wh, "iceberg", "db.t", "--sync")
     assert code == EXIT_OK and doc["synced"] is True and doc["current_snapshot_id"] == 2
     assert [s["snapshot_id"] for s in doc["snapshots"]] == [2]  # earlier snapshots were never mirrored
@@ -83,7 +83,7 @@ def test_no_iceberg_metadata_is_a_user_error(capsys, wh):
     for argv in (("iceberg", "db.plain"), ("iceberg", "db.plain", "--sync")):
         code, doc = _cli(capsys, wh, *argv)
         assert code == EXIT_USER_ERROR
-        assert doc["error"]["type"] == "IcebergMetadataNotFoundError"
+        assert doc["error"]["type"] == "IcebergMetadataNotExistError"
         assert "metadata.iceberg.storage" in doc["error"]["message"] and "db.plain" in doc["error"]["message"]
     code, doc = _cli(capsys, wh, "iceberg", "db.missing")
     assert code == EXIT_USER_ERROR and doc["error"]["type"] == "TableNotExistError"
