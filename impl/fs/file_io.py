@@ -180,11 +180,9 @@ class FileIO:
         >>> FileIO().uri("/tmp/wh/db.db/t")
         '/tmp/wh/db.db/t'
         """
-        if isinstance(self.fs, LocalFileSystem):
-            return path
-        full = str(self.fs.unstrip_protocol(path))
-        # a wrapper over local disk (a test's fault-injecting one) answers file://: as it is
-        return path if full.startswith("file://") else full
+        if not self._object_store:
+            return path  # local disk (or a wrapper over it): a plain path is what readers open
+        return str(self.fs.unstrip_protocol(path))
 
     # ------------------------------------------------------------------ reads
 
