@@ -480,6 +480,11 @@ class FaultyFileSystem(AbstractFileSystem):
     def __repr__(self) -> str:
         return f"FaultyFileSystem({self.inner!r}, faults={list(self.faults)!r}, atomic_create={self.atomic_create})"
 
+    def unstrip_protocol(self, name: str) -> str:
+        """The inner file system's URI of ``name`` (what impl writes into metadata other
+        readers open, such as Iceberg's), not a ``faulty://`` one no reader knows."""
+        return str(self.inner.unstrip_protocol(name))
+
     # ------------------------------------------------------------------ state
 
     @property

@@ -172,6 +172,18 @@ class FileIO:
         """True on stores without rename or hard links, where publication is a conditional PUT."""
         return self._object_store
 
+    def uri(self, path: str) -> str:
+        """``path`` as another reader opens it: with its scheme on an object store
+        (``bucket/wh/t`` -> ``s3://bucket/wh/t``), a local path as it is. Paths written into
+        metadata other engines read (Iceberg's) need it: impl's own are scheme-less.
+
+        >>> FileIO().uri("/tmp/wh/db.db/t")
+        '/tmp/wh/db.db/t'
+        """
+        if not self._object_store:
+            return path  # local disk (or a wrapper over it): a plain path is what readers open
+        return str(self.fs.unstrip_protocol(path))
+
     # ------------------------------------------------------------------ reads
 
     def read_bytes(self, path: str) -> bytes:
