@@ -31,7 +31,7 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
 from impl.errors import FileIOError, UnsupportedFileSystemError
-from impl.fs import object_store
+from impl.fs import hdfs, object_store
 
 # MemoryFileSystem keeps one store per process (a class attribute), so one process-wide lock
 # makes its check-then-write create-if-absent atomic for every thread that can see the store.
@@ -73,6 +73,7 @@ def link_if_absent(fs: fsspec.AbstractFileSystem, src: str, dst: str) -> bool:
 def supports_atomic_create(fs: fsspec.AbstractFileSystem) -> bool:
     return (
         getattr(fs, "link_if_absent", None) is not None
+        or hdfs.is_hdfs(fs)
         or isinstance(fs, (LocalFileSystem, MemoryFileSystem))
         or object_store.has_conditional_create(fs)
     )
@@ -86,6 +87,7 @@ class RequestKind(enum.Enum):
     PUT = "PUT"
     LIST = "LIST"
     DELETE = "DELETE"
+    RENAME = "RENAME"  # HDFS: the publication of a snapshot (one NameNode request)
 
 
 class RequestCounts:
@@ -397,6 +399,8 @@ class FileIO:
             return self._conditional_create(path, data)
         directory, name = posixpath.split(path)
         tmp = posixpath.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+        if hdfs.is_hdfs(self.fs):
+            return self._rename_if_absent(tmp, path, data)
         try:
             self.write_bytes(tmp, data)
             return link_if_absent(self.fs, tmp, path)
@@ -408,6 +412,22 @@ class FileIO:
             raise FileIOError(f"cannot publish {path}: {e}") from e
         finally:
             self.delete_quietly([tmp])
+
+    def _rename_if_absent(self, tmp: str, path: str, data: bytes) -> bool:
+        """HDFS: write ``tmp``, rename it to ``path`` unless that exists (as Paimon Java commits
+        there); see :func:`hdfs.publish_by_rename` for a retried rename whose response was lost."""
+        self.write_bytes(tmp, data)
+        self.requests.add(RequestKind.RENAME)
+        try:
+            outcome = hdfs.publish_by_rename(self.fs, tmp, path, data)
+        except OSError as e:
+            self.delete_quietly([tmp])
+            raise FileIOError(f"cannot publish {path}: {e}") from e
+        if outcome is not object_store.Publication.CREATED:
+            self.requests.add(RequestKind.GET)  # the read-back after a refusal
+            if outcome is object_store.Publication.TAKEN:
+                self.delete_quietly([tmp])
+        return outcome.published
 
     def _conditional_create(self, path: str, data: bytes) -> bool:
         self.ensure_atomic_create(posixpath.dirname(path))

@@ -1,0 +1,213 @@
+"""HDFS: opening a ``webhdfs://`` warehouse, and publication by rename-if-absent.
+
+Paimon commits on HDFS without a lock: it writes ``snapshot-N`` to a temporary file and renames
+it into place. HDFS's rename refuses an existing destination (WebHDFS ``op=RENAME`` answers
+``{"boolean": false}``) atomically at the NameNode, so exactly one of many racing writers wins
+snapshot N, and a reader sees the whole file or none. :func:`publish_by_rename` does the same.
+
+The one subtlety is the retry of a rename whose response was lost (timeout, reset connection,
+5xx): if the first try landed, the retry answers false although *we* hold the name. So a false
+is not trusted on its own: the destination is read back and compared byte for byte with what we
+wrote (our bytes are unique: they name manifest lists with random names), as
+:func:`impl.fs.object_store.conditional_create` does for S3's 412.
+
+Clients:
+
+- ``webhdfs://namenode:9870/path`` goes through fsspec's WebHDFS client (HTTP only, no native
+  library), subclassed here: bounded timeouts, one request per whole-file read and one
+  CREATE per write, server errors as ``OSError``, and :meth:`HdfsWebFileSystem.rename_if_absent`.
+- ``hdfs://`` is refused by name (:class:`UnsupportedFileSystemError`): pyarrow's
+  ``HadoopFileSystem`` needs ``libhdfs.so`` and a JVM, and its ``move`` is no rename-if-absent
+  (Arrow's HDFS Move deletes an existing destination file and renames again), so it could let
+  two writers both publish snapshot N. The same files are reachable through the NameNode's
+  WebHDFS port: ``webhdfs://namenode:9870/same/path``.
+
+Options (Hadoop's names, as Paimon Java passes ``hadoop.*`` options to its Hadoop
+configuration): ``hadoop.user.name`` (else ``$HADOOP_USER_NAME``) is the user WebHDFS acts as
+(simple authentication); ``hadoop.security.authentication`` other than ``simple`` is refused by
+name; ``fs.webhdfs.connect-timeout`` / ``fs.webhdfs.read-timeout`` (seconds) bound every request.
+
+>>> fs, path = filesystem_for_webhdfs_url("webhdfs://127.0.0.1:9870/warehouse", {"hadoop.user.name": "paimon"})
+>>> path, fs.user
+('/warehouse', 'paimon')
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+import fsspec
+from fsspec.implementations.webhdfs import WebHDFS
+
+from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
+from impl.fs.object_store import Publication
+
+WEBHDFS_PROTOCOLS = ("webhdfs",)
+HDFS_PROTOCOLS = ("hdfs", "viewfs")
+DEFAULT_WEBHDFS_PORT = 9870  # Hadoop 3's NameNode HTTP port
+
+USER_KEY = "hadoop.user.name"
+USER_ENV = "HADOOP_USER_NAME"
+AUTHENTICATION_KEY = "hadoop.security.authentication"
+CONNECT_TIMEOUT_KEY = "fs.webhdfs.connect-timeout"
+READ_TIMEOUT_KEY = "fs.webhdfs.read-timeout"
+DEFAULT_CONNECT_TIMEOUT_SECONDS = 5.0
+DEFAULT_READ_TIMEOUT_SECONDS = 60.0
+
+# a rename whose response was lost is tried again this many times in all, then the error propagates
+RENAME_ATTEMPTS = 3
+
+
+def scheme_of(url: str) -> str:
+    return url.split("://", 1)[0].lower() if "://" in url else ""
+
+
+def is_hdfs_url(url: str) -> bool:
+    """True for ``webhdfs://`` and ``hdfs://`` (``viewfs://``) URLs."""
+    return scheme_of(url) in WEBHDFS_PROTOCOLS + HDFS_PROTOCOLS
+
+
+def _seconds(options: Mapping[str, str], key: str, default: float) -> float:
+    raw = options.get(key)
+    if raw is None or str(raw) == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InvalidWarehouseError(f"option {key!r}: {raw!r} is not a number of seconds") from None
+    if not 0 < value <= 3600:
+        raise InvalidWarehouseError(f"option {key!r}: {raw!r} must be > 0 and <= 3600 seconds")
+    return value
+
+
+class HdfsWebFileSystem(WebHDFS):
+    """fsspec's WebHDFS client with what publication and bounded work need.
+
+    - every request carries a (connect, read) timeout: an unreachable NameNode fails in seconds;
+    - a server error (5xx, an unknown RemoteException) is an ``OSError``, not a ``RuntimeError``;
+    - ``pipe_file`` is one CREATE (NameNode, then the DataNode it redirects to), not fsspec's
+      create-empty-then-append; ``cat_file`` of a whole file is one OPEN;
+    - ``rm_file`` of a missing file raises ``FileNotFoundError`` (WebHDFS answers false);
+    - :meth:`rename_if_absent` is HDFS's atomic rename that refuses an existing destination.
+    """
+
+    cachable = False  # one client per warehouse; fsspec's instance cache would share sessions across fork()
+
+    def __init__(self, host: str, port: int = DEFAULT_WEBHDFS_PORT, *, user: str | None = None,
+                 connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
+                 read_timeout_seconds: float = DEFAULT_READ_TIMEOUT_SECONDS, **kwargs: Any):
+        self.timeouts_seconds = (connect_timeout_seconds, read_timeout_seconds)
+        super().__init__(host, port=port, user=user, **kwargs)
+
+    def _connect(self) -> None:
+        super()._connect()
+        # requests has no default timeout; Session.get/put/post all go through request()
+        self.session.request = functools.partial(self.session.request, timeout=self.timeouts_seconds)  # type: ignore[method-assign]
+
+    def _call(self, op, method="get", path=None, data=None, redirect=True, **kwargs):
+        try:
+            return super()._call(op, method=method, path=path, data=data, redirect=redirect, **kwargs)
+        except RuntimeError as e:  # fsspec's mapping of any other RemoteException
+            raise OSError(f"WebHDFS {op} {path}: {e}") from e
+
+    def pipe_file(self, path, value, mode="overwrite", **kwargs):
+        if mode not in ("overwrite", "create"):
+            raise ValueError(f"pipe_file mode {mode!r}")
+        created = self._call("CREATE", method="put", path=path, redirect=False,
+                             overwrite="true" if mode == "overwrite" else "false")
+        location = self._apply_proxy(created.headers["Location"])
+        out = self.session.put(location, data=bytes(value), headers={"content-type": "application/octet-stream"})
+        out.raise_for_status()
+
+    def cat_file(self, path, start=None, end=None, **kwargs):
+        if start is not None or end is not None:
+            return super().cat_file(path, start=start, end=end, **kwargs)
+        return self._call("OPEN", path=path).content
+
+    def rm_file(self, path, **kwargs):
+        if not self._call("DELETE", method="delete", path=path, recursive="false").json().get("boolean"):
+            raise FileNotFoundError(path)
+
+    def rename_if_absent(self, src: str, dst: str) -> bool:
+        """Rename ``src`` to ``dst`` unless ``dst`` exists (or ``src`` does not, or the parent of
+        ``dst`` is missing): True if renamed. One request; atomic at the NameNode."""
+        out = self._call("RENAME", method="put", path=src, destination=self._strip_protocol(dst))
+        return bool(out.json().get("boolean"))
+
+
+def filesystem_for_webhdfs_url(url: str, options: Mapping[str, str] | None = None
+                               ) -> tuple[HdfsWebFileSystem, str]:
+    """The WebHDFS file system and the path for a ``webhdfs://host[:port]/path`` URL."""
+    opts = {k: str(v) for k, v in (options or {}).items()}
+    auth = opts.get(AUTHENTICATION_KEY, "simple").strip().lower()
+    if auth != "simple":
+        raise UnsupportedFileSystemError(
+            f"option {AUTHENTICATION_KEY!r} = {opts[AUTHENTICATION_KEY]!r}: only simple authentication "
+            "(hadoop.user.name) is supported on webhdfs://; Kerberos/SPNEGO is not")
+    parts = urlsplit(url)
+    if not parts.hostname:
+        raise InvalidWarehouseError(f"WebHDFS URL {url!r} names no NameNode (expected webhdfs://host:port/path)")
+    try:
+        port = parts.port or DEFAULT_WEBHDFS_PORT
+    except ValueError:
+        raise InvalidWarehouseError(f"WebHDFS URL {url!r} has an invalid port") from None
+    user = opts.get(USER_KEY) or parts.username or os.environ.get(USER_ENV) or None
+    fs = HdfsWebFileSystem(
+        parts.hostname, port, user=user,
+        connect_timeout_seconds=_seconds(opts, CONNECT_TIMEOUT_KEY, DEFAULT_CONNECT_TIMEOUT_SECONDS),
+        read_timeout_seconds=_seconds(opts, READ_TIMEOUT_KEY, DEFAULT_READ_TIMEOUT_SECONDS))
+    return fs, (parts.path or "/").rstrip("/") or "/"
+
+
+def filesystem_for_hdfs_url(url: str, options: Mapping[str, str] | None = None
+                            ) -> tuple[fsspec.AbstractFileSystem, str]:
+    """The file system for an HDFS warehouse URL: ``webhdfs://`` opens; ``hdfs://`` / ``viewfs://``
+    are refused by name (see the module docstring for why, and the ``webhdfs://`` equivalent)."""
+    scheme = scheme_of(url)
+    if scheme in WEBHDFS_PROTOCOLS:
+        return filesystem_for_webhdfs_url(url, options)
+    host = urlsplit(url).hostname or "namenode"
+    raise UnsupportedFileSystemError(
+        f"{scheme}:// ({url!r}) is not supported: pyarrow's HadoopFileSystem needs libhdfs.so and a JVM, "
+        "and its move() replaces an existing file, so it cannot publish a snapshot by rename-if-absent. "
+        f"Open the same files through WebHDFS: webhdfs://{host}:{DEFAULT_WEBHDFS_PORT}"
+        f"{urlsplit(url).path or '/'}")
+
+
+def is_hdfs(fs: fsspec.AbstractFileSystem) -> bool:
+    """True for file systems that publish by :meth:`HdfsWebFileSystem.rename_if_absent`."""
+    return callable(getattr(fs, "rename_if_absent", None))
+
+
+def publish_by_rename(fs: fsspec.AbstractFileSystem, tmp: str, dst: str, data: bytes,
+                      attempts: int = RENAME_ATTEMPTS) -> Publication:
+    """Rename the finished temporary file ``tmp`` (holding ``data``) to ``dst`` unless ``dst`` exists.
+
+    A rename that fails in transit (``OSError``: timeout, reset, 5xx) is tried again up to
+    ``attempts`` times in all; a refusal (false) is then checked by reading ``dst`` back: our
+    bytes there mean an earlier try landed and only its response was lost. A refusal with
+    ``dst`` absent (``tmp`` vanished, or the directory did) raises :class:`FileIOError`: nothing
+    was published and the reason is not a lost race.
+    """
+    last: OSError | None = None
+    for _ in range(max(1, attempts)):
+        try:
+            if fs.rename_if_absent(tmp, dst):
+                return Publication.CREATED
+            last = None
+            break
+        except (FileNotFoundError, PermissionError):
+            raise
+        except OSError as e:
+            last = e
+    if last is not None:
+        raise last
+    try:
+        existing = fs.cat_file(dst)
+    except FileNotFoundError:
+        raise FileIOError(f"HDFS refused to rename {tmp} to {dst}, which does not exist "
+                          "(the temporary file or the directory is gone)") from None
+    return Publication.OURS_AFTER_RETRY if existing == data else Publication.TAKEN
