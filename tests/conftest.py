@@ -104,7 +104,7 @@ def s3_bucket(s3_server):
 def hdfs_server():
     """A real HDFS (Hadoop's MiniDFSCluster) on 127.0.0.1, one per xdist worker process; skipped
     only where Java or Maven is missing."""
-    from hdfs_server import HdfsServer, tools_missing
+    from fault_injection.minidfs import HdfsServer, tools_missing
 
     reason = tools_missing()
     if reason:

@@ -1,4 +1,5 @@
-"""A real HDFS on 127.0.0.1 for tests: Hadoop's MiniDFSCluster (one NameNode, one DataNode).
+"""A real HDFS on 127.0.0.1 for tests and the conformance suite's ``--store hdfs``: Hadoop's
+MiniDFSCluster (one NameNode, one DataNode).
 
 The launcher is the Maven module tests/hdfs_java (Hadoop 3.3.6's ``hadoop-client-minicluster``
 from Maven Central, the version the Paimon Java harness runs). ``minidfs_classpath()`` builds it
@@ -23,7 +24,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-MODULE_DIR = Path(__file__).resolve().parents[1] / "hdfs_java"
+MODULE_DIR = Path(__file__).resolve().parents[1] / "tests" / "hdfs_java"
 MAIN_CLASS = "org.paimonpy.minidfs.MiniDfs"
 TEST_USER = "paimon"
 START_TIMEOUT_SECONDS = 180.0  # a cold JVM on a loaded 2-core machine takes 20-40 s
