@@ -105,7 +105,7 @@ class HdfsWebFileSystem(WebHDFS):
     def _connect(self) -> None:
         super()._connect()
         # requests has no default timeout; Session.get/put/post all go through request()
-        self.session.request = functools.partial(self.session.request, timeout=self.timeouts_seconds)  # type: ignore[method-assign]
+        self.session.request = functools.partial(self.session.request, timeout=self.timeouts_seconds)
 
     def _call(self, op, method="get", path=None, data=None, redirect=True, **kwargs):
         try:
