@@ -14,8 +14,8 @@ wrote (our bytes are unique: they name manifest lists with random names), as
 Clients:
 
 - ``webhdfs://namenode:9870/path`` goes through fsspec's WebHDFS client (HTTP only, no native
-  library), subclassed here: bounded timeouts, one request per whole-file read and one
-  CREATE per write, server errors as ``OSError``, and :meth:`HdfsWebFileSystem.rename_if_absent`.
+  library), subclassed in :mod:`impl.fs.webhdfs`: bounded timeouts, one request per whole-file read and one
+  CREATE per write, server errors as ``OSError``, and :meth:`impl.fs.webhdfs.HdfsWebFileSystem.rename_if_absent`.
 - ``hdfs://`` is refused by name (:class:`UnsupportedFileSystemError`): pyarrow's
   ``HadoopFileSystem`` needs ``libhdfs.so`` and a JVM, and its ``move`` is no rename-if-absent
   (Arrow's HDFS Move deletes an existing destination file and renames again), so it could let
@@ -34,16 +34,18 @@ name; ``fs.webhdfs.connect-timeout`` / ``fs.webhdfs.read-timeout`` (seconds) bou
 
 from __future__ import annotations
 
-import functools
 import os
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Mapping
 from urllib.parse import urlsplit
 
 import fsspec
-from fsspec.implementations.webhdfs import WebHDFS
 
+from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
 from impl.fs.object_store import Publication
+
+if TYPE_CHECKING:
+    from impl.fs.webhdfs import HdfsWebFileSystem
 
 WEBHDFS_PROTOCOLS = ("webhdfs",)
 HDFS_PROTOCOLS = ("hdfs", "viewfs")
@@ -83,64 +85,12 @@ def _seconds(options: Mapping[str, str], key: str, default: float) -> float:
     return value
 
 
-class HdfsWebFileSystem(WebHDFS):
-    """fsspec's WebHDFS client with what publication and bounded work need.
-
-    - every request carries a (connect, read) timeout: an unreachable NameNode fails in seconds;
-    - a server error (5xx, an unknown RemoteException) is an ``OSError``, not a ``RuntimeError``;
-    - ``pipe_file`` is one CREATE (NameNode, then the DataNode it redirects to), not fsspec's
-      create-empty-then-append; ``cat_file`` of a whole file is one OPEN;
-    - ``rm_file`` of a missing file raises ``FileNotFoundError`` (WebHDFS answers false);
-    - :meth:`rename_if_absent` is HDFS's atomic rename that refuses an existing destination.
-    """
-
-    cachable = False  # one client per warehouse; fsspec's instance cache would share sessions across fork()
-
-    def __init__(self, host: str, port: int = DEFAULT_WEBHDFS_PORT, *, user: str | None = None,
-                 connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
-                 read_timeout_seconds: float = DEFAULT_READ_TIMEOUT_SECONDS, **kwargs: Any):
-        self.timeouts_seconds = (connect_timeout_seconds, read_timeout_seconds)
-        super().__init__(host, port=port, user=user, **kwargs)
-
-    def _connect(self) -> None:
-        super()._connect()
-        # requests has no default timeout; Session.get/put/post all go through request()
-        self.session.request = functools.partial(self.session.request, timeout=self.timeouts_seconds)
-
-    def _call(self, op, method="get", path=None, data=None, redirect=True, **kwargs):
-        try:
-            return super()._call(op, method=method, path=path, data=data, redirect=redirect, **kwargs)
-        except RuntimeError as e:  # fsspec's mapping of any other RemoteException
-            raise OSError(f"WebHDFS {op} {path}: {e}") from e
-
-    def pipe_file(self, path, value, mode="overwrite", **kwargs):
-        if mode not in ("overwrite", "create"):
-            raise ValueError(f"pipe_file mode {mode!r}")
-        created = self._call("CREATE", method="put", path=path, redirect=False,
-                             overwrite="true" if mode == "overwrite" else "false")
-        location = self._apply_proxy(created.headers["Location"])
-        out = self.session.put(location, data=bytes(value), headers={"content-type": "application/octet-stream"})
-        out.raise_for_status()
-
-    def cat_file(self, path, start=None, end=None, **kwargs):
-        if start is not None or end is not None:
-            return super().cat_file(path, start=start, end=end, **kwargs)
-        return self._call("OPEN", path=path).content
-
-    def rm_file(self, path, **kwargs):
-        if not self._call("DELETE", method="delete", path=path, recursive="false").json().get("boolean"):
-            raise FileNotFoundError(path)
-
-    def rename_if_absent(self, src: str, dst: str) -> bool:
-        """Rename ``src`` to ``dst`` unless ``dst`` exists (or ``src`` does not, or the parent of
-        ``dst`` is missing): True if renamed. One request; atomic at the NameNode."""
-        out = self._call("RENAME", method="put", path=src, destination=self._strip_protocol(dst))
-        return bool(out.json().get("boolean"))
-
-
 def filesystem_for_webhdfs_url(url: str, options: Mapping[str, str] | None = None
-                               ) -> tuple[HdfsWebFileSystem, str]:
+                               ) -> tuple["HdfsWebFileSystem", str]:
     """The WebHDFS file system and the path for a ``webhdfs://host[:port]/path`` URL."""
+    require("requests", "a webhdfs:// warehouse", extra="hdfs")
+    # the client (fsspec's WebHDFS, requests) loads only for an HDFS warehouse: import impl stays light
+    from impl.fs.webhdfs import HdfsWebFileSystem
     opts = {k: str(v) for k, v in (options or {}).items()}
     auth = opts.get(AUTHENTICATION_KEY, "simple").strip().lower()
     if auth != "simple":
@@ -157,8 +107,8 @@ def filesystem_for_webhdfs_url(url: str, options: Mapping[str, str] | None = Non
     user = opts.get(USER_KEY) or parts.username or os.environ.get(USER_ENV) or None
     fs = HdfsWebFileSystem(
         parts.hostname, port, user=user,
-        connect_timeout_seconds=_seconds(opts, CONNECT_TIMEOUT_KEY, DEFAULT_CONNECT_TIMEOUT_SECONDS),
-        read_timeout_seconds=_seconds(opts, READ_TIMEOUT_KEY, DEFAULT_READ_TIMEOUT_SECONDS))
+        timeouts_seconds=(_seconds(opts, CONNECT_TIMEOUT_KEY, DEFAULT_CONNECT_TIMEOUT_SECONDS),
+                          _seconds(opts, READ_TIMEOUT_KEY, DEFAULT_READ_TIMEOUT_SECONDS)))
     return fs, (parts.path or "/").rstrip("/") or "/"
 
 
@@ -178,7 +128,7 @@ def filesystem_for_hdfs_url(url: str, options: Mapping[str, str] | None = None
 
 
 def is_hdfs(fs: fsspec.AbstractFileSystem) -> bool:
-    """True for file systems that publish by :meth:`HdfsWebFileSystem.rename_if_absent`."""
+    """True for file systems that publish by :meth:`impl.fs.webhdfs.HdfsWebFileSystem.rename_if_absent`."""
     return callable(getattr(fs, "rename_if_absent", None))
 
 

@@ -17,7 +17,7 @@ import pytest
 from fault_scenarios import SCENARIOS, full_check, record_summary
 
 from fault_injection import Crash, CrashAfter, enumerate_crash_points, object_store_storage
-from impl.fs.hdfs import HdfsWebFileSystem
+from impl.fs.webhdfs import HdfsWebFileSystem
 
 
 def _publishing(record) -> bool:
@@ -27,7 +27,8 @@ def _publishing(record) -> bool:
 @pytest.mark.parametrize("mode", ["crash", "crash_after"])
 def test_crash_at_publication_on_hdfs(hdfs_server, mode):
     scn = SCENARIOS["race"]
-    storage = object_store_storage(lambda: HdfsWebFileSystem("127.0.0.1", hdfs_server.http_port, user="paimon"), "")
+    storage = object_store_storage(lambda: HdfsWebFileSystem("127.0.0.1", hdfs_server.http_port, user="paimon",
+                                                                   timeouts_seconds=(5.0, 60.0)), "")
     fault = Crash if mode == "crash" else CrashAfter
     tried = renames = 0
     for outcome in enumerate_crash_points(lambda fs, root: scn.run(fs, root), storage, setup=scn.setup,

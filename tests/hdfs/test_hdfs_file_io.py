@@ -11,7 +11,7 @@ import requests
 import impl
 from impl.errors import UnsupportedFileSystemError
 from impl.fs import FileIO
-from impl.fs.hdfs import HdfsWebFileSystem
+from impl.fs.webhdfs import HdfsWebFileSystem
 
 
 def _io(hdfs_server, **extra) -> tuple[FileIO, str]:
@@ -69,7 +69,7 @@ class _LosesFirstRenameResponse(HdfsWebFileSystem):
 def test_lost_response_of_a_landed_rename_is_ours(hdfs_server):
     """The rename lands, its answer is lost, the retry is refused: read back, the bytes are ours."""
     root = hdfs_server.new_root()
-    fs = _LosesFirstRenameResponse("127.0.0.1", hdfs_server.http_port, user="paimon")
+    fs = _LosesFirstRenameResponse("127.0.0.1", hdfs_server.http_port, user="paimon", timeouts_seconds=(5.0, 60.0))
     io = FileIO(fs)
     io.mkdirs(f"{root}/snapshot")
     assert io.try_write_atomic(f"{root}/snapshot/snapshot-7", b"mine") is True
