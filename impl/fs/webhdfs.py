@@ -21,6 +21,7 @@ class HdfsWebFileSystem(WebHDFS):
     - a server error (5xx, an unknown RemoteException) is an ``OSError``, not a ``RuntimeError``;
     - ``pipe_file`` is one CREATE (NameNode, then the DataNode it redirects to), not fsspec's
       create-empty-then-append; ``cat_file`` of a whole file is one OPEN;
+    - listings carry ``mtime`` (seconds), so orphan removal can tell a file's age;
     - ``rm_file`` of a missing file raises ``FileNotFoundError`` (WebHDFS answers false);
     - :meth:`rename_if_absent` is HDFS's atomic rename that refuses an existing destination.
     """
@@ -43,6 +44,14 @@ class HdfsWebFileSystem(WebHDFS):
             return super()._call(op, method=method, path=path, data=data, redirect=redirect, **kwargs)
         except RuntimeError as e:  # fsspec's mapping of any other RemoteException
             raise OSError(f"WebHDFS {op} {path}: {e}") from e
+
+    @staticmethod
+    def _process_info(info):
+        info = WebHDFS._process_info(info)
+        # WebHDFS reports epoch millis as modificationTime; FileIO's mtime_millis reads "mtime"
+        # (seconds): without it orphan removal saw no file as old enough and removed nothing
+        info["mtime"] = info.get("modificationTime", 0) / 1000.0
+        return info
 
     def pipe_file(self, path, value, mode="overwrite", **kwargs):
         if mode not in ("overwrite", "create"):
