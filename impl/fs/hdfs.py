@@ -42,9 +42,10 @@ import fsspec
 
 from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
-from impl.fs.object_store import Publication
+from impl.fs.publication import Publication
 
 if TYPE_CHECKING:
+    # types only: the client module imports requests, loaded only for a webhdfs:// warehouse
     from impl.fs.webhdfs import HdfsWebFileSystem
 
 WEBHDFS_PROTOCOLS = ("webhdfs",)

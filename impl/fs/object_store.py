@@ -19,7 +19,6 @@ Two subtleties decide correctness, both handled by :func:`conditional_create`:
 
 from __future__ import annotations
 
-import enum
 import os
 import threading
 import uuid
@@ -30,6 +29,8 @@ import fsspec
 
 from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
+from impl.fs import hdfs
+from impl.fs.publication import Publication
 
 # Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
 # name under the prefixes s3. / s3a. / fs.s3. / fs.s3a. (which covers Apache Paimon Java's
@@ -192,8 +193,6 @@ def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tu
     any other fsspec URL or a local path opens through fsspec; an unknown scheme is refused
     with :class:`UnsupportedFileSystemError`.
     """
-    from impl.fs import hdfs  # imports this module: a top-level import would be circular
-
     if hdfs.is_hdfs_url(url):
         return hdfs.filesystem_for_hdfs_url(url, options)
     if is_object_store_url(url):
@@ -259,18 +258,6 @@ def get_object(fs: fsspec.AbstractFileSystem, path: str) -> bytes:
 def has_conditional_create(fs: fsspec.AbstractFileSystem) -> bool:
     """True for stores whose ``pipe_file(path, data, mode="create")`` is a conditional PUT."""
     return bool(getattr(fs, "supports_conditional_create", False)) or is_s3(fs)
-
-
-class Publication(enum.Enum):
-    """What a conditional create of a key came to."""
-
-    CREATED = "created"  # the PUT was accepted
-    OURS_AFTER_RETRY = "ours-after-retry"  # refused, but the key holds our bytes: a retry of our landed PUT
-    TAKEN = "taken"  # refused: another writer holds the key
-
-    @property
-    def published(self) -> bool:
-        return self is not Publication.TAKEN
 
 
 def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> Publication:
