@@ -5,7 +5,8 @@ publication by rename-if-absent instead of a conditional PUT.
 - Racing: 4 processes x 10 commits into one primary-key table; every acknowledged commit is
   in exactly one snapshot, ids contiguous from 1, the table holds exactly the acknowledged rows.
 - SIGKILL: a process commits in a loop and is killed at random moments; after each kill the
-  table is intact and holds every acknowledged commit (plus at most the one in flight).
+  table is intact and holds every acknowledged commit (plus at most the one in flight), and the
+  files the killed commit left behind are found as orphans and removed without changing a read.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from impl.fs.paths import SNAPSHOT_PREFIX
 
 S3_TESTS = str(Path(__file__).resolve().parents[1] / "s3")
 if S3_TESTS not in sys.path:
@@ -73,6 +76,7 @@ def test_sigkill_mid_commit_leaves_table_intact(hdfs_server):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *sys.path])}
     rng = random.Random(13)
     acked: list[int] = []
+    orphans_removed = 0
     for _round in range(3):
         start_seq = (max(acked) + 1) if acked else 0
         proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, warehouse, json.dumps(options), S3_TESTS,
@@ -96,4 +100,11 @@ def test_sigkill_mid_commit_leaves_table_intact(hdfs_server):
         rb = table.new_read_builder()
         rows = rb.new_read().to_arrow(rb.new_scan().plan().splits())  # every referenced file reads
         assert sorted(set(rows.column("seq").to_pylist())) == sorted(set(acked))
+        # what the killed commit left behind is unreferenced, and removing it changes no read
+        removed = table.remove_orphan_files(older_than=int(time.time() * 1000) + 60_000)
+        assert all(SNAPSHOT_PREFIX not in p.rsplit("/", 1)[-1] for p in removed)
+        orphans_removed += len(removed)
+        again = rb.new_read().to_arrow(table.new_read_builder().new_scan().plan().splits())
+        assert again.num_rows == rows.num_rows
     assert len(acked) >= 3
+    assert orphans_removed > 0  # the kills hit commits in flight; orphan removal saw the files' ages
