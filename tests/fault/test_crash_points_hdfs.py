@@ -24,7 +24,9 @@ def _publishing(record) -> bool:
     return record.kind == "rename_if_absent" or (record.kind == "pipe_file" and "/snapshot/.snapshot-" in record.path)
 
 
-@pytest.mark.parametrize("mode", ["crash", "crash_after"])
+# CrashAfter at an operation leaves the storage Crash at the next one leaves (the rename landed,
+# its answer lost), so CI runs Crash only, as the S3 enumeration does; -m large runs both
+@pytest.mark.parametrize("mode", ["crash", pytest.param("crash_after", marks=pytest.mark.large)])
 def test_crash_at_publication_on_hdfs(hdfs_server, mode):
     scn = SCENARIOS["race"]
     storage = object_store_storage(lambda: HdfsWebFileSystem("127.0.0.1", hdfs_server.http_port, user="paimon",
