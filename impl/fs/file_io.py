@@ -7,7 +7,8 @@ fault-injecting wrappers in ``fault_injection``) plugs in without monkeypatching
 The one primitive that is not plain fsspec is the create-if-absent that publishes a snapshot:
 it must never replace an existing file and must be atomic across OS processes. On local disk it
 is :func:`link_if_absent` (a hard link of a finished temp file); on object stores a conditional
-PUT (:mod:`impl.fs.object_store`). See :meth:`FileIO.try_write_atomic` for why a rename is not
+PUT (:mod:`impl.fs.object_store`); on HDFS a rename of a finished temp file that HDFS refuses
+onto an existing name (:mod:`impl.fs.hdfs`). See :meth:`FileIO.try_write_atomic` for why a rename is not
 enough.
 
 Every storage call is counted by request kind (:class:`RequestCounts`), so a caller can see
