@@ -98,6 +98,23 @@ def s3_bucket(s3_server):
     return s3_server.new_bucket()
 
 
+# --------------------------------------------------------------------------- HDFS (MiniDFSCluster)
+
+@pytest.fixture(scope="session")
+def hdfs_server():
+    """A real HDFS (Hadoop's MiniDFSCluster) on 127.0.0.1, one per xdist worker process; skipped
+    only where Java or Maven is missing."""
+    from fault_injection.minidfs import HdfsServer, tools_missing
+
+    reason = tools_missing()
+    if reason:
+        pytest.skip(f"no test HDFS: {reason}")
+    server = HdfsServer()
+    endpoint = server.start()
+    yield endpoint
+    server.stop()
+
+
 # --------------------------------------------------------------------------- crash-point summary
 # Every enumeration test appends how many fault points it tried to $PAIMON_FAULT_SUMMARY_DIR (one
 # JSONL file per process, see tests/fault/fault_scenarios.record_summary); the controlling process

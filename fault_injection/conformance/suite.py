@@ -20,7 +20,8 @@ from fault_injection.conformance.targets import open_target
 @dataclass(frozen=True)
 class SuiteConfig:
     target: str = "impl"
-    store: str = "local"  # or "s3": a moto server on 127.0.0.1 (every check, if the target can use S3)
+    store: str = "local"  # or "s3": a moto server on 127.0.0.1 (every check, if the target can use S3);
+    # or "hdfs": a MiniDFSCluster on 127.0.0.1 through WebHDFS (every check, for HDFS_TARGETS)
     examples: int = 5
     seed: int = 0
     processes: int = 3
@@ -43,6 +44,25 @@ def s3_tables() -> Iterator[Callable[[], TableRef]]:
         server.stop()
 
 
+@contextlib.contextmanager
+def hdfs_tables() -> Iterator[Callable[[], TableRef]]:
+    """A MiniDFSCluster for the run (fault_injection.minidfs, needs Java and Maven); yields a maker
+    of fresh table refs on it, reached through WebHDFS."""
+    from fault_injection.minidfs import HdfsServer
+    server = HdfsServer()
+    endpoint = server.start()
+    try:
+        opts = tuple(sorted(endpoint.options().items()))
+        yield lambda: TableRef(endpoint.webhdfs_url(endpoint.new_root("conformance")), f"db.t{uuid.uuid4().hex[:8]}",
+                               opts)
+    finally:
+        server.stop()
+
+
+# Targets that open webhdfs:// warehouses (Paimon Java reaches HDFS as hdfs://, another URL for the
+# same files, which a TableRef does not carry: it keeps its tables on local disk under --store hdfs).
+HDFS_TARGETS = ("impl",)
+
 # Targets that race impl in one table (mixed writers); those that can compact also race impl's
 # compactions on a primary-key table.
 MIXED_WITH_IMPL = ("pypaimon-rust", "paimon-java")
@@ -55,6 +75,9 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     if cfg.store == "s3" and s3_table_maker is None:
         with s3_tables() as make:
             return run_suite(cfg, make)
+    if cfg.store == "hdfs" and s3_table_maker is None and cfg.target in HDFS_TARGETS:
+        with hdfs_tables() as make:
+            return run_suite(cfg, make)
 
     def opener():
         return open_target(cfg.target)
@@ -62,8 +85,9 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     caps = probe.capabilities
     probe.close()
     on_s3 = cfg.store == "s3" and Capability.OBJECT_STORE in caps
-    make_table: Callable[[], TableRef] = s3_table_maker if on_s3 else fresh_local_table
-    where = " on s3" if on_s3 else ""
+    on_hdfs = cfg.store == "hdfs" and cfg.target in HDFS_TARGETS
+    make_table: Callable[[], TableRef] = s3_table_maker if on_s3 or on_hdfs else fresh_local_table
+    where = f" on {cfg.store}" if on_s3 or on_hdfs else ""
     results: list[CheckResult] = []
     for spec, label, cap in ((TableSpec(True, True, 2), "primary-key table", Capability.PRIMARY_KEY_TABLE),
                              (TableSpec(False, True, -1), "append table", Capability.APPEND_TABLE)):
@@ -73,9 +97,10 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         results += check_machine(cfg.target, opener, make_table, caps, spec, label + where, cfg.examples, cfg.seed,
                                  skip_ops=cfg.skip_ops)
     results += [dataclasses.replace(r, name=r.name + where) for r in check_duplicates(opener, make_table, caps)]
-    race_table = s3_table_maker if cfg.store == "s3" else fresh_local_table
+    race_table = s3_table_maker if cfg.store == "s3" or on_hdfs else fresh_local_table
     for k in range(cfg.race_rounds):
-        r = check_race(cfg.target, opener, race_table(), cfg.processes, cfg.commits, cfg.store)
+        r = check_race(cfg.target, opener, race_table(), cfg.processes, cfg.commits,
+                       "local" if cfg.store == "hdfs" and not on_hdfs else cfg.store)
         if cfg.race_rounds > 1:
             r = dataclasses.replace(r, name=f"{r.name}, round {k + 1} of {cfg.race_rounds}")
         results.append(r)
@@ -86,6 +111,10 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
                                                   label=f"{cfg.target} held, impl"))
     elif cfg.store == "s3":
         results.append(CheckResult("held publication (s3)", Status.UNSUPPORTED, f"{cfg.target} lacks object-store"))
+    elif cfg.store == "hdfs":  # the held check holds a PUT at the S3 fault proxy; HDFS has no such proxy here
+        results.append(CheckResult("held publication (hdfs)", Status.UNSUPPORTED,
+                                   "the S3 fault proxy's held PUT has no WebHDFS counterpart here"
+                                   if on_hdfs else f"{cfg.target} cannot open webhdfs://"))
     kill = check_sigkill(cfg.target, opener, make_table(), cfg.kill_rounds, cfg.seed)
     results.append(dataclasses.replace(kill, name=kill.name + where))
     if cfg.target in MIXED_WITH_IMPL:

@@ -19,7 +19,6 @@ Two subtleties decide correctness, both handled by :func:`conditional_create`:
 
 from __future__ import annotations
 
-import enum
 import os
 import threading
 import uuid
@@ -30,6 +29,8 @@ import fsspec
 
 from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
+from impl.fs import hdfs
+from impl.fs.publication import Publication
 
 # Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
 # name under the prefixes s3. / s3a. / fs.s3. / fs.s3a. (which covers Apache Paimon Java's
@@ -61,11 +62,11 @@ DEFAULT_MAX_ATTEMPTS = 3
 
 S3_PROTOCOLS = ("s3", "s3a", "s3n")
 
-STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.")
+STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.", "hadoop.")
 
 
 def storage_options(options: Mapping[str, str] | None) -> dict[str, str]:
-    """The options that configure storage access (``fs.*``, ``s3.*``), as strings."""
+    """The options that configure storage access (``fs.*``, ``s3.*``, ``hadoop.*``), as strings."""
     return {k: str(v) for k, v in (options or {}).items() if k.startswith(STORAGE_OPTION_PREFIXES)}
 
 
@@ -188,8 +189,12 @@ def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tu
     """The file system and the path in its own form for a warehouse or table URL.
 
     ``s3://bucket/prefix`` (also ``s3a://``, ``s3n://``) opens s3fs with the ``fs.s3.*`` /
-    ``s3.*`` options; any other fsspec URL or a local path opens through fsspec.
+    ``s3.*`` options; ``webhdfs://`` (and the refusal of ``hdfs://``) is :mod:`impl.fs.hdfs`;
+    any other fsspec URL or a local path opens through fsspec; an unknown scheme is refused
+    with :class:`UnsupportedFileSystemError`.
     """
+    if hdfs.is_hdfs_url(url):
+        return hdfs.filesystem_for_hdfs_url(url, options)
     if is_object_store_url(url):
         rest = url.split("://", 1)[1]
         bucket = rest.split("/", 1)[0]
@@ -199,7 +204,11 @@ def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tu
         return fs, rest.rstrip("/")
     try:
         fs, path = fsspec.core.url_to_fs(url)
-    except (ValueError, ImportError) as e:
+    except ValueError as e:
+        if "://" in url and url.split("://", 1)[0].lower() not in fsspec.available_protocols():
+            raise UnsupportedFileSystemError(f"warehouse {url!r}: unknown scheme {url.split('://', 1)[0]!r}") from e
+        raise InvalidWarehouseError(f"cannot open warehouse {url!r}: {e}") from e
+    except ImportError as e:
         raise InvalidWarehouseError(f"cannot open warehouse {url!r}: {e}") from e
     return fs, path
 
@@ -249,18 +258,6 @@ def get_object(fs: fsspec.AbstractFileSystem, path: str) -> bytes:
 def has_conditional_create(fs: fsspec.AbstractFileSystem) -> bool:
     """True for stores whose ``pipe_file(path, data, mode="create")`` is a conditional PUT."""
     return bool(getattr(fs, "supports_conditional_create", False)) or is_s3(fs)
-
-
-class Publication(enum.Enum):
-    """What a conditional create of a key came to."""
-
-    CREATED = "created"  # the PUT was accepted
-    OURS_AFTER_RETRY = "ours-after-retry"  # refused, but the key holds our bytes: a retry of our landed PUT
-    TAKEN = "taken"  # refused: another writer holds the key
-
-    @property
-    def published(self) -> bool:
-        return self is not Publication.TAKEN
 
 
 def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> Publication:

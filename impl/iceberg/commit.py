@@ -307,7 +307,7 @@ class _Writer:
         path = posixpath.join(self.directory, f"{self.run}-m{self.count}.avro")
         data = _avro(self.avro_schema, [with_stats_maps(e) for e in entries], self.codec, self.file_meta)
         self.core.file_io.write_bytes(path, data)
-        return manifest_file_record(path, len(data), self.snapshot_id, self.schema, entries)
+        return manifest_file_record(self.core.file_io.uri(path), len(data), self.snapshot_id, self.schema, entries)
 
     def manifest_list(self, manifests: Sequence[dict]) -> str:
         path = posixpath.join(self.directory, f"snap-1-{self.run}.avro")
@@ -417,9 +417,14 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
     if not isinstance(table_uuid, str):
         table_uuid = str(uuid.uuid4())
     kept = _kept_snapshots(core, previous, snapshot)
+    uri = fio.uri  # Iceberg readers open full URIs (s3://bucket/...): impl's paths are scheme-less
+
+    def full_path(partition: bytes, bucket: int, f: DataFileMeta) -> str:
+        return uri(file_path(partition, bucket, f))
+
     writer = _Writer(core, directory, schema, snapshot.id, settings.avro_codec)
     base = _base(core, directory, previous, kept, partition_fields(schema))
-    changes = _changes(core, base[0]["snapshot-id"], snapshot, file_path) if base is not None else None
+    changes = _changes(core, base[0]["snapshot-id"], snapshot, full_path) if base is not None else None
     manifests: list[dict] | None = None
     size: int | None = None
     if base is not None and changes is not None:
@@ -435,10 +440,10 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
         if manifests is not None and isinstance(prev_size, str) and prev_size.isdigit():
             size = int(prev_size) + grown
     if manifests is None:
-        files = _data_files(core, read_live(snapshot), file_path)
+        files = _data_files(core, read_live(snapshot), full_path)
         manifests = [writer.manifest([manifest_entry(f, snapshot.id) for f in files])] if files else []
         size = sum(f.size for f in files)
-    list_path = writer.manifest_list(manifests)
+    list_path = uri(writer.manifest_list(manifests))
     n_files, n_rows = live_totals(manifests)
     totals = {"total-records": n_rows, "total-data-files": n_files}
     if size is not None and size >= 0:
@@ -446,7 +451,7 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
     parent = max((s["snapshot-id"] for s in kept), default=None)
     current = snapshot_json(snapshot.id, parent, snapshot.time_millis,
                             OPERATIONS.get(snapshot.commit_kind.value, "overwrite"), schema.id, list_path, totals)
-    doc = table_metadata(table_uuid=table_uuid, location=core.path, schema=schema, older_schemas=older,
+    doc = table_metadata(table_uuid=table_uuid, location=uri(core.path), schema=schema, older_schemas=older,
                          name_map=name_mapping(older), snapshots=kept, current=current)
     # compact JSON: an indent makes json use its pure-Python encoder, which cost 0.3 s a commit
     # at 150 snapshots listed (the document grows with the snapshots kept)
