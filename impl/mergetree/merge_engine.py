@@ -74,7 +74,7 @@ import pyarrow.compute as pc
 
 from impl.data.types import DataField
 from impl.errors import InvalidOptionError, MergeEngineError
-from impl.format.memory_pool import read_pool
+from impl.format.memory_pool import read_pool, write_pool
 from impl.mergetree.key_codes import KeyCodes, string_key_codes
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
@@ -771,8 +771,9 @@ def iter_merge_kv(kv: pa.Table, spec: MergeSpec, drop_delete: bool, chunk_rows: 
         return
     if spec.picks_whole_rows:
         rows = _picked_rows(kv, spec, drop_delete)
+        pool = write_pool()  # the pieces a flush encodes (see write_pool)
         for start in range(0, len(rows), chunk_rows):
-            yield kv.take(pa.array(rows[start:start + chunk_rows]))
+            yield pc.take(kv, pa.array(rows[start:start + chunk_rows]), memory_pool=pool)
         return
     order = merge_order(kv, spec)
     starts = key_groups(kv.select(list(spec.key_columns)).take(pa.array(order)), spec.key_columns).starts
