@@ -429,13 +429,14 @@ class JavaSide:
 # ============================================================================ orchestration
 
 
-def run_worker(python: str, side: str, op: str, repo: str = REPO, **params) -> dict:
+def run_worker(python: str, side: str, op: str, repo: str = REPO, prefix: tuple[str, ...] = (), **params) -> dict:
     """Run one measurement in a subprocess; ``repo`` is the checkout whose ``impl`` it imports
-    (another one measures a baseline, e.g. the main branch, in the same run)."""
+    (another one measures a baseline, e.g. the main branch, in the same run); ``prefix`` runs it
+    under a command (``taskset -c 0``: pinned to one core, ``floor_write.py``)."""
     env = dict(os.environ, PYTHONPATH="")  # nothing of this project leaks into the peers' interpreters
     if side not in ("pypaimon", "rust"):
         env["PYTHONPATH"] = repo
-    proc = subprocess.run([python, os.path.abspath(__file__), "--worker", side, op, json.dumps(params)],
+    proc = subprocess.run([*prefix, python, os.path.abspath(__file__), "--worker", side, op, json.dumps(params)],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(f"{side} {op} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from impl.data.binary_row import encode_row, encode_row_unserialized, null_bits_size_in_bytes
 from impl.data.types import DataType
 from impl.errors import InvalidOptionError
+from impl.format.memory_pool import write_pool
 from impl.fs.paths import POSTPONE_BUCKET_ID
 from impl.options.values import BucketFunctionType
 
@@ -629,8 +630,10 @@ def split_by_group(table: pa.Table, group_ids: np.ndarray) -> list[tuple[int, pa
     cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
     bounds = np.concatenate(([0], cuts, [n]))
     # One take per group (not slices of one taken table): each group owns its memory, so a
-    # writer that buffers one group does not keep every other group's rows alive with it.
-    return [(int(sorted_ids[bounds[i]]), table.take(pa.array(order[bounds[i]:bounds[i + 1]])))
+    # writer that buffers one group does not keep every other group's rows alive with it; from
+    # the write pool, as a write buffer keeps them (impl.format.memory_pool.write_pool)
+    pool = write_pool()
+    return [(int(sorted_ids[bounds[i]]), pc.take(table, pa.array(order[bounds[i]:bounds[i + 1]]), memory_pool=pool))
             for i in range(len(bounds) - 1)]
 
 

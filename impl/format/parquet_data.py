@@ -10,7 +10,7 @@ from pyarrow import _parquet
 
 from impl.data.types import DataField
 from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable, seekable
-from impl.format.memory_pool import read_pool
+from impl.format.memory_pool import read_pool, write_pool
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -95,15 +95,21 @@ class ParquetReader(FormatReader):
     def iter_batches(self, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
         try:
             # pq's reader, not the fragment's scan: it streams a row group page by page (a 4M-row row
-            # group in 256k-row batches peaked at 140 MB over the start against 230 MB scanned)
-            streamed = pq.ParquetFile(self._source, metadata=self._reader.metadata,
-                                      buffer_size=STREAM_BUFFER_BYTES, pre_buffer=False)
-            batches = streamed.iter_batches(batch_size=batch_rows, columns=self.present(columns))
+            # group in 256k-row batches peaked at 140 MB over the start against 230 MB scanned);
+            # the reader under pq.ParquetFile, to decode into this reader's pool (a compaction's
+            # inputs: see impl.format.memory_pool.write_pool)
+            streamed = _parquet.ParquetReader(memory_pool=self._pool)
+            streamed.open(self._source, metadata=self._reader.metadata, buffer_size=STREAM_BUFFER_BYTES,
+                          pre_buffer=False)
+            names = self.present(columns)
+            batches = streamed.iter_batches(batch_rows, range(self._reader.metadata.num_row_groups),
+                                            column_indices=None if names is None else self._leaf_indices(names))
             while True:
                 batch = next(batches, None)
                 if batch is None:
                     return
-                yield pa.Table.from_batches([batch])
+                table = pa.Table.from_batches([batch])
+                yield table if names is None else table.select(names)
         except _ERRORS as e:
             raise self.corrupt(e) from e
 
@@ -143,7 +149,8 @@ class ParquetWriter(FormatWriter):
             kwargs["compression_level"] = options.zstd_level
         if dictionary_columns is not None:
             kwargs["use_dictionary"] = list(dictionary_columns)
-        self._writer = pq.ParquetWriter(stream, with_field_ids(schema, fields), **kwargs)
+        # the encoder's buffers from the write pool (see impl.format.memory_pool.write_pool)
+        self._writer = pq.ParquetWriter(stream, with_field_ids(schema, fields), memory_pool=write_pool(), **kwargs)
 
     def write(self, table: pa.Table) -> None:
         self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)

@@ -25,6 +25,7 @@ from impl.data.binary_row import decode_row, encode_row, sort_key
 from impl.data.types import DataType, to_arrow
 from impl.datafile.meta import DataFileMeta
 from impl.errors import SchemaMismatchError
+from impl.format.memory_pool import write_pool
 from impl.schema.evolution import column_sources
 from impl.schema.manager import SchemaManager
 from impl.schema.records import TableSchema
@@ -207,7 +208,8 @@ class KVLayout:
         # Added in Arrow, so the buffered column lives in Arrow's memory pool: a numpy array
         # kept in the write buffer would sit on the C heap between the short-lived allocations
         # of later writes, which the heap then cannot give back (RSS grew ~25 % over the buffer).
-        seq = pc.add(pa.array(np.arange(n, dtype=np.int64)), pa.scalar(first_sequence, pa.int64()))
+        seq = pc.add(pa.array(np.arange(n, dtype=np.int64)), pa.scalar(first_sequence, pa.int64()),
+                     memory_pool=write_pool())
         cols = [user.column(k) for k in self.key_names] + [seq, kinds] + list(user.columns)
         return pa.Table.from_arrays(cols, schema=self.arrow_schema)
 
