@@ -120,14 +120,19 @@ FIELD_ID_KEY = b"PARQUET:field_id"
 def with_field_ids(schema: pa.Schema, fields: Sequence[DataField]) -> pa.Schema:
     """``schema`` with each top-level column's Paimon field id as its Parquet field id, as Paimon
     Java writes them: readers that resolve columns by id (Iceberg's, over Paimon's Iceberg
-    metadata) find impl's columns without a name mapping. Columns without a field are kept as
-    they are; rows are unchanged (the writer compares schemas without metadata)."""
+    metadata) find impl's columns without a name mapping. The caller says which ids: the
+    append writer the table's fields, the merge-tree writer also Java's special ids of its
+    system columns (``kv_file_fields``: ``_KEY_*``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``), so an
+    Iceberg reader of a primary-key table's files skips those by id. Columns without a field are
+    kept as they are; rows are unchanged (the writer compares schemas without metadata).
+
+    Example::
+
+        with_field_ids(pa.schema([("id", pa.int64())]), [DataField(0, "id", BIGINT())])
+        # id: int64 -- field metadata: PARQUET:field_id: '0'
+    """
     ids = {f.name: f.id for f in fields}
-    if not ids or "_SEQUENCE_NUMBER" in schema.names:
-        # merge-tree (key-value) files keep their plain schema: Iceberg metadata is written for
-        # append tables only, and with ids on these files a deletion-vector table's writes stopped
-        # producing vectors (tests/paimon_java/test_java_bitmap64.py); Java gives their system
-        # columns special ids that impl does not reproduce yet
+    if not ids:
         return schema
     out = []
     for field in schema:

@@ -25,7 +25,9 @@ UNPARTITIONED_LAST_ID = 999
 _EPOCH_DAY = datetime.date(1970, 1, 1)
 
 # Iceberg's manifest_entry status values
+STATUS_EXISTING = 0
 STATUS_ADDED = 1
+STATUS_DELETED = 2
 CONTENT_DATA = 0
 
 # Paimon commit kind -> Iceberg snapshot operation
@@ -66,9 +68,31 @@ _AVRO_PARTITION = {"BOOLEAN": "boolean", "INT": "int", "BIGINT": "long", "VARCHA
                    "DATE": {"type": "int", "logicalType": "date"}}
 
 
+# Iceberg's column-statistics maps of a data file (name, field id, key id, value id, value type):
+# impl writes them empty (readers then assume any value may be present), but present: Paimon
+# Java copies them when it rewrites a manifest, and fails on a null map
+_STATS_MAPS = (("null_value_counts", 110, 121, 122, "long"), ("lower_bounds", 125, 126, 127, "bytes"),
+               ("upper_bounds", 128, 129, 130, "bytes"))
+
+
+def _stats_map(name: str, field_id: int, key_id: int, value_id: int, value: str) -> dict:
+    return {"name": name, "field-id": field_id, "default": None, "type": ["null", {
+        "type": "array", "logicalType": "map", "items": {"type": "record", "name": f"k{key_id}_v{value_id}", "fields": [
+            {"name": "key", "type": "int", "field-id": key_id}, {"name": "value", "type": value, "field-id": value_id}]}}]}
+
+
+def with_stats_maps(entry: Mapping[str, Any]) -> dict:
+    """``entry`` with its data file's statistics maps present (empty where it had none)."""
+    data_file = dict(entry["data_file"])
+    for name, *_ in _STATS_MAPS:
+        if data_file.get(name) is None:
+            data_file[name] = []
+    return {**entry, "data_file": data_file}
+
+
 def manifest_entry_avro_schema(schema: TableSchema) -> dict:
-    """The Avro schema of a v2 data manifest (manifest_entry with Iceberg's field ids); the
-    optional column statistics are left out (readers then assume any value may be present)."""
+    """The Avro schema of a v2 data manifest (manifest_entry with Iceberg's field ids, the
+    data file's fields as Paimon Java writes them)."""
     partition = {"type": "record", "name": "r102", "fields": [
         {"name": k, "type": ["null", _AVRO_PARTITION[schema.field(k).type.root]], "default": None,
          "field-id": PARTITION_FIELD_ID_START + i} for i, k in enumerate(schema.partition_keys)]}
@@ -79,6 +103,10 @@ def manifest_entry_avro_schema(schema: TableSchema) -> dict:
         {"name": "partition", "type": partition, "field-id": 102},
         {"name": "record_count", "type": "long", "field-id": 103},
         {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
+        *(_stats_map(name, fid, kid, vid, value) for name, fid, kid, vid, value in _STATS_MAPS),
+        {"name": "referenced_data_file", "type": ["null", "string"], "default": None, "field-id": 143},
+        {"name": "content_offset", "type": ["null", "long"], "default": None, "field-id": 144},
+        {"name": "content_size_in_bytes", "type": ["null", "long"], "default": None, "field-id": 145},
     ]}
     return {"type": "record", "name": "manifest_entry", "fields": [
         {"name": "status", "type": "int", "field-id": 0},
@@ -124,13 +152,44 @@ class DataFile:
     size: int
 
 
+def exposed_level(primary_keys: Sequence[str], num_levels: int) -> int | None:
+    """Which Paimon data files the Iceberg view lists (Java's ``shouldAddFileToIceberg``): all
+    of an append table's (None); of a primary-key table only those at the highest level
+    ``num_levels - 1``, whose rows are merged (one sorted run per bucket, deletes dropped):
+    the view is the table as of its last full compaction, never rows a merge would replace."""
+    return num_levels - 1 if primary_keys else None
+
+
 def manifest_entry(f: DataFile, snapshot_id: int) -> dict:
-    """An ADDED entry: every live file is listed in the snapshot's one manifest."""
+    """An ADDED entry of Iceberg snapshot ``snapshot_id`` (data and file sequence number = id)."""
     return {"status": STATUS_ADDED, "snapshot_id": snapshot_id, "sequence_number": snapshot_id,
             "file_sequence_number": snapshot_id,
             "data_file": {"content": CONTENT_DATA, "file_path": f.path, "file_format": "PARQUET",
                           "partition": dict(f.partition), "record_count": f.record_count,
                           "file_size_in_bytes": f.size}}
+
+
+def carried_entry(entry: Mapping[str, Any], removed: bool, snapshot_id: int) -> dict:
+    """A live entry of an earlier manifest rewritten into snapshot ``snapshot_id``'s: DELETED
+    (with this snapshot's id, as the spec asks) when the file left the table, else EXISTING;
+    sequence numbers are kept (the rows' age does not change)."""
+    return {**entry, "status": STATUS_DELETED if removed else STATUS_EXISTING,
+            "snapshot_id": snapshot_id if removed else entry.get("snapshot_id")}
+
+
+def aged_entry(entry: Mapping[str, Any], snapshot_id: int) -> dict | None:
+    """An entry as a merged manifest of snapshot ``snapshot_id`` keeps it (Java's manifest
+    compaction): earlier ADDED ones become EXISTING, earlier DELETED ones are dropped (None)."""
+    status = entry.get("status")
+    if status == STATUS_EXISTING or entry.get("snapshot_id") == snapshot_id:
+        return dict(entry)
+    if status == STATUS_ADDED:
+        return {**entry, "status": STATUS_EXISTING}
+    return None
+
+
+def is_live(entry: Mapping[str, Any]) -> bool:
+    return entry.get("status") != STATUS_DELETED
 
 
 def _single_value(root: str, v: Any) -> bytes:
@@ -146,35 +205,86 @@ def _single_value(root: str, v: Any) -> bytes:
     return str(v).encode("utf-8")  # VARCHAR / CHAR
 
 
-def partition_summaries(schema: TableSchema, files: Sequence[DataFile]) -> list[dict]:
-    """The manifest list's field summaries: per partition field, whether a file holds null and
-    the lower / upper bound of the non-null values (str order = UTF-8 byte order, as Iceberg's)."""
+def _sort_key(root: str, raw: bytes) -> Any:
+    """A summary bound (single-value bytes) as a value that orders as the partition values do."""
+    if root in ("INT", "DATE"):
+        return struct.unpack("<i", raw)[0]
+    if root == "BIGINT":
+        return struct.unpack("<q", raw)[0]
+    return raw  # BOOLEAN (0 < 1), VARCHAR / CHAR (UTF-8 byte order = code point order)
+
+
+def partition_summaries(schema: TableSchema, partitions: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The manifest list's field summaries of a manifest whose entries have these partition
+    values: per partition field, whether one is null and the lower / upper bound of the non-null
+    values (str order = UTF-8 byte order, as Iceberg's)."""
     out = []
     for k in schema.partition_keys:
         root = schema.field(k).type.root
-        values = [f.partition[k] for f in files if f.partition[k] is not None]
-        has_null = len(values) < len(files)
+        values = [p[k] for p in partitions if p[k] is not None]
+        has_null = len(values) < len(partitions)
         lower = _single_value(root, min(values)) if values else None
         upper = _single_value(root, max(values)) if values else None
         out.append({"contains_null": has_null, "contains_nan": False, "lower_bound": lower, "upper_bound": upper})
     return out
 
 
+def may_hold_partition(schema: TableSchema, summaries: Sequence[Mapping[str, Any]] | None,
+                       partition: Mapping[str, Any]) -> bool:
+    """Whether a manifest with these partition summaries may hold a file of ``partition``
+    (True when the summaries do not say: the manifest is read)."""
+    keys = schema.partition_keys
+    if not keys:
+        return True
+    if summaries is None or len(summaries) != len(keys):
+        return True
+    for k, summary in zip(keys, summaries, strict=True):
+        v = partition[k]
+        if v is None:
+            if not summary.get("contains_null", True):
+                return False
+            continue
+        lower, upper = summary.get("lower_bound"), summary.get("upper_bound")
+        if lower is None or upper is None:
+            return False  # only nulls in this manifest
+        root = schema.field(k).type.root
+        key = _sort_key(root, _single_value(root, v))
+        if not _sort_key(root, lower) <= key <= _sort_key(root, upper):
+            return False
+    return True
+
+
 def manifest_file_record(path: str, length: int, snapshot_id: int, schema: TableSchema,
-                         files: Sequence[DataFile]) -> dict:
+                         entries: Sequence[Mapping[str, Any]]) -> dict:
+    """The manifest list's record of a manifest written for snapshot ``snapshot_id`` holding
+    ``entries`` (counts by status, partition summaries over every entry, as Iceberg's writer)."""
+    counts = {STATUS_ADDED: [0, 0], STATUS_EXISTING: [0, 0], STATUS_DELETED: [0, 0]}
+    for e in entries:
+        c = counts[e["status"]]
+        c[0] += 1
+        c[1] += e["data_file"]["record_count"]
+    live_seqs = [e["sequence_number"] for e in entries if is_live(e) and e.get("sequence_number") is not None]
     return {"manifest_path": path, "manifest_length": length, "partition_spec_id": PARTITION_SPEC_ID,
-            "content": CONTENT_DATA, "sequence_number": snapshot_id, "min_sequence_number": snapshot_id,
-            "added_snapshot_id": snapshot_id, "added_files_count": len(files), "existing_files_count": 0,
-            "deleted_files_count": 0, "added_rows_count": sum(f.record_count for f in files),
-            "existing_rows_count": 0, "deleted_rows_count": 0, "partitions": partition_summaries(schema, files)}
+            "content": CONTENT_DATA, "sequence_number": snapshot_id,
+            "min_sequence_number": min(live_seqs, default=snapshot_id), "added_snapshot_id": snapshot_id,
+            "added_files_count": counts[STATUS_ADDED][0], "existing_files_count": counts[STATUS_EXISTING][0],
+            "deleted_files_count": counts[STATUS_DELETED][0], "added_rows_count": counts[STATUS_ADDED][1],
+            "existing_rows_count": counts[STATUS_EXISTING][1], "deleted_rows_count": counts[STATUS_DELETED][1],
+            "partitions": partition_summaries(schema, [e["data_file"]["partition"] for e in entries])}
 
 
-def snapshot_json(snapshot_id: int, parent_id: int | None, time_millis: int, commit_kind: str, schema_id: int,
-                  manifest_list: str, files: Sequence[DataFile]) -> dict:
-    """Iceberg's snapshot of Paimon snapshot ``snapshot_id`` (same id; sequence number = id)."""
-    summary = {"operation": OPERATIONS.get(commit_kind, "overwrite"),
-               "total-records": str(sum(f.record_count for f in files)),
-               "total-data-files": str(len(files)), "total-files-size": str(sum(f.size for f in files)),
+def live_totals(manifests: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """(data files, records) of a snapshot from its manifest list's counts (added + existing)."""
+    files = sum(int(m.get("added_files_count") or 0) + int(m.get("existing_files_count") or 0) for m in manifests)
+    rows = sum(int(m.get("added_rows_count") or 0) + int(m.get("existing_rows_count") or 0) for m in manifests)
+    return files, rows
+
+
+def snapshot_json(snapshot_id: int, parent_id: int | None, time_millis: int, operation: str, schema_id: int,
+                  manifest_list: str, totals: Mapping[str, int]) -> dict:
+    """Iceberg's snapshot of Paimon snapshot ``snapshot_id`` (same id; sequence number = id);
+    ``totals``: ``total-records``, ``total-data-files`` and, when known, ``total-files-size``."""
+    summary = {"operation": operation, **{k: str(v) for k, v in totals.items()},
                "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0"}
     out: dict = {"snapshot-id": snapshot_id, "sequence-number": snapshot_id, "timestamp-ms": time_millis,
                  "summary": summary, "manifest-list": manifest_list, "schema-id": schema_id}

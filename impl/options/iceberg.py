@@ -3,10 +3,12 @@ refuses by name (issue 48, first landing).
 
 impl writes Paimon's Iceberg-compatible metadata (Paimon Java's ``IcebergCommitCallback``) for
 ``metadata.iceberg.storage`` = ``table-location`` and ``hadoop-catalog``, Iceberg format version
-2, on append tables whose data files are Parquet and whose column types map to Iceberg primitive
-types. Everything else that would make the Iceberg view differ from Paimon's rows is refused by
-name at create / alter and at commit (:func:`check_iceberg_table`): primary-key tables, deletion
-vectors, data evolution, a Hive or REST catalog, format version 3, legacy (Iceberg 1.4)
+2, on append tables and primary-key tables (as of their compacted files: the files at the
+highest level, Java's rule) whose data files are Parquet and whose column types map to Iceberg
+primitive types. Everything else that would make the Iceberg view differ from Paimon's rows is
+refused by name at create / alter and at commit (:func:`check_iceberg_table`): deletion vectors
+(Java exposes them only as Iceberg v3 Puffin deletion vectors, which impl does not write), data
+evolution, a Hive or REST catalog, format version 3, legacy (Iceberg 1.4)
 manifests, ORC / Avro data files, nested and other types.
 
 Pure rules only (no I/O), so both table creation (``impl.store``) and the commit callback
@@ -29,6 +31,8 @@ MANIFEST_COMPRESSION = "metadata.iceberg.manifest-compression"
 MANIFEST_LEGACY_VERSION = "metadata.iceberg.manifest-legacy-version"
 DELETE_AFTER_COMMIT = "metadata.iceberg.delete-after-commit.enabled"
 PREVIOUS_VERSIONS_MAX = "metadata.iceberg.previous-versions-max"
+COMPACT_MIN_FILE_NUM = "metadata.iceberg.compaction.min.file-num"
+COMPACT_MAX_FILE_NUM = "metadata.iceberg.compaction.max.file-num"
 
 _REFUSED = "refused write"
 
@@ -69,6 +73,10 @@ class IcebergSettings:
     avro_codec: str
     delete_after_commit: bool
     previous_versions_max: int
+    # Java's manifest merging: small manifests are merged once there are this many (min), or
+    # once they reach the manifest target size together, or this many (max)
+    compact_min_file_num: int = 10
+    compact_max_file_num: int = 50
 
 
 def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
@@ -111,14 +119,19 @@ def iceberg_settings(options: Mapping[str, str]) -> IcebergSettings | None:
     if codec_raw not in _CODECS:
         raise UnsupportedOptionError(MANIFEST_COMPRESSION, codec_raw, _REFUSED,
                                      f"Iceberg manifest codecs other than {sorted(_CODECS)}")
+    return IcebergSettings(storage, location, _CODECS[codec_raw], _bool(options, DELETE_AFTER_COMMIT, True),
+                           _count(options, PREVIOUS_VERSIONS_MAX, 0, 0), _count(options, COMPACT_MIN_FILE_NUM, 10, 1),
+                           _count(options, COMPACT_MAX_FILE_NUM, 50, 1))
+
+
+def _count(options: Mapping[str, str], key: str, default: int, least: int) -> int:
     try:
-        keep = int(str(options.get(PREVIOUS_VERSIONS_MAX, "0")).strip())
+        value = int(str(options.get(key, str(default))).strip())
     except ValueError:
-        raise InvalidOptionError(f"option {PREVIOUS_VERSIONS_MAX!r} = {options.get(PREVIOUS_VERSIONS_MAX)!r}: "
-                                 "expected an integer") from None
-    if keep < 0:
-        raise InvalidOptionError(f"option {PREVIOUS_VERSIONS_MAX!r} = {keep}: must not be negative")
-    return IcebergSettings(storage, location, _CODECS[codec_raw], _bool(options, DELETE_AFTER_COMMIT, True), keep)
+        raise InvalidOptionError(f"option {key!r} = {options.get(key)!r}: expected an integer") from None
+    if value < least:
+        raise InvalidOptionError(f"option {key!r} = {value}: must be at least {least}")
+    return value
 
 
 _PRIMITIVE = {"BOOLEAN": "boolean", "INT": "int", "BIGINT": "long", "FLOAT": "float", "DOUBLE": "double",
@@ -142,7 +155,9 @@ def iceberg_type(t: DataType) -> str | None:
 def check_iceberg_table(options: Mapping[str, str], primary_keys: Sequence[str], fields: Sequence[DataField],
                         partition_keys: Sequence[str], table: str) -> IcebergSettings | None:
     """The Iceberg settings of a table, after refusing by name what impl's Iceberg metadata
-    cannot describe truthfully (UnsupportedOptionError on ``metadata.iceberg.storage``)."""
+    cannot describe truthfully (UnsupportedOptionError on ``metadata.iceberg.storage``).
+    A primary-key table (``primary_keys``) is accepted: its view is its highest-level files,
+    which hold merged rows whatever the merge engine; with deletion vectors it is refused."""
     settings = iceberg_settings(options)
     if settings is None:
         return None
@@ -151,10 +166,11 @@ def check_iceberg_table(options: Mapping[str, str], primary_keys: Sequence[str],
     def refuse(why: str) -> UnsupportedOptionError:
         return UnsupportedOptionError(STORAGE, value, _REFUSED, f"{table}: Iceberg metadata of {why}")
 
-    if primary_keys:
-        raise refuse("a primary-key table (impl writes it for append tables only)")
     if _bool(options, "deletion-vectors.enabled", False):
-        raise refuse("a table with deletion vectors")
+        # Java exposes deletion vectors only with deletion-vectors.bitmap64 and Iceberg format
+        # version 3 (Puffin deletion vectors); without them its view of such a table is not its rows
+        raise refuse("a table with deletion vectors (Java's Iceberg v3 Puffin deletion vectors are not written "
+                     "by impl)")
     if _bool(options, "data-evolution.enabled", False):
         raise refuse("a data-evolution table (its files hold some columns only)")
     fmt = str(options.get("file.format", "parquet")).strip().lower()

@@ -55,7 +55,7 @@ _COMPACTION = "which files a compaction picks (the rows a read returns do not ch
 _FLINK_LOOKUP = "Flink's lookup join / lookup compaction cache"
 _ICEBERG_OFF = "only with metadata.iceberg.storage = hive-catalog / rest-catalog, which is refused"
 _ICEBERG = "impl.options.iceberg (refuses by name what impl's Iceberg metadata cannot describe)"
-_ICEBERG_MANIFESTS = "when Java merges Iceberg manifests (impl writes one manifest per snapshot)"
+_ICEBERG_MANIFESTS = "when small Iceberg manifests are merged (impl.iceberg.commit, as Java)"
 
 # key -> (kind, why). One line per key, sorted, so parallel edits merge cleanly.
 CLASSIFIED: dict[str, tuple[OptionKind, str]] = {
@@ -216,8 +216,8 @@ CLASSIFIED: dict[str, tuple[OptionKind, str]] = {
     "materialized-table.refresh-mode": (N, "Flink materialized-table metadata"),
     "materialized-table.refresh-status": (N, "Flink materialized-table metadata"),
     "merge-engine": (H, ""),
-    "metadata.iceberg.compaction.max.file-num": (N, _ICEBERG_MANIFESTS),
-    "metadata.iceberg.compaction.min.file-num": (N, _ICEBERG_MANIFESTS),
+    "metadata.iceberg.compaction.max.file-num": (H, _ICEBERG_MANIFESTS),
+    "metadata.iceberg.compaction.min.file-num": (H, _ICEBERG_MANIFESTS),
     "metadata.iceberg.database": (N, _ICEBERG_OFF),
     "metadata.iceberg.delete-after-commit.enabled": (H, _ICEBERG),
     "metadata.iceberg.format-version": (H, _ICEBERG),

@@ -144,7 +144,7 @@ def test_hadoop_catalog_location(catalog, tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, options, needle", [
-    ({"primary_keys": ["id"]}, {}, "primary-key table"),
+    ({"primary_keys": ["id"]}, {"deletion-vectors.enabled": "true"}, "deletion vectors"),
     ({}, {"deletion-vectors.enabled": "true"}, "deletion vectors"),
     ({}, {"file.format": "orc"}, "orc data files"),
     ({"partition_keys": ["v"]}, {}, "partition column 'v'"),
@@ -166,16 +166,16 @@ def test_refused_types_and_alter(catalog):
     ms = pa.schema([("a", pa.timestamp("ms"))])
     with pytest.raises(UnsupportedOptionError, match="column 'a' of type TIMESTAMP\\(3\\)"):
         catalog.create_table("db.s", schema=ms, options=TABLE_LOCATION)
-    catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["id"])
-    with pytest.raises(UnsupportedOptionError, match="primary-key table"):
+    catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["id"], options={"deletion-vectors.enabled": "true"})
+    with pytest.raises(UnsupportedOptionError, match="deletion vectors"):
         catalog.alter_table("db.pk", [SchemaChange.set_option("metadata.iceberg.storage", "table-location")])
     assert "metadata.iceberg.storage" not in catalog.get_table("db.pk").core.schema.options
 
 
 def test_refused_at_commit_through_dynamic_options(catalog):
-    t = catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["id"])
+    t = catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["id"], options={"deletion-vectors.enabled": "true"})
     view = t.copy(TABLE_LOCATION)
-    with pytest.raises(UnsupportedOptionError, match="primary-key table"):
+    with pytest.raises(UnsupportedOptionError, match="deletion vectors"):
         view.new_batch_write_builder().new_commit()
     assert t.latest_snapshot() is None
 

@@ -48,8 +48,11 @@ def test_bitmap64_deletion_vectors_both_ways(java, tmp_path):
     java.call("create_table", warehouse=str(wh), table=TABLE, fields=[["id", "INT NOT NULL"], ["v", "STRING"]],
               primary_keys=["id"], partition_keys=[], table_options=OPTIONS)
     expected: dict = {}
-    # a big first file: later small writes land above it (no full merge) and mark its rows
-    base = {"id": list(range(1, 501)), "v": ["a"] * 500}
+    # a big first file: later small writes land above it (no full merge) and mark its rows.
+    # Big by bytes, not only rows (distinct values): universal compaction compares run sizes, and
+    # a few hundred bytes of Parquet footer (field ids) on the small files must not tip them past
+    # the size ratio / amplification thresholds into a full merge that leaves no vectors
+    base = {"id": list(range(1, 5001)), "v": [f"a{i:07d}" for i in range(5000)]}
     for i, batch in enumerate([base, {"id": [2, 4], "v": ["b", "b"]},
                                {"id": [5], "v": ["c"]}]):
         pq.write_table(pa.table({"id": pa.array(batch["id"], pa.int32()), "v": batch["v"]}), tmp_path / "in.parquet")

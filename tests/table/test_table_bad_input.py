@@ -7,7 +7,6 @@ import posixpath
 
 import fastavro
 import numpy as np
-
 import pyarrow as pa
 import pytest
 from table_helpers import data_files, sort_rows, write
