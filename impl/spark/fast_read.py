@@ -11,8 +11,8 @@ and splits the plan:
 
 - files that need no merge are read by ``spark.read.parquet``: every file of an append table;
   the level >= 1 files of a deletion-vector table, minus the positions their vectors delete
-  (a broadcast left-anti join on Spark's ``_metadata.file_name`` / ``_metadata.row_index``
-  against the vectors, built with Arrow), minus retract rows when a file may hold any; and a
+  (a bitmap filter on Spark's ``_metadata.file_name`` / ``_metadata.row_index`` in the scan's
+  own tasks, :mod:`impl.spark.dv_filter`), minus retract rows when a file may hold any; and a
   primary-key bucket whose files are one sorted run without retract rows (Paimon's
   ``rawConvertible``: every file at one level >= 1 with a known delete-row count of 0; only for
   the ``deduplicate`` and ``first-row`` merge engines, whose merge of a single row is the row);
