@@ -51,6 +51,7 @@ from impl.options.values import MergeEngine
 from impl.read.scan import DataSplit
 from impl.schema.evolution import is_safe_cast
 from impl.schema.records import TableSchema
+from impl.spark import dv_filter
 from impl.spark.catalyst_filters import spark_filter_predicate
 from impl.spark.errors import SparkConnectorError
 from impl.spark.only_files import encode_only_files
@@ -277,9 +278,7 @@ def _drop_deleted(spark, df, deletions: Mapping[str, np.ndarray]):
     one by one.)"""
     from pyspark.sql import functions as F
 
-    from impl.spark.dv_filter import drop_deleted
-
-    kept = drop_deleted(spark, df, deletions, file_name_column=FILE_NAME_COLUMN, row_index_column=ROW_INDEX_COLUMN)
+    kept = dv_filter.drop_deleted(spark, df, deletions, file_name_column=FILE_NAME_COLUMN, row_index_column=ROW_INDEX_COLUMN)
     if kept is not None:
         return kept
     names = sorted(deletions)
