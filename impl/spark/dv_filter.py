@@ -17,8 +17,9 @@ The filter runs in the scan's tasks, compiled with the scan (whole-stage code ge
 cost is a few nanoseconds per row instead of a broadcast join's hash probe of a string and a long.
 The literal travels with each task (1 bit per row up to each file's last deleted position). At
 most :data:`FILES_PER_TREE` files per search tree (generated code stays small); more files
-give several trees, AND-ed. Where the session has no JVM to build the literal (Spark Connect)
-:func:`drop_deleted` returns None and the caller keeps its own way (the anti join).
+give several trees, AND-ed. Where the session has no JVM to build the literal (Spark Connect),
+or the bitmap exceeds :data:`MAX_BITMAP_WORDS`, :func:`drop_deleted` returns None and the caller
+keeps its own way (the anti join).
 
     >>> words, offsets, counts = pack_positions([np.array([0, 65]), np.array([3])])
     >>> words.tolist(), offsets.tolist(), counts.tolist()
@@ -35,6 +36,9 @@ import numpy as np
 
 # files per binary-search tree: depth 7, and a generated method well below the JVM's limits
 FILES_PER_TREE = 128
+# the literal travels in every task and in the plan's text: beyond 1 MiB of bitmap (8M rows up
+# to the files' last deleted positions) the caller's broadcast join ships the vectors once instead
+MAX_BITMAP_WORDS = 1 << 17
 _WORD_BITS = 64
 
 
@@ -99,14 +103,16 @@ def _tree(names: Sequence[str], leaves: Sequence[Any], name_col) -> Any:
 
 
 def keep_condition(spark, deletions: Mapping[str, np.ndarray], *, file_name_column: str,
-                   row_index_column: str):
+                   row_index_column: str, max_words: int = MAX_BITMAP_WORDS):
     """A boolean Column, true for the rows ``deletions`` (file name -> deleted positions) keep;
-    None when the session cannot build it (no JVM)."""
+    None when the session cannot build it (no JVM) or the bitmap would exceed ``max_words``."""
     from pyspark.sql import functions as F
 
     names = sorted(n for n, p in deletions.items() if len(p))
     if not names:
         return F.lit(True)
+    if sum(int(np.max(deletions[n])) // _WORD_BITS + 1 for n in names) > max_words:
+        return None
     words, offsets, counts = pack_positions([np.asarray(deletions[n]) for n in names])
     words_col = _jvm_words(spark, words)
     if words_col is None:
@@ -127,11 +133,13 @@ def keep_condition(spark, deletions: Mapping[str, np.ndarray], *, file_name_colu
 
 
 def drop_deleted(spark, df, deletions: Mapping[str, np.ndarray], *, file_name_column: str,
-                 row_index_column: str):
+                 row_index_column: str, max_words: int = MAX_BITMAP_WORDS):
     """``df`` (rows tagged with their file's name and their position in it) without the rows
-    ``deletions`` delete, filtered in the scan's tasks; None when the session cannot (no JVM)."""
-    cond = keep_condition(spark, deletions, file_name_column=file_name_column, row_index_column=row_index_column)
+    ``deletions`` delete, filtered in the scan's tasks; None when it cannot (no JVM, or a bitmap
+    beyond ``max_words``)."""
+    cond = keep_condition(spark, deletions, file_name_column=file_name_column, row_index_column=row_index_column,
+                          max_words=max_words)
     return None if cond is None else df.filter(cond)
 
 
-__all__ = ["drop_deleted", "keep_condition", "pack_positions", "is_deleted", "FILES_PER_TREE"]
+__all__ = ["drop_deleted", "keep_condition", "pack_positions", "is_deleted", "FILES_PER_TREE", "MAX_BITMAP_WORDS"]

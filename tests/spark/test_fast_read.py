@@ -252,3 +252,5 @@ def test_deletion_vector_filter_over_many_files(spark):
     got = sorted((r.f, r.i) for r in kept.collect())
     want = sorted((n, i) for n in names for i in range(100) if i not in set(deletions.get(n, np.array([])).tolist()))
     assert got == want
+    # a bitmap beyond the bound: declined (read_table then takes its broadcast join)
+    assert drop_deleted(spark, df, deletions, file_name_column="f", row_index_column="i", max_words=100) is None
