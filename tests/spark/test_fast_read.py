@@ -179,3 +179,78 @@ def test_schema_evolution_and_other_formats(spark, catalog):
     cut = _plan(o)
     assert cut.native_files == 1 and len(cut.slow) == 2
     assert _rows(impl.spark.read_table(spark, _path(catalog, "orc"))) == _truth(o)
+
+
+def _dv_layout_table(catalog, name: str):
+    """A deletion-vector table whose level >= 1 files hold: some rows deleted (partition a, in
+    both buckets), none deleted (partition b); partition c's rows all deleted (its files dropped
+    by the compaction: a file whose vector deletes every row is in the test below)."""
+    t = catalog.create_table(f"db.{name}", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "2", "deletion-vectors.enabled": "true"})
+    t.write_arrow(_batch(0, 90))
+    t.compact(full=True)
+    base = _batch(0, 90)
+    a_rows = base.filter(pa.compute.equal(base["dt"], "a")).slice(5, 12)  # 12 keys of partition a
+    a_rows = a_rows.set_column(2, "v", pa.array([None, *range(11)], pa.int32()))
+    c_rows = base.filter(pa.compute.equal(base["dt"], "c"))  # every key of partition c, deleted
+    builder = t.new_batch_write_builder()
+    w = builder.new_write()
+    w.write_arrow(a_rows)
+    w.write_arrow(c_rows, row_kinds=[3] * c_rows.num_rows)
+    builder.new_commit().commit(w.prepare_commit())
+    w.close()
+    t.compact()  # the replaced and deleted rows marked in deletion vectors
+    return catalog.get_table(f"db.{name}")
+
+
+def test_deletion_vectors_filtered_in_the_scan(spark, catalog):
+    import numpy as np
+
+    t = _dv_layout_table(catalog, "dvscan")
+    cut = _plan(t)
+    assert not cut.slow
+    deletions = {n: d for g in cut.native for n, d in g.deletions.items()}
+    sizes = {f.file_name: f.row_count for s in t.new_read_builder().new_scan().plan().splits() for f in s.files}
+    assert len(deletions) >= 2  # several files carry vectors
+    assert all(0 < len(d) < sizes[n] for n, d in deletions.items())
+    assert any(n not in deletions for n in sizes)  # and some file none
+    path = _path(catalog, "dvscan")
+    df = impl.spark.read_table(spark, path)
+    assert _rows(df) == _truth(t)
+    assert not any(r[0] == "c" for r in _rows(df))
+    # the vectors are applied by a filter in the scan's own stage, not by a join
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "Join" not in plan and "shiftright" in plan, plan
+    assert _rows(impl.spark.read_table(spark, path, filter="id < 20 and v is not null")) == \
+        _truth(t, keep=lambda r: r["id"] < 20 and r["v"] is not None)
+    # the packed bitmap deletes exactly the positions it was given
+    from impl.spark.dv_filter import is_deleted, pack_positions
+
+    positions = [np.array([0, 63, 64, 200]), np.array([], np.int64), np.arange(0, 130, 3)]
+    words, offsets, counts = pack_positions(positions)
+    for p, off, n in zip(positions, offsets, counts, strict=True):
+        got = np.flatnonzero(is_deleted(words, int(off), int(n), np.arange(300)))
+        assert got.tolist() == sorted(p.tolist())
+
+
+def test_deletion_vector_filter_over_many_files(spark):
+    """More files than one search tree holds: several trees, AND-ed; each row tested against its
+    own file's bitmap (a frame standing in for the tagged scan)."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    from impl.spark.dv_filter import FILES_PER_TREE, drop_deleted
+
+    files = FILES_PER_TREE * 2 + 3
+    names = [f"data-{i:04d}.parquet" for i in range(files)]
+    rng = np.random.default_rng(7)
+    deletions = {n: np.unique(rng.integers(0, 100, 5)) for n in names[:-1]}  # the last file: none
+    deletions[names[1]] = np.arange(100)  # every row of a file deleted
+    df = spark.range(files * 100).select((F.col("id") % 100).alias("i"), (F.col("id") / 100).cast("int").alias("f"))
+    df = df.select(F.col("i"), F.format_string("data-%04d.parquet", F.col("f")).alias("f"))
+    kept = drop_deleted(spark, df, deletions, file_name_column="f", row_index_column="i")
+    got = sorted((r.f, r.i) for r in kept.collect())
+    want = sorted((n, i) for n in names for i in range(100) if i not in set(deletions.get(n, np.array([])).tolist()))
+    assert got == want
+    # a bitmap beyond the bound: declined (read_table then takes its broadcast join)
+    assert drop_deleted(spark, df, deletions, file_name_column="f", row_index_column="i", max_words=100) is None
