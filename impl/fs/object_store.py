@@ -30,6 +30,7 @@ import fsspec
 
 from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
+from impl.fs import azure
 
 # Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
 # name under the prefixes s3. / s3a. / fs.s3. / fs.s3a. (which covers Apache Paimon Java's
@@ -61,11 +62,16 @@ DEFAULT_MAX_ATTEMPTS = 3
 
 S3_PROTOCOLS = ("s3", "s3a", "s3n")
 
-STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.")
+STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.", azure.STORAGE_OPTION_PREFIX)
+
+# Schemes a warehouse may use besides the object stores: local disk and fsspec's memory (tests).
+# Any other is refused by name rather than opened through whatever fsspec implementation happens
+# to be installed, whose publication would not be known to be atomic.
+LOCAL_PROTOCOLS = ("file", "local", "memory")
 
 
 def storage_options(options: Mapping[str, str] | None) -> dict[str, str]:
-    """The options that configure storage access (``fs.*``, ``s3.*``), as strings."""
+    """The options that configure storage access (``fs.*``, ``s3.*``, ``azure.*``), as strings."""
     return {k: str(v) for k, v in (options or {}).items() if k.startswith(STORAGE_OPTION_PREFIXES)}
 
 
@@ -181,16 +187,27 @@ class S3Config:
 
 
 def is_object_store_url(url: str) -> bool:
-    return "://" in url and url.split("://", 1)[0].lower() in S3_PROTOCOLS
+    """True for S3 and Azure URLs: stores without rename, where publication is a conditional create."""
+    return "://" in url and url.split("://", 1)[0].lower() in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS)
 
 
 def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tuple[fsspec.AbstractFileSystem, str]:
     """The file system and the path in its own form for a warehouse or table URL.
 
-    ``s3://bucket/prefix`` (also ``s3a://``, ``s3n://``) opens s3fs with the ``fs.s3.*`` /
-    ``s3.*`` options; any other fsspec URL or a local path opens through fsspec.
+    The one place a scheme picks a store: ``s3://bucket/prefix`` (also ``s3a://``, ``s3n://``)
+    opens s3fs with the ``fs.s3.*`` / ``s3.*`` options; ``abfs://``, ``abfss://``, ``az://``,
+    ``wasb[s]://`` open adlfs (:mod:`impl.fs.azure`); a local path, ``file://`` and ``memory://``
+    open through fsspec; any other scheme raises :class:`UnsupportedFileSystemError` naming it.
     """
-    if is_object_store_url(url):
+    scheme = url.split("://", 1)[0].lower() if "://" in url else "file"
+    if scheme in azure.AZURE_PROTOCOLS:
+        return azure.filesystem_for_url(url, options)
+    if scheme not in (*S3_PROTOCOLS, *LOCAL_PROTOCOLS):
+        raise UnsupportedFileSystemError(
+            f"warehouse {url!r}: the scheme {scheme!r} is not supported (supported: local paths, file://, "
+            f"memory://, {', '.join(p + '://' for p in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS))}); its store's "
+            "atomic create-if-absent is not known, so snapshots could not be published safely")
+    if scheme in S3_PROTOCOLS:
         rest = url.split("://", 1)[1]
         bucket = rest.split("/", 1)[0]
         if not bucket:
@@ -247,8 +264,15 @@ def get_object(fs: fsspec.AbstractFileSystem, path: str) -> bytes:
 
 
 def has_conditional_create(fs: fsspec.AbstractFileSystem) -> bool:
-    """True for stores whose ``pipe_file(path, data, mode="create")`` is a conditional PUT."""
-    return bool(getattr(fs, "supports_conditional_create", False)) or is_s3(fs)
+    """True for stores whose ``pipe_file(path, data, mode="create")`` is a conditional PUT
+    (S3: ``If-None-Match: *``; Azure: ``If-None-Match: *`` on the Put Blob)."""
+    return bool(getattr(fs, "supports_conditional_create", False)) or is_s3(fs) or azure.is_azure(fs)
+
+
+def _remembers_probe(fs: fsspec.AbstractFileSystem) -> bool:
+    """Stores whose probe result is kept per process and store (a client of a real object store,
+    not a wrapper, which may change its behaviour between calls)."""
+    return is_s3(fs) or azure.is_azure(fs)
 
 
 class Publication(enum.Enum):
@@ -289,7 +313,7 @@ _PROBE_LOCK = threading.Lock()
 
 
 def _store_key(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, str]:
-    endpoint = ""
+    endpoint = str(getattr(fs, "paimon_store_identity", ""))  # set on Azure file systems
     client_kwargs = getattr(fs, "client_kwargs", None)
     if isinstance(client_kwargs, dict):
         endpoint = str(client_kwargs.get("endpoint_url", ""))
@@ -298,7 +322,7 @@ def _store_key(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, str]:
 
 def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> None:
     """Check that the store refuses a second conditional PUT: once per process and bucket for
-    an s3fs file system, on every call for any other (a wrapper: the caller remembers).
+    an s3fs or adlfs file system, on every call for any other (a wrapper: the caller remembers).
 
     Writes a probe key under ``directory`` twice with ``If-None-Match: *`` and deletes it. A
     store that accepts the second PUT ignores the header, and publishing there could let two
@@ -307,7 +331,7 @@ def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> N
     """
     key = _store_key(fs, directory)
     with _PROBE_LOCK:
-        known = _PROBED.get(key) if is_s3(fs) else None
+        known = _PROBED.get(key) if _remembers_probe(fs) else None
     if known is True:
         return
     if known is False:
@@ -328,7 +352,7 @@ def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> N
             fs.rm_file(probe)
         except Exception:  # noqa: BLE001 - the probe key is a harmless leftover if this fails
             pass
-    if is_s3(fs):
+    if _remembers_probe(fs):
         with _PROBE_LOCK:
             _PROBED[key] = refused
     if not refused:
