@@ -213,7 +213,8 @@ class AzureConfig:
         """An adlfs file system for this configuration (listing cache off: a cached listing must
         never answer whether a snapshot exists; a new instance, never fsspec's shared one, whose
         event loop would not survive a fork)."""
-        adlfs = require("adlfs", "an Azure Blob / ADLS warehouse", extra="azure")
+        require("adlfs", "an Azure Blob / ADLS warehouse", extra="azure")
+        from impl.fs.azure_blob import PaimonAzureBlobFileSystem
         kwargs: dict[str, Any] = {
             "use_listings_cache": False,
             "skip_instance_cache": True,
@@ -228,7 +229,7 @@ class AzureConfig:
             if self.endpoint is not None:
                 kwargs["account_host"] = self.endpoint.split("://", 1)[-1]
         try:
-            return adlfs.AzureBlobFileSystem(**kwargs)
+            return PaimonAzureBlobFileSystem(**kwargs)
         except ValueError as e:  # adlfs: no account and no connection string, or a malformed one
             raise InvalidWarehouseError(f"cannot open the Azure store: {e}") from e
 
@@ -264,7 +265,10 @@ def blob_exists(fs: fsspec.AbstractFileSystem, path: str) -> bool:
         async with fs.service_client.get_blob_client(container, blob) as client:
             return bool(await client.exists())
 
-    return bool(sync(fs.loop, head))
+    from impl.fs.azure_blob import os_errors
+
+    with os_errors():
+        return bool(sync(fs.loop, head))
 
 
 
@@ -287,4 +291,7 @@ def make_directory_marker(fs: fsspec.AbstractFileSystem, directory: str) -> None
         async with fs.service_client.get_blob_client(container, blob) as client:
             await client.upload_blob(b"", overwrite=True, metadata=DIRECTORY_METADATA)
 
-    sync(fs.loop, put)
+    from impl.fs.azure_blob import os_errors
+
+    with os_errors():
+        sync(fs.loop, put)
