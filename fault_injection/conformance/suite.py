@@ -20,7 +20,7 @@ from fault_injection.conformance.targets import open_target
 @dataclass(frozen=True)
 class SuiteConfig:
     target: str = "impl"
-    store: str = "local"  # or "s3": a moto server on 127.0.0.1 (every check, if the target can use S3)
+    store: str = "local"  # or "s3" (a moto server) or "azure" (Azurite), on 127.0.0.1, if the target can use it
     examples: int = 5
     seed: int = 0
     processes: int = 3
@@ -43,17 +43,38 @@ def s3_tables() -> Iterator[Callable[[], TableRef]]:
         server.stop()
 
 
+@contextlib.contextmanager
+def azure_tables() -> Iterator[Callable[[], TableRef]]:
+    """An Azurite server for the run (node and npm needed); yields a maker of fresh table refs on it,
+    each in a container of its own."""
+    from simulation.embedded_azurite import AzuriteServer
+    server = AzuriteServer()
+    store = server.start()
+    try:
+        opts = tuple(sorted(store.options().items()))
+        yield lambda: TableRef(store.url(store.new_container()), f"db.t{uuid.uuid4().hex[:8]}", opts)
+    finally:
+        server.stop()
+
+
+# Stores the suite can put tables on besides local disk, and the targets that can use each (the
+# other targets keep their tables on local disk; their racing check is refused by name).
+REMOTE_STORES = {"s3": s3_tables, "azure": azure_tables}
+AZURE_TARGETS = ("impl",)
+
+
 # Targets that race impl in one table (mixed writers); those that can compact also race impl's
 # compactions on a primary-key table.
 MIXED_WITH_IMPL = ("pypaimon-rust", "paimon-java")
 
 
 def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
-    """Every check. With ``cfg.store`` s3 the tables live on a moto server (``s3_table_maker``
-    reuses a running one) when the target can use an object store; otherwise, and for targets
-    that cannot, on local disk (only the racing check is then named for s3, and refused by name)."""
-    if cfg.store == "s3" and s3_table_maker is None:
-        with s3_tables() as make:
+    """Every check. With ``cfg.store`` s3 (azure) the tables live on a moto (Azurite) server
+    (``s3_table_maker`` reuses a running one) when the target can use that store; otherwise, and for
+    targets that cannot, on local disk (only the racing check is then named for the store, and
+    refused by name)."""
+    if cfg.store in REMOTE_STORES and s3_table_maker is None:
+        with REMOTE_STORES[cfg.store]() as make:
             return run_suite(cfg, make)
 
     def opener():
@@ -61,9 +82,10 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     probe = opener()
     caps = probe.capabilities
     probe.close()
-    on_s3 = cfg.store == "s3" and Capability.OBJECT_STORE in caps
+    on_s3 = cfg.store in REMOTE_STORES and Capability.OBJECT_STORE in caps and (
+        cfg.store != "azure" or cfg.target in AZURE_TARGETS)
     make_table: Callable[[], TableRef] = s3_table_maker if on_s3 else fresh_local_table
-    where = " on s3" if on_s3 else ""
+    where = f" on {cfg.store}" if on_s3 else ""
     results: list[CheckResult] = []
     for spec, label, cap in ((TableSpec(True, True, 2), "primary-key table", Capability.PRIMARY_KEY_TABLE),
                              (TableSpec(False, True, -1), "append table", Capability.APPEND_TABLE)):
@@ -73,7 +95,7 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         results += check_machine(cfg.target, opener, make_table, caps, spec, label + where, cfg.examples, cfg.seed,
                                  skip_ops=cfg.skip_ops)
     results += [dataclasses.replace(r, name=r.name + where) for r in check_duplicates(opener, make_table, caps)]
-    race_table = s3_table_maker if cfg.store == "s3" else fresh_local_table
+    race_table = s3_table_maker if cfg.store in REMOTE_STORES else fresh_local_table
     for k in range(cfg.race_rounds):
         r = check_race(cfg.target, opener, race_table(), cfg.processes, cfg.commits, cfg.store)
         if cfg.race_rounds > 1:
@@ -84,8 +106,9 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         if cfg.target in MIXED_WITH_IMPL:  # the target's publication held while impl commits
             results.append(check_held_publication(opener, s3_table_maker(), open_writer_b=lambda: open_target("impl"),
                                                   label=f"{cfg.target} held, impl"))
-    elif cfg.store == "s3":
-        results.append(CheckResult("held publication (s3)", Status.UNSUPPORTED, f"{cfg.target} lacks object-store"))
+    elif cfg.store in REMOTE_STORES:
+        results.append(CheckResult(f"held publication ({cfg.store})", Status.UNSUPPORTED,
+                                   f"{cfg.target} lacks the {cfg.store} object store"))
     kill = check_sigkill(cfg.target, opener, make_table(), cfg.kill_rounds, cfg.seed)
     results.append(dataclasses.replace(kill, name=kill.name + where))
     if cfg.target in MIXED_WITH_IMPL:
