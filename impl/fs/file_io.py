@@ -535,7 +535,9 @@ def _write_local_synced(path: str, data: bytes) -> None:
 
 def mtime_millis(info: dict) -> int | None:
     """The modification time (epoch millis) of an fsspec ``ls``/``info`` record, None if it has none."""
-    for key in ("mtime", "modified", "created", "LastModified"):
+    # local/memory: mtime or created; s3fs: LastModified; adlfs: last_modified (without it every
+    # blob on Azure would look ageless, and orphan removal would never take one)
+    for key in ("mtime", "modified", "LastModified", "last_modified", "created"):
         v = info.get(key)
         if v is None:
             continue

@@ -137,15 +137,15 @@ for seq in range(start, start + 1000):
 """
 
 
-def sigkill_rounds(warehouse: str, options: dict) -> None:
-    """Six rounds of a committing process SIGKILLed at a random moment (asserts after each)."""
+def sigkill_rounds(warehouse: str, options: dict, rounds: int = 6) -> None:
+    """``rounds`` rounds of a committing process SIGKILLed at a random moment (asserts after each)."""
     table = _create_table(warehouse, options)
     here = os.path.dirname(os.path.abspath(__file__))  # tests/_support, for the killed writer's import
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *sys.path])}
     rng = random.Random(11)
     acked: list[int] = []
     kills = orphans_removed = 0
-    for _round in range(6):
+    for _round in range(rounds):
         start_seq = (max(acked) + 1) if acked else 0
         proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, warehouse, json.dumps(options), here,
                                  str(start_seq)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -179,6 +179,6 @@ def sigkill_rounds(warehouse: str, options: dict) -> None:
         orphans_removed += len(removed)
         again = rb.new_read().to_arrow(table.new_read_builder().new_scan().plan().splits())
         assert again.num_rows == rows.num_rows
-    assert kills == 6 and len(acked) >= 6
+    assert kills == rounds and len(acked) >= rounds
     # the kills did hit commits in flight: their written files were left behind and removed
     assert orphans_removed > 0

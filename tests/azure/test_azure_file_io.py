@@ -54,6 +54,9 @@ def test_for_path_opens_abfss_with_hadoop_option_names(azure_server, azure_conta
     assert io.list_names(f"{root}/empty.db") == []
     with pytest.raises(FileNotFoundError):
         io.read_bytes(f"{root}/a/missing")
+    # blobs carry their modification time (orphan removal goes by age: an ageless blob is never taken)
+    (status,) = io.walk_files(f"{root}/a")
+    assert status.size_bytes == 5 and status.modified_millis is not None and status.modified_millis > 0
     # the short spellings reach the same blobs (account from the options)
     for scheme in ("abfs", "az"):
         other, path = FileIO.for_path(f"{scheme}://{azure_container}/wh", options=azure_server.options())
