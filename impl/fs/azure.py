@@ -63,11 +63,6 @@ DEFAULT_CONNECT_TIMEOUT_SECONDS = 5
 DEFAULT_READ_TIMEOUT_SECONDS = 30
 
 
-def is_azure_url(url: str) -> bool:
-    """True for ``abfs://``, ``abfss://``, ``az://``, ``wasb://`` and ``wasbs://`` URLs."""
-    return "://" in url and url.split("://", 1)[0].lower() in AZURE_PROTOCOLS
-
-
 def is_azure(fs: fsspec.AbstractFileSystem) -> bool:
     """True for an adlfs file system (its protocols include ``abfs``)."""
     protocol = getattr(fs, "protocol", None)
@@ -214,7 +209,7 @@ class AzureConfig:
         never answer whether a snapshot exists; a new instance, never fsspec's shared one, whose
         event loop would not survive a fork)."""
         require("adlfs", "an Azure Blob / ADLS warehouse", extra="azure")
-        from impl.fs.azure_blob import PaimonAzureBlobFileSystem
+        from impl.fs.azure_blob import PaimonAzureBlobFileSystem  # imports adlfs: the optional azure extra
         kwargs: dict[str, Any] = {
             "use_listings_cache": False,
             "skip_instance_cache": True,
@@ -265,7 +260,7 @@ def blob_exists(fs: fsspec.AbstractFileSystem, path: str) -> bool:
         async with fs.service_client.get_blob_client(container, blob) as client:
             return bool(await client.exists())
 
-    from impl.fs.azure_blob import os_errors
+    from impl.fs.azure_blob import os_errors  # imports the Azure SDK: the optional azure extra
 
     with os_errors():
         return bool(sync(fs.loop, head))
@@ -291,7 +286,7 @@ def make_directory_marker(fs: fsspec.AbstractFileSystem, directory: str) -> None
         async with fs.service_client.get_blob_client(container, blob) as client:
             await client.upload_blob(b"", overwrite=True, metadata=DIRECTORY_METADATA)
 
-    from impl.fs.azure_blob import os_errors
+    from impl.fs.azure_blob import os_errors  # imports the Azure SDK: the optional azure extra
 
     with os_errors():
         sync(fs.loop, put)
