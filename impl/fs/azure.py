@@ -48,10 +48,13 @@ READ_TIMEOUT_KEY = "azure.read-timeout"
 
 # Hadoop (and so Paimon Java's paimon-azure): fs.azure.account.key.<account>.blob|dfs.core.windows.net,
 # the WASB SAS fs.azure.sas.<container>.<account>.blob.core.windows.net and the ABFS fixed SAS
-# fs.azure.sas.fixed.token.<account>.dfs.core.windows.net.
-_HADOOP_KEY = re.compile(r"^fs\.azure\.account\.key\.([a-z0-9]+)\.(?:blob|dfs)\.core\.windows\.net$")
-_HADOOP_FIXED_SAS = re.compile(r"^fs\.azure\.sas\.fixed\.token\.([a-z0-9]+)\.(?:blob|dfs)\.core\.windows\.net$")
-_HADOOP_WASB_SAS = re.compile(r"^fs\.azure\.sas\.([a-z0-9-]+)\.([a-z0-9]+)\.blob\.core\.windows\.net$")
+# fs.azure.sas.fixed.token.<account>.dfs.core.windows.net. Paimon Java's AzureFileIO also takes
+# them under azure. and fs.wasb. for fs.azure., and fs.azure.account.key alone for the URL's account.
+_PREFIX = r"^(?:fs\.azure\.|azure\.|fs\.wasb\.)"
+_HADOOP_KEY = re.compile(_PREFIX + r"account\.key\.([a-z0-9]+)\.(?:blob|dfs)\.core\.windows\.net$")
+_HADOOP_FIXED_SAS = re.compile(_PREFIX + r"sas\.fixed\.token\.([a-z0-9]+)\.(?:blob|dfs)\.core\.windows\.net$")
+_HADOOP_WASB_SAS = re.compile(_PREFIX + r"sas\.(?!fixed\.)([a-z0-9-]+)\.([a-z0-9]+)\.blob\.core\.windows\.net$")
+UNSCOPED_KEY_KEYS = ("fs.azure.account.key", "azure.account.key")
 
 # Azure's naming rules: accounts 3-24 lower-case letters and digits; containers 3-63 of lower-case
 # letters, digits and single hyphens.
@@ -153,8 +156,7 @@ class AzureConfig:
                 f"option {ACCOUNT_NAME_KEY!r} names account {named!r} but the URL names {url_account!r}")
         keys = _per_account(opts, _HADOOP_KEY)
         sases = _per_account(opts, _HADOOP_FIXED_SAS)
-        wasb_sases = {m.group(2): (m.group(1), str(v)) for k, v in opts.items()
-                      if (m := _HADOOP_WASB_SAS.match(k)) and not k.startswith("fs.azure.sas.fixed.")}
+        wasb_sases = {m.group(2): (m.group(1), str(v)) for k, v in opts.items() if (m := _HADOOP_WASB_SAS.match(k))}
         account = url_account or named
         if account is None:
             candidates = set(keys) | set(sases) | set(wasb_sases)
@@ -174,7 +176,8 @@ class AzureConfig:
         return AzureConfig(
             account=account,
             endpoint=endpoint.rstrip("/") if endpoint else None,
-            account_key=opts.get(ACCOUNT_KEY_KEY) or (keys.get(account) if account else None),
+            account_key=(opts.get(ACCOUNT_KEY_KEY) or (keys.get(account) if account else None)
+                         or next((opts[k] for k in UNSCOPED_KEY_KEYS if opts.get(k)), None)),
             sas_token=sas.lstrip("?") if sas else None,
             connection_string=opts.get(CONNECTION_STRING_KEY) or None,
             connect_timeout_seconds=_timeout(opts, CONNECT_TIMEOUT_KEY, DEFAULT_CONNECT_TIMEOUT_SECONDS),

@@ -112,6 +112,9 @@ def test_option_names_and_urls():
     sas = AzureConfig.from_options({f"fs.azure.sas.fixed.token.{ACCOUNT}.dfs.core.windows.net": "?sv=1&sig=x"},
                                    ACCOUNT)
     assert sas.sas_token == "sv=1&sig=x" and "SharedAccessSignature=sv=1&sig=x" in str(sas.service_connection_string())
+    # Paimon Java's AzureFileIO reads azure.* and fs.wasb.* as fs.azure.*, and fs.azure.account.key alone
+    assert AzureConfig.from_options({f"azure.account.key.{ACCOUNT}.blob.core.windows.net": "k"}).account_key == "k"
+    assert AzureConfig.from_options({"fs.azure.account.key": "k2"}, ACCOUNT).account_key == "k2"
     wasb = AzureConfig.from_options({f"fs.azure.sas.data.{ACCOUNT}.blob.core.windows.net": "sv=2"}, ACCOUNT, "data")
     assert wasb.sas_token == "sv=2"
     with pytest.raises(InvalidWarehouseError, match="names no container"):
