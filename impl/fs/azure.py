@@ -55,6 +55,7 @@ _HADOOP_KEY = re.compile(_PREFIX + r"account\.key\.([a-z0-9]+)\.(?:blob|dfs)\.co
 _HADOOP_FIXED_SAS = re.compile(_PREFIX + r"sas\.fixed\.token\.([a-z0-9]+)\.(?:blob|dfs)\.core\.windows\.net$")
 _HADOOP_WASB_SAS = re.compile(_PREFIX + r"sas\.(?!fixed\.)([a-z0-9-]+)\.([a-z0-9]+)\.blob\.core\.windows\.net$")
 UNSCOPED_KEY_KEYS = ("fs.azure.account.key", "azure.account.key")
+ACCOUNT_KEY_OPTION_HINT = "fs.azure.account.key.<account>.dfs.core.windows.net"  # named in errors
 
 # Azure's naming rules: accounts 3-24 lower-case letters and digits; containers 3-63 of lower-case
 # letters, digits and single hyphens.

@@ -228,19 +228,21 @@ def is_s3(fs: fsspec.AbstractFileSystem) -> bool:
 
 
 def check_bucket_reachable(fs: fsspec.AbstractFileSystem, path: str) -> None:
-    """Fail fast with a clear error when the bucket of ``path`` is missing, the credentials are
-    refused or the endpoint does not answer (within the configured timeouts)."""
+    """Fail fast with a clear error when the bucket (Azure: container) of ``path`` is missing, the
+    credentials are refused or the endpoint does not answer (within the configured timeouts)."""
     bucket = path.split("/", 1)[0]
+    on_azure = azure.is_azure(fs)
+    what = "container" if on_azure else "bucket"
+    credentials = (f"{azure.ACCOUNT_KEY_OPTION_HINT} or a SAS" if on_azure
+                   else "fs.s3.accessKeyId / fs.s3.accessKeySecret")
     try:
         fs.info(bucket)
     except FileNotFoundError:
-        raise InvalidWarehouseError(f"bucket {bucket!r} does not exist (warehouse {path!r})") from None
+        raise InvalidWarehouseError(f"{what} {bucket!r} does not exist (warehouse {path!r})") from None
     except PermissionError as e:
-        raise InvalidWarehouseError(
-            f"access to bucket {bucket!r} was refused: check fs.s3.accessKeyId / fs.s3.accessKeySecret ({e})"
-        ) from e
+        raise InvalidWarehouseError(f"access to {what} {bucket!r} was refused: check {credentials} ({e})") from e
     except Exception as e:  # noqa: BLE001 - endpoint errors come in many types (botocore, aiohttp, OSError)
-        raise InvalidWarehouseError(f"cannot reach the store of bucket {bucket!r}: {type(e).__name__}: {e}") from e
+        raise InvalidWarehouseError(f"cannot reach the store of {what} {bucket!r}: {type(e).__name__}: {e}") from e
 
 
 def get_object(fs: fsspec.AbstractFileSystem, path: str) -> bytes:

@@ -10,6 +10,7 @@ from azurite import ACCOUNT
 
 import impl
 from fault_injection.s3_proxy import Fault, FaultRule, S3FaultProxy
+from impl.errors import InvalidWarehouseError
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
@@ -79,3 +80,12 @@ def test_committers_need_no_list_permission(azure_server, azure_container, proxy
     proxy.clear_rules()
     assert _read(table) == [(0, "x"), (1, "x"), (2, "x")]
     assert table.snapshot_manager().snapshot_ids() == [1, 2, 3]
+
+
+def test_bad_warehouses_are_named(azure_server, azure_container):
+    with pytest.raises(InvalidWarehouseError, match="container 'no-such-container' does not exist"):
+        impl.Catalog(azure_server.url("no-such-container"), options=azure_server.options())
+    wrong_key = {**azure_server.options(), f"fs.azure.account.key.{ACCOUNT}.dfs.core.windows.net": "d3Jvbmc="}
+    with pytest.raises(InvalidWarehouseError, match="was refused: check fs.azure.account.key") as refused:
+        impl.Catalog(azure_server.url(azure_container), options=wrong_key)
+    assert "d3Jvbmc=" not in str(refused.value)  # the key is never in a message
