@@ -270,27 +270,3 @@ def blob_exists(fs: fsspec.AbstractFileSystem, path: str) -> bool:
         return bool(sync(fs.loop, head))
 
 
-
-# The metadata that marks an empty blob as a directory: adlfs's key and Hadoop's (WASB, ABFS on an
-# account without a hierarchical namespace), so both read an empty database as a directory.
-DIRECTORY_METADATA = {"is_directory": "true", "hdi_isfolder": "true"}
-
-
-def make_directory_marker(fs: fsspec.AbstractFileSystem, directory: str) -> None:
-    """Mark ``directory`` as existing: an empty blob of its name with the directory metadata
-    (a blob named ``dir/`` would not do: adlfs drops the slash and lists ``dir`` as a file)."""
-    from fsspec.asyn import sync
-
-    container, blob, _ = fs.split_path(directory.rstrip("/"))
-    if not blob:
-        fs.mkdir(container)  # the container itself: created if absent
-        return
-
-    async def put() -> None:
-        async with fs.service_client.get_blob_client(container, blob) as client:
-            await client.upload_blob(b"", overwrite=True, metadata=DIRECTORY_METADATA)
-
-    from impl.fs.azure_blob import os_errors  # imports the Azure SDK: the optional azure extra
-
-    with os_errors():
-        sync(fs.loop, put)

@@ -20,6 +20,11 @@ from azure.core.exceptions import AzureError, HttpResponseError, ResourceExistsE
 from fsspec.asyn import sync
 
 
+# The metadata that marks an empty blob as a directory: adlfs's key and Hadoop's (WASB, ABFS on an
+# account without a hierarchical namespace), so both read an empty database as a directory.
+DIRECTORY_METADATA = {"is_directory": "true", "hdi_isfolder": "true"}
+
+
 def _os_error(e: AzureError) -> OSError:
     status = getattr(e, "status_code", None)
     message = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
@@ -65,7 +70,20 @@ class PaimonAzureBlobFileSystem(AzureBlobFileSystem):
         return self._run(self._cat_file, path, start=start, end=end, **kwargs)
 
     def pipe_file(self, path, value, *args, **kwargs):
+        """Write a blob; an empty ``dir/`` (the directory marker FileIO.mkdirs writes, as S3A does)
+        becomes a blob ``dir`` with the directory metadata, as Hadoop and adlfs mark directories
+        (adlfs would drop the slash and store ``dir`` as an empty file, hiding what is under it)."""
+        if str(path).endswith("/") and not value:
+            return self._run(self._mark_directory, str(path).rstrip("/"))
         return self._run(self._pipe_file, path, value, *args, **kwargs)
+
+    async def _mark_directory(self, path: str) -> None:
+        container, blob, _ = self.split_path(path)
+        if not blob:
+            await self._mkdir(container)  # the container itself: created if absent
+            return
+        async with self.service_client.get_blob_client(container, blob) as client:
+            await client.upload_blob(b"", overwrite=True, metadata=DIRECTORY_METADATA)
 
     def rm_file(self, path, **kwargs):
         return self._run(self._rm_file, path, **kwargs)

@@ -294,16 +294,12 @@ class FileIO:
 
     def mkdirs(self, directory: str) -> None:
         """Create ``directory``. Object stores have no directories; there an empty marker object
-        ``directory/`` stands for it (as Hadoop's S3A and pyarrow write; on Azure a blob
-        ``directory`` with Hadoop's and adlfs's directory metadata), so an empty database still
-        exists."""
+        ``directory/`` stands for it (as Hadoop's S3A and pyarrow write; on Azure the file system
+        stores it as Hadoop marks directories there), so an empty database still exists."""
         if self._object_store:
             self.requests.add(RequestKind.PUT)
             try:
-                if self._azure:
-                    azure.make_directory_marker(self.fs, directory)
-                else:
-                    self.fs.pipe_file(directory.rstrip("/") + "/", b"")
+                self.fs.pipe_file(directory.rstrip("/") + "/", b"")
             except OSError as e:
                 raise FileIOError(f"cannot create directory {directory}: {e}") from e
             return
