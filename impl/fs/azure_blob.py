@@ -19,7 +19,6 @@ from adlfs import AzureBlobFileSystem
 from azure.core.exceptions import AzureError, HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from fsspec.asyn import sync
 
-
 # The metadata that marks an empty blob as a directory: adlfs's key and Hadoop's (WASB, ABFS on an
 # account without a hierarchical namespace), so both read an empty database as a directory.
 DIRECTORY_METADATA = {"is_directory": "true", "hdi_isfolder": "true"}
