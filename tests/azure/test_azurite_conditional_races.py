@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from azure.core.exceptions import ResourceExistsError
 
 THREADS = 16
-ROUNDS = 30
+ROUNDS = 15
 
 
 def test_conditional_creates_have_one_winner_per_blob(azure_server, azure_container):
