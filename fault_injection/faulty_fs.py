@@ -12,7 +12,7 @@ thread-safe, shared by all threads using the wrapper) and is recorded in ``fs.re
 as an :class:`OpRecord` ``(op, kind, path)``. The kinds are::
 
     reads   cat_file exists ls find size info isfile isdir modified created open_read
-    writes  pipe_file open_write copy link_if_absent touch
+    writes  pipe_file open_write copy link_if_absent rename_if_absent touch
     meta    makedirs mkdir rm_file rm rmdir mv sync
     object-store rename (NonAtomicRename):  mv.copy then mv.delete
 
@@ -436,6 +436,11 @@ class FaultyFileSystem(AbstractFileSystem):
             # impl.fs.link_if_absent looks for this attribute; None = no atomic create. The
             # instance attribute hides the method on purpose, which mypy cannot express.
             self.link_if_absent = None  # type: ignore[method-assign, assignment]
+        if atomic_create and callable(getattr(inner, "rename_if_absent", None)):
+            # Over HDFS, publication is the inner store's rename-if-absent (one operation here).
+            self.link_if_absent = None  # type: ignore[method-assign, assignment]
+        else:
+            self.rename_if_absent = None  # type: ignore[method-assign, assignment]
 
         self._at_op: dict[int, Fault] = {}
         self._latencies: list[Latency] = []
@@ -479,6 +484,11 @@ class FaultyFileSystem(AbstractFileSystem):
 
     def __repr__(self) -> str:
         return f"FaultyFileSystem({self.inner!r}, faults={list(self.faults)!r}, atomic_create={self.atomic_create})"
+
+    def unstrip_protocol(self, name: str) -> str:
+        """The inner file system's URI of ``name`` (what impl writes into metadata other
+        readers open, such as Iceberg's), not a ``faulty://`` one no reader knows."""
+        return str(self.inner.unstrip_protocol(name))
 
     # ------------------------------------------------------------------ state
 
@@ -779,6 +789,16 @@ class FaultyFileSystem(AbstractFileSystem):
             _create_exclusive(self.inner, dst, data)
 
         return self._run("link_if_absent", dst, action, src=src, sizer=lambda: self.inner.size(src), torn=torn)
+
+    def rename_if_absent(self, src: str, dst: str) -> bool:
+        """HDFS's rename that refuses an existing ``dst`` (the inner store's own): one operation.
+        Offered only over a store that has it (``impl.fs.hdfs.is_hdfs``); a durability barrier."""
+
+        def action():
+            self._mark_all_durable()
+            return bool(self.inner.rename_if_absent(src, dst))
+
+        return self._run("rename_if_absent", dst, action, src=src)
 
     def sync(self, path: str | Sequence[str] | None = None) -> None:
         """fsync: make ``path`` (a file, every file under a directory, or a list) or, with no

@@ -46,6 +46,7 @@ from impl.errors import (  # every error of the library, old names too (kept for
     FileIOError,
     FileNotLiveError,
     FilterSyntaxError,
+    IcebergMetadataNotExistError,
     IndexFileConflictError,
     InvalidBranchNameError,
     InvalidIdentifierError,
@@ -172,7 +173,7 @@ __all__ = [
     "BranchAlreadyExistError", "BranchNotExistError", "BranchStateError", "InvalidBranchNameError", "InvalidNameError",
     # every other error of the two core homes (impl.errors, impl.errors): storage and
     # warehouse, formats and types, merge tree, catalog and table API
-    "DuplicateFileError", "FileIOError", "InvalidWarehouseError", "KeyIndexConflictError", "LevelsError", "MergeEngineError", "MissingExtraError",
+    "DuplicateFileError", "FileIOError", "IcebergMetadataNotExistError", "InvalidWarehouseError", "KeyIndexConflictError", "LevelsError", "MergeEngineError", "MissingExtraError",
     "TypeParseError", "UnsupportedFileFormatError", "UnsupportedPartitionValueError", "UnsupportedFileSystemError", "UnsupportedTypeError", "UnsupportedVersionError",
     "CommitUsageError", "DynamicBucketError", "InvalidIdentifierError", "InvalidPredicateError",
     "StaleTableDirectoryError", "StaleTableHandleError", "UnsupportedCatalogOptionError", "RequestedSchemaError",

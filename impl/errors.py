@@ -503,6 +503,16 @@ class UnsupportedTableFeatureError(TableError, NotImplementedError):
     """The table asks for something this library does not implement (e.g. dynamic bucket mode)."""
 
 
+class IcebergMetadataNotExistError(TableError):
+    """A table keeps no Iceberg metadata to show (``metadata.iceberg.storage`` is off), or none
+    has been written yet; ``reason`` says which and what writes it."""
+
+    def __init__(self, identifier: str, reason: str):
+        self.identifier = identifier
+        self.reason = reason
+        super().__init__(f"table {identifier!r} has no Iceberg metadata: {reason}")
+
+
 class RowIdNotExistError(TableError, ValueError):
     """A column update names a ``_ROW_ID`` no live row of the table has."""
 

@@ -12,6 +12,8 @@ row_ids.py -- row tracking: first row ids and nextRowId assigned at commit, and 
               invariants of a published history (import model.row_ids)
 deletion_vectors.py -- deletion vectors: the no-merge read, the two safety invariants, the
                        commit rules on DV index files (import model.deletion_vectors)
+iceberg.py -- Iceberg metadata: which Paimon snapshot each Iceberg snapshot mirrors (the same
+              id) and the crash-safety rules of the Iceberg view (import model.iceberg)
 """
 
 from model.errors import (

@@ -121,6 +121,23 @@ def azure_container(azure_server):
     return azure_server.new_container()
 
 
+# --------------------------------------------------------------------------- HDFS (MiniDFSCluster)
+
+@pytest.fixture(scope="session")
+def hdfs_server():
+    """A real HDFS (Hadoop's MiniDFSCluster) on 127.0.0.1, one per xdist worker process; skipped
+    only where Java or Maven is missing."""
+    from fault_injection.minidfs import HdfsServer, tools_missing
+
+    reason = tools_missing()
+    if reason:
+        pytest.skip(f"no test HDFS: {reason}")
+    server = HdfsServer()
+    endpoint = server.start()
+    yield endpoint
+    server.stop()
+
+
 # --------------------------------------------------------------------------- crash-point summary
 # Every enumeration test appends how many fault points it tried to $PAIMON_FAULT_SUMMARY_DIR (one
 # JSONL file per process, see tests/fault/fault_scenarios.record_summary); the controlling process

@@ -20,7 +20,8 @@ from fault_injection.conformance.targets import open_target
 @dataclass(frozen=True)
 class SuiteConfig:
     target: str = "impl"
-    store: str = "local"  # or "s3" (a moto server) or "azure" (Azurite), on 127.0.0.1, if the target can use it
+    store: str = "local"  # or "s3": a moto server on 127.0.0.1 (every check, if the target can use S3);
+    # "azure": Azurite on 127.0.0.1 (for AZURE_TARGETS); "hdfs": a MiniDFSCluster through WebHDFS (HDFS_TARGETS)
     examples: int = 5
     seed: int = 0
     processes: int = 3
@@ -57,11 +58,29 @@ def azure_tables() -> Iterator[Callable[[], TableRef]]:
         server.stop()
 
 
-# Stores the suite can put tables on besides local disk, and the targets that can use each (the
-# other targets keep their tables on local disk; their racing check is refused by name).
+@contextlib.contextmanager
+def hdfs_tables() -> Iterator[Callable[[], TableRef]]:
+    """A MiniDFSCluster for the run (fault_injection.minidfs, needs Java and Maven); yields a maker
+    of fresh table refs on it, reached through WebHDFS."""
+    from fault_injection.minidfs import HdfsServer
+    server = HdfsServer()
+    endpoint = server.start()
+    try:
+        opts = tuple(sorted(endpoint.options().items()))
+        yield lambda: TableRef(endpoint.webhdfs_url(endpoint.new_root("conformance")), f"db.t{uuid.uuid4().hex[:8]}",
+                               opts)
+    finally:
+        server.stop()
+
+
+# Stores the suite can put tables on besides local disk and HDFS, and the targets that can use
+# Azure (the other targets keep their tables on local disk; their racing check is refused by name).
 REMOTE_STORES = {"s3": s3_tables, "azure": azure_tables}
 AZURE_TARGETS = ("impl",)
 
+# Targets that open webhdfs:// warehouses (Paimon Java reaches HDFS as hdfs://, another URL for the
+# same files, which a TableRef does not carry: it keeps its tables on local disk under --store hdfs).
+HDFS_TARGETS = ("impl",)
 
 # Targets that race impl in one table (mixed writers); those that can compact also race impl's
 # compactions on a primary-key table.
@@ -76,6 +95,9 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     if cfg.store in REMOTE_STORES and s3_table_maker is None:
         with REMOTE_STORES[cfg.store]() as make:
             return run_suite(cfg, make)
+    if cfg.store == "hdfs" and s3_table_maker is None and cfg.target in HDFS_TARGETS:
+        with hdfs_tables() as make:
+            return run_suite(cfg, make)
 
     def opener():
         return open_target(cfg.target)
@@ -84,8 +106,9 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     probe.close()
     on_s3 = cfg.store in REMOTE_STORES and Capability.OBJECT_STORE in caps and (
         cfg.store != "azure" or cfg.target in AZURE_TARGETS)
-    make_table: Callable[[], TableRef] = s3_table_maker if on_s3 else fresh_local_table
-    where = f" on {cfg.store}" if on_s3 else ""
+    on_hdfs = cfg.store == "hdfs" and cfg.target in HDFS_TARGETS
+    make_table: Callable[[], TableRef] = s3_table_maker if on_s3 or on_hdfs else fresh_local_table
+    where = f" on {cfg.store}" if on_s3 or on_hdfs else ""
     results: list[CheckResult] = []
     for spec, label, cap in ((TableSpec(True, True, 2), "primary-key table", Capability.PRIMARY_KEY_TABLE),
                              (TableSpec(False, True, -1), "append table", Capability.APPEND_TABLE)):
@@ -95,9 +118,10 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         results += check_machine(cfg.target, opener, make_table, caps, spec, label + where, cfg.examples, cfg.seed,
                                  skip_ops=cfg.skip_ops)
     results += [dataclasses.replace(r, name=r.name + where) for r in check_duplicates(opener, make_table, caps)]
-    race_table = s3_table_maker if cfg.store in REMOTE_STORES else fresh_local_table
+    race_table = s3_table_maker if cfg.store in REMOTE_STORES or on_hdfs else fresh_local_table
     for k in range(cfg.race_rounds):
-        r = check_race(cfg.target, opener, race_table(), cfg.processes, cfg.commits, cfg.store)
+        r = check_race(cfg.target, opener, race_table(), cfg.processes, cfg.commits,
+                       "local" if cfg.store == "hdfs" and not on_hdfs else cfg.store)
         if cfg.race_rounds > 1:
             r = dataclasses.replace(r, name=f"{r.name}, round {k + 1} of {cfg.race_rounds}")
         results.append(r)
@@ -109,6 +133,10 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     elif cfg.store in REMOTE_STORES:
         results.append(CheckResult(f"held publication ({cfg.store})", Status.UNSUPPORTED,
                                    f"{cfg.target} lacks the {cfg.store} object store"))
+    elif cfg.store == "hdfs":  # the held check holds a PUT at the S3 fault proxy; HDFS has no such proxy here
+        results.append(CheckResult("held publication (hdfs)", Status.UNSUPPORTED,
+                                   "the S3 fault proxy's held PUT has no WebHDFS counterpart here"
+                                   if on_hdfs else f"{cfg.target} cannot open webhdfs://"))
     kill = check_sigkill(cfg.target, opener, make_table(), cfg.kill_rounds, cfg.seed)
     results.append(dataclasses.replace(kill, name=kill.name + where))
     if cfg.target in MIXED_WITH_IMPL:

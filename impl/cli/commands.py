@@ -18,7 +18,12 @@ import pyarrow as pa
 from impl._optional import require
 from impl.cli.errors import SqlError
 from impl.cli.output import Document, Result, Rows, progress
-from impl.errors import InvalidIdentifierError, InvalidOptionError, InvalidPredicateError
+from impl.errors import (
+    IcebergMetadataNotExistError,
+    InvalidIdentifierError,
+    InvalidOptionError,
+    InvalidPredicateError,
+)
 from impl.fs.names import check_tag
 
 if TYPE_CHECKING:
@@ -283,6 +288,51 @@ def cmd_repair(ctx: Context, args: argparse.Namespace) -> Result:
     return Document({"table": table.identifier, "dry_run": args.dry_run, "latest_snapshot_id": plan.target_id,
                      "set_aside": Rows(pa.table({"snapshot": pa.array([p for p, _ in plan.quarantine], pa.string()),
                                                  "moved_to": pa.array([q for _, q in plan.quarantine], pa.string())}))})
+
+
+def cmd_iceberg(ctx: Context, args: argparse.Namespace) -> Result:
+    """The table's Iceberg view (``impl.iceberg.view``); ``--sync`` first brings its Iceberg
+    metadata level with the newest Paimon snapshot (the repair after a crash between the two)."""
+    # imported here, as every module a command (not --help) needs: paimon-py --help stays light
+    from impl.iceberg.view import iceberg_view
+
+    table = data_table(ctx, args.table)
+    before: int | None = None
+    if args.sync:
+        try:
+            before = iceberg_view(table.core).current_snapshot_id
+        except IcebergMetadataNotExistError:
+            pass  # none written yet: the sync below writes it (or, with the option off, says so)
+        commit = table.new_batch_write_builder().new_commit()
+        try:
+            commit.sync_iceberg()
+        finally:
+            commit.close()
+    view = iceberg_view(table.core)
+    return Document({
+        "table": table.identifier, "storage": view.storage, "metadata_location": view.metadata_location,
+        "table_uuid": view.table_uuid, "current_snapshot_id": view.current_snapshot_id,
+        "mirrors_paimon_snapshot_id": view.mirrored_paimon_snapshot_id,
+        "latest_paimon_snapshot_id": view.latest_paimon_snapshot_id, "behind": view.behind,
+        # whether --sync moved the view (it was behind, or had none)
+        "synced": bool(args.sync) and before != view.current_snapshot_id,
+        "schema": Rows(pa.table({
+            "field_id": pa.array([f.field_id for f in view.fields], pa.int32()),
+            "name": pa.array([f.name for f in view.fields], pa.string()),
+            "type": pa.array([f.type for f in view.fields], pa.string()),
+            "required": pa.array([f.required for f in view.fields], pa.bool_())})),
+        "partition_spec": Rows(pa.table({
+            "field_id": pa.array([p.field_id for p in view.partition_spec], pa.int32()),
+            "name": pa.array([p.name for p in view.partition_spec], pa.string()),
+            "source_id": pa.array([p.source_id for p in view.partition_spec], pa.int32()),
+            "transform": pa.array([p.transform for p in view.partition_spec], pa.string())})),
+        "snapshots": Rows(pa.table({
+            "snapshot_id": pa.array([s.snapshot_id for s in view.snapshots], pa.int64()),
+            "parent_id": pa.array([s.parent_id for s in view.snapshots], pa.int64()),
+            "timestamp_utc": pa.array([s.timestamp_ms for s in view.snapshots], pa.int64()).cast(pa.timestamp("ms")),
+            "operation": pa.array([s.operation for s in view.snapshots], pa.string()),
+            "total_records": pa.array([s.total_records for s in view.snapshots], pa.int64())})),
+    })
 
 
 def cmd_create_tag(ctx: Context, args: argparse.Namespace) -> Result:

@@ -158,6 +158,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("table", metavar="DB.TABLE")
     p.add_argument("--dry-run", "--dry_run", action="store_true", help="say what would be set aside, change nothing")
 
+    p = add("iceberg", "the table's Iceberg view (metadata.iceberg.storage): metadata file, current Iceberg "
+            "snapshot and the Paimon snapshot it mirrors, schema with field ids, partition spec, history",
+            c.cmd_iceberg)
+    p.add_argument("table", metavar="DB.TABLE")
+    p.add_argument("--sync", action="store_true",
+                   help="first bring the Iceberg metadata level with the newest Paimon snapshot (after a crash "
+                        "between the Paimon commit and the Iceberg write)")
+
     p = add("create-tag", "tag a snapshot (default: the latest)", c.cmd_create_tag, ["create_tag"])
     p.add_argument("table", metavar="DB.TABLE")
     p.add_argument("tag_name", metavar="TAG")

@@ -7,7 +7,8 @@ fault-injecting wrappers in ``fault_injection``) plugs in without monkeypatching
 The one primitive that is not plain fsspec is the create-if-absent that publishes a snapshot:
 it must never replace an existing file and must be atomic across OS processes. On local disk it
 is :func:`link_if_absent` (a hard link of a finished temp file); on object stores a conditional
-PUT (:mod:`impl.fs.object_store`). See :meth:`FileIO.try_write_atomic` for why a rename is not
+PUT (:mod:`impl.fs.object_store`); on HDFS a rename of a finished temp file that HDFS refuses
+onto an existing name (:mod:`impl.fs.hdfs`). See :meth:`FileIO.try_write_atomic` for why a rename is not
 enough.
 
 Every storage call is counted by request kind (:class:`RequestCounts`), so a caller can see
@@ -31,7 +32,7 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
 from impl.errors import FileIOError, UnsupportedFileSystemError
-from impl.fs import azure, object_store
+from impl.fs import azure, hdfs, object_store
 
 # MemoryFileSystem keeps one store per process (a class attribute), so one process-wide lock
 # makes its check-then-write create-if-absent atomic for every thread that can see the store.
@@ -73,6 +74,7 @@ def link_if_absent(fs: fsspec.AbstractFileSystem, src: str, dst: str) -> bool:
 def supports_atomic_create(fs: fsspec.AbstractFileSystem) -> bool:
     return (
         getattr(fs, "link_if_absent", None) is not None
+        or hdfs.is_hdfs(fs)
         or isinstance(fs, (LocalFileSystem, MemoryFileSystem))
         or object_store.has_conditional_create(fs)
     )
@@ -86,6 +88,7 @@ class RequestKind(enum.Enum):
     PUT = "PUT"
     LIST = "LIST"
     DELETE = "DELETE"
+    RENAME = "RENAME"  # HDFS: the publication of a snapshot (one NameNode request)
 
 
 class RequestCounts:
@@ -173,6 +176,18 @@ class FileIO:
     def is_object_store(self) -> bool:
         """True on stores without rename or hard links, where publication is a conditional PUT."""
         return self._object_store
+
+    def uri(self, path: str) -> str:
+        """``path`` as another reader opens it: with its scheme on an object store
+        (``bucket/wh/t`` -> ``s3://bucket/wh/t``), a local path as it is. Paths written into
+        metadata other engines read (Iceberg's) need it: impl's own are scheme-less.
+
+        >>> FileIO().uri("/tmp/wh/db.db/t")
+        '/tmp/wh/db.db/t'
+        """
+        if not self._object_store:
+            return path  # local disk (or a wrapper over it): a plain path is what readers open
+        return str(self.fs.unstrip_protocol(path))
 
     # ------------------------------------------------------------------ reads
 
@@ -401,6 +416,8 @@ class FileIO:
             return self._conditional_create(path, data)
         directory, name = posixpath.split(path)
         tmp = posixpath.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+        if hdfs.is_hdfs(self.fs):
+            return self._rename_if_absent(tmp, path, data)
         try:
             self.write_bytes(tmp, data)
             return link_if_absent(self.fs, tmp, path)
@@ -412,6 +429,22 @@ class FileIO:
             raise FileIOError(f"cannot publish {path}: {e}") from e
         finally:
             self.delete_quietly([tmp])
+
+    def _rename_if_absent(self, tmp: str, path: str, data: bytes) -> bool:
+        """HDFS: write ``tmp``, rename it to ``path`` unless that exists (as Paimon Java commits
+        there); see :func:`hdfs.publish_by_rename` for a retried rename whose response was lost."""
+        self.write_bytes(tmp, data)
+        self.requests.add(RequestKind.RENAME)
+        try:
+            outcome = hdfs.publish_by_rename(self.fs, tmp, path, data)
+        except OSError as e:
+            self.delete_quietly([tmp])
+            raise FileIOError(f"cannot publish {path}: {e}") from e
+        if outcome is not object_store.Publication.CREATED:
+            self.requests.add(RequestKind.GET)  # the read-back after a refusal
+            if outcome is object_store.Publication.TAKEN:
+                self.delete_quietly([tmp])
+        return outcome.published
 
     def _conditional_create(self, path: str, data: bytes) -> bool:
         self.ensure_atomic_create(posixpath.dirname(path))

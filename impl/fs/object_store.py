@@ -19,7 +19,6 @@ Two subtleties decide correctness, both handled by :func:`conditional_create`:
 
 from __future__ import annotations
 
-import enum
 import os
 import threading
 import uuid
@@ -30,7 +29,8 @@ import fsspec
 
 from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
-from impl.fs import azure
+from impl.fs import azure, hdfs
+from impl.fs.publication import Publication
 
 # Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
 # name under the prefixes s3. / s3a. / fs.s3. / fs.s3a. (which covers Apache Paimon Java's
@@ -62,16 +62,16 @@ DEFAULT_MAX_ATTEMPTS = 3
 
 S3_PROTOCOLS = ("s3", "s3a", "s3n")
 
-STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.", azure.STORAGE_OPTION_PREFIX)
+STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.", "hadoop.", azure.STORAGE_OPTION_PREFIX)
 
-# Schemes a warehouse may use besides the object stores: local disk and fsspec's memory (tests).
-# Any other is refused by name rather than opened through whatever fsspec implementation happens
-# to be installed, whose publication would not be known to be atomic.
+# Schemes a warehouse may use besides the object stores and HDFS: local disk and fsspec's memory
+# (tests). Any other is refused by name rather than opened through whatever fsspec implementation
+# happens to be installed, whose publication would not be known to be atomic.
 LOCAL_PROTOCOLS = ("file", "local", "memory")
 
 
 def storage_options(options: Mapping[str, str] | None) -> dict[str, str]:
-    """The options that configure storage access (``fs.*``, ``s3.*``, ``azure.*``), as strings."""
+    """The options that configure storage access (``fs.*``, ``s3.*``, ``hadoop.*``, ``azure.*``), as strings."""
     return {k: str(v) for k, v in (options or {}).items() if k.startswith(STORAGE_OPTION_PREFIXES)}
 
 
@@ -195,19 +195,22 @@ def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tu
     """The file system and the path in its own form for a warehouse or table URL.
 
     The one place a scheme picks a store: ``s3://bucket/prefix`` (also ``s3a://``, ``s3n://``)
-    opens s3fs with the ``fs.s3.*`` / ``s3.*`` options; ``abfs://``, ``abfss://``, ``az://``,
-    ``wasb[s]://`` open adlfs (:mod:`impl.fs.azure`); a local path, ``file://`` and ``memory://``
-    open through fsspec; any other scheme raises :class:`UnsupportedFileSystemError` naming it.
+    opens s3fs with the ``fs.s3.*`` / ``s3.*`` options; ``webhdfs://`` (and the refusal of
+    ``hdfs://``) is :mod:`impl.fs.hdfs`; ``abfs://``, ``abfss://``, ``az://``, ``wasb[s]://`` open
+    adlfs (:mod:`impl.fs.azure`); a local path, ``file://`` and ``memory://`` open through fsspec;
+    any other scheme raises :class:`UnsupportedFileSystemError` naming it.
     """
+    if hdfs.is_hdfs_url(url):
+        return hdfs.filesystem_for_hdfs_url(url, options)
     scheme = url.split("://", 1)[0].lower() if "://" in url else "file"
     if scheme in azure.AZURE_PROTOCOLS:
         return azure.filesystem_for_url(url, options)
     if scheme not in (*S3_PROTOCOLS, *LOCAL_PROTOCOLS):
         raise UnsupportedFileSystemError(
-            f"warehouse {url!r}: the scheme {scheme!r} is not supported (supported: local paths, file://, "
-            f"memory://, {', '.join(p + '://' for p in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS))}); its store's "
-            "atomic create-if-absent is not known, so snapshots could not be published safely")
-    if scheme in S3_PROTOCOLS:
+            f"warehouse {url!r}: unknown scheme {scheme!r} (supported: local paths, file://, memory://, webhdfs://, "
+            f"{', '.join(p + '://' for p in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS))}); its store's atomic "
+            "create-if-absent is not known, so snapshots could not be published safely")
+    if is_object_store_url(url):
         rest = url.split("://", 1)[1]
         bucket = rest.split("/", 1)[0]
         if not bucket:
@@ -216,7 +219,11 @@ def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tu
         return fs, rest.rstrip("/")
     try:
         fs, path = fsspec.core.url_to_fs(url)
-    except (ValueError, ImportError) as e:
+    except ValueError as e:
+        if "://" in url and url.split("://", 1)[0].lower() not in fsspec.available_protocols():
+            raise UnsupportedFileSystemError(f"warehouse {url!r}: unknown scheme {url.split('://', 1)[0]!r}") from e
+        raise InvalidWarehouseError(f"cannot open warehouse {url!r}: {e}") from e
+    except ImportError as e:
         raise InvalidWarehouseError(f"cannot open warehouse {url!r}: {e}") from e
     return fs, path
 
@@ -275,18 +282,6 @@ def _remembers_probe(fs: fsspec.AbstractFileSystem) -> bool:
     """Stores whose probe result is kept per process and store (a client of a real object store,
     not a wrapper, which may change its behaviour between calls)."""
     return is_s3(fs) or azure.is_azure(fs)
-
-
-class Publication(enum.Enum):
-    """What a conditional create of a key came to."""
-
-    CREATED = "created"  # the PUT was accepted
-    OURS_AFTER_RETRY = "ours-after-retry"  # refused, but the key holds our bytes: a retry of our landed PUT
-    TAKEN = "taken"  # refused: another writer holds the key
-
-    @property
-    def published(self) -> bool:
-        return self is not Publication.TAKEN
 
 
 def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> Publication:

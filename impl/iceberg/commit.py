@@ -179,7 +179,8 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
         return meta_path  # already mirrored
     schema = core.schema_manager.schema(snapshot.schema_id)
     older = core.schema_manager.schemas(core.schema_manager.list_ids())
-    files = _data_files(core, read_live(snapshot), file_path)
+    uri = fio.uri  # Iceberg readers open full URIs (s3://bucket/...): impl's paths are scheme-less
+    files = _data_files(core, read_live(snapshot), lambda p, b, f: uri(file_path(p, b, f)))
     run = str(uuid.uuid4())
     table_uuid = previous.get("table-uuid") if previous is not None else None
     if not isinstance(table_uuid, str):
@@ -194,15 +195,15 @@ def sync_iceberg(core: TableCore, read_live: Callable[[Snapshot], list[ManifestE
         data = _avro(manifest_entry_avro_schema(schema), [manifest_entry(f, snapshot.id) for f in files],
                      settings.avro_codec, file_meta)
         fio.write_bytes(manifest_path, data)
-        manifests.append(manifest_file_record(manifest_path, len(data), snapshot.id, schema, files))
+        manifests.append(manifest_file_record(uri(manifest_path), len(data), snapshot.id, schema, files))
     list_path = posixpath.join(directory, f"snap-1-{run}.avro")
     fio.write_bytes(list_path, _avro(MANIFEST_LIST_AVRO_SCHEMA, manifests, settings.avro_codec, {
         "snapshot-id": str(snapshot.id), "sequence-number": str(snapshot.id), "format-version": "2"}))
     kept = _kept_snapshots(core, previous, snapshot)
     parent = max((s["snapshot-id"] for s in kept), default=None)
     current = snapshot_json(snapshot.id, parent, snapshot.time_millis, snapshot.commit_kind.value, schema.id,
-                            list_path, files)
-    doc = table_metadata(table_uuid=table_uuid, location=core.path, schema=schema, older_schemas=older,
+                            uri(list_path), files)
+    doc = table_metadata(table_uuid=table_uuid, location=uri(core.path), schema=schema, older_schemas=older,
                          name_map=name_mapping(older), snapshots=kept, current=current)
     _publish_metadata(core, meta_path, json.dumps(doc, indent=2).encode(), snapshot)
     fio.overwrite_hint(posixpath.join(directory, VERSION_HINT), str(snapshot.id))

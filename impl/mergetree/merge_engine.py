@@ -66,7 +66,7 @@ descending with ``sequence.field.sort-order=descending`` --, ``_SEQUENCE_NUMBER`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -474,7 +474,7 @@ def _key_sequence_order(k: np.ndarray, s: np.ndarray) -> np.ndarray | None:
     sequence numbers ``s``, or None when this fast path does not apply: input of few sorted
     runs, a combined rank that would overflow int64, or a (key, seq) pair twice (numpy's sort
     is not stable, and such rows must keep their input order)."""
-    if int(np.count_nonzero(k[1:] < k[:-1])) < _FEW_RUNS:
+    if ascending_runs(k) <= _FEW_RUNS:  # fewer than _FEW_RUNS descents
         return None
     order = np.argsort(k)
     first = _new_key_mask([k[order]])
@@ -495,24 +495,50 @@ def _key_sequence_order(k: np.ndarray, s: np.ndarray) -> np.ndarray | None:
     return order[by_seq]
 
 
+# Input of at most this many ascending runs is sorted with numpy's timsort, which merges the
+# runs it finds; more runs take numpy's vectorized quicksort. numpy 2.4's vectorized sort
+# (x86-simd-sort) does not use presortedness: on 250k packed keys it takes 8-11 ms whatever
+# the runs, timsort 0.3 ms for 1 run, 4 ms for 4, 7.6 ms for 16, 12.8 ms for 64 (the
+# crossover is between 16 and 64 runs at 62k-2.5M rows; benchmarks/README.md, issue 49).
+MERGE_SORT_MAX_RUNS = 32
+
+
+def ascending_runs(k: np.ndarray) -> int:
+    """How many maximal non-descending runs ``k`` is made of (1 for sorted input, 0 for none)."""
+    return int(np.count_nonzero(k[1:] < k[:-1])) + 1 if len(k) else 0
+
+
+def sort_kind(k: np.ndarray) -> Literal["stable", "quicksort"]:
+    """numpy's sort kind for values ``k`` whose ties need no order (distinct, or tied rows
+    interchangeable): ``"stable"`` (timsort, a k-way merge of presorted runs) for input of at
+    most :data:`MERGE_SORT_MAX_RUNS` ascending runs, the vectorized ``"quicksort"`` otherwise.
+
+    >>> sort_kind(np.array([1, 5, 9, 2, 3]))
+    'stable'
+    """
+    return "stable" if ascending_runs(k) <= MERGE_SORT_MAX_RUNS else "quicksort"
+
+
 def stable_argsort(k: np.ndarray) -> np.ndarray:
     """``np.argsort(k, kind="stable")`` of integers, cheaper when (value - min, row) fits in 64
-    bits: the pairs packed into one uint64 each are sorted by value (numpy's vectorized sort),
-    the row in the low bits breaking ties in input order, i.e. stably."""
+    bits: the pairs packed into one uint64 each are sorted by value (numpy's vectorized sort, or
+    its timsort for input of few sorted runs: :func:`sort_kind`), the row in the low bits
+    breaking ties in input order, i.e. stably."""
     n = len(k)
     if n < 2:
         return np.arange(n, dtype=np.int64)
     row_bits = n.bit_length()
     lo, hi = int(k.min()), int(k.max())
+    kind = sort_kind(k)
     if (hi - lo) >> (64 - row_bits):
-        return _tie_fixed_argsort(k)
+        return np.argsort(k, kind="stable") if kind == "stable" else _tie_fixed_argsort(k)
     # in place wherever numpy allows: each temporary of a large read is fresh memory the
     # kernel zeroes page by page (in a new process that costs as much as the sort)
     packed = k.astype(np.uint64)
     packed -= np.uint64(lo & 0xFFFF_FFFF_FFFF_FFFF)  # k - lo, modulo 2**64: exact, as k >= lo
     packed <<= np.uint64(row_bits)
     packed |= np.arange(n, dtype=np.uint64)
-    packed.sort()
+    packed.sort(kind=kind)  # packed values are distinct: either kind gives the same order
     packed &= np.uint64((1 << row_bits) - 1)
     return packed.view(np.int64)  # rows < 2**63
 

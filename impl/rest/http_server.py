@@ -74,6 +74,7 @@ class ServerLimits:
     idle_timeout_seconds: float = 60.0
     max_connections: int = 64
     backlog: int = 128
+    drain_timeout_seconds: float = 30.0  # how long stop() waits for the requests in flight
 
 
 class Application(Protocol):
@@ -162,6 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             began = True  # a request's first byte: a timeout from here on is logged (408)
+            self.server.request_began()  # type: ignore[attr-defined]
             self._started = time.monotonic()
             self._reader.deadline = self._started + limits.header_timeout_seconds
             self.raw_requestline = self.rfile.readline(65537)
@@ -183,6 +185,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._served += 1
             if self._status is not None:
                 self._access_log()
+            if began:
+                self.server.request_ended()  # type: ignore[attr-defined]
 
     def handle_expect_100(self) -> bool:
         # parse_request would answer "100 Continue" before the token and the length are checked;
@@ -267,7 +271,25 @@ class _HTTPServer(ThreadingHTTPServer):
         self.request_queue_size = limits.backlog  # listen()'s backlog, read by server_activate
         self._slots = threading.BoundedSemaphore(limits.max_connections)
         self._tls = handler.ssl_context is not None
+        # requests between their first byte and their access-log line: stop() lets them finish
+        # (a connection idle between requests is not waited for)
+        self._in_flight = 0
+        self._in_flight_changed = threading.Condition()
         super().__init__(address, handler)
+
+    def request_began(self) -> None:
+        with self._in_flight_changed:
+            self._in_flight += 1
+
+    def request_ended(self) -> None:
+        with self._in_flight_changed:
+            self._in_flight -= 1
+            self._in_flight_changed.notify_all()
+
+    def drain(self, timeout_seconds: float) -> bool:
+        """Wait until no request is in flight, at most ``timeout_seconds``; True when none is."""
+        with self._in_flight_changed:
+            return self._in_flight_changed.wait_for(lambda: self._in_flight == 0, timeout_seconds)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
@@ -314,6 +336,7 @@ class HTTPShell:
                  ssl_context: ssl.SSLContext | None = None):
         handler = type("Handler", (_Handler,), {"app": app, "limits": limits, "ssl_context": ssl_context})
         self._http = _HTTPServer((host, port), handler, limits)
+        self._drain_timeout_seconds = limits.drain_timeout_seconds
         self.scheme = "https" if ssl_context is not None else "http"
         self._thread: threading.Thread | None = None
         self._serving = False
@@ -333,8 +356,12 @@ class HTTPShell:
         self._http.serve_forever()
 
     def stop(self) -> None:
+        """Close the listening socket, then let the requests in flight finish (their answers and
+        access-log lines; at most ``limits.drain_timeout_seconds``)."""
         if self._serving:  # shutdown() waits for a serve_forever loop, which a never-started server has not
             self._http.shutdown()
         if self._thread is not None:
             self._thread.join()
-        self._http.server_close()
+        self._http.server_close()  # new connections are refused from here on
+        if not self._http.drain(self._drain_timeout_seconds):
+            log.warning("stopped with requests still in flight after %.0f s", self._drain_timeout_seconds)

@@ -1,6 +1,6 @@
 """Table definitions: from a pyarrow schema plus keys and options to a Paimon TableSchema (JSON v3).
 
-Field ids count from 0 in column order; primary-key and partition fields become NOT NULL
+Field ids count from 0 in column order; primary-key fields become NOT NULL
 (as Paimon does). Everything that makes a table unusable is rejected here, at creation,
 with :class:`InvalidSchemaError` / :class:`InvalidOptionError` naming what was wrong.
 """
@@ -134,7 +134,7 @@ def build_table_schema(pa_schema: pa.Schema, *, primary_keys: Sequence[str] | No
         if reserved:
             raise InvalidSchemaError(f"columns {reserved} clash with the system columns of primary-key data files")
 
-    not_null = set(pks) | set(parts)
+    not_null = set(pks)  # as Paimon Java: partition columns keep their nullability (a null is partition.default-name)
     fields = []
     highest = [-1]  # field ids are unique across nesting levels, as Paimon assigns them
     for f in pa_schema:

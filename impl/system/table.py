@@ -23,6 +23,7 @@ from impl.errors import InvalidPredicateError, SystemTableReadOnlyError
 from impl.predicate.predicate import Predicate, PredicateBuilder
 from impl.read.arrow_stream import BuilderReads, TableReads
 from impl.read.pandas_io import arrow_to_pandas
+from impl.read.projection import check_limit, resolve_projection
 from impl.read.scan import TableScan
 from impl.system.tables import ReadRequest, SystemTableSpec
 from impl.table.api import Table
@@ -163,29 +164,12 @@ class SystemReadBuilder(BuilderReads):
         return self
 
     def with_projection(self, projection: Sequence[str | int] | None) -> "SystemReadBuilder":
-        if projection is None:
-            self._projection = None
-            return self
-        names = self.table.arrow_schema.names
-        out: list[str] = []
-        for p in projection:
-            if isinstance(p, int) and not isinstance(p, bool):
-                if not 0 <= p < len(names):
-                    raise InvalidPredicateError(f"projection index {p} is out of range (0..{len(names) - 1})")
-                p = names[p]
-            if not isinstance(p, str) or p not in names:
-                raise InvalidPredicateError(
-                    f"projection: {p!r} is not a column of {self.table.identifier} (columns: {names})")
-            out.append(p)
-        if len(set(out)) != len(out):
-            raise InvalidPredicateError(f"projection {out} names a column twice")
-        self._projection = out
+        self._projection = None if projection is None else resolve_projection(
+            projection, self.table.arrow_schema.names, owner=str(self.table.identifier))
         return self
 
     def with_limit(self, limit: int | None) -> "SystemReadBuilder":
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-            raise InvalidPredicateError(f"limit must be an int >= 0, got {limit!r}")
-        self._limit = limit
+        self._limit = check_limit(limit)
         return self
 
     def new_predicate_builder(self) -> PredicateBuilder:

@@ -414,8 +414,7 @@ def _build_files(core: TableCore, snapshot: Snapshot | None, request: ReadReques
     n = len(entries)
     out: Columns = {name: _chunk(cheap.column(name)) for name in cheap.column_names}
     if "file_path" in request.needed:
-        fs = core.file_io
-        qualify = fs.fs.unstrip_protocol if fs.is_object_store else (lambda p: p)
+        qualify = core.file_io.uri
         out["file_path"] = pa.array(
             [qualify(core.paths.data_file_path(core.partition_cache.path(e.partition), e.bucket, e.file.file_name,
                                                 e.file.external_path)) for e in entries], s)

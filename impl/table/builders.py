@@ -10,10 +10,11 @@ from impl.errors import InvalidPredicateError, OverwritePartitionError
 from impl.options.registry import check_read
 from impl.predicate.predicate import Predicate, PredicateBuilder
 from impl.read.arrow_stream import BuilderReads
+from impl.read.projection import check_limit, resolve_projection
 from impl.read.scan import TableScan
 from impl.read.table_read import TableRead
 from impl.store.core import TableCore
-from impl.store.schema import is_row_tracking_column
+from impl.store.schema import ROW_TRACKING_COLUMNS, is_row_tracking_column
 from impl.write.table_commit import NO_OVERWRITE, TableCommit
 from impl.write.table_write import TableWrite
 from impl.write.update import TableUpdate
@@ -105,27 +106,20 @@ class ReadBuilder(BuilderReads):
         if projection is None:
             self._projection = None
             return self
-        names = self.core.schema.field_names
-        out: list[str] = []
-        for p in projection:
-            if isinstance(p, int) and not isinstance(p, bool):
-                if not 0 <= p < len(names):
-                    raise InvalidPredicateError(f"projection index {p} is out of range (0..{len(names) - 1})")
-                p = names[p]
-            system = isinstance(p, str) and is_row_tracking_column(p)
-            if p not in names and not (system and self.core.options.row_tracking):
-                hint = " (a row-tracking system column: the table needs 'row-tracking.enabled')" if system else ""
-                raise InvalidPredicateError(f"projection: {p!r} is not a column (columns: {names}){hint}")
-            out.append(str(p))
-        if len(set(out)) != len(out):
-            raise InvalidPredicateError(f"projection {out} names a column twice")
-        self._projection = out
+        tracked = self.core.options.row_tracking
+
+        def hint(p: object) -> str:
+            if isinstance(p, str) and is_row_tracking_column(p) and not tracked:
+                return " (a row-tracking system column: the table needs 'row-tracking.enabled')"
+            return ""
+
+        self._projection = resolve_projection(projection, self.core.schema.field_names,
+                                              extra_columns=ROW_TRACKING_COLUMNS if tracked else (),
+                                              missing_hint=hint)
         return self
 
     def with_limit(self, limit: int | None) -> "ReadBuilder":
-        if limit is not None and limit < 0:
-            raise InvalidPredicateError(f"limit must be >= 0, got {limit}")
-        self._limit = limit
+        self._limit = check_limit(limit)
         return self
 
     def new_predicate_builder(self) -> PredicateBuilder:

@@ -27,7 +27,7 @@ from impl.errors import (
     WriterClosedError,
 )
 from impl.iceberg.commit import check_table as check_iceberg_table
-from impl.iceberg.commit import sync_after_commit
+from impl.iceberg.commit import sync_after_commit, sync_iceberg
 from impl.schema.records import TableSchema
 from impl.store.core import TableCore
 
@@ -125,6 +125,19 @@ class TableCommit:
     def _sync_iceberg(self) -> None:
         fsc = self.file_store_commit
         sync_after_commit(self.core, fsc.read_live_entries, fsc.data_file_path)
+
+    def sync_iceberg(self) -> str | None:
+        """Bring the table's Iceberg metadata level with its newest Paimon snapshot (the repair
+        after a crash between the two; nothing is written if it is level already). The path of
+        the ``vN.metadata.json`` it names, None if Iceberg metadata is off or there is no
+        snapshot. Errors are raised, not logged (a commit's own sync only logs them).
+
+        >>> table.new_batch_write_builder().new_commit().sync_iceberg()  # doctest: +SKIP
+        '/wh/db.db/t/metadata/v3.metadata.json'
+        """
+        self._check_open()
+        fsc = self.file_store_commit
+        return sync_iceberg(self.core, fsc.read_live_entries, fsc.data_file_path)
 
     def _check_schema_still_exists(self, messages: Sequence[CommitMessage]) -> None:
         """Refuse the commit if the schema this handle was prepared under is gone or was replaced.

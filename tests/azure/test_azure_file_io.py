@@ -134,5 +134,5 @@ def test_option_names_and_urls():
 @pytest.mark.parametrize("url", ["gs://bucket/wh", "oss://bucket/wh", "ftp://host/wh"])
 def test_unknown_schemes_are_refused_by_name(url):
     scheme = url.split("://", 1)[0]
-    with pytest.raises(UnsupportedFileSystemError, match=f"'{scheme}' is not supported"):
+    with pytest.raises(UnsupportedFileSystemError, match=f"unknown scheme '{scheme}'"):
         filesystem_for_url(url)

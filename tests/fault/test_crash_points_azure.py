@@ -20,7 +20,6 @@ from fault_scenarios import SCENARIOS, full_check, record_summary
 from fault_injection import Crash, CrashAfter, at_state_changes, enumerate_crash_points, object_store_storage
 from impl.fs.azure import AzureConfig
 
-
 pytestmark = pytest.mark.large
 
 

@@ -371,3 +371,33 @@ def test_stable_argsort_is_numpys_stable_argsort(values):
     assert stable_argsort(k).tolist() == np.argsort(k, kind="stable").tolist()
     words = k.view(np.uint64)  # the key codes' words: wide ranges take the tie-fixed vectorized sort
     assert stable_argsort(words).tolist() == np.argsort(words, kind="stable").tolist()
+
+
+@SETTINGS
+@given(runs=st.lists(st.lists(st.integers(-50, 50) | st.integers(-(2 ** 63), 2 ** 63 - 1), max_size=30),
+                     min_size=1, max_size=40),
+       unsigned=st.booleans())
+def test_stable_argsort_of_concatenated_sorted_runs(runs, unsigned):
+    """Sorted runs concatenated oldest first (a bucket's read, the input the timsort branch
+    takes when there are few runs; many runs take the vectorized sort): numpy's stable
+    argsort, ties across and within runs in input order, narrow and 64-bit-wide ranges."""
+    from impl.mergetree.merge_engine import MERGE_SORT_MAX_RUNS, ascending_runs, sort_kind, stable_argsort
+    dtype = np.uint64 if unsigned else np.int64
+    parts = [np.sort(np.array(run, dtype=np.int64).view(dtype)) for run in runs]
+    k = np.concatenate(parts)
+    assert stable_argsort(k).tolist() == np.argsort(k, kind="stable").tolist()
+    assert ascending_runs(k) <= len([r for r in runs if r]) or len(k) == 0
+    assert sort_kind(k) == ("stable" if ascending_runs(k) <= MERGE_SORT_MAX_RUNS else "quicksort")
+
+
+def test_few_sorted_runs_take_the_merging_sort():
+    """A bucket of 16 sorted runs is sorted by numpy's timsort (a k-way merge of the runs),
+    which numpy 2.4's vectorized sort is 1.3-30x slower than on such input; arrival order
+    (many runs) keeps the vectorized sort."""
+    from impl.mergetree.merge_engine import ascending_runs, sort_kind
+    rng = np.random.default_rng(3)
+    runs16 = np.concatenate([np.sort(rng.integers(0, 10 ** 6, 1000)) for _ in range(16)])
+    assert ascending_runs(runs16) <= 16 and sort_kind(runs16) == "stable"
+    assert sort_kind(np.arange(10)) == "stable" and ascending_runs(np.arange(10)) == 1
+    assert ascending_runs(np.zeros(0, dtype=np.int64)) == 0
+    assert sort_kind(rng.integers(0, 10 ** 6, 10_000)) == "quicksort"

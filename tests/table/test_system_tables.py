@@ -426,6 +426,26 @@ def test_bad_projection_filter_and_limit(catalog, pk_table):
         rb.new_read().to_arrow(catalog.get_table("db.pk$files").new_read_builder().new_scan().plan().splits())
 
 
+
+@pytest.mark.parametrize("system", [False, True], ids=["data table", "system table"])
+def test_projection_and_limit_follow_one_rule_on_every_read_builder(catalog, pk_table, system):
+    """Data and system tables refuse the same bad projections and limits the same way (one rule:
+    impl.read.projection); before, a data table took ``with_limit(True)`` as a limit of 1 and
+    ``with_limit("5")`` failed with a TypeError."""
+    table = catalog.get_table("db.pk$snapshots" if system else "db.pk")
+    rb = table.new_read_builder()
+    names = table.arrow_schema.names
+    assert rb.with_projection([1, names[0]])._projection == [names[1], names[0]]
+    for bad, match in (([names[0], 0], "twice"), ([len(names)], "out of range"), ([1.5], "is not a column"),
+                       (["nope"], "'nope' is not a column")):
+        with pytest.raises(InvalidPredicateError, match=match):
+            rb.with_projection(bad)
+    for limit in (True, "5", -1, 2.0):
+        with pytest.raises(InvalidPredicateError, match="limit must be an int >= 0"):
+            rb.with_limit(limit)
+    assert rb.with_limit(0)._limit == 0
+
+
 # ---------------------------------------------------------------------------- rendering rules
 
 

@@ -57,11 +57,19 @@ def test_schema_mismatch_writes_nothing(catalog, data, match):
 
 
 def test_nulls_in_key_and_partition_columns(catalog):
+    # as Paimon Java: a partition column keeps the nullability it was declared with (only primary
+    # keys become NOT NULL), and a null lands in partition.default-name
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
-    before = table_state(t)
+    assert t.arrow_schema.field("dt").nullable
+    write(t, pa.table({"dt": ["a", None], "id": pa.array([1, 2], pa.int64()), "v": [1.0, 2.0]}))
+    assert t.to_arrow().sort_by("id").column("dt").to_pylist() == ["a", None]
+    assert any("dt=__DEFAULT_PARTITION__/" in f for f in data_files(t))
+    strict = catalog.create_table("db.strict", schema=SCHEMA.set(0, pa.field("dt", pa.string(), nullable=False)),
+                                  partition_keys=["dt"])
+    before = table_state(strict)
     with pytest.raises(NullKeyError, match="partition column 'dt'"):
-        write(t, pa.table({"dt": ["a", None], "id": pa.array([1, 2], pa.int64()), "v": [1.0, 2.0]}))
-    assert table_state(t) == before
+        write(strict, pa.table({"dt": ["a", None], "id": pa.array([1, 2], pa.int64()), "v": [1.0, 2.0]}))
+    assert table_state(strict) == before
     pk = catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                               options={"bucket": "2"})
     with pytest.raises(NullKeyError, match="primary-key column 'id'"):
