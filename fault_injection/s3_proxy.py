@@ -96,9 +96,11 @@ _CANNED = {
 
 
 def request_kind(method: str, target: str) -> str:
-    """GET / HEAD / PUT / DELETE / POST, and LIST for a GET of a bucket listing."""
+    """GET / HEAD / PUT / DELETE / POST, and LIST for a GET of a bucket listing (S3) or of a
+    container listing (Azure Blob: ``?restype=container&comp=list``, the proxy works there too)."""
     parts = urlsplit(target)
-    if method == "GET" and ("list-type=" in parts.query or parts.path.rstrip("/").count("/") <= 1):
+    if method == "GET" and ("list-type=" in parts.query or "comp=list" in parts.query
+                            or parts.path.rstrip("/").count("/") <= 1):
         return "LIST"
     return method
 

@@ -24,6 +24,7 @@ EXTRAS: dict[str, str] = {
     "matplotlib": "sim",
     "moto": "s3-server",
     "s3fs": "s3",
+    "adlfs": "azure",
     "psycopg": "postgresql",
 }
 

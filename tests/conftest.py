@@ -98,6 +98,29 @@ def s3_bucket(s3_server):
     return s3_server.new_bucket()
 
 
+# --------------------------------------------------------------------------- Azure (Azurite)
+
+@pytest.fixture(scope="session")
+def azure_server():
+    """A real Azure Blob endpoint (Azurite, installed by npm into a cache) on 127.0.0.1, one per
+    xdist worker process; skips the test when node or npm is absent."""
+    from azurite import AzuriteServer, missing_tools
+
+    why = missing_tools()
+    if why is not None:
+        pytest.skip(why)
+    server = AzuriteServer()
+    endpoint = server.start()
+    yield endpoint
+    server.stop()
+
+
+@pytest.fixture
+def azure_container(azure_server):
+    """A fresh, empty container on the test Azurite."""
+    return azure_server.new_container()
+
+
 # --------------------------------------------------------------------------- HDFS (MiniDFSCluster)
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from fault_injection.conformance.targets import open_target
 class SuiteConfig:
     target: str = "impl"
     store: str = "local"  # or "s3": a moto server on 127.0.0.1 (every check, if the target can use S3);
-    # or "hdfs": a MiniDFSCluster on 127.0.0.1 through WebHDFS (every check, for HDFS_TARGETS)
+    # "azure": Azurite on 127.0.0.1 (for AZURE_TARGETS); "hdfs": a MiniDFSCluster through WebHDFS (HDFS_TARGETS)
     examples: int = 5
     seed: int = 0
     processes: int = 3
@@ -45,6 +45,20 @@ def s3_tables() -> Iterator[Callable[[], TableRef]]:
 
 
 @contextlib.contextmanager
+def azure_tables() -> Iterator[Callable[[], TableRef]]:
+    """An Azurite server for the run (node and npm needed); yields a maker of fresh table refs on it,
+    each in a container of its own."""
+    from simulation.embedded_azurite import AzuriteServer
+    server = AzuriteServer()
+    store = server.start()
+    try:
+        opts = tuple(sorted(store.options().items()))
+        yield lambda: TableRef(store.url(store.new_container()), f"db.t{uuid.uuid4().hex[:8]}", opts)
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
 def hdfs_tables() -> Iterator[Callable[[], TableRef]]:
     """A MiniDFSCluster for the run (fault_injection.minidfs, needs Java and Maven); yields a maker
     of fresh table refs on it, reached through WebHDFS."""
@@ -59,6 +73,11 @@ def hdfs_tables() -> Iterator[Callable[[], TableRef]]:
         server.stop()
 
 
+# Stores the suite can put tables on besides local disk and HDFS, and the targets that can use
+# Azure (the other targets keep their tables on local disk; their racing check is refused by name).
+REMOTE_STORES = {"s3": s3_tables, "azure": azure_tables}
+AZURE_TARGETS = ("impl",)
+
 # Targets that open webhdfs:// warehouses (Paimon Java reaches HDFS as hdfs://, another URL for the
 # same files, which a TableRef does not carry: it keeps its tables on local disk under --store hdfs).
 HDFS_TARGETS = ("impl",)
@@ -69,11 +88,12 @@ MIXED_WITH_IMPL = ("pypaimon-rust", "paimon-java")
 
 
 def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
-    """Every check. With ``cfg.store`` s3 the tables live on a moto server (``s3_table_maker``
-    reuses a running one) when the target can use an object store; otherwise, and for targets
-    that cannot, on local disk (only the racing check is then named for s3, and refused by name)."""
-    if cfg.store == "s3" and s3_table_maker is None:
-        with s3_tables() as make:
+    """Every check. With ``cfg.store`` s3 (azure) the tables live on a moto (Azurite) server
+    (``s3_table_maker`` reuses a running one) when the target can use that store; otherwise, and for
+    targets that cannot, on local disk (only the racing check is then named for the store, and
+    refused by name)."""
+    if cfg.store in REMOTE_STORES and s3_table_maker is None:
+        with REMOTE_STORES[cfg.store]() as make:
             return run_suite(cfg, make)
     if cfg.store == "hdfs" and s3_table_maker is None and cfg.target in HDFS_TARGETS:
         with hdfs_tables() as make:
@@ -84,7 +104,8 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     probe = opener()
     caps = probe.capabilities
     probe.close()
-    on_s3 = cfg.store == "s3" and Capability.OBJECT_STORE in caps
+    on_s3 = cfg.store in REMOTE_STORES and Capability.OBJECT_STORE in caps and (
+        cfg.store != "azure" or cfg.target in AZURE_TARGETS)
     on_hdfs = cfg.store == "hdfs" and cfg.target in HDFS_TARGETS
     make_table: Callable[[], TableRef] = s3_table_maker if on_s3 or on_hdfs else fresh_local_table
     where = f" on {cfg.store}" if on_s3 or on_hdfs else ""
@@ -97,7 +118,7 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         results += check_machine(cfg.target, opener, make_table, caps, spec, label + where, cfg.examples, cfg.seed,
                                  skip_ops=cfg.skip_ops)
     results += [dataclasses.replace(r, name=r.name + where) for r in check_duplicates(opener, make_table, caps)]
-    race_table = s3_table_maker if cfg.store == "s3" or on_hdfs else fresh_local_table
+    race_table = s3_table_maker if cfg.store in REMOTE_STORES or on_hdfs else fresh_local_table
     for k in range(cfg.race_rounds):
         r = check_race(cfg.target, opener, race_table(), cfg.processes, cfg.commits,
                        "local" if cfg.store == "hdfs" and not on_hdfs else cfg.store)
@@ -109,8 +130,9 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
         if cfg.target in MIXED_WITH_IMPL:  # the target's publication held while impl commits
             results.append(check_held_publication(opener, s3_table_maker(), open_writer_b=lambda: open_target("impl"),
                                                   label=f"{cfg.target} held, impl"))
-    elif cfg.store == "s3":
-        results.append(CheckResult("held publication (s3)", Status.UNSUPPORTED, f"{cfg.target} lacks object-store"))
+    elif cfg.store in REMOTE_STORES:
+        results.append(CheckResult(f"held publication ({cfg.store})", Status.UNSUPPORTED,
+                                   f"{cfg.target} lacks the {cfg.store} object store"))
     elif cfg.store == "hdfs":  # the held check holds a PUT at the S3 fault proxy; HDFS has no such proxy here
         results.append(CheckResult("held publication (hdfs)", Status.UNSUPPORTED,
                                    "the S3 fault proxy's held PUT has no WebHDFS counterpart here"

@@ -32,7 +32,7 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
 from impl.errors import FileIOError, UnsupportedFileSystemError
-from impl.fs import hdfs, object_store
+from impl.fs import azure, hdfs, object_store
 
 # MemoryFileSystem keeps one store per process (a class attribute), so one process-wide lock
 # makes its check-then-write create-if-absent atomic for every thread that can see the store.
@@ -154,6 +154,7 @@ class FileIO:
         self.requests = RequestCounts()
         self._object_store = object_store.has_conditional_create(self.fs)
         self._s3 = object_store.is_s3(self.fs)
+        self._azure = azure.is_azure(self.fs)
         self._conditional_create_checked = False
 
     @classmethod
@@ -163,7 +164,8 @@ class FileIO:
 
         ``options`` configure object stores with Paimon's names (``fs.s3.endpoint``,
         ``fs.s3.accessKeyId``, ``fs.s3.accessKeySecret``, ``fs.s3.region``, or Java's
-        ``s3.endpoint`` / ``s3.access-key`` / ``s3.secret-key``).
+        ``s3.endpoint`` / ``s3.access-key`` / ``s3.secret-key``; on Azure Hadoop's
+        ``fs.azure.account.key.<account>.dfs.core.windows.net``, see :mod:`impl.fs.azure`).
         """
         if fs is not None:
             return cls(fs), fs._strip_protocol(path)
@@ -234,6 +236,8 @@ class FileIO:
         try:
             if self._s3:
                 return self._head_object(path)
+            if self._azure:
+                return azure.blob_exists(self.fs, path)
             return bool(self.fs.exists(path))
         except OSError as e:
             raise FileIOError(f"cannot stat {path}: {e}") from e
@@ -305,8 +309,8 @@ class FileIO:
 
     def mkdirs(self, directory: str) -> None:
         """Create ``directory``. Object stores have no directories; there an empty marker object
-        ``directory/`` stands for it (as Hadoop's S3A and pyarrow write), so an empty database
-        still exists."""
+        ``directory/`` stands for it (as Hadoop's S3A and pyarrow write; on Azure the file system
+        stores it as Hadoop marks directories there), so an empty database still exists."""
         if self._object_store:
             self.requests.add(RequestKind.PUT)
             try:
@@ -348,7 +352,7 @@ class FileIO:
         no object appears; elsewhere the prefix written so far is deleted). As with
         :meth:`write_bytes` a crash can leave a prefix nobody references.
 
-        Streamed on plain local disk (pyarrow's own file, no Python per write), memory and S3.
+        Streamed on plain local disk (pyarrow's own file, no Python per write), memory, S3 and Azure.
         Any other file system, in particular a wrapper (the fault-injection file systems, the
         Spark writer's tracking file system, which hooks whole-file writes), gets the whole
         file in one ``pipe_file`` at close, exactly as :meth:`write_bytes` writes it.
@@ -361,7 +365,7 @@ class FileIO:
                 local = self.fs._strip_protocol(path)
                 os.makedirs(os.path.dirname(local), exist_ok=True)
                 return OutputFile(self, path, pa.OSFile(local, "wb"), local if self.sync_on_write else None)
-            if type(self.fs) is MemoryFileSystem or self._s3:
+            if type(self.fs) is MemoryFileSystem or self._s3 or self._azure:
                 self._ensure_parent(path)
                 return OutputFile(self, path, self.fs.open(path, "wb"), None)
             return OutputFile(self, path, io.BytesIO(), None, buffered=True)
@@ -560,7 +564,9 @@ def _write_local_synced(path: str, data: bytes) -> None:
 
 def mtime_millis(info: dict) -> int | None:
     """The modification time (epoch millis) of an fsspec ``ls``/``info`` record, None if it has none."""
-    for key in ("mtime", "modified", "created", "LastModified"):
+    # local/memory: mtime or created; s3fs: LastModified; adlfs: last_modified (without it every
+    # blob on Azure would look ageless, and orphan removal would never take one)
+    for key in ("mtime", "modified", "LastModified", "last_modified", "created"):
         v = info.get(key)
         if v is None:
             continue

@@ -29,7 +29,7 @@ import fsspec
 
 from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
-from impl.fs import hdfs
+from impl.fs import azure, hdfs
 from impl.fs.publication import Publication
 
 # Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
@@ -62,11 +62,16 @@ DEFAULT_MAX_ATTEMPTS = 3
 
 S3_PROTOCOLS = ("s3", "s3a", "s3n")
 
-STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.", "hadoop.")
+STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.", "hadoop.", azure.STORAGE_OPTION_PREFIX)
+
+# Schemes a warehouse may use besides the object stores and HDFS: local disk and fsspec's memory
+# (tests). Any other is refused by name rather than opened through whatever fsspec implementation
+# happens to be installed, whose publication would not be known to be atomic.
+LOCAL_PROTOCOLS = ("file", "local", "memory")
 
 
 def storage_options(options: Mapping[str, str] | None) -> dict[str, str]:
-    """The options that configure storage access (``fs.*``, ``s3.*``, ``hadoop.*``), as strings."""
+    """The options that configure storage access (``fs.*``, ``s3.*``, ``hadoop.*``, ``azure.*``), as strings."""
     return {k: str(v) for k, v in (options or {}).items() if k.startswith(STORAGE_OPTION_PREFIXES)}
 
 
@@ -182,19 +187,29 @@ class S3Config:
 
 
 def is_object_store_url(url: str) -> bool:
-    return "://" in url and url.split("://", 1)[0].lower() in S3_PROTOCOLS
+    """True for S3 and Azure URLs: stores without rename, where publication is a conditional create."""
+    return "://" in url and url.split("://", 1)[0].lower() in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS)
 
 
 def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tuple[fsspec.AbstractFileSystem, str]:
     """The file system and the path in its own form for a warehouse or table URL.
 
-    ``s3://bucket/prefix`` (also ``s3a://``, ``s3n://``) opens s3fs with the ``fs.s3.*`` /
-    ``s3.*`` options; ``webhdfs://`` (and the refusal of ``hdfs://``) is :mod:`impl.fs.hdfs`;
-    any other fsspec URL or a local path opens through fsspec; an unknown scheme is refused
-    with :class:`UnsupportedFileSystemError`.
+    The one place a scheme picks a store: ``s3://bucket/prefix`` (also ``s3a://``, ``s3n://``)
+    opens s3fs with the ``fs.s3.*`` / ``s3.*`` options; ``webhdfs://`` (and the refusal of
+    ``hdfs://``) is :mod:`impl.fs.hdfs`; ``abfs://``, ``abfss://``, ``az://``, ``wasb[s]://`` open
+    adlfs (:mod:`impl.fs.azure`); a local path, ``file://`` and ``memory://`` open through fsspec;
+    any other scheme raises :class:`UnsupportedFileSystemError` naming it.
     """
     if hdfs.is_hdfs_url(url):
         return hdfs.filesystem_for_hdfs_url(url, options)
+    scheme = url.split("://", 1)[0].lower() if "://" in url else "file"
+    if scheme in azure.AZURE_PROTOCOLS:
+        return azure.filesystem_for_url(url, options)
+    if scheme not in (*S3_PROTOCOLS, *LOCAL_PROTOCOLS):
+        raise UnsupportedFileSystemError(
+            f"warehouse {url!r}: unknown scheme {scheme!r} (supported: local paths, file://, memory://, webhdfs://, "
+            f"{', '.join(p + '://' for p in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS))}); its store's atomic "
+            "create-if-absent is not known, so snapshots could not be published safely")
     if is_object_store_url(url):
         rest = url.split("://", 1)[1]
         bucket = rest.split("/", 1)[0]
@@ -220,19 +235,21 @@ def is_s3(fs: fsspec.AbstractFileSystem) -> bool:
 
 
 def check_bucket_reachable(fs: fsspec.AbstractFileSystem, path: str) -> None:
-    """Fail fast with a clear error when the bucket of ``path`` is missing, the credentials are
-    refused or the endpoint does not answer (within the configured timeouts)."""
+    """Fail fast with a clear error when the bucket (Azure: container) of ``path`` is missing, the
+    credentials are refused or the endpoint does not answer (within the configured timeouts)."""
     bucket = path.split("/", 1)[0]
+    on_azure = azure.is_azure(fs)
+    what = "container" if on_azure else "bucket"
+    credentials = (f"{azure.ACCOUNT_KEY_OPTION_HINT} or a SAS" if on_azure
+                   else "fs.s3.accessKeyId / fs.s3.accessKeySecret")
     try:
         fs.info(bucket)
     except FileNotFoundError:
-        raise InvalidWarehouseError(f"bucket {bucket!r} does not exist (warehouse {path!r})") from None
+        raise InvalidWarehouseError(f"{what} {bucket!r} does not exist (warehouse {path!r})") from None
     except PermissionError as e:
-        raise InvalidWarehouseError(
-            f"access to bucket {bucket!r} was refused: check fs.s3.accessKeyId / fs.s3.accessKeySecret ({e})"
-        ) from e
+        raise InvalidWarehouseError(f"access to {what} {bucket!r} was refused: check {credentials} ({e})") from e
     except Exception as e:  # noqa: BLE001 - endpoint errors come in many types (botocore, aiohttp, OSError)
-        raise InvalidWarehouseError(f"cannot reach the store of bucket {bucket!r}: {type(e).__name__}: {e}") from e
+        raise InvalidWarehouseError(f"cannot reach the store of {what} {bucket!r}: {type(e).__name__}: {e}") from e
 
 
 def get_object(fs: fsspec.AbstractFileSystem, path: str) -> bytes:
@@ -256,8 +273,15 @@ def get_object(fs: fsspec.AbstractFileSystem, path: str) -> bytes:
 
 
 def has_conditional_create(fs: fsspec.AbstractFileSystem) -> bool:
-    """True for stores whose ``pipe_file(path, data, mode="create")`` is a conditional PUT."""
-    return bool(getattr(fs, "supports_conditional_create", False)) or is_s3(fs)
+    """True for stores whose ``pipe_file(path, data, mode="create")`` is a conditional PUT
+    (S3: ``If-None-Match: *``; Azure: ``If-None-Match: *`` on the Put Blob)."""
+    return bool(getattr(fs, "supports_conditional_create", False)) or is_s3(fs) or azure.is_azure(fs)
+
+
+def _remembers_probe(fs: fsspec.AbstractFileSystem) -> bool:
+    """Stores whose probe result is kept per process and store (a client of a real object store,
+    not a wrapper, which may change its behaviour between calls)."""
+    return is_s3(fs) or azure.is_azure(fs)
 
 
 def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> Publication:
@@ -286,7 +310,7 @@ _PROBE_LOCK = threading.Lock()
 
 
 def _store_key(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, str]:
-    endpoint = ""
+    endpoint = str(getattr(fs, "paimon_store_identity", ""))  # set on Azure file systems
     client_kwargs = getattr(fs, "client_kwargs", None)
     if isinstance(client_kwargs, dict):
         endpoint = str(client_kwargs.get("endpoint_url", ""))
@@ -295,7 +319,7 @@ def _store_key(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, str]:
 
 def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> None:
     """Check that the store refuses a second conditional PUT: once per process and bucket for
-    an s3fs file system, on every call for any other (a wrapper: the caller remembers).
+    an s3fs or adlfs file system, on every call for any other (a wrapper: the caller remembers).
 
     Writes a probe key under ``directory`` twice with ``If-None-Match: *`` and deletes it. A
     store that accepts the second PUT ignores the header, and publishing there could let two
@@ -304,7 +328,7 @@ def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> N
     """
     key = _store_key(fs, directory)
     with _PROBE_LOCK:
-        known = _PROBED.get(key) if is_s3(fs) else None
+        known = _PROBED.get(key) if _remembers_probe(fs) else None
     if known is True:
         return
     if known is False:
@@ -325,7 +349,7 @@ def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> N
             fs.rm_file(probe)
         except Exception:  # noqa: BLE001 - the probe key is a harmless leftover if this fails
             pass
-    if is_s3(fs):
+    if _remembers_probe(fs):
         with _PROBE_LOCK:
             _PROBED[key] = refused
     if not refused:

@@ -1,5 +1,5 @@
 """Racing OS processes and SIGKILLs on one table on HDFS (MiniDFSCluster, WebHDFS), no lock:
-the S3 suite's checks (tests/s3/test_s3_concurrency.py, whose helpers run here unchanged) with
+the S3 suite's checks (tests/_support/commit_races.py, whose helpers run here unchanged) with
 publication by rename-if-absent instead of a conditional PUT.
 
 - Racing: 4 processes x 10 commits into one primary-key table; every acknowledged commit is
@@ -25,11 +25,10 @@ import pytest
 
 from impl.fs.paths import SNAPSHOT_PREFIX
 
-S3_TESTS = str(Path(__file__).resolve().parents[1] / "s3")
-if S3_TESTS not in sys.path:
-    sys.path.insert(0, S3_TESTS)
+# the killed writer imports the helpers from this directory (sys.argv[3])
+SUPPORT_DIR = str(Path(__file__).resolve().parents[1] / "_support")
 
-from test_s3_concurrency import (  # noqa: E402 - the S3 suite's helpers, store-agnostic
+from commit_races import (  # noqa: E402 - the object-store suites' helpers, store-agnostic
     _KILLED_WRITER,
     _check_table,
     _committer,
@@ -79,7 +78,7 @@ def test_sigkill_mid_commit_leaves_table_intact(hdfs_server):
     orphans_removed = 0
     for _round in range(3):
         start_seq = (max(acked) + 1) if acked else 0
-        proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, warehouse, json.dumps(options), S3_TESTS,
+        proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, warehouse, json.dumps(options), SUPPORT_DIR,
                                  str(start_seq)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         assert proc.stdout is not None
         first = proc.stdout.readline()  # it is committing: killed after its first acknowledgement

@@ -17,6 +17,7 @@ import re
 import threading
 import time
 from typing import Callable
+from urllib.parse import urlsplit
 
 from fault_injection.conformance.adapter import CommitResult, Outcome, TableRef, Target
 from fault_injection.conformance.checks.processes import SPEC, final_problems
@@ -37,14 +38,16 @@ def snapshot_path_pattern(table: TableRef, snapshot_id: int) -> str:
 
 def check_held_publication(open_target: Callable[[], Target], table: TableRef, wait_s: float = 120.0,
                            open_writer_b: Callable[[], Target] | None = None, label: str = "") -> CheckResult:
-    """``table`` lives on S3 (its ``fs.s3.endpoint`` is the server the proxy fronts). Writer B is
-    another instance of the target, or with ``open_writer_b`` another implementation (mixed
-    writers: ``label`` names them)."""
-    name = f"held publication (s3{', ' + label if label else ''})"
+    """``table`` lives on S3 (its ``fs.s3.endpoint`` is the server the proxy fronts) or on Azure (its
+    ``azure.endpoint``, ``http://host:port/account``). Writer B is another instance of the target,
+    or with ``open_writer_b`` another implementation (mixed writers: ``label`` names them)."""
     options = dict(table.storage_options)
-    proxy = S3FaultProxy(options["fs.s3.endpoint"]).start()
+    key, store = ("fs.s3.endpoint", "s3") if "fs.s3.endpoint" in options else ("azure.endpoint", "azure")
+    name = f"held publication ({store}{', ' + label if label else ''})"
+    split = urlsplit(options[key])
+    proxy = S3FaultProxy(f"{split.scheme}://{split.netloc}").start()
     via_proxy = TableRef(table.warehouse, table.identifier,
-                         tuple(sorted({**options, "fs.s3.endpoint": proxy.endpoint}.items())))
+                         tuple(sorted({**options, key: proxy.endpoint + split.path}.items())))
     a, b = open_target(), (open_writer_b or open_target)()
     results: dict[str, CommitResult] = {}
     problems: list[str] = []
