@@ -26,11 +26,23 @@ where Spark's cast equals impl's (:func:`impl.schema.evolution.is_safe_cast` wid
 Spark reads natively). ``filter`` (a SQL string or a Column) is applied to the DataFrame, so
 Spark pushes it into the Parquet scan, and ``columns`` select before anything is read.
 
-The DataFrame reads the snapshot planned at the call (re-running it reads the same files), and
-prunes only with ``filter``: plan sharing between scans (see :mod:`impl.spark.claims`) cannot
-drop rows another use needs. Object-store tables (``s3://``) take the same split when the session
-has Hadoop's ``s3a`` file system (built with :func:`impl.spark.s3a_conf`, see
-:mod:`impl.spark.s3a`), and otherwise the slow path whole.
+The DataFrame is a union of one branch per partition (:func:`partition_branches`), each with
+its partition columns as literal columns (``F.lit(value).cast(type)``): the native groups and the
+slow splits of that partition. Spark's optimizer pushes any filter a query applies to the
+DataFrame later through the union into every branch, folds ``'d0' = 'd3'`` to false and drops
+that branch, in every plan shape (``.where``, SQL over a view, self-joins, unions, scalar
+subqueries), because the pruning is in the plan rather than in a scan callback (plan sharing
+between scans, see :mod:`impl.spark.claims`, cannot drop rows another use needs: each use reads
+every branch it did not exclude). Only filters known before the query runs prune (not an
+``IN (SELECT ...)`` or a join key); one branch instead when the table is unpartitioned, has more
+than ``max_branches`` partitions (Spark plans a union of thousands of branches slowly; see
+``benchmarks/spark_pruning.py``), or no partition column of a literal type
+(:func:`literal_partition_type`: no timestamps or floats, whose literal spelling could round).
+
+The DataFrame reads the snapshot planned at the call (re-running it reads the same files).
+Object-store tables (``s3://``) take the same split when the session has Hadoop's ``s3a`` file
+system (built with :func:`impl.spark.s3a_conf`, see :mod:`impl.spark.s3a`), and otherwise the
+slow path whole (still one branch per partition).
 """
 
 from __future__ import annotations
