@@ -412,7 +412,7 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
                                   object_store=ref.on_object_store, native=native)
     store = spark_store(ref)
     types = {f.name: f.type for f in table.schema.fields}
-    frames = []
+    frames: list[Any] = []
     for branch in branches:
         parts = [group_frame(spark, table, g, store=store) for g in branch.plan.native]
         if branch.plan.slow:
