@@ -64,7 +64,7 @@ from impl.schema.evolution import is_safe_cast
 from impl.schema.records import TableSchema
 from impl.spark.catalyst_filters import spark_filter_predicate
 from impl.spark.errors import SparkConnectorError
-from impl.spark.only_files import encode_only_files
+from impl.spark.only_files import decode_only_files, encode_only_files
 from impl.spark.options import FORMAT_NAME, ONLY_FILES_KEY, parse_options
 from impl.spark.s3a import LOCAL_STORE, SparkStore, s3a_reason, spark_store
 from impl.spark.source import register
@@ -84,8 +84,9 @@ _GLOB_CHARS = frozenset("*?[]{}\\")
 _MAX_NATIVE_TIMESTAMP_PRECISION = 6
 # partition column types that read_table turns into literal columns (see literal_partition_type)
 _LITERAL_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "CHAR", "VARCHAR", "DATE", "DECIMAL"})
-# the most partitions read_table gives a branch each (see benchmarks/spark_pruning.py's planning figures)
-MAX_PARTITION_BRANCHES = 256
+# the most partitions read_table gives a branch each: building a union costs the driver ~0.1 s a
+# branch at 10 and ~0.2 s a branch at 100 (benchmarks/spark_pruning.py part 1b, load 16)
+MAX_PARTITION_BRANCHES = 32
 FILE_NAME_COLUMN = "__paimon_file_name"
 ROW_INDEX_COLUMN = "__paimon_row_index"
 
@@ -446,7 +447,6 @@ def scanned_files(df, *, native: bool = True) -> set[str]:
 
     >>> len(scanned_files(read_table(spark, path).where("dt = 'a'")))   # files of partition a
     """
-    from impl.spark.only_files import decode_only_files
 
     def seq(s) -> list:
         return [s.apply(i) for i in range(s.size())]
