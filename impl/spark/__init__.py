@@ -4,7 +4,8 @@
 >>> spark = impl.spark.session()                       # local[2], UI off, 127.0.0.1; registers the source
 >>> impl.spark.register(spark)                          # for a session built elsewhere
 >>> df.write.format("paimon_py").mode("append").save(table_path)
->>> impl.spark.read_table(spark, table_path, filter="id > 5")  # fast path: Spark's Parquet reader where no merge
+>>> df = impl.spark.read_table(spark, table_path)      # the first read: Spark's Parquet reader where no merge,
+>>> df.where("dt = 'a'").count()                        # and every later partition filter prunes (any query shape)
 >>> spark.read.format("paimon_py").load(table_path)   # every scan reads the whole snapshot; Spark filters
 >>> spark.read.format("paimon_py").option("pushdown", "true").load(table_path)  # pruned: one scan per query
 >>> impl.spark.write_dataframe(df, table_path)          # one task per (partition, bucket), one commit;
@@ -13,7 +14,7 @@
 >>> impl.spark.compact(spark, table_path, full=False)   # dedicated compaction job, one COMPACT commit
 >>> impl.spark.delete(spark, table_path, "id < 10")      # row-level DELETE / update / merge_into: impl.spark.dml
 
-Reads prune nothing by default: Spark 4.3 hands every scan of one loaded DataFrame or view the
+The ``paimon_py`` source prunes nothing by default: Spark 4.3 hands every scan of one loaded DataFrame or view the
 same planned read, so a read pruned for one scan's filters could drop rows another scan needs
 (see :mod:`impl.spark.claims`). ``pushdown`` = ``true`` prunes, for a DataFrame each query scans once.
 

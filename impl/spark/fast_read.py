@@ -26,18 +26,29 @@ where Spark's cast equals impl's (:func:`impl.schema.evolution.is_safe_cast` wid
 Spark reads natively). ``filter`` (a SQL string or a Column) is applied to the DataFrame, so
 Spark pushes it into the Parquet scan, and ``columns`` select before anything is read.
 
-The DataFrame reads the snapshot planned at the call (re-running it reads the same files), and
-prunes only with ``filter``: plan sharing between scans (see :mod:`impl.spark.claims`) cannot
-drop rows another use needs. Object-store tables (``s3://``) take the same split when the session
-has Hadoop's ``s3a`` file system (built with :func:`impl.spark.s3a_conf`, see
-:mod:`impl.spark.s3a`), and otherwise the slow path whole.
+The DataFrame is a union of one branch per partition (:func:`partition_branches`), each with
+its partition columns as literal columns (``F.lit(value).cast(type)``): the native groups and the
+slow splits of that partition. Spark's optimizer pushes any filter a query applies to the
+DataFrame later through the union into every branch, folds ``'d0' = 'd3'`` to false and drops
+that branch, in every plan shape (``.where``, SQL over a view, self-joins, unions, scalar
+subqueries), because the pruning is in the plan rather than in a scan callback (plan sharing
+between scans, see :mod:`impl.spark.claims`, cannot drop rows another use needs: each use reads
+every branch it did not exclude). Only filters known before the query runs prune (not an
+``IN (SELECT ...)`` or a join key); one branch instead when the table is unpartitioned, has more
+than ``max_branches`` partitions (Spark plans a union of thousands of branches slowly; see
+``benchmarks/spark_pruning.py``), or no partition column of a literal type
+(:func:`literal_partition_type`: no timestamps or floats, whose literal spelling could round).
+
+The DataFrame reads the snapshot planned at the call (re-running it reads the same files).
+Object-store tables (``s3://``) take the same split when the session has Hadoop's ``s3a`` file
+system (built with :func:`impl.spark.s3a_conf`, see :mod:`impl.spark.s3a`), and otherwise the
+slow path whole (still one branch per partition).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from functools import reduce
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -54,7 +65,7 @@ from impl.schema.records import TableSchema
 from impl.spark import dv_filter
 from impl.spark.catalyst_filters import spark_filter_predicate
 from impl.spark.errors import SparkConnectorError
-from impl.spark.only_files import encode_only_files
+from impl.spark.only_files import decode_only_files, encode_only_files
 from impl.spark.options import FORMAT_NAME, ONLY_FILES_KEY, parse_options
 from impl.spark.s3a import LOCAL_STORE, SparkStore, s3a_reason, spark_store
 from impl.spark.source import register
@@ -72,6 +83,11 @@ _NATIVE_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "F
 _GLOB_CHARS = frozenset("*?[]{}\\")
 # Spark's micro-second timestamps hold TIMESTAMP(p) exactly up to p = 6
 _MAX_NATIVE_TIMESTAMP_PRECISION = 6
+# partition column types that read_table turns into literal columns (see literal_partition_type)
+_LITERAL_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "CHAR", "VARCHAR", "DATE", "DECIMAL"})
+# the most partitions read_table gives a branch each: building a union costs the driver ~0.1 s a
+# branch at 10 and ~0.2 s a branch at 100 (benchmarks/spark_pruning.py part 1b, load 16)
+MAX_PARTITION_BRANCHES = 32
 FILE_NAME_COLUMN = "__paimon_file_name"
 ROW_INDEX_COLUMN = "__paimon_row_index"
 
@@ -305,16 +321,78 @@ def arrow_frame(spark, table: pa.Table):
         spark.conf.set(key, before)
 
 
+def literal_partition_type(t: DataType) -> bool:
+    """A partition column of this type becomes a literal column in :func:`read_table`'s branches:
+    its value has one exact Spark spelling (no time zone, no float rounding)."""
+    return t.root in _LITERAL_ROOTS
+
+
+@dataclass(frozen=True)
+class PartitionBranch:
+    """One branch of :func:`read_table`'s union: a partition's files and its literal values.
+
+    ``values`` maps each literal partition column to its value (None: null, Paimon's
+    ``partition.default-name`` directory); an empty mapping is the one branch of a read that is
+    not cut by partition."""
+
+    values: Mapping[str, Any]
+    plan: SplitPlan
+
+
+def partition_branches(table, splits: Sequence[DataSplit], snapshot_id: int | None, *,
+                       max_branches: int = MAX_PARTITION_BRANCHES, object_store: bool = False,
+                       native: bool = True) -> list[PartitionBranch]:
+    """``splits`` cut into one :class:`PartitionBranch` per partition, each split into native
+    groups and slow splits (:func:`plan_native`; ``native=False``: all slow).
+
+    One branch (no literal columns) when the table is unpartitioned, no partition column has a
+    literal type (:func:`literal_partition_type`), or there are more than ``max_branches``
+    partitions (a union of thousands of branches takes Spark seconds to plan; see
+    ``benchmarks/spark_pruning.py``)."""
+    cache = table.core.partition_cache
+    literal = [(i, n) for i, (n, t) in enumerate(zip(cache.names, cache.types, strict=True))
+               if literal_partition_type(t)]
+
+    def cut(part: Sequence[DataSplit]) -> SplitPlan:
+        if not native:
+            return SplitPlan(snapshot_id, (), tuple(part))
+        return plan_native(table, part, snapshot_id, object_store=object_store)
+
+    by_partition: dict[tuple, list[DataSplit]] = {}
+    for s in splits:
+        values = cache.values(s.partition)
+        by_partition.setdefault(tuple(values[i] for i, _ in literal), []).append(s)
+    if not literal or len(by_partition) > max_branches:
+        return [PartitionBranch({}, cut(splits))]
+    return [PartitionBranch({n: v for (_, n), v in zip(literal, key, strict=True)}, cut(part))
+            for key, part in by_partition.items()]
+
+
+def _literal(value: Any, t: DataType):
+    """``value`` of a partition column of type ``t`` as a Spark literal column of its Spark type."""
+    from pyspark.sql import functions as F
+
+    if value is None or t.root in ("BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "CHAR", "VARCHAR"):
+        return F.lit(value).cast(spark_type(t))
+    return F.lit(str(value)).cast(spark_type(t))  # DATE (ISO) and DECIMAL: a string cast is exact
+
+
 def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = None,
-               columns: Sequence[str] | None = None, filter=None):
+               columns: Sequence[str] | None = None, filter=None,
+               max_branches: int = MAX_PARTITION_BRANCHES):
     """A DataFrame of the table at ``table_path``, read by Spark's Parquet reader wherever no merge
-    is needed (see the module docstring).
+    is needed, pruned by the partition filters of every query over it (see the module docstring).
 
     ``options``: the ``paimon_py`` read options (``snapshot-id``, ``timestamp-millis``,
     ``scan.tag-name``, storage options, ...); ``columns``: the columns to return (default all);
     ``filter``: a SQL string or a Column over the table's columns, evaluated by Spark and used by
     impl to prune partitions, buckets and files (translated from Spark's own parse of it: see
-    :mod:`impl.spark.catalyst_filters`).
+    :mod:`impl.spark.catalyst_filters`); ``max_branches``: the most partitions that get a branch
+    of their own (above it, one branch: correct, pruned only by ``filter`` and Parquet statistics).
+
+    >>> df = read_table(spark, path)                          # plans the latest snapshot now
+    >>> df.createOrReplaceTempView("events")
+    >>> spark.sql("SELECT count(*) FROM events WHERE dt = '2024-01-02'").collect()  # one partition's files
     """
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
     parsed = parse_options({**opts, "path": table_path})
@@ -332,28 +410,26 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
                                       f"its columns are {schema.fieldNames()}")
     predicate = None if filter is None else spark_filter_predicate(spark, table.schema, filter)
     plan = table.new_read_builder().with_filter(predicate).new_scan().plan()
-    splits = plan.splits()
+    native = True
     if ref.on_object_store and (why := s3a_reason(spark)) is not None:
         log.info("read_table of %s reads through paimon_py: %s", table.identifier, why)
-        split_plan = SplitPlan(plan.snapshot_id, (), tuple(splits))
-    else:
-        split_plan = plan_native(table, splits, plan.snapshot_id, object_store=ref.on_object_store)
+        native = False
+    branches = partition_branches(table, plan.splits(), plan.snapshot_id, max_branches=max_branches,
+                                  object_store=ref.on_object_store, native=native)
     store = spark_store(ref)
-    frames = [group_frame(spark, table, g, store=store) for g in split_plan.native]
-    if split_plan.slow:
-        register(spark)
-        slow_opts = dict(opts)
-        # (no snapshot: an empty branch whose rows all come from its scan.fallback-branch)
-        if split_plan.snapshot_id is not None and not any(
-                k in parsed.table for k in ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name",
-                                            "scan.version")):
-            slow_opts["snapshot-id"] = str(split_plan.snapshot_id)  # both halves read one snapshot
-        slow_opts[ONLY_FILES_KEY] = encode_only_files(split_plan.slow)
-        frames.append(spark.read.format(FORMAT_NAME).options(**slow_opts).load(ref.table_path))
-    if not frames:
-        df = spark.createDataFrame([], schema)
-    else:
-        df = reduce(lambda a, b: a.unionByName(b), frames)
+    types = {f.name: f.type for f in table.schema.fields}
+    frames: list[Any] = []
+    for branch in branches:
+        parts = [group_frame(spark, table, g, store=store) for g in branch.plan.native]
+        if branch.plan.slow:
+            parts.append(_slow_frame(spark, ref.table_path, opts, parsed.table, branch.plan))
+        # the partition columns as literals: Spark folds a filter on them to true or false in each
+        # branch and drops the false ones, in every plan a query makes of the union (the select
+        # also puts every part's columns in one order for the union)
+        cols = [_literal(branch.values[n], types[n]).alias(n) if n in branch.values else _col(n)
+                for n in schema.fieldNames()]
+        frames.extend(p.select(*cols) for p in parts)
+    df = _union_all(frames) if frames else spark.createDataFrame([], schema)
     if filter is not None:
         df = df.filter(filter)
     if columns is not None:
@@ -361,4 +437,66 @@ def read_table(spark, table_path: str, *, options: Mapping[str, Any] | None = No
     return df
 
 
-__all__ = ["read_table", "plan_native", "group_frame", "arrow_frame", "FILE_NAME_COLUMN", "ROW_INDEX_COLUMN", "SplitPlan", "FileGroup", "column_mapping", "natively_readable"]
+def _col(name: str):
+    from pyspark.sql import functions as F
+
+    return F.col(_quoted(name))
+
+
+def scanned_files(df, *, native: bool = True) -> set[str]:
+    """Names of the data files the query of ``df`` reads, from Spark's optimized plan (and its
+    subqueries'): the Parquet relations' input files and the files its ``paimon_py`` relations
+    are restricted to. Branches of :func:`read_table` that Spark removed are in neither; a
+    ``paimon_py`` relation that reads a whole table raises (its files are not in the plan).
+    ``native=False``: only the files the ``paimon_py`` relations read (the ones needing a merge).
+
+    >>> len(scanned_files(read_table(spark, path).where("dt = 'a'")))   # files of partition a
+    """
+
+    def seq(s) -> list:
+        return [s.apply(i) for i in range(s.size())]
+
+    top = df._jdf.queryExecution().optimizedPlan()
+    names: set[str] = set()
+    for plan in [top, *seq(top.subqueriesAll())]:
+        for leaf in seq(plan.collectLeaves()):
+            kind = leaf.getClass().getSimpleName()
+            if kind == "LogicalRelation":
+                if native:
+                    names.update(p.rstrip("/").rsplit("/", 1)[-1]
+                                 for p in leaf.relation().location().inputFiles())
+                continue
+            if kind == "DataSourceV2ScanRelation":
+                leaf = leaf.relation()
+            elif kind != "DataSourceV2Relation":
+                continue
+            only = leaf.options().get(ONLY_FILES_KEY)
+            if only is None:
+                raise SparkConnectorError(f"scanned_files: a {FORMAT_NAME} relation reads a whole table "
+                                          f"(its files are planned when the query runs)")
+            names.update(n for files in decode_only_files(only).values() for n in files)
+    return names
+
+
+def _slow_frame(spark, table_path: str, opts: Mapping[str, str], table_opts: Mapping[str, str], plan: SplitPlan):
+    """The ``paimon_py`` source restricted to ``plan``'s slow splits, at its snapshot."""
+    register(spark)
+    slow_opts = dict(opts)
+    # (no snapshot: an empty branch whose rows all come from its scan.fallback-branch)
+    if plan.snapshot_id is not None and not any(
+            k in table_opts for k in ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name", "scan.version")):
+        slow_opts["snapshot-id"] = str(plan.snapshot_id)  # both halves read one snapshot
+    slow_opts[ONLY_FILES_KEY] = encode_only_files(plan.slow)
+    return spark.read.format(FORMAT_NAME).options(**slow_opts).load(table_path)
+
+
+def _union_all(frames: list):
+    """The union of ``frames`` (same columns, same order), built as a balanced tree: each
+    DataFrame Spark builds analyses its whole plan, so a left-deep chain of n unions costs n^2."""
+    while len(frames) > 1:
+        frames = [frames[i].union(frames[i + 1]) if i + 1 < len(frames) else frames[i]
+                  for i in range(0, len(frames), 2)]
+    return frames[0]
+
+
+__all__ = ["read_table", "plan_native", "group_frame", "arrow_frame", "FILE_NAME_COLUMN", "ROW_INDEX_COLUMN", "SplitPlan", "PartitionBranch", "partition_branches", "scanned_files", "literal_partition_type", "MAX_PARTITION_BRANCHES", "FileGroup", "column_mapping", "natively_readable"]
