@@ -95,7 +95,7 @@ def test_schema_object_form(catalog):
     s = impl.Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"], options={"bucket": "-1"})
     t = catalog.create_table("db.s", schema=s)
     assert t.partition_keys == ["dt"] and not t.is_primary_key_table
-    assert t.arrow_schema.field("dt").nullable is False
+    assert t.arrow_schema.field("dt").nullable is True  # as Paimon Java: only primary keys become NOT NULL
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
