@@ -74,7 +74,7 @@ class ServerLimits:
     idle_timeout_seconds: float = 60.0
     max_connections: int = 64
     backlog: int = 128
-    drain_timeout_seconds: float = 30.0  # how long stop() waits for the requests in flight
+    drain_timeout_seconds: float = 10.0  # how long stop() waits for the requests in flight
 
 
 class Application(Protocol):

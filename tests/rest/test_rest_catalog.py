@@ -325,7 +325,7 @@ def test_command_line_server(tmp_path):
         assert catalog.list_databases() == ["cli"]
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=60)
     assert "--token on the command line is visible to every local user" in err
 
 

@@ -232,7 +232,7 @@ def test_bad_input_is_refused_before_any_task(spark, warehouse, table_path):
 
 def test_failed_tasks_leave_nothing(spark, warehouse, table_path):
     """A task attempt that fails halfway is retried: its files never reach the table. A job
-    that fails (a null in the partition column, which is NOT NULL) commits nothing and leaves nothing."""
+    that fails (a task that dies in every attempt) commits nothing and leaves nothing."""
     from pyspark import TaskContext
 
     def flaky(i):
@@ -248,9 +248,15 @@ def test_failed_tasks_leave_nothing(spark, warehouse, table_path):
     assert orphans(table_path) == [] and _staging_left(warehouse) == []
 
     before = data_files(table_path)
-    nulls = df.withColumn("p", F.when(F.col("id") == 7, None).otherwise(F.col("p")))
-    with pytest.raises(Exception, match="NOT NULL column 'p'"):
-        impl.spark.write_dataframe(nulls, table_path, writer="spark")
+
+    def doomed(i):
+        if i == 7:
+            raise RuntimeError("every attempt dies")
+        return i
+
+    failing = df.withColumn("id", F.udf(doomed, "long")(F.col("id")))
+    with pytest.raises(Exception, match="every attempt dies"):
+        impl.spark.write_dataframe(failing, table_path, writer="spark")
     assert data_files(table_path) == before and orphans(table_path) == []
     assert _staging_left(warehouse) == [] and intents_left(warehouse) == []
     assert impl.Catalog(warehouse).get_table("db.t").snapshot_manager().latest_snapshot_id() == 1
