@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
 
 from impl.catalog.rest.protocol import DEFAULT_PREFIX
@@ -115,24 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_auth:
         warn("serving %s WITHOUT authentication (--no-auth)", args.warehouse)
     print(f"serving {args.warehouse} as a Paimon REST catalog at {server.uri}", flush=True)
-    # SIGTERM (a service manager's stop) ends the server as Ctrl-C does: no new connections, the
-    # requests in flight answered and logged, then exit
-    signal.signal(signal.SIGTERM, _terminate)
     try:
         server.serve_forever()
-    except (KeyboardInterrupt, _Terminated):
+    except KeyboardInterrupt:
         pass
-    finally:
-        server.stop()
     return 0
-
-
-class _Terminated(Exception):
-    """SIGTERM arrived: serve_forever unwinds to main, which stops the server."""
-
-
-def _terminate(_signum: int, _frame: object) -> None:
-    raise _Terminated
 
 
 if __name__ == "__main__":
