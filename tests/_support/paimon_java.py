@@ -92,13 +92,15 @@ def harness_classpath() -> str:
 
 
 class JavaServer:
-    """One warm JVM running the harness's JSON-lines server; close() (or stdin EOF) ends it."""
+    """One warm JVM running the harness's JSON-lines server; close() (or stdin EOF) ends it.
 
-    def __init__(self, classpath: str | None = None, *, heap: str = "2g"):
+    ``jvm_options`` go on the java command line before the class path (e.g. ``-Dname=value``)."""
+
+    def __init__(self, classpath: str | None = None, *, heap: str = "2g", jvm_options: tuple[str, ...] = ()):
         cp = classpath or harness_classpath()
         self._stderr = tempfile.NamedTemporaryFile(prefix="paimon-java-", suffix=".log", delete=False)
         self._proc = subprocess.Popen(
-            ["java", f"-Xmx{heap}", "-cp", cp, MAIN_CLASS, "serve"],
+            ["java", f"-Xmx{heap}", *jvm_options, "-cp", cp, MAIN_CLASS, "serve"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True, bufsize=1)
         self._ids = itertools.count(1)
 

@@ -82,6 +82,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Drives Apache Paimon's Java implementation for this project's interop tests, conformance target
@@ -98,7 +99,10 @@ import java.util.Map;
  * row type, and its Parquet writer writes read results (so no per-type value conversion lives
  * here for bulk data); the conformance target's small tables of simple types use JSON rows
  * (prepare, overwrite, read_rows). Every op names its table by {@code warehouse} (a filesystem
- * catalog) and {@code table} ("db.name"); {@code options} are dynamic options for the call.
+ * catalog) and {@code table} ("db.name"); {@code options} are dynamic options for the call;
+ * {@code catalog_options}, when given, are added to that catalog's options (e.g. {@code
+ * hadoop.fs.azure.account.key.*} for a {@code wasb://} warehouse), and a catalog is kept per
+ * warehouse and catalog options.
  */
 public final class Harness {
 
@@ -267,11 +271,13 @@ public final class Harness {
 
     private Catalog catalog(JsonNode a) {
         String warehouse = a.get("warehouse").asText();
+        Map<String, String> extra = stringMap(a.path("catalog_options"));
         return catalogs.computeIfAbsent(
-                warehouse,
-                w -> {
+                extra.isEmpty() ? warehouse : warehouse + " " + new TreeMap<>(extra),
+                key -> {
                     Options options = new Options();
-                    options.set("warehouse", w);
+                    extra.forEach(options::set);
+                    options.set("warehouse", warehouse);
                     // No table cache: impl changes the same tables (schemas, tags, branches)
                     // between requests, and a cached table would keep its old schema.
                     options.set("cache-enabled", "false");
