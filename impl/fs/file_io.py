@@ -32,7 +32,7 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
 from impl.errors import FileIOError, UnsupportedFileSystemError
-from impl.fs import azure, hdfs, object_store
+from impl.fs import azure, gcs, hdfs, object_store
 
 # MemoryFileSystem keeps one store per process (a class attribute), so one process-wide lock
 # makes its check-then-write create-if-absent atomic for every thread that can see the store.
@@ -155,6 +155,7 @@ class FileIO:
         self._object_store = object_store.has_conditional_create(self.fs)
         self._s3 = object_store.is_s3(self.fs)
         self._azure = azure.is_azure(self.fs)
+        self._gcs = gcs.is_gcs(self.fs)
         self._conditional_create_checked = False
 
     @classmethod
@@ -238,6 +239,8 @@ class FileIO:
                 return self._head_object(path)
             if self._azure:
                 return azure.blob_exists(self.fs, path)
+            if self._gcs:
+                return gcs.object_exists(self.fs, path)
             return bool(self.fs.exists(path))
         except OSError as e:
             raise FileIOError(f"cannot stat {path}: {e}") from e
