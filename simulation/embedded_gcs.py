@@ -105,14 +105,14 @@ class FakeGcsServer:
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 err = Path(self._log.name).read_text(errors="replace")
-                raise RuntimeError(f"fake-gcs-server exited with {self._proc.returncode}: {err[-2000:]}")
+                raise RuntimeError(f"fake-gcs-server {FAKE_GCS_SERVER_VERSION} exited with {self._proc.returncode}: {err[-2000:]}")
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                     return GcsEndpoint(url)
             except OSError:
                 time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"fake-gcs-server did not listen on 127.0.0.1:{port} within {START_TIMEOUT_SECONDS} s")
+        raise RuntimeError(f"fake-gcs-server {FAKE_GCS_SERVER_VERSION} did not listen on 127.0.0.1:{port} within {START_TIMEOUT_SECONDS} s")
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:

@@ -48,17 +48,18 @@ def test_emulator_refuses_a_second_create_with_if_generation_match_zero(gcs_serv
     for trial in range(5):
         won: list[int] = []
 
-        def create(i: int, name: str = f"race-{trial}") -> None:
-            body, headers = _multipart(name, b"%d" % i)
-            if requests.post(url, data=body, headers=headers, timeout=30).status_code == 200:
-                won.append(i)
-
-        threads = [threading.Thread(target=create, args=(i,)) for i in range(8)]
+        threads = [threading.Thread(target=_create, args=(url, f"race-{trial}", i, won)) for i in range(8)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         assert len(won) == 1, won
+
+
+def _create(url: str, name: str, i: int, won: list[int]) -> None:
+    body, headers = _multipart(name, b"%d" % i)
+    if requests.post(url, data=body, headers=headers, timeout=30).status_code == 200:
+        won.append(i)
 
 
 def test_gcsfs_sends_if_generation_match_zero_on_create(gcs_server, gcs_bucket, proxy):
