@@ -355,7 +355,7 @@ class FileIO:
         no object appears; elsewhere the prefix written so far is deleted). As with
         :meth:`write_bytes` a crash can leave a prefix nobody references.
 
-        Streamed on plain local disk (pyarrow's own file, no Python per write), memory, S3 and Azure.
+        Streamed on plain local disk (pyarrow's own file, no Python per write), memory, S3, Azure and GCS.
         Any other file system, in particular a wrapper (the fault-injection file systems, the
         Spark writer's tracking file system, which hooks whole-file writes), gets the whole
         file in one ``pipe_file`` at close, exactly as :meth:`write_bytes` writes it.
@@ -368,7 +368,7 @@ class FileIO:
                 local = self.fs._strip_protocol(path)
                 os.makedirs(os.path.dirname(local), exist_ok=True)
                 return OutputFile(self, path, pa.OSFile(local, "wb"), local if self.sync_on_write else None)
-            if type(self.fs) is MemoryFileSystem or self._s3 or self._azure:
+            if type(self.fs) is MemoryFileSystem or self._s3 or self._azure or self._gcs:
                 self._ensure_parent(path)
                 return OutputFile(self, path, self.fs.open(path, "wb"), None)
             return OutputFile(self, path, io.BytesIO(), None, buffered=True)

@@ -188,3 +188,25 @@ def test_option_names_and_urls(tmp_path):
 def test_gs_urls_are_dispatched_to_gcs():
     fs, path = filesystem_for_url("gs://bucket/wh", {"fs.gs.auth.type": "UNAUTHENTICATED"})
     assert path == "bucket/wh" and type(fs).__name__ == "PaimonGcsFileSystem"
+
+
+def test_output_files_stream_large_files_and_store_small_ones_in_one_upload(gcs_server, gcs_bucket, proxy):
+    io, root = _io(gcs_server, gcs_bucket, proxy.endpoint)
+    block = io.fs.default_block_size
+    data = bytes(range(256)) * (block // 256 * 2 + 7)  # two blocks and a bit
+    proxy.reset_counts()
+    out = io.open_output(f"{root}/big.bin")
+    for i in range(0, len(data), 2**20):
+        out.stream.write(data[i:i + 2**20])
+    assert out.close() == len(data)
+    assert proxy.counts()["PUT"] >= 3  # a resumable upload in blocks, never the whole file at once
+    assert io.read_bytes(f"{root}/big.bin") == data
+    proxy.reset_counts()
+    small = io.open_output(f"{root}/small.bin")
+    small.stream.write(b"abc")
+    assert small.close() == 3 and proxy.counts() == {"PUT": 1}  # one multipart upload, as write_bytes
+    assert io.read_bytes(f"{root}/small.bin") == b"abc"
+    dropped = io.open_output(f"{root}/dropped.bin")
+    dropped.stream.write(data)
+    dropped.abort()
+    assert not io.file_exists(f"{root}/dropped.bin")
