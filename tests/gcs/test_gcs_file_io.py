@@ -210,3 +210,23 @@ def test_output_files_stream_large_files_and_store_small_ones_in_one_upload(gcs_
     dropped.stream.write(data)
     dropped.abort()
     assert not io.file_exists(f"{root}/dropped.bin")
+
+
+def test_gcsfs_failures_reach_file_io_as_os_errors():
+    """What the commit's rules rest on: a refused request is a PermissionError, any other failure an
+    OSError (an unknown outcome, resolved by reading back), never gcsfs's or aiohttp's own types."""
+    import aiohttp
+    from gcsfs.retry import HttpError
+
+    from impl.fs.gcs_objects import os_errors
+
+    def raised(error: Exception) -> BaseException:
+        with pytest.raises(OSError) as caught, os_errors():
+            raise error
+        return caught.value
+
+    assert type(raised(HttpError({"code": 500, "message": "boom"}))) is OSError
+    assert isinstance(raised(HttpError({"code": 403, "message": "no"})), PermissionError)
+    assert isinstance(raised(OSError("Forbidden: bk/wh\nno list permission")), PermissionError)
+    assert type(raised(aiohttp.ServerDisconnectedError())) is OSError
+    assert isinstance(raised(FileExistsError("bk/k")), FileExistsError)  # a refused create stays itself
