@@ -175,7 +175,12 @@ class S3FaultProxy:
                 pass
 
             def _handle(self) -> None:
-                proxy._forward(self)
+                try:
+                    proxy._forward(self)
+                except (BrokenPipeError, ConnectionResetError):
+                    # the client gave up on the answer (gcsfs cancels the listing it started beside
+                    # an object lookup once the lookup answers): nothing to deliver, nothing to report
+                    self.close_connection = True
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
