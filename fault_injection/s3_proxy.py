@@ -178,8 +178,8 @@ class S3FaultProxy:
                 try:
                     proxy._forward(self)
                 except (BrokenPipeError, ConnectionResetError):
-                    # the client gave up on the answer (gcsfs cancels the listing it started beside
-                    # an object lookup once the lookup answers): nothing to deliver, nothing to report
+                    # the client hung up before its answer (a cancelled or timed-out request, seen
+                    # with gcsfs): nothing to deliver, and not a failure of the proxy
                     self.close_connection = True
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
