@@ -18,9 +18,10 @@ from typing import Iterator
 
 import aiohttp
 import requests
-from fsspec.asyn import sync
 from gcsfs.core import GCSFile, GCSFileSystem  # the JSON API client (gcsfs.GCSFileSystem may be its gRPC extension)
 from gcsfs.retry import HttpError
+
+from impl.fs.sync_calls import OsErrorCalls
 
 
 @contextlib.contextmanager
@@ -59,45 +60,22 @@ class SmallInOneUploadGcsFile(GCSFile):
             super().flush(force)
 
 
-class PaimonGcsFileSystem(GCSFileSystem):
-    """gcsfs whose calls FileIO makes raise OSErrors only (see the module docstring). Each runs the
-    async method on the file system's loop, as fsspec's own sync mirrors do."""
+class PaimonGcsFileSystem(OsErrorCalls, GCSFileSystem):
+    """gcsfs whose calls FileIO makes raise OSErrors only (see the module docstring and
+    :class:`impl.fs.sync_calls.OsErrorCalls`)."""
 
-    def _run(self, method, *args, **kwargs):
-        with os_errors():
-            return sync(self.loop, method, *args, **kwargs)
-
-    def ls(self, path, detail=True, **kwargs):
-        return self._run(self._ls, path, detail=detail, **kwargs)
-
-    def info(self, path, **kwargs):
-        return self._run(self._info, path, **kwargs)
-
-    def find(self, path, maxdepth=None, withdirs=False, detail=False, **kwargs):
-        return self._run(self._find, path, maxdepth=maxdepth, withdirs=withdirs, detail=detail, **kwargs)
-
-    def exists(self, path, **kwargs):
-        return self._run(self._exists, path, **kwargs)
-
-    def cat_file(self, path, start=None, end=None, **kwargs):
-        return self._run(self._cat_file, path, start=start, end=end, **kwargs)
+    os_errors = staticmethod(os_errors)
 
     def pipe_file(self, path, value, *args, **kwargs):
-        """Write an object; an empty ``dir/`` (the directory marker FileIO.mkdirs writes) is stored
-        under its own name with the slash, as the GCS console and Hadoop's connector mark directories."""
+        # an empty ``dir/`` (FileIO.mkdirs's directory marker) keeps its slash: GCS stores it under
+        # that name, as the GCS console and Hadoop's connector mark directories
         return self._run(self._pipe_file, path, value, *args, **kwargs)
-
-    def rm_file(self, path, **kwargs):
-        return self._run(self._rm_file, path, **kwargs)
 
     def _open(self, path, mode="rb", block_size=None, **kwargs):
         if "r" in mode:
             return super()._open(path, mode, block_size=block_size, **kwargs)
         return SmallInOneUploadGcsFile(self, path, mode, block_size or self.default_block_size,
                                        consistency=kwargs.pop("consistency", None) or self.consistency, **kwargs)
-
-    def size(self, path):
-        return self._run(self._size, path)
 
     def object_exists(self, bucket: str, key: str) -> bool:
         """One metadata GET of the object (a 404: False), never a LIST."""
