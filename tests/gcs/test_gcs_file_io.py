@@ -230,3 +230,15 @@ def test_gcsfs_failures_reach_file_io_as_os_errors():
     assert isinstance(raised(OSError("Forbidden: bk/wh\nno list permission")), PermissionError)
     assert type(raised(aiohttp.ServerDisconnectedError())) is OSError
     assert isinstance(raised(FileExistsError("bk/k")), FileExistsError)  # a refused create stays itself
+
+
+def test_the_probe_runs_once_per_store_and_bucket(gcs_server, gcs_bucket, proxy):
+    forget_probes()
+    first, root = _io(gcs_server, gcs_bucket, proxy.endpoint)
+    proxy.reset_counts()
+    assert first.try_write_atomic(f"{root}/a/snapshot-1", b"1")
+    assert proxy.counts() == {"PUT": 3, "DELETE": 1}  # the probe's two creates and its delete, then ours
+    second, _ = _io(gcs_server, gcs_bucket, proxy.endpoint)  # another FileIO (another table) on the store
+    proxy.reset_counts()
+    assert second.try_write_atomic(f"{root}/b/snapshot-1", b"1")
+    assert proxy.counts() == {"PUT": 1}
