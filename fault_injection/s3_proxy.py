@@ -16,7 +16,8 @@ in tests) and, when a rule matches, misbehaves the way object stores and network
 With ``required_access_key`` set, a request signed with any other access key is answered
 ``403 InvalidAccessKeyId`` (moto accepts every key; real stores do not).
 
-With ``ignore_conditional_writes=True`` the proxy strips ``If-None-Match`` from every request,
+With ``ignore_conditional_writes=True`` the proxy strips ``If-None-Match`` (GCS: the query's
+``ifGenerationMatch``) from every request,
 which makes the store behave like the S3-compatible stores that ignore the header and overwrite.
 
 Rules match on method, a regular expression over the path, and which matching request (the
@@ -34,11 +35,12 @@ from __future__ import annotations
 
 import enum
 import http.client
+import json
 import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 
 class Fault(enum.Enum):
@@ -68,10 +70,12 @@ class FaultRule:
     seen: int = field(default=0, init=False)
     fired: int = field(default=0, init=False)
 
-    def take(self, method: str, path: str) -> bool:
+    def take(self, method: str, path: str, kind: str | None = None) -> bool:
+        """Whether this rule fires for the request; ``kind`` is its :func:`request_kind` when ``path``
+        is not the request's own (GCS: the object's path, see :func:`object_path`)."""
         if self.after is not None and self.after.fired == 0:
             return False
-        if self.method is not None and self.method not in (method, request_kind(method, path)):
+        if self.method is not None and self.method not in (method, kind or request_kind(method, path)):
             return False
         if self.path and not re.search(self.path, urlsplit(path).path):
             return False
@@ -95,14 +99,55 @@ _CANNED = {
 }
 
 
+_GCS_OBJECTS = re.compile(r"^/storage/v1/b/([^/]+)/o/?$")  # GCS JSON API: the bucket's objects (a listing)
+_GCS_OBJECT = re.compile(r"^/storage/v1/b/([^/]+)/o/(.+)$")  # one object's metadata
+_GCS_UPLOAD = re.compile(r"^/upload/storage/v1/b/([^/]+)/o/?$")
+_GCS_DOWNLOAD = re.compile(r"^/download/storage/v1/b/([^/]+)/o/(.+)$")
+
+
 def request_kind(method: str, target: str) -> str:
     """GET / HEAD / PUT / DELETE / POST, and LIST for a GET of a bucket listing (S3) or of a
-    container listing (Azure Blob: ``?restype=container&comp=list``, the proxy works there too)."""
+    container listing (Azure Blob: ``?restype=container&comp=list``, the proxy works there too).
+    On GCS's JSON API (the proxy works there too) a GET of ``/b/B/o`` is a LIST, a GET of an object's
+    metadata a HEAD (GCS has no HEAD: this GET is what an existence check costs), a GET of its bytes
+    (``alt=media``) a GET, and an upload (a POST) a PUT."""
     parts = urlsplit(target)
+    if method == "GET" and _GCS_OBJECTS.match(parts.path):
+        return "LIST"
+    if method == "GET" and _GCS_OBJECT.match(parts.path):
+        return "GET" if "alt=media" in parts.query else "HEAD"
+    if method == "POST" and _GCS_UPLOAD.match(parts.path):
+        return "PUT"
     if method == "GET" and ("list-type=" in parts.query or "comp=list" in parts.query
                             or parts.path.rstrip("/").count("/") <= 1):
         return "LIST"
     return method
+
+
+def object_path(target: str, body: bytes = b"") -> str:
+    """The path a rule's pattern is searched in: the URL path, except on GCS, whose JSON API names an
+    object URL-quoted (``/o/wh%2Fsnapshot-1``) or, in an upload, in the query (``name=``) or the
+    multipart body's metadata: there ``/storage/v1/b/BUCKET/o/`` and the object's name unquoted."""
+    parts = urlsplit(target)
+    for pattern in (_GCS_OBJECT, _GCS_DOWNLOAD):
+        m = pattern.match(parts.path)
+        if m:
+            return f"/storage/v1/b/{m.group(1)}/o/{unquote(m.group(2))}"
+    m = _GCS_UPLOAD.match(parts.path)
+    if not m:
+        return parts.path
+    name = dict(parse_qsl(parts.query)).get("name")
+    if name is None:
+        found = re.search(rb'"name"\s*:\s*"((?:[^"\\]|\\.)*)"', body[:65536])
+        name = json.loads(b'"' + found.group(1) + b'"') if found else ""
+    return f"/storage/v1/b/{m.group(1)}/o/{name}"
+
+
+def _without_generation_match(target: str) -> str:
+    """``target`` without GCS's ``ifGenerationMatch`` (the store then overwrites, as one that ignores it)."""
+    parts = urlsplit(target)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "ifGenerationMatch"]
+    return parts.path + ("?" + urlencode(query) if query else "")
 
 
 class S3FaultProxy:
@@ -130,7 +175,12 @@ class S3FaultProxy:
                 pass
 
             def _handle(self) -> None:
-                proxy._forward(self)
+                try:
+                    proxy._forward(self)
+                except (BrokenPipeError, ConnectionResetError):
+                    # the client hung up before its answer (a cancelled or timed-out request, seen
+                    # with gcsfs): nothing to deliver, and not a failure of the proxy
+                    self.close_connection = True
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
@@ -171,14 +221,15 @@ class S3FaultProxy:
         with self._lock:
             self._counts.clear()
 
-    def _match(self, method: str, path: str) -> FaultRule | None:
+    def _match(self, method: str, path: str, body: bytes = b"") -> FaultRule | None:
         with self._lock:
             kind = request_kind(method, path)
             self._counts[kind] = self._counts.get(kind, 0) + 1
             if self.log is not None:
                 self.log.append((kind, path))
+            target = object_path(path, body)
             for rule in self._rules:
-                if rule.take(method, path):
+                if rule.take(method, target, kind):
                     return rule
         return None
 
@@ -190,7 +241,7 @@ class S3FaultProxy:
         body = handler.rfile.read(length) if length else b""
         if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
             body = _read_chunked(handler)
-        rule = self._match(method, handler.path)
+        rule = self._match(method, handler.path, body)
         fault = rule.fault if rule is not None else None
         if rule is not None and fault is Fault.HOLD:
             rule.release.wait(rule.hold_timeout_s)
@@ -208,12 +259,14 @@ class S3FaultProxy:
                 handler.wfile.write(payload)
             return
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in ("transfer-encoding", "connection", "expect")}
+        target = handler.path
         if self.ignore_conditional_writes:
             headers = {k: v for k, v in headers.items() if k.lower() != "if-none-match"}
+            target = _without_generation_match(target)
         headers["Content-Length"] = str(len(body))
         conn = http.client.HTTPConnection(self.upstream_host, self.upstream_port, timeout=60)
         try:
-            conn.request(method, handler.path, body=body, headers=headers)
+            conn.request(method, target, body=body, headers=headers)
             resp = conn.getresponse()
             data = resp.read()
         finally:

@@ -25,6 +25,7 @@ EXTRAS: dict[str, str] = {
     "moto": "s3-server",
     "s3fs": "s3",
     "adlfs": "azure",
+    "gcsfs": "gcs",
     "psycopg": "postgresql",
 }
 

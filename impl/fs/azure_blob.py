@@ -17,7 +17,8 @@ from typing import Iterator
 
 from adlfs import AzureBlobFileSystem
 from azure.core.exceptions import AzureError, HttpResponseError, ResourceExistsError, ResourceNotFoundError
-from fsspec.asyn import sync
+
+from impl.fs.sync_calls import OsErrorCalls
 
 # The metadata that marks an empty blob as a directory: adlfs's key and Hadoop's (WASB, ABFS on an
 # account without a hierarchical namespace), so both read an empty database as a directory.
@@ -45,28 +46,11 @@ def os_errors() -> Iterator[None]:
         raise _os_error(e) from e
 
 
-class PaimonAzureBlobFileSystem(AzureBlobFileSystem):
-    """adlfs whose calls FileIO makes raise OSErrors only (see the module docstring). Each runs the
-    async method on the file system's loop, as fsspec's own sync mirrors do."""
+class PaimonAzureBlobFileSystem(OsErrorCalls, AzureBlobFileSystem):
+    """adlfs whose calls FileIO makes raise OSErrors only (see the module docstring and
+    :class:`impl.fs.sync_calls.OsErrorCalls`)."""
 
-    def _run(self, method, *args, **kwargs):
-        with os_errors():
-            return sync(self.loop, method, *args, **kwargs)
-
-    def ls(self, path, detail=True, **kwargs):
-        return self._run(self._ls, path, detail=detail, **kwargs)
-
-    def info(self, path, **kwargs):
-        return self._run(self._info, path, **kwargs)
-
-    def find(self, path, maxdepth=None, withdirs=False, detail=False, **kwargs):
-        return self._run(self._find, path, maxdepth=maxdepth, withdirs=withdirs, detail=detail, **kwargs)
-
-    def exists(self, path, **kwargs):
-        return self._run(self._exists, path, **kwargs)
-
-    def cat_file(self, path, start=None, end=None, **kwargs):
-        return self._run(self._cat_file, path, start=start, end=end, **kwargs)
+    os_errors = staticmethod(os_errors)
 
     def pipe_file(self, path, value, *args, **kwargs):
         """Write a blob; an empty ``dir/`` (the directory marker FileIO.mkdirs writes, as S3A does)
@@ -83,9 +67,3 @@ class PaimonAzureBlobFileSystem(AzureBlobFileSystem):
             return
         async with self.service_client.get_blob_client(container, blob) as client:
             await client.upload_blob(b"", overwrite=True, metadata=DIRECTORY_METADATA)
-
-    def rm_file(self, path, **kwargs):
-        return self._run(self._rm_file, path, **kwargs)
-
-    def size(self, path):
-        return self._run(self._size, path)

@@ -32,7 +32,7 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
 from impl.errors import FileIOError, UnsupportedFileSystemError
-from impl.fs import azure, hdfs, object_store
+from impl.fs import azure, gcs, hdfs, object_store
 
 # MemoryFileSystem keeps one store per process (a class attribute), so one process-wide lock
 # makes its check-then-write create-if-absent atomic for every thread that can see the store.
@@ -155,6 +155,7 @@ class FileIO:
         self._object_store = object_store.has_conditional_create(self.fs)
         self._s3 = object_store.is_s3(self.fs)
         self._azure = azure.is_azure(self.fs)
+        self._gcs = gcs.is_gcs(self.fs)
         self._conditional_create_checked = False
 
     @classmethod
@@ -238,6 +239,8 @@ class FileIO:
                 return self._head_object(path)
             if self._azure:
                 return azure.blob_exists(self.fs, path)
+            if self._gcs:
+                return gcs.object_exists(self.fs, path)
             return bool(self.fs.exists(path))
         except OSError as e:
             raise FileIOError(f"cannot stat {path}: {e}") from e
@@ -352,7 +355,7 @@ class FileIO:
         no object appears; elsewhere the prefix written so far is deleted). As with
         :meth:`write_bytes` a crash can leave a prefix nobody references.
 
-        Streamed on plain local disk (pyarrow's own file, no Python per write), memory, S3 and Azure.
+        Streamed on plain local disk (pyarrow's own file, no Python per write), memory, S3, Azure and GCS.
         Any other file system, in particular a wrapper (the fault-injection file systems, the
         Spark writer's tracking file system, which hooks whole-file writes), gets the whole
         file in one ``pipe_file`` at close, exactly as :meth:`write_bytes` writes it.
@@ -365,7 +368,7 @@ class FileIO:
                 local = self.fs._strip_protocol(path)
                 os.makedirs(os.path.dirname(local), exist_ok=True)
                 return OutputFile(self, path, pa.OSFile(local, "wb"), local if self.sync_on_write else None)
-            if type(self.fs) is MemoryFileSystem or self._s3 or self._azure:
+            if type(self.fs) is MemoryFileSystem or self._s3 or self._azure or self._gcs:
                 self._ensure_parent(path)
                 return OutputFile(self, path, self.fs.open(path, "wb"), None)
             return OutputFile(self, path, io.BytesIO(), None, buffered=True)

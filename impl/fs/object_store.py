@@ -29,7 +29,7 @@ import fsspec
 
 from impl._optional import require
 from impl.errors import FileIOError, InvalidWarehouseError, UnsupportedFileSystemError
-from impl.fs import azure, hdfs
+from impl.fs import azure, gcs, hdfs
 from impl.fs.publication import Publication
 
 # Option names as pypaimon reads them: its own key first (``fs.s3.accessKeyId``...), then each
@@ -62,7 +62,7 @@ DEFAULT_MAX_ATTEMPTS = 3
 
 S3_PROTOCOLS = ("s3", "s3a", "s3n")
 
-STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.", "hadoop.", azure.STORAGE_OPTION_PREFIX)
+STORAGE_OPTION_PREFIXES = ("fs.", "s3.", "s3a.", "hadoop.", azure.STORAGE_OPTION_PREFIX, gcs.STORAGE_OPTION_PREFIX)
 
 # Schemes a warehouse may use besides the object stores and HDFS: local disk and fsspec's memory
 # (tests). Any other is refused by name rather than opened through whatever fsspec implementation
@@ -71,7 +71,7 @@ LOCAL_PROTOCOLS = ("file", "local", "memory")
 
 
 def storage_options(options: Mapping[str, str] | None) -> dict[str, str]:
-    """The options that configure storage access (``fs.*``, ``s3.*``, ``hadoop.*``, ``azure.*``), as strings."""
+    """The options that configure storage access (``fs.*``, ``s3.*``, ``hadoop.*``, ``azure.*``, ``gs.*``), as strings."""
     return {k: str(v) for k, v in (options or {}).items() if k.startswith(STORAGE_OPTION_PREFIXES)}
 
 
@@ -187,8 +187,9 @@ class S3Config:
 
 
 def is_object_store_url(url: str) -> bool:
-    """True for S3 and Azure URLs: stores without rename, where publication is a conditional create."""
-    return "://" in url and url.split("://", 1)[0].lower() in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS)
+    """True for S3, Azure and GCS URLs: stores without rename, where publication is a conditional create."""
+    return "://" in url and url.split("://", 1)[0].lower() in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS,
+                                                                *gcs.GCS_PROTOCOLS)
 
 
 def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tuple[fsspec.AbstractFileSystem, str]:
@@ -197,7 +198,7 @@ def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tu
     The one place a scheme picks a store: ``s3://bucket/prefix`` (also ``s3a://``, ``s3n://``)
     opens s3fs with the ``fs.s3.*`` / ``s3.*`` options; ``webhdfs://`` (and the refusal of
     ``hdfs://``) is :mod:`impl.fs.hdfs`; ``abfs://``, ``abfss://``, ``az://``, ``wasb[s]://`` open
-    adlfs (:mod:`impl.fs.azure`); a local path, ``file://`` and ``memory://`` open through fsspec;
+    adlfs (:mod:`impl.fs.azure`); ``gs://`` opens gcsfs (:mod:`impl.fs.gcs`); a local path, ``file://`` and ``memory://`` open through fsspec;
     any other scheme raises :class:`UnsupportedFileSystemError` naming it.
     """
     if hdfs.is_hdfs_url(url):
@@ -205,10 +206,12 @@ def filesystem_for_url(url: str, options: Mapping[str, str] | None = None) -> tu
     scheme = url.split("://", 1)[0].lower() if "://" in url else "file"
     if scheme in azure.AZURE_PROTOCOLS:
         return azure.filesystem_for_url(url, options)
+    if scheme in gcs.GCS_PROTOCOLS:
+        return gcs.filesystem_for_url(url, options)
     if scheme not in (*S3_PROTOCOLS, *LOCAL_PROTOCOLS):
         raise UnsupportedFileSystemError(
             f"warehouse {url!r}: unknown scheme {scheme!r} (supported: local paths, file://, memory://, webhdfs://, "
-            f"{', '.join(p + '://' for p in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS))}); its store's atomic "
+            f"{', '.join(p + '://' for p in (*S3_PROTOCOLS, *azure.AZURE_PROTOCOLS, *gcs.GCS_PROTOCOLS))}); its store's atomic "
             "create-if-absent is not known, so snapshots could not be published safely")
     if is_object_store_url(url):
         rest = url.split("://", 1)[1]
@@ -241,6 +244,7 @@ def check_bucket_reachable(fs: fsspec.AbstractFileSystem, path: str) -> None:
     on_azure = azure.is_azure(fs)
     what = "container" if on_azure else "bucket"
     credentials = (f"{azure.ACCOUNT_KEY_OPTION_HINT} or a SAS" if on_azure
+                   else f"{gcs.AUTH_TYPE_KEY} / {gcs.KEYFILE_KEY}" if gcs.is_gcs(fs)
                    else "fs.s3.accessKeyId / fs.s3.accessKeySecret")
     try:
         fs.info(bucket)
@@ -274,14 +278,14 @@ def get_object(fs: fsspec.AbstractFileSystem, path: str) -> bytes:
 
 def has_conditional_create(fs: fsspec.AbstractFileSystem) -> bool:
     """True for stores whose ``pipe_file(path, data, mode="create")`` is a conditional PUT
-    (S3: ``If-None-Match: *``; Azure: ``If-None-Match: *`` on the Put Blob)."""
-    return bool(getattr(fs, "supports_conditional_create", False)) or is_s3(fs) or azure.is_azure(fs)
+    (S3: ``If-None-Match: *``; Azure: ``If-None-Match: *`` on the Put Blob; GCS: ``ifGenerationMatch=0``)."""
+    return bool(getattr(fs, "supports_conditional_create", False)) or _remembers_probe(fs)
 
 
 def _remembers_probe(fs: fsspec.AbstractFileSystem) -> bool:
     """Stores whose probe result is kept per process and store (a client of a real object store,
     not a wrapper, which may change its behaviour between calls)."""
-    return is_s3(fs) or azure.is_azure(fs)
+    return is_s3(fs) or azure.is_azure(fs) or gcs.is_gcs(fs)
 
 
 def conditional_create(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> Publication:
@@ -310,7 +314,7 @@ _PROBE_LOCK = threading.Lock()
 
 
 def _store_key(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, str]:
-    endpoint = str(getattr(fs, "paimon_store_identity", ""))  # set on Azure file systems
+    endpoint = str(getattr(fs, "paimon_store_identity", ""))  # set on Azure and GCS file systems
     client_kwargs = getattr(fs, "client_kwargs", None)
     if isinstance(client_kwargs, dict):
         endpoint = str(client_kwargs.get("endpoint_url", ""))
@@ -319,7 +323,7 @@ def _store_key(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, str]:
 
 def probe_conditional_create(fs: fsspec.AbstractFileSystem, directory: str) -> None:
     """Check that the store refuses a second conditional PUT: once per process and bucket for
-    an s3fs or adlfs file system, on every call for any other (a wrapper: the caller remembers).
+    an s3fs, adlfs or gcsfs file system, on every call for any other (a wrapper: the caller remembers).
 
     Writes a probe key under ``directory`` twice with ``If-None-Match: *`` and deletes it. A
     store that accepts the second PUT ignores the header, and publishing there could let two

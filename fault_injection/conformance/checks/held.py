@@ -39,10 +39,11 @@ def snapshot_path_pattern(table: TableRef, snapshot_id: int) -> str:
 def check_held_publication(open_target: Callable[[], Target], table: TableRef, wait_s: float = 120.0,
                            open_writer_b: Callable[[], Target] | None = None, label: str = "") -> CheckResult:
     """``table`` lives on S3 (its ``fs.s3.endpoint`` is the server the proxy fronts) or on Azure (its
-    ``azure.endpoint``, ``http://host:port/account``). Writer B is another instance of the target,
+    ``azure.endpoint``, ``http://host:port/account``) or on GCS (its ``fs.gs.storage.root.url``). Writer B is another instance of the target,
     or with ``open_writer_b`` another implementation (mixed writers: ``label`` names them)."""
     options = dict(table.storage_options)
-    key, store = ("fs.s3.endpoint", "s3") if "fs.s3.endpoint" in options else ("azure.endpoint", "azure")
+    key, store = next(((k, s) for k, s in (("fs.s3.endpoint", "s3"), ("fs.gs.storage.root.url", "gcs"))
+                       if k in options), ("azure.endpoint", "azure"))
     name = f"held publication ({store}{', ' + label if label else ''})"
     split = urlsplit(options[key])
     proxy = S3FaultProxy(f"{split.scheme}://{split.netloc}").start()
