@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from impl.format.memory_pool import pooled_array
+
 
 _WORD_BYTES = 8
 # _HIGH_BYTES[r]: the mask keeping a big-endian word's first r bytes
@@ -108,15 +110,15 @@ def string_key_codes(column: pa.Array | pa.ChunkedArray) -> KeyCodes | None:
         return None
     chunks = [_key_data(c, otype) for c in _chunks(column)]
     n = sum(len(off) - 1 for off, _ in chunks)
-    starts = np.empty(n, dtype=np.int64)  # per key, its first byte after the common prefix
-    lengths = np.empty(n, dtype=np.int64)  # per key, its bytes from there
+    starts = pooled_array(n, np.int64)  # per key, its first byte after the common prefix
+    lengths = pooled_array(n, np.int64)  # per key, its bytes from there
     at = 0
     for off, _ in chunks:
         m = len(off) - 1
         starts[at:at + m] = off[:-1]
         np.subtract(off[1:], off[:-1], out=lengths[at:at + m])
         at += m
-    raw = np.empty(n, dtype=">u8")
+    raw = pooled_array(n, ">u8")
     if n == 0:
         return KeyCodes(raw.view(np.uint64), lengths, True)
     shortest = int(lengths.min())
@@ -134,5 +136,6 @@ def string_key_codes(column: pa.Array | pa.ChunkedArray) -> KeyCodes | None:
         if step < _WORD_BYTES or common == shortest:
             words = _gather(chunks, starts, raw)
             break
-    words &= _HIGH_BYTES[np.minimum(lengths, _WORD_BYTES, out=starts)]  # starts are done with
+    clipped = np.minimum(lengths, _WORD_BYTES, out=starts)  # starts are done with
+    words &= np.take(_HIGH_BYTES, clipped, out=pooled_array(n, np.uint64), mode="clip")  # clipped: 0-8
     return KeyCodes(words, lengths, int(lengths.max()) <= _WORD_BYTES)
