@@ -21,7 +21,6 @@ import pyarrow as pa
 
 from impl.format.memory_pool import pooled_array
 
-
 _WORD_BYTES = 8
 # _HIGH_BYTES[r]: the mask keeping a big-endian word's first r bytes
 _HIGH_BYTES = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (_WORD_BYTES - r)) for r in range(1, _WORD_BYTES + 1)],
@@ -58,7 +57,7 @@ def _chunks(column: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
 def _key_data(arr: pa.Array, otype: type) -> tuple[np.ndarray, np.ndarray]:
     """(the offsets of ``arr``'s values, its data buffer's bytes), both views."""
     buffers = arr.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=otype)[arr.offset:arr.offset + len(arr) + 1]
+    offsets: np.ndarray = np.frombuffer(buffers[1], dtype=otype)[arr.offset:arr.offset + len(arr) + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, dtype=np.uint8)
     return offsets, data
 
