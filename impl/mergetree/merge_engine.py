@@ -844,7 +844,11 @@ def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool, columns: Seque
     # a table of no columns would lose its row count in take: take one column, then drop it
     src = kv if columns is None else kv.select(list(columns) or [VALUE_KIND])
     pool = read_pool()  # the winners are most of a read's allocations (see read_pool)
-    out = pc.take(src, pa.array(_picked_rows(kv, spec, drop_delete)), memory_pool=pool).combine_chunks(pool)
+    # The rows are positions of a sort of kv's own rows (argsort, flatnonzero of masks of its
+    # length), valid by construction: Arrow's bounds check, a pass over the rows for each
+    # column, cost 10-15 % of this take (issue 49).
+    rows = pa.array(_picked_rows(kv, spec, drop_delete))
+    out = pc.take(src, rows, boundscheck=False, memory_pool=pool).combine_chunks(pool)
     return out if columns is None else out.select(list(columns))
 
 
