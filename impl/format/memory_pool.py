@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 
@@ -39,3 +40,19 @@ def write_pool() -> pa.MemoryPool:
     True
     """
     return read_pool()
+
+
+def pooled_array(n: int, dtype: np.typing.DTypeLike) -> np.ndarray:
+    """An uninitialized writable numpy array of ``n`` items whose memory comes from
+    :func:`read_pool`, for a merge's large temporaries (key codes, gathers of the merge order).
+
+    Why: numpy allocates with malloc, which hands an array of a few MB back to the kernel when it
+    is freed, so the next bucket's array is fresh memory faulted in page by page (a 250k-row
+    STRING bucket's merge: ~3,400 faults, 5 ms of its 30); the pool keeps freed pages for the
+    next allocation (benchmarks/README.md, issue 49).
+
+    >>> a = pooled_array(3, np.int64); a[:] = 7; a.tolist()
+    [7, 7, 7]
+    """
+    dt = np.dtype(dtype)
+    return np.frombuffer(pa.allocate_buffer(n * dt.itemsize, memory_pool=read_pool()), dtype=dt)

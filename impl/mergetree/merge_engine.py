@@ -74,7 +74,7 @@ import pyarrow.compute as pc
 
 from impl.data.types import DataField
 from impl.errors import InvalidOptionError, MergeEngineError
-from impl.format.memory_pool import read_pool, write_pool
+from impl.format.memory_pool import pooled_array, read_pool, write_pool
 from impl.mergetree.key_codes import KeyCodes, string_key_codes
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, SYSTEM_COLUMNS, VALUE_KIND, KVLayout, RowKind, retract_mask
 from impl.mergetree.options import MergeTreeOptions
@@ -534,7 +534,8 @@ def stable_argsort(k: np.ndarray) -> np.ndarray:
         return np.argsort(k, kind="stable") if kind == "stable" else _tie_fixed_argsort(k)
     # in place wherever numpy allows: each temporary of a large read is fresh memory the
     # kernel zeroes page by page (in a new process that costs as much as the sort)
-    packed = k.astype(np.uint64)
+    packed = pooled_array(n, np.uint64)
+    np.copyto(packed, k, casting="unsafe")  # k modulo 2**64, as k.astype(np.uint64)
     packed -= np.uint64(lo & 0xFFFF_FFFF_FFFF_FFFF)  # k - lo, modulo 2**64: exact, as k >= lo
     packed <<= np.uint64(row_bits)
     packed |= np.arange(n, dtype=np.uint64)
@@ -561,6 +562,12 @@ def _tie_fixed_argsort(k: np.ndarray) -> np.ndarray:
         # (group, row) packed in one int64 (both < n) and sorted: input order within each group
         rows[at] = np.sort(group * n + rows[at]) % n
     return rows
+
+
+def _gathered(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``values[rows]`` (``rows``: valid positions) into an array of the read pool (see
+    :func:`~impl.format.memory_pool.pooled_array`: no fresh pages for each bucket's merge)."""
+    return np.take(values, rows, out=pooled_array(len(rows), values.dtype), mode="clip")
 
 
 @dataclass(frozen=True)
@@ -604,7 +611,7 @@ def _merge_order(kv: pa.Table, spec: MergeSpec) -> _Order:
         if order is not None:
             return _Order(order.astype(np.int64, copy=False), None)
     rows = stable_argsort(ints[0]) if len(ints) == 1 else np.lexsort(ints[::-1])
-    return _checked_order(kv, spec, rows, [a[rows] for a in ints])
+    return _checked_order(kv, spec, rows, [_gathered(a, rows) for a in ints])
 
 
 def _string_order(kv: pa.Table, spec: MergeSpec, codes: KeyCodes) -> _Order:
@@ -617,10 +624,13 @@ def _string_order(kv: pa.Table, spec: MergeSpec, codes: KeyCodes) -> _Order:
     by (key rank, sequence number) in one integer sort. Inexact codes: the rows that share a word
     are ordered by Arrow's full sort of just those rows."""
     rows = stable_argsort(codes.words)
-    w = codes.words[rows]
+    w = _gathered(codes.words, rows)
     same = w[1:] == w[:-1]
-    lengths = codes.lengths[rows]
-    if not codes.exact or np.any(same & (lengths[1:] != lengths[:-1])):
+    # the rows that share a word with the next one in this order (a key's older rows, mostly):
+    # the checks below look at those pairs only, not at every row
+    tie = np.flatnonzero(same)
+    first, second = rows[tie], rows[tie + 1]
+    if not codes.exact or np.any(codes.lengths[first] != codes.lengths[second]):
         if not same.any():
             return _Order(rows, None)
         tied = np.zeros(len(w), dtype=bool)
@@ -634,10 +644,11 @@ def _string_order(kv: pa.Table, spec: MergeSpec, codes: KeyCodes) -> _Order:
         rows[at] = rows[at][perm]
         return _Order(rows, None)
     new = np.ones(len(w), dtype=bool)
-    new[1:] = ~same
-    seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows].astype(np.int64, copy=False)
-    if not np.any((seq[1:] < seq[:-1]) & ~new[1:]):
+    np.logical_not(same, out=new[1:])
+    seq_all = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())
+    if not np.any(seq_all[second] < seq_all[first]):
         return _Order(rows, new)
+    seq = seq_all[rows].astype(np.int64, copy=False)
     rank = np.cumsum(new, dtype=np.int64) - 1
     lo = int(seq.min())
     span = int(seq.max()) - lo + 1
@@ -651,7 +662,7 @@ def _checked_order(kv: pa.Table, spec: MergeSpec, rows: np.ndarray, sorted_keys:
     """``rows`` (a stable key order of ``kv``; ``sorted_keys``: the key, as integers, in that
     order) when each key's rows ascend in sequence number, else Arrow's full sort."""
     new = _new_key_mask(sorted_keys)
-    seq = np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy())[rows]
+    seq = _gathered(np.asarray(kv.column(SEQUENCE_NUMBER).to_numpy()), rows)
     descending = np.less(seq[1:], seq[:-1])  # in place below: fresh temporaries cost page faults
     descending &= ~new[1:]
     if not descending.any():
@@ -821,7 +832,7 @@ def _picked_rows(kv: pa.Table, spec: MergeSpec, drop_delete: bool) -> np.ndarray
     del new
     if drop_delete and retracts and len(chosen):
         chosen = chosen[~retract_mask(kinds[chosen])]
-    return order[chosen]
+    return _gathered(order, chosen)
 
 
 def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool, columns: Sequence[str] | None = None) -> pa.Table:
@@ -833,7 +844,11 @@ def _merge_pick(kv: pa.Table, spec: MergeSpec, drop_delete: bool, columns: Seque
     # a table of no columns would lose its row count in take: take one column, then drop it
     src = kv if columns is None else kv.select(list(columns) or [VALUE_KIND])
     pool = read_pool()  # the winners are most of a read's allocations (see read_pool)
-    out = pc.take(src, pa.array(_picked_rows(kv, spec, drop_delete)), memory_pool=pool).combine_chunks(pool)
+    # The rows are positions of a sort of kv's own rows (argsort, flatnonzero of masks of its
+    # length), valid by construction: Arrow's bounds check, a pass over the rows for each
+    # column, cost 10-15 % of this take (issue 49).
+    rows = pa.array(_picked_rows(kv, spec, drop_delete))
+    out = pc.take(src, rows, boundscheck=False, memory_pool=pool).combine_chunks(pool)
     return out if columns is None else out.select(list(columns))
 
 

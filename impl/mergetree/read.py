@@ -339,13 +339,16 @@ def _each_file_holds_keys_once(kv: pa.Table, key_columns: Sequence[str], counts:
     if len(key_columns) != 1 or not _string_like(kv.schema.field(key_columns[0]).type):
         return False
     col = kv.column(key_columns[0])
-    n = len(col)
-    if n < 2:
-        return True
-    greater = pc.fill_null(pc.greater(col.slice(1), col.slice(0, n - 1)), False).to_numpy(zero_copy_only=False)
-    ends = np.cumsum(counts)[:-1]
-    greater[ends[(ends > 0) & (ends < n)] - 1] = True  # a file's first row follows another file
-    return bool(greater.all())
+    start = 0
+    for count in counts:
+        # file by file: the two slices of a file's rows then share its chunks, which Arrow
+        # compares without re-chunking (the whole column shifted by one row did not)
+        rows = col.slice(start, count)
+        start += count
+        greater = pc.greater(rows.slice(1), rows.slice(0, count - 1)) if count > 1 else None
+        if greater is not None and not pc.all(greater, skip_nulls=False).as_py():
+            return False  # not ascending, or a null key (then all() is null)
+    return True
 
 
 def ascending_within_files(keys: Sequence[np.ndarray], counts: Sequence[int]) -> bool:
