@@ -22,6 +22,15 @@ ROW_GROUP_ROWS = 1 << 20
 # up front): a merge reads a batch at a time from each of its runs, and each open file would
 # otherwise hold its whole compressed size (up to target-file-size) in memory.
 STREAM_BUFFER_BYTES = 1 << 20
+# The same buffer for a local or in-memory file (a pyarrow NativeFile: a refill is one read
+# syscall or a copy). pyarrow allocates
+# these buffers (one per column chunk of every open file) and the decompressed pages from
+# Arrow's default pool, which no pyarrow API lets a reader choose; with 1 MB buffers a
+# compaction of 3 runs of 7 columns held 21 MB there on Arrow's threads, and its peak RSS was
+# 315-320 MB against 265-281 MB with 16-128 kB buffers (same CPU; a merge-on-read of the same
+# table: 270-279 against 210-217 MB peak, same CPU; benchmarks/README.md, issue 49 item 4).
+# Remote streams keep 1 MB: there a refill may be a ranged GET.
+LOCAL_STREAM_BUFFER_BYTES = 64 << 10
 _ERRORS = (pa.ArrowException, OSError, ValueError)
 
 
@@ -99,7 +108,7 @@ class ParquetReader(FormatReader):
             # the reader under pq.ParquetFile, to decode into this reader's pool (a compaction's
             # inputs: see impl.format.memory_pool.write_pool)
             streamed = _parquet.ParquetReader(memory_pool=self._pool)
-            streamed.open(self._source, metadata=self._reader.metadata, buffer_size=STREAM_BUFFER_BYTES,
+            streamed.open(self._source, metadata=self._reader.metadata, buffer_size=stream_buffer_bytes(self._source),
                           pre_buffer=False)
             names = self.present(columns)
             batches = streamed.iter_batches(batch_rows, range(self._reader.metadata.num_row_groups),
@@ -112,6 +121,19 @@ class ParquetReader(FormatReader):
                 yield table if names is None else table.select(names)
         except _ERRORS as e:
             raise self.corrupt(e) from e
+
+
+def stream_buffer_bytes(source: Any) -> int:
+    """The read buffer of each column chunk a batched read streams from ``source``: small for a
+    local or in-memory file (a pyarrow ``NativeFile``: :data:`LOCAL_STREAM_BUFFER_BYTES`), 1 MB
+    for a Python file object (fsspec's remote files: a refill may be a request).
+
+    >>> stream_buffer_bytes(pa.BufferReader(b"")) == LOCAL_STREAM_BUFFER_BYTES
+    True
+    >>> import io; stream_buffer_bytes(io.BytesIO(b"")) == STREAM_BUFFER_BYTES
+    True
+    """
+    return LOCAL_STREAM_BUFFER_BYTES if isinstance(source, pa.NativeFile) else STREAM_BUFFER_BYTES
 
 
 FIELD_ID_KEY = b"PARQUET:field_id"

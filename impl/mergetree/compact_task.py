@@ -257,7 +257,7 @@ class CompactionTask:
                                                [run.files for run in section], self.ctx.layout.all_columns,
                                                self.drop_delete, final=self._complete,
                                                deletion_vectors=self._input_vectors,
-                                               extra_runs=() if old is None else (old,)):
+                                               extra_runs=() if old is None else (old,), release_pages=True):
                     self._check()
                     writer.write(self._drop_existing(merged))
             after = writer.close()

@@ -49,6 +49,25 @@ def release_unused() -> None:
     read_pool().release_unused()  # the reads' own pool, when it is not the default
 
 
+def release_thread_pages() -> None:
+    """Hand back the freed pages Arrow's default pool keeps for the calling thread, when that pool
+    is mimalloc (per-thread heaps); nothing for another pool (jemalloc's release purges every
+    arena, the system pool's trims the whole heap: process-wide work, not this thread's).
+
+    Why: pyarrow's Parquet reader takes its column-chunk buffers and decompressed pages from the
+    default pool, which no pyarrow API lets a reader choose. A compaction decodes its runs on
+    the merge's read threads, and mimalloc keeps what each thread freed resident until that
+    thread frees or allocates enough again: a full compaction of 3 runs a bucket (4M rows)
+    peaked at 271-276 MB RSS, and at 246-255 MB with each read thread releasing after every
+    fill of a run's buffer (same CPU; benchmarks/README.md, issue 49 item 4).
+
+    >>> release_thread_pages()  # any thread, any pool
+    """
+    pool = pa.default_memory_pool()
+    if pool.backend_name == "mimalloc":
+        pool.release_unused()
+
+
 def release_after(freed_bytes: float) -> None:
     """:func:`release_unused` after a flush or compaction that freed ``freed_bytes``, when that is
     at least :data:`RELEASE_MIN_BYTES`; a small one's memory is kept for the next."""

@@ -44,7 +44,7 @@ from impl.fs.paths import TablePaths
 from impl.mergetree.deletion_vectors import keep_mask
 from impl.mergetree.interval_partition import interval_partition
 from impl.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KeyCodec, KVLayout, retract_mask
-from impl.mergetree.memory import MERGE_BUFFER_BYTES, MergeMemory
+from impl.mergetree.memory import MERGE_BUFFER_BYTES, MergeMemory, release_thread_pages
 from impl.mergetree.merge_engine import MergeSpec, integer_keys, integer_like, key_groups, merge_kv, merge_order
 from impl.mergetree.options import MergeTreeOptions, reads_top_level_row
 from impl.schema.evolution import file_column, plan_columns
@@ -445,7 +445,8 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
                      deletion_vectors: Mapping[str, np.ndarray] | None = None,
                      extra_runs: Sequence[pa.Table] = (),
                      run_streams: Sequence[Iterable[pa.Table]] = (),
-                     output: Sequence[str] | None = None, memory: MergeMemory | None = None) -> Iterator[pa.Table]:
+                     output: Sequence[str] | None = None, memory: MergeMemory | None = None,
+                     release_pages: bool = False) -> Iterator[pa.Table]:
     """The merged rows of key-overlapping sorted runs, in key order, in bounded chunks.
 
     Each run (files in key order, one row per key) is decoded a few thousand rows at a time
@@ -461,6 +462,9 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     ``run_streams``: more sorted runs, each given as its tables in key order (e.g. a writer's
     spilled runs read back from local disk; a table is taken whole). ``output``: the columns
     of the merged chunks (default all). ``memory`` records what the buffers held.
+    ``release_pages``: each read thread hands back the default pool's freed pages after every
+    fill (:func:`impl.mergetree.memory.release_thread_pages`; a writer's compactions and spilled
+    merges, which run while the write buffer fills).
     """
     if batch_rows <= 0:
         raise ValueError(f"batch_rows must be > 0, got {batch_rows}")
@@ -481,7 +485,8 @@ def iter_merged_runs(file_io: FileIO, bucket_dir: str, layout: KVLayout, spec: M
     while True:
         empty = [i for i in range(len(iters))
                  if not done[i] and (buffers[i] is None or buffers[i].num_rows == 0)]  # type: ignore[union-attr]
-        for i, filled in zip(empty, _fill_all([iters[i] for i in empty], batch_rows, share), strict=True):
+        filled_all = _fill_all([iters[i] for i in empty], batch_rows, share, release_pages)
+        for i, filled in zip(empty, filled_all, strict=True):
             if filled is None:
                 done[i], buffers[i] = True, None
             else:
@@ -534,14 +539,24 @@ def _fill(it: Iterator[tuple[pa.Table, bool]], max_rows: int, max_bytes: int) ->
     return (tables[0] if len(tables) == 1 else pa.concat_tables(tables)), is_last
 
 
+def _fill_releasing(it: Iterator[tuple[pa.Table, bool]], max_rows: int,
+                    max_bytes: int) -> tuple[pa.Table, bool] | None:
+    """:func:`_fill`, then the thread's freed default-pool pages handed back."""
+    try:
+        return _fill(it, max_rows, max_bytes)
+    finally:
+        release_thread_pages()
+
+
 def _fill_all(iters: Sequence[Iterator[tuple[pa.Table, bool]]], max_rows: int,
-              max_bytes: int) -> list[tuple[pa.Table, bool] | None]:
+              max_bytes: int, release_pages: bool = False) -> list[tuple[pa.Table, bool] | None]:
     """:func:`_fill` of each run; several runs' files are decoded at once (Parquet decoding
     releases the GIL; each iterator is advanced by one thread)."""
+    fill = _fill_releasing if release_pages else _fill
     if len(iters) == 1:
-        return [_fill(iters[0], max_rows, max_bytes)]
+        return [fill(iters[0], max_rows, max_bytes)]
     pool = _pool()
-    futures = [pool.submit(_fill, it, max_rows, max_bytes) for it in iters]
+    futures = [pool.submit(fill, it, max_rows, max_bytes) for it in iters]
     return [fu.result() for fu in futures]
 
 

@@ -463,7 +463,8 @@ class MergeTreeWriter:
                 merged: Iterable[pa.Table] = runs[0].batches()  # already one merged run
             else:
                 merged = iter_merged_runs(self.file_io, self._ctx.bucket_dir, self._layout, self._spec, [],
-                                          self._layout.all_columns, False, run_streams=[r.batches() for r in runs])
+                                          self._layout.all_columns, False, run_streams=[r.batches() for r in runs],
+                                          release_pages=True)
             for piece in merged:
                 writer.write(piece)
             files = writer.close()
