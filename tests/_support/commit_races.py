@@ -1,5 +1,5 @@
 """Racing OS processes and SIGKILLs on one table on an object store (no lock service): the
-checks every store's suite runs (tests/s3/test_s3_concurrency.py, tests/azure/test_azure_concurrency.py).
+checks every store runs (tests/stores/test_store_concurrency.py, over tests/_support/stores.py).
 
 - Racing: K processes x M commits into one primary-key table, each commit with its own
   (commit user, identifier), all publishing by conditional create. Every commit a process saw
