@@ -17,7 +17,8 @@ of the one session Azurite through one client (removed with one request), the hi
 adlfs's concurrent batches, Azurite keeps blobs in memory, and the checks and the recovery read
 through fault_injection.listed_reads (one listing, then bytes already held when the listed MD5
 matches: what a GET returns, so no check changes): about 135 requests a crash point, the
-enumeration's CPU 133 s -> 75 s. The wall time follows the machine's load (175 s at load 12-16).
+enumeration's CPU 133 s -> 75 s. Wall time, interleaved in one session at load 11-13 on the
+2-core machine: 161 s before, 87 s and 105 s after (it follows the load: 175 s at load 12-16).
 """
 
 from __future__ import annotations
