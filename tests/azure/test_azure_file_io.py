@@ -1,6 +1,8 @@
 """FileIO on Azure Blob (Azurite on 127.0.0.1): URLs and Hadoop's option names, publication by a
 create sent with ``If-None-Match: *`` (Azurite refuses the second one), the read-back rule for a
-refused retry of our own landed create, one HEAD per existence check, and schemes refused by name.
+refused retry of our own landed create, and schemes refused by name. The checks every object store
+shares (one HEAD per existence check, a lost answer published once, ...) are
+tests/stores/test_store_file_io.py.
 """
 
 from __future__ import annotations
@@ -8,22 +10,14 @@ from __future__ import annotations
 import pytest
 from azurite import ACCOUNT, ACCOUNT_KEY
 
-from fault_injection.s3_proxy import S3FaultProxy
 from impl.errors import InvalidWarehouseError, UnsupportedFileSystemError
 from impl.fs import FileIO
 from impl.fs.azure import AzureConfig, parse_url
 from impl.fs.object_store import Publication, conditional_create, filesystem_for_url
 
 
-@pytest.fixture
-def proxy(azure_server):
-    p = S3FaultProxy(azure_server.endpoint.rsplit("/", 1)[0]).start()
-    yield p
-    p.stop()
-
-
-def _io(azure_server, container, endpoint=None) -> tuple[FileIO, str]:
-    return FileIO.for_path(azure_server.url(container), options=azure_server.options(endpoint))
+def _io(azure_server, container) -> tuple[FileIO, str]:
+    return FileIO.for_path(azure_server.url(container), options=azure_server.options())
 
 
 def test_azurite_refuses_a_second_create_and_adlfs_sends_if_none_match(azure_server, azure_container):

@@ -1,6 +1,7 @@
 """Tables on Azure Blob (Azurite): the catalog with Hadoop's option names, a primary-key table
-written, updated and read, and the commit path's requests counted on the wire (no LIST once warm,
-and a commit completes when the store refuses every LIST)."""
+written, updated and read on both URL spellings, and bad warehouses named. The checks every object
+store shares (requests counted on the wire: no LIST once warm, commits when every LIST is refused)
+are tests/stores/test_store_table.py."""
 
 from __future__ import annotations
 
@@ -9,21 +10,13 @@ import pytest
 from azurite import ACCOUNT
 
 import impl
-from fault_injection.s3_proxy import S3FaultProxy
 from impl.errors import InvalidWarehouseError
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
 
-@pytest.fixture
-def proxy(azure_server):
-    p = S3FaultProxy(azure_server.endpoint.rsplit("/", 1)[0]).start()
-    yield p
-    p.stop()
-
-
-def _table(azure_server, container, endpoint=None, **options):
-    cat = impl.Catalog(azure_server.url(container, "warehouse"), options=azure_server.options(endpoint))
+def _table(azure_server, container, **options):
+    cat = impl.Catalog(azure_server.url(container, "warehouse"), options=azure_server.options())
     cat.create_database("db", ignore_if_exists=True)
     return cat.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                             options={"bucket": "2", **options}, ignore_if_exists=True)

@@ -1,6 +1,8 @@
 """FileIO on a real S3 endpoint: opening URLs with Paimon's option names, publication by
 conditional PUT (lost responses, refused retries, stores that ignore the condition), request
-counting, and clear errors for bad warehouses."""
+counting, and clear errors for bad warehouses. The checks every object store shares (the URL
+opened, one HEAD per existence check, a lost answer published once, ...) are
+tests/stores/test_store_file_io.py."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ object-store faults injected on the wire, request economy, and bad warehouses.
 
 Faults come from the S3 fault proxy between client and server (fault_injection.s3_proxy):
 a PUT that lands but whose answer is lost, 503 SlowDown, a 412 on publication, a store that
-ignores If-None-Match, and a store that refuses the credentials.
+ignores If-None-Match, and a store that refuses the credentials. The checks every object store
+shares (no LIST once warm, commits when every LIST is refused) are tests/stores/test_store_table.py.
 """
 
 from __future__ import annotations
