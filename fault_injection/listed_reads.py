@@ -1,5 +1,5 @@
 """Reads served from bytes already held, checked against one fresh listing: the crash-point checks
-on a store where every read is an HTTP request (Azure Blob).
+on a store where every read is an HTTP request (Azure Blob, S3).
 
 After each crash point the checks (tests/fault/fault_scenarios.full_check) read the whole table
 several times: the audit before and after orphan removal, the orphan finder, the recovery's audit.
@@ -28,7 +28,7 @@ from typing import Any, Iterable
 
 import fsspec
 
-from impl.fs import azure
+from impl.fs import azure, object_store
 from impl.fs.file_io import FileIO
 
 __all__ = ["ListedReadsFileIO", "checker_file_io", "listed_md5", "READ_METHODS", "WRITE_METHODS"]
@@ -48,12 +48,18 @@ _held_lock = threading.Lock()
 
 
 def listed_md5(info: dict[str, Any]) -> bytes | None:
-    """The Content-MD5 an Azure listing entry gives for the blob (None if it has none)."""
+    """The MD5 a listing entry gives for the object, or None: Azure's Content-MD5, or an S3 ETag
+    of 32 hex digits (a single-part upload's, the MD5 of its bytes unless the store encrypts with
+    KMS; a multipart ETag has a ``-N`` suffix and is not an MD5). Whatever it says is checked
+    against the bytes before they are held, so an ETag that is no MD5 only costs the GET."""
     settings = info.get("content_settings")
-    if settings is None:
-        return None
-    md5 = settings.get("content_md5") if hasattr(settings, "get") else getattr(settings, "content_md5", None)
-    return bytes(md5) if md5 else None
+    if settings is not None:
+        md5 = settings.get("content_md5") if hasattr(settings, "get") else getattr(settings, "content_md5", None)
+        return bytes(md5) if md5 else None
+    etag = str(info.get("ETag") or info.get("etag") or "").strip('"')
+    if len(etag) == 32 and all(c in "0123456789abcdefABCDEF" for c in etag):
+        return bytes.fromhex(etag)
+    return None
 
 
 def _held_get(md5: bytes) -> bytes | None:
@@ -151,10 +157,10 @@ for _name in WRITE_METHODS - {"open_output"}:
 
 def checker_file_io(fs: fsspec.AbstractFileSystem, root: str, *, sync_on_write: bool = False) -> FileIO:
     """The FileIO the crash-point checks and the restarted process's recovery use on the table
-    under ``root``: a :class:`ListedReadsFileIO` on Azure (its listing carries each blob's MD5), a
-    plain FileIO elsewhere (memory and local disk read cheaply; S3's and HDFS's enumerations are
-    small). Its reads return what a GET would, so what the checks see is unchanged."""
-    if azure.is_azure(fs):
+    under ``root``: a :class:`ListedReadsFileIO` on Azure and S3 (their listings carry each object's
+    MD5), a plain FileIO elsewhere (memory and local disk read cheaply; WebHDFS lists no checksum).
+    Its reads return what a GET would, so what the checks see is unchanged."""
+    if azure.is_azure(fs) or object_store.is_s3(fs):
         return ListedReadsFileIO(fs, root, sync_on_write=sync_on_write)
     return FileIO(fs, sync_on_write=sync_on_write)
 
