@@ -11,6 +11,7 @@
 from fault_injection.crash_points import (
     CrashOutcome,
     at_state_changes,
+    container_storage,
     crash_after,
     crash_at,
     enumerate_crash_points,
@@ -54,6 +55,7 @@ __all__ = [
     "SimulatedCrash",
     "TornWrite",
     "at_state_changes",
+    "container_storage",
     "crash_after",
     "crash_at",
     "enumerate_crash_points",

@@ -53,9 +53,11 @@ from fault_injection.faulty_fs import (
     SimulatedCrash,
     TornWrite,
 )
+from impl.fs import azure
 
 __all__ = [
     "CrashOutcome",
+    "container_storage",
     "enumerate_crash_points",
     "record_operations",
     "crash_at",
@@ -102,8 +104,25 @@ def object_store_storage(make_fs: Callable[[], AbstractFileSystem], bucket: str)
     return make
 
 
+def container_storage(fs: AbstractFileSystem, prefix: str = "faulty") -> StorageFactory:
+    """A storage factory over a store with containers (Azure Blob): each call gives a new empty
+    container of the file system ``fs`` (one client for every run), whose name is the root.
+    Removing it is one request (delete the container), not a listing plus a delete per blob."""
+
+    def make() -> tuple[AbstractFileSystem, str]:
+        name = f"{prefix}-{uuid.uuid4().hex[:24]}"
+        fs.mkdir(name)
+        return fs, name
+
+    return make
+
+
 def remove_storage(fs: AbstractFileSystem, root: str) -> None:
-    """Delete everything under ``root`` (for memory: its keys in the shared store)."""
+    """Delete everything under ``root`` (for memory: its keys in the shared store; for a whole
+    Azure container, the container)."""
+    if azure.is_azure(fs) and "/" not in root.strip("/"):
+        fs.rmdir(root.strip("/"))
+        return
     if isinstance(fs, MemoryFileSystem):
         prefix = root.rstrip("/") + "/"
         for key in [k for k in list(fs.store) if k == root or k.startswith(prefix)]:

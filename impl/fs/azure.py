@@ -238,6 +238,36 @@ class AzureConfig:
         return f"azure:{self.endpoint or ''}:{self.account or ''}"
 
 
+def account_url(scheme: str, account: str, path: str) -> str:
+    """``container/path`` as Hadoop (and so Paimon Java, and Iceberg readers such as pyiceberg)
+    spell it, with the account in the URL: a reader elsewhere can open it without being told the
+    account. ``abfs``/``abfss`` name the account's ``dfs`` host, ``wasb``/``wasbs`` its ``blob``
+    host; adlfs's own ``az`` has no Hadoop form and is written as ``abfs``.
+
+    >>> account_url("abfss", "acct", "data/wh/db.db/t")
+    'abfss://data@acct.dfs.core.windows.net/wh/db.db/t'
+    >>> account_url("az", "acct", "data/wh")
+    'abfs://data@acct.dfs.core.windows.net/wh'
+    """
+    scheme = scheme.lower()
+    if scheme not in AZURE_PROTOCOLS:
+        raise InvalidWarehouseError(f"{scheme!r} is not an Azure scheme ({', '.join(AZURE_PROTOCOLS)})")
+    scheme = "abfs" if scheme == "az" else scheme
+    host = "blob" if scheme.startswith("wasb") else "dfs"
+    container, _, tail = path.strip("/").partition("/")
+    return f"{scheme}://{container}@{account}.{host}.core.windows.net/{tail}"
+
+
+def qualified_url(fs: fsspec.AbstractFileSystem, path: str) -> str:
+    """``path`` (``container/path`` of the adlfs file system ``fs``) as a URL naming the account,
+    in the scheme the warehouse was opened with (see :func:`account_url`): what Iceberg metadata
+    written on Azure must name, as Paimon Java writes the table's own URL there."""
+    account = getattr(fs, "paimon_account", None) or getattr(fs, "account_name", None)
+    if not account:
+        account = fs.service_client.account_name  # credentials from a connection string or the environment
+    return account_url(getattr(fs, "paimon_url_scheme", "abfss"), str(account), path)
+
+
 def filesystem_for_url(url: str, options: Mapping[str, str] | None) -> tuple[fsspec.AbstractFileSystem, str]:
     """The adlfs file system and the ``container/path`` of an Azure warehouse or table URL.
 
@@ -248,6 +278,8 @@ def filesystem_for_url(url: str, options: Mapping[str, str] | None) -> tuple[fss
     config = AzureConfig.from_options(options, where.account, where.container)
     fs = config.filesystem()
     fs.paimon_store_identity = config.identity  # read by the probe's per-store memory
+    fs.paimon_url_scheme = url.split("://", 1)[0].lower()  # the form qualified_url writes back
+    fs.paimon_account = config.account
     return fs, where.path
 
 

@@ -180,14 +180,17 @@ class FileIO:
 
     def uri(self, path: str) -> str:
         """``path`` as another reader opens it: with its scheme on an object store
-        (``bucket/wh/t`` -> ``s3://bucket/wh/t``), a local path as it is. Paths written into
-        metadata other engines read (Iceberg's) need it: impl's own are scheme-less.
+        (``bucket/wh/t`` -> ``s3://bucket/wh/t``; on Azure with the account as well,
+        ``abfss://container@account.dfs.core.windows.net/wh/t``), a local path as it is. Paths
+        written into metadata other engines read (Iceberg's) need it: impl's own are scheme-less.
 
         >>> FileIO().uri("/tmp/wh/db.db/t")
         '/tmp/wh/db.db/t'
         """
         if not self._object_store:
             return path  # local disk (or a wrapper over it): a plain path is what readers open
+        if self._azure:
+            return azure.qualified_url(self.fs, path)  # adlfs's own abfs://container/... names no account
         return str(self.fs.unstrip_protocol(path))
 
     # ------------------------------------------------------------------ reads

@@ -276,6 +276,10 @@ def _base(core: TableCore, directory: str, previous: dict | None, kept: Sequence
     base = next((s for s in kept if s.get("snapshot-id") == current), None)
     if base is None or not isinstance(base.get("manifest-list"), str):
         return None
+    if not base["manifest-list"].startswith(core.file_io.uri(directory).rstrip("/") + "/"):
+        # written under another spelling of the table's URL (opened as abfs:// then abfss://, or by a
+        # version that named no Azure account): a removed file's path would not match its entry
+        return None
     specs = previous.get("partition-specs")
     if not isinstance(specs, list) or [s.get("fields") for s in specs if isinstance(s, dict)] != [spec]:
         return None

@@ -1,5 +1,5 @@
 """Racing OS processes and SIGKILLs on one table on an object store (no lock service): the
-checks every store's suite runs (tests/s3/test_s3_concurrency.py, tests/azure/test_azure_concurrency.py).
+checks every store runs (tests/stores/test_store_concurrency.py, over tests/_support/stores.py).
 
 - Racing: K processes x M commits into one primary-key table, each commit with its own
   (commit user, identifier), all publishing by conditional create. Every commit a process saw
@@ -87,9 +87,11 @@ def _check_table(table, acked: dict[int, list[int]]) -> None:
     assert got.num_rows == len(want) * ROWS_PER_COMMIT
 
 
-def race_processes(warehouse: str, options: dict, processes: int, commits: int) -> None:
+def race_processes(warehouse: str, options: dict, processes: int, commits: int, *,
+                   result_timeout_seconds: float = 600) -> None:
     """``processes`` OS processes x ``commits`` commits into one table at ``warehouse``: every
-    acknowledged commit is published exactly once (asserts)."""
+    acknowledged commit is published exactly once (asserts). ``result_timeout_seconds``: the
+    longest wait for a process's answer (HDFS's NameNode is slower under load)."""
     _create_table(warehouse, options, **{"commit.max-retries": "100", "commit.min-retry-wait": "5 ms",
                                          "commit.max-retry-wait": "200 ms"})
     ctx = multiprocessing.get_context("spawn")
@@ -102,7 +104,7 @@ def race_processes(warehouse: str, options: dict, processes: int, commits: int) 
     acked: dict[int, list[int]] = {}
     errors = []
     while len(acked) < processes:
-        writer, what, payload = results.get(timeout=600)
+        writer, what, payload = results.get(timeout=result_timeout_seconds)
         if what == "acked":
             acked[writer] = payload
         else:

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fault_injection import fresh_memory_storage, remove_storage
+from fault_injection.listed_reads import checker_file_io
 from fault_injection.orphans import find_orphans, is_table_metadata
 from fault_injection.table_audit import TableAudit, audit_table
 from impl.commit import CommitMessage, FileStoreCommit, ManifestCommittable
@@ -570,7 +571,7 @@ def published_parts(audit: TableAudit, skip: int) -> list[Part]:
 
 
 def audit(inner, root: str) -> TableAudit:
-    return audit_table(FileIO(inner), table_path(root), data_check=parquet_check)
+    return audit_table(checker_file_io(inner, table_path(root)), table_path(root), data_check=parquet_check)
 
 
 def check_table(inner, root: str, scn: Scenario, where: str, *, complete: bool = False) -> tuple[TableAudit, Model]:
@@ -621,11 +622,11 @@ def written_paths(ops) -> set[str]:
     return {str(o.path).rstrip("/") for o in ops if o.kind in WRITE_OP_KINDS}
 
 
-def open_table(inner, root: str, schema: TableSchema):
+def open_table(inner, root: str, schema: TableSchema, file_io: FileIO | None = None):
     """The table layer's view of the table (a restarted process)."""
     from impl.table.table import FileStoreTable
 
-    return FileStoreTable(FileIO(inner), table_path(root), schema)
+    return FileStoreTable(file_io or FileIO(inner), table_path(root), schema)
 
 
 FAR_FUTURE_MILLIS = 2**62  # "older than" everything: remove every orphan, whatever its age
@@ -636,8 +637,8 @@ def check_orphans_and_remove(inner, root: str, scn: Scenario, where: str, run_op
     """Orphans are only files the faulty run wrote, the finder misses none of the run's
     leftovers, the table layer's ``remove_orphan_files`` removes exactly what the harness
     finder finds (and nothing younger than its ``older_than``), and removing changes no read."""
-    fio = FileIO(inner)
     tp = table_path(root)
+    fio = checker_file_io(inner, tp)
     if before is None:
         before = audit(inner, root)
     found = find_orphans(fio, tp, audit=before)
@@ -652,7 +653,7 @@ def check_orphans_and_remove(inner, root: str, scn: Scenario, where: str, run_op
     unaccounted = [p for p in mine & present
                    if p not in referenced and p not in orphans and not is_table_metadata(tp, p)]
     assert not unaccounted, f"{where}: leftovers the orphan finder missed: {unaccounted}"
-    table = open_table(inner, root, scn.schema)
+    table = open_table(inner, root, scn.schema, fio)
     times = [s.modified_millis for s in found if s.modified_millis is not None]
     if times:
         # the grace period: with older_than at the oldest orphan's time, none is strictly older
@@ -675,13 +676,13 @@ def recover_and_check(inner, root: str, scn: Scenario, where: str, *, sync_on_wr
     identifiers): each completes exactly once, the table equals the model's after-state,
     and (``expect_no_orphans``, when earlier leftovers were already removed) the
     successful recovery leaves no orphan."""
-    scn.recover(FileIO(inner, sync_on_write=sync_on_write), root)
+    scn.recover(checker_file_io(inner, table_path(root), sync_on_write=sync_on_write), root)
     a, _ = check_table(inner, root, scn, where + " [after recovery]", complete=True)
+    fio = checker_file_io(inner, table_path(root))
     if expect_no_orphans:
-        left = find_orphans(FileIO(inner), table_path(root), audit=a)
+        left = find_orphans(fio, table_path(root), audit=a)
         assert left == [], f"{where}: recovery left orphans: {[s.path for s in left]}"
     # recovering again is a no-op: filter_committed finds everything published
-    fio = FileIO(inner)
     for spec in scn.commits:
         left = new_committer(fio, root, scn.schema, spec.user).filter_committed([spec.committable()])
         assert left == [], f"{where}: after recovery filter_committed still returns {left}"

@@ -13,7 +13,9 @@ and only ``Crash`` runs: ``CrashAfter`` at a state change leaves exactly the sto
 next state change leaves (only reads lie between them), or the completed run's after the last one,
 so on S3 it adds no state to check. ``-m large`` runs ``CrashAfter`` too, the append_compact
 scenario too, and also crashes at every read, as the memory and local-disk enumerations (both
-modes, every scenario) always do.
+modes, every scenario) always do. The checks read through fault_injection.listed_reads (one
+listing, then bytes already held when the listed ETag is their MD5: what a GET returns), which took
+the CI case from 218 s to 122 s at load 10-12.
 """
 
 from __future__ import annotations

@@ -147,3 +147,69 @@ def test_readers_on_s3(s3_server, s3_bucket, tmp_path, monkeypatch):
                "aws_secret_access_key": SECRET_KEY, "aws_region": REGION, "aws_allow_http": "true"}
     frame = pl.scan_iceberg(ice, storage_options=storage, reader_override="native").collect()
     assert _rows(frame.to_arrow()) == _rows(t.to_arrow())
+
+
+def _iceberg_paths(core, metadata_location: str) -> list[str]:
+    """Every path the current Iceberg metadata names: the table location, the manifest list, the
+    manifests and their data files (read back through impl's FileIO)."""
+    import io
+    import json
+
+    import fastavro
+
+    fio = core.file_io
+    fs_path = fio.fs._strip_protocol
+    doc = json.loads(fio.read_bytes(fs_path(metadata_location)))
+    current = next(s for s in doc["snapshots"] if s["snapshot-id"] == doc["current-snapshot-id"])
+    manifests = list(fastavro.reader(io.BytesIO(fio.read_bytes(fs_path(current["manifest-list"])))))
+    files = [e["data_file"]["file_path"] for m in manifests
+             for e in fastavro.reader(io.BytesIO(fio.read_bytes(fs_path(m["manifest_path"]))))]
+    assert files
+    return [doc["location"], current["manifest-list"], *(m["manifest_path"] for m in manifests), *files]
+
+
+@pytest.mark.parametrize("scheme", ["abfss", "abfs"])
+def test_readers_on_azure(azure_server, azure_container, scheme):
+    """On Azure the metadata names the account (``abfss://container@account.dfs.core.windows.net/...``,
+    in the scheme the table was opened with): pyiceberg, told only the key and the endpoint (Azurite),
+    opens every file through it. Before, it named ``abfs://container/...``, which no reader outside
+    could place in an account."""
+    from azurite import ACCOUNT, ACCOUNT_KEY
+
+    url = f"{scheme}://{azure_container}@{ACCOUNT}.dfs.core.windows.net/wh"
+    cat = impl.Catalog(url, options=azure_server.options())
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
+    _history(t)
+    view = iceberg_view(t.core)
+    assert view.metadata_location == f"{url}/db.db/t/metadata/v4.metadata.json"
+    for path in _iceberg_paths(t.core, view.metadata_location):
+        assert path.startswith(f"{url}/db.db/t"), path
+    props = {"adls.connection-string": f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};"
+                                       f"AccountKey={ACCOUNT_KEY};BlobEndpoint={azure_server.endpoint};"}
+    _check_reader(t, pyiceberg_table.StaticTable.from_metadata(view.metadata_location, properties=props))
+
+
+def test_azure_metadata_rewritten_when_the_url_spelling_changes(azure_server, azure_container):
+    """Opened as ``abfs://`` then ``abfss://``: the new snapshot's metadata is written whole in the
+    new spelling (no manifest carried over in the old one), so a file removed later is matched."""
+    from azurite import ACCOUNT
+
+    first = impl.Catalog(f"abfs://{azure_container}@{ACCOUNT}.dfs.core.windows.net/wh", options=azure_server.options())
+    first.create_database("db")
+    t = first.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
+    _write(t, _data([1, 2, 3], "a"))
+    _write(t, _data([4], "b"))
+    url = f"abfss://{azure_container}@{ACCOUNT}.dfs.core.windows.net/wh"
+    again = impl.Catalog(url, options=azure_server.options()).get_table("db.t")
+    _write(again, _data([7, 8], "a"), overwrite={"dt": "a"})
+    view = iceberg_view(again.core)
+    for path in _iceberg_paths(again.core, view.metadata_location):
+        assert path.startswith(f"{url}/db.db/t"), path
+    from azurite import ACCOUNT_KEY
+
+    props = {"adls.connection-string": f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};"
+                                       f"AccountKey={ACCOUNT_KEY};BlobEndpoint={azure_server.endpoint};"}
+    ice = pyiceberg_table.StaticTable.from_metadata(view.metadata_location, properties=props)
+    assert _rows(ice.scan().to_arrow()) == _rows(again.to_arrow()) == _rows(
+        pa.concat_tables([_data([4], "b"), _data([7, 8], "a")]))

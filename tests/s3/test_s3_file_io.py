@@ -1,6 +1,8 @@
 """FileIO on a real S3 endpoint: opening URLs with Paimon's option names, publication by
 conditional PUT (lost responses, refused retries, stores that ignore the condition), request
-counting, and clear errors for bad warehouses."""
+counting, and clear errors for bad warehouses. The checks every object store shares (the URL
+opened, one HEAD per existence check, a lost answer published once, ...) are
+tests/stores/test_store_file_io.py."""
 
 from __future__ import annotations
 
@@ -25,58 +27,11 @@ def _io(s3_server, bucket, endpoint=None, **extra) -> tuple[FileIO, str]:
     return FileIO.for_path(f"s3://{bucket}/wh", options={**s3_server.options(endpoint), **extra})
 
 
-def test_for_path_opens_s3_with_pypaimon_option_names(s3_server, s3_bucket):
-    io, root = _io(s3_server, s3_bucket)
-    assert root == f"{s3_bucket}/wh" and io.is_object_store
-    io.write_bytes(f"{root}/a/b.txt", b"hello")
-    assert io.read_bytes(f"{root}/a/b.txt") == b"hello"
-    assert io.exists(f"{root}/a/b.txt") and not io.exists(f"{root}/a/c.txt")
-    assert io.file_exists(f"{root}/a/b.txt") and not io.file_exists(f"{root}/a")
-    io.mkdirs(f"{root}/empty.db")
-    assert io.exists(f"{root}/empty.db") and sorted(io.list_names(root)) == ["a", "empty.db"]
-    assert io.list_names(f"{root}/empty.db") == []
-    assert io.list_names(f"{root}/a") == ["b.txt"]
-    with pytest.raises(FileNotFoundError):
-        io.read_bytes(f"{root}/a/missing")
-
-
 def test_java_option_names_are_accepted(s3_server, s3_bucket):
     opts = {"s3.endpoint": s3_server.endpoint, "s3.access-key": "k", "s3.secret-key": "s", "s3.region": "us-east-1"}
     io, root = FileIO.for_path(f"s3://{s3_bucket}/wh", options=opts)
     io.write_bytes(f"{root}/x", b"1")
     assert io.read_bytes(f"{root}/x") == b"1"
-
-
-def test_publication_is_a_conditional_create(s3_server, s3_bucket):
-    io, root = _io(s3_server, s3_bucket)
-    path = f"{root}/db.db/t/snapshot/snapshot-1"
-    assert io.try_write_atomic(path, b"first") is True
-    assert io.try_write_atomic(path, b"second") is False
-    assert io.read_bytes(path) == b"first"
-    # no temp file, no probe key left behind
-    assert io.list_names(f"{root}/db.db/t/snapshot") == ["snapshot-1"]
-
-
-def test_exists_is_one_head_never_a_list(s3_server, s3_bucket, proxy):
-    io, root = _io(s3_server, s3_bucket, proxy.endpoint)
-    io.write_bytes(f"{root}/s/snapshot-1", b"x")
-    proxy.reset_counts()
-    before = io.requests.snapshot()
-    assert io.file_exists(f"{root}/s/snapshot-1")
-    assert not io.file_exists(f"{root}/s/snapshot-2")
-    assert proxy.counts() == {"HEAD": 2}
-    assert io.requests.since(before) == {"HEAD": 2}  # FileIO's own count agrees with the wire
-
-
-def test_lost_response_of_a_landed_publish_is_ours(s3_server, s3_bucket, proxy):
-    """The PUT lands, its answer is lost, the client retries and gets 412: read back, it is ours."""
-    io, root = _io(s3_server, s3_bucket, proxy.endpoint)
-    io.ensure_atomic_create(f"{root}/snapshot")  # probe first, so the rule hits the publication
-    proxy.add_rule(FaultRule(Fault.LOST_RESPONSE, method="PUT", path=r"/snapshot/snapshot-7$"))
-    proxy.reset_counts()
-    assert io.try_write_atomic(f"{root}/snapshot/snapshot-7", b"mine") is True
-    assert proxy.counts()["PUT"] >= 2  # the retry really happened
-    assert io.read_bytes(f"{root}/snapshot/snapshot-7") == b"mine"
 
 
 def test_refused_publish_with_other_bytes_is_a_lost_race(s3_server, s3_bucket, proxy):

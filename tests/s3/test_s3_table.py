@@ -3,7 +3,8 @@ object-store faults injected on the wire, request economy, and bad warehouses.
 
 Faults come from the S3 fault proxy between client and server (fault_injection.s3_proxy):
 a PUT that lands but whose answer is lost, 503 SlowDown, a 412 on publication, a store that
-ignores If-None-Match, and a store that refuses the credentials.
+ignores If-None-Match, and a store that refuses the credentials. The checks every object store
+shares (no LIST once warm, commits when every LIST is refused) are tests/stores/test_store_table.py.
 """
 
 from __future__ import annotations
@@ -122,25 +123,6 @@ def test_unknown_outcome_then_repeat_completes_once(s3_server, s3_bucket, proxy)
     assert table.snapshot_manager().snapshot_ids() == [1]
 
 
-def test_warm_append_commit_makes_constant_requests_and_no_list(s3_server, s3_bucket, proxy):
-    table = _table(_catalog(s3_server, s3_bucket, proxy.endpoint), **{"write-only": "true", "bucket": "1"})
-    builder = table.new_stream_write_builder().with_commit_user("w")
-    write, commit = builder.new_write(), builder.new_commit()
-    per_commit = []
-    for i in range(30):
-        write.write_arrow(pa.table(_rows([i]), schema=SCHEMA))
-        messages = write.prepare_commit(i)
-        proxy.reset_counts()
-        commit.commit(messages, i)
-        per_commit.append(proxy.counts())
-    warm = per_commit[5:]
-    assert all(c.get("LIST", 0) == 0 for c in warm), warm
-    totals = [sum(c.values()) for c in warm]
-    # constant, except the occasional minor manifest merge (one more PUT and GETs of the small manifests)
-    assert min(totals) == totals[0] and max(totals) <= totals[0] + 12, totals
-    assert sorted(totals)[len(totals) // 2] == totals[0]
-
-
 def test_store_without_conditional_writes_is_refused_before_any_file(s3_server, s3_bucket):
     forget_probes()
     lax = S3FaultProxy(s3_server.endpoint, ignore_conditional_writes=True).start()
@@ -179,17 +161,3 @@ def test_bad_warehouses_are_named(s3_server, s3_bucket):
             impl.Catalog(f"s3://{s3_bucket}/warehouse", options=s3_server.options(strict.endpoint))
     finally:
         strict.stop()
-
-
-def test_committers_need_no_list_permission(s3_server, s3_bucket, proxy):
-    """A store that refuses every LIST (no ListBucket permission): tables are created, the first
-    commit of a new table and every later one go through, and reads work (they list nothing)."""
-    table = _table(_catalog(s3_server, s3_bucket, proxy.endpoint))
-    proxy.add_rule(FaultRule(Fault.ACCESS_DENIED, method="LIST", times=None))
-    proxy.reset_counts()
-    for i in range(3):
-        _commit(table, _rows([i]))
-    assert [r["id"] for r in _read(table)] == [0, 1, 2]
-    assert proxy.counts().get("LIST", 0) >= 1  # the first commit of the new table did try to list
-    proxy.clear_rules()
-    assert table.snapshot_manager().snapshot_ids() == [1, 2, 3]
