@@ -40,38 +40,14 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUCKETS = 4
-UPDATE_FRACTION = 0.3
 COLUMNS = ["id", "k", "v", "ts"]
 
 
 def build(warehouse: str, name: str, key: str, rows: int, runs: int) -> None:
-    import numpy as np
-    import pyarrow as pa
+    """merge_on_read.py's table (one builder for both benchmarks), deduplicate, ``runs`` commits."""
+    from merge_on_read import build as build_table  # benchmarks/ is on sys.path: this script's folder
 
-    import impl
-    rng = np.random.default_rng(7)
-    cat = impl.Catalog(warehouse)
-    cat.create_database("db", ignore_if_exists=True)
-    key_type = pa.int64() if key == "int" else pa.string()
-    schema = pa.schema([("id", key_type), ("k", pa.string()), ("v", pa.float64()), ("ts", pa.int64())])
-    t = cat.create_table(f"db.{name}", schema=schema, primary_keys=["id"],
-                         options={"bucket": str(BUCKETS), "write-only": "true"})
-    per = rows // runs
-    ids = rng.permutation(rows * 2)[:rows] * 7 + 3
-    used = 0
-    for c in range(runs):
-        n_upd = 0 if c == 0 else int(per * UPDATE_FRACTION)
-        fresh = ids[used:used + per - n_upd]
-        used += len(fresh)
-        upd = rng.choice(ids[:used - len(fresh)], size=n_upd, replace=False) if n_upd else np.empty(0, np.int64)
-        batch = np.concatenate([fresh, upd])
-        keys = pa.array(batch) if key == "int" else pa.array(np.char.add("user-", batch.astype("U12")).astype(object))
-        t.write_arrow(pa.table({
-            "id": keys,
-            "k": pa.array(np.char.add("key-", rng.integers(0, 10**9, len(batch)).astype("U10")).astype(object)),
-            "v": pa.array(rng.normal(size=len(batch))),
-            "ts": pa.array(np.arange(len(batch), dtype=np.int64) + c * 10**6)}, schema=schema))
+    build_table(warehouse, name, key, {}, rows, runs)
 
 
 # ============================================================================ workers

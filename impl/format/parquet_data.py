@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyarrow import _parquet
 
 from impl.data.types import DataField
 from impl.format.file_format import FileFormat, FormatReader, FormatWriter, WriteOptions, check_writable, seekable
 from impl.format.memory_pool import read_pool, write_pool
+from impl.format.parquet_open import open_parquet
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -43,13 +43,10 @@ class ParquetReader(FormatReader):
         try:
             self._source = seekable(source)
             self._pool = read_pool()
-            # the reader pq.ParquetFile wraps (pyarrow._parquet, a private module, so
-            # tests/format checks its reads against pyarrow's public ones), built with a memory
-            # pool, which ParquetFile does not take: a whole-file read through it costs 25 % less
-            # than a dataset fragment's scan (10 files of 25k rows: 12.8 against 17.1 ms), which
-            # sets up a scanner per call
-            self._reader = _parquet.ParquetReader(memory_pool=self._pool)
-            self._reader.open(self._source)
+            # the reader pq.ParquetFile wraps, with this reader's memory pool (open_parquet): a
+            # whole-file read through it costs 25 % less than a dataset fragment's scan (10 files
+            # of 25k rows: 12.8 against 17.1 ms), which sets up a scanner per call
+            self._reader = open_parquet(self._source, self._pool)
             self._names = list(self._reader.schema_arrow.names)
         except _ERRORS as e:
             raise self.corrupt(e) from e
@@ -107,9 +104,8 @@ class ParquetReader(FormatReader):
             # group in 256k-row batches peaked at 140 MB over the start against 230 MB scanned);
             # the reader under pq.ParquetFile, to decode into this reader's pool (a compaction's
             # inputs: see impl.format.memory_pool.write_pool)
-            streamed = _parquet.ParquetReader(memory_pool=self._pool)
-            streamed.open(self._source, metadata=self._reader.metadata, buffer_size=stream_buffer_bytes(self._source),
-                          pre_buffer=False)
+            streamed = open_parquet(self._source, self._pool, metadata=self._reader.metadata,
+                                    buffer_size=stream_buffer_bytes(self._source), pre_buffer=False)
             names = self.present(columns)
             batches = streamed.iter_batches(batch_rows, range(self._reader.metadata.num_row_groups),
                                             column_indices=None if names is None else self._leaf_indices(names))

@@ -1,6 +1,7 @@
 """``python -m impl.rest --warehouse PATH_OR_S3_URL [--host H] [--port P] [--token-file F]
 [--options-file F] [--tls-cert F --tls-key F] [--no-auth]``: serve a warehouse as a Paimon REST
-catalog until interrupted.
+catalog until interrupted (Ctrl-C) or stopped (SIGTERM): no new connections, the requests in
+flight answered and logged, exit 0.
 
 Secrets never need the command line (where any local user reads them in ``/proc/PID/cmdline``):
 the bearer token comes from ``--token-file`` or ``$PAIMON_REST_TOKEN``, storage options (S3 keys)
@@ -15,9 +16,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 from impl.catalog.rest.protocol import DEFAULT_PREFIX
+from impl.environment import PRODUCTION
 from impl.rest.credentials import CredentialVending
 from impl.rest.http_server import ServerLimits
 from impl.rest.server import RESTCatalogServer
@@ -26,6 +29,9 @@ TOKEN_ENV = "PAIMON_REST_TOKEN"
 OPTIONS_FILE_ENV = "PAIMON_REST_OPTIONS_FILE"
 # option names whose values are secrets: named on the command line, they draw a warning
 SECRET_WORDS = ("secret", "password", "token", "credential")
+# a service manager's stop and Ctrl-C: both end the server gracefully, noticed within the poll
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+STOP_POLL_SECONDS = 0.2
 
 
 def parse_options_file(text: str, source: str) -> dict[str, str]:
@@ -114,10 +120,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_auth:
         warn("serving %s WITHOUT authentication (--no-auth)", args.warehouse)
     print(f"serving {args.warehouse} as a Paimon REST catalog at {server.uri}", flush=True)
+    # A stop signal only records itself: an exception raised from a handler lands wherever the
+    # main thread is, and raised inside serve_forever's dispatch of a connection (starting its
+    # thread, slow on a loaded machine) socketserver swallowed it as a request's error and served
+    # on (the lost SIGTERM of loaded runs). The loop runs in a thread of its own, so stop()'s
+    # shutdown() never waits for the loop of the thread calling it; the main thread polls,
+    # because the kernel may hand the signal to any thread (pyarrow's among them) and only a
+    # poll, not a wait, sees the handler's mark then.
+    stop_signals: list[int] = []
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, lambda received, _frame: stop_signals.append(received))
+    server.start()
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        while not stop_signals:
+            PRODUCTION.sleep(STOP_POLL_SECONDS)
+    finally:
+        server.stop()
     return 0
 
 

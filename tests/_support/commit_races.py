@@ -26,6 +26,7 @@ import time
 import pyarrow as pa
 
 import impl
+from fault_injection.conformance.checks.processes import FIRST_ACK_TIMEOUT_S, first_line
 from impl.fs.paths import SNAPSHOT_PREFIX
 
 SCHEMA = pa.schema([("id", pa.int64()), ("writer", pa.int64()), ("seq", pa.int64())])
@@ -153,8 +154,7 @@ def sigkill_rounds(warehouse: str, options: dict, rounds: int = 6) -> None:
         proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, warehouse, json.dumps(options), here,
                                  str(start_seq)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         # kill only once it is committing: after its first acknowledgement (or a bound)
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
+        first = first_line(proc, FIRST_ACK_TIMEOUT_S)
         time.sleep(rng.uniform(0.05, 1.5))
         proc.send_signal(signal.SIGKILL)
         out, err = proc.communicate(timeout=60)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 
 from fault_injection.conformance.adapter import CommitResult, Outcome, TableRef, TableSpec
 from fault_injection.conformance.checks.duplicate import check_duplicates
 from fault_injection.conformance.checks.held import check_held_publication
 from fault_injection.conformance.checks.machine import check_machine, fresh_local_table
-from fault_injection.conformance.checks.processes import check_race
+from fault_injection.conformance.checks.processes import check_race, first_line
 from fault_injection.conformance.checks.result import Status
 from fault_injection.conformance.suite import SuiteConfig, render_report, run_suite, summary_line
 from fault_injection.conformance.targets import open_target
@@ -32,6 +34,27 @@ def test_impl_conforms_on_local_disk():
             "SIGKILL mid-commit"} <= names
     report = render_report(CI, results)
     assert report.rstrip().splitlines()[-1] == f"conformance: {len(results)} checks, 0 divergences"
+
+
+def test_first_line_leaves_every_later_line_to_communicate():
+    """The SIGKILL checks read a child's first acknowledgement, then ``communicate()`` for the
+    rest. A child that printed several lines before the parent read (a loaded machine): a
+    buffered ``readline()`` took them all from the pipe and ``communicate()``, which reads the
+    descriptor, never saw the later ones (acknowledged commits lost: the flaky SIGKILL check)."""
+    p = subprocess.Popen([sys.executable, "-c", "for i in range(5): print(i, flush=True)"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.wait(timeout=60)  # all five lines are in the pipe before the parent reads any
+    first = first_line(p, 60.0)
+    out, _ = p.communicate(timeout=60)
+    assert first == "0\n"
+    assert (first + out).split() == ["0", "1", "2", "3", "4"]
+    silent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert first_line(silent, 0.2) == ""  # bounded: nothing printed within the timeout
+    finally:
+        silent.kill()
+        silent.communicate()
 
 
 def test_impl_races_on_s3(s3_server):

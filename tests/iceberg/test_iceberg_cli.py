@@ -8,6 +8,7 @@ import json
 
 import pyarrow as pa
 import pytest
+from iceberg_views import TABLE_LOCATION
 
 import impl
 from impl.cli import EXIT_OK, EXIT_USER_ERROR, main
@@ -16,7 +17,6 @@ from impl.schema.changes import SchemaChange
 pyiceberg_table = pytest.importorskip("pyiceberg.table")
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64())])
-ON = {"metadata.iceberg.storage": "table-location"}
 
 
 def _rows(ids, dt="a") -> pa.Table:
@@ -29,15 +29,8 @@ def _cli(capsys, wh, *argv) -> tuple[int, dict]:
     return code, json.loads(out if code == EXIT_OK else err)
 
 
-@pytest.fixture
-def wh(tmp_path):
-    cat = impl.Catalog(str(tmp_path / "wh"))
-    cat.create_database("db")
-    return str(tmp_path / "wh")
-
-
 def test_behind_then_sync(capsys, wh):
-    t = impl.Catalog(wh).create_table("db.t", SCHEMA, partition_keys=["dt"], options=ON)
+    t = impl.Catalog(wh).create_table("db.t", SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
     t.write_arrow(_rows([1, 2]))
     # the Iceberg write of the second commit did not happen (written with the option off)
     t.copy({"metadata.iceberg.storage": "disabled"}).write_arrow(_rows([3], "b"))

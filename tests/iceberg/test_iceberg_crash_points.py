@@ -9,14 +9,14 @@ import os
 
 import pyarrow as pa
 import pytest
+from iceberg_views import TABLE_LOCATION, iceberg_at_hint
 
 import impl
 from fault_injection import at_state_changes, crash_at, enumerate_crash_points, local_storage
 
-pyiceberg_table = pytest.importorskip("pyiceberg.table")
+pytest.importorskip("pyiceberg.table")
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64())])
-OPTIONS = {"metadata.iceberg.storage": "table-location"}
 
 
 def _rows(t: pa.Table) -> list[tuple]:
@@ -34,16 +34,8 @@ def _commit(fs, root, ids, dt):
 def _setup(fs, root):
     cat = impl.Catalog(root, filesystem=fs)
     cat.create_database("db")
-    cat.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=OPTIONS)
+    cat.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
     _commit(fs, root, [1, 2], "a")
-
-
-def _iceberg_view(table_path: str):
-    """The view a Hadoop-table reader finds: the metadata the version hint names."""
-    directory = os.path.join(table_path, "metadata")
-    with open(os.path.join(directory, "version-hint.text")) as f:
-        version = int(f.read())
-    return pyiceberg_table.StaticTable.from_metadata(os.path.join(directory, f"v{version}.metadata.json"))
 
 
 def test_crash_at_every_op_of_a_commit(tmp_path):
@@ -53,7 +45,7 @@ def test_crash_at_every_op_of_a_commit(tmp_path):
         assert outcome.crashed, outcome.describe()
         fs = outcome.healthy_fs()
         table = impl.Catalog(outcome.root, filesystem=fs).get_table("db.t")
-        ice = _iceberg_view(table.path)
+        ice = iceberg_at_hint(os.path.join(table.path, "metadata"))
         mirrored = ice.metadata.current_snapshot_id
         latest = table.latest_snapshot().id
         assert mirrored <= latest, outcome.describe()
@@ -64,7 +56,7 @@ def test_crash_at_every_op_of_a_commit(tmp_path):
         # the next commit brings it up to date
         _commit(fs, outcome.root, [9], "c")
         table = impl.Catalog(outcome.root, filesystem=fs).get_table("db.t")
-        ice = _iceberg_view(table.path)
+        ice = iceberg_at_hint(os.path.join(table.path, "metadata"))
         assert ice.metadata.current_snapshot_id == table.latest_snapshot().id
         assert _rows(ice.scan().to_arrow()) == _rows(table.to_arrow()), outcome.describe()
         tried += 1

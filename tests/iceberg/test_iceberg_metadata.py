@@ -16,29 +16,15 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from iceberg_views import TABLE_LOCATION, hinted_version, iceberg_at_hint, write
 
-import impl
 from impl.errors import UnsupportedOptionError
 from impl.iceberg import sync_iceberg
 from impl.schema.changes import SchemaChange
 
-pyiceberg_table = pytest.importorskip("pyiceberg.table")
+pytest.importorskip("pyiceberg.table")
 
-TABLE_LOCATION = {"metadata.iceberg.storage": "table-location"}
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("name", pa.string()), ("v", pa.float64())])
-
-
-def _write(table, data, overwrite=None):
-    wb = table.new_batch_write_builder()
-    if overwrite is not None:
-        wb.overwrite(overwrite)
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        return c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
 
 
 def _rows(t: pa.Table) -> list[dict]:
@@ -49,45 +35,29 @@ def _metadata_dir(table) -> str:
     return os.path.join(table.path, "metadata")
 
 
-def _hint(directory: str) -> int:
-    with open(os.path.join(directory, "version-hint.text")) as f:
-        return int(f.read())
-
-
-def _iceberg(directory: str):
-    return pyiceberg_table.StaticTable.from_metadata(os.path.join(directory, f"v{_hint(directory)}.metadata.json"))
-
-
 def _data(ids, dt="2024-01-01") -> pa.Table:
     return pa.table({"dt": [dt] * len(ids), "id": pa.array(ids, pa.int64()),
                      "name": [f"n{i}" if i % 3 else None for i in ids], "v": [i / 2 for i in ids]}, schema=SCHEMA)
 
 
-@pytest.fixture
-def catalog(tmp_path):
-    cat = impl.Catalog(str(tmp_path / "wh"))
-    cat.create_database("db")
-    return cat
-
-
 def test_pyiceberg_reads_appends_overwrite_compaction(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
     directory = _metadata_dir(t)
-    _write(t, _data([1, 2, 3]))
-    _write(t, _data([4, 5], dt="2024-01-02"))
-    _write(t, _data([6], dt="2024-01-03"))
+    write(t, _data([1, 2, 3]))
+    write(t, _data([4, 5], dt="2024-01-02"))
+    write(t, _data([6], dt="2024-01-03"))
     for _ in range(3):  # small files for the compaction below
-        _write(t, _data([7, 8], dt="2024-01-02"))
+        write(t, _data([7, 8], dt="2024-01-02"))
     # a static overwrite of one partition
-    _write(t, _data([10, 11]), overwrite={"dt": "2024-01-01"})
+    write(t, _data([10, 11]), overwrite={"dt": "2024-01-01"})
     stats = catalog.get_table("db.t").compact(full=True)
     assert stats is not None and stats.snapshot_ids
     table = catalog.get_table("db.t")
     latest = table.latest_snapshot()
     assert latest.commit_kind.value == "COMPACT"
-    ice = _iceberg(directory)
+    ice = iceberg_at_hint(directory)
     # the Iceberg view mirrors the newest Paimon snapshot: same id, same rows
-    assert ice.metadata.current_snapshot_id == latest.id == _hint(directory)
+    assert ice.metadata.current_snapshot_id == latest.id == hinted_version(directory)
     assert ice.current_snapshot().summary.operation.value == "replace"
     assert _rows(ice.scan().to_arrow()) == _rows(table.to_arrow())
     assert len(_rows(table.to_arrow())) == 11
@@ -122,10 +92,10 @@ def test_types_unpartitioned_and_previous_versions(catalog):
                      "s": ["x", None], "bin": [b"\x00\x01", None], "day": [datetime.date(2024, 2, 29), None],
                      "dec": [decimal.Decimal("12.34"), None],
                      "ts": [datetime.datetime(2024, 1, 2, 3, 4, 5, 678901), None]}, schema=schema)
-    _write(t, data)
-    _write(t, data)
+    write(t, data)
+    write(t, data)
     directory = _metadata_dir(t)
-    got = _iceberg(directory).scan().to_arrow()
+    got = iceberg_at_hint(directory).scan().to_arrow()
     assert _rows(got) == _rows(pa.concat_tables([data, data]))
     # previous-versions-max = 1: the newest and one before it
     assert sorted(n for n in os.listdir(directory) if n.endswith(".metadata.json")) == [
@@ -137,9 +107,9 @@ def test_types_unpartitioned_and_previous_versions(catalog):
 
 def test_hadoop_catalog_location(catalog, tmp_path):
     t = catalog.create_table("db.h", schema=SCHEMA, options={"metadata.iceberg.storage": "hadoop-catalog"})
-    _write(t, _data([1, 2]))
+    write(t, _data([1, 2]))
     directory = str(tmp_path / "wh" / "iceberg" / "db" / "h" / "metadata")
-    assert _rows(_iceberg(directory).scan().to_arrow()) == _rows(_data([1, 2]))
+    assert _rows(iceberg_at_hint(directory).scan().to_arrow()) == _rows(_data([1, 2]))
     assert not os.path.exists(_metadata_dir(t))
 
 
@@ -187,20 +157,20 @@ def test_crash_between_publication_and_iceberg_metadata(catalog, caplog):
     written again the next commit, or an explicit sync, brings it up to date."""
     t = catalog.create_table("db.t", schema=SCHEMA, options=TABLE_LOCATION)
     directory = _metadata_dir(t)
-    _write(t, _data([1, 2]))
-    assert _hint(directory) == 1
+    write(t, _data([1, 2]))
+    assert hinted_version(directory) == 1
     os.rename(directory, directory + ".aside")
     with open(directory, "w") as f:
         f.write("in the way")
     with caplog.at_level(logging.WARNING, logger="impl.iceberg.commit"):
-        stats = _write(t, _data([3]))
+        stats = write(t, _data([3]))
     assert stats.snapshot_ids == [2]
     assert "Iceberg metadata of" in caplog.text
     assert catalog.get_table("db.t").latest_snapshot().id == 2
     os.remove(directory)
     os.rename(directory + ".aside", directory)
     # behind, not wrong: the Iceberg view is Paimon snapshot 1, its rows exactly
-    behind = _iceberg(directory)
+    behind = iceberg_at_hint(directory)
     assert behind.metadata.current_snapshot_id == 1
     assert _rows(behind.scan().to_arrow()) == _rows(_data([1, 2]))
     # an explicit sync writes the newest snapshot from the Paimon snapshot alone
@@ -208,10 +178,10 @@ def test_crash_between_publication_and_iceberg_metadata(catalog, caplog):
     fsc = table.new_batch_write_builder().new_commit().file_store_commit
     path = sync_iceberg(table.core, fsc.read_live_entries, fsc.data_file_path)
     assert path == os.path.join(directory, "v2.metadata.json")
-    assert _rows(_iceberg(directory).scan().to_arrow()) == _rows(_data([1, 2, 3]))
+    assert _rows(iceberg_at_hint(directory).scan().to_arrow()) == _rows(_data([1, 2, 3]))
     # and the next commit continues the history
-    _write(t, _data([4]))
-    ice = _iceberg(directory)
+    write(t, _data([4]))
+    ice = iceberg_at_hint(directory)
     assert [s.snapshot_id for s in ice.snapshots()] == [1, 2, 3]
     assert _rows(ice.scan().to_arrow()) == _rows(_data([1, 2, 3, 4]))
 
@@ -221,11 +191,11 @@ def test_iceberg_snapshots_expire_with_paimon_snapshots(catalog):
     (their files are gone, an Iceberg time travel there could not be read)."""
     t = catalog.create_table("db.t", schema=SCHEMA, options=TABLE_LOCATION)
     for i in range(4):
-        _write(t, _data([i]))
+        write(t, _data([i]))
     t.expire_snapshots(retain_min=1, retain_max=2)
     assert [s.id for s in t.core.snapshot_manager.snapshots()] == [3, 4]
-    _write(t, _data([9]))
-    ice = _iceberg(_metadata_dir(t))
+    write(t, _data([9]))
+    ice = iceberg_at_hint(_metadata_dir(t))
     assert [s.snapshot_id for s in ice.snapshots()] == [3, 4, 5]
     assert ice.snapshot_by_id(3).parent_snapshot_id is None or ice.snapshot_by_id(3).parent_snapshot_id == 2
     assert _rows(ice.scan(snapshot_id=3).to_arrow()) == _rows(_data([0, 1, 2]))
@@ -238,7 +208,7 @@ def test_parquet_files_carry_paimon_field_ids(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
     catalog.alter_table("db.t", [SchemaChange.rename_column("v", "value")])
     t = catalog.get_table("db.t")
-    _write(t, pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "name": ["x"], "value": [0.5]}))
+    write(t, pa.table({"dt": ["a"], "id": pa.array([1], pa.int64()), "name": ["x"], "value": [0.5]}))
     paths = [os.path.join(dp, n) for dp, _d, ns in os.walk(t.path) for n in ns if n.endswith(".parquet")]
     assert len(paths) == 1
     schema = pq.read_schema(paths[0])
@@ -251,10 +221,10 @@ def test_rollback_then_commit_drops_the_rolled_back_iceberg_snapshots(catalog):
     3 of the old timeline are gone from the history, the new 2 has the new rows."""
     t = catalog.create_table("db.t", schema=SCHEMA, options=TABLE_LOCATION)
     for i in range(3):
-        _write(t, _data([i]))
+        write(t, _data([i]))
     t.rollback_to(1)
-    _write(t, _data([7]))
-    ice = _iceberg(_metadata_dir(t))
+    write(t, _data([7]))
+    ice = iceberg_at_hint(_metadata_dir(t))
     assert [s.snapshot_id for s in ice.snapshots()] == [1, 2]
     assert _rows(ice.scan().to_arrow()) == _rows(_data([0, 7]))
     assert _rows(ice.scan(snapshot_id=1).to_arrow()) == _rows(_data([0]))

@@ -15,6 +15,7 @@ import os
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from iceberg_views import TABLE_LOCATION, write
 
 import impl
 from impl.iceberg.view import iceberg_view
@@ -23,7 +24,6 @@ pyiceberg_table = pytest.importorskip("pyiceberg.table")
 sql_catalog = pytest.importorskip("pyiceberg.catalog.sql")
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
-TABLE_LOCATION = {"metadata.iceberg.storage": "table-location"}
 
 
 def _data(ids, dt) -> pa.Table:
@@ -36,25 +36,12 @@ def _rows(t) -> list[tuple]:
     return sorted(zip(*(t.column(n).to_pylist() for n in SCHEMA.names), strict=True), key=str)
 
 
-def _write(table, data, overwrite=None) -> None:
-    wb = table.new_batch_write_builder()
-    if overwrite is not None:
-        wb.overwrite(overwrite)
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
-
-
 def _history(table) -> None:
     """Appends to three partitions, then a static overwrite of one: four Paimon snapshots."""
-    _write(table, _data([1, 2, 3], "a"))
-    _write(table, _data([4, 5], "b"))
-    _write(table, _data([6], "c"))
-    _write(table, _data([7, 8], "a"), overwrite={"dt": "a"})
+    write(table, _data([1, 2, 3], "a"))
+    write(table, _data([4, 5], "b"))
+    write(table, _data([6], "c"))
+    write(table, _data([7, 8], "a"), overwrite={"dt": "a"})
 
 
 def _check_reader(table, ice) -> None:
@@ -73,13 +60,6 @@ def _check_reader(table, ice) -> None:
     for sid in ids:
         assert _rows(ice.scan(snapshot_id=sid).to_arrow()) == _rows(table.copy({"scan.snapshot-id": str(sid)})
                                                                      .to_arrow()), sid
-
-
-@pytest.fixture
-def catalog(tmp_path):
-    cat = impl.Catalog(str(tmp_path / "wh"))
-    cat.create_database("db")
-    return cat
 
 
 def test_static_table_sql_catalog_duckdb_polars(catalog, tmp_path, monkeypatch):

@@ -12,26 +12,11 @@ import os
 import fastavro
 import pyarrow as pa
 import pytest
+from iceberg_views import TABLE_LOCATION, hinted_version, iceberg_at_hint, write
 
-import impl
-
-pyiceberg_table = pytest.importorskip("pyiceberg.table")
+pytest.importorskip("pyiceberg.table")
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
-ICEBERG = {"metadata.iceberg.storage": "table-location"}
-
-
-def _write(table, data, overwrite=None):
-    wb = table.new_batch_write_builder()
-    if overwrite is not None:
-        wb.overwrite(overwrite)
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        return c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
 
 
 def _data(ids, dt="a", scale=1.0) -> pa.Table:
@@ -48,16 +33,8 @@ def _dir(table) -> str:
 
 
 def _doc(directory: str) -> dict:
-    with open(os.path.join(directory, "version-hint.text")) as f:
-        version = int(f.read())
-    with open(os.path.join(directory, f"v{version}.metadata.json")) as f:
+    with open(os.path.join(directory, f"v{hinted_version(directory)}.metadata.json")) as f:
         return json.load(f)
-
-
-def _iceberg(directory: str):
-    doc = _doc(directory)
-    return pyiceberg_table.StaticTable.from_metadata(
-        os.path.join(directory, f"v{doc['current-snapshot-id']}.metadata.json"))
 
 
 def _manifests(list_path: str) -> list[str]:
@@ -75,19 +52,12 @@ def _avro_files(directory: str) -> set[str]:
     return {os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".avro")}
 
 
-@pytest.fixture
-def catalog(tmp_path):
-    cat = impl.Catalog(str(tmp_path / "wh"))
-    cat.create_database("db")
-    return cat
-
-
 def test_manifests_carried_over_and_merged_as_the_table_grows(catalog):
     """30 appends: each commit writes one manifest (plus one merged one now and then) and
     carries the previous ones over by path; the manifests per snapshot stay bounded by Java's
     merge rule (min 3 / max 5 here); pyiceberg reads equal rows at every step."""
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={
-        **ICEBERG, "metadata.iceberg.compaction.min.file-num": "3", "metadata.iceberg.compaction.max.file-num": "5"})
+        **TABLE_LOCATION, "metadata.iceberg.compaction.min.file-num": "3", "metadata.iceberg.compaction.max.file-num": "5"})
     directory = _dir(t)
     expected: list[tuple] = []
     before: list[str] = []
@@ -95,7 +65,7 @@ def test_manifests_carried_over_and_merged_as_the_table_grows(catalog):
     carried = 0
     for i in range(30):
         ids = [2 * i, 2 * i + 1]
-        _write(t, _data(ids, dt=f"p{i % 4}"))
+        write(t, _data(ids, dt=f"p{i % 4}"))
         expected += _rows(_data(ids, dt=f"p{i % 4}"))
         now = _current_manifests(directory)
         new = [m for m in now if m not in before]
@@ -105,11 +75,11 @@ def test_manifests_carried_over_and_merged_as_the_table_grows(catalog):
         carried += bool(before) and set(before) <= set(now)  # unchanged manifests kept, same paths
         before = now
         if i % 7 == 0 or i == 29:
-            assert _rows(_iceberg(directory).scan().to_arrow()) == sorted(expected), i
+            assert _rows(iceberg_at_hint(directory).scan().to_arrow()) == sorted(expected), i
     # carried over on most commits, merged (5 small manifests -> 1) on the others: bounded
     assert carried >= 20 and max(counts) <= 5 and min(counts[5:]) >= 1, (carried, counts)
     assert 1 in counts[4:], counts  # a merge happened
-    ice = _iceberg(directory)
+    ice = iceberg_at_hint(directory)
     assert _rows(ice.scan(row_filter="dt = 'p1'").to_arrow()) == sorted(r for r in expected if r[0] == "p1")
     # time travel to an early snapshot through carried-over manifests
     assert _rows(ice.scan(snapshot_id=2).to_arrow()) == _rows(pa.concat_tables([_data([0, 1], "p0"),
@@ -119,25 +89,25 @@ def test_manifests_carried_over_and_merged_as_the_table_grows(catalog):
 
 
 def test_overwrite_and_compaction_rewrite_only_the_manifests_holding_removed_files(catalog):
-    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=ICEBERG)
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
     directory = _dir(t)
-    _write(t, _data([1, 2], dt="a"))
-    _write(t, _data([3, 4], dt="b"))
+    write(t, _data([1, 2], dt="a"))
+    write(t, _data([3, 4], dt="b"))
     b_manifest = [m for m in _current_manifests(directory)]
-    _write(t, _data([5], dt="a"))
-    _write(t, _data([9], dt="a"), overwrite={"dt": "a"})
+    write(t, _data([5], dt="a"))
+    write(t, _data([9], dt="a"), overwrite={"dt": "a"})
     now = _current_manifests(directory)
     # partition b's manifest is not touched by the overwrite of a: carried over
     assert b_manifest[1] in now
-    ice = _iceberg(directory)
+    ice = iceberg_at_hint(directory)
     assert ice.current_snapshot().summary.operation.value == "overwrite"
     assert _rows(ice.scan().to_arrow()) == _rows(t.to_arrow()) == _rows(
         pa.concat_tables([_data([3, 4], "b"), _data([9], "a")]))
     for _ in range(3):
-        _write(t, _data([7, 8], dt="b"))
+        write(t, _data([7, 8], dt="b"))
     catalog.get_table("db.t").compact(full=True)
     table = catalog.get_table("db.t")
-    ice = _iceberg(directory)
+    ice = iceberg_at_hint(directory)
     assert ice.metadata.current_snapshot_id == table.latest_snapshot().id
     assert _rows(ice.scan().to_arrow()) == _rows(table.to_arrow())
     # the snapshot before the compaction still reads its rows (its DELETED entries are live there)
@@ -152,14 +122,14 @@ def test_expired_snapshots_leave_no_manifest_behind(catalog):
     and the new one only, and the metadata directory holds exactly the manifest lists and
     manifests they name (Java's expireManifestList), nothing of the expired ones."""
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={
-        **ICEBERG, "metadata.iceberg.compaction.min.file-num": "2", "metadata.iceberg.compaction.max.file-num": "3"})
+        **TABLE_LOCATION, "metadata.iceberg.compaction.min.file-num": "2", "metadata.iceberg.compaction.max.file-num": "3"})
     directory = _dir(t)
     for i in range(8):
-        _write(t, _data([i], dt=f"p{i % 2}"))
-    _write(t, _data([0], dt="p0"), overwrite={"dt": "p0"})
+        write(t, _data([i], dt=f"p{i % 2}"))
+    write(t, _data([0], dt="p0"), overwrite={"dt": "p0"})
     t.expire_snapshots(retain_min=1, retain_max=2)
     assert [s.id for s in t.core.snapshot_manager.snapshots()] == [8, 9]
-    _write(t, _data([20], dt="p1"))
+    write(t, _data([20], dt="p1"))
     doc = _doc(directory)
     assert [s["snapshot-id"] for s in doc["snapshots"]] == [8, 9, 10]
     named = set()
@@ -167,7 +137,7 @@ def test_expired_snapshots_leave_no_manifest_behind(catalog):
         named.add(s["manifest-list"])
         named.update(_manifests(s["manifest-list"]))
     assert _avro_files(directory) == named
-    ice = _iceberg(directory)
+    ice = iceberg_at_hint(directory)
     assert _rows(ice.scan().to_arrow()) == _rows(t.to_arrow())
     assert _rows(ice.scan(snapshot_id=8).to_arrow()) == _rows(t.copy({"scan.snapshot-id": "8"}).to_arrow())
 
@@ -176,17 +146,17 @@ def test_commits_of_a_writer_without_iceberg_are_folded_in(catalog):
     """A writer with the Iceberg metadata off commits twice (an overwrite among them): the
     next Iceberg commit folds those Paimon snapshots' changes into the carried-over manifests
     and reads Paimon's rows exactly."""
-    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=ICEBERG)
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
     directory = _dir(t)
-    _write(t, _data([1, 2], dt="a"))
-    _write(t, _data([3], dt="b"))
+    write(t, _data([1, 2], dt="a"))
+    write(t, _data([3], dt="b"))
     first = _current_manifests(directory)
     off = t.copy({"metadata.iceberg.storage": "disabled"})
-    _write(off, _data([4], dt="c"))
-    _write(off, _data([5], dt="a"), overwrite={"dt": "a"})
+    write(off, _data([4], dt="c"))
+    write(off, _data([5], dt="a"), overwrite={"dt": "a"})
     assert _doc(directory)["current-snapshot-id"] == 2
-    _write(t, _data([6], dt="b"))
-    ice = _iceberg(directory)
+    write(t, _data([6], dt="b"))
+    ice = iceberg_at_hint(directory)
     assert [s.snapshot_id for s in ice.snapshots()] == [1, 2, 5]
     assert _rows(ice.scan().to_arrow()) == _rows(t.to_arrow())
     assert first[-1] in _current_manifests(directory)  # b's manifest: untouched, carried over
@@ -197,25 +167,25 @@ def test_primary_key_table_is_its_compacted_files(catalog):
     before a full compaction no row a merge could replace shows; after one, the view equals
     the table's rows; an update then shows once compacted again."""
     t = catalog.create_table("db.pk", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
-                             options={**ICEBERG, "bucket": "2"})
+                             options={**TABLE_LOCATION, "bucket": "2"})
     directory = _dir(t)
-    _write(t, _data([1, 2, 3], dt="a"))
-    _write(t, _data([2, 3, 4], dt="a", scale=10.0))
-    _write(t, _data([1], dt="b"))
-    assert _rows(_iceberg(directory).scan().to_arrow()) == []  # level-0 files only: none shown
+    write(t, _data([1, 2, 3], dt="a"))
+    write(t, _data([2, 3, 4], dt="a", scale=10.0))
+    write(t, _data([1], dt="b"))
+    assert _rows(iceberg_at_hint(directory).scan().to_arrow()) == []  # level-0 files only: none shown
     catalog.get_table("db.pk").compact(full=True)
     table = catalog.get_table("db.pk")
     compacted = table.latest_snapshot().id
-    ice = _iceberg(directory)
+    ice = iceberg_at_hint(directory)
     assert _rows(ice.scan().to_arrow()) == _rows(table.to_arrow())
     assert len(_rows(table.to_arrow())) == 5
     assert [f.name for f in ice.schema().fields] == ["dt", "id", "v"]
-    _write(table, _data([1, 4], dt="a", scale=100.0))
-    ice = _iceberg(directory)
+    write(table, _data([1, 4], dt="a", scale=100.0))
+    ice = iceberg_at_hint(directory)
     assert _rows(ice.scan().to_arrow()) == _rows(table.copy({"scan.snapshot-id": str(compacted)}).to_arrow())
     catalog.get_table("db.pk").compact(full=True)
     table = catalog.get_table("db.pk")
-    ice = _iceberg(directory)
+    ice = iceberg_at_hint(directory)
     assert _rows(ice.scan().to_arrow()) == _rows(table.to_arrow())
     assert ("a", 1, 100.0) in _rows(ice.scan().to_arrow())
     assert _rows(ice.scan(snapshot_id=compacted).to_arrow()) == _rows(
@@ -226,9 +196,9 @@ def test_hostile_manifest_paths_reach_nothing_outside_the_metadata_directory(cat
     """A metadata file naming manifest lists and manifests outside its directory: impl reads
     and deletes Iceberg files by their name in the metadata directory (as Java reads them), so
     the outside files stay untouched; the view is rebuilt from the Paimon snapshot, equal rows."""
-    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=ICEBERG)
+    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
     directory = _dir(t)
-    _write(t, _data([1], dt="a"))
+    write(t, _data([1], dt="a"))
     outside = tmp_path / "outside.avro"
     outside.write_bytes(b"not yours")
     path = os.path.join(directory, "v1.metadata.json")
@@ -237,8 +207,8 @@ def test_hostile_manifest_paths_reach_nothing_outside_the_metadata_directory(cat
     with open(path, "w") as f:
         json.dump(doc, f)
     t.expire_snapshots(retain_min=1, retain_max=1)
-    _write(t, _data([2], dt="b"))
+    write(t, _data([2], dt="b"))
     t.expire_snapshots(retain_min=1, retain_max=1)
-    _write(t, _data([3], dt="b"))
+    write(t, _data([3], dt="b"))
     assert outside.read_bytes() == b"not yours"
-    assert _rows(_iceberg(directory).scan().to_arrow()) == _rows(t.to_arrow())
+    assert _rows(iceberg_at_hint(directory).scan().to_arrow()) == _rows(t.to_arrow())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from iceberg_views import write
 
 import impl
 from impl.iceberg.view import iceberg_view
@@ -43,19 +44,6 @@ def _java_write(java, tmp_path, wh, table, n, data, overwrite=None) -> None:
     java.call("write", warehouse=wh, table=table, parquet=path, batch=True, **args)
 
 
-def _impl_write(table, data, overwrite=None) -> None:
-    wb = table.new_batch_write_builder()
-    if overwrite is not None:
-        wb.overwrite(overwrite)
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
-
-
 def _shape(ice) -> list[tuple]:
     return [(s.snapshot_id, s.parent_snapshot_id, s.summary.operation.value) for s in ice.snapshots()]
 
@@ -77,7 +65,7 @@ def test_same_rows_schema_spec_history_as_java(java, tmp_path):
     for n, (dt, ids, overwrite) in enumerate(STEPS):
         spec = {"dt": dt} if overwrite else None
         _java_write(java, tmp_path, wh, "db.java", n, _data(ids, dt), spec)
-        _impl_write(mine, _data(ids, dt), spec)
+        write(mine, _data(ids, dt), spec)
     theirs = cat.get_table("db.java")
     mine = cat.get_table("db.mine")
     java_ice, impl_ice = _ice(theirs), _ice(mine)
@@ -103,7 +91,7 @@ def test_impl_compacts_a_java_table_then_java_appends(java, tmp_path):
     t = impl.Catalog(wh).get_table("db.t")
     assert _rows(_ice(t).scan().to_arrow()) == _rows(t.to_arrow())
     # impl reads the Java table, writes, and compacts it: the Iceberg view follows each commit
-    _impl_write(t, _data([9], "b"))
+    write(t, _data([9], "b"))
     stats = impl.Catalog(wh).get_table("db.t").compact(full=True)
     assert stats is not None and stats.snapshot_ids
     t = impl.Catalog(wh).get_table("db.t")

@@ -25,6 +25,7 @@ from hypothesis import strategies as st  # noqa: E402
 import impl  # noqa: E402
 
 DTS = ("a", "b", "c")
+STREAM_END_TIMEOUT_S = 900  # a loaded full run on 2 cores: several minutes for a few micro-batches
 
 
 def _batch(lo: int, hi: int):
@@ -154,7 +155,10 @@ def test_stream_joined_with_batch_read_of_the_same_table(spark, table, tmp_path)
     joined = stream.join(loaded.filter("dt = 'b'").selectExpr("id", "v AS bv"), "id")
     q = (joined.writeStream.format("memory").queryName(f"shape_stream_{kind}")
          .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start())
-    q.awaitTermination(120)
+    # availableNow ends by itself once it has read the snapshot: wait for that (bounded only so a
+    # hang fails); awaitTermination(timeout) returns False on timeout, and reading the memory
+    # sink then compared a partial answer (the flake of a loaded run)
+    assert q.awaitTermination(STREAM_END_TIMEOUT_S), f"the stream did not end in {STREAM_END_TIMEOUT_S} s: {q.status}"
     got = _rows(spark.table(f"shape_stream_{kind}").select("id", "dt", "v", "bv"))
     want = _rows(truth.join(truth.filter("dt = 'b'").selectExpr("id", "v AS bv"), "id").select("id", "dt", "v", "bv"))
     assert got == want

@@ -135,14 +135,32 @@ def replaced_by_rename(details: str, losable: Callable[[str], bool]) -> tuple[li
 FIRST_ACK_TIMEOUT_S = 120.0
 
 
-def _first_line(p: subprocess.Popen, timeout_s: float) -> str:
-    """The child's first output line ('' if it printed none within ``timeout_s`` or ended)."""
+def first_line(p: subprocess.Popen, timeout_s: float) -> str:
+    """What the child printed of its first output line within ``timeout_s`` ('' if nothing).
+
+    Read from the pipe's descriptor a byte at a time, never through ``p.stdout``'s buffer:
+    ``communicate()`` reads the descriptor itself, so the lines a buffered ``readline()`` had
+    taken from the pipe beyond the first (a child that printed several before the parent woke,
+    as on a loaded machine) were lost, and the acknowledged commits they named with them.
+
+        first = first_line(p, 60.0)
+        out, _ = p.communicate()  # every line after ``first``
+    """
     assert p.stdout is not None
+    fd = p.stdout.fileno()
+    deadline = time.monotonic() + timeout_s
+    line = bytearray()
     with selectors.DefaultSelector() as sel:
-        sel.register(p.stdout, selectors.EVENT_READ)
-        if not sel.select(timeout_s):
-            return ""
-    return p.stdout.readline()
+        sel.register(fd, selectors.EVENT_READ)
+        while not line.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not sel.select(remaining):
+                break
+            byte = os.read(fd, 1)
+            if not byte:
+                break
+            line += byte
+    return line.decode()
 
 
 def check_sigkill(target_name: str, open_target: Callable[[], Target], table: TableRef, rounds: int,
@@ -161,7 +179,7 @@ def check_sigkill(target_name: str, open_target: Callable[[], Target], table: Ta
             p = _spawn(target_name, table, user, 1000, base)
             # Kill at a random moment of the commit loop, timed from its first acknowledged commit:
             # start-up (imports, a peer's server, an S3 client) takes from under 1 s to several.
-            first = _first_line(p, FIRST_ACK_TIMEOUT_S)
+            first = first_line(p, FIRST_ACK_TIMEOUT_S)
             delay = rng.uniform(0.0, 1.5)
             delays.append(round(delay, 2))
             time.sleep(delay)
