@@ -77,6 +77,11 @@ def _hdfs(server) -> tuple[str, str]:
     return root, server.webhdfs_url(root)
 
 
+def _gcs(server) -> tuple[str, str]:
+    bucket = server.new_bucket()
+    return bucket, server.url(bucket)
+
+
 def _azure_endpoint_through(proxy_endpoint: str) -> str:
     from azurite import ACCOUNT
 
@@ -91,9 +96,14 @@ STORE_KINDS: dict[str, StoreKind] = {
                        sigkill_rounds=4,  # not S3's six: about 20 s a round on a loaded CI machine
                        warm_commits=(12, 4), warm_floor_is_first=False),
     "hdfs": StoreKind("hdfs", "hdfs_server", _hdfs, sigkill_rounds=3, race_timeout_seconds=900),
+    # fake-gcs-server; the proxy reads the GCS JSON API's requests as S3's verbs (object metadata GET
+    # as HEAD, uploads as PUT), and publication is an upload sent with ifGenerationMatch=0
+    "gcs": StoreKind("gcs", "gcs_server", _gcs,
+                     sigkill_rounds=4,  # as on Azure: each round starts a Python process
+                     warm_commits=(12, 4), warm_floor_is_first=False),
 }
 
 # publication by a conditional create, faults injected by the S3 fault proxy on the wire
-OBJECT_STORES = ("s3", "azure")
+OBJECT_STORES = ("s3", "azure", "gcs")
 # the racing-process and SIGKILL suites
-PROCESS_STORES = ("s3", "azure", "hdfs")
+PROCESS_STORES = ("s3", "azure", "hdfs", "gcs")

@@ -1,7 +1,10 @@
-"""FileIO on Google Cloud Storage (fake-gcs-server on 127.0.0.1): ``gs://`` URLs and the Hadoop GCS
-connector's option names, publication by an upload sent with ``ifGenerationMatch=0`` (the emulator
-refuses the second one with 412), the read-back rule for a refused retry of our own landed upload,
-one metadata GET per existence check, and the probe refusing a store that ignores the precondition.
+"""FileIO on Google Cloud Storage (fake-gcs-server on 127.0.0.1), what only GCS has: publication by an
+upload sent with ``ifGenerationMatch=0`` on the wire (the emulator refuses the second one with 412),
+the read-back rule for a refused retry of our own landed upload, the probe (once per store and
+bucket; refusing a store that ignores the precondition), resumable uploads, error mapping, the gcsfs
+client and the option names. What every object store has (the round trip, publication leaving only
+the snapshot, one metadata GET per existence check, a lost answer to a landed create) runs on GCS in
+tests/stores/test_store_file_io.py.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import threading
 import pytest
 import requests
 
-from fault_injection.s3_proxy import Fault, FaultRule, S3FaultProxy, object_path, request_kind
+from fault_injection.s3_proxy import S3FaultProxy, object_path, request_kind
 from impl.errors import InvalidWarehouseError, UnsupportedFileSystemError
 from impl.fs import FileIO
 from impl.fs.gcs import GcsConfig, parse_url
@@ -73,19 +76,12 @@ def test_gcsfs_sends_if_generation_match_zero_on_create(gcs_server, gcs_bucket, 
     assert io.read_bytes(f"{root}/k") == b"first"
 
 
-def test_for_path_opens_gs_urls_with_hadoop_option_names(gcs_server, gcs_bucket):
+def test_gs_urls_file_status_and_the_short_option_names(gcs_server, gcs_bucket):
+    """The round trip with the fs.gs.* names is tests/stores/test_store_file_io.py's; here what is
+    GCS's own: the gs:// spelling back, a listed file's size and mtime, and the gs.* names."""
     io, root = _io(gcs_server, gcs_bucket)
-    assert root == f"{gcs_bucket}/wh" and io.is_object_store
-    assert io.uri(root) == f"gs://{gcs_bucket}/wh"
+    assert root == f"{gcs_bucket}/wh" and io.uri(root) == f"gs://{gcs_bucket}/wh"
     io.write_bytes(f"{root}/a/b.txt", b"hello")
-    assert io.read_bytes(f"{root}/a/b.txt") == b"hello"
-    assert io.exists(f"{root}/a/b.txt") and not io.exists(f"{root}/a/c.txt")
-    assert io.file_exists(f"{root}/a/b.txt") and not io.file_exists(f"{root}/a")
-    io.mkdirs(f"{root}/empty.db")
-    assert io.exists(f"{root}/empty.db") and sorted(io.list_names(root)) == ["a", "empty.db"]
-    assert io.list_names(f"{root}/empty.db") == []
-    with pytest.raises(FileNotFoundError):
-        io.read_bytes(f"{root}/a/missing")
     (status,) = io.walk_files(f"{root}/a")
     assert status.size_bytes == 5 and status.modified_millis is not None and status.modified_millis > 0
     # Paimon's GSFileIO passes gs.* on as well as fs.gs.*
@@ -94,33 +90,12 @@ def test_for_path_opens_gs_urls_with_hadoop_option_names(gcs_server, gcs_bucket)
     assert path == root and other.read_bytes(f"{path}/a/b.txt") == b"hello"
 
 
-def test_publication_is_a_conditional_create_and_leaves_only_the_snapshot(gcs_server, gcs_bucket):
-    io, root = _io(gcs_server, gcs_bucket)
-    path = f"{root}/db.db/t/snapshot/snapshot-1"
-    assert io.try_write_atomic(path, b"first") is True
-    assert io.try_write_atomic(path, b"second") is False
-    assert io.read_bytes(path) == b"first"
-    assert io.list_names(f"{root}/db.db/t/snapshot") == ["snapshot-1"]  # no temp file, no probe object
-
-
 def test_refused_retry_of_our_own_create_is_told_apart_by_reading_back(gcs_server, gcs_bucket):
     io, root = _io(gcs_server, gcs_bucket)
     path = f"{root}/snapshot-7"
     io.fs.pipe_file(path, b"ours", mode="create")  # the first try landed; its answer was lost
     assert conditional_create(io.fs, path, b"ours") is Publication.OURS_AFTER_RETRY
     assert conditional_create(io.fs, path, b"theirs") is Publication.TAKEN
-
-
-def test_lost_answer_to_the_snapshot_create_is_still_published_once(gcs_server, gcs_bucket, proxy):
-    """The proxy lets the upload land and drops its answer: gcsfs retries, the emulator refuses the
-    retry (412), and the read-back finds our bytes: published, exactly once."""
-    io, root = _io(gcs_server, gcs_bucket, proxy.endpoint)
-    io.ensure_atomic_create(root)  # the probe first, so the rule hits the snapshot's create
-    proxy.add_rule(FaultRule(Fault.LOST_RESPONSE, method="PUT", path=r"/snapshot-1$"))
-    assert io.try_write_atomic(f"{root}/snapshot-1", b"mine") is True
-    assert proxy.counts().get("PUT", 0) >= 2  # the lost upload and gcsfs's refused retry
-    assert io.try_write_atomic(f"{root}/snapshot-1", b"other") is False
-    assert io.read_bytes(f"{root}/snapshot-1") == b"mine"
 
 
 def test_a_store_ignoring_the_precondition_is_refused_before_any_write(gcs_server, gcs_bucket):
@@ -134,16 +109,6 @@ def test_a_store_ignoring_the_precondition_is_refused_before_any_write(gcs_serve
     finally:
         lax.stop()
         forget_probes()
-
-
-def test_file_exists_is_one_head_never_a_list(gcs_server, gcs_bucket, proxy):
-    io, root = _io(gcs_server, gcs_bucket, proxy.endpoint)
-    io.write_bytes(f"{root}/x", b"1")
-    proxy.reset_counts()
-    before = io.requests.snapshot()
-    assert io.file_exists(f"{root}/x") and not io.file_exists(f"{root}/missing")
-    assert proxy.counts() == {"HEAD": 2}  # GCS's object-metadata GET
-    assert io.requests.since(before) == {"HEAD": 2}
 
 
 def test_the_proxy_reads_gcs_requests():

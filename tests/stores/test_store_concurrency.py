@@ -8,7 +8,8 @@ PROCESS_STORES), no lock service: the checks live in tests/_support/commit_races
   killed commit left behind are found as orphans and removed without changing a read.
 
 Publication differs by store (a conditional PUT on S3, an ``If-None-Match: *`` create on Azure, a
-rename-if-absent on HDFS through WebHDFS); the checks do not.
+rename-if-absent on HDFS through WebHDFS, an upload with ``ifGenerationMatch=0`` on GCS); the checks
+do not.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The conformance suite's process checks against impl on HDFS and Azure Blob (``python -m
-fault_injection.conformance --store hdfs|azure`` runs them all): racing OS processes and SIGKILL
-mid-commit, judged by the executable model as on local disk and S3; on Azure also a publication held
-on the wire while another writer commits."""
+"""The conformance suite's process checks against impl on HDFS, Azure Blob and Google Cloud Storage
+(``python -m fault_injection.conformance --store hdfs|azure|gcs`` runs them all): racing OS processes
+and SIGKILL mid-commit, judged by the executable model as on local disk and S3; on Azure and GCS also
+a publication held on the wire while another writer commits (refused with 409 on Azure, 412 on GCS)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from fault_injection.conformance.checks.processes import check_race, check_sigki
 from fault_injection.conformance.checks.result import Status
 from fault_injection.conformance.targets import open_target
 
-CONFORMANCE_STORES = ["azure", "hdfs"]
+CONFORMANCE_STORES = ["azure", "hdfs", "gcs"]
 
 
 def _table(store) -> TableRef:
@@ -35,10 +35,10 @@ def test_impl_survives_sigkill_mid_commit(process_store):
     assert result.status is Status.PASS, result
 
 
-@pytest.mark.parametrize("process_store", ["azure"], indirect=True)
+@pytest.mark.parametrize("process_store", ["azure", "gcs"], indirect=True)
 def test_impl_passes_the_held_publication_check(process_store):
     """Writer A's create of snapshot-2 held at the proxy until writer B committed: the create finds
-    snapshot 2 taken (409) and A retries as snapshot 3, both commits once."""
+    snapshot 2 taken (409 on Azure, 412 on GCS) and A retries as snapshot 3, both commits once."""
     result = check_held_publication(lambda: open_target("impl"), _table(process_store))
     assert result.status is Status.PASS, result
     assert result.name == f"held publication ({process_store.name})" and "writer-a: ok, writer-b: ok" in result.details

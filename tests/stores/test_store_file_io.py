@@ -1,8 +1,9 @@
 """FileIO on every object store (tests/_support/stores.py: OBJECT_STORES; S3 on moto, Azure Blob on
-Azurite): the URL opens with the store's option names, publication is a conditional create that
+Azurite, GCS on fake-gcs-server): the URL opens with the store's option names, publication is a conditional create that
 leaves only the snapshot, an existence check is one HEAD and never a LIST, and a create that landed
 but whose answer was lost is published exactly once. What only one store has stays in its own module
-(tests/s3/test_s3_file_io.py, tests/azure/test_azure_file_io.py)."""
+(tests/s3/test_s3_file_io.py, tests/azure/test_azure_file_io.py,
+tests/gcs/test_gcs_file_io.py)."""
 
 from __future__ import annotations
 
