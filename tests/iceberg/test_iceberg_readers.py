@@ -178,11 +178,11 @@ def test_azure_metadata_rewritten_when_the_url_spelling_changes(azure_server, az
     first = impl.Catalog(f"abfs://{azure_container}@{ACCOUNT}.dfs.core.windows.net/wh", options=azure_server.options())
     first.create_database("db")
     t = first.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TABLE_LOCATION)
-    _write(t, _data([1, 2, 3], "a"))
-    _write(t, _data([4], "b"))
+    write(t, _data([1, 2, 3], "a"))
+    write(t, _data([4], "b"))
     url = f"abfss://{azure_container}@{ACCOUNT}.dfs.core.windows.net/wh"
     again = impl.Catalog(url, options=azure_server.options()).get_table("db.t")
-    _write(again, _data([7, 8], "a"), overwrite={"dt": "a"})
+    write(again, _data([7, 8], "a"), overwrite={"dt": "a"})
     view = iceberg_view(again.core)
     for path in _iceberg_paths(again.core, view.metadata_location):
         assert path.startswith(f"{url}/db.db/t"), path
