@@ -5,14 +5,12 @@ are tests/stores/test_store_table.py."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 from azurite import ACCOUNT
+from store_tables import SCHEMA, commit_rows, read_rows
 
 import impl
 from impl.errors import InvalidWarehouseError
-
-SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
 
 def _table(azure_server, container, **options):
@@ -22,27 +20,14 @@ def _table(azure_server, container, **options):
                             options={"bucket": "2", **options}, ignore_if_exists=True)
 
 
-def _commit(table, ids, v="x") -> None:
-    builder = table.new_batch_write_builder()
-    write, commit = builder.new_write(), builder.new_commit()
-    write.write_arrow(pa.table({"dt": ["2024-01-01"] * len(ids), "id": list(ids), "v": [v] * len(ids)}, schema=SCHEMA))
-    commit.commit(write.prepare_commit())
-
-
-def _read(table) -> list[tuple]:
-    rb = table.new_read_builder()
-    rows = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
-    return sorted((r["id"], r["v"]) for r in rows)
-
-
 def test_primary_key_table_round_trip(azure_server, azure_container):
     table = _table(azure_server, azure_container)
-    _commit(table, [1, 2, 3])
-    _commit(table, [2, 4], v="y")
-    assert _read(table) == [(1, "x"), (2, "y"), (3, "x"), (4, "y")]
+    commit_rows(table, [1, 2, 3])
+    commit_rows(table, [2, 4], v="y")
+    assert read_rows(table) == [(1, "x"), (2, "y"), (3, "x"), (4, "y")]
     # a second catalog on the short URL spelling sees the same table
     again = impl.Catalog(f"abfs://{azure_container}/warehouse", options=azure_server.options()).get_table("db.t")
-    assert _read(again) == _read(table) and again.snapshot_manager().snapshot_ids() == [1, 2]
+    assert read_rows(again) == read_rows(table) and again.snapshot_manager().snapshot_ids() == [1, 2]
 
 
 def test_bad_warehouses_are_named(azure_server, azure_container):

@@ -7,13 +7,11 @@ and the conformance checks in tests/stores/test_store_conformance.py."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
+from store_tables import SCHEMA, commit_rows, read_rows
 
 import impl
 from impl.errors import InvalidWarehouseError
-
-SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
 
 def _catalog(gcs_server, where):
@@ -28,40 +26,27 @@ def _table(gcs_server, where, **options):
         ignore_if_exists=True)
 
 
-def _commit(table, ids, v="x") -> None:
-    builder = table.new_batch_write_builder()
-    write, commit = builder.new_write(), builder.new_commit()
-    write.write_arrow(pa.table({"dt": ["2024-01-01"] * len(ids), "id": list(ids), "v": [v] * len(ids)}, schema=SCHEMA))
-    commit.commit(write.prepare_commit())
-
-
-def _read(table) -> list[tuple]:
-    rb = table.new_read_builder()
-    rows = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
-    return sorted((r["id"], r["v"]) for r in rows)
-
-
 def test_primary_key_table_round_trip_with_compaction(gcs_server, gcs_bucket):
     table = _table(gcs_server, gcs_bucket)
-    _commit(table, [1, 2, 3])
-    _commit(table, [2, 4], v="y")
-    _commit(table, [3], v="z")
-    assert _read(table) == [(1, "x"), (2, "y"), (3, "z"), (4, "y")]
+    commit_rows(table, [1, 2, 3])
+    commit_rows(table, [2, 4], v="y")
+    commit_rows(table, [3], v="z")
+    assert read_rows(table) == [(1, "x"), (2, "y"), (3, "z"), (4, "y")]
     table.compact(full=True)
     sm = table.snapshot_manager()
     assert sm.snapshot(sm.latest_snapshot_id()).commit_kind == "COMPACT"
-    assert _read(table) == [(1, "x"), (2, "y"), (3, "z"), (4, "y")]
+    assert read_rows(table) == [(1, "x"), (2, "y"), (3, "z"), (4, "y")]
     # a second catalog on the gcs:// spelling sees the same table
     again = impl.Catalog(f"gcs://{gcs_bucket}/warehouse", options=gcs_server.options()).get_table("db.t")
-    assert _read(again) == _read(table) and again.snapshot_manager().snapshot_ids() == sm.snapshot_ids()
+    assert read_rows(again) == read_rows(table) and again.snapshot_manager().snapshot_ids() == sm.snapshot_ids()
 
 
 def test_append_table_round_trip(gcs_server, gcs_bucket):
     cat = _catalog(gcs_server, gcs_bucket)
     table = cat.create_table("db.a", schema=SCHEMA, partition_keys=["dt"])
-    _commit(table, [1, 2])
-    _commit(table, [2, 3], v="y")
-    assert _read(table) == [(1, "x"), (2, "x"), (2, "y"), (3, "y")]
+    commit_rows(table, [1, 2])
+    commit_rows(table, [2, 3], v="y")
+    assert read_rows(table) == [(1, "x"), (2, "x"), (2, "y"), (3, "y")]
     assert cat.list_tables("db") == ["a"]
 
 

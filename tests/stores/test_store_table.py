@@ -6,12 +6,10 @@ tests/gcs/test_gcs_table.py)."""
 
 from __future__ import annotations
 
-import pyarrow as pa
+from store_tables import SCHEMA, commit_rows, read_rows, rows
 
 import impl
 from fault_injection.s3_proxy import Fault, FaultRule
-
-SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
 
 def _table(store, options, **table_options):
@@ -21,23 +19,6 @@ def _table(store, options, **table_options):
                             options={"bucket": "2", **table_options})
 
 
-def _rows(ids, v="x", dt="2024-01-01") -> pa.Table:
-    return pa.table({"dt": [dt] * len(ids), "id": list(ids), "v": [v] * len(ids)}, schema=SCHEMA)
-
-
-def _commit(table, ids) -> None:
-    builder = table.new_batch_write_builder()
-    write, commit = builder.new_write(), builder.new_commit()
-    write.write_arrow(_rows(ids))
-    commit.commit(write.prepare_commit())
-
-
-def _read(table) -> list[tuple[int, str]]:
-    rb = table.new_read_builder()
-    rows = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
-    return sorted((r["id"], r["v"]) for r in rows)
-
-
 def test_warm_append_commit_makes_constant_requests_and_no_list(object_store, store_proxy):
     table = _table(object_store, object_store.proxied_options(store_proxy), **{"write-only": "true", "bucket": "1"})
     builder = table.new_stream_write_builder().with_commit_user("w")
@@ -45,7 +26,7 @@ def test_warm_append_commit_makes_constant_requests_and_no_list(object_store, st
     made, cold = object_store.kind.warm_commits
     per_commit = []
     for i in range(made):
-        write.write_arrow(_rows([i]))
+        write.write_arrow(rows([i]))
         messages = write.prepare_commit(i)
         store_proxy.reset_counts()
         commit.commit(messages, i)
@@ -67,8 +48,8 @@ def test_committers_need_no_list_permission(object_store, store_proxy):
     store_proxy.add_rule(FaultRule(Fault.ACCESS_DENIED, method="LIST", times=None))
     store_proxy.reset_counts()
     for i in range(3):
-        _commit(table, [i])
-    assert _read(table) == [(0, "x"), (1, "x"), (2, "x")]
+        commit_rows(table, [i])
+    assert read_rows(table) == [(0, "x"), (1, "x"), (2, "x")]
     assert store_proxy.counts().get("LIST", 0) >= 1  # the first commit of the new table did try to list
     store_proxy.clear_rules()
     assert table.snapshot_manager().snapshot_ids() == [1, 2, 3]
